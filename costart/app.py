@@ -1,0 +1,221 @@
+"""The Controller: the co-start application the embedding cluster controller calls.
+
+Commands load a `GroupUnit` (copies of the group's aggregates), run a domain command on
+it, append all its events in one atomic save, and only then fold them into the live
+`World`. A command that raises, or whose save fails, changes nothing. Persistence is the
+eventsourcing library's, chosen by configuration (``PERSISTENCE_MODULE``); time comes from
+an injected clock (integer nanoseconds).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any, cast
+from uuid import UUID
+
+import structlog
+from eventsourcing.application import Application
+from eventsourcing.persistence import Mapper
+
+from costart.domain import decisions as dec
+from costart.domain import failures, lifecycle, scheduling
+from costart.domain.aggregates import GroupUnit
+from costart.domain.errors import DomainError, NotFound
+from costart.domain.events import DomainEvent
+from costart.domain.spec import SpecFormat, parse_spec
+from costart.domain.spec_types import FailureReason, GroupSpec
+from costart.domain.states import GroupState, MemberState
+from costart.domain.world import World
+from costart.store.codec import MsgspecMapper
+
+log = structlog.get_logger("costart.controller")
+
+Clock = Callable[[], int]
+_PAGE = 1000
+
+
+def split_member_ref(ref: str) -> tuple[str, str]:
+    """``"group/member"`` -> (group, member), with a clear error otherwise."""
+    group, sep, member = ref.partition("/")
+    if not sep or not group or not member or "/" in member:
+        raise NotFound(f"bad member reference {ref!r}: expected 'GROUP/MEMBER'")
+    return group, member
+
+
+class Controller(Application[UUID]):
+    """Co-start groups over an event-sourced log.
+
+    ``clock`` returns the controller time in integer nanoseconds; it is read once per
+    command and never goes backwards in the log (a smaller reading is raised to the last
+    recorded time).
+    """
+
+    name = "costart"
+
+    def __init__(self, env: Mapping[str, str] | None = None, clock: Clock | None = None) -> None:
+        super().__init__(env=dict(env) if env is not None else None)
+        self._clock: Clock = clock or time.time_ns
+        self._lock = threading.RLock()
+        self.world = World()
+        self._catch_up()
+
+    def construct_mapper(self) -> Mapper[UUID]:
+        return MsgspecMapper(compressor=self.factory.compressor(), cipher=self.factory.cipher())
+
+    # --- reading the log -------------------------------------------------------------
+
+    def read_events(self, after: int = 0) -> Iterator[tuple[int, DomainEvent]]:
+        """Every event after log position ``after``, with its position, in log order."""
+        start = after + 1
+        while True:
+            page = self.recorder.select_notifications(start=start, limit=_PAGE)
+            for notification in page:
+                yield notification.id, cast(DomainEvent, self.mapper.to_domain_event(notification))
+            if len(page) < _PAGE:
+                return
+            start = page[-1].id + 1
+
+    def _catch_up(self) -> None:
+        """Fold whatever the log holds beyond the live state's position."""
+        for position, event in self.read_events(self.world.position):
+            self.world.apply(event)
+            self.world.position = position
+
+    # --- the command path ------------------------------------------------------------
+
+    def _now(self, at_ns: int | None = None) -> int:
+        reading = self._clock() if at_ns is None else at_ns
+        return max(reading, self.world.clock_ns)
+
+    def _unit(self, name: str) -> GroupUnit:
+        group = self.world.group_named(name)
+        return GroupUnit(group, self.world.members_of(group))
+
+    def _commit(self, unit: GroupUnit) -> list[DomainEvent]:
+        """Append the unit's events atomically, then fold them into the live state."""
+        events = unit.pending_events
+        if not events:
+            return []
+        recordings = self.save(unit)
+        for recording in recordings:
+            self.world.apply(cast(DomainEvent, recording.domain_event))
+            if recording.notification.id:
+                self.world.position = recording.notification.id
+        return events
+
+    def _on_group(self, name: str, command: Callable[[GroupUnit, int], Any]) -> list[DomainEvent]:
+        with self._lock:
+            unit = self._unit(name)
+            command(unit, self._now())
+            events = self._commit(unit)
+        log.debug("command", group=name, events=[type(e).__name__ for e in events])
+        return events
+
+    # --- commands --------------------------------------------------------------------
+
+    def submit(self, spec: GroupSpec) -> GroupState:
+        """Admit a validated spec. Raises `Conflict` if a live group has its name."""
+        with self._lock:
+            unit = lifecycle.submit(self.world, spec, self._now())
+            self._commit(unit)
+            group = self.world.groups[unit.id]
+        log.info("group submitted", group=spec.name, members=len(spec.members))
+        return group
+
+    def submit_document(self, data: bytes | str, fmt: SpecFormat) -> GroupState:
+        """Parse, validate and submit a TOML or JSON spec (nothing written on error)."""
+        return self.submit(parse_spec(data, fmt))
+
+    def cancel(self, name: str) -> list[DomainEvent]:
+        return self._on_group(name, lifecycle.cancel)
+
+    def claim_ready(self, member: str, claim: str) -> list[DomainEvent]:
+        group, name = split_member_ref(member)
+        return self._on_group(group, lambda u, at: lifecycle.claim_ready(u, name, claim, at))
+
+    def claim_failed(self, member: str, claim: str, reason: str) -> list[DomainEvent]:
+        group, name = split_member_ref(member)
+        return self._on_group(
+            group, lambda u, at: failures.claim_failed(u, name, claim, reason, at)
+        )
+
+    def member_started(self, member: str) -> list[DomainEvent]:
+        group, name = split_member_ref(member)
+        return self._on_group(group, lambda u, at: lifecycle.start_member(u, name, at))
+
+    def member_failed(
+        self,
+        member: str,
+        reason: FailureReason,
+        exit_code: int | None = None,
+        replica: int | None = None,
+    ) -> list[DomainEvent]:
+        group, name = split_member_ref(member)
+        return self._on_group(
+            group,
+            lambda u, at: failures.fail_member(u, name, reason, exit_code, replica, at),
+        )
+
+    def member_succeeded(self, member: str) -> list[DomainEvent]:
+        group, name = split_member_ref(member)
+        return self._on_group(group, lambda u, at: lifecycle.succeed_member(u, name, at))
+
+    def scale(self, member: str, replicas: int) -> list[DomainEvent]:
+        group, name = split_member_ref(member)
+        return self._on_group(group, lambda u, at: lifecycle.scale_member(u, name, replicas, at))
+
+    def tick(self, now_ns: int | None = None) -> list[DomainEvent]:
+        """Fire due timers (reservation and barrier deadlines) at ``now_ns``."""
+        fired: list[DomainEvent] = []
+        with self._lock:
+            now = self._now(now_ns)
+            for group in self.world.live_groups():
+                unit = GroupUnit(group, self.world.members_of(group))
+                if scheduling.on_tick(unit, now):
+                    fired.extend(self._commit(unit))
+        return fired
+
+    def apply_decisions(self, decisions: Iterable[dec.Decision]) -> list[DomainEvent]:
+        """Record the placement step's decisions, one atomic save per group decision.
+
+        Decisions are applied in the given order; an invalid one raises `DomainError`
+        (earlier ones stay recorded, the invalid one and later ones are not).
+        """
+        written: list[DomainEvent] = []
+        for decision in decisions:
+            written.extend(self._on_group(decision.group, _decision_command(decision)))
+        return written
+
+    # --- queries ---------------------------------------------------------------------
+
+    def may_start(self, member: str) -> bool:
+        """The dispatch barrier: may the embedding controller start this member now?"""
+        group_name, name = split_member_ref(member)
+        with self._lock:
+            group = self.world.group_named(group_name)
+            return lifecycle.may_start(group, self.world.member_named(group, name))
+
+    def group(self, name: str) -> GroupState:
+        return self.world.group_named(name)
+
+    def members(self, name: str) -> list[MemberState]:
+        return self.world.members_of(self.world.group_named(name))
+
+    def groups(self) -> list[GroupState]:
+        return list(self.world.groups_in_order())
+
+
+def _decision_command(decision: dec.Decision) -> Callable[[GroupUnit, int], Any]:
+    if isinstance(decision, dec.PlaceGroup):
+        return lambda u, at: scheduling.place_group(u, decision.assignments, at)
+    if isinstance(decision, dec.HoldCapacity):
+        return lambda u, at: scheduling.hold_capacity(u, decision.holds, at)
+    if isinstance(decision, dec.PlaceMember):
+        return lambda u, at: scheduling.place_member(u, decision.member, decision.assignments, at)
+    if isinstance(decision, dec.ReleaseGroup):
+        return lambda u, at: scheduling.release_group(u, decision.reason, at)
+    if isinstance(decision, dec.SetPendReason):
+        return lambda u, at: scheduling.set_pend_reason(u, decision.reason, at)
+    raise DomainError(f"unknown decision {type(decision).__name__}")

@@ -1,0 +1,155 @@
+"""The Group and Member aggregates, and the unit a command works on.
+
+They follow the eventsourcing library's aggregate protocol (``id``, ``version``,
+``collect_events()``) with msgspec events instead of the library's dataclass events (ADR
+0001). A command works on private copies of the states: if it raises, the copies are
+dropped and the live state is untouched; if its events are saved, the copies replace the
+live states. Events get ``originator_version`` = version + 1 and the injected ``at_ns``;
+nothing here reads a clock or makes a random id.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+from uuid import UUID
+
+import msgspec
+
+from costart.domain import events as ev
+from costart.domain.errors import NotFound
+from costart.domain.projector import apply_group_event, apply_member_event
+from costart.domain.states import GroupState, MemberState
+from costart.domain.transitions import check_group, check_member
+
+E = TypeVar("E", bound=ev.DomainEvent)
+
+
+def _copy_group(state: GroupState) -> GroupState:
+    return msgspec.structs.replace(state)  # every field is immutable or replaced whole
+
+
+def _copy_member(state: MemberState) -> MemberState:
+    return msgspec.structs.replace(
+        state, held=list(state.held), assignments=list(state.assignments), claims=dict(state.claims)
+    )
+
+
+class _Recorder:
+    """The ordered event list one command produces, shared by the unit's aggregates."""
+
+    def __init__(self) -> None:
+        self.events: list[ev.DomainEvent] = []
+
+
+class GroupAggregate:
+    def __init__(self, state: GroupState, recorder: _Recorder) -> None:
+        self.state = state
+        self._recorder = recorder
+
+    @property
+    def id(self) -> UUID:
+        return self.state.id
+
+    @property
+    def version(self) -> int:
+        return self.state.version
+
+    def can(self, event_type: type[ev.DomainEvent]) -> bool:
+        try:
+            check_group(self.state, event_type)
+        except Exception:
+            return False
+        return True
+
+    def trigger(self, event_type: type[E], at_ns: int, **fields: Any) -> E:
+        check_group(self.state, event_type)
+        event = event_type(
+            originator_id=self.id,
+            originator_version=self.version + 1,
+            group_id=self.id,
+            at_ns=at_ns,
+            **fields,
+        )
+        apply_group_event(self.state, event)
+        self._recorder.events.append(event)
+        return event
+
+
+class MemberAggregate:
+    def __init__(self, state: MemberState, recorder: _Recorder) -> None:
+        self.state = state
+        self._recorder = recorder
+
+    @property
+    def id(self) -> UUID:
+        return self.state.id
+
+    @property
+    def version(self) -> int:
+        return self.state.version
+
+    @property
+    def name(self) -> str:
+        return self.state.spec.name
+
+    def trigger(self, event_type: type[E], at_ns: int, **fields: Any) -> E:
+        check_member(self.state, event_type)
+        event = event_type(
+            originator_id=self.id,
+            originator_version=self.version + 1,
+            group_id=self.state.group_id,
+            at_ns=at_ns,
+            **fields,
+        )
+        apply_member_event(self.state, event)
+        self._recorder.events.append(event)
+        return event
+
+
+class GroupUnit:
+    """A group aggregate with its member aggregates: the consistency unit of a command.
+
+    Implements ``collect_events()`` for the library's ``Application.save``, returning the
+    events of all its aggregates in the order they happened, so one command is one
+    atomic append in causal order.
+    """
+
+    def __init__(self, group: GroupState, members: list[MemberState]) -> None:
+        self._recorder = _Recorder()
+        self.group = GroupAggregate(_copy_group(group), self._recorder)
+        self.members = [MemberAggregate(_copy_member(m), self._recorder) for m in members]
+
+    @classmethod
+    def from_events(cls, group: GroupState, members: list[MemberState]) -> GroupUnit:
+        """A unit for a group created in this command (states already fresh)."""
+        return cls(group, members)
+
+    @property
+    def id(self) -> UUID:
+        return self.group.id
+
+    @property
+    def version(self) -> int:
+        return self.group.version
+
+    @property
+    def name(self) -> str:
+        return self.group.state.name
+
+    def member(self, name: str) -> MemberAggregate:
+        for member in self.members:
+            if member.name == name:
+                return member
+        raise NotFound(f"group {self.name!r} has no member {name!r}")
+
+    def add_events(self, events: list[ev.DomainEvent]) -> None:
+        """Record events built outside the aggregates (the submission)."""
+        self._recorder.events.extend(events)
+
+    @property
+    def pending_events(self) -> list[ev.DomainEvent]:
+        return list(self._recorder.events)
+
+    def collect_events(self) -> list[ev.DomainEvent]:
+        events, self._recorder.events = self._recorder.events, []
+        return events

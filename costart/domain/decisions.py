@@ -1,0 +1,50 @@
+"""What the co-placement step decides, as the Controller's ``apply_decisions`` takes it.
+
+Placement computes decisions from a read-only view; the Controller turns each into
+events on one group, saved atomically per decision.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from costart.domain.events import Assignment, PendReason
+
+
+class PlaceGroup(msgspec.Struct, frozen=True):
+    """Place every member of a waiting group (its whole gang) at once."""
+
+    group: str
+    assignments: dict[str, tuple[Assignment, ...]]
+
+
+class HoldCapacity(msgspec.Struct, frozen=True):
+    """Open (or grow) the group's reservation with holds for some members' tasks."""
+
+    group: str
+    holds: dict[str, tuple[Assignment, ...]]
+
+
+class PlaceMember(msgspec.Struct, frozen=True):
+    """Place one member (or more replicas of it) alone, after the group started."""
+
+    group: str
+    member: str
+    assignments: tuple[Assignment, ...]
+
+
+class ReleaseGroup(msgspec.Struct, frozen=True):
+    """Give back everything the group holds or uses, then back off and retry."""
+
+    group: str
+    reason: str
+
+
+class SetPendReason(msgspec.Struct, frozen=True):
+    """The group's current pend reason; written only when it differs."""
+
+    group: str
+    reason: PendReason
+
+
+Decision = PlaceGroup | HoldCapacity | PlaceMember | ReleaseGroup | SetPendReason

@@ -1,0 +1,247 @@
+"""The domain events (DESIGN §3.3): immutable msgspec structs, past tense.
+
+Every event carries the aggregate it belongs to (``originator_id``, ``originator_version``),
+its group (``group_id``) and the injected controller time ``at_ns``. They satisfy the
+eventsourcing library's ``DomainEventProtocol``. Schema evolution: a new field always has
+a default, so old records still decode (see ADR 0004).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+from uuid import UUID
+
+import msgspec
+
+from costart.domain.spec_types import FailureAction, FailureReason, GroupSpec, MemberSpec
+
+
+class Assignment(msgspec.Struct, frozen=True, gc=False, array_like=True):
+    """Task (or replica) ``index`` of a member on ``node``."""
+
+    index: int
+    node: str
+
+
+PendClass = Literal["capacity", "topology", "queue", "claims", "backoff", "infeasible"]
+
+
+class PendReason(msgspec.Struct, frozen=True, gc=False):
+    """Why a group is not running (DESIGN §3.5). Compared whole to detect a change."""
+
+    cls: PendClass
+    message: str
+    member: str | None = None
+    need: str | None = None
+    best: str | None = None
+    queue_position: int | None = None
+
+
+class DomainEvent(msgspec.Struct, frozen=True, gc=False, kw_only=True, tag=True):
+    originator_id: UUID
+    originator_version: int
+    group_id: UUID
+    at_ns: int
+
+
+# --- Group aggregate events -------------------------------------------------------------
+
+
+class GroupSubmitted(DomainEvent, frozen=True):
+    spec: GroupSpec
+    submission_seq: int
+    member_ids: tuple[UUID, ...]
+
+
+class ReservationOpened(DomainEvent, frozen=True):
+    attempt: int
+    deadline_ns: int
+
+
+class GroupPlaced(DomainEvent, frozen=True):
+    """Every member is placed for this attempt; the group waits at the barrier."""
+
+    attempt: int
+    barrier_deadline_ns: int
+
+
+class PlacementReleased(DomainEvent, frozen=True):
+    """The group gave back everything it held or used and waits ``retry_at_ns``."""
+
+    reason: str
+    retry_at_ns: int
+
+
+class ReservationTimedOut(DomainEvent, frozen=True):
+    attempt: int
+
+
+class BarrierTimedOut(DomainEvent, frozen=True):
+    attempt: int
+
+
+class PendReasonChanged(DomainEvent, frozen=True):
+    reason: PendReason
+
+
+class BarrierReleased(DomainEvent, frozen=True):
+    attempt: int
+
+
+class GroupDegraded(DomainEvent, frozen=True):
+    member: str
+    detail: str
+
+
+class GroupRecovered(DomainEvent, frozen=True):
+    pass
+
+
+class GroupRestarted(DomainEvent, frozen=True):
+    """Restart-group: the attempt counter moves on; members re-place as a gang."""
+
+    attempt: int
+    restarts: int
+    member: str
+    reason: FailureReason
+
+
+class GroupSucceeded(DomainEvent, frozen=True):
+    pass
+
+
+class GroupFailed(DomainEvent, frozen=True):
+    member: str | None
+    reason: str
+
+
+class GroupCancelled(DomainEvent, frozen=True):
+    pass
+
+
+# --- Member aggregate events ------------------------------------------------------------
+
+
+class MemberCreated(DomainEvent, frozen=True):
+    spec: MemberSpec
+
+
+class MemberHeld(DomainEvent, frozen=True):
+    """Capacity held for some tasks by an open reservation (accumulates)."""
+
+    assignments: tuple[Assignment, ...]
+
+
+class MemberPlaced(DomainEvent, frozen=True):
+    """The member's tasks are placed: ``assignments`` are added to what it has."""
+
+    assignments: tuple[Assignment, ...]
+
+
+class MemberReleased(DomainEvent, frozen=True):
+    """Everything held or placed for the member is given back; it is PENDING again."""
+
+    reason: str
+
+
+class ClaimReady(DomainEvent, frozen=True):
+    claim: str
+
+
+class ClaimFailed(DomainEvent, frozen=True):
+    claim: str
+    reason: str
+
+
+class MemberStarted(DomainEvent, frozen=True):
+    pass
+
+
+class MemberFailed(DomainEvent, frozen=True):
+    reason: FailureReason
+    exit_code: int | None
+    action: FailureAction
+    index: int | None = None
+
+
+class MemberRestarted(DomainEvent, frozen=True):
+    """The member (alone) goes back to PENDING for re-placement."""
+
+    restarts: int
+    counted: bool
+
+
+class MemberScaled(DomainEvent, frozen=True):
+    """Desired replicas changed; ``removed`` are the replicas stopped by a scale-down."""
+
+    replicas: int
+    removed: tuple[Assignment, ...] = ()
+
+
+class MemberSucceeded(DomainEvent, frozen=True):
+    pass
+
+
+class MemberStopped(DomainEvent, frozen=True):
+    reason: str
+
+
+GROUP_EVENTS: tuple[type[DomainEvent], ...] = (
+    GroupSubmitted,
+    ReservationOpened,
+    GroupPlaced,
+    PlacementReleased,
+    ReservationTimedOut,
+    BarrierTimedOut,
+    PendReasonChanged,
+    BarrierReleased,
+    GroupDegraded,
+    GroupRecovered,
+    GroupRestarted,
+    GroupSucceeded,
+    GroupFailed,
+    GroupCancelled,
+)
+MEMBER_EVENTS: tuple[type[DomainEvent], ...] = (
+    MemberCreated,
+    MemberHeld,
+    MemberPlaced,
+    MemberReleased,
+    ClaimReady,
+    ClaimFailed,
+    MemberStarted,
+    MemberFailed,
+    MemberRestarted,
+    MemberScaled,
+    MemberSucceeded,
+    MemberStopped,
+)
+ALL_EVENTS: tuple[type[DomainEvent], ...] = GROUP_EVENTS + MEMBER_EVENTS
+AnyEvent = (
+    GroupSubmitted
+    | ReservationOpened
+    | GroupPlaced
+    | PlacementReleased
+    | ReservationTimedOut
+    | BarrierTimedOut
+    | PendReasonChanged
+    | BarrierReleased
+    | GroupDegraded
+    | GroupRecovered
+    | GroupRestarted
+    | GroupSucceeded
+    | GroupFailed
+    | GroupCancelled
+    | MemberCreated
+    | MemberHeld
+    | MemberPlaced
+    | MemberReleased
+    | ClaimReady
+    | ClaimFailed
+    | MemberStarted
+    | MemberFailed
+    | MemberRestarted
+    | MemberScaled
+    | MemberSucceeded
+    | MemberStopped
+)

@@ -1,0 +1,148 @@
+"""The invariants of DESIGN §3.4, checked over the whole state (and the event stream).
+
+`check_world` inspects a `World`; `EventAudit` follows the event stream for the rules that
+are about history (barrier once per attempt, start only after the barrier, terminal groups
+never change). Both raise `InvariantViolation` naming the rule, group and member. Used by
+tests, the simulator and replay; #5 (deadlock freedom) is the placement step's rule and is
+checked there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from uuid import UUID
+
+import msgspec
+
+from costart.domain import events as ev
+from costart.domain.errors import InvariantViolation
+from costart.domain.states import GROUP_STARTED, GROUP_TERMINAL, GroupState, MemberState
+from costart.domain.world import World
+
+
+class Capacity(msgspec.Struct, frozen=True):
+    gpu: int = 0
+    cpu: int = 0
+    mem_gb: int = 0
+
+
+def _fail(rule: str, group: GroupState, member: MemberState | None, detail: str) -> None:
+    raise InvariantViolation(rule, group.name, member.name if member else None, detail)
+
+
+def _check_all_or_nothing(group: GroupState, members: list[MemberState]) -> None:
+    started = group.status in GROUP_STARTED
+    if started and not group.barrier_released:
+        _fail("#1 all-or-nothing", group, None, "running without a barrier release this attempt")
+    if group.status in ("PENDING", "RESERVING", "PLACED") and group.barrier_released:
+        _fail("#2 barrier once per attempt", group, None, "barrier released before placement")
+    for member in members:
+        if member.status == "RUNNING" and not started:
+            _fail("#1 all-or-nothing", group, member, f"RUNNING while group is {group.status}")
+
+
+def _check_no_leaked_holds(group: GroupState, members: list[MemberState]) -> None:
+    for member in members:
+        if group.status in GROUP_TERMINAL and (member.held or member.assignments):
+            _fail("#7 terminal groups hold nothing", group, member, "still holds capacity")
+        if group.status == "PENDING" and (member.held or member.assignments):
+            _fail("#4 no leaked holds", group, member, "holds capacity while the group is PENDING")
+        if member.is_terminal and member.status != "FAILED" and member.held:
+            _fail("#4 no leaked holds", group, member, f"{member.status} but holds capacity")
+        if member.status == "FAILED" and (member.held or member.assignments):
+            _fail("#4 no leaked holds", group, member, "FAILED but holds capacity")
+        if group.status == "RESERVING" and member.assignments:
+            _fail("#4 no leaked holds", group, member, "placed tasks during a reservation")
+
+
+def _check_budgets(group: GroupState, members: list[MemberState]) -> None:
+    spec = group.spec
+    if group.group_restarts > spec.failure.max_group_restarts:
+        _fail(
+            "#6 restart budgets",
+            group,
+            None,
+            f"{group.group_restarts} group restarts > budget {spec.failure.max_group_restarts}",
+        )
+    for member in members:
+        budgets = [
+            r.max_restarts
+            for r in spec.failure.rules
+            if r.action == "restart-member" and (not r.members or member.name in r.members)
+        ]
+        budget = max(budgets, default=0)
+        if member.restarts > budget:
+            _fail("#6 restart budgets", group, member, f"{member.restarts} restarts > {budget}")
+
+
+def _check_capacity(world: World, capacities: Mapping[str, Capacity]) -> None:
+    used: dict[str, list[int]] = {}
+    owner: dict[str, tuple[GroupState, MemberState]] = {}
+    for group in world.groups_in_order():
+        for member in world.members_of(group):
+            shape = member.spec.shape
+            for a in (*member.held, *member.assignments):
+                totals = used.setdefault(a.node, [0, 0, 0])
+                totals[0] += shape.gpu
+                totals[1] += shape.cpu
+                totals[2] += shape.mem_gb
+                owner[a.node] = (group, member)
+    for node in sorted(used):
+        cap = capacities.get(node)
+        gpu, cpu, mem = used[node]
+        group, member = owner[node]
+        if cap is None:
+            _fail("#3 no overcommit", group, member, f"uses unknown node {node}")
+        elif gpu > cap.gpu or cpu > cap.cpu or mem > cap.mem_gb:
+            _fail(
+                "#3 no overcommit",
+                group,
+                member,
+                f"node {node} holds gpu {gpu}/{cap.gpu}, cpu {cpu}/{cap.cpu}, mem {mem}/{cap.mem_gb}",
+            )
+
+
+def check_world(world: World, capacities: Mapping[str, Capacity] | None = None) -> None:
+    """Raise `InvariantViolation` on the first rule the state breaks."""
+    for group in world.groups_in_order():
+        members = world.members_of(group)
+        _check_all_or_nothing(group, members)
+        _check_no_leaked_holds(group, members)
+        _check_budgets(group, members)
+    if capacities is not None:
+        _check_capacity(world, capacities)
+
+
+class EventAudit:
+    """Follows the event stream; raises on history rules (#1, #2, #7)."""
+
+    def __init__(self) -> None:
+        self._names: dict[UUID, str] = {}
+        self._attempt: dict[UUID, int] = {}
+        self._released: dict[UUID, set[int]] = {}
+        self._terminal: set[UUID] = set()
+
+    def _violation(self, rule: str, group_id: UUID, detail: str) -> InvariantViolation:
+        return InvariantViolation(rule, self._names.get(group_id, str(group_id)), None, detail)
+
+    def observe(self, event: ev.DomainEvent) -> None:
+        gid = event.group_id
+        if gid in self._terminal:
+            raise self._violation("#7 terminal groups never change", gid, type(event).__name__)
+        if isinstance(event, ev.GroupSubmitted):
+            self._names[gid] = event.spec.name
+            self._attempt[gid] = 1
+            self._released[gid] = set()
+        elif isinstance(event, ev.PlacementReleased):
+            self._attempt[gid] += 1
+        elif isinstance(event, ev.BarrierReleased):
+            if event.attempt != self._attempt[gid]:
+                raise self._violation("#2 barrier once per attempt", gid, "wrong attempt")
+            if event.attempt in self._released[gid]:
+                raise self._violation("#2 barrier once per attempt", gid, "released twice")
+            self._released[gid].add(event.attempt)
+        elif isinstance(event, ev.MemberStarted):
+            if self._attempt[gid] not in self._released[gid]:
+                raise self._violation("#2 barrier once per attempt", gid, "started before barrier")
+        elif isinstance(event, ev.GroupSucceeded | ev.GroupFailed | ev.GroupCancelled):
+            self._terminal.add(gid)

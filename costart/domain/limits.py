@@ -1,0 +1,25 @@
+"""Every size limit of the domain, in one place (checked on the way in)."""
+
+from __future__ import annotations
+
+from typing import Final
+
+MAX_SPEC_BYTES: Final = 64 * 1024
+MAX_NAME_LENGTH: Final = 63
+NAME_PATTERN: Final = r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$"
+MAX_OWNER_LENGTH: Final = 63
+MAX_PROFILE_LENGTH: Final = 253
+MAX_MEMBERS_PER_GROUP: Final = 64
+MAX_TASKS_PER_MEMBER: Final = 4096
+MAX_REPLICAS_PER_MEMBER: Final = 4096
+MAX_CLAIMS_PER_MEMBER: Final = 32
+MAX_FAILURE_RULES: Final = 32
+MAX_RESTARTS: Final = 1000
+MAX_GROUP_RESTARTS: Final = 1000
+MAX_ATTEMPTS: Final = 1000
+MAX_PRIORITY: Final = 1_000_000
+MAX_GPU_PER_TASK: Final = 64
+MAX_CPU_PER_TASK: Final = 4096
+MAX_MEM_GB_PER_TASK: Final = 65536
+MAX_DURATION_NS: Final = 30 * 24 * 3600 * 10**9  # 30 days
+MAX_REASON_TEXT: Final = 512

@@ -1,0 +1,260 @@
+"""Folding events into aggregate state: the one place state changes.
+
+Live commands and replay both go through `apply_event`, so a state rebuilt from the log
+is the live state by construction. Each handler checks the transition table first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from costart.domain import events as ev
+from costart.domain.errors import DomainError
+from costart.domain.states import GroupState, MemberState
+from costart.domain.transitions import check_group, check_member
+
+
+def new_group(event: ev.GroupSubmitted) -> GroupState:
+    return GroupState(
+        id=event.originator_id,
+        version=event.originator_version,
+        name=event.spec.name,
+        spec=event.spec,
+        submission_seq=event.submission_seq,
+        member_ids=event.member_ids,
+        submitted_at_ns=event.at_ns,
+    )
+
+
+def new_member(event: ev.MemberCreated) -> MemberState:
+    return MemberState(
+        id=event.originator_id,
+        version=event.originator_version,
+        group_id=event.group_id,
+        spec=event.spec,
+        desired=event.spec.count,
+        claims=dict.fromkeys(event.spec.claims, "PENDING"),
+    )
+
+
+# --- group handlers ---------------------------------------------------------------------
+
+
+def _reservation_opened(g: GroupState, e: ev.ReservationOpened) -> None:
+    g.status = "RESERVING"
+    g.reservation_deadline_ns = e.deadline_ns
+
+
+def _group_placed(g: GroupState, e: ev.GroupPlaced) -> None:
+    g.status = "PLACED"
+    g.reservation_deadline_ns = None
+    g.barrier_deadline_ns = e.barrier_deadline_ns
+    g.placed_at_ns = e.at_ns
+
+
+def _placement_released(g: GroupState, e: ev.PlacementReleased) -> None:
+    g.status = "PENDING"
+    g.releases += 1
+    g.attempt += 1
+    g.retry_at_ns = e.retry_at_ns
+    g.reservation_deadline_ns = None
+    g.barrier_deadline_ns = None
+    g.placed_at_ns = None
+    g.last_reason = e.reason
+
+
+def _noted(g: GroupState, e: ev.ReservationTimedOut | ev.BarrierTimedOut) -> None:
+    g.last_reason = type(e).__name__
+
+
+def _pend_reason_changed(g: GroupState, e: ev.PendReasonChanged) -> None:
+    g.pend_reason = e.reason
+
+
+def _barrier_released(g: GroupState, e: ev.BarrierReleased) -> None:
+    g.status = "RUNNING"
+    g.barrier_released_attempt = e.attempt
+    g.barrier_deadline_ns = None
+    g.pend_reason = None
+    if g.started_at_ns is None:
+        g.started_at_ns = e.at_ns
+
+
+def _degraded(g: GroupState, e: ev.GroupDegraded) -> None:
+    g.status = "DEGRADED"
+    g.last_reason = f"{e.member}: {e.detail}"
+
+
+def _recovered(g: GroupState, e: ev.GroupRecovered) -> None:
+    g.status = "RUNNING"
+
+
+def _restarted(g: GroupState, e: ev.GroupRestarted) -> None:
+    g.group_restarts = e.restarts
+    g.last_reason = f"{e.member}: {e.reason}"
+
+
+def _ended(g: GroupState, e: ev.GroupSucceeded | ev.GroupFailed | ev.GroupCancelled) -> None:
+    g.status = {
+        ev.GroupSucceeded: "SUCCEEDED",
+        ev.GroupFailed: "FAILED",
+        ev.GroupCancelled: "CANCELLED",
+    }[type(e)]  # type: ignore[assignment]
+    g.ended_at_ns = e.at_ns
+    g.reservation_deadline_ns = None
+    g.barrier_deadline_ns = None
+    g.pend_reason = None
+    if isinstance(e, ev.GroupFailed):
+        g.last_reason = e.reason
+
+
+# --- member handlers --------------------------------------------------------------------
+
+
+def _held(m: MemberState, e: ev.MemberHeld) -> None:
+    m.status = "HELD"
+    m.held.extend(e.assignments)
+
+
+def _placed(m: MemberState, e: ev.MemberPlaced) -> None:
+    if m.status == "RUNNING":
+        m.assignments.extend(e.assignments)  # a replica placed alone after the start
+        return
+    m.held.clear()
+    m.assignments.extend(e.assignments)
+    m.claims = dict.fromkeys(m.spec.claims, "PENDING")
+    m.status = "READY" if not m.claims else "PLACED"
+
+
+def _released(m: MemberState, e: ev.MemberReleased) -> None:
+    m.status = "PENDING"
+    m.held.clear()
+    m.assignments.clear()
+    m.claims = dict.fromkeys(m.spec.claims, "PENDING")
+    m.started_at_ns = None
+    m.ended_at_ns = None
+
+
+def _claim_ready(m: MemberState, e: ev.ClaimReady) -> None:
+    if m.claims.get(e.claim) != "PENDING":
+        raise DomainError(f"member {m.name}: claim {e.claim!r} is not PENDING")
+    m.claims[e.claim] = "READY"
+    if m.claims_ready:
+        m.status = "READY"
+
+
+def _claim_failed(m: MemberState, e: ev.ClaimFailed) -> None:
+    if e.claim not in m.claims:
+        raise DomainError(f"member {m.name}: no claim {e.claim!r}")
+    m.claims[e.claim] = "FAILED"
+    m.last_reason = f"claim {e.claim}: {e.reason}"
+
+
+def _started(m: MemberState, e: ev.MemberStarted) -> None:
+    m.status = "RUNNING"
+    m.started_at_ns = e.at_ns
+
+
+def _failed(m: MemberState, e: ev.MemberFailed) -> None:
+    m.last_reason = e.reason
+    m.last_exit_code = e.exit_code
+    if e.index is not None:
+        # One replica of a replica set failed: drop it; the member lives on with the rest.
+        m.assignments = [a for a in m.assignments if a.index != e.index]
+        m.failed_replicas += 1
+        if m.assignments:
+            return
+    m.status = "FAILED"
+    m.ended_at_ns = e.at_ns
+    m.held.clear()
+    m.assignments.clear()
+
+
+def _restarted_member(m: MemberState, e: ev.MemberRestarted) -> None:
+    m.restarts = e.restarts
+    if not e.counted:
+        m.uncounted_restarts += 1
+    if m.status == "FAILED":
+        m.status = "RESTARTING"
+        m.assignments.clear()
+        m.claims = dict.fromkeys(m.spec.claims, "PENDING")
+        m.ended_at_ns = None
+
+
+def _scaled(m: MemberState, e: ev.MemberScaled) -> None:
+    m.desired = e.replicas
+    removed = {a.index for a in e.removed}
+    m.assignments = [a for a in m.assignments if a.index not in removed]
+
+
+def _succeeded(m: MemberState, e: ev.MemberSucceeded) -> None:
+    m.status = "SUCCEEDED"
+    m.ended_at_ns = e.at_ns
+    m.assignments.clear()
+
+
+def _stopped(m: MemberState, e: ev.MemberStopped) -> None:
+    m.status = "STOPPED"
+    m.ended_at_ns = e.at_ns
+    m.last_reason = e.reason
+    m.held.clear()
+    m.assignments.clear()
+
+
+_GROUP_HANDLERS: dict[type[ev.DomainEvent], Callable[[GroupState, Any], None]] = {
+    ev.ReservationOpened: _reservation_opened,
+    ev.GroupPlaced: _group_placed,
+    ev.PlacementReleased: _placement_released,
+    ev.ReservationTimedOut: _noted,
+    ev.BarrierTimedOut: _noted,
+    ev.PendReasonChanged: _pend_reason_changed,
+    ev.BarrierReleased: _barrier_released,
+    ev.GroupDegraded: _degraded,
+    ev.GroupRecovered: _recovered,
+    ev.GroupRestarted: _restarted,
+    ev.GroupSucceeded: _ended,
+    ev.GroupFailed: _ended,
+    ev.GroupCancelled: _ended,
+}
+_MEMBER_HANDLERS: dict[type[ev.DomainEvent], Callable[[MemberState, Any], None]] = {
+    ev.MemberHeld: _held,
+    ev.MemberPlaced: _placed,
+    ev.MemberReleased: _released,
+    ev.ClaimReady: _claim_ready,
+    ev.ClaimFailed: _claim_failed,
+    ev.MemberStarted: _started,
+    ev.MemberFailed: _failed,
+    ev.MemberRestarted: _restarted_member,
+    ev.MemberScaled: _scaled,
+    ev.MemberSucceeded: _succeeded,
+    ev.MemberStopped: _stopped,
+}
+
+
+def _check_version(version: int, event: ev.DomainEvent) -> None:
+    if event.originator_version != version + 1:
+        raise DomainError(
+            f"event {type(event).__name__} for {event.originator_id} has version "
+            f"{event.originator_version}; expected {version + 1}"
+        )
+
+
+def apply_group_event(group: GroupState, event: ev.DomainEvent) -> None:
+    """Fold one event into an existing group. Raises on an illegal transition."""
+    _check_version(group.version, event)
+    check_group(group, type(event))
+    _GROUP_HANDLERS[type(event)](group, event)
+    group.version = event.originator_version
+
+
+def apply_member_event(member: MemberState, event: ev.DomainEvent) -> None:
+    """Fold one event into an existing member. Raises on an illegal transition."""
+    _check_version(member.version, event)
+    check_member(member, type(event))
+    _MEMBER_HANDLERS[type(event)](member, event)
+    member.version = event.originator_version
+
+
+def is_group_event(event: ev.DomainEvent) -> bool:
+    return type(event) in _GROUP_HANDLERS or isinstance(event, ev.GroupSubmitted)

@@ -1,0 +1,115 @@
+"""The validated, normalized group spec: what `GroupSubmitted` carries and the domain reads.
+
+Durations are integer nanoseconds, defaults are filled in, and every member's counts are
+explicit, so nothing downstream re-derives a default (which could drift between versions
+and break byte-exact replay).
+"""
+
+from __future__ import annotations
+
+from typing import Final, Literal
+
+import msgspec
+
+MemberKind = Literal["job", "replica-set"]
+PlacementMode = Literal["atomic", "reserve"]
+TopologyPolicy = Literal["pack", "spread"]
+FailureAction = Literal["fail-group", "restart-member", "restart-group", "tolerate"]
+FailureReason = Literal["error", "oom", "node-lost", "preempted", "claim-failed"]
+RuleReason = Literal["error", "oom", "node-lost", "preempted", "claim-failed", "any"]
+SuccessWhen = Literal["all-jobs", "any-job", "members"]
+
+MEMBER_KINDS: Final = ("job", "replica-set")
+PLACEMENT_MODES: Final = ("atomic", "reserve")
+TOPOLOGY_POLICIES: Final = ("pack", "spread")
+FAILURE_ACTIONS: Final = ("fail-group", "restart-member", "restart-group", "tolerate")
+FAILURE_REASONS: Final = ("error", "oom", "node-lost", "preempted", "claim-failed")
+RULE_REASONS: Final = (*FAILURE_REASONS, "any")
+SUCCESS_WHENS: Final = ("all-jobs", "any-job", "members")
+# Reasons that are the cluster's doing, not the workload's: they never consume a budget.
+BUDGET_FREE_REASONS: Final = frozenset({"node-lost", "preempted"})
+
+
+class Shape(msgspec.Struct, frozen=True, gc=False, forbid_unknown_fields=True):
+    """Resources of one task or replica."""
+
+    gpu: int = 0
+    cpu: int = 0
+    mem_gb: int = 0
+    gpu_type: str | None = None
+
+
+class Topology(msgspec.Struct, frozen=True, gc=False, forbid_unknown_fields=True):
+    """Pack into (or spread across) domains of one topology level."""
+
+    level: str
+    policy: TopologyPolicy = "pack"
+    required: bool = False
+
+
+class MemberSpec(msgspec.Struct, frozen=True, gc=False):
+    """One member. ``count`` is a job's tasks or a replica set's desired replicas;
+    for a job ``min_start == min_running == count``."""
+
+    name: str
+    kind: MemberKind
+    owner: str
+    profile: str
+    count: int
+    min_start: int
+    min_running: int
+    shape: Shape
+    topology: Topology | None = None
+    placement_group: str | None = None
+    claims: tuple[str, ...] = ()
+
+
+class PlacementPolicy(msgspec.Struct, frozen=True, gc=False):
+    mode: PlacementMode
+    timeout_ns: int
+    backoff_ns: int
+    backoff_max_ns: int
+    max_attempts: int
+    topology: Topology | None = None
+    placement_group: str | None = None
+
+
+class BarrierPolicy(msgspec.Struct, frozen=True, gc=False):
+    timeout_ns: int
+
+
+class FailureRule(msgspec.Struct, frozen=True, gc=False):
+    """First matching rule wins. Empty ``members`` matches every member."""
+
+    members: tuple[str, ...]
+    reasons: tuple[RuleReason, ...]
+    action: FailureAction
+    max_restarts: int = 0
+
+
+class FailurePolicy(msgspec.Struct, frozen=True, gc=False):
+    default: FailureAction
+    max_group_restarts: int
+    rules: tuple[FailureRule, ...] = ()
+
+
+class SuccessPolicy(msgspec.Struct, frozen=True, gc=False):
+    when: SuccessWhen
+    members: tuple[str, ...] = ()
+
+
+class GroupSpec(msgspec.Struct, frozen=True, gc=False):
+    name: str
+    owner: str
+    priority: int
+    placement: PlacementPolicy
+    barrier: BarrierPolicy
+    failure: FailurePolicy
+    success: SuccessPolicy
+    members: tuple[MemberSpec, ...]
+
+    def member(self, name: str) -> MemberSpec:
+        for member in self.members:
+            if member.name == name:
+                return member
+        raise KeyError(name)

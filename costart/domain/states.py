@@ -1,0 +1,98 @@
+"""Aggregate state (DESIGN §3.2) as plain msgspec structs: the single source for
+snapshots, replay and display. Mutated only by `costart.domain.projector`."""
+
+from __future__ import annotations
+
+from typing import Final, Literal
+from uuid import UUID
+
+import msgspec
+
+from costart.domain.events import Assignment, PendReason
+from costart.domain.spec_types import GroupSpec, MemberSpec
+
+GroupStatus = Literal[
+    "PENDING", "RESERVING", "PLACED", "RUNNING", "DEGRADED", "SUCCEEDED", "FAILED", "CANCELLED"
+]
+MemberStatus = Literal[
+    "PENDING", "HELD", "PLACED", "READY", "RUNNING", "RESTARTING", "SUCCEEDED", "FAILED", "STOPPED"
+]
+ClaimStatus = Literal["PENDING", "READY", "FAILED"]
+
+GROUP_TERMINAL: Final = frozenset({"SUCCEEDED", "FAILED", "CANCELLED"})
+GROUP_WAITING: Final = frozenset({"PENDING", "RESERVING"})
+GROUP_STARTED: Final = frozenset({"RUNNING", "DEGRADED"})
+MEMBER_TERMINAL: Final = frozenset({"SUCCEEDED", "FAILED", "STOPPED"})
+# Member states in which the member uses (not merely holds) capacity.
+MEMBER_USING: Final = frozenset({"PLACED", "READY", "RUNNING"})
+
+
+class GroupState(msgspec.Struct, kw_only=True):
+    """Everything the controller knows about one group, field-complete."""
+
+    id: UUID
+    version: int
+    name: str
+    spec: GroupSpec
+    submission_seq: int
+    member_ids: tuple[UUID, ...]
+    status: GroupStatus = "PENDING"
+    attempt: int = 1
+    barrier_released_attempt: int = 0
+    releases: int = 0
+    group_restarts: int = 0
+    reservation_deadline_ns: int | None = None
+    barrier_deadline_ns: int | None = None
+    retry_at_ns: int = 0
+    pend_reason: PendReason | None = None
+    submitted_at_ns: int = 0
+    placed_at_ns: int | None = None
+    started_at_ns: int | None = None
+    ended_at_ns: int | None = None
+    last_reason: str | None = None
+
+    @property
+    def is_terminal(self) -> bool:
+        return self.status in GROUP_TERMINAL
+
+    @property
+    def barrier_released(self) -> bool:
+        """True once the current attempt's barrier was released."""
+        return self.barrier_released_attempt == self.attempt
+
+
+class MemberState(msgspec.Struct, kw_only=True):
+    """Everything the controller knows about one member, field-complete."""
+
+    id: UUID
+    version: int
+    group_id: UUID
+    spec: MemberSpec
+    status: MemberStatus = "PENDING"
+    desired: int = 0
+    held: list[Assignment] = msgspec.field(default_factory=list)
+    assignments: list[Assignment] = msgspec.field(default_factory=list)
+    claims: dict[str, ClaimStatus] = msgspec.field(default_factory=dict)
+    restarts: int = 0
+    uncounted_restarts: int = 0
+    failed_replicas: int = 0
+    last_reason: str | None = None
+    last_exit_code: int | None = None
+    started_at_ns: int | None = None
+    ended_at_ns: int | None = None
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def is_terminal(self) -> bool:
+        return self.status in MEMBER_TERMINAL
+
+    @property
+    def claims_ready(self) -> bool:
+        return all(status == "READY" for status in self.claims.values())
+
+    @property
+    def placed_count(self) -> int:
+        return len(self.assignments)

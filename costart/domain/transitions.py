@@ -1,0 +1,79 @@
+"""Which event may happen in which state (DESIGN §3.2): one table per aggregate.
+
+Commands check it before they emit (so an illegal command raises and changes nothing),
+and the projector checks it again while folding (so a log that breaks the rules fails
+loudly on replay instead of producing a silently wrong state).
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from costart.domain import events as ev
+from costart.domain.errors import IllegalTransition
+from costart.domain.states import GroupState, GroupStatus, MemberState, MemberStatus
+
+_LIVE_GROUP: Final[frozenset[GroupStatus]] = frozenset(
+    {"PENDING", "RESERVING", "PLACED", "RUNNING", "DEGRADED"}
+)
+_ALL_MEMBER: Final[frozenset[MemberStatus]] = frozenset(
+    {
+        "PENDING",
+        "HELD",
+        "PLACED",
+        "READY",
+        "RUNNING",
+        "RESTARTING",
+        "SUCCEEDED",
+        "FAILED",
+        "STOPPED",
+    }
+)
+
+GROUP_FROM: Final[dict[type[ev.DomainEvent], frozenset[GroupStatus]]] = {
+    ev.ReservationOpened: frozenset({"PENDING"}),
+    ev.GroupPlaced: frozenset({"PENDING", "RESERVING"}),
+    ev.ReservationTimedOut: frozenset({"RESERVING"}),
+    ev.BarrierTimedOut: frozenset({"PLACED"}),
+    ev.PlacementReleased: frozenset({"RESERVING", "PLACED", "RUNNING", "DEGRADED"}),
+    ev.PendReasonChanged: frozenset({"PENDING", "RESERVING", "PLACED"}),
+    ev.BarrierReleased: frozenset({"PLACED"}),
+    ev.GroupDegraded: frozenset({"RUNNING", "DEGRADED"}),
+    ev.GroupRecovered: frozenset({"DEGRADED"}),
+    ev.GroupRestarted: frozenset({"RUNNING", "DEGRADED"}),
+    ev.GroupSucceeded: frozenset({"RUNNING", "DEGRADED"}),
+    ev.GroupFailed: _LIVE_GROUP,
+    ev.GroupCancelled: _LIVE_GROUP,
+}
+
+MEMBER_FROM: Final[dict[type[ev.DomainEvent], frozenset[MemberStatus]]] = {
+    ev.MemberHeld: frozenset({"PENDING", "HELD"}),
+    ev.MemberPlaced: frozenset({"PENDING", "HELD", "RESTARTING", "RUNNING"}),
+    ev.MemberReleased: _ALL_MEMBER,
+    ev.ClaimReady: frozenset({"PLACED"}),
+    ev.ClaimFailed: frozenset({"PLACED", "READY"}),
+    ev.MemberStarted: frozenset({"READY"}),
+    ev.MemberFailed: frozenset({"PLACED", "READY", "RUNNING"}),
+    ev.MemberRestarted: frozenset({"FAILED", "RUNNING"}),
+    ev.MemberScaled: frozenset({"PENDING", "HELD", "PLACED", "READY", "RUNNING", "RESTARTING"}),
+    ev.MemberSucceeded: frozenset({"RUNNING"}),
+    ev.MemberStopped: frozenset({"PENDING", "HELD", "PLACED", "READY", "RUNNING", "RESTARTING"}),
+}
+
+
+def _verb(event_type: type[ev.DomainEvent]) -> str:
+    return event_type.__name__
+
+
+def check_group(group: GroupState, event_type: type[ev.DomainEvent]) -> None:
+    """Raise `IllegalTransition` unless ``event_type`` may happen to ``group`` now."""
+    allowed = GROUP_FROM.get(event_type)
+    if allowed is None or group.status not in allowed:
+        raise IllegalTransition(f"group {group.name}", group.status, _verb(event_type))
+
+
+def check_member(member: MemberState, event_type: type[ev.DomainEvent]) -> None:
+    """Raise `IllegalTransition` unless ``event_type`` may happen to ``member`` now."""
+    allowed = MEMBER_FROM.get(event_type)
+    if allowed is None or member.status not in allowed:
+        raise IllegalTransition(f"member {member.name}", member.status, _verb(event_type))

@@ -1,0 +1,101 @@
+"""The whole controller state: every group and member, folded from the event stream.
+
+`World.apply` is the single fold used live and by replay. Iteration helpers always sort
+(by submission order), never rely on dict or set hash order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from uuid import UUID
+
+import msgspec
+
+from costart.domain import events as ev
+from costart.domain.errors import DomainError, NotFound
+from costart.domain.projector import (
+    apply_group_event,
+    apply_member_event,
+    is_group_event,
+    new_group,
+    new_member,
+)
+from costart.domain.states import GroupState, MemberState
+
+
+class World(msgspec.Struct, kw_only=True):
+    """Field-complete controller state. ``position`` is the last folded log position."""
+
+    groups: dict[UUID, GroupState] = msgspec.field(default_factory=dict)
+    members: dict[UUID, MemberState] = msgspec.field(default_factory=dict)
+    live_names: dict[str, UUID] = msgspec.field(default_factory=dict)
+    submissions: int = 0
+    clock_ns: int = 0
+    position: int = 0
+
+    def apply(self, event: ev.DomainEvent) -> None:
+        """Fold one event. Raises `DomainError` if the event breaks the state machine."""
+        if isinstance(event, ev.GroupSubmitted):
+            if event.originator_id in self.groups:
+                raise DomainError(f"group {event.originator_id} submitted twice")
+            group = new_group(event)
+            self.groups[group.id] = group
+            self.live_names[group.name] = group.id
+            self.submissions = max(self.submissions, event.submission_seq)
+        elif isinstance(event, ev.MemberCreated):
+            if event.originator_id in self.members:
+                raise DomainError(f"member {event.originator_id} created twice")
+            self.members[event.originator_id] = new_member(event)
+        elif is_group_event(event):
+            group = self._group_by_id(event.originator_id)
+            apply_group_event(group, event)
+            if group.is_terminal:
+                self.live_names.pop(group.name, None)
+        else:
+            apply_member_event(self._member_by_id(event.originator_id), event)
+        self.clock_ns = max(self.clock_ns, event.at_ns)
+
+    def apply_all(self, events: Iterable[ev.DomainEvent]) -> None:
+        for event in events:
+            self.apply(event)
+
+    def _group_by_id(self, group_id: UUID) -> GroupState:
+        try:
+            return self.groups[group_id]
+        except KeyError:
+            raise DomainError(f"event for unknown group {group_id}") from None
+
+    def _member_by_id(self, member_id: UUID) -> MemberState:
+        try:
+            return self.members[member_id]
+        except KeyError:
+            raise DomainError(f"event for unknown member {member_id}") from None
+
+    def group_named(self, name: str) -> GroupState:
+        """The live group of that name; else the most recent ended one."""
+        group_id = self.live_names.get(name)
+        if group_id is not None:
+            return self.groups[group_id]
+        ended = [g for g in self.groups.values() if g.name == name]
+        if not ended:
+            raise NotFound(f"no group named {name!r}")
+        return max(ended, key=lambda g: g.submission_seq)
+
+    def members_of(self, group: GroupState) -> list[MemberState]:
+        """The group's members in spec order."""
+        return [self.members[member_id] for member_id in group.member_ids]
+
+    def member_named(self, group: GroupState, member: str) -> MemberState:
+        for state in self.members_of(group):
+            if state.name == member:
+                return state
+        raise NotFound(f"group {group.name!r} has no member {member!r}")
+
+    def groups_in_order(self) -> Iterator[GroupState]:
+        """All groups in submission order (stable, hash-independent)."""
+        return iter(sorted(self.groups.values(), key=lambda g: g.submission_seq))
+
+    def live_groups(self) -> list[GroupState]:
+        return sorted(
+            (self.groups[i] for i in self.live_names.values()), key=lambda g: g.submission_seq
+        )
