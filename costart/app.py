@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any, cast
+from typing import Any, Protocol, cast
 from uuid import UUID
 
 import structlog
@@ -36,6 +36,16 @@ Clock = Callable[[], int]
 _PAGE = 1000
 
 
+class PlacementStep(Protocol):
+    """The co-placement step as the Controller sees it (built in `costart.placement`)."""
+
+    def check_feasible(self, spec: GroupSpec) -> None:
+        """Raise `SpecError` naming the member if the group can never fit the cluster."""
+
+    def decide(self, world: World, now_ns: int) -> list[dec.Decision]:
+        """One scheduling session's decisions, from a read-only view of the state."""
+
+
 def split_member_ref(ref: str) -> tuple[str, str]:
     """``"group/member"`` -> (group, member), with a clear error otherwise."""
     group, sep, member = ref.partition("/")
@@ -54,9 +64,15 @@ class Controller(Application[UUID]):
 
     name = "costart"
 
-    def __init__(self, env: Mapping[str, str] | None = None, clock: Clock | None = None) -> None:
+    def __init__(
+        self,
+        env: Mapping[str, str] | None = None,
+        clock: Clock | None = None,
+        placement: PlacementStep | None = None,
+    ) -> None:
         super().__init__(env=dict(env) if env is not None else None)
         self._clock: Clock = clock or time.time_ns
+        self.placement = placement
         self._lock = threading.RLock()
         self.world = World()
         self._catch_up()
@@ -116,7 +132,10 @@ class Controller(Application[UUID]):
     # --- commands --------------------------------------------------------------------
 
     def submit(self, spec: GroupSpec) -> GroupState:
-        """Admit a validated spec. Raises `Conflict` if a live group has its name."""
+        """Admit a validated spec. Raises `Conflict` if a live group has its name, or
+        `SpecError` if the placement step says it can never fit the cluster."""
+        if self.placement is not None:
+            self.placement.check_feasible(spec)
         with self._lock:
             unit = lifecycle.submit(self.world, spec, self._now())
             self._commit(unit)
@@ -187,6 +206,14 @@ class Controller(Application[UUID]):
         for decision in decisions:
             written.extend(self._on_group(decision.group, _decision_command(decision)))
         return written
+
+    def schedule(self, now_ns: int | None = None) -> list[DomainEvent]:
+        """Run one scheduling session: the placement step decides, we record."""
+        if self.placement is None:
+            raise DomainError("no placement step is attached to this controller")
+        with self._lock:
+            decisions = self.placement.decide(self.world, self._now(now_ns))
+            return self.apply_decisions(decisions)
 
     # --- queries ---------------------------------------------------------------------
 
