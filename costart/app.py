@@ -139,7 +139,7 @@ class Controller(Application[UUID]):
         with self._lock:
             unit = lifecycle.submit(self.world, spec, self._now())
             self._commit(unit)
-            group = self.world.groups[unit.id]
+            group = self.world.group_by_id(unit.id)
         log.info("group submitted", group=spec.name, members=len(spec.members))
         return group
 

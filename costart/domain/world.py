@@ -26,9 +26,11 @@ from costart.domain.states import GroupState, MemberState
 class World(msgspec.Struct, kw_only=True):
     """Field-complete controller state. ``position`` is the last folded log position."""
 
-    groups: dict[UUID, GroupState] = msgspec.field(default_factory=dict)
-    members: dict[UUID, MemberState] = msgspec.field(default_factory=dict)
-    live_names: dict[str, UUID] = msgspec.field(default_factory=dict)
+    # Keyed by the id's canonical text: canonical encoding sorts keys, and msgspec sorts
+    # only string keys.
+    groups: dict[str, GroupState] = msgspec.field(default_factory=dict)
+    members: dict[str, MemberState] = msgspec.field(default_factory=dict)
+    live_names: dict[str, str] = msgspec.field(default_factory=dict)
     submissions: int = 0
     clock_ns: int = 0
     position: int = 0
@@ -36,40 +38,42 @@ class World(msgspec.Struct, kw_only=True):
     def apply(self, event: ev.DomainEvent) -> None:
         """Fold one event. Raises `DomainError` if the event breaks the state machine."""
         if isinstance(event, ev.GroupSubmitted):
-            if event.originator_id in self.groups:
-                raise DomainError(f"group {event.originator_id} submitted twice")
+            key = str(event.originator_id)
+            if key in self.groups:
+                raise DomainError(f"group {key} submitted twice")
             group = new_group(event)
-            self.groups[group.id] = group
-            self.live_names[group.name] = group.id
+            self.groups[key] = group
+            self.live_names[group.name] = key
             self.submissions = max(self.submissions, event.submission_seq)
         elif isinstance(event, ev.MemberCreated):
-            if event.originator_id in self.members:
-                raise DomainError(f"member {event.originator_id} created twice")
-            self.members[event.originator_id] = new_member(event)
+            key = str(event.originator_id)
+            if key in self.members:
+                raise DomainError(f"member {key} created twice")
+            self.members[key] = new_member(event)
         elif is_group_event(event):
-            group = self._group_by_id(event.originator_id)
+            group = self.group_by_id(event.originator_id)
             apply_group_event(group, event)
             if group.is_terminal:
                 self.live_names.pop(group.name, None)
         else:
-            apply_member_event(self._member_by_id(event.originator_id), event)
+            apply_member_event(self.member_by_id(event.originator_id), event)
         self.clock_ns = max(self.clock_ns, event.at_ns)
 
     def apply_all(self, events: Iterable[ev.DomainEvent]) -> None:
         for event in events:
             self.apply(event)
 
-    def _group_by_id(self, group_id: UUID) -> GroupState:
+    def group_by_id(self, group_id: UUID) -> GroupState:
         try:
-            return self.groups[group_id]
+            return self.groups[str(group_id)]
         except KeyError:
-            raise DomainError(f"event for unknown group {group_id}") from None
+            raise DomainError(f"unknown group {group_id}") from None
 
-    def _member_by_id(self, member_id: UUID) -> MemberState:
+    def member_by_id(self, member_id: UUID) -> MemberState:
         try:
-            return self.members[member_id]
+            return self.members[str(member_id)]
         except KeyError:
-            raise DomainError(f"event for unknown member {member_id}") from None
+            raise DomainError(f"unknown member {member_id}") from None
 
     def group_named(self, name: str) -> GroupState:
         """The live group of that name; else the most recent ended one."""
@@ -83,7 +87,7 @@ class World(msgspec.Struct, kw_only=True):
 
     def members_of(self, group: GroupState) -> list[MemberState]:
         """The group's members in spec order."""
-        return [self.members[member_id] for member_id in group.member_ids]
+        return [self.members[str(member_id)] for member_id in group.member_ids]
 
     def member_named(self, group: GroupState, member: str) -> MemberState:
         for state in self.members_of(group):

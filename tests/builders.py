@@ -1,0 +1,121 @@
+"""Small fluent builders for specs and a controller on a virtual clock."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from costart.app import Controller
+from costart.domain.decisions import PlaceGroup
+from costart.domain.events import Assignment
+from costart.domain.spec import spec_from_object
+from costart.domain.spec_types import GroupSpec
+
+SECOND_NS = 10**9
+
+
+class GroupBuilder:
+    def __init__(self, name: str = "g1", owner: str = "alice") -> None:
+        self.doc: dict[str, Any] = {"name": name, "owner": owner, "members": []}
+
+    def with_member(
+        self,
+        name: str,
+        *,
+        gpu: int = 1,
+        tasks: int | None = None,
+        replicas: int | None = None,
+        min_start: int | None = None,
+        min_running: int | None = None,
+        claims: tuple[str, ...] = (),
+    ) -> GroupBuilder:
+        member: dict[str, Any] = {
+            "name": name,
+            "kind": "job" if replicas is None else "replica-set",
+            "shape": {"gpu": gpu},
+            "claims": list(claims),
+        }
+        for key, value in (
+            ("tasks", tasks),
+            ("replicas", replicas),
+            ("min_start", min_start),
+            ("min_running", min_running),
+        ):
+            if value is not None:
+                member[key] = value
+        self.doc["members"].append(member)
+        return self
+
+    def with_rule(
+        self,
+        action: str,
+        *,
+        members: tuple[str, ...] = (),
+        reasons: tuple[str, ...] = ("any",),
+        max_restarts: int = 0,
+    ) -> GroupBuilder:
+        rules = self.doc.setdefault("failure", {}).setdefault("rules", [])
+        rules.append(
+            {
+                "members": list(members),
+                "reasons": list(reasons),
+                "action": action,
+                "max_restarts": max_restarts,
+            }
+        )
+        return self
+
+    def with_failure(self, **fields: Any) -> GroupBuilder:
+        self.doc.setdefault("failure", {}).update(fields)
+        return self
+
+    def with_placement(self, **fields: Any) -> GroupBuilder:
+        self.doc.setdefault("placement", {}).update(fields)
+        return self
+
+    def with_barrier(self, timeout: str) -> GroupBuilder:
+        self.doc["barrier"] = {"timeout": timeout}
+        return self
+
+    def with_success(self, when: str, members: tuple[str, ...] = ()) -> GroupBuilder:
+        self.doc["success"] = {"when": when, "members": list(members)}
+        return self
+
+    def build(self) -> GroupSpec:
+        return spec_from_object(self.doc)
+
+
+def a_group(name: str = "g1", owner: str = "alice") -> GroupBuilder:
+    return GroupBuilder(name, owner)
+
+
+class ManualClock:
+    def __init__(self, start_ns: int = 0) -> None:
+        self.now_ns = start_ns
+
+    def __call__(self) -> int:
+        return self.now_ns
+
+    def advance(self, seconds: float) -> int:
+        self.now_ns += int(seconds * SECOND_NS)
+        return self.now_ns
+
+
+def new_controller(clock: ManualClock | None = None, **env: str) -> Controller:
+    return Controller(env=env or None, clock=clock or ManualClock())
+
+
+def full_placement(spec: GroupSpec, rack: str = "r1") -> PlaceGroup:
+    """Place every task of every member on its own node (desired count)."""
+    assignments: dict[str, tuple[Assignment, ...]] = {}
+    node = 0
+    for member in spec.members:
+        tasks = []
+        for index in range(member.count):
+            node += 1
+            tasks.append(Assignment(index, f"{rack}-n{node:03d}"))
+        assignments[member.name] = tuple(tasks)
+    return PlaceGroup(group=spec.name, assignments=assignments)
+
+
+def event_names(events: list[Any]) -> list[str]:
+    return [type(e).__name__ for e in events]

@@ -1,0 +1,327 @@
+"""A hypothesis state machine drives the Controller with random valid and invalid commands.
+
+After every step: the invariant checker holds over the whole state and the new events;
+a refused command wrote nothing and changed nothing; and a trivially simple model of the
+barrier (which claims were reported READY since each member's last placement) agrees
+with what the Controller says about `may_start` and `BarrierReleased`. Now and then the
+log is replayed into a fresh Controller, whose state must encode to the same bytes.
+"""
+
+from __future__ import annotations
+
+import os
+
+from hypothesis import note, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    initialize,
+    invariant,
+    rule,
+    run_state_machine_as_test,
+)
+
+from costart.app import Controller
+from costart.domain import events as ev
+from costart.domain.decisions import HoldCapacity, PlaceGroup, PlaceMember, ReleaseGroup
+from costart.domain.errors import DomainError
+from costart.domain.events import Assignment
+from costart.domain.invariants import EventAudit, check_world
+from costart.store.codec import canonical_encode
+from tests.builders import ManualClock, a_group, full_placement
+
+NAMES = ("g1", "g2", "g3")
+REASONS = ("error", "oom", "node-lost", "preempted", "claim-failed")
+COMMANDS: list[str] = []  # every command the machine ran (the step-count proof)
+ACTIONS = ("fail-group", "restart-member", "restart-group", "tolerate")
+
+
+@st.composite
+def group_specs(draw, name):
+    builder = (
+        a_group(name)
+        .with_placement(
+            mode=draw(st.sampled_from(["atomic", "reserve"])),
+            max_attempts=draw(st.integers(0, 3)),
+            timeout="60s",
+            backoff="5s",
+            backoff_max="20s",
+        )
+        .with_barrier("90s")
+    )
+    builder.with_member(
+        "trainer",
+        tasks=draw(st.integers(1, 3)),
+        claims=draw(st.sampled_from([(), ("gpus",), ("gpus", "data")])),
+    )
+    replicas = draw(st.integers(1, 4))
+    min_start = draw(st.integers(1, replicas))
+    builder.with_member(
+        "rollout",
+        replicas=replicas,
+        min_start=min_start,
+        min_running=draw(st.integers(1, min_start)),
+        claims=draw(st.sampled_from([(), ("gpus",)])),
+    )
+    if draw(st.booleans()):
+        builder.with_member("reward", replicas=1)
+    for _ in range(draw(st.integers(0, 3))):
+        builder.with_rule(
+            draw(st.sampled_from(ACTIONS)),
+            members=draw(st.sampled_from([(), ("trainer",), ("rollout",)])),
+            reasons=draw(
+                st.sampled_from(
+                    [("any",), ("error",), ("node-lost", "preempted"), ("oom", "claim-failed")]
+                )
+            ),
+            max_restarts=draw(st.integers(0, 2)),
+        )
+    builder.with_failure(
+        default=draw(st.sampled_from(ACTIONS)), max_group_restarts=draw(st.integers(0, 2))
+    )
+    builder.with_success(draw(st.sampled_from(["all-jobs", "any-job"])))
+    return builder.build()
+
+
+class ControllerMachine(RuleBasedStateMachine):
+    @initialize()
+    def start(self):
+        self.clock = ManualClock()
+        self.controller = Controller(clock=self.clock)
+        self.audit = EventAudit()
+        self.ready_claims: dict[tuple[str, str], set[str]] = {}
+        self.barrier: dict[str, bool] = {}
+        self.node_seq = 0
+        self.steps = 0
+
+    # --- helpers ------------------------------------------------------------------
+
+    def _live(self, name):
+        return name in self.controller.world.live_names
+
+    def _run(self, label, command):
+        """Run a command; a refusal must leave the log and the state untouched."""
+        COMMANDS.append(label)
+        before_log = self.controller.recorder.max_notification_id()
+        before_state = canonical_encode(self.controller.world)
+        try:
+            events = command()
+        except DomainError as error:
+            COMMANDS.append(f"!{label}")
+            note(f"{label}: refused ({error})")
+            assert self.controller.recorder.max_notification_id() == before_log
+            assert canonical_encode(self.controller.world) == before_state
+            return []
+        note(f"{label}: {[type(e).__name__ for e in events]}")
+        self._observe(events)
+        return events
+
+    def _observe(self, events):
+        for event in events:
+            self.audit.observe(event)
+            group = self.controller.world.group_by_id(event.group_id).name
+            if isinstance(event, ev.MemberPlaced | ev.MemberReleased | ev.MemberRestarted):
+                member = self.controller.world.member_by_id(event.originator_id).name
+                self.ready_claims[(group, member)] = set()
+            elif isinstance(event, ev.ClaimReady):
+                member = self.controller.world.member_by_id(event.originator_id).name
+                self.ready_claims.setdefault((group, member), set()).add(event.claim)
+            elif isinstance(event, ev.BarrierReleased):
+                g = self.controller.group(group)
+                for m in self.controller.members(group):
+                    assert self.ready_claims.get((group, m.name), set()) >= set(m.spec.claims), (
+                        f"barrier released for {group} but {m.name} claims not all READY"
+                    )
+                    assert len(m.assignments) >= m.spec.min_start
+                assert event.attempt == g.attempt
+                self.barrier[group] = True
+            elif isinstance(event, ev.PlacementReleased | ev.GroupSubmitted):
+                self.barrier[group] = False
+
+    def _nodes(self, count):
+        nodes = []
+        for index in range(count):
+            self.node_seq += 1
+            nodes.append(Assignment(index, f"n{self.node_seq}"))
+        return tuple(nodes)
+
+    # --- rules --------------------------------------------------------------------
+
+    @rule(data=st.data(), name=st.sampled_from(NAMES))
+    def submit(self, data, name):
+        spec = data.draw(group_specs(name))
+        self._run(f"submit {name}", lambda: [*self._submit(spec)])
+
+    def _submit(self, spec):
+        before = self.controller.recorder.max_notification_id() or 0
+        self.controller.submit(spec)
+        return [e for _, e in self.controller.read_events(before)]
+
+    @rule(name=st.sampled_from(NAMES), partial=st.booleans())
+    def place_group(self, name, partial):
+        if not self._live(name):
+            return
+        spec = self.controller.group(name).spec
+        decision = full_placement(spec, rack=f"r{self.node_seq}")
+        self.node_seq += 100
+        if partial:
+            first = spec.members[0].name
+            decision = PlaceGroup(name, {**decision.assignments, first: ()})
+        self._run(
+            f"place {name}{' (partial)' if partial else ''}",
+            lambda: self.controller.apply_decisions([decision]),
+        )
+
+    @rule(name=st.sampled_from(NAMES))
+    def hold(self, name):
+        if not self._live(name):
+            return
+        members = self.controller.members(name)
+        holds = {m.name: self._nodes(1) for m in members[:1] if not m.held}
+        self._run(
+            f"hold {name}", lambda: self.controller.apply_decisions([HoldCapacity(name, holds)])
+        )
+
+    @rule(name=st.sampled_from(NAMES))
+    def release(self, name):
+        if self._live(name):
+            self._run(
+                f"release {name}",
+                lambda: self.controller.apply_decisions([ReleaseGroup(name, "test")]),
+            )
+
+    @rule(
+        name=st.sampled_from(NAMES),
+        member=st.integers(0, 2),
+        claim=st.integers(0, 1),
+        ok=st.booleans(),
+    )
+    def claim(self, name, member, claim, ok):
+        if not self._live(name):
+            return
+        members = self.controller.members(name)
+        m = members[member % len(members)]
+        if not m.spec.claims:
+            return
+        c = m.spec.claims[claim % len(m.spec.claims)]
+        ref = f"{name}/{m.name}"
+        if ok:
+            self._run(f"claim_ready {ref} {c}", lambda: self.controller.claim_ready(ref, c))
+        else:
+            self._run(f"claim_failed {ref} {c}", lambda: self.controller.claim_failed(ref, c, "x"))
+
+    @rule(name=st.sampled_from(NAMES), member=st.integers(0, 2))
+    def start_member(self, name, member):
+        if not self._live(name):
+            return
+        members = self.controller.members(name)
+        m = members[member % len(members)]
+        ref = f"{name}/{m.name}"
+        expected = self.barrier.get(name, False) and m.status == "READY"
+        assert self.controller.may_start(ref) == (
+            self.barrier.get(name, False) and m.status in ("READY", "RUNNING")
+        )
+        events = self._run(f"start {ref}", lambda: self.controller.member_started(ref))
+        assert bool(events) == expected
+
+    @rule(
+        name=st.sampled_from(NAMES),
+        member=st.integers(0, 2),
+        reason=st.sampled_from(REASONS),
+        replica=st.booleans(),
+    )
+    def fail(self, name, member, reason, replica):
+        if not self._live(name):
+            return
+        members = self.controller.members(name)
+        m = members[member % len(members)]
+        index = (
+            m.assignments[0].index
+            if replica and m.assignments and m.spec.kind == "replica-set"
+            else None
+        )
+        ref = f"{name}/{m.name}"
+        self._run(
+            f"fail {ref} {reason} replica={index}",
+            lambda: self.controller.member_failed(ref, reason, 1, index),
+        )
+
+    @rule(name=st.sampled_from(NAMES), member=st.integers(0, 2))
+    def succeed(self, name, member):
+        if not self._live(name):
+            return
+        members = self.controller.members(name)
+        ref = f"{name}/{members[member % len(members)].name}"
+        self._run(f"succeed {ref}", lambda: self.controller.member_succeeded(ref))
+
+    @rule(name=st.sampled_from(NAMES), member=st.integers(0, 2), replicas=st.integers(-1, 6))
+    def scale(self, name, member, replicas):
+        if not self._live(name):
+            return
+        members = self.controller.members(name)
+        ref = f"{name}/{members[member % len(members)].name}"
+        self._run(f"scale {ref} {replicas}", lambda: self.controller.scale(ref, replicas))
+
+    @rule(name=st.sampled_from(NAMES), member=st.integers(0, 2))
+    def place_member(self, name, member):
+        if not self._live(name):
+            return
+        members = self.controller.members(name)
+        m = members[member % len(members)]
+        missing = max(m.desired - len(m.assignments), 1)
+        taken = {a.index for a in m.assignments}
+        free = [i for i in range(m.desired + 1) if i not in taken][:missing]
+        nodes = tuple(Assignment(i, f"s{self.node_seq}-{i}") for i in free)
+        self.node_seq += 1
+        self._run(
+            f"place_member {name}/{m.name}",
+            lambda: self.controller.apply_decisions([PlaceMember(name, m.name, nodes)]),
+        )
+
+    @rule(name=st.sampled_from(NAMES))
+    def cancel(self, name):
+        if name in self.controller.world.live_names or any(
+            g.name == name for g in self.controller.groups()
+        ):
+            self._run(f"cancel {name}", lambda: self.controller.cancel(name))
+
+    @rule(seconds=st.sampled_from([1, 30, 61, 95]))
+    def tick(self, seconds):
+        now = self.clock.advance(seconds)
+        self._run(f"tick +{seconds}s", lambda: self.controller.tick(now))
+
+    @rule()
+    def replay_matches_live_state(self):
+        fresh_world = type(self.controller.world)()
+        for position, event in self.controller.read_events():
+            fresh_world.apply(event)
+            fresh_world.position = position
+        assert canonical_encode(fresh_world) == canonical_encode(self.controller.world)
+
+    @invariant()
+    def invariants_hold(self):
+        if hasattr(self, "controller"):
+            check_world(self.controller.world)
+
+
+SLOW = os.environ.get("COSTART_PROFILE") == "slow"
+MIN_COMMANDS = 20_000 if SLOW else 2_000
+
+
+def test_random_command_sequences_keep_every_invariant():
+    """Runs the machine and proves it executed at least MIN_COMMANDS commands."""
+    COMMANDS.clear()
+    run_state_machine_as_test(
+        ControllerMachine,
+        settings=settings(
+            max_examples=2000 if SLOW else 250,
+            stateful_step_count=100,
+            deadline=None,
+            derandomize=not SLOW,
+        ),
+    )
+    refused = sum(1 for label in COMMANDS if label.startswith("!"))
+    ran = len(COMMANDS) - refused
+    print(f"stateful run: {ran} commands, {refused} of them refused")
+    assert ran >= MIN_COMMANDS, f"only {ran} commands ran"
+    assert 0 < refused < ran, "the machine must try both valid and invalid commands"

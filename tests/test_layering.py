@@ -1,0 +1,154 @@
+"""The dependency rule of DESIGN §2, and the determinism rule of the pure layers.
+
+Imports point inward: domain <- placement <- ...; only app.py, cli/ and rest/ wire
+everything. Code in domain/, placement/ and projections/ never reads a clock, makes a
+random id or draws unseeded randomness.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "costart"
+STDLIB = set(sys.stdlib_module_names)
+
+# Which costart layers (and third-party packages) each layer may import.
+ALLOWED: dict[str, tuple[set[str], set[str]]] = {
+    "domain": ({"domain"}, {"msgspec"}),
+    "placement": ({"domain", "placement"}, {"msgspec"}),
+    "store": ({"domain", "store"}, {"msgspec", "eventsourcing", "lmdb", "structlog"}),
+    "projections": (
+        {"domain", "store", "projections"},
+        {"msgspec", "eventsourcing", "lmdb", "structlog"},
+    ),
+    "replay": (
+        {"domain", "placement", "store", "projections", "replay"},
+        {"msgspec", "eventsourcing", "lmdb", "structlog"},
+    ),
+    "sim": (
+        {"domain", "placement", "store", "projections", "replay", "sim"},
+        {"msgspec", "eventsourcing", "lmdb", "structlog"},
+    ),
+}
+PURE_LAYERS = ("domain", "placement", "projections")
+BANNED_IN_DOMAIN = {
+    "time",
+    "datetime",
+    "random",
+    "os",
+    "logging",
+    "structlog",
+    "uuid.uuid4",
+    "secrets",
+}
+BANNED_CALLS = {
+    ("time", "time"),
+    ("time", "time_ns"),
+    ("time", "monotonic"),
+    ("time", "monotonic_ns"),
+    ("time", "perf_counter"),
+    ("datetime", "now"),
+    ("datetime", "utcnow"),
+    ("date", "today"),
+    ("uuid", "uuid4"),
+    ("uuid", "uuid1"),
+    ("os", "getenv"),
+    ("os", "urandom"),
+    ("random", "random"),
+    ("random", "randint"),
+    ("random", "choice"),
+    ("random", "shuffle"),
+    ("random", "uniform"),
+    ("random", "sample"),
+    ("random", "randrange"),
+}
+
+
+def _modules(layer: str) -> list[Path]:
+    return sorted((PACKAGE / layer).rglob("*.py"))
+
+
+def _imports(path: Path) -> list[tuple[int, str]]:
+    tree = ast.parse(path.read_text())
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found += [(node.lineno, node.module)]
+            found += [(node.lineno, f"{node.module}.{alias.name}") for alias in node.names]
+    return found
+
+
+def layering_violations(layer: str) -> list[str]:
+    own, third_party = ALLOWED[layer]
+    problems: set[str] = set()
+    for path in _modules(layer):
+        for line, name in _imports(path):
+            parts = name.split(".")
+            if parts[0] == "costart":
+                target = parts[1] if len(parts) > 1 else ""
+                is_layer = (PACKAGE / target).is_dir() or (PACKAGE / f"{target}.py").exists()
+                if target and target not in own and is_layer:
+                    problems.add(f"{path.relative_to(PACKAGE)}:{line} imports costart.{target}")
+            elif parts[0] not in STDLIB | third_party | {"__future__"}:
+                problems.add(f"{path.relative_to(PACKAGE)}:{line} imports {parts[0]}")
+    return sorted(problems)
+
+
+def determinism_violations(layer: str) -> list[str]:
+    problems = []
+    for path in _modules(layer):
+        tree = ast.parse(path.read_text())
+        where = path.relative_to(PACKAGE)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                owner = node.func.value
+                owner_name = owner.id if isinstance(owner, ast.Name) else getattr(owner, "attr", "")
+                if (owner_name, node.func.attr) in BANNED_CALLS:
+                    problems.append(f"{where}:{node.lineno} calls {owner_name}.{node.func.attr}()")
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                if node.func.id in {"uuid4", "uuid1", "urandom", "getenv"}:
+                    problems.append(f"{where}:{node.lineno} calls {node.func.id}()")
+                if node.func.id == "Random" and not node.args:
+                    problems.append(f"{where}:{node.lineno} makes an unseeded Random()")
+            if isinstance(node, ast.Attribute) and node.attr == "environ":
+                problems.append(f"{where}:{node.lineno} reads the environment")
+        if layer == "domain":
+            for line, name in _imports(path):
+                if name.split(".")[0] in BANNED_IN_DOMAIN or name in BANNED_IN_DOMAIN:
+                    problems.append(f"{where}:{line} imports {name} into the domain")
+    return sorted(set(problems))
+
+
+@pytest.mark.parametrize("layer", sorted(ALLOWED))
+def test_imports_point_inward(layer):
+    assert layering_violations(layer) == []
+
+
+@pytest.mark.parametrize("layer", PURE_LAYERS)
+def test_pure_layers_never_read_a_clock_or_draw_randomness(layer):
+    assert determinism_violations(layer) == []
+
+
+def test_the_checks_catch_a_violation(tmp_path, monkeypatch):
+    """The checker itself must fail on bad code (a test that cannot fail is no test)."""
+    fake = tmp_path / "costart"
+    (fake / "domain").mkdir(parents=True)
+    (fake / "app.py").write_text("")
+    (fake / "domain" / "bad.py").write_text(
+        "import time\nimport lmdb\nfrom costart.app import Controller\n"
+        "from uuid import uuid4\nx = uuid4()\ny = time.time()\n"
+    )
+    monkeypatch.setattr(sys.modules[__name__], "PACKAGE", fake)
+    assert len(layering_violations("domain")) == 2
+    assert determinism_violations("domain") == [
+        "domain/bad.py:1 imports time into the domain",
+        "domain/bad.py:4 imports uuid.uuid4 into the domain",
+        "domain/bad.py:5 calls uuid4()",
+        "domain/bad.py:6 calls time.time()",
+    ]
