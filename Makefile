@@ -16,7 +16,7 @@ demo: $(STAMP)
 	$(BIN)/costart demo $(DEMO_ARGS)
 
 test: $(STAMP)
-	$(BIN)/ruff check costart tests bench
+	$(BIN)/ruff check .
 	$(BIN)/mypy
 	$(BIN)/pytest -q -m "not slow"
 
@@ -25,7 +25,7 @@ test-slow: $(STAMP)
 	COSTART_PROFILE=slow $(BIN)/pytest -q
 
 lint: $(STAMP)
-	$(BIN)/ruff check costart tests bench
+	$(BIN)/ruff check .
 
 typecheck: $(STAMP)
 	$(BIN)/mypy
