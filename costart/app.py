@@ -20,7 +20,7 @@ from eventsourcing.application import Application
 from eventsourcing.persistence import Mapper
 
 from costart.domain import decisions as dec
-from costart.domain import failures, lifecycle, scheduling
+from costart.domain import failures, lifecycle, node_loss, scheduling
 from costart.domain.aggregates import GroupUnit
 from costart.domain.errors import DomainError, NotFound
 from costart.domain.events import DomainEvent
@@ -195,6 +195,18 @@ class Controller(Application[UUID]):
                 if scheduling.on_tick(unit, now):
                     fired.extend(self._commit(unit))
         return fired
+
+    def node_down(self, node: str, now_ns: int | None = None) -> list[DomainEvent]:
+        """A node was lost: every group on it reacts (one atomic save per group)."""
+        written: list[DomainEvent] = []
+        with self._lock:
+            at = self._now(now_ns)
+            for group in self.world.live_groups():
+                unit = GroupUnit(group, self.world.members_of(group))
+                if node_loss.lose_node(unit, node, at):
+                    written.extend(self._commit(unit))
+        log.info("node down", node=node, events=len(written))
+        return written
 
     def apply_decisions(self, decisions: Iterable[dec.Decision]) -> list[DomainEvent]:
         """Record the placement step's decisions, one atomic save per group decision.

@@ -289,3 +289,46 @@ def test_unknown_names_are_reported_clearly():
         c.cancel("nope")
     with pytest.raises(NotFound, match="GROUP/MEMBER"):
         c.claim_ready("just-a-group", "gpus")
+
+
+def test_node_loss_before_the_start_releases_without_counting_an_attempt():
+    spec = a_group().with_member("a", tasks=2, claims=("c",)).with_placement(max_attempts=1).build()
+    c = new_controller()
+    c.submit(spec)
+    c.apply_decisions([full_placement(spec)])
+    events = c.node_down("r1-n002")
+    assert event_names(events) == ["MemberReleased", "PlacementReleased"]
+    assert c.group("g1").status == "PENDING"
+    assert c.node_down("r1-n002") == []
+
+
+def test_node_loss_after_the_start_fails_only_the_replicas_on_it():
+    spec = (
+        a_group()
+        .with_member("trainer")
+        .with_member("rollout", replicas=3, min_running=1)
+        .with_rule("tolerate", members=("rollout",), reasons=("node-lost",))
+        .build()
+    )
+    c = started_group(spec, new_controller())
+    rollout_node = c.members("g1")[1].assignments[1].node
+    events = c.node_down(rollout_node)
+    assert event_names(events) == ["MemberFailed", "GroupDegraded"]
+    failed = events[0]
+    assert failed.reason == "node-lost" and failed.index == 1
+    check_world(c.world)
+
+
+def test_node_loss_of_a_job_goes_through_the_policy_without_using_the_budget():
+    spec = (
+        a_group()
+        .with_member("trainer")
+        .with_member("svc", replicas=1)
+        .with_rule("restart-group", members=("trainer",), reasons=("node-lost", "error"))
+        .with_failure(max_group_restarts=0)
+        .build()
+    )
+    c = started_group(spec, new_controller())
+    events = c.node_down(c.members("g1")[0].assignments[0].node)
+    assert event_names(events)[:2] == ["MemberFailed", "GroupRestarted"]
+    assert c.group("g1").group_restarts == 0 and c.group("g1").status == "PENDING"

@@ -285,6 +285,27 @@ class ControllerMachine(RuleBasedStateMachine):
         ):
             self._run(f"cancel {name}", lambda: self.controller.cancel(name))
 
+    @rule(pick=st.integers(0, 1000))
+    def node_down(self, pick):
+        used = sorted(
+            {
+                a.node
+                for m in self.controller.world.members.values()
+                for a in (*m.held, *m.assignments)
+            }
+        )
+        if used:
+            node = used[pick % len(used)]
+            events = self._run(f"node_down {node}", lambda: self.controller.node_down(node))
+            for e in events:
+                if isinstance(e, ev.MemberFailed):
+                    assert e.reason == "node-lost"
+            assert not any(
+                a.node == node and m.status == "RUNNING"
+                for m in self.controller.world.members.values()
+                for a in m.assignments
+            )
+
     @rule(seconds=st.sampled_from([1, 30, 61, 95]))
     def tick(self, seconds):
         now = self.clock.advance(seconds)
