@@ -29,11 +29,11 @@ from costart.domain.spec_types import FailureReason, GroupSpec
 from costart.domain.states import GroupState, MemberState
 from costart.domain.world import World
 from costart.store.codec import MsgspecMapper
+from costart.store.reading import read_events
 
 log = structlog.get_logger("costart.controller")
 
 Clock = Callable[[], int]
-_PAGE = 1000
 
 
 class PlacementStep(Protocol):
@@ -78,20 +78,18 @@ class Controller(Application[UUID]):
         self._catch_up()
 
     def construct_mapper(self) -> Mapper[UUID]:
-        return MsgspecMapper(compressor=self.factory.compressor(), cipher=self.factory.cipher())
+        self._msgspec_mapper = MsgspecMapper(
+            compressor=self.factory.compressor(), cipher=self.factory.cipher()
+        )
+        return self._msgspec_mapper
 
     # --- reading the log -------------------------------------------------------------
 
-    def read_events(self, after: int = 0) -> Iterator[tuple[int, DomainEvent]]:
-        """Every event after log position ``after``, with its position, in log order."""
-        start = after + 1
-        while True:
-            page = self.recorder.select_notifications(start=start, limit=_PAGE)
-            for notification in page:
-                yield notification.id, cast(DomainEvent, self.mapper.to_domain_event(notification))
-            if len(page) < _PAGE:
-                return
-            start = page[-1].id + 1
+    def read_events(
+        self, after: int = 0, until: int | None = None
+    ) -> Iterator[tuple[int, DomainEvent]]:
+        """Events at log positions ``after < p <= until``, in log order."""
+        return read_events(self.recorder, self._msgspec_mapper, after, until)
 
     def _catch_up(self) -> None:
         """Fold whatever the log holds beyond the live state's position."""
@@ -125,9 +123,7 @@ class Controller(Application[UUID]):
         with self._lock:
             unit = self._unit(name)
             command(unit, self._now())
-            events = self._commit(unit)
-        log.debug("command", group=name, events=[type(e).__name__ for e in events])
-        return events
+            return self._commit(unit)
 
     # --- commands --------------------------------------------------------------------
 

@@ -1,0 +1,63 @@
+"""Field-by-field differences between two states: `replay diff`, and the first
+divergence that `replay verify` reports."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from costart.domain.world import World
+
+
+class FieldChange(msgspec.Struct, frozen=True):
+    """One differing field. ``aggregate`` is ``group NAME`` or ``member GROUP/NAME``."""
+
+    aggregate: str
+    field: str
+    before: Any
+    after: Any
+
+
+def _label(kind: str, world: World, key: str) -> str:
+    if kind == "groups":
+        return f"group {world.groups[key].name}"
+    if kind == "members":
+        member = world.members[key]
+        group = world.groups.get(str(member.group_id))
+        return f"member {group.name if group else '?'}/{member.name}"
+    return kind
+
+
+def _walk(prefix: str, a: Any, b: Any, out: list[tuple[str, Any, Any]]) -> None:
+    if isinstance(a, dict) and isinstance(b, dict):
+        for key in sorted(set(a) | set(b)):
+            _walk(f"{prefix}.{key}" if prefix else str(key), a.get(key), b.get(key), out)
+    elif a != b:
+        out.append((prefix, a, b))
+
+
+def diff_worlds(before: World, after: World, *, limit: int | None = None) -> list[FieldChange]:
+    """Changed fields of every group and member (and the top-level counters), in a stable
+    order: groups by submission, members by id. ``limit`` stops early."""
+    changes: list[FieldChange] = []
+    for kind in ("groups", "members"):
+        old: dict[str, Any] = getattr(before, kind)
+        new: dict[str, Any] = getattr(after, kind)
+        for key in sorted(set(old) | set(new)):
+            a = msgspec.to_builtins(old[key]) if key in old else None
+            b = msgspec.to_builtins(new[key]) if key in new else None
+            label = _label(kind, after if key in new else before, key)
+            found: list[tuple[str, Any, Any]] = []
+            if a is None or b is None:
+                found.append(("(exists)", a is not None, b is not None))
+            else:
+                _walk("", a, b, found)
+            changes += [FieldChange(label, field, x, y) for field, x, y in found]
+            if limit is not None and len(changes) >= limit:
+                return changes[:limit]
+    for field in ("submissions", "clock_ns", "position"):
+        a, b = getattr(before, field), getattr(after, field)
+        if a != b:
+            changes.append(FieldChange("world", field, a, b))
+    return changes if limit is None else changes[:limit]

@@ -1,0 +1,49 @@
+"""Rebuilding the controller state from the log, to a position or to a time."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from costart.domain.events import DomainEvent
+from costart.domain.world import World
+from costart.replay.source import EventSource
+from costart.store.codec import canonical_decode, canonical_encode
+
+
+def fold(world: World, events: Iterator[tuple[int, DomainEvent]]) -> World:
+    for position, event in events:
+        world.apply(event)
+        world.position = position
+    return world
+
+
+def rebuild(source: EventSource, until: int | None = None, start: World | None = None) -> World:
+    """The state at log position ``until`` (the end if None), from scratch or from
+    ``start`` (a state at an earlier position, e.g. a snapshot; it is not modified)."""
+    world = copy_world(start) if start is not None else World()
+    return fold(world, source.events(after=world.position, until=until))
+
+
+def rebuild_until_time(source: EventSource, at_ns: int) -> World:
+    """The state after every event with ``at_ns`` <= the given time."""
+    world = World()
+    for position, event in source.events():
+        if event.at_ns > at_ns:
+            break
+        world.apply(event)
+        world.position = position
+    return world
+
+
+def position_at_time(source: EventSource, at_ns: int) -> int:
+    """The last log position whose event happened at or before ``at_ns``."""
+    last = 0
+    for position, event in source.events():
+        if event.at_ns > at_ns:
+            break
+        last = position
+    return last
+
+
+def copy_world(world: World) -> World:
+    return canonical_decode(canonical_encode(world), World)

@@ -1,0 +1,35 @@
+"""Reading the notification log as ``(position, event)`` pairs, page by page.
+
+One reader serves the Controller's catch-up, the projections and the replay tools, over
+any of the library's application recorders.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import cast
+
+from eventsourcing.persistence import ApplicationRecorder
+
+from costart.domain.events import DomainEvent
+from costart.store.codec import MsgspecMapper
+
+PAGE_SIZE = 1000
+
+
+def read_events(
+    recorder: ApplicationRecorder,
+    mapper: MsgspecMapper,
+    after: int = 0,
+    until: int | None = None,
+) -> Iterator[tuple[int, DomainEvent]]:
+    """Events at positions ``after < p <= until`` (to the end when ``until`` is None)."""
+    start = after + 1
+    while until is None or start <= until:
+        limit = PAGE_SIZE if until is None else min(PAGE_SIZE, until - start + 1)
+        page = recorder.select_notifications(start=start, limit=limit)
+        for notification in page:
+            yield notification.id, cast(DomainEvent, mapper.to_domain_event(notification))
+        if len(page) < limit:
+            return
+        start = page[-1].id + 1
