@@ -28,12 +28,23 @@ from costart.domain.spec import SpecFormat, parse_spec
 from costart.domain.spec_types import FailureReason, GroupSpec
 from costart.domain.states import GroupState, MemberState
 from costart.domain.world import World
+from costart.replay.rebuild import restore
+from costart.replay.source import RecorderSource
 from costart.store.codec import MsgspecMapper
 from costart.store.reading import read_events
+from costart.store.snapshots import SnapshotStore
 
 log = structlog.get_logger("costart.controller")
 
 Clock = Callable[[], int]
+SNAPSHOT_EVERY = "COSTART_SNAPSHOT_EVERY"  # events between automatic snapshots; 0 = never
+DEFAULT_SNAPSHOT_EVERY = 10_000
+
+
+def _record_hash(recorder: object, position: int) -> bytes | None:
+    """The log's chain hash at ``position`` when the store keeps a hash chain."""
+    record_hash = getattr(recorder, "record_hash", None)
+    return record_hash(position) if callable(record_hash) and position else None
 
 
 class PlacementStep(Protocol):
@@ -75,7 +86,10 @@ class Controller(Application[UUID]):
         self.placement = placement
         self._lock = threading.RLock()
         self.world = World()
-        self._catch_up()
+        self.snapshots_store = SnapshotStore(self.factory.aggregate_recorder(purpose="snapshots"))
+        self.snapshot_every = int(self.env.get(SNAPSHOT_EVERY, str(DEFAULT_SNAPSHOT_EVERY)))
+        self._last_snapshot_position = 0
+        self._restore()
 
     def construct_mapper(self) -> Mapper[UUID]:
         self._msgspec_mapper = MsgspecMapper(
@@ -91,11 +105,44 @@ class Controller(Application[UUID]):
         """Events at log positions ``after < p <= until``, in log order."""
         return read_events(self.recorder, self._msgspec_mapper, after, until)
 
+    def _restore(self) -> None:
+        """Start from the newest valid snapshot (falling back past corrupt ones), then
+        fold the log's tail."""
+        world, snapshot, skipped = restore(
+            self.snapshots_store, RecorderSource(self.recorder, self._msgspec_mapper)
+        )
+        for error in skipped:
+            log.warning("snapshot skipped", position=error.position, error=str(error))
+        if snapshot is not None:
+            self._last_snapshot_position = snapshot.position
+            log.info(
+                "restored from snapshot",
+                position=snapshot.position,
+                tail=world.position - snapshot.position,
+            )
+        self.world = world
+
     def _catch_up(self) -> None:
         """Fold whatever the log holds beyond the live state's position."""
         for position, event in self.read_events(self.world.position):
             self.world.apply(event)
             self.world.position = position
+
+    def snapshot_now(self) -> int:
+        """Write a snapshot of the whole state at the current position; returns it."""
+        with self._lock:
+            self._catch_up()
+            log_hash = _record_hash(self.recorder, self.world.position)
+            self.snapshots_store.write(self.world, log_hash)
+            self._last_snapshot_position = self.world.position
+            return self.world.position
+
+    def _snapshot_if_due(self) -> None:
+        due = self.snapshot_every and (
+            self.world.position - self._last_snapshot_position >= self.snapshot_every
+        )
+        if due:
+            self.snapshot_now()
 
     # --- the command path ------------------------------------------------------------
 
@@ -117,6 +164,7 @@ class Controller(Application[UUID]):
             self.world.apply(cast(DomainEvent, recording.domain_event))
             if recording.notification.id:
                 self.world.position = recording.notification.id
+        self._snapshot_if_due()
         return events
 
     def _on_group(self, name: str, command: Callable[[GroupUnit, int], Any]) -> list[DomainEvent]:

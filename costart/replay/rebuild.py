@@ -8,6 +8,7 @@ from costart.domain.events import DomainEvent
 from costart.domain.world import World
 from costart.replay.source import EventSource
 from costart.store.codec import canonical_decode, canonical_encode
+from costart.store.snapshots import CorruptSnapshotError, Snapshot, SnapshotStore
 
 
 def fold(world: World, events: Iterator[tuple[int, DomainEvent]]) -> World:
@@ -47,3 +48,16 @@ def position_at_time(source: EventSource, at_ns: int) -> int:
 
 def copy_world(world: World) -> World:
     return canonical_decode(canonical_encode(world), World)
+
+
+def restore(
+    snapshots: SnapshotStore, source: EventSource
+) -> tuple[World, Snapshot | None, list[CorruptSnapshotError]]:
+    """Newest valid snapshot (skipping corrupt ones) plus the log's tail: the state a
+    restarting or promoted controller starts from."""
+    snapshot, world, skipped = snapshots.newest_valid()
+    return (
+        fold(world or World(), source.events(after=world.position if world else 0)),
+        snapshot,
+        skipped,
+    )

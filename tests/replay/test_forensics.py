@@ -77,12 +77,22 @@ def test_export_writes_one_json_line_per_event(demo):
 def test_timeline_has_a_lane_per_member_and_renders_self_contained_html(demo):
     _, source = demo
     timeline = group_timeline(source, "grpo-run-42")
-    assert [lane.name for lane in timeline.lanes] == ["group", "trainer", "rollout", "reward", "reference"]
+    assert [lane.name for lane in timeline.lanes] == [
+        "group",
+        "trainer",
+        "rollout",
+        "reward",
+        "reference",
+    ]
     rollout = [span.state for span in timeline.lanes[2].spans]
     assert rollout[:3] == ["PENDING", "PLACED", "READY"]
     assert "RESTARTING" in rollout and rollout[-1] == "STOPPED"
     page = render_html(timeline)
-    assert page.startswith("<!DOCTYPE html>") and "<script" not in page and "http" not in page.split("<svg")[0]
+    assert (
+        page.startswith("<!DOCTYPE html>")
+        and "<script" not in page
+        and "http" not in page.split("<svg")[0]
+    )
     assert page.count("<rect") == sum(len(lane.spans) for lane in timeline.lanes)
 
 
@@ -90,7 +100,9 @@ def test_why_returns_the_pend_reason_then_and_its_history():
     clock = ManualClock()
     c = new_controller(clock)
     c.submit(a_group("big").with_member("a", gpu=8, tasks=64).build())
-    capacity = PendReason("capacity", "a: 64x{gpu:8}; best 40 free", member="a", need="512 gpu", best="320 gpu")
+    capacity = PendReason(
+        "capacity", "a: 64x{gpu:8}; best 40 free", member="a", need="512 gpu", best="320 gpu"
+    )
     clock.advance(10)
     c.apply_decisions([SetPendReason("big", capacity)])
     clock.advance(10)

@@ -1,0 +1,134 @@
+"""Whole-controller snapshots (DESIGN §6): the `World` at a log position, canonically
+encoded, checksummed and tied to the log, kept in the library's "snapshots" recorder.
+
+Each snapshot is one stored record of a fixed stream (``originator_version`` = the log
+position), so any eventsourcing persistence module can hold them and a write is atomic.
+Reading falls back from a corrupt newest snapshot to an older one and says so.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+from uuid import uuid5
+
+import msgspec
+from eventsourcing.persistence import AggregateRecorder, IntegrityError, StoredEvent
+
+from costart.domain.ids import COSTART_NAMESPACE
+from costart.domain.world import World
+from costart.store.codec import canonical_decode, canonical_encode
+
+SNAPSHOT_STREAM_ID = uuid5(COSTART_NAMESPACE, "controller-snapshots")
+SNAPSHOT_TOPIC = "costart.snapshot:v1"
+_SCAN_LIMIT = 64  # how many older snapshots to try before giving up
+
+
+class CorruptSnapshotError(Exception):
+    """A stored snapshot fails its checksum or does not decode."""
+
+    def __init__(self, position: int, why: str) -> None:
+        self.position = position
+        super().__init__(f"snapshot at position {position} is corrupt: {why}")
+
+
+class Snapshot(msgspec.Struct, frozen=True, gc=False):
+    """The encoded state at ``position``; ``log_hash`` is the chain hash of the log record
+    at that position when the store keeps a hash chain (ties the two together)."""
+
+    position: int
+    state_checksum: bytes
+    state: bytes
+    log_hash: bytes | None = None
+
+    def world(self) -> World:
+        """Decode the state after checking its checksum."""
+        if _checksum(self.state) != self.state_checksum:
+            raise CorruptSnapshotError(self.position, "state checksum mismatch")
+        try:
+            world = canonical_decode(self.state, World)
+        except msgspec.MsgspecError as error:
+            raise CorruptSnapshotError(self.position, f"state does not decode: {error}") from None
+        if world.position != self.position:
+            raise CorruptSnapshotError(self.position, f"state is at position {world.position}")
+        return world
+
+
+def _checksum(data: bytes) -> bytes:
+    return hashlib.blake2b(data, digest_size=32).digest()
+
+
+def encode_world(world: World) -> bytes:
+    """The canonical bytes replay compares against."""
+    return canonical_encode(world)
+
+
+class SnapshotStore:
+    """Snapshots in an `AggregateRecorder` (purpose "snapshots")."""
+
+    def __init__(self, recorder: AggregateRecorder) -> None:
+        self.recorder = recorder
+
+    def write(self, world: World, log_hash: bytes | None = None) -> Snapshot:
+        """Store the state at ``world.position``. Writing the same position twice keeps the
+        first (a snapshot of a position is a function of the log up to it)."""
+        state = encode_world(world)
+        snapshot = Snapshot(world.position, _checksum(state), state, log_hash)
+        record = StoredEvent(
+            originator_id=SNAPSHOT_STREAM_ID,
+            originator_version=world.position,
+            topic=SNAPSHOT_TOPIC,
+            state=canonical_encode(snapshot),
+        )
+        with contextlib.suppress(IntegrityError):
+            self.recorder.insert_events([record])
+        return snapshot
+
+    def _decode(self, record: StoredEvent) -> Snapshot:
+        try:
+            snapshot = canonical_decode(record.state, Snapshot)
+        except msgspec.MsgspecError as error:
+            raise CorruptSnapshotError(record.originator_version, f"record: {error}") from None
+        if snapshot.position != record.originator_version:
+            raise CorruptSnapshotError(record.originator_version, "position mismatch")
+        return snapshot
+
+    def positions(self) -> list[int]:
+        records = self.recorder.select_events(SNAPSHOT_STREAM_ID)
+        return [r.originator_version for r in records]
+
+    def read(self, position: int) -> Snapshot:
+        records = self.recorder.select_events(
+            SNAPSHOT_STREAM_ID, gt=position - 1, lte=position, limit=1
+        )
+        if not records:
+            raise KeyError(f"no snapshot at position {position}")
+        return self._decode(records[0])
+
+    def all(self) -> list[Snapshot | CorruptSnapshotError]:
+        """Every stored snapshot in position order; corrupt ones as their error."""
+        found: list[Snapshot | CorruptSnapshotError] = []
+        for record in self.recorder.select_events(SNAPSHOT_STREAM_ID):
+            try:
+                snapshot = self._decode(record)
+                snapshot.world()
+                found.append(snapshot)
+            except CorruptSnapshotError as error:
+                found.append(error)
+        return found
+
+    def newest_valid(
+        self, at_or_before: int | None = None
+    ) -> tuple[Snapshot | None, World | None, list[CorruptSnapshotError]]:
+        """The newest snapshot that verifies, its state, and the corrupt ones skipped."""
+        records = self.recorder.select_events(
+            SNAPSHOT_STREAM_ID, lte=at_or_before, desc=True, limit=_SCAN_LIMIT
+        )
+        skipped: list[CorruptSnapshotError] = []
+        for record in records:
+            try:
+                snapshot = self._decode(record)
+                return snapshot, snapshot.world(), skipped
+            except CorruptSnapshotError as error:
+                skipped.append(error)
+        return None, None, skipped
