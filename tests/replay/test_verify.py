@@ -19,7 +19,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _demo(tmp_path):
     console = Console(file=(tmp_path / "out.txt").open("w"))
-    return run_demo(ROOT / "scenarios" / "rl-post-training.toml", console, env={"COSTART_SNAPSHOT_EVERY": "5"})
+    return run_demo(
+        ROOT / "scenarios" / "rl-post-training.toml", console, env={"COSTART_SNAPSHOT_EVERY": "5"}
+    )
 
 
 def test_a_clean_log_verifies(tmp_path):
@@ -57,7 +59,10 @@ class _Tampered:
     def events(self, after=0, until=None):
         for position, event in self.source.events(after, until):
             if position == self.position:
-                yield position, msgspec.structs.replace(event, originator_version=event.originator_version + 5)
+                yield (
+                    position,
+                    msgspec.structs.replace(event, originator_version=event.originator_version + 5),
+                )
             else:
                 yield position, event
 
