@@ -51,6 +51,7 @@ class Shortfall:
     need: str
     best: str
     depth: int
+    got: int = 0
 
 
 def shape_text(shape: Shape) -> str:
@@ -116,10 +117,12 @@ class _Search:
             g, c, m = self.taken[node]
             self.taken[node] = (g - vec[0], c - vec[1], m - vec[2])
 
-    def _fail(self, member: str, need: str, best: str) -> None:
+    def _fail(self, member: str, need: str, best: str, got: int = 0) -> None:
+        """Keep the most telling failure: the deepest in the search, then the closest."""
         depth = len(self.result)
-        if self.failure is None or depth > self.failure.depth:
-            self.failure = Shortfall(member, need, best, depth)
+        old = self.failure
+        if old is None or (depth, got) > (old.depth, old.got):
+            self.failure = Shortfall(member, need, best, depth, got)
 
     # --- allowed nodes -----------------------------------------------------------------
 
@@ -206,6 +209,7 @@ class _Search:
                 f"{demand.need}×{shape_text(demand.shape)} in one {scope.level}"
                 + (f" ({scope.source} is in {scope.anchor})" if scope.anchor else ""),
                 self._best_text(scope, sums),
+                max(sums.values(), default=0),
             )
         if not scope.required:
             ordered.append(None)
@@ -272,26 +276,34 @@ class _Search:
                     chosen.extend([node] * k)
                     placed += k
         if placed < missing and not partial:
-            self._fail(
-                demand.member,
-                f"{count}×{shape_text(demand.shape)}" + self._where(demand),
-                f"{count - missing + placed} fit",
-            )
+            got = count - missing + placed
+            need, best = self._shortfall_text(demand, count, got)
+            self._fail(demand.member, need, best, got)
             self._undo(log)
             self._unspread_log(spreads, log)
             return None
         self.result[demand.member] = chosen
         return log
 
-    def _where(self, demand: Demand) -> str:
+    def _shortfall_text(self, demand: Demand, count: int, got: int) -> tuple[str, str]:
+        """ "8×{gpu:1} in one block" / "best block b3 has 5 free after trainer"."""
+        what = f"{count}×{shape_text(demand.shape)}"
         bound = [
-            f"{self.scopes[i].level} {d}"
+            (self.scopes[i], d)
             for i, d in sorted(self.bound.items())
             if d is not None and demand.member in self.scopes[i].members
         ]
-        spreads = [f"spread over {self.scopes[i].level}s" for i in self._spread_scopes(demand)]
-        parts = [f"in {b}" for b in bound] + spreads
-        return (" " + ", ".join(parts)) if parts else ""
+        spreads = [self.scopes[i].level for i in self._spread_scopes(demand)]
+        spread = f" spread over {'/'.join(spreads)}s" if spreads else ""
+        if not bound:
+            return f"{what}{spread}", f"{got} fit"
+        scope, domain = max(bound, key=lambda b: self.cluster.depth(b[0].level))
+        others = [m for m in self.result if m in scope.members and m != demand.member]
+        after = f" after {', '.join(others)}" if others else ""
+        return (
+            f"{what} in one {scope.level}{spread}",
+            f"best {scope.level} {domain} has {got} free{after}",
+        )
 
     def _spread_out(
         self,
