@@ -143,6 +143,7 @@ class Rig:
         nodes = [node for node, gpus in sorted(gpus_by_node.items()) for _ in range(gpus)]
         placement = {"w": tuple(Assignment(i, node) for i, node in enumerate(nodes))}
         self.controller.apply_decisions([PlaceGroup(name, placement)])
+        self.start_all(name)
         self.check()
 
     def status(self, name: str) -> str:
