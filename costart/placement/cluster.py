@@ -113,6 +113,10 @@ class Cluster:
         """The id of the domain at ``level`` that holds node ``node`` (by index)."""
         return self._domain_of[level][node]
 
+    def domain_ids(self, level: str) -> list[str]:
+        """Domain id at ``level`` per node index (read-only)."""
+        return self._domain_of[level]
+
     def domains(self, level: str) -> list[str]:
         """Every domain id at ``level``, in node order (stable)."""
         return list(self._members[level])

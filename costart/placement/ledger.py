@@ -49,10 +49,17 @@ class View:
     """Capacity per node that one planning attempt may use: shared base arrays plus a
     sparse overlay (a group's own holds, which it may reuse)."""
 
-    def __init__(self, cluster: Cluster, base: list[Vec], overlay: Mapping[int, Vec]) -> None:
+    def __init__(
+        self,
+        cluster: Cluster,
+        base: list[Vec],
+        overlay: Mapping[int, Vec],
+        shared_fits: dict[Shape, list[int]] | None = None,
+    ) -> None:
         self.cluster = cluster
         self._base = base
         self._overlay = dict(overlay)
+        self._shared = shared_fits if shared_fits is not None else {}
         self._fits: dict[Shape, list[int]] = {}
 
     def avail(self, node: int) -> Vec:
@@ -68,10 +75,17 @@ class View:
         if cached is not None:
             return cached
         nodes = self.cluster.nodes
-        counts = [
-            fit_count(vec, shape) if shape_fits_type(shape, nodes[i]) else 0
-            for i, vec in enumerate(self._base)
-        ]
+        shared = self._shared.get(shape)
+        if shared is None:
+            shared = [
+                fit_count(vec, shape) if shape_fits_type(shape, nodes[i]) else 0
+                for i, vec in enumerate(self._base)
+            ]
+            self._shared[shape] = shared
+        if not self._overlay:
+            self._fits[shape] = shared
+            return shared
+        counts = list(shared)
         for node in sorted(self._overlay):
             if shape_fits_type(shape, nodes[node]):
                 counts[node] = fit_count(self.avail(node), shape)
@@ -89,14 +103,19 @@ class SessionLedger:
         self.claim: list[Vec] = [(0, 0, 0)] * len(cluster)
         self.held_total: list[Vec] = [(0, 0, 0)] * len(cluster)
         self.held_by: dict[str, NodeVecs] = {}
-        self._version = 0
-        self._views: dict[tuple[str, int], list[Vec]] = {}
+        # Views' base arrays, kept current node by node as the session changes capacity
+        # (rebuilding 4,096-node arrays per group would dominate a session).
+        self._bases: dict[str, list[Vec]] = {}
+        self._shared_fits: dict[str, dict[Shape, list[int]]] = {}
         for group in world.live_groups():
             for member in world.members_of(group):
                 for a in member.held:
                     index = cluster.index.get(a.node)
                     if index is not None:
                         self._add_hold(group.name, index, shape_vec(member.spec.shape))
+        for kind in ("now", "free", "eventual"):
+            self._bases[kind] = [self._entry(kind, i) for i in range(len(cluster))]
+            self._shared_fits[kind] = {}
 
     def _add_hold(self, group: str, node: int, vec: Vec, sign: int = 1) -> None:
         add_vecs(self.held_by.setdefault(group, {}), node, vec, sign)
@@ -114,7 +133,7 @@ class SessionLedger:
         self.allocator.reserve(name, Capacity(gpu=vec[0], cpu=vec[1], mem_gb=vec[2]))
         g, c, m = self.free[node]
         self.free[node] = (g - vec[0], c - vec[1], m - vec[2])
-        self._version += 1
+        self._refresh(node)
 
     def give(self, node: int, vec: Vec) -> None:
         """Give capacity back (released holds or placements)."""
@@ -123,11 +142,11 @@ class SessionLedger:
         if self.cluster.is_up(node):
             g, c, m = self.free[node]
             self.free[node] = (g + vec[0], c + vec[1], m + vec[2])
-        self._version += 1
+        self._refresh(node)
 
     def hold(self, group: str, node: int, vec: Vec) -> None:
-        self.take(node, vec)
         self._add_hold(group, node, vec)
+        self.take(node, vec)
 
     def drop_holds(self, group: str) -> NodeVecs:
         """Forget the group's holds (it converts or releases them); returns them."""
@@ -135,7 +154,7 @@ class SessionLedger:
         for node, vec in sorted(holds.items()):
             g, c, m = self.held_total[node]
             self.held_total[node] = (g - vec[0], c - vec[1], m - vec[2])
-        self._version += 1
+            self._refresh(node)
         return holds
 
     def can_take(self, node: int, vec: Vec) -> bool:
@@ -146,57 +165,54 @@ class SessionLedger:
     def add_claim(self, node: int, vec: Vec) -> None:
         g, c, m = self.claim[node]
         self.claim[node] = (g + vec[0], c + vec[1], m + vec[2])
-        self._version += 1
+        self._refresh(node)
 
     # --- views -----------------------------------------------------------------------
 
-    def _cached(self, kind: str) -> list[Vec] | None:
-        return self._views.get((kind, self._version))
+    def _entry(self, kind: str, i: int) -> Vec:
+        f = self.free[i]
+        if kind == "free":
+            return f
+        k = self.claim[i]
+        if kind == "now":
+            return (max(0, f[0] - k[0]), max(0, f[1] - k[1]), max(0, f[2] - k[2]))
+        if not self.cluster.is_up(i):
+            return (0, 0, 0)
+        node, h = self.cluster.nodes[i], self.held_total[i]
+        return (
+            max(0, node.gpu - h[0] - k[0]),
+            max(0, node.cpu - h[1] - k[1]),
+            max(0, node.mem_gb - h[2] - k[2]),
+        )
 
-    def _store(self, kind: str, base: list[Vec]) -> list[Vec]:
-        self._views = {k: v for k, v in self._views.items() if k[1] == self._version}
-        self._views[(kind, self._version)] = base
-        return base
+    def _refresh(self, i: int) -> None:
+        """Recompute node ``i`` in every base array and every cached fit count."""
+        if not self._bases:
+            return
+        nodes = self.cluster.nodes
+        for kind, base in self._bases.items():
+            vec = self._entry(kind, i)
+            base[i] = vec
+            for shape, fits in self._shared_fits[kind].items():
+                fits[i] = fit_count(vec, shape) if shape_fits_type(shape, nodes[i]) else 0
+
+    def _view(self, kind: str, overlay: Mapping[int, Vec]) -> View:
+        return View(self.cluster, self._bases[kind], overlay, self._shared_fits[kind])
 
     def now_view(self, group: str | None, *, honour_claims: bool = True) -> View:
-        """Free now (minus higher claims), plus the group's own holds."""
-        kind = "now" if honour_claims else "now-unclaimed"
-        base = self._cached(kind)
-        if base is None:
-            if honour_claims:
-                base = [
-                    (max(0, f[0] - k[0]), max(0, f[1] - k[1]), max(0, f[2] - k[2]))
-                    for f, k in zip(self.free, self.claim, strict=True)
-                ]
-            else:
-                base = list(self.free)
-            base = self._store(kind, base)
-        return View(self.cluster, base, self.held_by.get(group, {}) if group else {})
+        """Free now (minus higher claims), plus the group's own holds. Like every view,
+        valid until the ledger next changes."""
+        overlay = self.held_by.get(group, {}) if group else {}
+        return self._view("now" if honour_claims else "free", overlay)
 
     def eventual_view(self, group: str, lower_holds: NodeVecs | None = None) -> View:
         """What the group could have once running work ends: capacity of up nodes minus
         other reservations' holds and higher claims; ``lower_holds`` are added back when
         the group may displace lower-ordered reservations."""
-        base = self._cached("eventual")
-        if base is None:
-            base = []
-            for i, node in enumerate(self.cluster.nodes):
-                if not self.cluster.is_up(i):
-                    base.append((0, 0, 0))
-                    continue
-                h, k = self.held_total[i], self.claim[i]
-                base.append(
-                    (
-                        max(0, node.gpu - h[0] - k[0]),
-                        max(0, node.cpu - h[1] - k[1]),
-                        max(0, node.mem_gb - h[2] - k[2]),
-                    )
-                )
-            base = self._store("eventual", base)
         overlay = dict(self.held_by.get(group, {}))
         for index, vec in sorted((lower_holds or {}).items()):
             add_vecs(overlay, index, vec)
-        return View(self.cluster, base, overlay)
+        return self._view("eventual", overlay)
 
 
 def empty_cluster_view(cluster: Cluster) -> View:

@@ -184,9 +184,12 @@ class _Search:
         sums: dict[str, int] = {}
         now: dict[str, int] = {}
         prefer_fits = self.prefer.fits(demand.shape) if self.prefer is not None else None
+        fits, taken = self.view.fits(demand.shape), self.taken
+        domain_of = self.cluster.domain_ids(scope.level)
         for node in allowed:
-            domain = self.cluster.domain_of(scope.level, node)
-            sums[domain] = sums.get(domain, 0) + self.fit(node, demand.shape)
+            domain = domain_of[node]
+            have = fits[node] if node not in taken else self.fit(node, demand.shape)
+            sums[domain] = sums.get(domain, 0) + have
             if prefer_fits is not None:
                 now[domain] = now.get(domain, 0) + prefer_fits[node]
         viable = [
@@ -267,10 +270,12 @@ class _Search:
             placed = self._spread_out(demand, allowed, spreads, missing, log, chosen)
         else:
             placed = 0
+            fits, taken = self.view.fits(demand.shape), self.taken
             for node in self._node_order(allowed, demand.shape):
                 if placed >= missing:
                     break
-                k = min(self.fit(node, demand.shape), missing - placed)
+                have = fits[node] if node not in taken else self.fit(node, demand.shape)
+                k = min(have, missing - placed)
                 if k > 0:
                     self._take(node, demand.shape, k, log)
                     chosen.extend([node] * k)
