@@ -1,0 +1,161 @@
+"""The cluster as the placement step sees it: nodes, their capacity, and a topology.
+
+A node sits on a topology path with one domain name per configured level (for example
+zone/block/rack); the node itself is always the innermost level, ``node``. A domain is
+identified by its path prefix joined with ``/`` (``z1/b3/r2``), so names only need to be
+unique under their parent. Node order is fixed at construction (sorted by path, then
+name) and every iteration in placement follows it, so no decision depends on hash order.
+
+Node status is the one mutable part: ``up`` nodes take new work; ``drained`` nodes keep
+what they run but take nothing new; ``down`` nodes take nothing and their holds are
+given back by the step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Final, Literal
+
+import msgspec
+
+from costart.domain.invariants import Capacity
+from costart.domain.spec_types import Shape
+
+NodeStatus = Literal["up", "down", "drained"]
+NODE_STATUSES: Final = ("up", "down", "drained")
+NODE_LEVEL: Final = "node"
+
+
+class Node(msgspec.Struct, frozen=True, gc=False):
+    """One machine. ``path`` has one domain name per cluster level (outermost first)."""
+
+    name: str
+    path: tuple[str, ...]
+    gpu: int = 0
+    cpu: int = 0
+    mem_gb: int = 0
+    gpu_type: str | None = None
+    labels: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def capacity(self) -> Capacity:
+        return Capacity(gpu=self.gpu, cpu=self.cpu, mem_gb=self.mem_gb)
+
+
+class ClusterError(ValueError):
+    """A cluster definition is invalid. ``path`` names the field (``nodes[3].gpu``)."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        self.path = path
+        self.reason = reason
+        super().__init__(f"{path}: {reason}" if path else reason)
+
+
+def shape_fits_type(shape: Shape, node: Node) -> bool:
+    """A shape asking for a GPU type only fits nodes of that type."""
+    return shape.gpu_type is None or shape.gpu_type == node.gpu_type
+
+
+class Cluster:
+    """Nodes in a fixed order, their topology domains, and their status.
+
+    ``levels`` are the configured topology levels (outermost first); ``node`` is implied
+    as the innermost one. Domain lookups are precomputed once.
+    """
+
+    def __init__(self, levels: Sequence[str], nodes: Iterable[Node]) -> None:
+        self.levels: tuple[str, ...] = tuple(levels)
+        if NODE_LEVEL in self.levels:
+            raise ClusterError("levels", f"{NODE_LEVEL!r} is implied as the innermost level")
+        if len(set(self.levels)) != len(self.levels):
+            raise ClusterError("levels", "a level is listed twice")
+        ordered = sorted(nodes, key=lambda n: (n.path, n.name))
+        self.nodes: tuple[Node, ...] = tuple(ordered)
+        self.index: dict[str, int] = {}
+        for i, node in enumerate(self.nodes):
+            if node.name in self.index:
+                raise ClusterError(f"nodes[{node.name}]", f"duplicate node name {node.name!r}")
+            if len(node.path) != len(self.levels):
+                raise ClusterError(
+                    f"nodes[{node.name}].path",
+                    f"has {len(node.path)} names; levels are {list(self.levels)}",
+                )
+            self.index[node.name] = i
+        self.status: list[NodeStatus] = ["up"] * len(self.nodes)
+        # domain id per (level position, node index); the node level uses the node name.
+        self._domain_of: dict[str, list[str]] = {}
+        self._members: dict[str, dict[str, list[int]]] = {}
+        for depth, level in enumerate((*self.levels, NODE_LEVEL)):
+            ids = [self._domain_id(node, depth) for node in self.nodes]
+            self._domain_of[level] = ids
+            groups: dict[str, list[int]] = {}
+            for i, domain in enumerate(ids):
+                groups.setdefault(domain, []).append(i)
+            self._members[level] = groups
+
+    def _domain_id(self, node: Node, depth: int) -> str:
+        if depth == len(self.levels):
+            return "/".join((*node.path, node.name))
+        return "/".join(node.path[: depth + 1])
+
+    # --- topology --------------------------------------------------------------------
+
+    def has_level(self, level: str) -> bool:
+        return level in self._members
+
+    def all_levels(self) -> tuple[str, ...]:
+        return (*self.levels, NODE_LEVEL)
+
+    def depth(self, level: str) -> int:
+        return self.all_levels().index(level)
+
+    def domain_of(self, level: str, node: int) -> str:
+        """The id of the domain at ``level`` that holds node ``node`` (by index)."""
+        return self._domain_of[level][node]
+
+    def domain_ids(self, level: str) -> list[str]:
+        """Domain id at ``level`` per node index (read-only)."""
+        return self._domain_of[level]
+
+    def domains(self, level: str) -> list[str]:
+        """Every domain id at ``level``, in node order (stable)."""
+        return list(self._members[level])
+
+    def nodes_in(self, level: str, domain: str) -> list[int]:
+        """Node indexes of one domain, in node order."""
+        return self._members[level].get(domain, [])
+
+    def domain_contains(self, outer_level: str, outer: str, level: str, domain: str) -> bool:
+        nodes = self.nodes_in(level, domain)
+        return bool(nodes) and self.domain_of(outer_level, nodes[0]) == outer
+
+    # --- status ----------------------------------------------------------------------
+
+    def set_status(self, node: str, status: NodeStatus) -> None:
+        """Mark a node up, drained or down (the controller's report of the machine)."""
+        if status not in NODE_STATUSES:
+            raise ClusterError(f"nodes[{node}].status", f"unknown status {status!r}")
+        try:
+            self.status[self.index[node]] = status
+        except KeyError:
+            raise ClusterError(f"nodes[{node}]", "unknown node") from None
+
+    def is_up(self, node: int) -> bool:
+        return self.status[node] == "up"
+
+    def capacities(self, *, include_down: bool = True) -> dict[str, Capacity]:
+        """Capacity per node name (what `check_world` takes)."""
+        return {
+            n.name: n.capacity
+            for i, n in enumerate(self.nodes)
+            if include_down or self.status[i] != "down"
+        }
+
+    def gpu_types(self) -> list[str]:
+        return sorted({n.gpu_type for n in self.nodes if n.gpu_type is not None})
+
+    def labels_of(self, node: int) -> Mapping[str, str]:
+        return dict(self.nodes[node].labels)
+
+    def __len__(self) -> int:
+        return len(self.nodes)

@@ -1,0 +1,320 @@
+"""Waiting groups (PENDING or RESERVING): place the whole gang, or reserve, or explain.
+
+Per group, in the global order (priority, then submission):
+
+1. Try the whole gang now, in capacity that is free outside higher reservations' claims
+   (plus the group's own holds). Success is one `PlaceGroup`.
+2. ``atomic`` mode stops there: nothing is held; the pend reason says why.
+3. ``reserve`` mode plans the gang in the capacity it could eventually have (capacity of
+   up nodes minus other reservations' holds and higher claims), anchored on what it
+   already holds and preferring nodes free now. It holds the parts of that plan that are
+   free now and *claims* the rest, so no lower group takes them (DESIGN §3.4 #5). If no
+   plan exists unless lower reservations give way, those lower reservations are released.
+   When every task of the plan is held, the reservation completes into a `PlaceGroup`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from uuid import UUID
+
+from costart.domain import decisions as dec
+from costart.domain.events import Assignment, PendReason
+from costart.domain.spec_types import Topology
+from costart.domain.states import GroupState, MemberState
+from costart.domain.world import World
+from costart.placement import reasons
+from costart.placement.cluster import Cluster
+from costart.placement.constraints import Scope, relaxed, resolve_scopes
+from costart.placement.ledger import SessionLedger, Vec, View, shape_vec
+from costart.placement.planner import Demand, Plan, Shortfall, hardness, plan_gang, shape_text
+
+InfeasibleCheck = Callable[[GroupState, Sequence[Demand], Sequence[Scope]], Shortfall | None]
+
+
+def gang_demands(members: Sequence[MemberState], cluster: Cluster, *, fixed: bool) -> list[Demand]:
+    """Each member's gang part (``min_start``); replicas beyond it are best effort."""
+    demands = []
+    for order, member in enumerate(members):
+        spec = member.spec
+        held = tuple(cluster.index[a.node] for a in member.held if a.node in cluster.index)
+        demands.append(
+            Demand(
+                member=spec.name,
+                shape=spec.shape,
+                need=spec.min_start,
+                fixed=held if fixed else (),
+                extra=max(0, member.desired - spec.min_start),
+                order=order,
+            )
+        )
+    return demands
+
+
+def new_assignments(
+    cluster: Cluster, nodes: Sequence[int], taken: Sequence[Assignment]
+) -> tuple[Assignment, ...]:
+    """Assignments for ``nodes`` using the lowest task indexes not in ``taken``."""
+    used = {a.index for a in taken}
+    out = []
+    index = 0
+    for node in nodes:
+        while index in used:
+            index += 1
+        out.append(Assignment(index, cluster.nodes[node].name))
+        used.add(index)
+    return tuple(out)
+
+
+@dataclass
+class GangSession:
+    """The waiting-group half of one session; shares the ledger with the rest."""
+
+    cluster: Cluster
+    ledger: SessionLedger
+    world: World
+    now_ns: int
+    placement_groups: dict[str, Topology]
+    infeasible: InfeasibleCheck
+    decisions: list[dec.Decision] = field(default_factory=list)
+    released: set[UUID] = field(default_factory=set)
+    reservations_ahead: int = 0
+
+    # --- entry -------------------------------------------------------------------------
+
+    def waiting(self, group: GroupState, lower: Sequence[GroupState]) -> None:
+        """Decide for one PENDING or RESERVING group; ``lower`` are the groups after it."""
+        if group.id in self.released:
+            return
+        if group.status == "PENDING" and self.now_ns < group.retry_at_ns:
+            self._reason(group, reasons.backoff(group))
+            return
+        members = self.world.members_of(group)
+        missing = self._missing_placement_group(group)
+        if missing is not None:
+            self._give_up(group, "its placement group is not defined")
+            self._reason(group, reasons.unknown_placement_group(*missing))
+            return
+        down = self._held_on_closed_node(members)
+        if down is not None:
+            self._release(group, f"held node {down} is no longer up")
+            return
+        scopes = resolve_scopes(group.spec, self.cluster, self.placement_groups, self.world, group)
+        demands = gang_demands(members, self.cluster, fixed=False)
+        now = plan_gang(self.cluster, demands, scopes, self.ledger.now_view(group.name))
+        if isinstance(now, Plan):
+            self._place(group, members, now)
+            return
+        if group.spec.placement.mode == "atomic":
+            self._reason(group, self._explain(group, demands, scopes, now))
+            return
+        self._reserve(group, members, scopes, now, lower)
+
+    # --- outcomes ----------------------------------------------------------------------
+
+    def _reason(self, group: GroupState, reason: PendReason) -> None:
+        self.decisions.append(dec.SetPendReason(group.name, reason))
+
+    def _place(self, group: GroupState, members: Sequence[MemberState], plan: Plan) -> None:
+        """One `PlaceGroup`: own holds convert, the rest is taken from free capacity."""
+        for node, vec in sorted(self.ledger.drop_holds(group.name).items()):
+            self.ledger.give(node, vec)
+        assignments: dict[str, tuple[Assignment, ...]] = {}
+        for member in members:
+            nodes = plan.nodes.get(member.name, [])
+            self._take_all(nodes, shape_vec(member.spec.shape))
+            assignments[member.name] = new_assignments(self.cluster, nodes, ())
+        self.decisions.append(dec.PlaceGroup(group.name, assignments))
+
+    def _take_all(self, nodes: Sequence[int], vec: Vec) -> None:
+        for node in nodes:
+            self.ledger.take(node, vec)
+
+    def _release(self, group: GroupState, reason: str) -> None:
+        for node, vec in sorted(self.ledger.drop_holds(group.name).items()):
+            self.ledger.give(node, vec)
+        self.released.add(group.id)
+        self.decisions.append(dec.ReleaseGroup(group.name, reason))
+
+    def _give_up(self, group: GroupState, reason: str) -> None:
+        if group.status == "RESERVING":
+            self._release(group, reason)
+
+    # --- checks ------------------------------------------------------------------------
+
+    def _missing_placement_group(self, group: GroupState) -> tuple[str | None, str] | None:
+        spec = group.spec
+        if (
+            spec.placement.placement_group
+            and spec.placement.placement_group not in self.placement_groups
+        ):
+            return None, spec.placement.placement_group
+        for m in spec.members:
+            if m.placement_group and m.placement_group not in self.placement_groups:
+                return m.name, m.placement_group
+        return None
+
+    def _held_on_closed_node(self, members: Sequence[MemberState]) -> str | None:
+        for member in members:
+            for a in member.held:
+                index = self.cluster.index.get(a.node)
+                if index is None or not self.cluster.is_up(index):
+                    return a.node
+        return None
+
+    def _explain(
+        self,
+        group: GroupState,
+        demands: Sequence[Demand],
+        scopes: Sequence[Scope],
+        shortfall: Shortfall,
+    ) -> PendReason:
+        """Classify a gang that does not fit now: queue, infeasible, topology or capacity."""
+        ahead = self.reservations_ahead
+        unclaimed = self.ledger.now_view(group.name, honour_claims=False)
+        if ahead and isinstance(plan_gang(self.cluster, demands, scopes, unclaimed), Plan):
+            return reasons.from_shortfall("queue", shortfall, ahead)
+        never = self.infeasible(group, demands, scopes)
+        if never is not None:
+            return reasons.from_shortfall("infeasible", never, ahead)
+        loose = plan_gang(self.cluster, demands, relaxed(scopes), unclaimed)
+        if scopes and isinstance(loose, Plan):
+            return reasons.from_shortfall("topology", shortfall, ahead)
+        return reasons.from_shortfall("capacity", shortfall, ahead)
+
+    # --- reservations ------------------------------------------------------------------
+
+    def _eventual_plan(
+        self,
+        group: GroupState,
+        demands: Sequence[Demand],
+        scopes: Sequence[Scope],
+        lower: Sequence[GroupState],
+    ) -> Plan | Shortfall:
+        prefer = self.ledger.now_view(group.name)
+        plan = plan_gang(
+            self.cluster, demands, scopes, self.ledger.eventual_view(group.name), prefer
+        )
+        if isinstance(plan, Plan):
+            return plan
+        holders = [
+            g
+            for g in lower
+            if g.status == "RESERVING"
+            and g.id not in self.released
+            and self.ledger.held_by.get(g.name)
+        ]
+        if not holders:
+            return plan
+        lower_holds: dict[int, Vec] = {}
+        for g in holders:
+            for node, vec in self.ledger.held_by[g.name].items():
+                a = lower_holds.get(node, (0, 0, 0))
+                lower_holds[node] = (a[0] + vec[0], a[1] + vec[1], a[2] + vec[2])
+        wider: View = self.ledger.eventual_view(group.name, lower_holds)
+        second = plan_gang(self.cluster, demands, scopes, wider, prefer)
+        if not isinstance(second, Plan):
+            return plan
+        used = {node for nodes in second.nodes.values() for node in nodes}
+        for g in holders:
+            if used & set(self.ledger.held_by.get(g.name, {})):
+                self._release(g, f"yielded its holds to higher-ordered reservation {group.name}")
+        return plan_gang(
+            self.cluster, demands, scopes, self.ledger.eventual_view(group.name), prefer
+        )
+
+    def _reserve(
+        self,
+        group: GroupState,
+        members: Sequence[MemberState],
+        scopes: Sequence[Scope],
+        now: Shortfall,
+        lower: Sequence[GroupState],
+    ) -> None:
+        demands = gang_demands(members, self.cluster, fixed=True)
+        plan = self._eventual_plan(group, demands, scopes, lower)
+        if isinstance(plan, Shortfall):
+            self._cannot_reserve(group, demands, scopes, now)
+            return
+        holds: dict[str, tuple[Assignment, ...]] = {}
+        held_tasks = total_tasks = 0
+        waiting: tuple[int, Demand] | None = None
+        by_name = {m.name: m for m in members}
+        for demand in sorted(demands, key=lambda d: hardness(d, scopes)):
+            member = by_name[demand.member]
+            vec = shape_vec(demand.shape)
+            fresh: list[int] = []
+            unheld = 0
+            for node in plan.nodes[demand.member][len(demand.fixed) : demand.need]:
+                if self.ledger.can_take(node, vec):
+                    self.ledger.hold(group.name, node, vec)
+                    fresh.append(node)
+                else:
+                    self.ledger.add_claim(node, vec)
+                    unheld += 1
+            if fresh:
+                holds[demand.member] = new_assignments(self.cluster, fresh, member.held)
+            total_tasks += demand.need
+            held_tasks += demand.need - unheld
+            if unheld and waiting is None:
+                waiting = (unheld, demand)
+        if waiting is None:
+            self._complete(group, members, holds)
+            return
+        if holds or group.status == "PENDING":
+            self.decisions.append(dec.HoldCapacity(group.name, holds))
+        unheld, demand = waiting
+        self._reason(
+            group,
+            reasons.reserving(
+                demand.member,
+                f"{unheld} more×{shape_text(demand.shape)} on its planned nodes",
+                held_tasks,
+                total_tasks,
+                self.reservations_ahead,
+            ),
+        )
+        self.reservations_ahead += 1
+
+    def _complete(
+        self,
+        group: GroupState,
+        members: Sequence[MemberState],
+        fresh: dict[str, tuple[Assignment, ...]],
+    ) -> None:
+        """Every task of the plan is held: convert the holds into one `PlaceGroup`."""
+        self.ledger.drop_holds(group.name)  # the capacity stays taken, now as placements
+        assignments = {
+            m.name: tuple(sorted((*m.held, *fresh.get(m.name, ())), key=lambda a: a.index))
+            for m in members
+        }
+        self.decisions.append(dec.PlaceGroup(group.name, assignments))
+
+    def _cannot_reserve(
+        self,
+        group: GroupState,
+        demands: Sequence[Demand],
+        scopes: Sequence[Scope],
+        now: Shortfall,
+    ) -> None:
+        """No plan even in eventual capacity: stuck holds go, infeasible groups say so."""
+        never = self.infeasible(group, demands, scopes)
+        if group.status == "RESERVING" and (never is not None or self._holds_stuck(group, scopes)):
+            self._release(group, "cluster changed: its holds no longer fit a plan")
+        if never is not None:
+            self._reason(
+                group, reasons.from_shortfall("infeasible", never, self.reservations_ahead)
+            )
+            return
+        self._reason(group, self._explain(group, demands, scopes, now))
+        if group.status == "RESERVING" and group.id not in self.released:
+            self.reservations_ahead += 1
+
+    def _holds_stuck(self, group: GroupState, scopes: Sequence[Scope]) -> bool:
+        members = self.world.members_of(group)
+        if not any(m.held for m in members):
+            return False
+        loose = gang_demands(members, self.cluster, fixed=False)
+        view = self.ledger.eventual_view(group.name)
+        return isinstance(plan_gang(self.cluster, loose, scopes, view), Plan)

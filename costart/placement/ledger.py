@@ -1,0 +1,232 @@
+"""One session's capacity bookkeeping: free capacity, holds, and reservation claims.
+
+Built from the allocator at the start of `decide` and updated as the session decides, so
+a later group in the order sees what earlier ones took. Three kinds of numbers per node:
+
+* ``free``  — unused now (capacity minus every hold and placement), via the allocator;
+* ``held``  — held by open reservations (per group, so a group can count its own);
+* ``claim`` — what higher-ordered reservations' plans still need beyond their holds.
+  Lower groups never take claimed capacity (DESIGN §3.4 #5).
+
+A `View` is the per-node capacity one planning attempt may use; views are cached per
+ledger version, so the many groups that fail in a busy session share them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from costart.domain.invariants import Capacity
+from costart.domain.spec_types import Shape
+from costart.domain.world import World
+from costart.placement.allocator import Allocator
+from costart.placement.cluster import Cluster, shape_fits_type
+
+Vec = tuple[int, int, int]
+NodeVecs = dict[int, Vec]
+
+
+def shape_vec(shape: Shape, count: int = 1) -> Vec:
+    return (shape.gpu * count, shape.cpu * count, shape.mem_gb * count)
+
+
+def fit_count(avail: Vec, shape: Shape) -> int:
+    """How many tasks of ``shape`` fit into ``avail`` (ignoring the GPU type)."""
+    best = -1
+    for have, need in zip(avail, shape_vec(shape), strict=True):
+        if need:
+            n = have // need
+            best = n if best < 0 else min(best, n)
+    return max(0, best)
+
+
+def add_vecs(into: NodeVecs, node: int, vec: Vec, sign: int = 1) -> None:
+    g, c, m = into.get(node, (0, 0, 0))
+    into[node] = (g + sign * vec[0], c + sign * vec[1], m + sign * vec[2])
+
+
+class View:
+    """Capacity per node that one planning attempt may use: shared base arrays plus a
+    sparse overlay (a group's own holds, which it may reuse)."""
+
+    def __init__(
+        self,
+        cluster: Cluster,
+        base: list[Vec],
+        overlay: Mapping[int, Vec],
+        shared_fits: dict[Shape, list[int]] | None = None,
+    ) -> None:
+        self.cluster = cluster
+        self._base = base
+        self._overlay = dict(overlay)
+        self._shared = shared_fits if shared_fits is not None else {}
+        self._fits: dict[Shape, list[int]] = {}
+
+    def avail(self, node: int) -> Vec:
+        g, c, m = self._base[node]
+        extra = self._overlay.get(node)
+        if extra is not None:
+            return (g + extra[0], c + extra[1], m + extra[2])
+        return (g, c, m)
+
+    def fits(self, shape: Shape) -> list[int]:
+        """Tasks of ``shape`` that fit on each node (0 on nodes of another GPU type)."""
+        cached = self._fits.get(shape)
+        if cached is not None:
+            return cached
+        nodes = self.cluster.nodes
+        shared = self._shared.get(shape)
+        if shared is None:
+            shared = [
+                fit_count(vec, shape) if shape_fits_type(shape, nodes[i]) else 0
+                for i, vec in enumerate(self._base)
+            ]
+            self._shared[shape] = shared
+        if not self._overlay:
+            self._fits[shape] = shared
+            return shared
+        counts = list(shared)
+        for node in sorted(self._overlay):
+            if shape_fits_type(shape, nodes[node]):
+                counts[node] = fit_count(self.avail(node), shape)
+        self._fits[shape] = counts
+        return counts
+
+
+class SessionLedger:
+    """Free, held and claimed capacity for one scheduling session."""
+
+    def __init__(self, cluster: Cluster, allocator: Allocator, world: World) -> None:
+        self.cluster = cluster
+        self.allocator = allocator
+        self.free: list[Vec] = [(c.gpu, c.cpu, c.mem_gb) for c in allocator.free_capacity(world)]
+        self.claim: list[Vec] = [(0, 0, 0)] * len(cluster)
+        self.held_total: list[Vec] = [(0, 0, 0)] * len(cluster)
+        self.held_by: dict[str, NodeVecs] = {}
+        # Views' base arrays, kept current node by node as the session changes capacity
+        # (rebuilding 4,096-node arrays per group would dominate a session).
+        self._bases: dict[str, list[Vec]] = {}
+        self._shared_fits: dict[str, dict[Shape, list[int]]] = {}
+        for group in world.live_groups():
+            for member in world.members_of(group):
+                for a in member.held:
+                    index = cluster.index.get(a.node)
+                    if index is not None:
+                        self._add_hold(group.name, index, shape_vec(member.spec.shape))
+        for kind in ("now", "free", "eventual"):
+            self._bases[kind] = [self._entry(kind, i) for i in range(len(cluster))]
+            self._shared_fits[kind] = {}
+
+    def _add_hold(self, group: str, node: int, vec: Vec, sign: int = 1) -> None:
+        add_vecs(self.held_by.setdefault(group, {}), node, vec, sign)
+        g, c, m = self.held_total[node]
+        self.held_total[node] = (g + sign * vec[0], c + sign * vec[1], m + sign * vec[2])
+
+    def holds_of(self, group: str) -> NodeVecs:
+        return dict(self.held_by.get(group, {}))
+
+    # --- changes ---------------------------------------------------------------------
+
+    def take(self, node: int, vec: Vec) -> None:
+        """Take free capacity (a new hold or placement); the allocator checks it."""
+        name = self.cluster.nodes[node].name
+        self.allocator.reserve(name, Capacity(gpu=vec[0], cpu=vec[1], mem_gb=vec[2]))
+        g, c, m = self.free[node]
+        self.free[node] = (g - vec[0], c - vec[1], m - vec[2])
+        self._refresh(node)
+
+    def give(self, node: int, vec: Vec) -> None:
+        """Give capacity back (released holds or placements)."""
+        name = self.cluster.nodes[node].name
+        self.allocator.release(name, Capacity(gpu=vec[0], cpu=vec[1], mem_gb=vec[2]))
+        if self.cluster.is_up(node):
+            g, c, m = self.free[node]
+            self.free[node] = (g + vec[0], c + vec[1], m + vec[2])
+        self._refresh(node)
+
+    def hold(self, group: str, node: int, vec: Vec) -> None:
+        self._add_hold(group, node, vec)
+        self.take(node, vec)
+
+    def drop_holds(self, group: str) -> NodeVecs:
+        """Forget the group's holds (it converts or releases them); returns them."""
+        holds = self.held_by.pop(group, {})
+        for node, vec in sorted(holds.items()):
+            g, c, m = self.held_total[node]
+            self.held_total[node] = (g - vec[0], c - vec[1], m - vec[2])
+            self._refresh(node)
+        return holds
+
+    def can_take(self, node: int, vec: Vec) -> bool:
+        """Is ``vec`` free on the node outside every higher-ordered claim?"""
+        f, k = self.free[node], self.claim[node]
+        return all(f[d] - k[d] >= vec[d] for d in range(3))
+
+    def add_claim(self, node: int, vec: Vec) -> None:
+        g, c, m = self.claim[node]
+        self.claim[node] = (g + vec[0], c + vec[1], m + vec[2])
+        self._refresh(node)
+
+    # --- views -----------------------------------------------------------------------
+
+    def _entry(self, kind: str, i: int) -> Vec:
+        f = self.free[i]
+        if kind == "free":
+            return f
+        k = self.claim[i]
+        if kind == "now":
+            return (max(0, f[0] - k[0]), max(0, f[1] - k[1]), max(0, f[2] - k[2]))
+        if not self.cluster.is_up(i):
+            return (0, 0, 0)
+        node, h = self.cluster.nodes[i], self.held_total[i]
+        return (
+            max(0, node.gpu - h[0] - k[0]),
+            max(0, node.cpu - h[1] - k[1]),
+            max(0, node.mem_gb - h[2] - k[2]),
+        )
+
+    def _refresh(self, i: int) -> None:
+        """Recompute node ``i`` in every base array and every cached fit count."""
+        if not self._bases:
+            return
+        nodes = self.cluster.nodes
+        for kind, base in self._bases.items():
+            vec = self._entry(kind, i)
+            base[i] = vec
+            for shape, fits in self._shared_fits[kind].items():
+                fits[i] = fit_count(vec, shape) if shape_fits_type(shape, nodes[i]) else 0
+
+    def _view(self, kind: str, overlay: Mapping[int, Vec]) -> View:
+        return View(self.cluster, self._bases[kind], overlay, self._shared_fits[kind])
+
+    def now_view(self, group: str | None, *, honour_claims: bool = True) -> View:
+        """Free now (minus higher claims), plus the group's own holds. Like every view,
+        valid until the ledger next changes."""
+        overlay = self.held_by.get(group, {}) if group else {}
+        return self._view("now" if honour_claims else "free", overlay)
+
+    def eventual_view(self, group: str, lower_holds: NodeVecs | None = None) -> View:
+        """What the group could have once running work ends: capacity of up nodes minus
+        other reservations' holds and higher claims; ``lower_holds`` are added back when
+        the group may displace lower-ordered reservations."""
+        overlay = dict(self.held_by.get(group, {}))
+        for index, vec in sorted((lower_holds or {}).items()):
+            add_vecs(overlay, index, vec)
+        return self._view("eventual", overlay)
+
+
+def empty_cluster_view(cluster: Cluster) -> View:
+    """Every node's full capacity, whatever its status (for the check at submit)."""
+    return View(cluster, [(n.gpu, n.cpu, n.mem_gb) for n in cluster.nodes], {})
+
+
+def empty_up_view(cluster: Cluster) -> View:
+    """The up nodes, empty: can the group fit the cluster as it is now, ever?"""
+    return View(
+        cluster,
+        [
+            (n.gpu, n.cpu, n.mem_gb) if cluster.is_up(i) else (0, 0, 0)
+            for i, n in enumerate(cluster.nodes)
+        ],
+        {},
+    )

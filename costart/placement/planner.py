@@ -1,0 +1,394 @@
+"""The gang planner: place every member of one group in a capacity `View`, or explain why
+not.
+
+Members go hardest first (most GPUs in total, then most constrained, then spec order).
+For each member, every pack scope over it is bound to a candidate domain (best fit first,
+so big empty domains stay whole for big gangs), then its tasks are laid out greedily on
+the allowed nodes. If a later member does not fit, the search backtracks to the next
+candidate domain. All orders are by stable keys (node order, domain id), and the search
+has a step budget, so a plan is deterministic and bounded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from costart.domain.spec_types import Shape
+from costart.placement.cluster import Cluster
+from costart.placement.constraints import Scope
+from costart.placement.ledger import Vec, View, fit_count, shape_vec
+
+MAX_PLAN_STEPS = 400
+MAX_DOMAIN_CANDIDATES = 32
+
+
+@dataclass(frozen=True)
+class Demand:
+    """Tasks to place for one member: ``need`` in total, of which ``fixed`` (node
+    indexes of tasks it already holds) count first; ``extra`` more are best effort."""
+
+    member: str
+    shape: Shape
+    need: int
+    fixed: tuple[int, ...] = ()
+    extra: int = 0
+    order: int = 0
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Node index per task, per member (fixed tasks first, then new ones)."""
+
+    nodes: dict[str, list[int]]
+
+
+@dataclass(frozen=True)
+class Shortfall:
+    """Why the gang does not fit: the blocking member, what it needs, the best found."""
+
+    member: str
+    need: str
+    best: str
+    depth: int
+    got: int = 0
+
+
+def shape_text(shape: Shape) -> str:
+    parts = [
+        f"{k}:{v}"
+        for k, v in (("gpu", shape.gpu), ("cpu", shape.cpu), ("mem_gb", shape.mem_gb))
+        if v
+    ]
+    if shape.gpu_type:
+        parts.append(f"type:{shape.gpu_type}")
+    return "{" + ", ".join(parts) + "}"
+
+
+def hardness(demand: Demand, scopes: Sequence[Scope]) -> tuple[int, int, int, int]:
+    constrained = sum(1 for s in scopes if demand.member in s.members and s.required)
+    return (
+        -demand.shape.gpu * demand.need,
+        -constrained,
+        -(demand.shape.cpu * demand.need),
+        demand.order,
+    )
+
+
+class _Search:
+    def __init__(
+        self,
+        cluster: Cluster,
+        demands: Sequence[Demand],
+        scopes: Sequence[Scope],
+        view: View,
+        prefer: View | None,
+    ) -> None:
+        self.cluster = cluster
+        self.view = view
+        self.prefer = prefer
+        self.order = sorted(demands, key=lambda d: hardness(d, scopes))
+        self.scopes = list(scopes)
+        self.bound: dict[int, str | None] = {}
+        self.taken: dict[int, Vec] = {}
+        self.spread_used: dict[int, dict[str, int]] = {}
+        self.result: dict[str, list[int]] = {}
+        self.steps = 0
+        self.failure: Shortfall | None = None
+
+    # --- capacity with this plan's own tentative takes ---------------------------------
+
+    def fit(self, node: int, shape: Shape) -> int:
+        base = self.view.fits(shape)[node]
+        used = self.taken.get(node)
+        if used is None or base == 0:
+            return base
+        g, c, m = self.view.avail(node)
+        return fit_count((g - used[0], c - used[1], m - used[2]), shape)
+
+    def _take(self, node: int, shape: Shape, count: int, log: list[tuple[int, Vec]]) -> None:
+        vec = shape_vec(shape, count)
+        g, c, m = self.taken.get(node, (0, 0, 0))
+        self.taken[node] = (g + vec[0], c + vec[1], m + vec[2])
+        log.append((node, vec))
+
+    def _undo(self, log: list[tuple[int, Vec]]) -> None:
+        for node, vec in reversed(log):
+            g, c, m = self.taken[node]
+            self.taken[node] = (g - vec[0], c - vec[1], m - vec[2])
+
+    def _fail(self, member: str, need: str, best: str, got: int = 0) -> None:
+        """Keep the most telling failure: the deepest in the search, then the closest."""
+        depth = len(self.result)
+        old = self.failure
+        if old is None or (depth, got) > (old.depth, old.got):
+            self.failure = Shortfall(member, need, best, depth, got)
+
+    # --- allowed nodes -----------------------------------------------------------------
+
+    def allowed(self, demand: Demand) -> list[int]:
+        restrictions = [
+            (self.scopes[i].level, domain)
+            for i, domain in sorted(self.bound.items())
+            if domain is not None and demand.member in self.scopes[i].members
+        ]
+        if not restrictions:
+            return list(range(len(self.cluster)))
+        restrictions.sort(key=lambda r: -self.cluster.depth(r[0]))
+        level, domain = restrictions[0]
+        nodes = self.cluster.nodes_in(level, domain)
+        for outer_level, outer in restrictions[1:]:
+            nodes = [n for n in nodes if self.cluster.domain_of(outer_level, n) == outer]
+        return nodes
+
+    # --- the search --------------------------------------------------------------------
+
+    def run(self, k: int = 0) -> bool:
+        self.steps += 1
+        if self.steps > MAX_PLAN_STEPS:
+            return False
+        if k == len(self.order):
+            self._extras()
+            return True
+        demand = self.order[k]
+        scope_index = self._unbound_pack(demand)
+        if scope_index is not None:
+            for candidate in self._candidates(scope_index, demand):
+                self.bound[scope_index] = candidate
+                if self.run(k):
+                    return True
+                del self.bound[scope_index]
+                if self.steps > MAX_PLAN_STEPS:
+                    break
+            return False
+        log = self._lay_out(demand, demand.need)
+        if log is None:
+            return False
+        if self.run(k + 1):
+            return True
+        self._undo(log)
+        self.result.pop(demand.member, None)
+        self._unspread(demand)
+        return False
+
+    def _unbound_pack(self, demand: Demand) -> int | None:
+        for i, scope in enumerate(self.scopes):
+            if scope.policy == "pack" and demand.member in scope.members and i not in self.bound:
+                return i
+        return None
+
+    def _candidates(self, scope_index: int, demand: Demand) -> list[str | None]:
+        scope = self.scopes[scope_index]
+        allowed = self.allowed(demand)
+        fixed_domains = {self.cluster.domain_of(scope.level, n) for n in demand.fixed}
+        sums: dict[str, int] = {}
+        now: dict[str, int] = {}
+        prefer_fits = self.prefer.fits(demand.shape) if self.prefer is not None else None
+        fits, taken = self.view.fits(demand.shape), self.taken
+        domain_of = self.cluster.domain_ids(scope.level)
+        for node in allowed:
+            domain = domain_of[node]
+            have = fits[node] if node not in taken else self.fit(node, demand.shape)
+            sums[domain] = sums.get(domain, 0) + have
+            if prefer_fits is not None:
+                now[domain] = now.get(domain, 0) + prefer_fits[node]
+        viable = [
+            d
+            for d in sums
+            if sums[d] >= demand.need and (not fixed_domains or fixed_domains == {d})
+        ]
+        if scope.anchor is not None and scope.required:
+            viable = [d for d in viable if d == scope.anchor]
+
+        def key(d: str) -> tuple[int, int, int, str]:
+            anchored = 0 if d == scope.anchor else 1
+            waiting = max(0, demand.need - now[d]) if prefer_fits is not None else 0
+            return (anchored, waiting, sums[d] - demand.need, d)
+
+        ordered: list[str | None] = list(sorted(viable, key=key)[:MAX_DOMAIN_CANDIDATES])
+        if not viable:
+            self._fail(
+                demand.member,
+                f"{demand.need}×{shape_text(demand.shape)} in one {scope.level}"
+                + (f" ({scope.source} is in {scope.anchor})" if scope.anchor else ""),
+                self._best_text(scope, sums),
+                max(sums.values(), default=0),
+            )
+        if not scope.required:
+            ordered.append(None)
+        return ordered
+
+    def _best_text(self, scope: Scope, sums: Mapping[str, int]) -> str:
+        if not sums:
+            return f"no {scope.level} is allowed"
+        best = min(sums, key=lambda d: (-sums[d], d))
+        placed = [m for m in self.result if m in scope.members]
+        after = f" after {', '.join(placed)}" if placed else ""
+        return f"best {scope.level} {best} has {sums[best]} free{after}"
+
+    def _spread_scopes(self, demand: Demand) -> list[int]:
+        return [
+            i
+            for i, s in enumerate(self.scopes)
+            if s.policy == "spread" and demand.member in s.members
+        ]
+
+    def _node_order(self, nodes: list[int], shape: Shape) -> list[int]:
+        if self.prefer is None:
+            return nodes
+        now = self.prefer.fits(shape)
+        return sorted(nodes, key=lambda n: (0 if now[n] > 0 else 1, n))
+
+    def _lay_out(
+        self, demand: Demand, count: int, *, partial: bool = False
+    ) -> list[tuple[int, Vec]] | None:
+        """Put ``count`` tasks on allowed nodes (fixed ones first). None if they don't fit
+        (unless ``partial``: then as many as fit)."""
+        log: list[tuple[int, Vec]] = []
+        existing = self.result.get(demand.member)
+        chosen: list[int] = list(existing) if existing is not None else []
+        allowed = self.allowed(demand)
+        spreads = self._spread_scopes(demand)
+        missing = count
+        if existing is None:
+            allowed_set = set(allowed)
+            for node in demand.fixed:
+                if node not in allowed_set or self.fit(node, demand.shape) < 1:
+                    self._fail(
+                        demand.member,
+                        f"its held task on {self.cluster.nodes[node].name}",
+                        "the hold no longer fits the plan",
+                    )
+                    self._undo(log)
+                    self._unspread_log(spreads, log)
+                    return None
+                self._take(node, demand.shape, 1, log)
+                chosen.append(node)
+                self._note_spread(spreads, node)
+            missing = count - len(chosen)
+        if spreads:
+            placed = self._spread_out(demand, allowed, spreads, missing, log, chosen)
+        else:
+            placed = 0
+            fits, taken = self.view.fits(demand.shape), self.taken
+            for node in self._node_order(allowed, demand.shape):
+                if placed >= missing:
+                    break
+                have = fits[node] if node not in taken else self.fit(node, demand.shape)
+                k = min(have, missing - placed)
+                if k > 0:
+                    self._take(node, demand.shape, k, log)
+                    chosen.extend([node] * k)
+                    placed += k
+        if placed < missing and not partial:
+            got = count - missing + placed
+            need, best = self._shortfall_text(demand, count, got)
+            self._fail(demand.member, need, best, got)
+            self._undo(log)
+            self._unspread_log(spreads, log)
+            return None
+        self.result[demand.member] = chosen
+        return log
+
+    def _shortfall_text(self, demand: Demand, count: int, got: int) -> tuple[str, str]:
+        """ "8×{gpu:1} in one block" / "best block b3 has 5 free after trainer"."""
+        what = f"{count}×{shape_text(demand.shape)}"
+        bound = [
+            (self.scopes[i], d)
+            for i, d in sorted(self.bound.items())
+            if d is not None and demand.member in self.scopes[i].members
+        ]
+        spreads = [self.scopes[i].level for i in self._spread_scopes(demand)]
+        spread = f" spread over {'/'.join(spreads)}s" if spreads else ""
+        if not bound:
+            return f"{what}{spread}", f"{got} fit"
+        scope, domain = max(bound, key=lambda b: self.cluster.depth(b[0].level))
+        others = [m for m in self.result if m in scope.members and m != demand.member]
+        after = f" after {', '.join(others)}" if others else ""
+        return (
+            f"{what} in one {scope.level}{spread}",
+            f"best {scope.level} {domain} has {got} free{after}",
+        )
+
+    def _spread_out(
+        self,
+        demand: Demand,
+        allowed: list[int],
+        spreads: list[int],
+        missing: int,
+        log: list[tuple[int, Vec]],
+        chosen: list[int],
+    ) -> int:
+        """One task at a time into the least-used domain of the first spread scope; a
+        required spread puts at most one task of the scope in a domain."""
+        lead = self.scopes[spreads[0]]
+        by_domain: dict[str, list[int]] = {}
+        for node in self._node_order(allowed, demand.shape):
+            by_domain.setdefault(self.cluster.domain_of(lead.level, node), []).append(node)
+        placed = 0
+        while placed < missing:
+            best: tuple[int, str, int] | None = None
+            for domain, nodes in by_domain.items():
+                if not self._spread_ok(spreads, nodes[0]):
+                    continue
+                room = next((n for n in nodes if self.fit(n, demand.shape) > 0), None)
+                if room is None:
+                    continue
+                used = self.spread_used.get(spreads[0], {}).get(domain, 0)
+                if best is None or (used, domain) < (best[0], best[1]):
+                    best = (used, domain, room)
+            if best is None:
+                break
+            self._take(best[2], demand.shape, 1, log)
+            chosen.append(best[2])
+            self._note_spread(spreads, best[2])
+            placed += 1
+        return placed
+
+    def _spread_ok(self, spreads: list[int], node: int) -> bool:
+        for i in spreads:
+            scope = self.scopes[i]
+            domain = self.cluster.domain_of(scope.level, node)
+            if scope.required and (
+                self.spread_used.get(i, {}).get(domain, 0) > 0 or domain in scope.avoid
+            ):
+                return False
+        return True
+
+    def _note_spread(self, spreads: list[int], node: int, sign: int = 1) -> None:
+        for i in spreads:
+            domain = self.cluster.domain_of(self.scopes[i].level, node)
+            used = self.spread_used.setdefault(i, {})
+            used[domain] = used.get(domain, 0) + sign
+
+    def _unspread_log(self, spreads: list[int], log: list[tuple[int, Vec]]) -> None:
+        for node, _vec in log:
+            self._note_spread(spreads, node, -1)
+
+    def _unspread(self, demand: Demand) -> None:
+        # Called after a member's layout is undone: recount spread use from the results.
+        self.spread_used = {}
+        for d in self.order:
+            for node in self.result.get(d.member, []):
+                self._note_spread(self._spread_scopes(d), node)
+
+    def _extras(self) -> None:
+        for demand in self.order:
+            if demand.extra > 0:
+                self._lay_out(demand, demand.extra, partial=True)
+
+
+def plan_gang(
+    cluster: Cluster,
+    demands: Sequence[Demand],
+    scopes: Sequence[Scope],
+    view: View,
+    prefer: View | None = None,
+) -> Plan | Shortfall:
+    """Place every demand's ``need`` tasks under every scope, or say why not."""
+    search = _Search(cluster, demands, scopes, view, prefer)
+    if search.run():
+        return Plan({m: list(nodes) for m, nodes in search.result.items()})
+    if search.failure is not None:
+        return search.failure
+    return Shortfall(search.order[0].member, "a plan", "search budget exhausted", 0)

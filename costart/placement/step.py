@@ -1,0 +1,145 @@
+"""`CoPlacementStep`: the Controller's placement step (``costart.app.PlacementStep``).
+
+One `decide` call is one scheduling session. Every live group is visited once, in one
+global order — priority (high first), then submission — so earlier groups take capacity
+first and reservations are granted in that order (DESIGN §3.4 #5). Waiting groups go to
+`gangs`, placed groups get a claims pend reason, started groups get single placements.
+Free capacity is re-derived from the World through the allocator every session.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from uuid import UUID
+
+from costart.domain import decisions as dec
+from costart.domain.errors import SpecError
+from costart.domain.spec_types import GroupSpec, Topology
+from costart.domain.states import GROUP_STARTED, GROUP_WAITING, GroupState
+from costart.domain.world import World
+from costart.placement import reasons
+from costart.placement.allocator import Allocator, InMemoryAllocator
+from costart.placement.cluster import Cluster, ClusterError
+from costart.placement.cluster_file import ClusterDefinition
+from costart.placement.constraints import Scope, check_references, resolve_scopes
+from costart.placement.gangs import GangSession
+from costart.placement.ledger import SessionLedger, empty_cluster_view, empty_up_view
+from costart.placement.planner import Demand, Shortfall, plan_gang, shape_text
+from costart.placement.singles import place_singles
+
+
+def session_order(groups: Sequence[GroupState]) -> list[GroupState]:
+    """The one global order: priority descending, then submission sequence."""
+    return sorted(groups, key=lambda g: (-g.spec.priority, g.submission_seq))
+
+
+class CoPlacementStep:
+    """Deterministic co-placement over a cluster behind an `Allocator`."""
+
+    def __init__(
+        self, allocator: Allocator, placement_groups: Mapping[str, Topology] | None = None
+    ) -> None:
+        self.allocator = allocator
+        self.placement_groups: dict[str, Topology] = {}
+        self._infeasible_cache: dict[tuple[UUID, tuple[str, ...]], Shortfall | None] = {}
+        self._status_key: tuple[str, ...] = ()
+        for name, topology in sorted((placement_groups or {}).items()):
+            self.register_placement_group(name, topology)
+
+    @classmethod
+    def in_memory(cls, definition: ClusterDefinition) -> CoPlacementStep:
+        """A step over a fresh in-memory allocator for a loaded cluster file."""
+        return cls(InMemoryAllocator(definition.build()), dict(definition.placement_groups))
+
+    @property
+    def cluster(self) -> Cluster:
+        return self.allocator.cluster
+
+    def register_placement_group(self, name: str, topology: Topology) -> None:
+        """Define (or redefine) a named placement group."""
+        if not self.cluster.has_level(topology.level):
+            raise ClusterError(
+                f"placement_groups.{name}.level", f"unknown level {topology.level!r}"
+            )
+        self.placement_groups[name] = topology
+
+    # --- at submit ---------------------------------------------------------------------
+
+    def check_feasible(self, spec: GroupSpec) -> None:
+        """Raise `SpecError` naming the member when the group can never fit the whole
+        cluster (every node up and empty), or names an unknown placement group/level."""
+        check_references(spec, self.cluster, self.placement_groups)
+        view = empty_cluster_view(self.cluster)
+        scopes = resolve_scopes(spec, self.cluster, self.placement_groups)
+        for i, member in enumerate(spec.members):
+            demand = Demand(member.name, member.shape, member.min_start)
+            if not any(view.fits(member.shape)):
+                raise SpecError(
+                    f"members[{i}].shape",
+                    f"no node can run one task of {shape_text(member.shape)}",
+                )
+            own = [s for s in scopes if s.members == (member.name,)]
+            alone = plan_gang(self.cluster, [demand], own, view)
+            if isinstance(alone, Shortfall):
+                field = "topology" if own else ("tasks" if member.kind == "job" else "min_start")
+                raise SpecError(
+                    f"members[{i}].{field}",
+                    f"can never fit the cluster: {alone.need}; {alone.best}",
+                )
+        whole = plan_gang(self.cluster, gang_demands_for(spec), scopes, view)
+        if isinstance(whole, Shortfall):
+            index = next(i for i, m in enumerate(spec.members) if m.name == whole.member)
+            grouped = spec.placement.topology is not None or spec.placement.placement_group
+            path = "placement.topology" if grouped else f"members[{index}]"
+            raise SpecError(
+                path,
+                f"the group can never fit the cluster: {whole.member}: {whole.need}; {whole.best}",
+            )
+
+    # --- each session ------------------------------------------------------------------
+
+    def decide(self, world: World, now_ns: int) -> list[dec.Decision]:
+        """One session's decisions, from a read-only view of the state."""
+        ledger = SessionLedger(self.cluster, self.allocator, world)
+        self._status_key = tuple(self.cluster.status)
+        gangs = GangSession(
+            cluster=self.cluster,
+            ledger=ledger,
+            world=world,
+            now_ns=now_ns,
+            placement_groups=self.placement_groups,
+            infeasible=self._infeasible,
+        )
+        order = session_order(world.live_groups())
+        for position, group in enumerate(order):
+            if group.status in GROUP_WAITING:
+                gangs.waiting(group, order[position + 1 :])
+            elif group.status == "PLACED":
+                reason = reasons.waiting_for_claims(world.members_of(group))
+                if reason is not None:
+                    gangs.decisions.append(dec.SetPendReason(group.name, reason))
+            elif group.status in GROUP_STARTED:
+                gangs.decisions.extend(
+                    place_singles(group, world, self.cluster, ledger, self.placement_groups)
+                )
+        self.allocator.commit()
+        return gangs.decisions
+
+    def _infeasible(
+        self, group: GroupState, demands: Sequence[Demand], scopes: Sequence[Scope]
+    ) -> Shortfall | None:
+        """The shortfall if the gang cannot fit even an empty cluster of the up nodes.
+        Cached per group and node-status picture (it is the costliest question)."""
+        key = (group.id, self._status_key)
+        if key in self._infeasible_cache:
+            return self._infeasible_cache[key]
+        if len(self._infeasible_cache) > 4096:
+            self._infeasible_cache.clear()
+        result = plan_gang(self.cluster, demands, scopes, empty_up_view(self.cluster))
+        shortfall = result if isinstance(result, Shortfall) else None
+        self._infeasible_cache[key] = shortfall
+        return shortfall
+
+
+def gang_demands_for(spec: GroupSpec) -> list[Demand]:
+    return [Demand(m.name, m.shape, m.min_start, order=i) for i, m in enumerate(spec.members)]

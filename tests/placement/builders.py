@@ -1,0 +1,166 @@
+"""Fluent builders for placement tests: specs with shapes and topology, small clusters,
+and a controller wired to a real `CoPlacementStep` on a manual clock."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from costart.app import Controller
+from costart.domain.decisions import PlaceGroup
+from costart.domain.events import Assignment
+from costart.domain.invariants import check_world
+from costart.domain.spec import spec_from_object
+from costart.domain.spec_types import GroupSpec, Topology
+from costart.placement import Cluster, CoPlacementStep, InMemoryAllocator, Node
+
+SECOND_NS = 10**9
+
+
+class GroupBuilder:
+    def __init__(self, name: str, owner: str) -> None:
+        self.doc: dict[str, Any] = {"name": name, "owner": owner, "members": []}
+
+    def with_member(
+        self,
+        name: str,
+        *,
+        gpu: int = 1,
+        cpu: int = 0,
+        mem_gb: int = 0,
+        gpu_type: str | None = None,
+        tasks: int | None = None,
+        replicas: int | None = None,
+        min_start: int | None = None,
+        topology: dict[str, Any] | str | None = None,
+        claims: tuple[str, ...] = (),
+    ) -> GroupBuilder:
+        shape: dict[str, Any] = {"gpu": gpu, "cpu": cpu, "mem_gb": mem_gb}
+        if gpu_type is not None:
+            shape["gpu_type"] = gpu_type
+        member: dict[str, Any] = {
+            "name": name,
+            "kind": "job" if replicas is None else "replica-set",
+            "shape": shape,
+            "claims": list(claims),
+        }
+        for key, value in (
+            ("tasks", tasks),
+            ("replicas", replicas),
+            ("min_start", min_start),
+            ("topology", topology),
+        ):
+            if value is not None:
+                member[key] = value
+        self.doc["members"].append(member)
+        return self
+
+    def reserve(self, timeout: str = "15m", backoff: str = "1m") -> GroupBuilder:
+        self.doc.setdefault("placement", {}).update(
+            mode="reserve", timeout=timeout, backoff=backoff
+        )
+        return self
+
+    def atomic(self) -> GroupBuilder:
+        self.doc.setdefault("placement", {})["mode"] = "atomic"
+        return self
+
+    def with_topology(self, value: dict[str, Any] | str) -> GroupBuilder:
+        self.doc.setdefault("placement", {})["topology"] = value
+        return self
+
+    def with_priority(self, priority: int) -> GroupBuilder:
+        self.doc["priority"] = priority
+        return self
+
+    def with_rule(self, action: str, members: tuple[str, ...] = ()) -> GroupBuilder:
+        rules = self.doc.setdefault("failure", {}).setdefault("rules", [])
+        rules.append({"members": list(members), "reasons": ["any"], "action": action,
+                      "max_restarts": 10})
+        return self
+
+    def build(self) -> GroupSpec:
+        return spec_from_object(self.doc)
+
+
+def a_group(name: str = "g1", owner: str = "alice") -> GroupBuilder:
+    return GroupBuilder(name, owner)
+
+
+def a_cluster(
+    blocks: int = 2, racks: int = 2, nodes: int = 4, gpu: int = 8, cpu: int = 64,
+    mem_gb: int = 512, gpu_type: str | None = "H100",
+) -> Cluster:
+    """blocks × racks × nodes identical nodes, levels block/rack; names b0-r1-n2."""
+    return Cluster(
+        ["block", "rack"],
+        [
+            Node(f"b{b}-r{r}-n{n}", (f"b{b}", f"r{r}"), gpu=gpu, cpu=cpu, mem_gb=mem_gb,
+                 gpu_type=gpu_type)
+            for b in range(blocks) for r in range(racks) for n in range(nodes)
+        ],
+    )
+
+
+class ManualClock:
+    def __init__(self, start_ns: int = 0) -> None:
+        self.now_ns = start_ns
+
+    def __call__(self) -> int:
+        return self.now_ns
+
+    def advance(self, seconds: float) -> int:
+        self.now_ns += int(seconds * SECOND_NS)
+        return self.now_ns
+
+
+class Rig:
+    """A real Controller with a real placement step over an in-memory cluster."""
+
+    def __init__(self, cluster: Cluster, placement_groups: dict[str, Topology] | None = None):
+        self.cluster = cluster
+        self.clock = ManualClock()
+        self.step = CoPlacementStep(InMemoryAllocator(cluster), placement_groups)
+        self.controller = Controller(placement=self.step, clock=self.clock)
+
+    def submit(self, *specs: GroupSpec) -> None:
+        for spec in specs:
+            self.controller.submit(spec)
+
+    def session(self, advance_s: float = 1.0) -> list[Any]:
+        now = self.clock.advance(advance_s)
+        self.controller.tick(now)
+        events = self.controller.schedule(now)
+        self.check()
+        return events
+
+    def check(self) -> None:
+        check_world(self.controller.world, self.cluster.capacities())
+
+    def occupy(self, name: str, gpus_by_node: dict[str, int]) -> None:
+        """A running group using exactly ``gpus_by_node`` (one 1-GPU task per GPU)."""
+        tasks = sum(gpus_by_node.values())
+        self.submit(a_group(name).with_member("w", gpu=1, tasks=tasks).build())
+        nodes = [node for node, gpus in sorted(gpus_by_node.items()) for _ in range(gpus)]
+        placement = {"w": tuple(Assignment(i, node) for i, node in enumerate(nodes))}
+        self.controller.apply_decisions([PlaceGroup(name, placement)])
+        self.start_all(name)
+        self.check()
+
+    def status(self, name: str) -> str:
+        return self.controller.group(name).status
+
+    def start_all(self, name: str) -> None:
+        """Claims READY (none here) and start every member of a RUNNING group."""
+        for member in self.controller.members(name):
+            if member.status == "READY":
+                self.controller.member_started(f"{name}/{member.name}")
+
+    def finish(self, name: str) -> None:
+        self.start_all(name)
+        for member in self.controller.members(name):
+            if member.spec.kind == "job" and member.status == "RUNNING":
+                self.controller.member_succeeded(f"{name}/{member.name}")
+
+    def nodes_of(self, name: str, member: str) -> list[str]:
+        state = self.controller.world.member_named(self.controller.group(name), member)
+        return [a.node for a in (*state.assignments, *state.held)]
