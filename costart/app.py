@@ -22,8 +22,9 @@ from eventsourcing.persistence import Mapper
 from costart.domain import decisions as dec
 from costart.domain import failures, lifecycle, node_loss, scheduling
 from costart.domain.aggregates import GroupUnit
+from costart.domain.cluster_stream import ClusterUnit
 from costart.domain.errors import DomainError, NotFound
-from costart.domain.events import DomainEvent
+from costart.domain.events import DomainEvent, NodeStatus
 from costart.domain.spec import SpecFormat, parse_spec
 from costart.domain.spec_types import FailureReason, GroupSpec
 from costart.domain.states import GroupState, MemberState
@@ -55,6 +56,9 @@ class PlacementStep(Protocol):
 
     def decide(self, world: World, now_ns: int) -> list[dec.Decision]:
         """One scheduling session's decisions, from a read-only view of the state."""
+
+    def check_node(self, node: str) -> None:
+        """Raise `DomainError` if the cluster has no such node."""
 
 
 def split_member_ref(ref: str) -> tuple[str, str]:
@@ -154,12 +158,12 @@ class Controller(Application[UUID]):
         group = self.world.group_named(name)
         return GroupUnit(group, self.world.members_of(group))
 
-    def _commit(self, unit: GroupUnit) -> list[DomainEvent]:
-        """Append the unit's events atomically, then fold them into the live state."""
-        events = unit.pending_events
+    def _commit(self, *units: GroupUnit | ClusterUnit) -> list[DomainEvent]:
+        """Append the units' events in one atomic save, then fold them into the state."""
+        events = [e for unit in units for e in unit.pending_events]
         if not events:
             return []
-        recordings = self.save(unit)
+        recordings = self.save(*units)
         for recording in recordings:
             self.world.apply(cast(DomainEvent, recording.domain_event))
             if recording.notification.id:
@@ -240,17 +244,32 @@ class Controller(Application[UUID]):
                     fired.extend(self._commit(unit))
         return fired
 
-    def node_down(self, node: str, now_ns: int | None = None) -> list[DomainEvent]:
-        """A node was lost: every group on it reacts (one atomic save per group)."""
-        written: list[DomainEvent] = []
+    def set_node_status(
+        self, node: str, status: NodeStatus, now_ns: int | None = None
+    ) -> list[DomainEvent]:
+        """The embedding controller's report of a node. ``down`` turns into the loss of
+        everything on it (release before the start, ``node-lost`` failures after it);
+        ``drained`` only stops new placements. One atomic save for all of it."""
+        if self.placement is not None:
+            self.placement.check_node(node)
         with self._lock:
             at = self._now(now_ns)
-            for group in self.world.live_groups():
-                unit = GroupUnit(group, self.world.members_of(group))
-                if node_loss.lose_node(unit, node, at):
-                    written.extend(self._commit(unit))
-        log.info("node down", node=node, events=len(written))
+            cluster = ClusterUnit(self.world)
+            if not cluster.report(self.world.node_status.get(node, "up"), node, status, at):
+                return []
+            units: list[GroupUnit | ClusterUnit] = [cluster]
+            if status == "down":
+                for group in self.world.live_groups():
+                    unit = GroupUnit(group, self.world.members_of(group))
+                    if node_loss.lose_node(unit, node, at):
+                        units.append(unit)
+            written = self._commit(*units)
+        log.info("node status", node=node, status=status, events=len(written))
         return written
+
+    def node_down(self, node: str, now_ns: int | None = None) -> list[DomainEvent]:
+        """Shorthand for ``set_node_status(node, "down")``."""
+        return self.set_node_status(node, "down", now_ns)
 
     def apply_decisions(self, decisions: Iterable[dec.Decision]) -> list[DomainEvent]:
         """Record the placement step's decisions, one atomic save per group decision.

@@ -186,6 +186,18 @@ class MemberStopped(DomainEvent, frozen=True):
     reason: str
 
 
+# --- Cluster events (the cluster's own stream, ``originator_id == group_id == CLUSTER_ID``)
+
+NodeStatus = Literal["up", "drained", "down"]
+
+
+class NodeStatusChanged(DomainEvent, frozen=True):
+    """The embedding controller reported a node up, drained (no new work) or down."""
+
+    node: str
+    status: NodeStatus
+
+
 GROUP_EVENTS: tuple[type[DomainEvent], ...] = (
     GroupSubmitted,
     ReservationOpened,
@@ -216,7 +228,8 @@ MEMBER_EVENTS: tuple[type[DomainEvent], ...] = (
     MemberSucceeded,
     MemberStopped,
 )
-ALL_EVENTS: tuple[type[DomainEvent], ...] = GROUP_EVENTS + MEMBER_EVENTS
+CLUSTER_EVENTS: tuple[type[DomainEvent], ...] = (NodeStatusChanged,)
+ALL_EVENTS: tuple[type[DomainEvent], ...] = GROUP_EVENTS + MEMBER_EVENTS + CLUSTER_EVENTS
 AnyEvent = (
     GroupSubmitted
     | ReservationOpened
@@ -244,4 +257,5 @@ AnyEvent = (
     | MemberScaled
     | MemberSucceeded
     | MemberStopped
+    | NodeStatusChanged
 )

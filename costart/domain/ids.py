@@ -18,3 +18,7 @@ def group_id(submission_seq: int, name: str) -> UUID:
 
 def member_id(of_group: UUID, member_name: str) -> UUID:
     return uuid5(of_group, f"member/{member_name}")
+
+
+CLUSTER_ID = uuid5(COSTART_NAMESPACE, "cluster")
+"""The cluster's own event stream (node status reports)."""

@@ -31,6 +31,9 @@ class World(msgspec.Struct, kw_only=True):
     groups: dict[str, GroupState] = msgspec.field(default_factory=dict)
     members: dict[str, MemberState] = msgspec.field(default_factory=dict)
     live_names: dict[str, str] = msgspec.field(default_factory=dict)
+    # Nodes reported drained or down (absent: up), and the cluster stream's version.
+    node_status: dict[str, str] = msgspec.field(default_factory=dict)
+    cluster_version: int = 0
     submissions: int = 0
     clock_ns: int = 0
     position: int = 0
@@ -50,6 +53,16 @@ class World(msgspec.Struct, kw_only=True):
             if key in self.members:
                 raise DomainError(f"member {key} created twice")
             self.members[key] = new_member(event)
+        elif isinstance(event, ev.NodeStatusChanged):
+            if event.originator_version != self.cluster_version + 1:
+                raise DomainError(
+                    f"cluster event version {event.originator_version}; expected {self.cluster_version + 1}"
+                )
+            self.cluster_version = event.originator_version
+            if event.status == "up":
+                self.node_status.pop(event.node, None)
+            else:
+                self.node_status[event.node] = event.status
         elif is_group_event(event):
             group = self.group_by_id(event.originator_id)
             apply_group_event(group, event)

@@ -140,6 +140,13 @@ class Cluster:
         except KeyError:
             raise ClusterError(f"nodes[{node}]", "unknown node") from None
 
+    def sync_status(self, reported: Mapping[str, str]) -> None:
+        """Take node statuses from the log (`World.node_status`: absent means up)."""
+        for index, node in enumerate(self.nodes):
+            status = reported.get(node.name, "up")
+            if self.status[index] != status:
+                self.set_status(node.name, status)  # type: ignore[arg-type]
+
     def is_up(self, node: int) -> bool:
         return self.status[node] == "up"
 

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from uuid import UUID
 
 from costart.domain import decisions as dec
-from costart.domain.errors import SpecError
+from costart.domain.errors import NotFound, SpecError
 from costart.domain.spec_types import GroupSpec, Topology
 from costart.domain.states import GROUP_STARTED, GROUP_WAITING, GroupState
 from costart.domain.world import World
@@ -98,8 +98,14 @@ class CoPlacementStep:
 
     # --- each session ------------------------------------------------------------------
 
+    def check_node(self, node: str) -> None:
+        """Raise `NotFound` unless the cluster has this node."""
+        if node not in self.cluster.index:
+            raise NotFound(f"the cluster has no node {node!r}")
+
     def decide(self, world: World, now_ns: int) -> list[dec.Decision]:
         """One session's decisions, from a read-only view of the state."""
+        self.cluster.sync_status(world.node_status)
         ledger = SessionLedger(self.cluster, self.allocator, world)
         self._status_key = tuple(self.cluster.status)
         gangs = GangSession(

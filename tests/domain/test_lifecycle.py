@@ -297,9 +297,12 @@ def test_node_loss_before_the_start_releases_without_counting_an_attempt():
     c.submit(spec)
     c.apply_decisions([full_placement(spec)])
     events = c.node_down("r1-n002")
-    assert event_names(events) == ["MemberReleased", "PlacementReleased"]
+    assert event_names(events) == ["NodeStatusChanged", "MemberReleased", "PlacementReleased"]
     assert c.group("g1").status == "PENDING"
-    assert c.node_down("r1-n002") == []
+    assert c.world.node_status == {"r1-n002": "down"}
+    assert c.node_down("r1-n002") == []  # no change, nothing written
+    assert event_names(c.set_node_status("r1-n002", "up")) == ["NodeStatusChanged"]
+    assert c.world.node_status == {}
 
 
 def test_node_loss_after_the_start_fails_only_the_replicas_on_it():
@@ -313,8 +316,8 @@ def test_node_loss_after_the_start_fails_only_the_replicas_on_it():
     c = started_group(spec, new_controller())
     rollout_node = c.members("g1")[1].assignments[1].node
     events = c.node_down(rollout_node)
-    assert event_names(events) == ["MemberFailed", "GroupDegraded"]
-    failed = events[0]
+    assert event_names(events) == ["NodeStatusChanged", "MemberFailed", "GroupDegraded"]
+    failed = events[1]
     assert failed.reason == "node-lost" and failed.index == 1
     check_world(c.world)
 
@@ -330,5 +333,5 @@ def test_node_loss_of_a_job_goes_through_the_policy_without_using_the_budget():
     )
     c = started_group(spec, new_controller())
     events = c.node_down(c.members("g1")[0].assignments[0].node)
-    assert event_names(events)[:2] == ["MemberFailed", "GroupRestarted"]
+    assert event_names(events)[:3] == ["NodeStatusChanged", "MemberFailed", "GroupRestarted"]
     assert c.group("g1").group_restarts == 0 and c.group("g1").status == "PENDING"

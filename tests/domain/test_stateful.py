@@ -121,6 +121,8 @@ class ControllerMachine(RuleBasedStateMachine):
     def _observe(self, events):
         for event in events:
             self.audit.observe(event)
+            if isinstance(event, ev.NodeStatusChanged):
+                continue
             group = self.controller.world.group_by_id(event.group_id).name
             if isinstance(event, ev.MemberPlaced | ev.MemberReleased | ev.MemberRestarted):
                 member = self.controller.world.member_by_id(event.originator_id).name
@@ -307,6 +309,14 @@ class ControllerMachine(RuleBasedStateMachine):
                 for m in self.controller.world.members.values()
                 for a in m.assignments
             )
+
+    @rule(pick=st.integers(0, 1000), status=st.sampled_from(["up", "drained"]))
+    def node_report(self, pick, status):
+        reported = sorted(self.controller.world.node_status)
+        if reported:
+            node = reported[pick % len(reported)]
+            self._run(f"node {node} {status}", lambda: self.controller.set_node_status(node, status))
+            assert self.controller.world.node_status.get(node, "up") == status
 
     @rule(seconds=st.sampled_from([1, 30, 61, 95]))
     def tick(self, seconds):

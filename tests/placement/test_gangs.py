@@ -139,12 +139,12 @@ def test_nodes_going_down_make_a_waiting_group_infeasible() -> None:
     cluster = a_cluster(blocks=1, racks=1, nodes=4)
     rig = Rig(cluster)
     rig.submit(a_group("big").atomic().with_member("w", gpu=8, tasks=4).build())
-    cluster.set_status("b0-r0-n0", "down")
+    rig.controller.set_node_status("b0-r0-n0", "down")
     rig.session()
     reason = rig.controller.group("big").pend_reason
     assert reason is not None and reason.cls == "infeasible"
     assert reason.need == "w: 4×{gpu:8}"
-    cluster.set_status("b0-r0-n0", "up")
+    rig.controller.set_node_status("b0-r0-n0", "up")
     rig.session()
     assert rig.status("big") == "RUNNING"
 
@@ -209,7 +209,7 @@ def test_a_restarting_member_is_placed_alone_and_a_replica_set_scales_up_singly(
 def test_drained_nodes_take_nothing_new() -> None:
     cluster = Cluster(["rack"], [Node("a", ("r0",), gpu=8), Node("b", ("r0",), gpu=8)])
     rig = Rig(cluster)
-    cluster.set_status("a", "drained")
+    rig.controller.set_node_status("a", "drained")
     rig.submit(a_group("g").with_member("w", gpu=8, tasks=1).build())
     rig.session()
     assert rig.nodes_of("g", "w") == ["b"]

@@ -96,7 +96,7 @@ def test_holds_on_a_node_that_goes_down_are_released() -> None:
     rig.occupy("running", {"b0-r0-n0": 8})
     rig.submit(a_group("g").reserve().with_member("w", gpu=8, tasks=2).build())
     rig.session()
-    cluster.set_status("b0-r0-n1", "down")
+    rig.controller.set_node_status("b0-r0-n1", "down")
     rig.session()
     assert rig.status("g") == "PENDING"
 
