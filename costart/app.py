@@ -17,7 +17,7 @@ from uuid import UUID
 
 import structlog
 from eventsourcing.application import Application
-from eventsourcing.persistence import Mapper
+from eventsourcing.persistence import ApplicationRecorder, Mapper
 
 from costart.domain import decisions as dec
 from costart.domain import failures, lifecycle, node_loss, scheduling
@@ -84,16 +84,30 @@ class Controller(Application[UUID]):
         env: Mapping[str, str] | None = None,
         clock: Clock | None = None,
         placement: PlacementStep | None = None,
+        restart_of: Controller | None = None,
     ) -> None:
+        """``restart_of``: start over the same log and snapshots as that (crashed)
+        controller, restoring from its newest snapshot plus the tail — how the simulator
+        and tests model a controller crash on an in-process store."""
+        self._restart_of = restart_of
         super().__init__(env=dict(env) if env is not None else None)
         self._clock: Clock = clock or time.time_ns
         self.placement = placement
         self._lock = threading.RLock()
         self.world = World()
-        self.snapshots_store = SnapshotStore(self.factory.aggregate_recorder(purpose="snapshots"))
+        self.snapshots_store = (
+            restart_of.snapshots_store
+            if restart_of is not None
+            else SnapshotStore(self.factory.aggregate_recorder(purpose="snapshots"))
+        )
         self.snapshot_every = int(self.env.get(SNAPSHOT_EVERY, str(DEFAULT_SNAPSHOT_EVERY)))
         self._last_snapshot_position = 0
         self._restore()
+
+    def construct_recorder(self) -> ApplicationRecorder:
+        if self._restart_of is not None:
+            return self._restart_of.recorder
+        return super().construct_recorder()
 
     def construct_mapper(self) -> Mapper[UUID]:
         self._msgspec_mapper = MsgspecMapper(
