@@ -95,7 +95,7 @@ class Controller(Application[UUID]):
         self.placement = placement
         self._lock = threading.RLock()
         self.world = World()
-        self.snapshots_store = (
+        self.snapshots_store: SnapshotStore = (
             restart_of.snapshots_store
             if restart_of is not None
             else SnapshotStore(self.factory.aggregate_recorder(purpose="snapshots"))
