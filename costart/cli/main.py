@@ -11,6 +11,7 @@ import logging
 from pathlib import Path
 from typing import Annotated
 
+import structlog
 import typer
 from rich.console import Console
 
@@ -45,10 +46,12 @@ def _setup(
     ] = None,
 ) -> None:
     command = ctx.invoked_subcommand
-    if command == "serve":
-        configure_logging(json=True)
-    else:
-        configure_logging(level=logging.WARNING if command in QUIET else logging.INFO)
+    # Configure once per process (an embedding program or a test may have done it).
+    if not structlog.is_configured():
+        if command == "serve":
+            configure_logging(json=True)
+        else:
+            configure_logging(level=logging.WARNING if command in QUIET else logging.INFO)
     ctx.obj = Target(store=store, server=server, token=token)
 
 

@@ -189,9 +189,13 @@ def test_metrics_count_groups_by_state_and_time_to_start_from_events(server):
     alice.post("/v1/groups", json=spec("metered"))
     wait_for_state(alice, "metered", "RUNNING")
     text = httpx.get(f"{url}/metrics", timeout=10).text
-    running = [line for line in text.splitlines() if line.startswith('costart_groups{state="RUNNING"}')]
+    running = [
+        line for line in text.splitlines() if line.startswith('costart_groups{state="RUNNING"}')
+    ]
     assert running and float(running[0].split()[-1]) >= 1
-    count = [line for line in text.splitlines() if line.startswith("costart_time_to_start_seconds_count")]
+    count = [
+        line for line in text.splitlines() if line.startswith("costart_time_to_start_seconds_count")
+    ]
     assert count and float(count[0].split()[-1]) >= 1
     assert (
         "costart_accelerators_idle_held" in text and "costart_barrier_wait_seconds_bucket" in text
