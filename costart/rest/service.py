@@ -43,7 +43,9 @@ def load_placement(ref: str | None, cluster: Path | None) -> PlacementStep | Non
     except (ImportError, AttributeError) as error:
         if explicit:
             raise ValueError(f"cannot load placement factory {ref!r}: {error}") from error
-        log.warning("no placement step available: groups will stay pending", looked_for=ref)
+        log.warning(
+            "no placement step available: groups will stay pending", looked_for=DEFAULT_PLACEMENT
+        )
         return None
     return factory(cluster)
 
