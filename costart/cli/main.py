@@ -1,14 +1,25 @@
-"""The `costart` command line."""
+"""The `costart` command line (ADR 0006).
+
+Global options say where the controller is: ``--store DIR`` (its store directory; the
+views live in ``DIR/views``) or ``--server URL`` with ``--token`` (a `costart serve`).
+Exit codes are listed in `costart.cli.exits`.
+"""
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Annotated
 
+import structlog
 import typer
 from rich.console import Console
 
+from costart.cli import commands
+from costart.cli.commands import Target
 from costart.cli.demo import run_demo
+from costart.cli.exits import EXIT_INVALID
+from costart.cli.serve import serve
 from costart.domain.errors import SpecError
 from costart.domain.spec import SpecFormat, parse_spec
 from costart.logs import configure_logging
@@ -17,12 +28,31 @@ app = typer.Typer(no_args_is_help=True, add_completion=False, help="Co-start gro
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
 DEMO_SPEC = SCENARIOS / "rl-post-training.toml"
 
-EXIT_INVALID = 3
+# Commands whose stdout a script reads log only warnings; serve logs JSON lines.
+QUIET = {"submit", "get", "describe", "events", "why", "cancel"}
 
 
 @app.callback()
-def _setup() -> None:
-    configure_logging()
+def _setup(
+    ctx: typer.Context,
+    store: Annotated[
+        Path | None, typer.Option(envvar="COSTART_STORE", help="the controller's store directory")
+    ] = None,
+    server: Annotated[
+        str | None, typer.Option(envvar="COSTART_SERVER", help="URL of a `costart serve`")
+    ] = None,
+    token: Annotated[
+        str | None, typer.Option(envvar="COSTART_TOKEN", help="bearer token for --server")
+    ] = None,
+) -> None:
+    command = ctx.invoked_subcommand
+    # Configure once per process (an embedding program or a test may have done it).
+    if not structlog.is_configured():
+        if command == "serve":
+            configure_logging(json=True)
+        else:
+            configure_logging(level=logging.WARNING if command in QUIET else logging.INFO)
+    ctx.obj = Target(store=store, server=server, token=token)
 
 
 @app.command()
@@ -45,5 +75,13 @@ def validate(file: Path) -> None:
     typer.echo(f"{spec.name}: valid ({len(spec.members)} members)")
 
 
+commands.register(app)
+app.command()(serve)
+
+
 def main() -> None:
     app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,1 +1,34 @@
-"""costart.projections."""
+"""Display views built from the event stream (DESIGN §7), stored in LMDB.
+
+`Views(path)` opens (or creates) the views; `Views.catch_up(source)` folds whatever the
+log holds beyond the tracked position; the query methods read one consistent snapshot.
+`RecorderSource` reads a controller's log without building a `Controller`.
+"""
+
+from costart.projections.models import (
+    GroupDetail,
+    GroupView,
+    Histogram,
+    HoldView,
+    MemberView,
+    PendEntry,
+    TimelineEntry,
+)
+from costart.projections.projector import EventSource, catch_up, rebuild
+from costart.projections.source import RecorderSource
+from costart.projections.views import Views
+
+__all__ = [
+    "EventSource",
+    "GroupDetail",
+    "GroupView",
+    "Histogram",
+    "HoldView",
+    "MemberView",
+    "PendEntry",
+    "RecorderSource",
+    "TimelineEntry",
+    "Views",
+    "catch_up",
+    "rebuild",
+]

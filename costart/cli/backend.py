@@ -1,0 +1,185 @@
+"""Where the CLI's answers come from: the store directly, or `costart serve` over REST.
+
+Both speak the view rows of `costart.projections`, so the rendering does not care.
+`LocalBackend` opens the controller's log through its persistence module (``--store DIR``
+selects ``PERSISTENCE_MODULE=costart.store`` with ``COSTART_LMDB_PATH=DIR``, unless the
+environment already names a module) and keeps the views in ``DIR/views``: reads catch
+the views up from their tracked position and never fold the whole log; commands build a
+`Controller` (which loads its state as its store allows) and then catch the views up.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Final, Protocol, TypeVar
+
+import httpx
+import msgspec
+
+from costart.app import Controller
+from costart.cli.exits import AccessDenied, Unavailable
+from costart.domain.errors import Conflict, DomainError, NotFound, SpecError
+from costart.domain.spec import SpecFormat
+from costart.projections import (
+    GroupDetail,
+    GroupView,
+    HoldView,
+    MemberView,
+    RecorderSource,
+    TimelineEntry,
+    Views,
+)
+from costart.rest.models import ErrorBody, Why
+
+T = TypeVar("T")
+VIEWS_DIR: Final = "views"
+STORE_MODULE: Final = "costart.store"
+HTTP_TIMEOUT_S: Final = 30.0
+
+
+class Backend(Protocol):
+    def submit(self, data: bytes, fmt: SpecFormat) -> GroupView: ...
+    def groups(self, owner: str | None, state: str | None) -> list[GroupView]: ...
+    def members(self, group: str | None) -> list[MemberView]: ...
+    def describe(self, group: str) -> GroupDetail: ...
+    def events(self, group: str) -> list[TimelineEntry]: ...
+    def why(self, group: str) -> Why: ...
+    def cancel(self, group: str) -> GroupView: ...
+    def holds(self) -> list[HoldView]: ...
+    def close(self) -> None: ...
+
+
+def store_env(store: Path) -> dict[str, str]:
+    """The controller's environment for a store directory: the process environment,
+    with the LMDB store selected unless it names another persistence module."""
+    env = dict(os.environ)
+    env.setdefault("PERSISTENCE_MODULE", STORE_MODULE)
+    env["COSTART_LMDB_PATH"] = str(store)
+    return env
+
+
+class LocalBackend:
+    def __init__(self, store: Path) -> None:
+        store.mkdir(parents=True, exist_ok=True)
+        self.env = store_env(store)
+        self.views = Views(store / VIEWS_DIR)
+
+    def close(self) -> None:
+        self.views.close()
+
+    def _fresh(self) -> Views:
+        source = RecorderSource.from_env(self.env)
+        if self.views.position() > source.max_position():
+            self.views.rebuild(source)  # the log was replaced under the views
+        else:
+            self.views.catch_up(source)
+        return self.views
+
+    def _controller(self) -> Controller:
+        return Controller(env=self.env)
+
+    def submit(self, data: bytes, fmt: SpecFormat) -> GroupView:
+        controller = self._controller()
+        group = controller.submit_document(data, fmt)
+        self.views.catch_up(controller)
+        return self.views.group(group.name)
+
+    def cancel(self, group: str) -> GroupView:
+        controller = self._controller()
+        controller.cancel(group)
+        self.views.catch_up(controller)
+        return self.views.group(group)
+
+    def groups(self, owner: str | None, state: str | None) -> list[GroupView]:
+        return self._fresh().groups(owner=owner, state=state)
+
+    def members(self, group: str | None) -> list[MemberView]:
+        return self._fresh().members(group)
+
+    def describe(self, group: str) -> GroupDetail:
+        return self._fresh().describe(group)
+
+    def events(self, group: str) -> list[TimelineEntry]:
+        return self._fresh().timeline(group)
+
+    def why(self, group: str) -> Why:
+        views = self._fresh()
+        row = views.group(group)
+        history = tuple(views.pend_history(group))
+        return Why(group=row.name, state=row.state, pend_reason=row.pend_reason, history=history)
+
+    def holds(self) -> list[HoldView]:
+        return self._fresh().holds()
+
+
+class RemoteBackend:
+    """The REST API of `costart serve` (``--server URL --token T``)."""
+
+    def __init__(self, url: str, token: str | None) -> None:
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self.client = httpx.Client(base_url=url, headers=headers, timeout=HTTP_TIMEOUT_S)
+
+    def close(self) -> None:
+        self.client.close()
+
+    def _call(self, method: str, path: str, type_: type[T], **kwargs: Any) -> T:
+        try:
+            response = self.client.request(method, path, **kwargs)
+        except httpx.HTTPError as error:
+            raise Unavailable(f"cannot reach {self.client.base_url}: {error}") from None
+        if response.is_success:
+            return msgspec.json.decode(response.content, type=type_)
+        raise _error_for(response)
+
+    def submit(self, data: bytes, fmt: SpecFormat) -> GroupView:
+        headers = {"Content-Type": f"application/{fmt}"}
+        return self._call("POST", "/v1/groups", GroupView, content=data, headers=headers)
+
+    def groups(self, owner: str | None, state: str | None) -> list[GroupView]:
+        params = {k: v for k, v in (("owner", owner), ("state", state)) if v is not None}
+        if "state" in params:
+            params["state"] = params["state"].upper()
+        return self._call("GET", "/v1/groups", list[GroupView], params=params)
+
+    def members(self, group: str | None) -> list[MemberView]:
+        path = "/v1/members" if group is None else f"/v1/groups/{group}/members"
+        return self._call("GET", path, list[MemberView])
+
+    def describe(self, group: str) -> GroupDetail:
+        return self._call("GET", f"/v1/groups/{group}", GroupDetail)
+
+    def events(self, group: str) -> list[TimelineEntry]:
+        return self._call("GET", f"/v1/groups/{group}/events", list[TimelineEntry])
+
+    def why(self, group: str) -> Why:
+        return self._call("GET", f"/v1/groups/{group}/why", Why)
+
+    def cancel(self, group: str) -> GroupView:
+        return self._call("POST", f"/v1/groups/{group}/cancel", GroupView)
+
+    def holds(self) -> list[HoldView]:
+        return self._call("GET", "/v1/holds", list[HoldView])
+
+
+def _error_for(response: httpx.Response) -> Exception:
+    """The exception (hence exit code) a REST error response stands for."""
+    try:
+        body = msgspec.json.decode(response.content, type=ErrorBody)
+        message, field = body.error, body.field
+    except msgspec.DecodeError:
+        message, field = response.text[:200] or response.reason_phrase, None
+    status = response.status_code
+    if status in (401, 403):
+        return AccessDenied(message)
+    if status == 404:
+        return NotFound(message)
+    if status == 409:
+        return Conflict(message)
+    if status == 422 and field is not None:
+        return SpecError(field, message.removeprefix(f"{field}: "))
+    if status in (413, 422):
+        return SpecError("", message)
+    if status == 400:
+        return DomainError(message)
+    return Unavailable(f"server answered {status}: {message}")

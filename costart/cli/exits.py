@@ -1,0 +1,68 @@
+"""Exit codes a shell script can rely on (ADR 0006), and the errors that map to them.
+
+===  ==========================================================
+0    success
+1    any other error (server unreachable, bad request, internal)
+2    usage error (bad options or arguments; from the parser)
+3    invalid spec (the message names the field)
+4    not found (no such group or member)
+5    conflict (a live group has the name; the group is terminal)
+6    unauthorized or forbidden (no/bad token; not the owner)
+===  ==========================================================
+
+Messages go to stderr as ``error: ...``; stdout carries only the requested output.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Final
+
+import typer
+
+from costart.domain.errors import Conflict, DomainError, IllegalTransition, NotFound, SpecError
+
+EXIT_OK: Final = 0
+EXIT_ERROR: Final = 1
+EXIT_USAGE: Final = 2
+EXIT_INVALID: Final = 3
+EXIT_NOT_FOUND: Final = 4
+EXIT_CONFLICT: Final = 5
+EXIT_DENIED: Final = 6
+
+
+class AccessDenied(Exception):
+    """The server refused the caller: no or a bad token (401) or not the owner (403)."""
+
+
+class Unavailable(Exception):
+    """The server could not be reached, or answered something unexpected."""
+
+
+class UsageError(Exception):
+    """The command line is incomplete (e.g. neither ``--store`` nor ``--server``)."""
+
+
+def exit_code(error: BaseException) -> int:
+    if isinstance(error, SpecError):
+        return EXIT_INVALID
+    if isinstance(error, NotFound):
+        return EXIT_NOT_FOUND
+    if isinstance(error, Conflict | IllegalTransition):
+        return EXIT_CONFLICT
+    if isinstance(error, AccessDenied):
+        return EXIT_DENIED
+    if isinstance(error, UsageError):
+        return EXIT_USAGE
+    return EXIT_ERROR
+
+
+@contextmanager
+def reported() -> Iterator[None]:
+    """Turn the errors a command may meet into a stderr line and an exit code."""
+    try:
+        yield
+    except (DomainError, AccessDenied, Unavailable, UsageError, OSError) as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(exit_code(error)) from None

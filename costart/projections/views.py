@@ -1,0 +1,154 @@
+"""Reading the views: what the CLI and the REST API show, from one LMDB snapshot each.
+
+`Views` owns an open `ViewDB`. Readers call `catch_up(source)` first (cheap when nothing
+is new: it reads the log only after the tracked position), then query. Every query reads
+in one read transaction, so it sees one consistent position.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from costart.domain.errors import NotFound
+from costart.domain.states import GROUP_TERMINAL
+from costart.projections import projector
+from costart.projections.models import (
+    GroupDetail,
+    GroupView,
+    Histogram,
+    HoldView,
+    MemberView,
+    PendEntry,
+    TimelineEntry,
+)
+from costart.projections.viewdb import DEFAULT_MAP_SIZE, ViewDB, sub_key
+from costart.store.codec import canonical_decode
+
+RECENT_EVENTS = 20
+
+
+class Views:
+    """The display views of one controller log, stored in LMDB under ``path``."""
+
+    def __init__(self, path: Path | str, map_size: int = DEFAULT_MAP_SIZE) -> None:
+        self.db = ViewDB(path, map_size)
+
+    def close(self) -> None:
+        self.db.close()
+
+    def __enter__(self) -> Views:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    # --- keeping up with the log --------------------------------------------------------
+
+    def catch_up(
+        self, source: projector.EventSource, batch_size: int = projector.DEFAULT_BATCH
+    ) -> int:
+        return projector.catch_up(self.db, source, batch_size)
+
+    def rebuild(
+        self, source: projector.EventSource, batch_size: int = projector.DEFAULT_BATCH
+    ) -> int:
+        return projector.rebuild(self.db, source, batch_size)
+
+    def position(self) -> int:
+        with self.db.read() as txn:
+            return self.db.position(txn)
+
+    # --- queries ------------------------------------------------------------------------
+
+    def _group_id(self, txn: Any, name: str) -> str:
+        gid = self.db.get(txn, "names", name.encode(), str)
+        if gid is None:
+            raise NotFound(f"no group named {name!r}")
+        return str(gid)
+
+    def _rows(self, txn: Any, db: str, gid: str, type_: type[Any]) -> Iterator[Any]:
+        for _, raw in self.db.scan(txn, db, sub_key(gid, b"")):
+            yield canonical_decode(raw, type_)
+
+    def groups(
+        self, owner: str | None = None, state: str | None = None, live_only: bool = False
+    ) -> list[GroupView]:
+        """Groups in submission order, optionally filtered by owner and state."""
+        rows = []
+        with self.db.read() as txn:
+            for _, gid in self.db.scan(txn, "order"):
+                row = self.db.get(txn, "groups", canonical_decode(gid, str).encode(), GroupView)
+                if row is None:
+                    continue
+                if owner is not None and row.owner != owner:
+                    continue
+                if state is not None and row.state != state.upper():
+                    continue
+                if live_only and row.state in GROUP_TERMINAL:
+                    continue
+                rows.append(row)
+        return rows
+
+    def group(self, name: str) -> GroupView:
+        """The live group of that name, else the newest ended one; `NotFound` otherwise."""
+        with self.db.read() as txn:
+            gid = self._group_id(txn, name)
+            row: GroupView = self.db.get(txn, "groups", gid.encode(), GroupView)
+            return row
+
+    def members(self, name: str | None = None) -> list[MemberView]:
+        """A group's members in spec order; every group's (submission order) if no name."""
+        with self.db.read() as txn:
+            if name is not None:
+                return list(self._rows(txn, "members", self._group_id(txn, name), MemberView))
+            rows: list[MemberView] = []
+            for _, gid in self.db.scan(txn, "order"):
+                rows.extend(self._rows(txn, "members", canonical_decode(gid, str), MemberView))
+            return rows
+
+    def pend_history(self, name: str) -> list[PendEntry]:
+        with self.db.read() as txn:
+            return list(self._rows(txn, "pend", self._group_id(txn, name), PendEntry))
+
+    def timeline(self, name: str, last: int | None = None) -> list[TimelineEntry]:
+        """The group's events in log order (only the ``last`` N if given)."""
+        with self.db.read() as txn:
+            rows = list(self._rows(txn, "timeline", self._group_id(txn, name), TimelineEntry))
+        return rows if last is None else rows[-last:]
+
+    def holds(self, group: str | None = None) -> list[HoldView]:
+        """Capacity held or used on each node, by node then group, member and task."""
+        with self.db.read() as txn:
+            rows = [canonical_decode(raw, HoldView) for _, raw in self.db.scan(txn, "holds")]
+            if group is not None:
+                gid = self._group_id(txn, group)
+                rows = [r for r in rows if r.group_id == gid]
+        return rows
+
+    def describe(self, name: str, recent: int = RECENT_EVENTS) -> GroupDetail:
+        """The group, its members, holds, pend-reason history and recent events."""
+        with self.db.read() as txn:
+            gid = self._group_id(txn, name)
+            group = self.db.get(txn, "groups", gid.encode(), GroupView)
+            members = tuple(self._rows(txn, "members", gid, MemberView))
+            pend = tuple(self._rows(txn, "pend", gid, PendEntry))
+            events = tuple(self._rows(txn, "timeline", gid, TimelineEntry))
+            keys = self.db.get(txn, "gholds", gid.encode(), list[bytes]) or []
+            holds = tuple(self.db.get(txn, "holds", key, HoldView) for key in keys)
+        return GroupDetail(
+            group=group,
+            members=members,
+            holds=holds,
+            pend_history=pend,
+            events=events[-recent:] if recent else events,
+        )
+
+    def histograms(self) -> dict[str, Histogram]:
+        with self.db.read() as txn:
+            return {
+                name: self.db.get(txn, "stats", name.encode(), Histogram)
+                or projector.new_histogram()
+                for name in projector.HISTOGRAMS
+            }

@@ -1,0 +1,114 @@
+"""The Litestar application: routes, auth dependency, error mapping, request logs.
+
+Errors always have the `ErrorBody` shape. A bad spec is 422 naming the field (the
+`SpecError` path); a body Litestar cannot read is 400; a body over the size limit is 413;
+nothing a client sends should produce a 500.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Final
+
+import structlog
+from litestar import Litestar, Request, Response
+from litestar.datastructures import State
+from litestar.di import Provide
+from litestar.enums import ScopeType
+from litestar.exceptions import HTTPException, ValidationException
+from litestar.openapi import OpenAPIConfig
+from litestar.types import ASGIApp, Message, Receive, Scope, Send
+
+from costart.domain.errors import Conflict, DomainError, IllegalTransition, NotFound, SpecError
+from costart.domain.limits import MAX_SPEC_BYTES
+from costart.rest.auth import Tokens
+from costart.rest.metrics import registry_for
+from costart.rest.models import ErrorBody
+from costart.rest.routes import ROUTES, authenticate
+from costart.rest.service import Service
+
+log = structlog.get_logger("costart.rest")
+MAX_BODY_BYTES: Final = 2 * MAX_SPEC_BYTES
+
+
+def _error(status: int, message: str, field: str | None = None) -> Response[ErrorBody]:
+    return Response(ErrorBody(error=message, field=field), status_code=status)
+
+
+def _domain_error(_: Request[Any, Any, Any], error: Exception) -> Response[ErrorBody]:
+    if isinstance(error, SpecError):
+        return _error(422, str(error), error.path or None)
+    if isinstance(error, NotFound):
+        return _error(404, str(error))
+    if isinstance(error, Conflict | IllegalTransition):
+        return _error(409, str(error))
+    return _error(400, str(error))
+
+
+def _http_error(_: Request[Any, Any, Any], error: Exception) -> Response[ErrorBody]:
+    assert isinstance(error, HTTPException)
+    message = str(error.detail)
+    if isinstance(error, ValidationException) and isinstance(error.extra, list):
+        # Name the parameter at fault, not the framework's internals.
+        fields = "; ".join(
+            f"{item.get('key')}: {item.get('message')}"
+            for item in error.extra
+            if isinstance(item, dict)
+        )
+        message = f"invalid request: {fields}" if fields else message
+    return _error(error.status_code, message)
+
+
+def _internal_error(request: Request[Any, Any, Any], error: Exception) -> Response[ErrorBody]:
+    log.exception("request failed", path=request.url.path)
+    return _error(500, "internal error")
+
+
+def request_log(app: ASGIApp) -> ASGIApp:
+    """One structured log line per request: method, path, status, duration."""
+
+    async def middleware(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != ScopeType.HTTP:
+            await app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        status = 500
+
+        async def send_and_note(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        try:
+            await app(scope, receive, send_and_note)
+        finally:
+            log.info(
+                "request",
+                method=scope.get("method"),
+                path=scope.get("path"),
+                status=status,
+                duration_ms=round((time.perf_counter() - started) * 1000, 3),
+            )
+
+    return middleware
+
+
+def create_app(service: Service, tokens: Tokens) -> Litestar:
+    """The REST API of one `Service`. OpenAPI at ``/schema/openapi.json``."""
+    return Litestar(
+        route_handlers=ROUTES,
+        dependencies={"user": Provide(authenticate, sync_to_thread=False)},
+        exception_handlers={
+            DomainError: _domain_error,
+            HTTPException: _http_error,
+            Exception: _internal_error,
+        },
+        middleware=[request_log],
+        request_max_body_size=MAX_BODY_BYTES,
+        openapi_config=OpenAPIConfig(title="costart", version="0.1.0", path="/schema"),
+        state=State(
+            {"service": service, "tokens": tokens, "registry": registry_for(service.views)}
+        ),
+        debug=False,
+    )

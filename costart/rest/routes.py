@@ -1,0 +1,153 @@
+"""The REST handlers: thin translations between HTTP and the `Service`.
+
+Reads come from the views; commands go through the Service, after the ownership check
+(ADR 0007). Domain errors become status codes in `costart.rest.app`.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from anyio import to_thread
+from litestar import Request, Response, get, post
+from litestar.datastructures import State
+from litestar.exceptions import NotAuthorizedException, PermissionDeniedException
+from litestar.params import Parameter
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+from costart.domain.spec import SpecFormat, parse_spec
+from costart.domain.states import GroupStatus
+from costart.projections import GroupDetail, GroupView, HoldView, MemberView, TimelineEntry
+from costart.rest.auth import Tokens, User
+from costart.rest.models import Health, Why
+from costart.rest.service import Service
+
+GroupName = Annotated[str, Parameter(description="group name", max_length=63)]
+
+
+def authenticate(request: Request[object, object, State]) -> User:
+    """The caller named by the bearer token; 401 without a known one."""
+    tokens: Tokens = request.app.state.tokens
+    user = tokens.user_for_header(request.headers.get("authorization"))
+    if user is None:
+        raise NotAuthorizedException("missing or unknown bearer token")
+    return user
+
+
+def _service(state: State) -> Service:
+    service: Service = state.service
+    return service
+
+
+def _spec_format(request: Request[object, object, State]) -> SpecFormat:
+    return "toml" if "toml" in request.headers.get("content-type", "") else "json"
+
+
+@post("/v1/groups", status_code=201, summary="Submit a group spec")
+async def submit_group(
+    request: Request[object, object, State], user: User, state: State
+) -> GroupView:
+    """Submit a group spec (JSON, or TOML with ``Content-Type: application/toml``).
+
+    422 names the field at fault; 403 if the spec's owner is not the caller (admins may
+    submit for anyone); 409 if a live group has the name."""
+    # The raw body: the spec parser (not the framework) validates it, so every error
+    # names the spec field the way `costart validate` does.
+    data = await request.body()
+    fmt = _spec_format(request)
+
+    def run() -> GroupView:
+        spec = parse_spec(data, fmt)
+        if not user.may_act_for(spec.owner):
+            raise PermissionDeniedException(
+                f"{user.name} may not submit groups owned by {spec.owner}"
+            )
+        return _service(state).submit(data, fmt)
+
+    return await to_thread.run_sync(run)
+
+
+@get("/v1/groups", sync_to_thread=True, summary="List groups")
+def list_groups(
+    user: User,
+    state: State,
+    owner: str | None = None,
+    group_state: Annotated[GroupStatus | None, Parameter(query="state")] = None,
+) -> list[GroupView]:
+    """Groups in submission order, optionally only one owner's or one state's."""
+    return _service(state).views.groups(owner=owner, state=group_state)
+
+
+@get("/v1/groups/{name:str}", sync_to_thread=True, summary="Describe a group")
+def get_group(name: GroupName, user: User, state: State) -> GroupDetail:
+    """The group with its members, holds, pend-reason history and recent events."""
+    return _service(state).views.describe(name)
+
+
+@get("/v1/groups/{name:str}/members", sync_to_thread=True, summary="A group's members")
+def get_members(name: GroupName, user: User, state: State) -> list[MemberView]:
+    return _service(state).views.members(name)
+
+
+@get("/v1/members", sync_to_thread=True, summary="Every group's members")
+def all_members(user: User, state: State) -> list[MemberView]:
+    return _service(state).views.members()
+
+
+@get("/v1/groups/{name:str}/events", sync_to_thread=True, summary="A group's timeline")
+def get_events(name: GroupName, user: User, state: State) -> list[TimelineEntry]:
+    return _service(state).views.timeline(name)
+
+
+@get("/v1/groups/{name:str}/why", sync_to_thread=True, summary="Why a group is pending")
+def why(name: GroupName, user: User, state: State) -> Why:
+    views = _service(state).views
+    group = views.group(name)
+    return Why(
+        group=group.name,
+        state=group.state,
+        pend_reason=group.pend_reason,
+        history=tuple(views.pend_history(name)),
+    )
+
+
+@post(
+    "/v1/groups/{name:str}/cancel", status_code=200, sync_to_thread=True, summary="Cancel a group"
+)
+def cancel_group(name: GroupName, user: User, state: State) -> GroupView:
+    """Cancel a live group: 403 unless the caller owns it or is an admin."""
+    service = _service(state)
+    owner = service.views.group(name).owner
+    if not user.may_act_for(owner):
+        raise PermissionDeniedException(f"{user.name} may not cancel groups owned by {owner}")
+    return service.cancel(name)
+
+
+@get("/v1/holds", sync_to_thread=True, summary="Capacity held or used per node")
+def holds(user: User, state: State) -> list[HoldView]:
+    return _service(state).views.holds()
+
+
+@get("/healthz", sync_to_thread=True, summary="Liveness", exclude_from_auth=True)
+def healthz(state: State) -> Health:
+    return Health(status="ok", position=_service(state).views.position())
+
+
+@get("/metrics", sync_to_thread=True, summary="Prometheus metrics", media_type=CONTENT_TYPE_LATEST)
+def metrics(state: State) -> Response[bytes]:
+    return Response(generate_latest(state.registry), media_type=CONTENT_TYPE_LATEST)
+
+
+ROUTES = [
+    submit_group,
+    list_groups,
+    get_group,
+    get_members,
+    all_members,
+    get_events,
+    why,
+    cancel_group,
+    holds,
+    healthz,
+    metrics,
+]

@@ -1,0 +1,166 @@
+"""The CLI against a store: output, exit codes, and reads that never fold the whole log.
+
+The store is eventsourcing's SQLite module (selected by the environment, which
+``--store`` respects), so these tests do not depend on the LMDB store.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from costart.app import Controller
+from costart.cli import backend as backend_module
+from costart.cli.backend import store_env
+from costart.cli.main import DEMO_SPEC, app
+from costart.domain.decisions import SetPendReason
+from costart.domain.events import PendReason
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def store(tmp_path, monkeypatch):
+    monkeypatch.setenv("PERSISTENCE_MODULE", "eventsourcing.sqlite")
+    monkeypatch.setenv("SQLITE_DBNAME", str(tmp_path / "events.sqlite"))
+    return tmp_path / "store"
+
+
+def costart(store, *args: str):
+    return runner.invoke(app, ["--store", str(store), *args])
+
+
+def test_submit_then_get_groups_lists_it_in_every_output_format(store):
+    submitted = costart(store, "submit", str(DEMO_SPEC))
+    assert submitted.exit_code == 0, submitted.output
+    assert "group/grpo-run-42 submitted (PENDING)" in submitted.stdout
+    table = costart(store, "get", "groups")
+    assert table.exit_code == 0 and "grpo-run-42" in table.stdout and "PENDING" in table.stdout
+    wide = costart(store, "get", "groups", "-o", "wide")
+    assert "reserve" in wide.stdout and "0/16" in wide.stdout
+    rows = json.loads(costart(store, "get", "groups", "-o", "json").stdout)
+    assert [(g["name"], g["state"], g["members"]) for g in rows] == [("grpo-run-42", "PENDING", 4)]
+    assert (
+        yaml.safe_load(costart(store, "get", "groups", "-o", "yaml").stdout)[0]["owner"] == "alice"
+    )
+    assert json.loads(costart(store, "get", "groups", "--owner", "bob", "-o", "json").stdout) == []
+    assert (
+        json.loads(costart(store, "get", "groups", "--state", "running", "-o", "json").stdout) == []
+    )
+
+
+def test_get_members_shows_kind_owner_profile_and_claims(store):
+    costart(store, "submit", str(DEMO_SPEC))
+    members = json.loads(costart(store, "get", "members", "grpo-run-42", "-o", "json").stdout)
+    assert [(m["name"], m["kind"], m["owner"]) for m in members][:2] == [
+        ("trainer", "job", "alice"),
+        ("rollout", "replica-set", "rollout-team"),
+    ]
+    table = costart(store, "get", "members").stdout
+    assert "vllm:0.11" in table and "gpus:PENDING" in table
+
+
+def test_describe_shows_the_pend_reason_with_its_numbers_and_recent_events(store):
+    costart(store, "submit", str(DEMO_SPEC))
+    controller = Controller(env=store_env(store))
+    reason = PendReason(
+        cls="topology",
+        message="rollout: 8×{gpu:1} in one block; best block b3 has 5 free after trainer",
+        member="rollout",
+        need="8×{gpu:1} in one block",
+        best="b3: 5 free",
+        queue_position=2,
+    )
+    controller.apply_decisions([SetPendReason(group="grpo-run-42", reason=reason)])
+    described = costart(store, "describe", "group", "grpo-run-42")
+    assert described.exit_code == 0, described.output
+    out = described.stdout
+    for text in (
+        "topology",
+        "8×{gpu:1} in one block",
+        "b3: 5 free",
+        "#2",
+        "GroupSubmitted",
+        "PendReasonChanged",
+        "Members",
+        "Holds",
+    ):
+        assert text in out
+    why = costart(store, "why", "grpo-run-42", "-o", "json")
+    assert json.loads(why.stdout)["pend_reason"]["queue_position"] == 2
+    events = costart(store, "events", "grpo-run-42").stdout
+    assert "MemberCreated" in events and "rollout" in events
+
+
+def test_reads_catch_the_views_up_without_building_a_controller(store, monkeypatch):
+    costart(store, "submit", str(DEMO_SPEC))
+    Controller(env=store_env(store)).cancel("grpo-run-42")  # another process writes
+
+    def no_controller(*_args, **_kwargs):
+        raise AssertionError("a read built a Controller (folding the whole log)")
+
+    monkeypatch.setattr(backend_module, "Controller", no_controller)
+    rows = json.loads(costart(store, "get", "groups", "-o", "json").stdout)
+    assert rows[0]["state"] == "CANCELLED"
+
+
+def test_cancel_then_cancel_again_is_a_conflict(store):
+    costart(store, "submit", str(DEMO_SPEC))
+    first = costart(store, "cancel", "grpo-run-42")
+    assert first.exit_code == 0 and "group/grpo-run-42 cancelled" in first.stdout
+    again = costart(store, "cancel", "grpo-run-42")
+    assert again.exit_code == 5 and again.stderr.startswith("error:")
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "message"),
+    [
+        (("describe", "group", "nope"), 4, "no group named 'nope'"),
+        (("events", "nope"), 4, "no group named"),
+        (("cancel", "nope"), 4, "no group named"),
+    ],
+)
+def test_unknown_groups_exit_4_with_a_message_on_stderr(store, args, code, message):
+    result = costart(store, *args)
+    assert result.exit_code == code and message in result.stderr and result.stdout == ""
+
+
+def test_an_invalid_spec_exits_3_naming_the_field_and_writes_nothing(store, tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text(
+        'name = "x"\nowner = "alice"\n[[members]]\nname = "a"\nkind = "job"\ntasks = -2\nshape = { gpu = 1 }\n'
+    )
+    result = costart(store, "submit", str(bad))
+    assert result.exit_code == 3 and "members[0].tasks" in result.stderr
+    assert json.loads(costart(store, "get", "groups", "-o", "json").stdout) == []
+
+
+def test_a_second_live_group_of_the_same_name_exits_5(store):
+    costart(store, "submit", str(DEMO_SPEC))
+    result = costart(store, "submit", str(DEMO_SPEC))
+    assert result.exit_code == 5 and "already exists" in result.stderr
+
+
+def test_without_a_store_or_server_the_cli_exits_2(monkeypatch):
+    monkeypatch.delenv("COSTART_STORE", raising=False)
+    monkeypatch.delenv("COSTART_SERVER", raising=False)
+    result = runner.invoke(app, ["get", "groups"])
+    assert result.exit_code == 2 and "--store" in result.stderr
+
+
+def test_store_selects_the_lmdb_module_unless_the_environment_names_one(tmp_path, monkeypatch):
+    monkeypatch.delenv("PERSISTENCE_MODULE", raising=False)
+    env = store_env(tmp_path)
+    assert env["PERSISTENCE_MODULE"] == "costart.store"
+    assert env["COSTART_LMDB_PATH"] == str(tmp_path)
+    monkeypatch.setenv("PERSISTENCE_MODULE", "eventsourcing.sqlite")
+    assert store_env(tmp_path)["PERSISTENCE_MODULE"] == "eventsourcing.sqlite"
+
+
+def test_validate_and_demo_still_work(tmp_path):
+    assert runner.invoke(app, ["validate", str(DEMO_SPEC)]).exit_code == 0
+    demo = runner.invoke(app, ["demo"])
+    assert demo.exit_code == 0 and "SUCCEEDED" in demo.stdout

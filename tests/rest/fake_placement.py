@@ -1,0 +1,35 @@
+"""A stand-in placement step for `serve` tests: every waiting group fits, at once.
+
+The real co-placement step lands in `costart.placement`; this one only exercises the
+serve loop's hook (``--placement tests.rest.fake_placement:factory``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from costart.domain.decisions import Decision, PlaceGroup
+from costart.domain.events import Assignment
+from costart.domain.spec_types import GroupSpec
+from costart.domain.world import World
+
+
+class PlaceEverything:
+    def check_feasible(self, spec: GroupSpec) -> None:
+        return None
+
+    def decide(self, world: World, now_ns: int) -> list[Decision]:
+        decisions: list[Decision] = []
+        for group in world.live_groups():
+            if group.status != "PENDING" or group.retry_at_ns > now_ns:
+                continue
+            assignments = {
+                m.name: tuple(Assignment(i, f"{group.name}-{m.name}-n{i}") for i in range(m.count))
+                for m in group.spec.members
+            }
+            decisions.append(PlaceGroup(group=group.name, assignments=assignments))
+        return decisions
+
+
+def factory(cluster: Path | None) -> PlaceEverything:
+    return PlaceEverything()

@@ -1,0 +1,84 @@
+"""The serve loop in-process: sessions place, the claim driver readies and starts."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from costart.projections import Views
+from costart.rest.auth import TokenError, Tokens
+from costart.rest.claims import ClaimDriver
+from costart.rest.service import Service, load_placement
+from tests.builders import ManualClock, a_group, new_controller
+from tests.rest.fake_placement import PlaceEverything
+
+SECOND_NS = 10**9
+
+
+def service(tmp_path: Path, delay_s: int = 2):
+    clock = ManualClock()
+    controller = new_controller(clock)
+    controller.placement = PlaceEverything()
+    svc = Service(
+        controller, Views(tmp_path / "v"), clock=clock, driver=ClaimDriver(delay_s * SECOND_NS)
+    )
+    return svc, clock
+
+
+def test_a_session_places_then_claims_turn_ready_after_the_delay_and_members_start(tmp_path):
+    svc, clock = service(tmp_path)
+    spec = a_group().with_member("a", claims=("gpus",)).with_member("b", replicas=2).build()
+    svc.controller.submit(spec)
+    svc.step()
+    assert svc.views.group("g1").state == "PLACED"
+    clock.advance(1)
+    svc.step()
+    assert svc.views.group("g1").state == "PLACED"  # the claim is not due yet
+    clock.advance(1)
+    svc.step()
+    assert svc.views.group("g1").state == "RUNNING"
+    svc.step()
+    assert {m.state for m in svc.views.members("g1")} == {"RUNNING"}
+
+
+def test_the_loop_runs_sessions_until_stopped(tmp_path):
+    svc, clock = service(tmp_path, delay_s=0)
+    svc.controller.submit(a_group().with_member("a").build())
+    svc.refresh()
+    svc.start(0.01)
+    try:
+        for _ in range(500):
+            if svc.views.group("g1").state == "RUNNING":
+                break
+            clock.advance(1)
+            time.sleep(0.01)
+    finally:
+        svc.stop()
+    assert svc.views.group("g1").state == "RUNNING"
+
+
+def test_placement_factories_load_by_name_and_a_missing_default_is_not_fatal():
+    assert isinstance(load_placement("tests.rest.fake_placement:factory", None), PlaceEverything)
+    with pytest.raises(ValueError, match="cannot load placement factory"):
+        load_placement("tests.rest.fake_placement:nope", None)
+    load_placement(None, None)  # the default may not exist yet: a warning, no error
+
+
+def test_tokens_files_map_tokens_to_users_and_roles(tmp_path):
+    path = tmp_path / "tokens.toml"
+    path.write_text(
+        '[tokens.alice-token-0123456789]\nuser = "alice"\n'
+        '[tokens.root-token-0123456789]\nuser = "root"\nrole = "admin"\n'
+    )
+    tokens = Tokens.from_toml(path)
+    alice = tokens.user_for_header("Bearer alice-token-0123456789")
+    assert alice is not None and alice.may_act_for("alice") and not alice.may_act_for("bob")
+    root = tokens.user_for_header("bearer root-token-0123456789")
+    assert root is not None and root.may_act_for("bob")
+    assert tokens.user_for_header("Bearer wrong") is None
+    assert tokens.user_for_header(None) is None
+    path.write_text('[tokens.short]\nuser = "x"\n')
+    with pytest.raises(TokenError, match="shorter"):
+        Tokens.from_toml(path)
