@@ -18,6 +18,7 @@ from costart.app import Controller
 from costart.cli.backend import VIEWS_DIR, store_env
 from costart.cli.commands import Target
 from costart.cli.exits import EXIT_USAGE
+from costart.placement import ClusterError
 from costart.projections import Views
 from costart.rest.app import create_app
 from costart.rest.auth import TokenError, Tokens
@@ -26,6 +27,7 @@ from costart.rest.service import Service, load_placement
 
 log = structlog.get_logger("costart.serve")
 SECOND_NS = 10**9
+DEMO_CLUSTER = Path(__file__).resolve().parents[2] / "scenarios" / "cluster-demo.toml"
 
 
 def serve(
@@ -33,7 +35,9 @@ def serve(
     tokens: Annotated[Path, typer.Option(help="tokens file (TOML): token -> user, role")],
     host: Annotated[str, typer.Option(help="address to bind")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="port to bind")] = 8080,
-    cluster: Annotated[Path | None, typer.Option(help="cluster file for the placement")] = None,
+    cluster: Annotated[
+        Path | None, typer.Option(help="cluster file for the placement")
+    ] = DEMO_CLUSTER,
     placement: Annotated[
         str | None, typer.Option(help="placement factory MODULE:FUNCTION (cluster path -> step)")
     ] = None,
@@ -50,7 +54,7 @@ def serve(
     try:
         users = Tokens.from_toml(tokens)
         step = load_placement(placement, cluster)
-    except (TokenError, ValueError) as error:
+    except (TokenError, ClusterError, ValueError) as error:
         typer.echo(f"error: {error}", err=True)
         raise typer.Exit(EXIT_USAGE) from None
     if target.store is not None:

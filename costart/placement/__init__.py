@@ -9,7 +9,7 @@ from costart.placement.accounting import IdleHeldMeter, idle_held_gpu_seconds, i
 from costart.placement.allocator import Allocator, InMemoryAllocator, OvercommitError
 from costart.placement.cluster import Cluster, ClusterError, Node, NodeStatus
 from costart.placement.cluster_file import ClusterDefinition, load_cluster, parse_cluster
-from costart.placement.step import CoPlacementStep, session_order
+from costart.placement.step import CoPlacementStep, from_cluster_file, session_order
 
 __all__ = [
     "Allocator",
@@ -22,6 +22,7 @@ __all__ = [
     "Node",
     "NodeStatus",
     "OvercommitError",
+    "from_cluster_file",
     "idle_held_gpu_seconds",
     "idle_held_gpus",
     "load_cluster",

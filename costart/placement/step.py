@@ -10,6 +10,7 @@ Free capacity is re-derived from the World through the allocator every session.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from uuid import UUID
 
 from costart.domain import decisions as dec
@@ -20,7 +21,7 @@ from costart.domain.world import World
 from costart.placement import reasons
 from costart.placement.allocator import Allocator, InMemoryAllocator
 from costart.placement.cluster import Cluster, ClusterError
-from costart.placement.cluster_file import ClusterDefinition
+from costart.placement.cluster_file import ClusterDefinition, load_cluster
 from costart.placement.constraints import Scope, check_references, resolve_scopes
 from costart.placement.gangs import GangSession
 from costart.placement.ledger import SessionLedger, empty_cluster_view, empty_up_view
@@ -149,3 +150,10 @@ class CoPlacementStep:
 
 def gang_demands_for(spec: GroupSpec) -> list[Demand]:
     return [Demand(m.name, m.shape, m.min_start, order=i) for i, m in enumerate(spec.members)]
+
+
+def from_cluster_file(path: Path | None) -> CoPlacementStep:
+    """The step ``costart serve`` uses: an in-memory allocator over a cluster file."""
+    if path is None:
+        raise ClusterError("cluster", "a cluster file is needed (e.g. scenarios/cluster-demo.toml)")
+    return CoPlacementStep.in_memory(load_cluster(path))

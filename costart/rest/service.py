@@ -26,27 +26,19 @@ from costart.rest.claims import ClaimDriver
 
 log = structlog.get_logger("costart.serve")
 
-# The placement step lands in `costart.placement`; this is where `serve` looks for its
-# factory unless `--placement MODULE:FACTORY` names another. A factory takes the cluster
-# file path (or None) and returns a `PlacementStep`.
+# Where `serve` finds its placement step unless `--placement MODULE:FACTORY` names
+# another. A factory takes the cluster file path and returns a `PlacementStep`.
 DEFAULT_PLACEMENT: Final = "costart.placement:from_cluster_file"
 PlacementFactory = Callable[[Path | None], PlacementStep]
 
 
-def load_placement(ref: str | None, cluster: Path | None) -> PlacementStep | None:
-    """Build the placement step named by ``MODULE:FACTORY`` (None: the default one, if it
-    exists yet). Without a placement step, groups stay PENDING but timers still fire."""
-    explicit = ref is not None
+def load_placement(ref: str | None, cluster: Path | None) -> PlacementStep:
+    """Build the placement step named by ``MODULE:FACTORY`` (the default one if None)."""
     module_name, _, attr = (ref or DEFAULT_PLACEMENT).partition(":")
     try:
         factory: PlacementFactory = getattr(importlib.import_module(module_name), attr)
     except (ImportError, AttributeError) as error:
-        if explicit:
-            raise ValueError(f"cannot load placement factory {ref!r}: {error}") from error
-        log.warning(
-            "no placement step available: groups will stay pending", looked_for=DEFAULT_PLACEMENT
-        )
-        return None
+        raise ValueError(f"cannot load placement factory {ref!r}: {error}") from error
     return factory(cluster)
 
 

@@ -315,7 +315,9 @@ class ControllerMachine(RuleBasedStateMachine):
         reported = sorted(self.controller.world.node_status)
         if reported:
             node = reported[pick % len(reported)]
-            self._run(f"node {node} {status}", lambda: self.controller.set_node_status(node, status))
+            self._run(
+                f"node {node} {status}", lambda: self.controller.set_node_status(node, status)
+            )
             assert self.controller.world.node_status.get(node, "up") == status
 
     @rule(seconds=st.sampled_from([1, 30, 61, 95]))

@@ -76,9 +76,11 @@ def _states():
 def test_tables_cover_every_non_creation_event():
     assert set(GROUP_EXPECTED) == set(GROUP_FROM)
     assert set(MEMBER_EXPECTED) == set(MEMBER_FROM)
-    assert set(GROUP_FROM) | set(MEMBER_FROM) | {ev.GroupSubmitted, ev.MemberCreated, ev.NodeStatusChanged} == set(
-        ev.ALL_EVENTS
-    )
+    assert set(GROUP_FROM) | set(MEMBER_FROM) | {
+        ev.GroupSubmitted,
+        ev.MemberCreated,
+        ev.NodeStatusChanged,
+    } == set(ev.ALL_EVENTS)
 
 
 @pytest.mark.parametrize(

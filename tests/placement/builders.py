@@ -74,8 +74,9 @@ class GroupBuilder:
 
     def with_rule(self, action: str, members: tuple[str, ...] = ()) -> GroupBuilder:
         rules = self.doc.setdefault("failure", {}).setdefault("rules", [])
-        rules.append({"members": list(members), "reasons": ["any"], "action": action,
-                      "max_restarts": 10})
+        rules.append(
+            {"members": list(members), "reasons": ["any"], "action": action, "max_restarts": 10}
+        )
         return self
 
     def build(self) -> GroupSpec:
@@ -87,16 +88,29 @@ def a_group(name: str = "g1", owner: str = "alice") -> GroupBuilder:
 
 
 def a_cluster(
-    blocks: int = 2, racks: int = 2, nodes: int = 4, gpu: int = 8, cpu: int = 64,
-    mem_gb: int = 512, gpu_type: str | None = "H100",
+    blocks: int = 2,
+    racks: int = 2,
+    nodes: int = 4,
+    gpu: int = 8,
+    cpu: int = 64,
+    mem_gb: int = 512,
+    gpu_type: str | None = "H100",
 ) -> Cluster:
     """blocks × racks × nodes identical nodes, levels block/rack; names b0-r1-n2."""
     return Cluster(
         ["block", "rack"],
         [
-            Node(f"b{b}-r{r}-n{n}", (f"b{b}", f"r{r}"), gpu=gpu, cpu=cpu, mem_gb=mem_gb,
-                 gpu_type=gpu_type)
-            for b in range(blocks) for r in range(racks) for n in range(nodes)
+            Node(
+                f"b{b}-r{r}-n{n}",
+                (f"b{b}", f"r{r}"),
+                gpu=gpu,
+                cpu=cpu,
+                mem_gb=mem_gb,
+                gpu_type=gpu_type,
+            )
+            for b in range(blocks)
+            for r in range(racks)
+            for n in range(nodes)
         ],
     )
 

@@ -54,15 +54,39 @@ def test_a_cluster_file_defines_nodes_generated_racks_status_and_placement_group
     [
         ('levels = ["rack"]\n[[nodes]]\nname="a"\npath=["r"]\ngpus=1', "nodes[0]", "unknown field"),
         ('levels = ["rack"]\n[[nodes]]\nname="a"\npath=["r"]\ngpu="x"', "nodes[0].gpu", "int"),
-        ('levels = ["rack"]\n[[nodes]]\nname="a"\npath=["r", "x"]\ngpu=1', "nodes[0].path", "one name each"),
+        (
+            'levels = ["rack"]\n[[nodes]]\nname="a"\npath=["r", "x"]\ngpu=1',
+            "nodes[0].path",
+            "one name each",
+        ),
         ('levels = ["rack"]\n[[nodes]]\nname="a"\npath=["r"]\ngpu=-1', "nodes[0].gpu", "negative"),
-        ('levels = ["rack"]\n[[nodes]]\nname="a"\npath=["r"]\ngpu=1\nstatus="gone"', "nodes[0].status", "Invalid enum"),
-        ('levels = ["rack"]\n[[generate]]\nnode_prefix="a"\ncounts=[2]\ngpu=1', "generate[0].counts", "needs 2 numbers"),
-        ('levels = ["rack"]\n[[generate]]\nnode_prefix="a"\ncounts=[2, 0]\ngpu=1', "generate[0].counts[1]", "positive"),
+        (
+            'levels = ["rack"]\n[[nodes]]\nname="a"\npath=["r"]\ngpu=1\nstatus="gone"',
+            "nodes[0].status",
+            "Invalid enum",
+        ),
+        (
+            'levels = ["rack"]\n[[generate]]\nnode_prefix="a"\ncounts=[2]\ngpu=1',
+            "generate[0].counts",
+            "needs 2 numbers",
+        ),
+        (
+            'levels = ["rack"]\n[[generate]]\nnode_prefix="a"\ncounts=[2, 0]\ngpu=1',
+            "generate[0].counts[1]",
+            "positive",
+        ),
         ('levels = ["node"]\n[[nodes]]\nname="a"\npath=["r"]\ngpu=1', "levels[0]", "bad level"),
         ('levels = ["rack"]', "nodes", "at least one node"),
-        ('levels = ["rack"]\n[[nodes]]\nname="a"\npath=["r"]\ngpu=1\n[[nodes]]\nname="a"\npath=["r"]\ngpu=1', "nodes", "duplicate node name"),
-        ('levels = ["rack"]\n[placement_groups.p]\nlevel="zone"\n[[nodes]]\nname="a"\npath=["r"]\ngpu=1', "placement_groups.p.level", "unknown level"),
+        (
+            'levels = ["rack"]\n[[nodes]]\nname="a"\npath=["r"]\ngpu=1\n[[nodes]]\nname="a"\npath=["r"]\ngpu=1',
+            "nodes",
+            "duplicate node name",
+        ),
+        (
+            'levels = ["rack"]\n[placement_groups.p]\nlevel="zone"\n[[nodes]]\nname="a"\npath=["r"]\ngpu=1',
+            "placement_groups.p.level",
+            "unknown level",
+        ),
     ],
 )
 def test_a_bad_cluster_file_names_the_field(document: str, path: str, reason: str) -> None:
@@ -72,7 +96,9 @@ def test_a_bad_cluster_file_names_the_field(document: str, path: str, reason: st
     assert reason in caught.value.reason
 
 
-@pytest.mark.parametrize(("file", "nodes", "blocks"), [("cluster-demo.toml", 64, 2), ("cluster-4096.toml", 4096, 16)])
+@pytest.mark.parametrize(
+    ("file", "nodes", "blocks"), [("cluster-demo.toml", 64, 2), ("cluster-4096.toml", 4096, 16)]
+)
 def test_the_shipped_clusters_load(file: str, nodes: int, blocks: int) -> None:
     cluster = load_cluster(SCENARIOS / file).build()
     assert len(cluster) == nodes

@@ -116,11 +116,23 @@ def test_a_full_placement_group_domain_blocks_the_next_user_with_a_topology_reas
     [
         (a_group().with_member("w", gpu=16), "members[0].shape"),
         (a_group().with_member("w", gpu=1, gpu_type="B200"), "members[0].shape"),
-        (a_group().with_member("ok", gpu=1).with_member("w", gpu=8, tasks=9, topology=RACK_PACK), "members[1].topology"),
+        (
+            a_group().with_member("ok", gpu=1).with_member("w", gpu=8, tasks=9, topology=RACK_PACK),
+            "members[1].topology",
+        ),
         (a_group().with_member("w", gpu=8, tasks=17), "members[0].tasks"),
         (a_group().with_member("w", gpu=8, replicas=17), "members[0].min_start"),
-        (a_group().with_topology(BLOCK_PACK).with_member("a", gpu=8, tasks=6).with_member("b", gpu=8, tasks=3), "placement.topology"),
-        (a_group().with_member("a", gpu=8, tasks=10).with_member("b", gpu=8, tasks=7), "members[1]"),
+        (
+            a_group()
+            .with_topology(BLOCK_PACK)
+            .with_member("a", gpu=8, tasks=6)
+            .with_member("b", gpu=8, tasks=3),
+            "placement.topology",
+        ),
+        (
+            a_group().with_member("a", gpu=8, tasks=10).with_member("b", gpu=8, tasks=7),
+            "members[1]",
+        ),
         (a_group().with_topology("nope").with_member("a", gpu=1), "placement.topology"),
         (a_group().with_member("a", gpu=1, topology={"level": "zone"}), "members[0].topology"),
     ],

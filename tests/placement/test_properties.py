@@ -40,7 +40,9 @@ cluster_st = st.tuples(st.integers(1, 2), st.integers(1, 2), st.integers(2, 4))
 
 def _spec(i: int, doc: dict[str, Any], mode: str | None = None) -> GroupSpec:
     builder = a_group(f"g{i}").with_priority(doc["priority"])
-    builder = builder.reserve(timeout="1h") if (mode or doc["mode"]) == "reserve" else builder.atomic()
+    builder = (
+        builder.reserve(timeout="1h") if (mode or doc["mode"]) == "reserve" else builder.atomic()
+    )
     if doc["group_pack"]:
         builder = builder.with_topology({"level": doc["group_pack"], "required": True})
     for j, m in enumerate(doc["members"]):
@@ -49,7 +51,9 @@ def _spec(i: int, doc: dict[str, Any], mode: str | None = None) -> GroupSpec:
     return builder.build()
 
 
-def _rig(shape: tuple[int, int, int], workload: list[dict[str, Any]], mode: str | None = None) -> tuple[Rig, list[str]]:
+def _rig(
+    shape: tuple[int, int, int], workload: list[dict[str, Any]], mode: str | None = None
+) -> tuple[Rig, list[str]]:
     rig = Rig(a_cluster(*shape))
     names = []
     for i, doc in enumerate(workload):

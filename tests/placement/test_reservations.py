@@ -20,8 +20,15 @@ def test_the_deadlock_trap_makes_progress_one_gang_after_another() -> None:
     # 8 nodes; a small job runs on 5 of them. Three gangs of 6 nodes each: a naive
     # hold-as-you-go scheduler splits the 3 free nodes between them and deadlocks.
     rig = Rig(a_cluster(blocks=1, racks=2, nodes=4))
-    rig.occupy("running", {f"b0-r{r}-n{n}": 8 for r in range(2) for n in range(4)
-                           if (r, n) not in ((1, 1), (1, 2), (1, 3))})
+    rig.occupy(
+        "running",
+        {
+            f"b0-r{r}-n{n}": 8
+            for r in range(2)
+            for n in range(4)
+            if (r, n) not in ((1, 1), (1, 2), (1, 3))
+        },
+    )
     names = _trap(rig, 3, 6)
     rig.session()
     holds = {n: len(rig.nodes_of(n, "w")) for n in names}
@@ -81,7 +88,9 @@ def test_an_atomic_group_behind_a_reservation_pends_in_the_queue() -> None:
 def test_a_reservation_times_out_releases_everything_and_backs_off() -> None:
     rig = Rig(a_cluster(blocks=1, racks=1, nodes=2))
     rig.occupy("running", {"b0-r0-n0": 8})
-    rig.submit(a_group("g").reserve(timeout="10s", backoff="30s").with_member("w", gpu=8, tasks=2).build())
+    rig.submit(
+        a_group("g").reserve(timeout="10s", backoff="30s").with_member("w", gpu=8, tasks=2).build()
+    )
     rig.session()
     assert rig.status("g") == "RESERVING"
     rig.session(advance_s=11)

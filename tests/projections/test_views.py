@@ -15,7 +15,7 @@ from costart.domain.events import DomainEvent
 from costart.projections import RecorderSource, Views
 from costart.projections.projector import SECOND_NS
 from tests.builders import ManualClock, new_controller
-from tests.stories import run_story
+from tests.multi_group_story import run_story
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -217,7 +217,7 @@ SCRIPT = """
 import hashlib, sys, tempfile
 from costart.projections import Views
 from tests.builders import ManualClock, new_controller
-from tests.stories import run_story
+from tests.multi_group_story import run_story
 clock = ManualClock(); controller = new_controller(clock); run_story(controller, clock)
 with Views(tempfile.mkdtemp()) as views:
     views.catch_up(controller, batch_size=4)

@@ -114,7 +114,9 @@ def test_a_restarted_controller_restores_snapshot_and_tail_and_carries_on():
     spec = a_group().with_member("a", claims=("c",)).with_member("b", replicas=2).build()
     clock_controller.submit(spec)
     clock_controller.apply_decisions([full_placement(spec)])
-    restarted = type(clock_controller)(restart_of=clock_controller, env={"COSTART_SNAPSHOT_EVERY": "4"})
+    restarted = type(clock_controller)(
+        restart_of=clock_controller, env={"COSTART_SNAPSHOT_EVERY": "4"}
+    )
     assert encode_world(restarted.world) == encode_world(clock_controller.world)
     restarted.claim_ready("g1/a", "c")
     assert restarted.may_start("g1/b")

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from costart.placement import ClusterError, CoPlacementStep
 from costart.projections import Views
 from costart.rest.auth import TokenError, Tokens
 from costart.rest.claims import ClaimDriver
@@ -15,6 +16,9 @@ from tests.builders import ManualClock, a_group, new_controller
 from tests.rest.fake_placement import PlaceEverything
 
 SECOND_NS = 10**9
+
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def service(tmp_path: Path, delay_s: int = 2):
@@ -59,11 +63,14 @@ def test_the_loop_runs_sessions_until_stopped(tmp_path):
     assert svc.views.group("g1").state == "RUNNING"
 
 
-def test_placement_factories_load_by_name_and_a_missing_default_is_not_fatal():
+def test_placement_factories_load_by_name_and_the_default_is_the_co_placement_step():
     assert isinstance(load_placement("tests.rest.fake_placement:factory", None), PlaceEverything)
     with pytest.raises(ValueError, match="cannot load placement factory"):
         load_placement("tests.rest.fake_placement:nope", None)
-    load_placement(None, None)  # the default may not exist yet: a warning, no error
+    step = load_placement(None, ROOT / "scenarios" / "cluster-demo.toml")
+    assert isinstance(step, CoPlacementStep) and len(step.cluster) == 64
+    with pytest.raises(ClusterError, match="cluster file is needed"):
+        load_placement(None, None)
 
 
 def test_tokens_files_map_tokens_to_users_and_roles(tmp_path):
