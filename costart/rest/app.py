@@ -17,6 +17,7 @@ from litestar.di import Provide
 from litestar.enums import ScopeType
 from litestar.exceptions import HTTPException, ValidationException
 from litestar.openapi import OpenAPIConfig
+from litestar.openapi.spec import Components
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
 from costart.domain.errors import Conflict, DomainError, IllegalTransition, NotFound, SpecError
@@ -24,6 +25,7 @@ from costart.domain.limits import MAX_SPEC_BYTES
 from costart.rest.auth import Tokens
 from costart.rest.metrics import registry_for
 from costart.rest.models import ErrorBody
+from costart.rest.openapi import spec_components
 from costart.rest.routes import ROUTES, authenticate
 from costart.rest.service import Service
 
@@ -106,7 +108,12 @@ def create_app(service: Service, tokens: Tokens) -> Litestar:
         },
         middleware=[request_log],
         request_max_body_size=MAX_BODY_BYTES,
-        openapi_config=OpenAPIConfig(title="costart", version="0.1.0", path="/schema"),
+        openapi_config=OpenAPIConfig(
+            title="costart",
+            version="0.1.0",
+            path="/schema",
+            components=Components(schemas=spec_components()),
+        ),
         state=State(
             {"service": service, "tokens": tokens, "registry": registry_for(service.views)}
         ),

@@ -20,6 +20,7 @@ from costart.domain.states import GroupStatus
 from costart.projections import GroupDetail, GroupView, HoldView, MemberView, TimelineEntry
 from costart.rest.auth import Tokens, User
 from costart.rest.models import Health, Why
+from costart.rest.openapi import SubmitOperation, errors
 from costart.rest.service import Service
 
 GroupName = Annotated[str, Parameter(description="group name", max_length=63)]
@@ -43,7 +44,13 @@ def _spec_format(request: Request[object, object, State]) -> SpecFormat:
     return "toml" if "toml" in request.headers.get("content-type", "") else "json"
 
 
-@post("/v1/groups", status_code=201, summary="Submit a group spec")
+@post(
+    "/v1/groups",
+    status_code=201,
+    summary="Submit a group spec",
+    operation_class=SubmitOperation,
+    responses=errors(400, 401, 403, 409, 413, 422),
+)
 async def submit_group(
     request: Request[object, object, State], user: User, state: State
 ) -> GroupView:
@@ -67,7 +74,7 @@ async def submit_group(
     return await to_thread.run_sync(run)
 
 
-@get("/v1/groups", sync_to_thread=True, summary="List groups")
+@get("/v1/groups", sync_to_thread=True, summary="List groups", responses=errors(400, 401))
 def list_groups(
     user: User,
     state: State,
@@ -78,28 +85,48 @@ def list_groups(
     return _service(state).views.groups(owner=owner, state=group_state)
 
 
-@get("/v1/groups/{name:str}", sync_to_thread=True, summary="Describe a group")
+@get(
+    "/v1/groups/{name:str}",
+    sync_to_thread=True,
+    summary="Describe a group",
+    responses=errors(400, 401, 404),
+)
 def get_group(name: GroupName, user: User, state: State) -> GroupDetail:
     """The group with its members, holds, pend-reason history and recent events."""
     return _service(state).views.describe(name)
 
 
-@get("/v1/groups/{name:str}/members", sync_to_thread=True, summary="A group's members")
+@get(
+    "/v1/groups/{name:str}/members",
+    sync_to_thread=True,
+    summary="A group's members",
+    responses=errors(400, 401, 404),
+)
 def get_members(name: GroupName, user: User, state: State) -> list[MemberView]:
     return _service(state).views.members(name)
 
 
-@get("/v1/members", sync_to_thread=True, summary="Every group's members")
+@get("/v1/members", sync_to_thread=True, summary="Every group's members", responses=errors(401))
 def all_members(user: User, state: State) -> list[MemberView]:
     return _service(state).views.members()
 
 
-@get("/v1/groups/{name:str}/events", sync_to_thread=True, summary="A group's timeline")
+@get(
+    "/v1/groups/{name:str}/events",
+    sync_to_thread=True,
+    summary="A group's timeline",
+    responses=errors(400, 401, 404),
+)
 def get_events(name: GroupName, user: User, state: State) -> list[TimelineEntry]:
     return _service(state).views.timeline(name)
 
 
-@get("/v1/groups/{name:str}/why", sync_to_thread=True, summary="Why a group is pending")
+@get(
+    "/v1/groups/{name:str}/why",
+    sync_to_thread=True,
+    summary="Why a group is pending",
+    responses=errors(400, 401, 404),
+)
 def why(name: GroupName, user: User, state: State) -> Why:
     views = _service(state).views
     group = views.group(name)
@@ -112,7 +139,11 @@ def why(name: GroupName, user: User, state: State) -> Why:
 
 
 @post(
-    "/v1/groups/{name:str}/cancel", status_code=200, sync_to_thread=True, summary="Cancel a group"
+    "/v1/groups/{name:str}/cancel",
+    status_code=200,
+    sync_to_thread=True,
+    summary="Cancel a group",
+    responses=errors(400, 401, 403, 404, 409),
 )
 def cancel_group(name: GroupName, user: User, state: State) -> GroupView:
     """Cancel a live group: 403 unless the caller owns it or is an admin."""
@@ -123,7 +154,12 @@ def cancel_group(name: GroupName, user: User, state: State) -> GroupView:
     return service.cancel(name)
 
 
-@get("/v1/holds", sync_to_thread=True, summary="Capacity held or used per node")
+@get(
+    "/v1/holds",
+    sync_to_thread=True,
+    summary="Capacity held or used per node",
+    responses=errors(401),
+)
 def holds(user: User, state: State) -> list[HoldView]:
     return _service(state).views.holds()
 

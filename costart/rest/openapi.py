@@ -1,0 +1,80 @@
+"""The OpenAPI document's parts the handlers cannot derive themselves.
+
+The submit handler reads its body raw (so the spec parser, not the framework, names the
+field at fault), so the group-spec document schema is declared here from the same msgspec
+types `costart.domain.spec` decodes with. Every route also declares its error responses.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import msgspec
+from litestar.openapi import ResponseSpec
+from litestar.openapi.spec import OpenAPIMediaType, Operation, Reference, RequestBody, Schema
+
+from costart.domain.spec import GroupDoc
+from costart.rest.models import ErrorBody
+
+_REF = "#/components/schemas/{name}"
+_KEYS = {"$ref": None, "not": "schema_not", "if": "schema_if", "else": "schema_else"}
+
+
+def _convert(node: Any) -> Any:
+    """A JSON-schema dict as litestar's `Schema`/`Reference` objects (recursively)."""
+    if isinstance(node, list):
+        return [_convert(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    if "$ref" in node:
+        return Reference(ref=node["$ref"])
+    fields: dict[str, Any] = {}
+    for key, value in node.items():
+        name = _KEYS.get(key) or "".join(("_" + ch.lower()) if ch.isupper() else ch for ch in key)
+        if key == "properties":
+            fields[name] = {prop: _convert(sub) for prop, sub in value.items()}
+        elif key in ("default", "enum", "required", "const", "examples"):
+            fields[name] = value
+        else:
+            fields[name] = _convert(value)
+    return Schema(**fields)
+
+
+def spec_components() -> dict[str, Schema]:
+    """Component schemas of the group-spec document (GroupDoc and what it uses)."""
+    _, components = msgspec.json.schema_components([GroupDoc], ref_template=_REF)
+    return {name: _convert(schema) for name, schema in sorted(components.items())}
+
+
+@dataclass
+class SubmitOperation(Operation):
+    """The submit operation with its request body: a group spec document (JSON; TOML with
+    ``Content-Type: application/toml`` is accepted too)."""
+
+    def __post_init__(self) -> None:
+        document = Reference(ref=_REF.format(name="GroupDoc"))
+        self.request_body = RequestBody(
+            required=True,
+            description="the group spec (DESIGN §3.1)",
+            content={"application/json": OpenAPIMediaType(schema=document)},
+        )
+
+
+_DESCRIPTIONS = {
+    400: "a request the API cannot read",
+    401: "no or an unknown bearer token",
+    403: "the caller may not act on this group",
+    404: "no such group",
+    409: "conflicts with the group's state or name",
+    413: "the body is over the size limit",
+    422: "the spec is invalid; `field` names the field",
+}
+
+
+def errors(*codes: int) -> dict[int, ResponseSpec]:
+    """Error responses for a route's OpenAPI entry, all with the `ErrorBody` shape."""
+    return {
+        code: ResponseSpec(data_container=ErrorBody, description=_DESCRIPTIONS[code])
+        for code in codes
+    }
