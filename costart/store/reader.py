@@ -108,8 +108,9 @@ class LogReader:
         return (to_notification(r) for r in iter_log(self.store, log, start=start))
 
     def max_notification_id(self, log: str = "stored_events") -> int | None:
+        records_db = self.store.db(log_db_name(log), create=False)  # before the txn begins
         with self.store.read() as txn:
-            cursor = txn.cursor(db=self.store.db(log_db_name(log), create=False))
+            cursor = txn.cursor(db=records_db)
             return int(unpack_u64(cursor.key())[0]) if cursor.last() else None
 
     def close(self) -> None:
