@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import threading
 from typing import TYPE_CHECKING, Final
+from uuid import UUID
 
 import lmdb
 from eventsourcing.persistence import IntegrityError, OperationalError
@@ -201,23 +202,35 @@ def _apply(
     if events and log is not None:
         head = heads.get(log.name)
         last_id, prev = head if head is not None else _read_head(txn, log)
-        put = txn.put
-        index = log.index
-        for i, event in enumerate(events):
-            if not put(event[0], pack_u64(last_id + 1 + i), db=index, overwrite=False):
-                for undone in events[:i]:
-                    txn.delete(undone[0], db=index)
-                msg = (
-                    f"event already recorded (or repeated in batch): originator "
-                    f"{event[1]!r} version {event[2]} in log {log.name!r}"
-                )
-                raise IntegrityError(msg)
-        records = log.records
+        # One putmulti per database: py-lmdb drops and retakes the GIL around
+        # every call, and with busy threads each retake can wait a whole switch
+        # interval, so per-event calls made big commits crawl under contention.
+        index_entries = [(e[0], pack_u64(last_id + 1 + i)) for i, e in enumerate(events)]
+        index = txn.cursor(db=log.index)
+        _, added = index.putmulti(index_entries, overwrite=False)
+        if added != len(index_entries):
+            # Conflict: take back exactly the entries this request added (they
+            # point at its ids; entries that were there before point elsewhere).
+            clashes = []
+            for event, (key, value) in zip(events, index_entries, strict=True):
+                if index.get(key) == value:
+                    index.delete()
+                else:
+                    clashes.append(event)
+            _, originator, version, _, _ = clashes[0]
+            shown = UUID(bytes=originator) if isinstance(originator, bytes) else originator
+            msg = (
+                f"event already recorded (or repeated in its batch): originator "
+                f"{shown!r} version {version} in log {log.name!r}"
+            )
+            raise IntegrityError(msg)
         position = last_id
+        entries = []
         for event in events:
             position += 1
             value, prev = encode_record(position, event, prev)
-            put(pack_u64(position), value, db=records, append=True)
+            entries.append((pack_u64(position), value))
+        txn.cursor(db=log.records).putmulti(entries, append=True)
         heads[log.name] = (position, prev)
         request.ids = range(last_id + 1, position + 1)
 

@@ -217,6 +217,9 @@ class LmdbStore:
 
     def grow(self) -> None:
         """Double the map size (called after a write failed with MapFullError)."""
+        # Pages pinned by readers of dead processes are a common cause of a
+        # full map; free them first (the grown map then has more room too).
+        self.env.reader_check()
         size = self.env.info()["map_size"]
         if size >= MAX_MAP_SIZE:
             raise OperationalError(f"LMDB map size limit reached: {size} bytes")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import shutil
 from pathlib import Path
 
@@ -207,12 +208,14 @@ def test_chain_starts_at_genesis_and_links_every_record(stores: TempStores) -> N
     records = list(iter_log(recorder.store, LOG, chunk=4))  # several chunks
     assert [r.id for r in records] == list(range(1, 16))
     assert records[0].prev == GENESIS
-    for before, after in zip(records, records[1:], strict=False):
+    for before, after in itertools.pairwise(records):
         assert after.prev == before.checksum
     # Starting mid-log still checks the first record's link.
     assert [r.id for r in iter_log(recorder.store, LOG, start=7, chunk=4)] == list(range(7, 16))
     report = verify_log(recorder)
-    assert report.ok and report.logs[0].records == 15 and report.logs[0].head == records[-1].checksum
+    assert (
+        report.ok and report.logs[0].records == 15 and report.logs[0].head == records[-1].checksum
+    )
     recorder.close()
 
 
