@@ -17,6 +17,7 @@ import sys
 import threading
 import time
 
+import structlog
 from eventsourcing.persistence import StoredEvent
 
 from costart.store import LmdbApplicationRecorder, StoreSettings, open_store
@@ -70,6 +71,8 @@ def hold_reader(path: str) -> None:
 
 
 def main(argv: list[str]) -> None:
+    # Logs to stderr: stdout carries only the protocol lines.
+    structlog.configure(logger_factory=structlog.PrintLoggerFactory(sys.stderr))
     role, path, *args = argv
     if role == "writer":
         prefix, threads, batches, size, map_size = args

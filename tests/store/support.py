@@ -52,14 +52,14 @@ class TempStores:
 
 
 def batch(tag: str, size: int, *, first_version: int = 1) -> list[StoredEvent]:
-    """``size`` events of one deterministic originator, states naming tag and version."""
+    """``size`` events of one deterministic originator; state is ``tag/version/size``."""
     originator = batch_originator(tag)
     return [
         StoredEvent(
             originator_id=originator,
             originator_version=first_version + i,
             topic="costart.test:Event",
-            state=f"{tag}/{first_version + i}".encode(),
+            state=f"{tag}/{first_version + i}/{size}".encode(),
         )
         for i in range(size)
     ]
