@@ -11,14 +11,13 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Final, Self
 
-from costart.store.errors import CorruptRecordError, Defect
 from costart.store.lmdbenv import LmdbStore, log_db_name, open_store
 from costart.store.records import (
     GENESIS,
     LogRecord,
-    decode_record,
     pack_u64,
     record_checksum,
+    scan,
     to_notification,
     unpack_u64,
 )
@@ -60,7 +59,6 @@ def iter_log(
     expect = max(start, 1)
     prev: bytes | None = GENESIS if expect == 1 else None
     while True:
-        batch: list[LogRecord] = []
         with store.read() as txn:
             cursor = txn.cursor(db=records_db)
             if prev is None:
@@ -70,18 +68,7 @@ def iter_log(
                     prev = record_checksum(before)
             if not cursor.set_range(pack_u64(expect)):
                 break
-            for key, value in cursor.iternext():
-                position = unpack_u64(key)[0]
-                if position != expect:
-                    raise CorruptRecordError(log, expect, Defect.GAP, f"next is {position}")
-                record = decode_record(value, log, position)
-                if prev is not None and record.prev != prev:
-                    raise CorruptRecordError(log, position, Defect.CHAIN)
-                prev = record.checksum
-                expect += 1
-                batch.append(record)
-                if len(batch) == chunk:
-                    break
+            batch, expect, prev = scan(cursor, log, expect, prev, chunk)
         yield from batch
         if len(batch) < chunk:
             break

@@ -35,6 +35,7 @@ from costart.store.records import (
     originator_key,
     originator_value,
     pack_u64,
+    scan,
     to_notification,
     to_stored_event,
     unpack_u64,
@@ -185,23 +186,19 @@ class LmdbApplicationRecorder(LmdbAggregateRecorder, ApplicationRecorder):
             cursor = txn.cursor(db=self.log.records)
             if not cursor.set_range(pack_u64(first)):
                 return results
-            expect = first
-            prev: bytes | None = GENESIS if first == 1 else None
-            for key, value in cursor.iternext():
-                position = unpack_u64(key)[0]
-                if stop is not None and position > stop:
-                    break
-                if position != expect:
-                    raise CorruptRecordError(name, expect, Defect.GAP, f"next is {position}")
-                record = decode_record(value, name, position)
-                if prev is not None and record.prev != prev:
-                    raise CorruptRecordError(name, position, Defect.CHAIN)
-                prev = record.checksum
-                expect += 1
-                if topics and record.topic not in topics:
-                    continue
-                results.append(to_notification(record))
-                if len(results) == limit:
+            expect, prev = first, GENESIS if first == 1 else None
+            while True:
+                want = limit - len(results)
+                # With a topic filter, scan in larger steps: most may not match.
+                n = max(want, 256) if topics else want
+                records, expect, prev = scan(cursor, name, expect, prev, n, stop=stop)
+                got = len(records)
+                if topics:
+                    records = [r for r in records if r.topic in topics][:want]
+                results.extend(map(to_notification, records))
+                # Fewer than asked: end of log or past `stop`. Else step past
+                # the last record read (scan leaves the cursor on it).
+                if len(results) >= limit or got < n or not cursor.next():
                     break
         return results
 
