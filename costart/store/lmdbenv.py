@@ -244,10 +244,14 @@ class LmdbStore:
         """Handle of a named database, opened once per environment."""
         with self._dbs_lock:
             handle = self._dbs.get(name)
-            if handle is None:
+            while handle is None:
                 self.enter()
                 try:
                     handle = self.env.open_db(name, create=create)
+                except lmdb.MapResizedError:
+                    grow = False  # another process grew the map: adopt its size
+                except lmdb.MapFullError:
+                    grow = True  # creating the database needs a page
                 except lmdb.NotFoundError:
                     msg = f"LMDB database {name.decode()!r} does not exist (CREATE_TABLE is off)"
                     raise OperationalError(msg) from None
@@ -255,7 +259,12 @@ class LmdbStore:
                     raise OperationalError(f"cannot open LMDB database {name!r}: {e}") from e
                 finally:
                     self.leave()
-                self._dbs[name] = handle
+                if handle is None:
+                    if grow:
+                        self.grow()
+                    else:
+                        self.resize(0)
+            self._dbs[name] = handle
             return handle
 
     def log_handles(self, log_name: str, *, create: bool = True) -> LogHandles:

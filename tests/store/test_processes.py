@@ -31,7 +31,7 @@ def spawn(*args: object) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
         [sys.executable, HELPER, *map(str, args)],
         stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
+        stderr=None,  # inherit: shown by pytest on failure
     )
 
 
