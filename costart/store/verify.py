@@ -20,6 +20,7 @@ from costart.store.recorders import LmdbAggregateRecorder
 from costart.store.records import (
     GENESIS,
     LogRecord,
+    check_fields,
     decode_record,
     originator_key,
     pack_u64,
@@ -122,6 +123,7 @@ def _verify_records(store: LmdbStore, log: str, problems: list[Problem]) -> LogS
                     problems.append(Problem(log, expect, Defect.GAP, f"next is {position}"))
                 try:
                     record = decode_record(value, log, position)
+                    check_fields(record, log)
                 except CorruptRecordError as e:
                     problems.append(Problem(log, position, e.defect, e.detail))
                 else:
