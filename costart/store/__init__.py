@@ -1,1 +1,48 @@
-"""costart.store."""
+"""LMDB persistence for eventsourcing: ``PERSISTENCE_MODULE=costart.store``.
+
+An append-only, hash-chained, checksummed event log per application in one LMDB
+environment, with group commit, automatic map growth and tailing subscriptions.
+Settings (environment, optionally prefixed with the application name):
+``COSTART_LMDB_PATH``, ``COSTART_LMDB_MAP_SIZE``, ``COSTART_LMDB_DURABILITY``
+(``sync``/``async``), ``COSTART_LMDB_POLL_INTERVAL``.
+
+This module must define exactly one ``InfrastructureFactory`` subclass,
+``Factory``: ``InfrastructureFactory.construct`` looks for it here.
+"""
+
+from costart.store.errors import CorruptRecordError, Defect
+from costart.store.factory import Factory
+from costart.store.lmdbenv import LmdbStore, open_store
+from costart.store.reader import LogReader, iter_log, open_readonly
+from costart.store.recorders import (
+    LmdbAggregateRecorder,
+    LmdbApplicationRecorder,
+    LmdbProcessRecorder,
+    LmdbTrackingRecorder,
+)
+from costart.store.records import GENESIS, LogRecord
+from costart.store.settings import StoreSettings
+from costart.store.verify import LogSummary, Problem, VerifyReport, iter_verified, verify_log
+
+__all__ = [
+    "GENESIS",
+    "CorruptRecordError",
+    "Defect",
+    "Factory",
+    "LmdbAggregateRecorder",
+    "LmdbApplicationRecorder",
+    "LmdbProcessRecorder",
+    "LmdbStore",
+    "LmdbTrackingRecorder",
+    "LogReader",
+    "LogRecord",
+    "LogSummary",
+    "Problem",
+    "StoreSettings",
+    "VerifyReport",
+    "iter_log",
+    "iter_verified",
+    "open_readonly",
+    "open_store",
+    "verify_log",
+]

@@ -1,0 +1,239 @@
+"""Group commit: concurrent writers in one process share one LMDB write transaction.
+
+Leader/follower: a caller that finds no commit in progress becomes the leader and
+commits its own request at once (no thread hand-off on the uncontended path).
+Callers arriving while a commit runs queue up; when the leader is done it wakes
+them all and promotes the first queued one, which commits everything queued so
+far in one transaction -- so under load, N callers pay for one fsync.
+
+Per-caller atomicity inside a shared transaction: a request's index entries are
+inserted first with ``overwrite=False`` (which is the duplicate check); on a
+conflict the entries it already inserted are deleted again and only that caller
+gets the ``IntegrityError``. Records and tracking are written only after a
+request's checks passed. Anything else going wrong aborts the whole transaction
+and fails every caller in it, except ``MapFullError``, which aborts, grows the
+map and retries the group: nothing was acknowledged, so nothing is lost.
+
+Notification ids and chain links are assigned inside the write transaction, so
+LMDB's single-writer lock orders them across threads *and* processes.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING, Final
+from uuid import UUID
+
+import lmdb
+from eventsourcing.persistence import IntegrityError, OperationalError
+
+from costart.store.errors import CorruptRecordError
+from costart.store.records import (
+    GENESIS,
+    PreparedEvent,
+    check_record,
+    encode_record,
+    pack_u64,
+    unpack_u64,
+)
+
+if TYPE_CHECKING:
+    from costart.store.lmdbenv import LmdbStore, LogHandles
+
+MAX_GROUP: Final = 512
+"""Most requests committed in one transaction (bounds its size and latency)."""
+
+
+class WriteRequest:
+    """One caller's atomic unit: events for one log and/or one tracking record."""
+
+    __slots__ = ("done", "error", "events", "ids", "log", "promoted", "tracking")
+
+    def __init__(
+        self,
+        log: LogHandles | None,
+        events: list[PreparedEvent],
+        tracking: tuple[lmdb._Database, bytes, int] | None = None,
+    ) -> None:
+        self.log = log
+        self.events = events
+        self.tracking = tracking
+        self.ids: range | None = None
+        self.error: BaseException | None = None
+        self.done: threading.Event | None = None
+        self.promoted = False
+
+
+class GroupCommitter:
+    """The single writer of one ``LmdbStore``."""
+
+    def __init__(self, store: LmdbStore) -> None:
+        self._store = store
+        self._lock = threading.Lock()
+        self._queue: list[WriteRequest] = []
+        self._busy = False
+
+    def submit(self, request: WriteRequest) -> range | None:
+        """Commit ``request`` (possibly with others); return its notification ids.
+
+        Returns only once the transaction holding the request is committed (and,
+        in sync mode, on disk). Raises the request's own error, if any.
+        """
+        with self._lock:
+            self._queue.append(request)
+            if self._busy:
+                request.done = done = threading.Event()
+            else:
+                self._busy = True
+                done = None
+        if done is not None:
+            done.wait()
+            if request.promoted:
+                self._lead()
+        else:
+            self._lead()
+        if request.error is not None:
+            raise request.error
+        return request.ids
+
+    def _lead(self) -> None:
+        with self._lock:
+            group = self._queue[:MAX_GROUP]
+            del self._queue[:MAX_GROUP]
+        try:
+            self._commit(group)
+        finally:
+            with self._lock:
+                successor = self._queue[0] if self._queue else None
+                if successor is None:
+                    self._busy = False
+                else:
+                    successor.promoted = True
+            for request in group:
+                if request.done is not None:
+                    request.done.set()
+            if successor is not None:
+                assert successor.done is not None  # queued while busy
+                successor.done.set()
+
+    def _commit(self, group: list[WriteRequest]) -> None:
+        store = self._store
+        while True:
+            touched: set[str] = set()
+            try:
+                txn = store.begin(write=True)
+            except BaseException as e:
+                _fail(group, e)
+                return
+            try:
+                heads: dict[str, tuple[int, bytes]] = {}
+                for request in group:
+                    request.ids = request.error = None
+                    try:
+                        if _apply(txn, request, heads) and request.log is not None:
+                            touched.add(request.log.name)
+                    except (IntegrityError, CorruptRecordError) as e:
+                        request.error = e
+                txn.commit()
+            except lmdb.MapFullError:
+                txn.abort()
+                store.leave()
+                try:
+                    store.grow()
+                except BaseException as e:
+                    _fail(group, e)
+                    return
+                continue
+            except BaseException as e:
+                txn.abort()
+                store.leave()
+                _fail(group, e)
+                return
+            store.leave()
+            break
+        store.maybe_sync()
+        if touched:
+            store.notify(touched)
+
+
+def _fail(group: list[WriteRequest], error: BaseException) -> None:
+    """Fail every request of a group whose transaction could not be committed."""
+    if isinstance(error, lmdb.Error):
+        error = OperationalError(f"LMDB write failed: {error!r}")
+    for request in group:
+        request.ids = None
+        request.error = error
+
+
+def _read_head(txn: lmdb.Transaction[bytes], log: LogHandles) -> tuple[int, bytes]:
+    """Last notification id and checksum of a log, checking the last record."""
+    cursor = txn.cursor(db=log.records)
+    if not cursor.last():
+        return 0, GENESIS
+    position = unpack_u64(cursor.key())[0]
+    value = cursor.value()
+    # Never chain new records onto a corrupt tail.
+    check_record(value, log.name, position)
+    return position, value[-16:]
+
+
+def _apply(
+    txn: lmdb.Transaction[bytes],
+    request: WriteRequest,
+    heads: dict[str, tuple[int, bytes]],
+) -> bool:
+    """Write one request into the shared transaction; all of it or none of it.
+
+    Returns whether records were appended to the request's log.
+    """
+    tracking = request.tracking
+    if tracking is not None:
+        tracking_db, app_key, tracking_id = tracking
+        current = txn.get(app_key, db=tracking_db)
+        if current is not None and unpack_u64(current)[0] >= tracking_id:
+            msg = (
+                f"tracking notification id {tracking_id} for {app_key.decode()!r} "
+                f"not greater than current max tracking id {unpack_u64(current)[0]}"
+            )
+            raise IntegrityError(msg)
+
+    events = request.events
+    log = request.log
+    if events and log is not None:
+        head = heads.get(log.name)
+        last_id, prev = head if head is not None else _read_head(txn, log)
+        # One putmulti per database: py-lmdb drops and retakes the GIL around
+        # every call, and with busy threads each retake can wait a whole switch
+        # interval, so per-event calls made big commits crawl under contention.
+        index_entries = [(e[0], pack_u64(last_id + 1 + i)) for i, e in enumerate(events)]
+        index = txn.cursor(db=log.index)
+        _, added = index.putmulti(index_entries, overwrite=False)
+        if added != len(index_entries):
+            # Conflict: take back exactly the entries this request added (they
+            # point at its ids; entries that were there before point elsewhere).
+            clashes = []
+            for event, (key, value) in zip(events, index_entries, strict=True):
+                if index.get(key) == value:
+                    index.delete()
+                else:
+                    clashes.append(event)
+            _, originator, version, _, _ = clashes[0]
+            shown = UUID(bytes=originator) if isinstance(originator, bytes) else originator
+            msg = (
+                f"event already recorded (or repeated in its batch): originator "
+                f"{shown!r} version {version} in log {log.name!r}"
+            )
+            raise IntegrityError(msg)
+        position = last_id
+        entries = []
+        for event in events:
+            position += 1
+            value, prev = encode_record(position, event, prev)
+            entries.append((pack_u64(position), value))
+        txn.cursor(db=log.records).putmulti(entries, append=True)
+        heads[log.name] = (position, prev)
+        request.ids = range(last_id + 1, position + 1)
+
+    if tracking is not None:
+        txn.put(app_key, pack_u64(tracking_id), db=tracking_db)
+    return request.ids is not None

@@ -1,0 +1,47 @@
+"""Errors raised by the LMDB store beyond the eventsourcing persistence errors."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from eventsourcing.persistence import DataError
+
+
+class Defect(StrEnum):
+    """What is wrong with a stored record."""
+
+    CHECKSUM = "checksum mismatch"
+    """The record's bytes no longer hash to the checksum stored with them."""
+    FORMAT = "malformed record"
+    """The record's envelope is not a well-formed log record."""
+    POSITION = "record stored at the wrong position"
+    """The notification id inside the record differs from its key."""
+    CHAIN = "broken chain link"
+    """The record's `prev` is not the checksum of the record before it."""
+    GAP = "missing notification id"
+    """A notification id is absent between two present ones."""
+    INDEX = "index entry inconsistent with the log"
+    """An originator index entry points at no record, or at the wrong one."""
+
+
+class CorruptRecordError(DataError):
+    """A record read from the log failed an integrity check.
+
+    Deliberately not an ``IntegrityError``: callers treat that one as an
+    optimistic-concurrency conflict and retry, which would hide corruption.
+    """
+
+    def __init__(self, log: str, position: int, defect: Defect, detail: str = "") -> None:
+        self.log = log
+        """Name of the log (the application's events or snapshots log)."""
+        self.position = position
+        """Notification id (position in the log) of the faulty record."""
+        self.defect = defect
+        self.detail = detail
+        msg = f"{defect.value} at notification id {position} in log {log!r}"
+        if detail:
+            msg += f": {detail}"
+        super().__init__(msg)
+
+    def __reduce__(self) -> tuple[type[CorruptRecordError], tuple[str, int, Defect, str]]:
+        return type(self), (self.log, self.position, self.defect, self.detail)

@@ -1,0 +1,94 @@
+"""Store settings, read from an eventsourcing ``Environment``.
+
+Keys are looked up through ``Environment.get``, so each one may also be given
+with the application's name as a prefix (e.g. ``BANKACCOUNTS_COSTART_LMDB_PATH``),
+exactly like the library's own persistence modules.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final, Literal
+
+from eventsourcing.utils import Environment, strtobool
+
+PATH: Final = "COSTART_LMDB_PATH"
+"""Directory of the LMDB environment (created if missing). Required."""
+MAP_SIZE: Final = "COSTART_LMDB_MAP_SIZE"
+"""Initial map size in bytes; the map grows by doubling when full."""
+DURABILITY: Final = "COSTART_LMDB_DURABILITY"
+"""``sync`` (default): a commit returns after its data is on disk.
+``async``: commits are flushed at most ``ASYNC_SYNC_INTERVAL`` later, and on close."""
+POLL_INTERVAL: Final = "COSTART_LMDB_POLL_INTERVAL"
+"""Seconds between a subscription's checks for events written by other processes."""
+CREATE_TABLE: Final = "CREATE_TABLE"
+"""The library's switch: when false, named databases must already exist."""
+
+DEFAULT_MAP_SIZE: Final = 64 * 1024 * 1024
+DEFAULT_POLL_INTERVAL: Final = 0.1
+ASYNC_SYNC_INTERVAL: Final = 1.0
+
+Durability = Literal["sync", "async"]
+
+
+@dataclass(frozen=True)
+class StoreSettings:
+    """How to open one LMDB environment."""
+
+    path: str
+    map_size: int = DEFAULT_MAP_SIZE
+    durability: Durability = "sync"
+    poll_interval: float = DEFAULT_POLL_INTERVAL
+    readonly: bool = False
+    """Open without the lock file and without writing: for a *copy* of a log."""
+
+
+def _invalid(env: Environment, key: str, value: str, expected: str) -> OSError:
+    return OSError(
+        f"LMDB store environment value for key '{key}' is invalid "
+        f"(keys tried: {', '.join(env.create_keys(key))}). "
+        f"If set, {expected} is expected: {value!r}"
+    )
+
+
+def settings_from_env(env: Environment) -> StoreSettings:
+    """Read ``StoreSettings`` from ``env``; raise ``OSError`` on missing/bad values."""
+    path = env.get(PATH)
+    if not path:
+        keys = ", ".join(env.create_keys(PATH))
+        msg = f"LMDB store path not found in environment with keys: {keys}"
+        raise OSError(msg)
+
+    map_size = DEFAULT_MAP_SIZE
+    raw = env.get(MAP_SIZE)
+    if raw:
+        try:
+            map_size = int(raw)
+        except ValueError:
+            raise _invalid(env, MAP_SIZE, raw, "a positive int (bytes)") from None
+        if map_size <= 0:
+            raise _invalid(env, MAP_SIZE, raw, "a positive int (bytes)")
+
+    raw = (env.get(DURABILITY) or "sync").strip().lower()
+    if raw not in ("sync", "async"):
+        raise _invalid(env, DURABILITY, raw, "'sync' or 'async'")
+    durability: Durability = "sync" if raw == "sync" else "async"
+
+    poll_interval = DEFAULT_POLL_INTERVAL
+    raw = env.get(POLL_INTERVAL)
+    if raw:
+        try:
+            poll_interval = float(raw)
+        except ValueError:
+            raise _invalid(env, POLL_INTERVAL, raw, "a positive float (seconds)") from None
+        if poll_interval <= 0:
+            raise _invalid(env, POLL_INTERVAL, raw, "a positive float (seconds)")
+
+    return StoreSettings(
+        path=path, map_size=map_size, durability=durability, poll_interval=poll_interval
+    )
+
+
+def create_from_env(env: Environment) -> bool:
+    """The library's ``CREATE_TABLE`` switch (default yes)."""
+    return bool(strtobool(env.get(CREATE_TABLE) or "yes"))
