@@ -8,6 +8,7 @@ Exit codes are listed in `costart.cli.exits`.
 from __future__ import annotations
 
 import logging
+import shutil
 from pathlib import Path
 from typing import Annotated
 
@@ -16,9 +17,10 @@ import typer
 from rich.console import Console
 
 from costart.cli import commands
+from costart.cli.backend import store_env
 from costart.cli.commands import Target
 from costart.cli.demo import run_demo
-from costart.cli.exits import EXIT_INVALID
+from costart.cli.exits import EXIT_INVALID, EXIT_USAGE
 from costart.cli.serve import serve
 from costart.domain.errors import SpecError
 from costart.domain.spec import SpecFormat, parse_spec
@@ -27,6 +29,21 @@ from costart.logs import configure_logging
 app = typer.Typer(no_args_is_help=True, add_completion=False, help="Co-start groups.")
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
 DEMO_SPEC = SCENARIOS / "rl-post-training.toml"
+
+DEMO_STORE = Path("var/demo-store")
+_DEMO_MARK = ".costart-demo"
+
+
+def prepare_demo_store(store: Path) -> None:
+    """An empty store for the demo. Only a store the demo made itself is wiped."""
+    if store.exists() and any(store.iterdir()):
+        if not (store / _DEMO_MARK).exists():
+            typer.echo(f"error: {store} is not empty and not a demo store", err=True)
+            raise typer.Exit(EXIT_USAGE)
+        shutil.rmtree(store)
+    store.mkdir(parents=True, exist_ok=True)
+    (store / _DEMO_MARK).write_text("made by `costart demo`; it may wipe this directory\n")
+
 
 # Commands whose stdout a script reads log only warnings; serve logs JSON lines.
 QUIET = {"submit", "get", "describe", "events", "why", "cancel"}
@@ -57,10 +74,20 @@ def _setup(
 
 @app.command()
 def demo(
+    ctx: typer.Context,
     spec: Annotated[Path, typer.Option(help="group spec (TOML)")] = DEMO_SPEC,
 ) -> None:
-    """Drive the RL post-training scenario through placement, the barrier and a failure."""
-    run_demo(spec, Console(width=max(Console().width, 120)))
+    """Drive the RL post-training scenario through placement, the barrier and a failure,
+    on the LMDB store (``--store DIR``, default ``var/demo-store``, made afresh)."""
+    target: Target = ctx.obj
+    store = target.store or DEMO_STORE
+    prepare_demo_store(store)
+    console = Console(width=max(Console().width, 120))
+    run_demo(spec, console, env=store_env(store))
+    console.print(
+        f"The log is in [bold]{store}[/bold]: try `costart --store {store} get groups`, "
+        f"`describe group grpo-run-42`, `events grpo-run-42`."
+    )
 
 
 @app.command()

@@ -25,6 +25,12 @@ def read_events(
 ) -> Iterator[tuple[int, DomainEvent]]:
     """Events at positions ``after < p <= until`` (to the end when ``until`` is None)."""
     start = after + 1
+    iterate = getattr(recorder, "iter_notifications", None)
+    if until is None and callable(iterate):
+        # The store's own full-log cursor: checked, and far cheaper than paging.
+        for notification in iterate(start):
+            yield notification.id, cast(DomainEvent, mapper.to_domain_event(notification))
+        return
     while until is None or start <= until:
         limit = PAGE_SIZE if until is None else min(PAGE_SIZE, until - start + 1)
         page = recorder.select_notifications(start=start, limit=limit)

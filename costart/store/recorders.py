@@ -202,6 +202,15 @@ class LmdbApplicationRecorder(LmdbAggregateRecorder, ApplicationRecorder):
                     break
         return results
 
+    def record_hash(self, position: int) -> bytes:
+        """The chain hash (checksum) of the record at ``position``: snapshots carry it so a
+        snapshot is tied to the exact log it was taken from."""
+        with self.store.read() as txn:
+            raw = txn.get(pack_u64(position), db=self.log.records)
+        if raw is None:
+            raise CorruptRecordError(self.log.name, position, Defect.GAP, "no such record")
+        return decode_record(raw, self.log.name, position).checksum
+
     def max_notification_id(self) -> int | None:
         with self.store.read() as txn:
             cursor = txn.cursor(db=self.log.records)
