@@ -31,29 +31,53 @@ def _workload(count: int, rng: random.Random) -> list[GroupSpec]:
     specs = []
     for i in range(count):
         kind = rng.choice(["rl", "rl", "serve", "batch"])
-        doc: dict[str, object] = {"name": f"g{i:03d}", "owner": "bench", "priority": rng.randint(0, 3)}
+        doc: dict[str, object] = {
+            "name": f"g{i:03d}",
+            "owner": "bench",
+            "priority": rng.randint(0, 3),
+        }
         doc["placement"] = {"mode": rng.choice(["atomic", "reserve"])}
         if kind == "rl":
             doc["placement"]["topology"] = {"level": "block", "policy": "pack", "required": True}  # type: ignore[index]
             doc["members"] = [
-                {"name": "trainer", "kind": "job", "tasks": rng.choice([8, 16, 32]),
-                 "shape": {"gpu": 8, "cpu": 96, "mem_gb": 1024},
-                 "topology": {"level": "rack", "policy": "pack", "required": True}},
-                {"name": "rollout", "kind": "replica-set", "replicas": rng.choice([16, 32, 64]),
-                 "shape": {"gpu": 1, "cpu": 8, "mem_gb": 64}},
+                {
+                    "name": "trainer",
+                    "kind": "job",
+                    "tasks": rng.choice([8, 16, 32]),
+                    "shape": {"gpu": 8, "cpu": 96, "mem_gb": 1024},
+                    "topology": {"level": "rack", "policy": "pack", "required": True},
+                },
+                {
+                    "name": "rollout",
+                    "kind": "replica-set",
+                    "replicas": rng.choice([16, 32, 64]),
+                    "shape": {"gpu": 1, "cpu": 8, "mem_gb": 64},
+                },
             ]
         elif kind == "serve":
             doc["members"] = [
-                {"name": "prefill", "kind": "replica-set", "replicas": rng.choice([4, 8]),
-                 "shape": {"gpu": 4, "cpu": 32, "mem_gb": 256},
-                 "topology": {"level": "rack", "policy": "spread"}},
-                {"name": "decode", "kind": "replica-set", "replicas": rng.choice([8, 16]),
-                 "shape": {"gpu": 2, "cpu": 16, "mem_gb": 128}},
+                {
+                    "name": "prefill",
+                    "kind": "replica-set",
+                    "replicas": rng.choice([4, 8]),
+                    "shape": {"gpu": 4, "cpu": 32, "mem_gb": 256},
+                    "topology": {"level": "rack", "policy": "spread"},
+                },
+                {
+                    "name": "decode",
+                    "kind": "replica-set",
+                    "replicas": rng.choice([8, 16]),
+                    "shape": {"gpu": 2, "cpu": 16, "mem_gb": 128},
+                },
             ]
         else:
             doc["members"] = [
-                {"name": "job", "kind": "job", "tasks": rng.choice([4, 16, 64, 128]),
-                 "shape": {"gpu": 8, "cpu": 64, "mem_gb": 512}},
+                {
+                    "name": "job",
+                    "kind": "job",
+                    "tasks": rng.choice([4, 16, 64, 128]),
+                    "shape": {"gpu": 8, "cpu": 64, "mem_gb": 512},
+                },
             ]
         specs.append(spec_from_object(doc))
     return specs
@@ -100,9 +124,11 @@ def main() -> None:
     }
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(result, indent=2) + "\n")
-    print(f"placement session: {len(definition.nodes)} nodes, {args.groups} pending groups, "
-          f"{decisions} decisions; median {median * 1000:.1f} ms over {args.runs} runs "
-          f"(min {min(timings) * 1000:.1f}, max {max(timings) * 1000:.1f})")
+    print(
+        f"placement session: {len(definition.nodes)} nodes, {args.groups} pending groups, "
+        f"{decisions} decisions; median {median * 1000:.1f} ms over {args.runs} runs "
+        f"(min {min(timings) * 1000:.1f}, max {max(timings) * 1000:.1f})"
+    )
 
 
 if __name__ == "__main__":

@@ -12,7 +12,8 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any, Protocol, cast
+from contextlib import contextmanager
+from typing import Any, Protocol
 from uuid import UUID
 
 import structlog
@@ -29,6 +30,7 @@ from costart.domain.spec import SpecFormat, parse_spec
 from costart.domain.spec_types import FailureReason, GroupSpec
 from costart.domain.states import GroupState, MemberState
 from costart.domain.world import World
+from costart.log_writer import LogWriter
 from costart.replay.rebuild import restore
 from costart.replay.source import RecorderSource
 from costart.store.codec import MsgspecMapper
@@ -102,7 +104,9 @@ class Controller(Application[UUID]):
         )
         self.snapshot_every = int(self.env.get(SNAPSHOT_EVERY, str(DEFAULT_SNAPSHOT_EVERY)))
         self._last_snapshot_position = 0
+        self._writer = LogWriter(self.recorder, self._msgspec_mapper)
         self._restore()
+        self._writer.start_at(self.world.position)
 
     def construct_recorder(self) -> ApplicationRecorder:
         if self._restart_of is not None:
@@ -149,6 +153,7 @@ class Controller(Application[UUID]):
     def snapshot_now(self) -> int:
         """Write a snapshot of the whole state at the current position; returns it."""
         with self._lock:
+            self._writer.await_durable(self.world.position)  # never ahead of the log
             self._catch_up()
             log_hash = _record_hash(self.recorder, self.world.position)
             self.snapshots_store.write(self.world, log_hash)
@@ -173,20 +178,34 @@ class Controller(Application[UUID]):
         return GroupUnit(group, self.world.members_of(group))
 
     def _commit(self, *units: GroupUnit | ClusterUnit) -> list[DomainEvent]:
-        """Append the units' events in one atomic save, then fold them into the state."""
+        """Append the units' events as one atomic write, then fold them into the state.
+        Call inside `_command` (the lock is held; the write is acknowledged after it)."""
         events = [e for unit in units for e in unit.pending_events]
         if not events:
             return []
-        recordings = self.save(*units)
-        for recording in recordings:
-            self.world.apply(cast(DomainEvent, recording.domain_event))
-            if recording.notification.id:
-                self.world.position = recording.notification.id
-        self._snapshot_if_due()
+        first = self.world.position + 1
+        self._writer.append(events, first)
+        for offset, event in enumerate(events):
+            self.world.apply(event)
+            self.world.position = first + offset
+        for unit in units:
+            unit.collect_events()
         return events
 
+    @contextmanager
+    def _command(self) -> Iterator[None]:
+        """One or more commands: decided and queued under the lock, acknowledged after
+        it (so concurrent commands share one fsync), then a snapshot if one is due."""
+        try:
+            with self._lock:
+                self._writer.check_running()
+                yield
+        finally:
+            self._writer.settle()
+        self._snapshot_if_due()
+
     def _on_group(self, name: str, command: Callable[[GroupUnit, int], Any]) -> list[DomainEvent]:
-        with self._lock:
+        with self._command():
             unit = self._unit(name)
             command(unit, self._now())
             return self._commit(unit)
@@ -198,7 +217,7 @@ class Controller(Application[UUID]):
         `SpecError` if the placement step says it can never fit the cluster."""
         if self.placement is not None:
             self.placement.check_feasible(spec)
-        with self._lock:
+        with self._command():
             unit = lifecycle.submit(self.world, spec, self._now())
             self._commit(unit)
             group = self.world.group_by_id(unit.id)
@@ -250,7 +269,7 @@ class Controller(Application[UUID]):
     def tick(self, now_ns: int | None = None) -> list[DomainEvent]:
         """Fire due timers (reservation and barrier deadlines) at ``now_ns``."""
         fired: list[DomainEvent] = []
-        with self._lock:
+        with self._command():
             now = self._now(now_ns)
             for group in self.world.live_groups():
                 unit = GroupUnit(group, self.world.members_of(group))
@@ -266,7 +285,7 @@ class Controller(Application[UUID]):
         ``drained`` only stops new placements. One atomic save for all of it."""
         if self.placement is not None:
             self.placement.check_node(node)
-        with self._lock:
+        with self._command():
             at = self._now(now_ns)
             cluster = ClusterUnit(self.world)
             if not cluster.report(self.world.node_status.get(node, "up"), node, status, at):
@@ -291,18 +310,24 @@ class Controller(Application[UUID]):
         Decisions are applied in the given order; an invalid one raises `DomainError`
         (earlier ones stay recorded, the invalid one and later ones are not).
         """
+        with self._command():
+            return self._apply_decisions(decisions)
+
+    def _apply_decisions(self, decisions: Iterable[dec.Decision]) -> list[DomainEvent]:
         written: list[DomainEvent] = []
         for decision in decisions:
-            written.extend(self._on_group(decision.group, _decision_command(decision)))
+            unit = self._unit(decision.group)
+            _decision_command(decision)(unit, self._now())
+            written.extend(self._commit(unit))
         return written
 
     def schedule(self, now_ns: int | None = None) -> list[DomainEvent]:
         """Run one scheduling session: the placement step decides, we record."""
         if self.placement is None:
             raise DomainError("no placement step is attached to this controller")
-        with self._lock:
+        with self._command():
             decisions = self.placement.decide(self.world, self._now(now_ns))
-            return self.apply_decisions(decisions)
+            return self._apply_decisions(decisions)
 
     # --- queries ---------------------------------------------------------------------
 
@@ -310,8 +335,14 @@ class Controller(Application[UUID]):
         """The dispatch barrier: may the embedding controller start this member now?"""
         group_name, name = split_member_ref(member)
         with self._lock:
+            self._writer.check_running()
             group = self.world.group_named(group_name)
-            return lifecycle.may_start(group, self.world.member_named(group, name))
+            allowed = lifecycle.may_start(group, self.world.member_named(group, name))
+            position = self.world.position
+        if allowed:
+            # Never let a member start on a barrier release that is not yet on disk.
+            self._writer.await_durable(position)
+        return allowed
 
     def group(self, name: str) -> GroupState:
         return self.world.group_named(name)

@@ -44,24 +44,42 @@ MAX_GROUP: Final = 512
 """Most requests committed in one transaction (bounds its size and latency)."""
 
 
+class WriteChain:
+    """A sequence of pipelined requests where each was computed on top of the ones
+    before it (one controller's commands). Once one of them fails, every later one
+    fails too instead of landing in the log without its predecessor (fail-stop)."""
+
+    __slots__ = ("broken",)
+
+    def __init__(self) -> None:
+        self.broken: BaseException | None = None
+
+
+class ChainBrokenError(OperationalError):
+    """An earlier write of the same chain failed; this one was not written."""
+
+
 class WriteRequest:
     """One caller's atomic unit: events for one log and/or one tracking record."""
 
-    __slots__ = ("done", "error", "events", "ids", "log", "promoted", "tracking")
+    __slots__ = ("chain", "done", "error", "events", "ids", "leads", "log", "promoted", "tracking")
 
     def __init__(
         self,
         log: LogHandles | None,
         events: list[PreparedEvent],
         tracking: tuple[lmdb._Database, bytes, int] | None = None,
+        chain: WriteChain | None = None,
     ) -> None:
         self.log = log
         self.events = events
         self.tracking = tracking
+        self.chain = chain
         self.ids: range | None = None
         self.error: BaseException | None = None
         self.done: threading.Event | None = None
         self.promoted = False
+        self.leads = False
 
 
 class GroupCommitter:
@@ -79,19 +97,31 @@ class GroupCommitter:
         Returns only once the transaction holding the request is committed (and,
         in sync mode, on disk). Raises the request's own error, if any.
         """
+        self.enqueue(request)
+        return self.wait(request)
+
+    def enqueue(self, request: WriteRequest) -> None:
+        """Queue ``request`` in order; the caller MUST then call `wait` for it (if it is
+        the leader, nothing commits until it does). Splitting the two lets a caller
+        queue under its own lock, in its own order, and wait for the shared fsync
+        after releasing it."""
         with self._lock:
             self._queue.append(request)
             if self._busy:
-                request.done = done = threading.Event()
+                request.done = threading.Event()
             else:
                 self._busy = True
-                done = None
-        if done is not None:
-            done.wait()
+                request.leads = True
+
+    def wait(self, request: WriteRequest) -> range | None:
+        """Block until ``request`` is committed; its ids, or its error raised."""
+        if request.leads:
+            self._lead()
+        else:
+            assert request.done is not None
+            request.done.wait()
             if request.promoted:
                 self._lead()
-        else:
-            self._lead()
         if request.error is not None:
             raise request.error
         return request.ids
@@ -129,11 +159,19 @@ class GroupCommitter:
                 heads: dict[str, tuple[int, bytes]] = {}
                 for request in group:
                     request.ids = request.error = None
+                    chain = request.chain
+                    if chain is not None and chain.broken is not None:
+                        request.error = ChainBrokenError(
+                            f"not written: an earlier write of this controller failed ({chain.broken})"
+                        )
+                        continue
                     try:
                         if _apply(txn, request, heads) and request.log is not None:
                             touched.add(request.log.name)
                     except (IntegrityError, CorruptRecordError) as e:
                         request.error = e
+                        if chain is not None:
+                            chain.broken = e
                 txn.commit()
             except lmdb.MapFullError:
                 txn.abort()
@@ -163,6 +201,8 @@ def _fail(group: list[WriteRequest], error: BaseException) -> None:
     for request in group:
         request.ids = None
         request.error = error
+        if request.chain is not None and request.chain.broken is None:
+            request.chain.broken = error
 
 
 def _read_head(txn: lmdb.Transaction[bytes], log: LogHandles) -> tuple[int, bytes]:

@@ -23,7 +23,7 @@ from eventsourcing.persistence import (
     TrackingRecorder,
 )
 
-from costart.store.committer import WriteRequest
+from costart.store.committer import GroupCommitter, WriteChain, WriteRequest
 from costart.store.errors import CorruptRecordError, Defect
 from costart.store.lmdbenv import LmdbStore, tracking_db_name
 from costart.store.reader import iter_log
@@ -89,6 +89,20 @@ def prepare_events(stored_events: Sequence[StoredEvent]) -> list[PreparedEvent]:
     return prepared
 
 
+class DeferredWrite:
+    """A queued write; `wait` exactly once (the queue may be waiting on this caller)."""
+
+    __slots__ = ("_committer", "_request")
+
+    def __init__(self, committer: GroupCommitter, request: WriteRequest) -> None:
+        self._committer = committer
+        self._request = request
+
+    def wait(self) -> list[int]:
+        ids = self._committer.wait(self._request)
+        return list(ids) if ids is not None else []
+
+
 class LmdbAggregateRecorder(LmdbRecorder, AggregateRecorder):
     """Events of aggregates, in one log (e.g. an application's snapshots)."""
 
@@ -107,6 +121,16 @@ class LmdbAggregateRecorder(LmdbRecorder, AggregateRecorder):
             return []
         ids = self.store.committer.submit(WriteRequest(self.log, prepare_events(stored_events)))
         return list(ids) if ids is not None else []
+
+    def insert_events_deferred(
+        self, stored_events: Sequence[StoredEvent], chain: WriteChain
+    ) -> DeferredWrite:
+        """Queue the events now, in the caller's order; `DeferredWrite.wait` blocks until
+        they are committed (sharing one fsync with whatever else is queued). A failed
+        write breaks ``chain``: every later write of the chain fails too."""
+        request = WriteRequest(self.log, prepare_events(stored_events), chain=chain)
+        self.store.committer.enqueue(request)
+        return DeferredWrite(self.store.committer, request)
 
     def select_events(
         self,

@@ -1,0 +1,255 @@
+"""Benchmark of the LMDB event store (issue 3), every figure against a baseline measured in
+the same run on the same machine (medians; the machine is noisy).
+
+(a) durable single-command rate through the Controller vs raw LMDB, one record of the
+    same size and one fsync per commit;
+(b) group-committed durable rate, events/s, 8 threads submitting the RL post-training
+    spec vs raw LMDB with 100 events per fsync;
+(c) full read + decode of every event vs raw LMDB cursor + typed msgspec decode + fold;
+(d) the eventsourcing library's SQLite module on the same workloads, as a peer column.
+
+Run: python bench/bench_store.py [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import shutil
+import sys
+import tempfile
+import threading
+from pathlib import Path
+
+import lmdb
+from common import median_rate, write_results
+
+from costart.app import Controller
+from costart.domain.decisions import SetPendReason
+from costart.domain.events import PendReason
+from costart.domain.spec import parse_spec
+from costart.logs import configure_logging
+from costart.store.codec import MsgspecMapper, decode_any_event
+from costart.store.reading import read_events
+
+ROOT = Path(__file__).resolve().parents[1]
+RL_SPEC = (ROOT / "scenarios" / "rl-post-training.toml").read_bytes()
+THREADS = 8
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0
+        self.lock = threading.Lock()
+
+    def __call__(self) -> int:
+        with self.lock:
+            self.now += 1000
+            return self.now
+
+
+def lmdb_env(path: Path) -> dict[str, str]:
+    return {"PERSISTENCE_MODULE": "costart.store", "COSTART_LMDB_PATH": str(path)}
+
+
+def sqlite_env(path: Path) -> dict[str, str]:
+    path.mkdir(parents=True, exist_ok=True)
+    return {"PERSISTENCE_MODULE": "eventsourcing.sqlite", "SQLITE_DBNAME": str(path / "events.db")}
+
+
+def rl_spec(name: str):
+    return parse_spec(RL_SPEC.replace(b'"grpo-run-42"', f'"{name}"'.encode()), "toml")
+
+
+# --- (a) single commands --------------------------------------------------------------
+
+
+def single_commands(env: dict[str, str], commands: int) -> tuple[float, int]:
+    controller = Controller(env=env, clock=Clock())
+    controller.submit(rl_spec("single"))
+    reasons = [PendReason("capacity", f"reason {i % 2}") for i in range(2)]
+
+    def run() -> int:
+        for i in range(commands):
+            controller.apply_decisions([SetPendReason("single", reasons[i % 2])])
+        return commands
+
+    rate = median_rate(run, 3)
+    size = len(
+        controller.recorder.select_notifications(
+            start=controller.recorder.max_notification_id(), limit=1
+        )[0].state
+    )
+    controller.close()
+    return rate, size
+
+
+def raw_single(path: Path, record_bytes: int, commands: int) -> float:
+    env = lmdb.open(str(path), map_size=1 << 30, sync=True, metasync=True)
+    payload = b"x" * record_bytes
+    counter = [0]
+
+    def run() -> int:
+        for _ in range(commands):
+            counter[0] += 1
+            with env.begin(write=True) as txn:
+                txn.put(counter[0].to_bytes(8, "big"), payload)
+        return commands
+
+    rate = median_rate(run, 3)
+    env.close()
+    return rate
+
+
+# --- (b) group commit -------------------------------------------------------------------
+
+
+def concurrent_submits(env: dict[str, str], per_thread: int) -> float:
+    controller = Controller(env=env, clock=Clock())
+    # Parsing the TOML is the client's work, not the store's: done before timing.
+    rounds = [
+        [[rl_spec(f"r{r}-t{t}-{i}") for i in range(per_thread)] for t in range(THREADS)]
+        for r in range(3)
+    ]
+
+    def run() -> int:
+        specs = rounds.pop()
+        before = controller.recorder.max_notification_id() or 0
+
+        def submitter(t: int) -> None:
+            for spec in specs[t]:
+                controller.submit(spec)
+
+        threads = [threading.Thread(target=submitter, args=(t,)) for t in range(THREADS)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        return (controller.recorder.max_notification_id() or 0) - before
+
+    rate = median_rate(run, 3)
+    controller.close()
+    return rate
+
+
+def raw_batches(path: Path, record_bytes: int, events: int) -> float:
+    env = lmdb.open(str(path), map_size=1 << 31, sync=True, metasync=True)
+    payload = b"x" * record_bytes
+    counter = [0]
+
+    def run() -> int:
+        for _ in range(events // 100):
+            with env.begin(write=True) as txn:
+                for _ in range(100):
+                    counter[0] += 1
+                    txn.put(counter[0].to_bytes(8, "big"), payload)
+        return events
+
+    rate = median_rate(run, 3)
+    env.close()
+    return rate
+
+
+# --- (c) full read ----------------------------------------------------------------------
+
+
+def full_read(env: dict[str, str]) -> tuple[float, list[tuple[int, bytes]]]:
+    controller = Controller(env=env, clock=Clock())
+    mapper = MsgspecMapper()
+    events = [
+        (n.id, n.state) for n in controller.recorder.select_notifications(start=1, limit=10**7)
+    ]
+
+    def run() -> int:
+        latest: dict[object, object] = {}
+        count = 0
+        for _, event in read_events(controller.recorder, mapper):
+            latest[event.originator_id] = event
+            count += 1
+        return count
+
+    rate = median_rate(run, 5)
+    controller.close()
+    return rate, events
+
+
+def raw_read(path: Path, events: list[tuple[int, bytes]]) -> float:
+    env = lmdb.open(str(path), map_size=1 << 31)
+    with env.begin(write=True) as txn:
+        for position, state in events:
+            txn.put(position.to_bytes(8, "big"), state)
+
+    def run() -> int:
+        latest: dict[object, object] = {}
+        count = 0
+        with env.begin() as txn:
+            for _, value in txn.cursor():
+                event = decode_any_event(value)
+                latest[event.originator_id] = event
+                count += 1
+        return count
+
+    rate = median_rate(run, 5)
+    env.close()
+    return rate
+
+
+def main() -> None:
+    configure_logging(level=logging.WARNING)
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true", help="small counts (a smoke run)")
+    args = parser.parse_args()
+    commands, per_thread = (50, 4) if args.quick else (300, 40)
+    work = Path(tempfile.mkdtemp(prefix="costart-bench-"))
+    try:
+        figures: dict[str, float] = {}
+        print("(a) single durable commands ...", file=sys.stderr)
+        figures["a_lmdb_commands_per_s"], size = single_commands(lmdb_env(work / "a"), commands)
+        figures["a_raw_commits_per_s"] = raw_single(work / "a-raw", size, commands)
+        figures["a_sqlite_commands_per_s"], _ = single_commands(
+            sqlite_env(work / "a-sqlite"), commands
+        )
+        print("(b) group commit, 8 submitters ...", file=sys.stderr)
+        figures["b_lmdb_events_per_s"] = concurrent_submits(lmdb_env(work / "b"), per_thread)
+        figures["b_raw_events_per_s"] = raw_batches(work / "b-raw", size, 100 * commands)
+        figures["b_sqlite_events_per_s"] = concurrent_submits(
+            sqlite_env(work / "b-sqlite"), per_thread
+        )
+        print("(c) full read + decode ...", file=sys.stderr)
+        figures["c_lmdb_events_per_s"], events = full_read(lmdb_env(work / "b"))
+        figures["c_raw_events_per_s"] = raw_read(work / "c-raw", events)
+        figures["c_sqlite_events_per_s"], _ = full_read(sqlite_env(work / "b-sqlite"))
+        figures["c_events"] = len(events)
+        figures["record_bytes"] = size
+        ratios = {
+            "a_vs_raw": figures["a_lmdb_commands_per_s"] / figures["a_raw_commits_per_s"],
+            "b_vs_raw": figures["b_lmdb_events_per_s"] / figures["b_raw_events_per_s"],
+            "c_vs_raw": figures["c_lmdb_events_per_s"] / figures["c_raw_events_per_s"],
+            "a_vs_sqlite": figures["a_lmdb_commands_per_s"] / figures["a_sqlite_commands_per_s"],
+            "b_vs_sqlite": figures["b_lmdb_events_per_s"] / figures["b_sqlite_events_per_s"],
+            "c_vs_sqlite": figures["c_lmdb_events_per_s"] / figures["c_sqlite_events_per_s"],
+        }
+        targets = {
+            "a_vs_raw": 0.8,
+            "b_vs_raw": 0.25,
+            "c_vs_raw": 0.40,
+            "a_vs_sqlite": 1.0,
+            "b_vs_sqlite": 1.0,
+        }
+        for key in sorted(figures):
+            print(f"  {key:28s} {figures[key]:>12,.0f}")
+        for key, value in ratios.items():
+            target = targets.get(key)
+            verdict = (
+                ""
+                if target is None
+                else ("  target met" if value >= target else f"  BELOW target {target}")
+            )
+            print(f"  {key:28s} {value:>12.2f}x{verdict}")
+        write_results("store", {"figures": figures, "ratios": ratios, "targets": targets})
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,40 @@
+"""Shared benchmark helpers: median timing and the results file."""
+
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def median_rate(run: Callable[[], int], repeats: int) -> float:
+    """Median of ``repeats`` runs of ``run`` (which returns how many items it did), per second."""
+    rates = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        items = run()
+        rates.append(items / (time.perf_counter() - started))
+    return statistics.median(rates)
+
+
+def median_seconds(run: Callable[[], Any], repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)
+
+
+def write_results(name: str, figures: dict[str, Any]) -> Path:
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    path = RESULTS / f"{name}.json"
+    path.write_text(json.dumps(figures, indent=2, sort_keys=True) + "\n")
+    print(f"wrote {path.relative_to(RESULTS.parent.parent)}", file=sys.stderr)
+    return path

@@ -1,0 +1,118 @@
+"""Appending the Controller's events: in command order, acknowledged once durable.
+
+With a store that can queue writes (the LMDB store's ``insert_events_deferred``), a
+command queues its events while it holds the Controller's lock — so the log order is the
+command order — and waits for them after releasing it, so concurrent commands share one
+fsync (group commit). With other stores the append is synchronous under the lock.
+
+Fail-stop: the Controller folds queued events into its state before they are durable (the
+next command must see them). If a write then fails, that state is ahead of the log, so
+the writer stops: the failed command and every later one raise `ControllerStoppedError`,
+and the store refuses every later queued write of this writer (its `WriteChain`); a new
+Controller restores from the log. Databases treat a failed fsync the same way.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+
+from eventsourcing.persistence import ApplicationRecorder
+
+from costart.domain.events import DomainEvent
+from costart.store.codec import MsgspecMapper
+from costart.store.committer import WriteChain
+
+
+class ControllerStoppedError(RuntimeError):
+    """A write failed (or another writer took over the log); this controller must be
+    restarted from the log before it may act again."""
+
+
+class LogWriter:
+    def __init__(self, recorder: ApplicationRecorder, mapper: MsgspecMapper) -> None:
+        self._recorder = recorder
+        self._mapper = mapper
+        self._queue = getattr(recorder, "insert_events_deferred", None)
+        self._chain = WriteChain()
+        self._local = threading.local()
+        self._durable = threading.Condition()
+        self._durable_position = 0
+        self.stopped: BaseException | None = None
+
+    @property
+    def pipelined(self) -> bool:
+        return self._queue is not None
+
+    def start_at(self, position: int) -> None:
+        """Everything up to ``position`` is already in the log (a restored state)."""
+        with self._durable:
+            self._durable_position = max(self._durable_position, position)
+
+    def check_running(self) -> None:
+        if self.stopped is not None:
+            raise ControllerStoppedError(
+                f"the controller stopped after a failed write: {self.stopped}"
+            )
+
+    def append(self, events: Sequence[DomainEvent], first_position: int) -> None:
+        """Append (or queue) ``events``, expected at ``first_position`` onwards. Call with
+        the Controller's lock held; then `settle` after releasing it."""
+        self.check_running()
+        stored = [self._mapper.to_stored_event(event) for event in events]
+        expected = range(first_position, first_position + len(stored))
+        if self._queue is None:
+            try:
+                ids = self._recorder.insert_events(stored)
+            except BaseException as error:
+                self._stop(error)
+                raise ControllerStoppedError(str(error)) from error
+            self._acknowledge(list(ids) if ids else list(expected), expected)
+            return
+        pending = getattr(self._local, "pending", None)
+        if pending is None:
+            pending = self._local.pending = []
+        pending.append((self._queue(stored, self._chain), expected))
+
+    def settle(self) -> None:
+        """Wait for this thread's queued writes (every one: the store may be waiting on
+        this thread to lead the shared commit). Raises if any failed."""
+        pending = getattr(self._local, "pending", None)
+        if not pending:
+            return
+        self._local.pending = []
+        failure: BaseException | None = None
+        for write, expected in pending:
+            try:
+                ids = write.wait()
+            except BaseException as error:
+                failure = failure or error
+                self._stop(error)
+                continue
+            self._acknowledge(ids, expected)
+        if failure is not None:
+            raise ControllerStoppedError(f"a write failed: {failure}") from failure
+        self.check_running()
+
+    def await_durable(self, position: int) -> None:
+        """Block until the log holds every event up to ``position`` (or the writer stopped)."""
+        with self._durable:
+            self._durable.wait_for(
+                lambda: self._durable_position >= position or self.stopped is not None
+            )
+        self.check_running()
+
+    def _acknowledge(self, ids: list[int], expected: range) -> None:
+        if ids != list(expected):
+            # Another process appended in between: our state is not the log's.
+            self._stop(RuntimeError(f"log positions {ids[:1]}.. differ from expected {expected}"))
+            return
+        with self._durable:
+            self._durable_position = max(self._durable_position, expected[-1])
+            self._durable.notify_all()
+
+    def _stop(self, error: BaseException) -> None:
+        with self._durable:
+            if self.stopped is None:
+                self.stopped = error
+            self._durable.notify_all()
