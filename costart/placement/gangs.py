@@ -28,7 +28,7 @@ from costart.placement import reasons
 from costart.placement.cluster import Cluster
 from costart.placement.constraints import Scope, relaxed, resolve_scopes
 from costart.placement.ledger import SessionLedger, Vec, View, shape_vec
-from costart.placement.planner import Demand, Plan, Shortfall, hardness, plan_gang, shape_text
+from costart.placement.planner import Demand, Plan, PlanMemo, Shortfall, hardness, shape_text
 
 InfeasibleCheck = Callable[[GroupState, Sequence[Demand], Sequence[Scope]], Shortfall | None]
 
@@ -77,6 +77,7 @@ class GangSession:
     now_ns: int
     placement_groups: dict[str, Topology]
     infeasible: InfeasibleCheck
+    memo: PlanMemo
     decisions: list[dec.Decision] = field(default_factory=list)
     released: set[UUID] = field(default_factory=set)
     reservations_ahead: int = 0
@@ -102,7 +103,7 @@ class GangSession:
             return
         scopes = resolve_scopes(group.spec, self.cluster, self.placement_groups, self.world, group)
         demands = gang_demands(members, self.cluster, fixed=False)
-        now = plan_gang(self.cluster, demands, scopes, self.ledger.now_view(group.name))
+        now = self.memo.plan(demands, scopes, self.ledger.now_view(group.name))
         if isinstance(now, Plan):
             self._place(group, members, now)
             return
@@ -173,12 +174,12 @@ class GangSession:
         """Classify a gang that does not fit now: queue, infeasible, topology or capacity."""
         ahead = self.reservations_ahead
         unclaimed = self.ledger.now_view(group.name, honour_claims=False)
-        if ahead and isinstance(plan_gang(self.cluster, demands, scopes, unclaimed), Plan):
+        if ahead and isinstance(self.memo.plan(demands, scopes, unclaimed), Plan):
             return reasons.from_shortfall("queue", shortfall, ahead)
         never = self.infeasible(group, demands, scopes)
         if never is not None:
             return reasons.from_shortfall("infeasible", never, ahead)
-        loose = plan_gang(self.cluster, demands, relaxed(scopes), unclaimed)
+        loose = self.memo.plan(demands, relaxed(scopes), unclaimed)
         if scopes and isinstance(loose, Plan):
             return reasons.from_shortfall("topology", shortfall, ahead)
         return reasons.from_shortfall("capacity", shortfall, ahead)
@@ -193,9 +194,7 @@ class GangSession:
         lower: Sequence[GroupState],
     ) -> Plan | Shortfall:
         prefer = self.ledger.now_view(group.name)
-        plan = plan_gang(
-            self.cluster, demands, scopes, self.ledger.eventual_view(group.name), prefer
-        )
+        plan = self.memo.plan(demands, scopes, self.ledger.eventual_view(group.name), prefer)
         if isinstance(plan, Plan):
             return plan
         holders = [
@@ -213,16 +212,14 @@ class GangSession:
                 a = lower_holds.get(node, (0, 0, 0))
                 lower_holds[node] = (a[0] + vec[0], a[1] + vec[1], a[2] + vec[2])
         wider: View = self.ledger.eventual_view(group.name, lower_holds)
-        second = plan_gang(self.cluster, demands, scopes, wider, prefer)
+        second = self.memo.plan(demands, scopes, wider, prefer)
         if not isinstance(second, Plan):
             return plan
         used = {node for nodes in second.nodes.values() for node in nodes}
         for g in holders:
             if used & set(self.ledger.held_by.get(g.name, {})):
                 self._release(g, f"yielded its holds to higher-ordered reservation {group.name}")
-        return plan_gang(
-            self.cluster, demands, scopes, self.ledger.eventual_view(group.name), prefer
-        )
+        return self.memo.plan(demands, scopes, self.ledger.eventual_view(group.name), prefer)
 
     def _reserve(
         self,
@@ -317,4 +314,4 @@ class GangSession:
             return False
         loose = gang_demands(members, self.cluster, fixed=False)
         view = self.ledger.eventual_view(group.name)
-        return isinstance(plan_gang(self.cluster, loose, scopes, view), Plan)
+        return isinstance(self.memo.plan(loose, scopes, view), Plan)

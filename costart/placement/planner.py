@@ -11,7 +11,7 @@ has a step budget, so a plan is deterministic and bounded.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain
 
@@ -338,32 +338,41 @@ class _Search:
             domain: list(self._node_order(s, e, demand.shape))
             for domain, s, e in self.cluster.runs_within(lead.level, *span)
         }
-        # Per domain, the position of its first node with room. Within this call fit
-        # counts only shrink (it only takes), so the position only moves forward.
-        cursor = dict.fromkeys(by_domain, 0)
+        # Per domain, its first node with room (None: full). Within this call fit counts
+        # only shrink (it only takes), so a domain's first node with room only moves
+        # forward, and only in the domain that was just taken from.
+        room = {domain: self._first_room(nodes, 0, demand.shape) for domain, nodes in by_domain.items()}
         used = self.spread_used.setdefault(spreads[0], {})
         placed = 0
         while placed < missing:
             best: tuple[int, str, int] | None = None
-            for domain, nodes in by_domain.items():
-                if not self._spread_ok(spreads, nodes[0]):
+            for domain, at in room.items():
+                if at is None:
                     continue
-                at = cursor[domain]
-                while at < len(nodes) and self.fit(nodes[at], demand.shape) <= 0:
-                    at += 1
-                cursor[domain] = at
-                if at == len(nodes):
+                nodes = by_domain[domain]
+                if not self._spread_ok(spreads, nodes[0]):
                     continue
                 count = used.get(domain, 0)
                 if best is None or (count, domain) < (best[0], best[1]):
-                    best = (count, domain, nodes[at])
+                    best = (count, domain, at)
             if best is None:
                 break
-            self._take(best[2], demand.shape, 1, log)
-            chosen.append(best[2])
-            self._note_spread(spreads, best[2])
+            _, domain, at = best
+            node = by_domain[domain][at]
+            self._take(node, demand.shape, 1, log)
+            chosen.append(node)
+            self._note_spread(spreads, node)
+            room[domain] = self._first_room(by_domain[domain], at, demand.shape)
             placed += 1
         return placed
+
+    def _first_room(self, nodes: list[int], at: int, shape: Shape) -> int | None:
+        """The position of the first node from ``at`` on where a task fits, or None."""
+        while at < len(nodes):
+            if self.fit(nodes[at], shape) > 0:
+                return at
+            at += 1
+        return None
 
     def _spread_ok(self, spreads: list[int], node: int) -> bool:
         for i in spreads:
@@ -412,3 +421,35 @@ def plan_gang(
     if search.failure is not None:
         return search.failure
     return Shortfall(search.order[0].member, "a plan", "search budget exhausted", 0)
+
+
+class PlanMemo:
+    """`plan_gang` answers reused within one session.
+
+    A plan depends only on the demands, the scopes and the capacity of the views, and a
+    view's ``key`` changes whenever its capacity may have (see `View.key`), so a repeated
+    question gets the same answer without searching again: in a busy session most groups
+    fail against the same unchanged capacity, and many ask alike. Views without a key are
+    never memoised. Returned plans are shared: read them, never change them.
+    """
+
+    def __init__(self, cluster: Cluster) -> None:
+        self.cluster = cluster
+        self._answers: dict[Hashable, Plan | Shortfall] = {}
+
+    def plan(
+        self,
+        demands: Sequence[Demand],
+        scopes: Sequence[Scope],
+        view: View,
+        prefer: View | None = None,
+    ) -> Plan | Shortfall:
+        if view.key is None or (prefer is not None and prefer.key is None):
+            return plan_gang(self.cluster, demands, scopes, view, prefer)
+        key = (view.key, None if prefer is None else prefer.key, tuple(demands), tuple(scopes))
+        answer = self._answers.get(key)
+        if answer is None:
+            answer = plan_gang(self.cluster, demands, scopes, view, prefer)
+            self._answers[key] = answer
+        return answer
+

@@ -17,10 +17,11 @@ ROOT = Path(__file__).resolve().parents[2]
 
 # Digest of every session's decisions of `run_workload(seed)`, recorded with the plain
 # (pre-optimization) step. A change here is a change in what the step decides: it needs
-# a reason, not a new recording.
+# a reason, not a new recording. Changed so far: seed 1, when the infeasibility cache
+# stopped answering by group (a stale "best block" after the group's holds moved).
 RECORDED = {
     0: "fea53fdb747bff18",
-    1: "01a405125a501a4e",
+    1: "18d79526bcac63b1",
     2: "22562a9b5629ebe8",
     3: "7dc5f805be88fd4e",
     4: "a9af49d87242a817",
