@@ -183,11 +183,16 @@ class Cluster:
             raise ClusterError(f"nodes[{node}]", "unknown node") from None
 
     def sync_status(self, reported: Mapping[str, str]) -> None:
-        """Take node statuses from the log (`World.node_status`: absent means up)."""
-        for index, node in enumerate(self.nodes):
-            status = reported.get(node.name, "up")
+        """Take node statuses from the log (`World.node_status`: absent means up).
+        Only nodes reported, or not up now, can change: the rest is not visited."""
+        closed = [self.nodes[i].name for i, status in enumerate(self.status) if status != "up"]
+        for name in sorted({*reported, *closed}):
+            index = self.index.get(name)
+            if index is None:
+                continue  # reported for a node this cluster does not have
+            status = reported.get(name, "up")
             if self.status[index] != status:
-                self.set_status(node.name, status)  # type: ignore[arg-type]
+                self.set_status(name, status)  # type: ignore[arg-type]
 
     def is_up(self, node: int) -> bool:
         return self.status[node] == "up"

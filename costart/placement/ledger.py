@@ -23,6 +23,7 @@ from costart.placement.allocator import Allocator
 from costart.placement.cluster import Cluster, shape_fits_type
 
 Vec = tuple[int, int, int]
+_NO_LIMIT = 1 << 62  # a shape asking for nothing fits no count of tasks (0)
 NodeVecs = dict[int, Vec]
 
 
@@ -32,12 +33,16 @@ def shape_vec(shape: Shape, count: int = 1) -> Vec:
 
 def fit_count(avail: Vec, shape: Shape) -> int:
     """How many tasks of ``shape`` fit into ``avail`` (ignoring the GPU type)."""
-    best = -1
-    for have, need in zip(avail, shape_vec(shape), strict=True):
-        if need:
-            n = have // need
-            best = n if best < 0 else min(best, n)
-    return max(0, best)
+    best = _NO_LIMIT
+    if shape.gpu:
+        best = avail[0] // shape.gpu
+    if shape.cpu:
+        k = avail[1] // shape.cpu
+        best = k if k < best else best
+    if shape.mem_gb:
+        k = avail[2] // shape.mem_gb
+        best = k if k < best else best
+    return 0 if best == _NO_LIMIT or best < 0 else best
 
 
 def fit_counts(cluster: Cluster, base: Sequence[Vec], shape: Shape) -> list[int]:
@@ -128,7 +133,15 @@ class SessionLedger:
     def __init__(self, cluster: Cluster, allocator: Allocator, world: World) -> None:
         self.cluster = cluster
         self.allocator = allocator
-        self.free: list[Vec] = [(c.gpu, c.cpu, c.mem_gb) for c in allocator.free_capacity(world)]
+        # Equal capacities share one tuple (most nodes are alike): fewer objects for the
+        # garbage collector to track in a session over thousands of nodes.
+        vecs: dict[Capacity, Vec] = {}
+        self.free: list[Vec] = []
+        for capacity in allocator.free_capacity(world):
+            vec = vecs.get(capacity)
+            if vec is None:
+                vec = vecs[capacity] = (capacity.gpu, capacity.cpu, capacity.mem_gb)
+            self.free.append(vec)
         self.claim: list[Vec] = [(0, 0, 0)] * len(cluster)
         self.held_total: list[Vec] = [(0, 0, 0)] * len(cluster)
         self.held_by: dict[str, NodeVecs] = {}

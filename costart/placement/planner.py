@@ -91,7 +91,8 @@ class _Search:
         self.order = sorted(demands, key=lambda d: hardness(d, scopes))
         self.scopes = list(scopes)
         self.bound: dict[int, str | None] = {}
-        self.taken: dict[int, Vec] = {}
+        # What is left on each node this plan took from (the view minus its own takes).
+        self.left: dict[int, Vec] = {}
         self.spread_used: dict[int, dict[str, int]] = {}
         self.result: dict[str, list[int]] = {}
         self.steps = 0
@@ -101,22 +102,21 @@ class _Search:
 
     def fit(self, node: int, shape: Shape) -> int:
         base = self.view.fits(shape)[node]
-        used = self.taken.get(node)
-        if used is None or base == 0:
+        left = self.left.get(node)
+        if left is None or base == 0:
             return base
-        g, c, m = self.view.avail(node)
-        return fit_count((g - used[0], c - used[1], m - used[2]), shape)
+        return fit_count(left, shape)
 
     def _take(self, node: int, shape: Shape, count: int, log: list[tuple[int, Vec]]) -> None:
         vec = shape_vec(shape, count)
-        g, c, m = self.taken.get(node, (0, 0, 0))
-        self.taken[node] = (g + vec[0], c + vec[1], m + vec[2])
+        g, c, m = self.left.get(node) or self.view.avail(node)
+        self.left[node] = (g - vec[0], c - vec[1], m - vec[2])
         log.append((node, vec))
 
     def _undo(self, log: list[tuple[int, Vec]]) -> None:
         for node, vec in reversed(log):
-            g, c, m = self.taken[node]
-            self.taken[node] = (g - vec[0], c - vec[1], m - vec[2])
+            g, c, m = self.left[node]
+            self.left[node] = (g + vec[0], c + vec[1], m + vec[2])
 
     def _fail(self, member: str, need: str, best: str, got: int = 0) -> None:
         """Keep the most telling failure: the deepest in the search, then the closest."""
@@ -180,10 +180,10 @@ class _Search:
         """Tasks that fit per domain of ``level`` within ``span``, domains in node order;
         with this plan's own takes counted if ``taken`` (the shape) is given."""
         sums = {domain: sum(fits[s:e]) for domain, s, e in self.cluster.runs_within(level, *span)}
-        if taken is not None and self.taken:
+        if taken is not None and self.left:
             start, end = span
             domain_of = self.cluster.domain_ids(level)
-            for node in self.taken:
+            for node in self.left:
                 if start <= node < end and fits[node]:
                     sums[domain_of[node]] += self.fit(node, taken) - fits[node]
         return sums
@@ -278,15 +278,15 @@ class _Search:
             placed = self._spread_out(demand, (start, end), spreads, missing, log, chosen)
         else:
             placed = 0
-            fits, taken = self.view.fits(demand.shape), self.taken
+            fits, left = self.view.fits(demand.shape), self.left
             for node in self._node_order(start, end, demand.shape):
                 if placed >= missing:
                     break
                 have = fits[node]
                 if not have:
                     continue  # nothing fits in the view, so nothing fits after takes
-                if node in taken:
-                    have = self.fit(node, demand.shape)
+                if node in left:
+                    have = fit_count(left[node], demand.shape)
                 k = min(have, missing - placed)
                 if k > 0:
                     self._take(node, demand.shape, k, log)
