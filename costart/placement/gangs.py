@@ -15,7 +15,7 @@ Per group, in the global order (priority, then submission):
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from uuid import UUID
 
@@ -28,7 +28,7 @@ from costart.placement import reasons
 from costart.placement.cluster import Cluster
 from costart.placement.constraints import Scope, relaxed, resolve_scopes
 from costart.placement.ledger import SessionLedger, Vec, View, shape_vec
-from costart.placement.planner import Demand, Plan, PlanMemo, Shortfall, hardness, shape_text
+from costart.placement.planner import Demand, Plan, Shortfall, hardness, plan_gang, shape_text
 
 InfeasibleCheck = Callable[[GroupState, Sequence[Demand], Sequence[Scope]], Shortfall | None]
 
@@ -65,6 +65,37 @@ def new_assignments(
         out.append(Assignment(index, cluster.nodes[node].name))
         used.add(index)
     return tuple(out)
+
+
+class PlanMemo:
+    """`plan_gang` answers reused within one session.
+
+    A plan depends only on the demands, the scopes and the capacity of the views, and a
+    view's ``key`` changes whenever its capacity may have (see `View.key`), so a repeated
+    question gets the same answer without searching again: in a busy session most groups
+    fail against the same unchanged capacity, and many ask alike. Views without a key are
+    never memoised. Returned plans are shared: read them, never change them.
+    """
+
+    def __init__(self, cluster: Cluster) -> None:
+        self.cluster = cluster
+        self._answers: dict[Hashable, Plan | Shortfall] = {}
+
+    def plan(
+        self,
+        demands: Sequence[Demand],
+        scopes: Sequence[Scope],
+        view: View,
+        prefer: View | None = None,
+    ) -> Plan | Shortfall:
+        if view.key is None or (prefer is not None and prefer.key is None):
+            return plan_gang(self.cluster, demands, scopes, view, prefer)
+        key = (view.key, None if prefer is None else prefer.key, tuple(demands), tuple(scopes))
+        answer = self._answers.get(key)
+        if answer is None:
+            answer = plan_gang(self.cluster, demands, scopes, view, prefer)
+            self._answers[key] = answer
+        return answer
 
 
 @dataclass

@@ -11,7 +11,7 @@ has a step budget, so a plan is deterministic and bounded.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain
 
@@ -421,35 +421,3 @@ def plan_gang(
     if search.failure is not None:
         return search.failure
     return Shortfall(search.order[0].member, "a plan", "search budget exhausted", 0)
-
-
-class PlanMemo:
-    """`plan_gang` answers reused within one session.
-
-    A plan depends only on the demands, the scopes and the capacity of the views, and a
-    view's ``key`` changes whenever its capacity may have (see `View.key`), so a repeated
-    question gets the same answer without searching again: in a busy session most groups
-    fail against the same unchanged capacity, and many ask alike. Views without a key are
-    never memoised. Returned plans are shared: read them, never change them.
-    """
-
-    def __init__(self, cluster: Cluster) -> None:
-        self.cluster = cluster
-        self._answers: dict[Hashable, Plan | Shortfall] = {}
-
-    def plan(
-        self,
-        demands: Sequence[Demand],
-        scopes: Sequence[Scope],
-        view: View,
-        prefer: View | None = None,
-    ) -> Plan | Shortfall:
-        if view.key is None or (prefer is not None and prefer.key is None):
-            return plan_gang(self.cluster, demands, scopes, view, prefer)
-        key = (view.key, None if prefer is None else prefer.key, tuple(demands), tuple(scopes))
-        answer = self._answers.get(key)
-        if answer is None:
-            answer = plan_gang(self.cluster, demands, scopes, view, prefer)
-            self._answers[key] = answer
-        return answer
-

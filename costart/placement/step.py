@@ -21,9 +21,9 @@ from costart.placement.allocator import Allocator, InMemoryAllocator
 from costart.placement.cluster import Cluster, ClusterError
 from costart.placement.cluster_file import ClusterDefinition
 from costart.placement.constraints import Scope, check_references, resolve_scopes
-from costart.placement.gangs import GangSession
+from costart.placement.gangs import GangSession, PlanMemo
 from costart.placement.ledger import SessionLedger, View, empty_cluster_view, empty_up_view
-from costart.placement.planner import Demand, PlanMemo, Shortfall, plan_gang, shape_text
+from costart.placement.planner import Demand, Shortfall, plan_gang, shape_text
 from costart.placement.singles import place_singles
 
 MAX_INFEASIBLE_CACHE = 4096
