@@ -47,21 +47,23 @@ class Allocator(Protocol):
     def commit(self) -> None: ...
 
 
-def used_capacity(world: World, cluster: Cluster) -> list[list[int]]:
-    """[gpu, cpu, mem_gb] used per node index: every live member's holds and placements."""
-    used = [[0, 0, 0] for _ in cluster.nodes]
+def used_capacity(world: World, cluster: Cluster) -> tuple[list[int], list[int], list[int]]:
+    """GPUs, CPUs and GiB used per node index: every live member's holds and placements.
+    Three flat lists, not a list per node: this runs every session over every node, and
+    per-node containers would feed the cyclic garbage collector."""
+    gpu, cpu, mem = [0] * len(cluster), [0] * len(cluster), [0] * len(cluster)
+    index = cluster.index
     for group in world.live_groups():
         for member in world.members_of(group):
             shape = member.spec.shape
             for assignment in (*member.held, *member.assignments):
-                index = cluster.index.get(assignment.node)
-                if index is None:
+                i = index.get(assignment.node)
+                if i is None:
                     continue  # a node removed from the cluster: nothing to account against
-                totals = used[index]
-                totals[0] += shape.gpu
-                totals[1] += shape.cpu
-                totals[2] += shape.mem_gb
-    return used
+                gpu[i] += shape.gpu
+                cpu[i] += shape.cpu
+                mem[i] += shape.mem_gb
+    return gpu, cpu, mem
 
 
 class InMemoryAllocator:
@@ -69,44 +71,56 @@ class InMemoryAllocator:
 
     def __init__(self, cluster: Cluster) -> None:
         self._cluster = cluster
-        self._free: list[list[int]] = []
+        self._free: list[Capacity] = []  # immutable entries, replaced on every change
 
     @property
     def cluster(self) -> Cluster:
         return self._cluster
 
     def free_capacity(self, world: World) -> list[Capacity]:
-        used = used_capacity(world, self._cluster)
-        self._free = []
-        for i, node in enumerate(self._cluster.nodes):
-            if not self._cluster.is_up(i):
-                self._free.append([0, 0, 0])
-                continue
-            gpu, cpu, mem = used[i]
-            self._free.append(
-                [max(0, node.gpu - gpu), max(0, node.cpu - cpu), max(0, node.mem_gb - mem)]
-            )
-        return [Capacity(gpu=g, cpu=c, mem_gb=m) for g, c, m in self._free]
+        used_gpu, used_cpu, used_mem = used_capacity(world, self._cluster)
+        # One flat pass (no per-node calls), and equal capacities share one object: this
+        # runs over every node every session.
+        shared: dict[tuple[int, int, int], Capacity] = {}
+        free = []
+        for node, status, ug, uc, um in zip(
+            self._cluster.nodes, self._cluster.status, used_gpu, used_cpu, used_mem, strict=True
+        ):
+            if status == "up":
+                vec = (
+                    node.gpu - ug if node.gpu > ug else 0,
+                    node.cpu - uc if node.cpu > uc else 0,
+                    node.mem_gb - um if node.mem_gb > um else 0,
+                )
+            else:
+                vec = (0, 0, 0)
+            capacity = shared.get(vec)
+            if capacity is None:
+                capacity = shared[vec] = Capacity(*vec)
+            free.append(capacity)
+        self._free = free
+        return list(free)
 
     def reserve(self, node: str, demand: Capacity) -> None:
-        free = self._free[self._cluster.index[node]]
-        if demand.gpu > free[0] or demand.cpu > free[1] or demand.mem_gb > free[2]:
+        index = self._cluster.index[node]
+        free = self._free[index]
+        if demand.gpu > free.gpu or demand.cpu > free.cpu or demand.mem_gb > free.mem_gb:
             raise OvercommitError(
                 f"node {node}: take gpu {demand.gpu} cpu {demand.cpu} mem {demand.mem_gb}, "
-                f"free gpu {free[0]} cpu {free[1]} mem {free[2]}"
+                f"free gpu {free.gpu} cpu {free.cpu} mem {free.mem_gb}"
             )
-        free[0] -= demand.gpu
-        free[1] -= demand.cpu
-        free[2] -= demand.mem_gb
+        self._free[index] = Capacity(
+            free.gpu - demand.gpu, free.cpu - demand.cpu, free.mem_gb - demand.mem_gb
+        )
 
     def release(self, node: str, demand: Capacity) -> None:
         index = self._cluster.index.get(node)
         if index is None or not self._cluster.is_up(index):
             return  # capacity on a node that is gone or closed is not free for anyone
         free = self._free[index]
-        free[0] += demand.gpu
-        free[1] += demand.cpu
-        free[2] += demand.mem_gb
+        self._free[index] = Capacity(
+            free.gpu + demand.gpu, free.cpu + demand.cpu, free.mem_gb + demand.mem_gb
+        )
 
     def commit(self) -> None:
         self._free = []

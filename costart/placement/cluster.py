@@ -13,6 +13,7 @@ given back by the step.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Final, Literal
 
@@ -85,6 +86,12 @@ class Cluster:
         # domain id per (level position, node index); the node level uses the node name.
         self._domain_of: dict[str, list[str]] = {}
         self._members: dict[str, dict[str, list[int]]] = {}
+        # Sorted by path, every domain is one contiguous run of node indexes: the planner
+        # works on index ranges and slices instead of node lists.
+        self._spans: dict[str, dict[str, tuple[int, int]]] = {}
+        self._runs: dict[str, list[tuple[str, int, int]]] = {}
+        self._run_starts: dict[str, list[int]] = {}
+        self._gpu_type_masks: dict[str, list[bool]] = {}
         for depth, level in enumerate((*self.levels, NODE_LEVEL)):
             ids = [self._domain_id(node, depth) for node in self.nodes]
             self._domain_of[level] = ids
@@ -92,6 +99,16 @@ class Cluster:
             for i, domain in enumerate(ids):
                 groups.setdefault(domain, []).append(i)
             self._members[level] = groups
+            runs = []
+            for domain, indexes in groups.items():
+                if indexes[-1] - indexes[0] + 1 != len(indexes):
+                    raise ClusterError(
+                        "nodes", f"domain {domain!r} is ambiguous (a name contains '/')"
+                    )
+                runs.append((domain, indexes[0], indexes[-1] + 1))
+            self._spans[level] = {domain: (start, end) for domain, start, end in runs}
+            self._runs[level] = runs
+            self._run_starts[level] = [start for _, start, _ in runs]
 
     def _domain_id(self, node: Node, depth: int) -> str:
         if depth == len(self.levels):
@@ -125,6 +142,31 @@ class Cluster:
         """Node indexes of one domain, in node order."""
         return self._members[level].get(domain, [])
 
+    def span(self, level: str, domain: str) -> tuple[int, int]:
+        """The node index range ``[start, end)`` of one domain (empty if unknown)."""
+        return self._spans[level].get(domain, (0, 0))
+
+    def runs_within(self, level: str, start: int, end: int) -> list[tuple[str, int, int]]:
+        """The domains of ``level`` that have nodes in ``[start, end)``, in node order,
+        each with its node range clipped to ``[start, end)``."""
+        runs = self._runs[level]
+        first = max(0, bisect_right(self._run_starts[level], start) - 1)
+        out = []
+        for domain, s, e in runs[first:]:
+            if s >= end:
+                break
+            if e > start:
+                out.append((domain, max(s, start), min(e, end)))
+        return out
+
+    def gpu_type_mask(self, gpu_type: str) -> list[bool]:
+        """Per node index: is the node of this GPU type? (cached; read-only)"""
+        mask = self._gpu_type_masks.get(gpu_type)
+        if mask is None:
+            mask = [node.gpu_type == gpu_type for node in self.nodes]
+            self._gpu_type_masks[gpu_type] = mask
+        return mask
+
     def domain_contains(self, outer_level: str, outer: str, level: str, domain: str) -> bool:
         nodes = self.nodes_in(level, domain)
         return bool(nodes) and self.domain_of(outer_level, nodes[0]) == outer
@@ -141,11 +183,16 @@ class Cluster:
             raise ClusterError(f"nodes[{node}]", "unknown node") from None
 
     def sync_status(self, reported: Mapping[str, str]) -> None:
-        """Take node statuses from the log (`World.node_status`: absent means up)."""
-        for index, node in enumerate(self.nodes):
-            status = reported.get(node.name, "up")
+        """Take node statuses from the log (`World.node_status`: absent means up).
+        Only nodes reported, or not up now, can change: the rest is not visited."""
+        closed = [self.nodes[i].name for i, status in enumerate(self.status) if status != "up"]
+        for name in sorted({*reported, *closed}):
+            index = self.index.get(name)
+            if index is None:
+                continue  # reported for a node this cluster does not have
+            status = reported.get(name, "up")
             if self.status[index] != status:
-                self.set_status(node.name, status)  # type: ignore[arg-type]
+                self.set_status(name, status)  # type: ignore[arg-type]
 
     def is_up(self, node: int) -> bool:
         return self.status[node] == "up"

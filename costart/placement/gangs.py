@@ -15,7 +15,7 @@ Per group, in the global order (priority, then submission):
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from uuid import UUID
 
@@ -67,6 +67,37 @@ def new_assignments(
     return tuple(out)
 
 
+class PlanMemo:
+    """`plan_gang` answers reused within one session.
+
+    A plan depends only on the demands, the scopes and the capacity of the views, and a
+    view's ``key`` changes whenever its capacity may have (see `View.key`), so a repeated
+    question gets the same answer without searching again: in a busy session most groups
+    fail against the same unchanged capacity, and many ask alike. Views without a key are
+    never memoised. Returned plans are shared: read them, never change them.
+    """
+
+    def __init__(self, cluster: Cluster) -> None:
+        self.cluster = cluster
+        self._answers: dict[Hashable, Plan | Shortfall] = {}
+
+    def plan(
+        self,
+        demands: Sequence[Demand],
+        scopes: Sequence[Scope],
+        view: View,
+        prefer: View | None = None,
+    ) -> Plan | Shortfall:
+        if view.key is None or (prefer is not None and prefer.key is None):
+            return plan_gang(self.cluster, demands, scopes, view, prefer)
+        key = (view.key, None if prefer is None else prefer.key, tuple(demands), tuple(scopes))
+        answer = self._answers.get(key)
+        if answer is None:
+            answer = plan_gang(self.cluster, demands, scopes, view, prefer)
+            self._answers[key] = answer
+        return answer
+
+
 @dataclass
 class GangSession:
     """The waiting-group half of one session; shares the ledger with the rest."""
@@ -77,6 +108,7 @@ class GangSession:
     now_ns: int
     placement_groups: dict[str, Topology]
     infeasible: InfeasibleCheck
+    memo: PlanMemo
     decisions: list[dec.Decision] = field(default_factory=list)
     released: set[UUID] = field(default_factory=set)
     reservations_ahead: int = 0
@@ -102,7 +134,7 @@ class GangSession:
             return
         scopes = resolve_scopes(group.spec, self.cluster, self.placement_groups, self.world, group)
         demands = gang_demands(members, self.cluster, fixed=False)
-        now = plan_gang(self.cluster, demands, scopes, self.ledger.now_view(group.name))
+        now = self.memo.plan(demands, scopes, self.ledger.now_view(group.name))
         if isinstance(now, Plan):
             self._place(group, members, now)
             return
@@ -173,12 +205,12 @@ class GangSession:
         """Classify a gang that does not fit now: queue, infeasible, topology or capacity."""
         ahead = self.reservations_ahead
         unclaimed = self.ledger.now_view(group.name, honour_claims=False)
-        if ahead and isinstance(plan_gang(self.cluster, demands, scopes, unclaimed), Plan):
+        if ahead and isinstance(self.memo.plan(demands, scopes, unclaimed), Plan):
             return reasons.from_shortfall("queue", shortfall, ahead)
         never = self.infeasible(group, demands, scopes)
         if never is not None:
             return reasons.from_shortfall("infeasible", never, ahead)
-        loose = plan_gang(self.cluster, demands, relaxed(scopes), unclaimed)
+        loose = self.memo.plan(demands, relaxed(scopes), unclaimed)
         if scopes and isinstance(loose, Plan):
             return reasons.from_shortfall("topology", shortfall, ahead)
         return reasons.from_shortfall("capacity", shortfall, ahead)
@@ -193,9 +225,7 @@ class GangSession:
         lower: Sequence[GroupState],
     ) -> Plan | Shortfall:
         prefer = self.ledger.now_view(group.name)
-        plan = plan_gang(
-            self.cluster, demands, scopes, self.ledger.eventual_view(group.name), prefer
-        )
+        plan = self.memo.plan(demands, scopes, self.ledger.eventual_view(group.name), prefer)
         if isinstance(plan, Plan):
             return plan
         holders = [
@@ -213,16 +243,14 @@ class GangSession:
                 a = lower_holds.get(node, (0, 0, 0))
                 lower_holds[node] = (a[0] + vec[0], a[1] + vec[1], a[2] + vec[2])
         wider: View = self.ledger.eventual_view(group.name, lower_holds)
-        second = plan_gang(self.cluster, demands, scopes, wider, prefer)
+        second = self.memo.plan(demands, scopes, wider, prefer)
         if not isinstance(second, Plan):
             return plan
         used = {node for nodes in second.nodes.values() for node in nodes}
         for g in holders:
             if used & set(self.ledger.held_by.get(g.name, {})):
                 self._release(g, f"yielded its holds to higher-ordered reservation {group.name}")
-        return plan_gang(
-            self.cluster, demands, scopes, self.ledger.eventual_view(group.name), prefer
-        )
+        return self.memo.plan(demands, scopes, self.ledger.eventual_view(group.name), prefer)
 
     def _reserve(
         self,
@@ -317,4 +345,4 @@ class GangSession:
             return False
         loose = gang_demands(members, self.cluster, fixed=False)
         view = self.ledger.eventual_view(group.name)
-        return isinstance(plan_gang(self.cluster, loose, scopes, view), Plan)
+        return isinstance(self.memo.plan(loose, scopes, view), Plan)

@@ -14,7 +14,7 @@ ledger version, so the many groups that fail in a busy session share them.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping, Sequence
 
 from costart.domain.invariants import Capacity
 from costart.domain.spec_types import Shape
@@ -23,6 +23,7 @@ from costart.placement.allocator import Allocator
 from costart.placement.cluster import Cluster, shape_fits_type
 
 Vec = tuple[int, int, int]
+_NO_LIMIT = 1 << 62  # a shape asking for nothing fits no count of tasks (0)
 NodeVecs = dict[int, Vec]
 
 
@@ -32,12 +33,43 @@ def shape_vec(shape: Shape, count: int = 1) -> Vec:
 
 def fit_count(avail: Vec, shape: Shape) -> int:
     """How many tasks of ``shape`` fit into ``avail`` (ignoring the GPU type)."""
-    best = -1
-    for have, need in zip(avail, shape_vec(shape), strict=True):
-        if need:
-            n = have // need
-            best = n if best < 0 else min(best, n)
-    return max(0, best)
+    best = _NO_LIMIT
+    if shape.gpu:
+        best = avail[0] // shape.gpu
+    if shape.cpu:
+        k = avail[1] // shape.cpu
+        best = k if k < best else best
+    if shape.mem_gb:
+        k = avail[2] // shape.mem_gb
+        best = k if k < best else best
+    return 0 if best == _NO_LIMIT or best < 0 else best
+
+
+def fit_counts(cluster: Cluster, base: Sequence[Vec], shape: Shape) -> list[int]:
+    """`fit_count` for every node of ``base`` at once (0 on nodes of another GPU type).
+    The hot loop of a session: specialised by which dimensions the shape asks for, so
+    one pass does no per-node function calls. Entries of ``base`` are never negative."""
+    g, c, m = shape.gpu, shape.cpu, shape.mem_gb
+    if g and c and m:
+        counts = [min(a // g, b // c, d // m) for a, b, d in base]
+    elif g and c:
+        counts = [min(a // g, b // c) for a, b, _ in base]
+    elif g and m:
+        counts = [min(a // g, d // m) for a, _, d in base]
+    elif c and m:
+        counts = [min(b // c, d // m) for _, b, d in base]
+    elif g:
+        counts = [a // g for a, _, _ in base]
+    elif c:
+        counts = [b // c for _, b, _ in base]
+    elif m:
+        counts = [d // m for _, _, d in base]
+    else:
+        return [0] * len(base)
+    if shape.gpu_type is not None:
+        mask = cluster.gpu_type_mask(shape.gpu_type)
+        counts = [k if ok else 0 for k, ok in zip(counts, mask, strict=True)]
+    return counts
 
 
 def add_vecs(into: NodeVecs, node: int, vec: Vec, sign: int = 1) -> None:
@@ -55,12 +87,17 @@ class View:
         base: list[Vec],
         overlay: Mapping[int, Vec],
         shared_fits: dict[Shape, list[int]] | None = None,
+        key: Hashable = None,
     ) -> None:
         self.cluster = cluster
         self._base = base
         self._overlay = dict(overlay)
         self._shared = shared_fits if shared_fits is not None else {}
         self._fits: dict[Shape, list[int]] = {}
+        # Equal keys mean equal capacity (the ledger's kind and version, and the
+        # overlay): plans in equal views are equal, so a session can reuse them.
+        # None: no such promise.
+        self.key: Hashable = None if key is None else (key, tuple(sorted(self._overlay.items())))
 
     def avail(self, node: int) -> Vec:
         g, c, m = self._base[node]
@@ -77,10 +114,7 @@ class View:
         nodes = self.cluster.nodes
         shared = self._shared.get(shape)
         if shared is None:
-            shared = [
-                fit_count(vec, shape) if shape_fits_type(shape, nodes[i]) else 0
-                for i, vec in enumerate(self._base)
-            ]
+            shared = fit_counts(self.cluster, self._base, shape)
             self._shared[shape] = shared
         if not self._overlay:
             self._fits[shape] = shared
@@ -99,12 +133,25 @@ class SessionLedger:
     def __init__(self, cluster: Cluster, allocator: Allocator, world: World) -> None:
         self.cluster = cluster
         self.allocator = allocator
-        self.free: list[Vec] = [(c.gpu, c.cpu, c.mem_gb) for c in allocator.free_capacity(world)]
+        # Equal capacities share one tuple (most nodes are alike): fewer objects for the
+        # garbage collector to track in a session over thousands of nodes.
+        vecs: dict[Capacity, Vec] = {}
+        self.free: list[Vec] = []
+        for capacity in allocator.free_capacity(world):
+            vec = vecs.get(capacity)
+            if vec is None:
+                vec = vecs[capacity] = (capacity.gpu, capacity.cpu, capacity.mem_gb)
+            self.free.append(vec)
         self.claim: list[Vec] = [(0, 0, 0)] * len(cluster)
         self.held_total: list[Vec] = [(0, 0, 0)] * len(cluster)
         self.held_by: dict[str, NodeVecs] = {}
-        # Views' base arrays, kept current node by node as the session changes capacity
-        # (rebuilding 4,096-node arrays per group would dominate a session).
+        # Bumped on every change: a view's key includes it, so plans memoised for a key
+        # are never reused after capacity changed.
+        self.version = 0
+        self._claimed = False
+        # Views' base arrays, built on first use and then kept current node by node as
+        # the session changes capacity (rebuilding 4,096-node arrays per group would
+        # dominate a session).
         self._bases: dict[str, list[Vec]] = {}
         self._shared_fits: dict[str, dict[Shape, list[int]]] = {}
         for group in world.live_groups():
@@ -113,9 +160,6 @@ class SessionLedger:
                     index = cluster.index.get(a.node)
                     if index is not None:
                         self._add_hold(group.name, index, shape_vec(member.spec.shape))
-        for kind in ("now", "free", "eventual"):
-            self._bases[kind] = [self._entry(kind, i) for i in range(len(cluster))]
-            self._shared_fits[kind] = {}
 
     def _add_hold(self, group: str, node: int, vec: Vec, sign: int = 1) -> None:
         add_vecs(self.held_by.setdefault(group, {}), node, vec, sign)
@@ -163,6 +207,7 @@ class SessionLedger:
         return all(f[d] - k[d] >= vec[d] for d in range(3))
 
     def add_claim(self, node: int, vec: Vec) -> None:
+        self._claimed = True
         g, c, m = self.claim[node]
         self.claim[node] = (g + vec[0], c + vec[1], m + vec[2])
         self._refresh(node)
@@ -185,10 +230,20 @@ class SessionLedger:
             max(0, node.mem_gb - h[2] - k[2]),
         )
 
+    def _base(self, kind: str) -> list[Vec]:
+        base = self._bases.get(kind)
+        if base is None:
+            if kind == "free" or (kind == "now" and not self._claimed):
+                base = list(self.free)  # free capacity is never negative; no claims yet
+            else:
+                base = [self._entry(kind, i) for i in range(len(self.cluster))]
+            self._bases[kind] = base
+            self._shared_fits[kind] = {}
+        return base
+
     def _refresh(self, i: int) -> None:
         """Recompute node ``i`` in every base array and every cached fit count."""
-        if not self._bases:
-            return
+        self.version += 1
         nodes = self.cluster.nodes
         for kind, base in self._bases.items():
             vec = self._entry(kind, i)
@@ -197,7 +252,8 @@ class SessionLedger:
                 fits[i] = fit_count(vec, shape) if shape_fits_type(shape, nodes[i]) else 0
 
     def _view(self, kind: str, overlay: Mapping[int, Vec]) -> View:
-        return View(self.cluster, self._bases[kind], overlay, self._shared_fits[kind])
+        base = self._base(kind)
+        return View(self.cluster, base, overlay, self._shared_fits[kind], (kind, self.version))
 
     def now_view(self, group: str | None, *, honour_claims: bool = True) -> View:
         """Free now (minus higher claims), plus the group's own holds. Like every view,

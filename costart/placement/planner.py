@@ -11,8 +11,9 @@ has a step budget, so a plan is deterministic and bounded.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import chain
 
 from costart.domain.spec_types import Shape
 from costart.placement.cluster import Cluster
@@ -90,7 +91,8 @@ class _Search:
         self.order = sorted(demands, key=lambda d: hardness(d, scopes))
         self.scopes = list(scopes)
         self.bound: dict[int, str | None] = {}
-        self.taken: dict[int, Vec] = {}
+        # What is left on each node this plan took from (the view minus its own takes).
+        self.left: dict[int, Vec] = {}
         self.spread_used: dict[int, dict[str, int]] = {}
         self.result: dict[str, list[int]] = {}
         self.steps = 0
@@ -100,22 +102,21 @@ class _Search:
 
     def fit(self, node: int, shape: Shape) -> int:
         base = self.view.fits(shape)[node]
-        used = self.taken.get(node)
-        if used is None or base == 0:
+        left = self.left.get(node)
+        if left is None or base == 0:
             return base
-        g, c, m = self.view.avail(node)
-        return fit_count((g - used[0], c - used[1], m - used[2]), shape)
+        return fit_count(left, shape)
 
     def _take(self, node: int, shape: Shape, count: int, log: list[tuple[int, Vec]]) -> None:
         vec = shape_vec(shape, count)
-        g, c, m = self.taken.get(node, (0, 0, 0))
-        self.taken[node] = (g + vec[0], c + vec[1], m + vec[2])
+        g, c, m = self.left.get(node) or self.view.avail(node)
+        self.left[node] = (g - vec[0], c - vec[1], m - vec[2])
         log.append((node, vec))
 
     def _undo(self, log: list[tuple[int, Vec]]) -> None:
         for node, vec in reversed(log):
-            g, c, m = self.taken[node]
-            self.taken[node] = (g - vec[0], c - vec[1], m - vec[2])
+            g, c, m = self.left[node]
+            self.left[node] = (g + vec[0], c + vec[1], m + vec[2])
 
     def _fail(self, member: str, need: str, best: str, got: int = 0) -> None:
         """Keep the most telling failure: the deepest in the search, then the closest."""
@@ -126,20 +127,16 @@ class _Search:
 
     # --- allowed nodes -----------------------------------------------------------------
 
-    def allowed(self, demand: Demand) -> list[int]:
-        restrictions = [
-            (self.scopes[i].level, domain)
-            for i, domain in sorted(self.bound.items())
-            if domain is not None and demand.member in self.scopes[i].members
-        ]
-        if not restrictions:
-            return list(range(len(self.cluster)))
-        restrictions.sort(key=lambda r: -self.cluster.depth(r[0]))
-        level, domain = restrictions[0]
-        nodes = self.cluster.nodes_in(level, domain)
-        for outer_level, outer in restrictions[1:]:
-            nodes = [n for n in nodes if self.cluster.domain_of(outer_level, n) == outer]
-        return nodes
+    def allowed(self, demand: Demand) -> tuple[int, int]:
+        """The node range ``[start, end)`` the demand may use: the intersection of the
+        domains its bound pack scopes chose. Domains nest and are contiguous runs of node
+        order, so the intersection is the innermost one, or empty."""
+        start, end = 0, len(self.cluster)
+        for i, domain in self.bound.items():
+            if domain is not None and demand.member in self.scopes[i].members:
+                s, e = self.cluster.span(self.scopes[i].level, domain)
+                start, end = max(start, s), min(end, e)
+        return start, max(start, end)
 
     # --- the search --------------------------------------------------------------------
 
@@ -177,21 +174,28 @@ class _Search:
                 return i
         return None
 
+    def _domain_sums(
+        self, level: str, span: tuple[int, int], fits: list[int], taken: Shape | None
+    ) -> dict[str, int]:
+        """Tasks that fit per domain of ``level`` within ``span``, domains in node order;
+        with this plan's own takes counted if ``taken`` (the shape) is given."""
+        sums = {domain: sum(fits[s:e]) for domain, s, e in self.cluster.runs_within(level, *span)}
+        if taken is not None and self.left:
+            start, end = span
+            domain_of = self.cluster.domain_ids(level)
+            for node in self.left:
+                if start <= node < end and fits[node]:
+                    sums[domain_of[node]] += self.fit(node, taken) - fits[node]
+        return sums
+
     def _candidates(self, scope_index: int, demand: Demand) -> list[str | None]:
         scope = self.scopes[scope_index]
-        allowed = self.allowed(demand)
+        span = self.allowed(demand)
         fixed_domains = {self.cluster.domain_of(scope.level, n) for n in demand.fixed}
-        sums: dict[str, int] = {}
+        sums = self._domain_sums(scope.level, span, self.view.fits(demand.shape), demand.shape)
         now: dict[str, int] = {}
-        prefer_fits = self.prefer.fits(demand.shape) if self.prefer is not None else None
-        fits, taken = self.view.fits(demand.shape), self.taken
-        domain_of = self.cluster.domain_ids(scope.level)
-        for node in allowed:
-            domain = domain_of[node]
-            have = fits[node] if node not in taken else self.fit(node, demand.shape)
-            sums[domain] = sums.get(domain, 0) + have
-            if prefer_fits is not None:
-                now[domain] = now.get(domain, 0) + prefer_fits[node]
+        if self.prefer is not None:
+            now = self._domain_sums(scope.level, span, self.prefer.fits(demand.shape), None)
         viable = [
             d
             for d in sums
@@ -202,7 +206,7 @@ class _Search:
 
         def key(d: str) -> tuple[int, int, int, str]:
             anchored = 0 if d == scope.anchor else 1
-            waiting = max(0, demand.need - now[d]) if prefer_fits is not None else 0
+            waiting = max(0, demand.need - now[d]) if self.prefer is not None else 0
             return (anchored, waiting, sums[d] - demand.need, d)
 
         ordered: list[str | None] = list(sorted(viable, key=key)[:MAX_DOMAIN_CANDIDATES])
@@ -233,11 +237,16 @@ class _Search:
             if s.policy == "spread" and demand.member in s.members
         ]
 
-    def _node_order(self, nodes: list[int], shape: Shape) -> list[int]:
+    def _node_order(self, start: int, end: int, shape: Shape) -> Iterator[int]:
+        """Nodes of ``[start, end)`` in layout order: node order, or with a ``prefer``
+        view, the nodes where a task fits now first (each part in node order)."""
         if self.prefer is None:
-            return nodes
+            return iter(range(start, end))
         now = self.prefer.fits(shape)
-        return sorted(nodes, key=lambda n: (0 if now[n] > 0 else 1, n))
+        return chain(
+            (n for n in range(start, end) if now[n] > 0),
+            (n for n in range(start, end) if now[n] <= 0),
+        )
 
     def _lay_out(
         self, demand: Demand, count: int, *, partial: bool = False
@@ -247,13 +256,12 @@ class _Search:
         log: list[tuple[int, Vec]] = []
         existing = self.result.get(demand.member)
         chosen: list[int] = list(existing) if existing is not None else []
-        allowed = self.allowed(demand)
+        start, end = self.allowed(demand)
         spreads = self._spread_scopes(demand)
         missing = count
         if existing is None:
-            allowed_set = set(allowed)
             for node in demand.fixed:
-                if node not in allowed_set or self.fit(node, demand.shape) < 1:
+                if not start <= node < end or self.fit(node, demand.shape) < 1:
                     self._fail(
                         demand.member,
                         f"its held task on {self.cluster.nodes[node].name}",
@@ -267,14 +275,18 @@ class _Search:
                 self._note_spread(spreads, node)
             missing = count - len(chosen)
         if spreads:
-            placed = self._spread_out(demand, allowed, spreads, missing, log, chosen)
+            placed = self._spread_out(demand, (start, end), spreads, missing, log, chosen)
         else:
             placed = 0
-            fits, taken = self.view.fits(demand.shape), self.taken
-            for node in self._node_order(allowed, demand.shape):
+            fits, left = self.view.fits(demand.shape), self.left
+            for node in self._node_order(start, end, demand.shape):
                 if placed >= missing:
                     break
-                have = fits[node] if node not in taken else self.fit(node, demand.shape)
+                have = fits[node]
+                if not have:
+                    continue  # nothing fits in the view, so nothing fits after takes
+                if node in left:
+                    have = fit_count(left[node], demand.shape)
                 k = min(have, missing - placed)
                 if k > 0:
                     self._take(node, demand.shape, k, log)
@@ -313,7 +325,7 @@ class _Search:
     def _spread_out(
         self,
         demand: Demand,
-        allowed: list[int],
+        span: tuple[int, int],
         spreads: list[int],
         missing: int,
         log: list[tuple[int, Vec]],
@@ -322,28 +334,45 @@ class _Search:
         """One task at a time into the least-used domain of the first spread scope; a
         required spread puts at most one task of the scope in a domain."""
         lead = self.scopes[spreads[0]]
-        by_domain: dict[str, list[int]] = {}
-        for node in self._node_order(allowed, demand.shape):
-            by_domain.setdefault(self.cluster.domain_of(lead.level, node), []).append(node)
+        by_domain: dict[str, list[int]] = {
+            domain: list(self._node_order(s, e, demand.shape))
+            for domain, s, e in self.cluster.runs_within(lead.level, *span)
+        }
+        # Per domain, its first node with room (None: full). Within this call fit counts
+        # only shrink (it only takes), so a domain's first node with room only moves
+        # forward, and only in the domain that was just taken from.
+        room = {domain: self._first_room(nodes, 0, demand.shape) for domain, nodes in by_domain.items()}
+        used = self.spread_used.setdefault(spreads[0], {})
         placed = 0
         while placed < missing:
             best: tuple[int, str, int] | None = None
-            for domain, nodes in by_domain.items():
+            for domain, at in room.items():
+                if at is None:
+                    continue
+                nodes = by_domain[domain]
                 if not self._spread_ok(spreads, nodes[0]):
                     continue
-                room = next((n for n in nodes if self.fit(n, demand.shape) > 0), None)
-                if room is None:
-                    continue
-                used = self.spread_used.get(spreads[0], {}).get(domain, 0)
-                if best is None or (used, domain) < (best[0], best[1]):
-                    best = (used, domain, room)
+                count = used.get(domain, 0)
+                if best is None or (count, domain) < (best[0], best[1]):
+                    best = (count, domain, at)
             if best is None:
                 break
-            self._take(best[2], demand.shape, 1, log)
-            chosen.append(best[2])
-            self._note_spread(spreads, best[2])
+            _, domain, at = best
+            node = by_domain[domain][at]
+            self._take(node, demand.shape, 1, log)
+            chosen.append(node)
+            self._note_spread(spreads, node)
+            room[domain] = self._first_room(by_domain[domain], at, demand.shape)
             placed += 1
         return placed
+
+    def _first_room(self, nodes: list[int], at: int, shape: Shape) -> int | None:
+        """The position of the first node from ``at`` on where a task fits, or None."""
+        while at < len(nodes):
+            if self.fit(nodes[at], shape) > 0:
+                return at
+            at += 1
+        return None
 
     def _spread_ok(self, spreads: list[int], node: int) -> bool:
         for i in spreads:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from uuid import UUID
 
 from costart.domain import decisions as dec
 from costart.domain.errors import NotFound, SpecError
@@ -23,10 +22,12 @@ from costart.placement.allocator import Allocator, InMemoryAllocator
 from costart.placement.cluster import Cluster, ClusterError
 from costart.placement.cluster_file import ClusterDefinition, load_cluster
 from costart.placement.constraints import Scope, check_references, resolve_scopes
-from costart.placement.gangs import GangSession
-from costart.placement.ledger import SessionLedger, empty_cluster_view, empty_up_view
+from costart.placement.gangs import GangSession, PlanMemo
+from costart.placement.ledger import SessionLedger, View, empty_cluster_view, empty_up_view
 from costart.placement.planner import Demand, Shortfall, plan_gang, shape_text
 from costart.placement.singles import place_singles
+
+MAX_INFEASIBLE_CACHE = 4096
 
 
 def session_order(groups: Sequence[GroupState]) -> list[GroupState]:
@@ -42,8 +43,14 @@ class CoPlacementStep:
     ) -> None:
         self.allocator = allocator
         self.placement_groups: dict[str, Topology] = {}
-        self._infeasible_cache: dict[tuple[UUID, tuple[str, ...]], Shortfall | None] = {}
+        # Infeasibility (can the gang fit the up nodes, empty?) is the costliest question
+        # and changes only with node status: answers and the empty view are kept until
+        # the status picture changes.
+        self._infeasible_cache: dict[
+            tuple[tuple[Demand, ...], tuple[Scope, ...]], Shortfall | None
+        ] = {}
         self._status_key: tuple[str, ...] = ()
+        self._empty_up: View | None = None
         for name, topology in sorted((placement_groups or {}).items()):
             self.register_placement_group(name, topology)
 
@@ -108,7 +115,11 @@ class CoPlacementStep:
         """One session's decisions, from a read-only view of the state."""
         self.cluster.sync_status(world.node_status)
         ledger = SessionLedger(self.cluster, self.allocator, world)
-        self._status_key = tuple(self.cluster.status)
+        status_key = tuple(self.cluster.status)
+        if status_key != self._status_key:
+            self._status_key = status_key
+            self._infeasible_cache.clear()
+            self._empty_up = None
         gangs = GangSession(
             cluster=self.cluster,
             ledger=ledger,
@@ -116,6 +127,7 @@ class CoPlacementStep:
             now_ns=now_ns,
             placement_groups=self.placement_groups,
             infeasible=self._infeasible,
+            memo=PlanMemo(self.cluster),
         )
         order = session_order(world.live_groups())
         for position, group in enumerate(order):
@@ -136,13 +148,15 @@ class CoPlacementStep:
         self, group: GroupState, demands: Sequence[Demand], scopes: Sequence[Scope]
     ) -> Shortfall | None:
         """The shortfall if the gang cannot fit even an empty cluster of the up nodes.
-        Cached per group and node-status picture (it is the costliest question)."""
-        key = (group.id, self._status_key)
+        Keyed by what decides it (demands and scopes), so alike groups share answers."""
+        key = (tuple(demands), tuple(scopes))
         if key in self._infeasible_cache:
             return self._infeasible_cache[key]
-        if len(self._infeasible_cache) > 4096:
+        if len(self._infeasible_cache) >= MAX_INFEASIBLE_CACHE:
             self._infeasible_cache.clear()
-        result = plan_gang(self.cluster, demands, scopes, empty_up_view(self.cluster))
+        if self._empty_up is None:
+            self._empty_up = empty_up_view(self.cluster)
+        result = plan_gang(self.cluster, demands, scopes, self._empty_up)
         shortfall = result if isinstance(result, Shortfall) else None
         self._infeasible_cache[key] = shortfall
         return shortfall

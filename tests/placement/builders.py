@@ -115,6 +115,29 @@ def a_cluster(
     )
 
 
+def a_zoned_cluster(
+    zones: int = 2, blocks: int = 2, racks: int = 2, nodes: int = 2, gpu: int = 8,
+    gpu_types: tuple[str, ...] = ("H100",),
+) -> Cluster:
+    """zones × blocks × racks × nodes, levels zone/block/rack; names z0-b1-r0-n1. Zone z
+    has GPU type ``gpu_types[z % len(gpu_types)]``."""
+    return Cluster(
+        ["zone", "block", "rack"],
+        [
+            Node(f"z{z}-b{b}-r{r}-n{n}", (f"z{z}", f"b{b}", f"r{r}"), gpu=gpu, cpu=16 * gpu,
+                 mem_gb=128 * gpu, gpu_type=gpu_types[z % len(gpu_types)])
+            for z in range(zones) for b in range(blocks) for r in range(racks)
+            for n in range(nodes)
+        ],
+    )
+
+
+def domain_of(node: str, level: str) -> str:
+    """The domain of a node named by `a_zoned_cluster` at ``level`` ("z0-b1" for block)."""
+    depth = {"zone": 1, "block": 2, "rack": 3, "node": 4}[level]
+    return "-".join(node.split("-")[:depth])
+
+
 class ManualClock:
     def __init__(self, start_ns: int = 0) -> None:
         self.now_ns = start_ns

@@ -225,3 +225,26 @@ def test_drained_nodes_take_nothing_new() -> None:
     rig.submit(a_group("g").with_member("w", gpu=8, tasks=1).build())
     rig.session()
     assert rig.nodes_of("g", "w") == ["b"]
+
+
+def test_an_infeasible_reason_follows_its_placement_group_anchor_when_it_moves() -> None:
+    # b0 and b2 have one node, b1 four. "two" needs 2 nodes in the placement group's
+    # block: it fits nowhere while the group is anchored to b0, nor once it is in b2.
+    pgs = {"pg": Topology("block", "pack", True)}
+    nodes = [Node(f"{b}-n{n}", (b, "r0"), gpu=8, gpu_type="H100")
+             for b, count in (("b0", 1), ("b1", 4), ("b2", 1)) for n in range(count)]
+    rig = Rig(Cluster(["block", "rack"], nodes), pgs)
+    for name, node in (("one", "b0-n0"), ("three", "b2-n0")):
+        rig.submit(a_group(name).with_topology("pg").with_member("w", gpu=8, tasks=1).build())
+        rig.controller.apply_decisions([PlaceGroup(name, {"w": (Assignment(0, node),)})])
+        rig.start_all(name)
+    rig.submit(a_group("two").atomic().with_topology("pg").with_member("w", gpu=8, tasks=2).build())
+    rig.session()
+    reason = rig.controller.group("two").pend_reason
+    assert reason is not None and reason.cls == "infeasible"
+    assert "placement group pg is in b0" in reason.message
+    rig.finish("one")
+    rig.session()
+    reason = rig.controller.group("two").pend_reason
+    assert reason is not None and reason.cls == "infeasible"
+    assert "placement group pg is in b2" in reason.message
