@@ -15,8 +15,8 @@ from costart.projections.models import (
     TimelineEntry,
 )
 from costart.projections.projector import EventSource, catch_up, rebuild
-from costart.projections.source import RecorderSource
 from costart.projections.views import Views
+from costart.store.reading import RecorderSource
 
 __all__ = [
     "EventSource",

@@ -13,7 +13,7 @@ _JSON = msgspec.json.Encoder(order="deterministic")
 
 
 def export_lines(source: EventSource, after: int = 0, until: int | None = None) -> Iterator[bytes]:
-    for position, event in source.events(after, until):
+    for position, event in source.read_events(after, until):
         body = msgspec.to_builtins(event)
         yield _JSON.encode({"position": position, "event": body}) + b"\n"
 

@@ -22,13 +22,13 @@ def rebuild(source: EventSource, until: int | None = None, start: World | None =
     """The state at log position ``until`` (the end if None), from scratch or from
     ``start`` (a state at an earlier position, e.g. a snapshot; it is not modified)."""
     world = copy_world(start) if start is not None else World()
-    return fold(world, source.events(after=world.position, until=until))
+    return fold(world, source.read_events(after=world.position, until=until))
 
 
 def rebuild_until_time(source: EventSource, at_ns: int) -> World:
     """The state after every event with ``at_ns`` <= the given time."""
     world = World()
-    for position, event in source.events():
+    for position, event in source.read_events():
         if event.at_ns > at_ns:
             break
         world.apply(event)
@@ -39,7 +39,7 @@ def rebuild_until_time(source: EventSource, at_ns: int) -> World:
 def position_at_time(source: EventSource, at_ns: int) -> int:
     """The last log position whose event happened at or before ``at_ns``."""
     last = 0
-    for position, event in source.events():
+    for position, event in source.read_events():
         if event.at_ns > at_ns:
             break
         last = position
@@ -57,7 +57,7 @@ def restore(
     restarting or promoted controller starts from."""
     snapshot, world, skipped = snapshots.newest_valid()
     return (
-        fold(world or World(), source.events(after=world.position if world else 0)),
+        fold(world or World(), source.read_events(after=world.position if world else 0)),
         snapshot,
         skipped,
     )

@@ -1,29 +1,20 @@
-"""Where replay reads events from: anything that yields ``(position, event)`` in order."""
+"""Where replay reads events from: anything that yields ``(position, event)`` in order —
+a `Controller`, or a `RecorderSource` over a log opened without one."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from typing import Protocol
 
-from eventsourcing.persistence import ApplicationRecorder
-
 from costart.domain.events import DomainEvent
-from costart.store.codec import MsgspecMapper
-from costart.store.reading import read_events
+from costart.store.reading import RecorderSource
+
+__all__ = ["EventSource", "RecorderSource"]
 
 
 class EventSource(Protocol):
-    def events(self, after: int = 0, until: int | None = None) -> Iterator[tuple[int, DomainEvent]]:
+    def read_events(
+        self, after: int = 0, until: int | None = None
+    ) -> Iterator[tuple[int, DomainEvent]]:
         """Events at positions ``after < p <= until`` in log order."""
         ...
-
-
-class RecorderSource:
-    """Events from any of the eventsourcing library's application recorders."""
-
-    def __init__(self, recorder: ApplicationRecorder, mapper: MsgspecMapper | None = None) -> None:
-        self.recorder = recorder
-        self.mapper = mapper or MsgspecMapper()
-
-    def events(self, after: int = 0, until: int | None = None) -> Iterator[tuple[int, DomainEvent]]:
-        return read_events(self.recorder, self.mapper, after, until)

@@ -63,7 +63,7 @@ def _close(lane: Lane, state: str, at_ns: int) -> None:
 def group_timeline(source: EventSource, name: str) -> Timeline:
     """Lanes and events of the newest group named ``name`` in the log."""
     world = World()
-    events = list(source.events())
+    events = list(source.read_events())
     for _, event in events:
         world.apply(event)
     try:

@@ -54,7 +54,7 @@ def verify(
             return report
     pending = sorted(snapshots.positions()) if snapshots is not None else []
     world = World()
-    for position, event in source.events():
+    for position, event in source.read_events():
         try:
             world.apply(event)
         except DomainError as error:

@@ -35,7 +35,7 @@ def why(source: EventSource, name: str, at_ns: int) -> WhyAnswer:
         raise NotFound(f"no group named {name!r} existed at {at_ns} ns") from None
     history: list[ReasonChange] = []
     last_event: str | None = None
-    for position, event in source.events(until=world.position):
+    for position, event in source.read_events(until=world.position):
         if event.group_id != group.id:
             continue
         last_event = type(event).__name__

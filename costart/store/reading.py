@@ -6,10 +6,11 @@ any of the library's application recorders.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import cast
 
-from eventsourcing.persistence import ApplicationRecorder
+from eventsourcing.persistence import ApplicationRecorder, InfrastructureFactory
+from eventsourcing.utils import Environment
 
 from costart.domain.events import DomainEvent
 from costart.store.codec import MsgspecMapper
@@ -39,3 +40,27 @@ def read_events(
         if len(page) < limit:
             return
         start = page[-1].id + 1
+
+
+class RecorderSource:
+    """The events of a log as ``(position, event)``, over any application recorder,
+    without building a `Controller` (which would fold the whole log)."""
+
+    def __init__(self, recorder: ApplicationRecorder, mapper: MsgspecMapper | None = None) -> None:
+        self.recorder = recorder
+        self.mapper = mapper or MsgspecMapper()
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str], app_name: str = "costart") -> RecorderSource:
+        """Open the log the way a `Controller` with this environment would."""
+        factory = InfrastructureFactory.construct(Environment(app_name, dict(env)))
+        mapper = MsgspecMapper(compressor=factory.compressor(), cipher=factory.cipher())
+        return cls(factory.application_recorder(), mapper)
+
+    def read_events(
+        self, after: int = 0, until: int | None = None
+    ) -> Iterator[tuple[int, DomainEvent]]:
+        return read_events(self.recorder, self.mapper, after, until)
+
+    def max_position(self) -> int:
+        return self.recorder.max_notification_id() or 0

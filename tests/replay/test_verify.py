@@ -56,8 +56,8 @@ class _Tampered:
     def __init__(self, source, position):
         self.source, self.position = source, position
 
-    def events(self, after=0, until=None):
-        for position, event in self.source.events(after, until):
+    def read_events(self, after=0, until=None):
+        for position, event in self.source.read_events(after, until):
             if position == self.position:
                 yield (
                     position,
