@@ -16,7 +16,7 @@ import structlog
 import typer
 from rich.console import Console
 
-from costart.cli import commands
+from costart.cli import commands, replay_cmd
 from costart.cli.backend import store_env
 from costart.cli.commands import Target
 from costart.cli.demo import run_demo
@@ -46,7 +46,7 @@ def prepare_demo_store(store: Path) -> None:
 
 
 # Commands whose stdout a script reads log only warnings; serve logs JSON lines.
-QUIET = {"submit", "get", "describe", "events", "why", "cancel"}
+QUIET = {"submit", "get", "describe", "events", "why", "cancel", "replay", "snapshot"}
 
 
 @app.callback()
@@ -83,10 +83,12 @@ def demo(
     store = target.store or DEMO_STORE
     prepare_demo_store(store)
     console = Console(width=max(Console().width, 120))
-    run_demo(spec, console, env=store_env(store))
+    env = store_env(store)
+    env.setdefault("COSTART_SNAPSHOT_EVERY", "8")  # a few snapshots for `replay verify`
+    run_demo(spec, console, env=env)
     console.print(
         f"The log is in [bold]{store}[/bold]: try `costart --store {store} get groups`, "
-        f"`describe group grpo-run-42`, `events grpo-run-42`."
+        f"`describe group grpo-run-42`, `events grpo-run-42`, `replay verify`."
     )
 
 
@@ -103,6 +105,7 @@ def validate(file: Path) -> None:
 
 
 commands.register(app)
+replay_cmd.register(app)
 app.command()(serve)
 
 

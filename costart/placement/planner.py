@@ -341,7 +341,9 @@ class _Search:
         # Per domain, its first node with room (None: full). Within this call fit counts
         # only shrink (it only takes), so a domain's first node with room only moves
         # forward, and only in the domain that was just taken from.
-        room = {domain: self._first_room(nodes, 0, demand.shape) for domain, nodes in by_domain.items()}
+        room = {
+            domain: self._first_room(nodes, 0, demand.shape) for domain, nodes in by_domain.items()
+        }
         used = self.spread_used.setdefault(spreads[0], {})
         placed = 0
         while placed < missing:

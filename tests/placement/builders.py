@@ -116,7 +116,11 @@ def a_cluster(
 
 
 def a_zoned_cluster(
-    zones: int = 2, blocks: int = 2, racks: int = 2, nodes: int = 2, gpu: int = 8,
+    zones: int = 2,
+    blocks: int = 2,
+    racks: int = 2,
+    nodes: int = 2,
+    gpu: int = 8,
     gpu_types: tuple[str, ...] = ("H100",),
 ) -> Cluster:
     """zones × blocks × racks × nodes, levels zone/block/rack; names z0-b1-r0-n1. Zone z
@@ -124,9 +128,17 @@ def a_zoned_cluster(
     return Cluster(
         ["zone", "block", "rack"],
         [
-            Node(f"z{z}-b{b}-r{r}-n{n}", (f"z{z}", f"b{b}", f"r{r}"), gpu=gpu, cpu=16 * gpu,
-                 mem_gb=128 * gpu, gpu_type=gpu_types[z % len(gpu_types)])
-            for z in range(zones) for b in range(blocks) for r in range(racks)
+            Node(
+                f"z{z}-b{b}-r{r}-n{n}",
+                (f"z{z}", f"b{b}", f"r{r}"),
+                gpu=gpu,
+                cpu=16 * gpu,
+                mem_gb=128 * gpu,
+                gpu_type=gpu_types[z % len(gpu_types)],
+            )
+            for z in range(zones)
+            for b in range(blocks)
+            for r in range(racks)
             for n in range(nodes)
         ],
     )

@@ -231,8 +231,11 @@ def test_an_infeasible_reason_follows_its_placement_group_anchor_when_it_moves()
     # b0 and b2 have one node, b1 four. "two" needs 2 nodes in the placement group's
     # block: it fits nowhere while the group is anchored to b0, nor once it is in b2.
     pgs = {"pg": Topology("block", "pack", True)}
-    nodes = [Node(f"{b}-n{n}", (b, "r0"), gpu=8, gpu_type="H100")
-             for b, count in (("b0", 1), ("b1", 4), ("b2", 1)) for n in range(count)]
+    nodes = [
+        Node(f"{b}-n{n}", (b, "r0"), gpu=8, gpu_type="H100")
+        for b, count in (("b0", 1), ("b1", 4), ("b2", 1))
+        for n in range(count)
+    ]
     rig = Rig(Cluster(["block", "rack"], nodes), pgs)
     for name, node in (("one", "b0-n0"), ("three", "b2-n0")):
         rig.submit(a_group(name).with_topology("pg").with_member("w", gpu=8, tasks=1).build())

@@ -39,15 +39,15 @@ def placed(rig: Rig, builder: GroupBuilder) -> Rig:
 def test_a_required_pack_puts_every_task_in_one_domain_of_its_level(
     level: str, gpu: int, tasks: int
 ) -> None:
-    rig = placed(Rig(a_zoned_cluster()), a_group("g").with_member(
-        "w", gpu=gpu, tasks=tasks, topology=pack(level)))
+    rig = placed(
+        Rig(a_zoned_cluster()),
+        a_group("g").with_member("w", gpu=gpu, tasks=tasks, topology=pack(level)),
+    )
     assert rig.status("g") == "RUNNING"
     assert len(set(domains(rig, "g", "w", level))) == 1
 
 
-@pytest.mark.parametrize(
-    ("level", "tasks"), [("node", 2), ("rack", 3), ("block", 5), ("zone", 9)]
-)
+@pytest.mark.parametrize(("level", "tasks"), [("node", 2), ("rack", 3), ("block", 5), ("zone", 9)])
 def test_a_required_pack_larger_than_any_domain_is_refused_at_submit(
     level: str, tasks: int
 ) -> None:
@@ -58,13 +58,15 @@ def test_a_required_pack_larger_than_any_domain_is_refused_at_submit(
 
 
 @pytest.mark.parametrize(("level", "busy_first"), [("rack", "z0-b0-r0"), ("block", "z0-b0")])
-def test_a_pack_avoids_a_domain_that_other_work_made_too_small(
-    level: str, busy_first: str
-) -> None:
+def test_a_pack_avoids_a_domain_that_other_work_made_too_small(level: str, busy_first: str) -> None:
     rig = Rig(a_zoned_cluster())
     rig.occupy("busy", {f"{busy_first}-r0-n0" if level == "block" else f"{busy_first}-n0": 1})
-    placed(rig, a_group("g").with_member(
-        "w", gpu=8, tasks=2 if level == "rack" else 4, topology=pack(level)))
+    placed(
+        rig,
+        a_group("g").with_member(
+            "w", gpu=8, tasks=2 if level == "rack" else 4, topology=pack(level)
+        ),
+    )
     assert rig.status("g") == "RUNNING"
     (only,) = set(domains(rig, "g", "w", level))
     assert only != busy_first
@@ -77,16 +79,22 @@ def test_a_pack_avoids_a_domain_that_other_work_made_too_small(
 def test_a_required_spread_puts_one_task_per_domain(
     level: str, replicas: int, expected_domains: int
 ) -> None:
-    rig = placed(Rig(a_zoned_cluster()), a_group("g").with_member(
-        "w", gpu=1, replicas=replicas, topology=spread(level)))
+    rig = placed(
+        Rig(a_zoned_cluster()),
+        a_group("g").with_member("w", gpu=1, replicas=replicas, topology=spread(level)),
+    )
     assert rig.status("g") == "RUNNING"
     assert len(set(domains(rig, "g", "w", level))) == expected_domains
 
 
 @pytest.mark.parametrize(("level", "replicas"), [("zone", 6), ("block", 8), ("rack", 12)])
 def test_a_preferred_spread_balances_across_domains(level: str, replicas: int) -> None:
-    rig = placed(Rig(a_zoned_cluster()), a_group("g").with_member(
-        "w", gpu=1, replicas=replicas, topology=spread(level, required=False)))
+    rig = placed(
+        Rig(a_zoned_cluster()),
+        a_group("g").with_member(
+            "w", gpu=1, replicas=replicas, topology=spread(level, required=False)
+        ),
+    )
     assert rig.status("g") == "RUNNING"
     counts: dict[str, int] = {}
     for domain in domains(rig, "g", "w", level):
@@ -100,8 +108,9 @@ def test_a_required_spread_wider_than_the_cluster_is_refused_at_submit(
 ) -> None:
     rig = Rig(a_zoned_cluster())
     with pytest.raises(SpecError) as caught:
-        rig.submit(a_group("g").with_member(
-            "w", gpu=1, replicas=replicas, topology=spread(level)).build())
+        rig.submit(
+            a_group("g").with_member("w", gpu=1, replicas=replicas, topology=spread(level)).build()
+        )
     assert caught.value.path == "members[0].topology"
 
 
@@ -131,13 +140,12 @@ def test_scattered_free_gpus_that_no_domain_can_pack_give_a_topology_reason(
 
 
 @pytest.mark.parametrize("required", [True, False])
-def test_fragmented_capacity_is_used_split_only_when_the_pack_is_preferred(
-    required: bool
-) -> None:
+def test_fragmented_capacity_is_used_split_only_when_the_pack_is_preferred(required: bool) -> None:
     rig = Rig(a_zoned_cluster())
     rig.occupy("busy", {n.name: 5 for n in rig.cluster.nodes})  # 3 free per node
-    placed(rig, a_group("g").atomic().with_member(
-        "w", gpu=1, tasks=8, topology=pack("rack", required)))
+    placed(
+        rig, a_group("g").atomic().with_member("w", gpu=1, tasks=8, topology=pack("rack", required))
+    )
     assert rig.status("g") == ("PENDING" if required else "RUNNING")
     if not required:
         assert len(set(domains(rig, "g", "w", "rack"))) == 2  # 6 + 2 over two racks
@@ -147,12 +155,12 @@ def test_fragmented_capacity_is_used_split_only_when_the_pack_is_preferred(
 MIXED = ("H100", "A100")
 
 
-@pytest.mark.parametrize(
-    ("gpu_type", "zone"), [("H100", "z0"), ("A100", "z1")]
-)
+@pytest.mark.parametrize(("gpu_type", "zone"), [("H100", "z0"), ("A100", "z1")])
 def test_a_gpu_type_lands_only_on_nodes_of_that_type(gpu_type: str, zone: str) -> None:
-    rig = placed(Rig(a_zoned_cluster(gpu_types=MIXED)), a_group("g").with_member(
-        "w", gpu=8, tasks=6, gpu_type=gpu_type))
+    rig = placed(
+        Rig(a_zoned_cluster(gpu_types=MIXED)),
+        a_group("g").with_member("w", gpu=8, tasks=6, gpu_type=gpu_type),
+    )
     assert rig.status("g") == "RUNNING"
     assert set(domains(rig, "g", "w", "zone")) == {zone}
 
@@ -187,8 +195,10 @@ def test_busy_nodes_of_the_asked_type_are_not_replaced_by_free_nodes_of_another(
         (a_group().with_member("w", gpu=8, tasks=9, gpu_type="A100"), "members[0].tasks"),
         (a_group().with_member("w", gpu=1, gpu_type="B200"), "members[0].shape"),
         (
-            a_group().with_topology(pack("zone"))
-            .with_member("a", gpu=8, gpu_type="H100").with_member("b", gpu=8, gpu_type="A100"),
+            a_group()
+            .with_topology(pack("zone"))
+            .with_member("a", gpu=8, gpu_type="H100")
+            .with_member("b", gpu=8, gpu_type="A100"),
             "placement.topology",
         ),
     ],
@@ -204,9 +214,7 @@ def test_a_type_mix_the_cluster_cannot_hold_is_refused_at_submit(
 
 # Infeasible once the cluster shrinks: down or drained nodes take nothing new.
 @pytest.mark.parametrize("status", ["down", "drained"])
-def test_a_group_becomes_infeasible_when_nodes_close_and_runs_when_they_return(
-    status: str
-) -> None:
+def test_a_group_becomes_infeasible_when_nodes_close_and_runs_when_they_return(status: str) -> None:
     rig = Rig(a_zoned_cluster(zones=1, blocks=1))  # 4 nodes
     rig.submit(a_group("g").atomic().with_member("w", gpu=8, tasks=4).build())
     rig.controller.set_node_status("z0-b0-r1-n1", status)  # type: ignore[arg-type]
@@ -254,8 +262,14 @@ def test_a_required_constraint_waits_where_a_preferred_one_places_split(
     rig = Rig(a_zoned_cluster())
     topology = {**topology, "required": required}
     if topology["policy"] == "pack":
-        rig.occupy("busy", {n.name: 8 for n in rig.cluster.nodes if n.name.endswith("n0")
-                            or n.name.split("-")[2] == "r1"})
+        rig.occupy(
+            "busy",
+            {
+                n.name: 8
+                for n in rig.cluster.nodes
+                if n.name.endswith("n0") or n.name.split("-")[2] == "r1"
+            },
+        )
         tasks = 2 if where == "member" else 3
     else:
         rig.occupy("busy", {n.name: 8 for n in rig.cluster.nodes if not n.name.startswith("z0-b0")})

@@ -46,12 +46,18 @@ def _check_all_or_nothing(rig: Rig) -> None:
 # --- no leaked holds ------------------------------------------------------------------
 
 member_st = st.fixed_dictionaries(
-    {"gpu": st.sampled_from([1, 2, 4, 8]), "tasks": st.integers(1, 4),
-     "pack": st.sampled_from([None, "rack", "block"])}
+    {
+        "gpu": st.sampled_from([1, 2, 4, 8]),
+        "tasks": st.integers(1, 4),
+        "pack": st.sampled_from([None, "rack", "block"]),
+    }
 )
 group_st = st.fixed_dictionaries(
-    {"reserve": st.booleans(), "priority": st.integers(0, 2),
-     "members": st.lists(member_st, min_size=1, max_size=3)}
+    {
+        "reserve": st.booleans(),
+        "priority": st.integers(0, 2),
+        "members": st.lists(member_st, min_size=1, max_size=3),
+    }
 )
 action_st = st.one_of(
     st.tuples(st.just("cancel"), st.integers(0, 7)),
@@ -76,8 +82,9 @@ def test_no_group_holds_anything_after_a_release_cancel_or_end_and_all_capacity_
         builder = _reserve(builder, "2m") if doc["reserve"] else builder.atomic()
         for j, m in enumerate(doc["members"]):
             topology = {"level": m["pack"], "required": True} if m["pack"] else None
-            builder = builder.with_member(f"m{j}", gpu=m["gpu"], tasks=m["tasks"],
-                                          topology=topology)
+            builder = builder.with_member(
+                f"m{j}", gpu=m["gpu"], tasks=m["tasks"], topology=topology
+            )
         try:
             rig.submit(builder.build())
             names.append(f"g{i}")
@@ -153,8 +160,11 @@ def competition(draw: st.DrawFn) -> tuple[tuple[int, int, int], Model, Rig]:
         long_timeout[name] = draw(st.booleans())
         tasks = draw(st.integers((len(nodes) + 1) // 2, len(nodes)))
         builder = _reserve(a_group(name), "1h" if long_timeout[name] else "1m")
-        rig.submit(builder.with_priority(draw(st.integers(0, 2)))
-                   .with_member("w", gpu=8, tasks=tasks).build())
+        rig.submit(
+            builder.with_priority(draw(st.integers(0, 2)))
+            .with_member("w", gpu=8, tasks=tasks)
+            .build()
+        )
         gangs[name] = draw(st.integers(1, 4))
     note(f"cluster {shape}, background {background}, gangs {gangs}, long {long_timeout}")
     return shape, Model(background, gangs, long_timeout), rig
@@ -186,8 +196,9 @@ def test_competing_reservations_never_deadlock_and_the_head_completes_once_work_
         for name, at in sorted(finish_at.items()):
             if at == session and rig.status(name) == "RUNNING":
                 rig.finish(name)
-        idle = all(rig.status(n) not in ("RUNNING", "PLACED") for n in (*model.background,
-                                                                      *model.gangs))
+        idle = all(
+            rig.status(n) not in ("RUNNING", "PLACED") for n in (*model.background, *model.gangs)
+        )
         now_ns = rig.clock.now_ns + SESSION_S * SECOND_NS
         head = _head(rig, now_ns, model.gangs) if idle else None
         rig.session(advance_s=SESSION_S)

@@ -58,7 +58,12 @@ def _in_fresh_process(seed: int, hash_seed: str) -> list[str]:
     env = {**os.environ, "PYTHONHASHSEED": hash_seed, "PYTHONPATH": str(ROOT)}
     done = subprocess.run(
         [sys.executable, "-m", "tests.placement.workload", str(seed)],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=True,
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
     )
     return done.stdout.split()
 

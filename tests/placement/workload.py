@@ -48,8 +48,14 @@ def mixed_cluster(rng: random.Random) -> Cluster:
                 gpu = rng.choice([8, 8, 8, 4])
                 for n in range(rng.randint(2, 6)):
                     nodes.append(
-                        Node(f"z{z}-b{b}-r{r}-n{n}", (f"z{z}", f"b{b}", f"r{r}"), gpu=gpu,
-                             cpu=16 * gpu, mem_gb=128 * gpu, gpu_type=gpu_type)
+                        Node(
+                            f"z{z}-b{b}-r{r}-n{n}",
+                            (f"z{z}", f"b{b}", f"r{r}"),
+                            gpu=gpu,
+                            cpu=16 * gpu,
+                            mem_gb=128 * gpu,
+                            gpu_type=gpu_type,
+                        )
                     )
     return Cluster(["zone", "block", "rack"], nodes)
 
@@ -89,14 +95,26 @@ def random_spec(rng: random.Random, name: str) -> GroupSpec:
         claims = ("gpus",) if rng.random() < 0.2 else ()
         if rng.random() < 0.5:
             builder = builder.with_member(
-                f"m{j}", gpu=gpu, cpu=8 * gpu, mem_gb=64 * gpu, gpu_type=gpu_type,
-                tasks=rng.randint(1, 10), topology=topology, claims=claims,
+                f"m{j}",
+                gpu=gpu,
+                cpu=8 * gpu,
+                mem_gb=64 * gpu,
+                gpu_type=gpu_type,
+                tasks=rng.randint(1, 10),
+                topology=topology,
+                claims=claims,
             )
         else:
             replicas = rng.randint(1, 12)
             builder = builder.with_member(
-                f"m{j}", gpu=gpu, cpu=8 * gpu, mem_gb=64 * gpu, gpu_type=gpu_type,
-                replicas=replicas, min_start=rng.randint(1, replicas), topology=topology,
+                f"m{j}",
+                gpu=gpu,
+                cpu=8 * gpu,
+                mem_gb=64 * gpu,
+                gpu_type=gpu_type,
+                replicas=replicas,
+                min_start=rng.randint(1, replicas),
+                topology=topology,
                 claims=claims,
             )
     return builder.build()

@@ -1,0 +1,257 @@
+"""`costart replay ...`: forensics on a log opened read-only (a copy, or the live store),
+and `costart snapshot` to write one on demand."""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated
+
+import msgspec
+import typer
+from rich.table import Table
+
+from costart.cli.backend import VIEWS_DIR, store_env
+from costart.cli.commands import Target, console
+from costart.cli.exits import EXIT_ERROR, UsageError, reported
+from costart.cli.views import members_table
+from costart.domain.world import World
+from costart.projections import Views
+from costart.replay.diff import diff_worlds
+from costart.replay.export import export_jsonl
+from costart.replay.logfile import LogIntegrityError, ReplayLog, open_log
+from costart.replay.points import Point, parse_point
+from costart.replay.rebuild import rebuild, rebuild_until_time
+from costart.replay.timeline import group_timeline, render_html
+from costart.replay.verify import verify
+from costart.replay.why import why as why_at
+
+replay_app = typer.Typer(no_args_is_help=True, help="Forensics on a log, read-only.")
+LogOption = Annotated[Path | None, typer.Option("--log", help="log directory (default: --store)")]
+
+
+@contextmanager
+def _opened(ctx: typer.Context, log_dir: Path | None) -> Iterator[ReplayLog]:
+    target: Target = ctx.obj
+    path = log_dir or target.store
+    if path is None:
+        raise UsageError("give the log directory: --log DIR (or the global --store DIR)")
+    with open_log(path) as log:
+        yield log
+
+
+def _world_at(log: ReplayLog, point: Point) -> World:
+    if point.position is not None:
+        return rebuild(log.source, until=point.position)
+    assert point.at_ns is not None
+    return rebuild_until_time(log.source, point.at_ns)
+
+
+@replay_app.command("verify")
+def verify_cmd(ctx: typer.Context, log_dir: LogOption = None) -> None:
+    """Check every record (checksums, hash chain), rebuild from scratch, compare every
+    snapshot byte for byte and the views with rebuilt ones. Exit 1 at the first
+    divergence, naming its position, aggregate and field."""
+    with reported(), _opened(ctx, log_dir) as log:
+        out = console()
+        try:
+            log.integrity_check()
+        except LogIntegrityError as error:
+            typer.echo(f"DIVERGENCE at position {error.position} ({error.log}): {error}", err=True)
+            raise typer.Exit(EXIT_ERROR) from None
+        report = verify(
+            log.source, log.snapshots, progress=lambda n: print(f"  {n:,} events", file=sys.stderr)
+        )
+        if report.divergence is not None:
+            d = report.divergence
+            typer.echo(
+                f"DIVERGENCE at position {d.position}: {d.aggregate} {d.field}: {d.detail}",
+                err=True,
+            )
+            raise typer.Exit(EXIT_ERROR)
+        views_note = _verify_views(log)
+        out.print(
+            f"ok: {report.events} events, chain and checksums verified, "
+            f"{report.snapshots_checked} snapshots byte-identical to replay{views_note}"
+        )
+
+
+def _verify_views(log: ReplayLog) -> str:
+    views_dir = log.path / VIEWS_DIR
+    if not (views_dir / "data.mdb").exists():
+        return ""
+    with Views(views_dir) as live:
+        position = live.position()
+        stored = live.db.dump()
+    with tempfile.TemporaryDirectory() as scratch, Views(scratch) as rebuilt:
+
+        class Until:
+            def read_events(self, after: int = 0, until: int | None = None):  # type: ignore[no-untyped-def]
+                return log.source.read_events(after, position)
+
+        rebuilt.rebuild(Until())
+        fresh = rebuilt.db.dump()
+    for name in sorted(set(stored) | set(fresh)):
+        if stored.get(name) != fresh.get(name):
+            typer.echo(
+                f"DIVERGENCE in view {name!r} at position {position}: rebuilt view differs",
+                err=True,
+            )
+            raise typer.Exit(EXIT_ERROR)
+    return f", views equal to a rebuild at position {position}"
+
+
+@replay_app.command("state")
+def state_cmd(
+    ctx: typer.Context,
+    at: Annotated[str, typer.Option(help="position, offset (90s), @ns or ISO time")],
+    group: Annotated[str | None, typer.Option(help="only this group")] = None,
+    output: Annotated[str, typer.Option("--output", "-o", help="table | json")] = "table",
+    log_dir: LogOption = None,
+) -> None:
+    """The whole state (or one group) as it was at a point of the log."""
+    with reported(), _opened(ctx, log_dir) as log:
+        world = _world_at(log, parse_point(at, log.source))
+        groups = [world.group_named(group)] if group else list(world.groups_in_order())
+        if output == "json":
+            body = [
+                {
+                    "group": msgspec.to_builtins(g),
+                    "members": msgspec.to_builtins(world.members_of(g)),
+                }
+                for g in groups
+            ]
+            sys.stdout.write(
+                msgspec.json.encode({"position": world.position, "groups": body}).decode() + "\n"
+            )
+            return
+        out = console()
+        out.print(f"position {world.position}, controller time {world.clock_ns} ns")
+        for g in groups:
+            out.print(members_table(g, world.members_of(g)))
+
+
+@replay_app.command("why")
+def why_cmd(
+    ctx: typer.Context,
+    name: str,
+    at: Annotated[str, typer.Option(help="offset (90s), @ns or ISO time; or a position")],
+    log_dir: LogOption = None,
+) -> None:
+    """Why a group was not running at that time: its pend reason then, with its history."""
+    with reported(), _opened(ctx, log_dir) as log:
+        point = parse_point(at, log.source)
+        at_ns = point.at_ns
+        if at_ns is None:
+            world = rebuild(log.source, until=point.position)
+            at_ns = world.clock_ns
+        answer = why_at(log.source, name, at_ns)
+        out = console()
+        reason = answer.reason
+        out.print(f"{answer.group}: {answer.status} at {at_ns} ns (last event {answer.last_event})")
+        if reason is not None:
+            out.print(f"  {reason.cls}: {reason.message}")
+            for label, value in (
+                ("member", reason.member),
+                ("needs", reason.need),
+                ("best", reason.best),
+                ("queue position", reason.queue_position),
+            ):
+                if value is not None:
+                    out.print(f"    {label}: {value}")
+        table = Table("position", "at_ns", "class", "reason", title="pend-reason history")
+        for change in answer.history:
+            table.add_row(
+                str(change.position), str(change.at_ns), change.reason.cls, change.reason.message
+            )
+        out.print(table)
+
+
+@replay_app.command("timeline")
+def timeline_cmd(
+    ctx: typer.Context,
+    name: str,
+    html: Annotated[Path | None, typer.Option(help="write a self-contained HTML page")] = None,
+    log_dir: LogOption = None,
+) -> None:
+    """One lane per member with its states over time, and the group's events."""
+    with reported(), _opened(ctx, log_dir) as log:
+        timeline = group_timeline(log.source, name)
+        if html is not None:
+            html.write_text(render_html(timeline))
+            typer.echo(f"wrote {html}")
+            return
+        out = console()
+        for lane in timeline.lanes:
+            spans = ", ".join(
+                f"{s.state}@{(s.start_ns - timeline.start_ns) / 1e9:.1f}s" for s in lane.spans
+            )
+            out.print(f"{lane.name:>12}  {spans}")
+
+
+@replay_app.command("diff")
+def diff_cmd(
+    ctx: typer.Context,
+    from_: Annotated[str, typer.Option("--from", help="position or time")],
+    to: Annotated[str, typer.Option(help="position or time")],
+    log_dir: LogOption = None,
+) -> None:
+    """Every field that changed between two points of the log."""
+    with reported(), _opened(ctx, log_dir) as log:
+        before = _world_at(log, parse_point(from_, log.source))
+        after = _world_at(log, parse_point(to, log.source))
+        table = Table(
+            "aggregate", "field", "before", "after", title=f"{before.position} -> {after.position}"
+        )
+        for change in diff_worlds(before, after):
+            table.add_row(
+                change.aggregate, change.field, repr(change.before)[:60], repr(change.after)[:60]
+            )
+        console().print(table)
+
+
+@replay_app.command("export")
+def export_cmd(
+    ctx: typer.Context,
+    fmt: Annotated[str, typer.Option("--format", help="jsonl")] = "jsonl",
+    out: Annotated[Path | None, typer.Option(help="file (default: stdout)")] = None,
+    log_dir: LogOption = None,
+) -> None:
+    """Every event as one JSON object per line, with its position."""
+    with reported(), _opened(ctx, log_dir) as log:
+        if fmt != "jsonl":
+            raise UsageError(f"unknown format {fmt!r} (jsonl)")
+        if out is None:
+            try:
+                count = export_jsonl(log.source, sys.stdout.buffer)
+            except BrokenPipeError:  # e.g. `| head`: the reader has what it wanted
+                sys.stderr.close()
+                return
+        else:
+            with out.open("wb") as handle:
+                count = export_jsonl(log.source, handle)
+        print(f"{count} events", file=sys.stderr)
+
+
+def snapshot(ctx: typer.Context) -> None:
+    """Write a whole-state snapshot of the store's log now (`--store DIR`)."""
+    from costart.app import Controller  # noqa: PLC0415 (only this command builds one)
+
+    with reported():
+        target: Target = ctx.obj
+        if target.store is None:
+            raise UsageError("snapshot needs --store DIR")
+        controller = Controller(env=store_env(target.store))
+        try:
+            position = controller.snapshot_now()
+        finally:
+            controller.close()
+        typer.echo(f"snapshot at position {position}")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(replay_app, name="replay")
+    app.command()(snapshot)

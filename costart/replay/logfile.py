@@ -1,0 +1,81 @@
+"""Opening a controller's LMDB log for replay: read-only, never disturbing a writer.
+
+`open_log` opens the environment with ``readonly=True`` (a copy of a production log, or
+the live directory), and gives the event source, the snapshots and the store's own
+integrity check (checksums, hash chain, gaps, index).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import TracebackType
+
+from costart.store import CorruptRecordError, Defect, open_readonly, verify_log
+from costart.store.reading import RecorderSource
+from costart.store.recorders import LmdbAggregateRecorder, LmdbApplicationRecorder
+from costart.store.snapshots import SnapshotStore
+
+EVENTS_LOG = "costart_events"
+SNAPSHOTS_LOG = "costart_snapshots"
+
+
+class LogIntegrityError(Exception):
+    """The store's own check failed: ``position`` names the first bad record."""
+
+    def __init__(self, log: str, position: int, detail: str) -> None:
+        self.log = log
+        self.position = position
+        super().__init__(f"{log} position {position}: {detail}")
+
+
+class ReplayLog:
+    def __init__(self, path: Path) -> None:
+        if not (path / "data.mdb").exists():
+            raise FileNotFoundError(f"no LMDB log in {path}")
+        self.path = path
+        self.reader = open_readonly(path)
+        logs = self.reader.logs()
+        if EVENTS_LOG not in logs:
+            self.reader.close()
+            raise FileNotFoundError(f"{path} holds no controller log ({EVENTS_LOG})")
+        store = self.reader.store
+        self.source = RecorderSource(
+            LmdbApplicationRecorder(store, log_name=EVENTS_LOG, create=False)
+        )
+        self.snapshots: SnapshotStore | None = (
+            SnapshotStore(LmdbAggregateRecorder(store, log_name=SNAPSHOTS_LOG, create=False))
+            if SNAPSHOTS_LOG in logs
+            else None
+        )
+
+    def integrity_check(self) -> None:
+        """Raise `LogIntegrityError` at the first record that fails the store's checks."""
+        report = verify_log(self.reader)
+        if report.problems:
+            # Record defects name a position; index inconsistencies follow from them.
+            first = min(
+                report.problems,
+                key=lambda p: (p.log != EVENTS_LOG, p.defect is Defect.INDEX, p.position),
+            )
+            raise LogIntegrityError(first.log, first.position, f"{first.defect}: {first.detail}")
+
+    def close(self) -> None:
+        self.reader.close()
+
+    def __enter__(self) -> ReplayLog:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+def open_log(path: Path) -> ReplayLog:
+    return ReplayLog(path)
+
+
+__all__ = ["CorruptRecordError", "LogIntegrityError", "ReplayLog", "open_log"]

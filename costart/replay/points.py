@@ -1,0 +1,45 @@
+"""Points in a log's history as a user writes them: ``--at 1234`` (a log position),
+``--at 90s`` (that long after the first event), ``--at @1764428400000000000`` (controller
+time in ns) or ``--at 2026-11-29T16:00:00Z`` (controller time as UTC)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import msgspec
+
+from costart.domain.durations import parse_duration_ns
+from costart.domain.errors import DomainError
+from costart.replay.source import EventSource
+
+
+class Point(msgspec.Struct, frozen=True):
+    position: int | None = None
+    at_ns: int | None = None
+
+
+def parse_point(text: str, source: EventSource) -> Point:
+    """A position or a controller time; raises `DomainError` naming the accepted forms."""
+    text = text.strip()
+    if text.isdigit():
+        return Point(position=int(text))
+    if text.startswith("@") and text[1:].isdigit():
+        return Point(at_ns=int(text[1:]))
+    try:
+        offset = parse_duration_ns(text.removeprefix("+"))
+    except ValueError:
+        pass
+    else:
+        first = next(iter(source.read_events(after=0, until=1)), None)
+        start = first[1].at_ns if first else 0
+        return Point(at_ns=start + offset)
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise DomainError(
+            f"bad point {text!r}: use a position (1234), an offset from the first event (90s), "
+            "controller time in ns (@1764428400000000000) or an ISO time (2026-11-29T16:00:00Z)"
+        ) from None
+    if moment.tzinfo is None:
+        raise DomainError(f"bad point {text!r}: give a time zone (e.g. Z)")
+    return Point(at_ns=int(moment.timestamp()) * 10**9 + moment.microsecond * 1000)

@@ -1,0 +1,139 @@
+"""`costart replay` through the real entry point, on a copy of a log: clean logs verify;
+a flipped byte, a dropped record and a tampered snapshot are caught at their positions."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import lmdb
+import msgspec
+import pytest
+
+from costart.app import Controller
+from costart.replay.rebuild import rebuild
+from costart.store.lmdbenv import log_db_name
+from costart.store.reading import RecorderSource
+from costart.store.recorders import LmdbAggregateRecorder
+from costart.store.records import pack_u64
+from costart.store.snapshots import SnapshotStore
+
+ROOT = Path(__file__).resolve().parents[2]
+EVENTS = "costart_events"
+
+
+def costart(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "costart.cli.main", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+@pytest.fixture(scope="module")
+def demo_log(tmp_path_factory) -> Path:
+    """The demo's log (with snapshots), made once; tests work on copies of it."""
+    work = tmp_path_factory.mktemp("demo")
+    done = costart("--store", str(work / "store"), "demo", cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    return work / "store"
+
+
+@pytest.fixture
+def log_copy(demo_log, tmp_path) -> Path:
+    copy = tmp_path / "copy"
+    shutil.copytree(demo_log, copy)
+    return copy
+
+
+def test_the_demo_log_verifies_clean(demo_log):
+    done = (
+        costart("replay", "--log", str(demo_log), "verify", cwd=ROOT)
+        if False
+        else costart("--store", str(demo_log), "replay", "verify", cwd=ROOT)
+    )
+    assert done.returncode == 0, done.stderr
+    assert "32 events" in done.stdout and "snapshots byte-identical" in done.stdout
+
+
+def test_a_flipped_byte_is_caught_at_its_position(log_copy):
+    env = lmdb.open(str(log_copy), max_dbs=16)
+    db = env.open_db(log_db_name(EVENTS))
+    with env.begin(write=True, db=db) as txn:
+        value = bytearray(txn.get(pack_u64(17)))
+        value[20] ^= 0x01
+        txn.put(pack_u64(17), bytes(value))
+    env.close()
+    done = costart("--store", str(log_copy), "replay", "verify", cwd=ROOT)
+    assert done.returncode == 1
+    assert "DIVERGENCE at position 17" in done.stderr and "checksum" in done.stderr
+
+
+def test_a_dropped_record_is_caught_at_its_position(log_copy):
+    env = lmdb.open(str(log_copy), max_dbs=16)
+    db = env.open_db(log_db_name(EVENTS))
+    with env.begin(write=True, db=db) as txn:
+        txn.delete(pack_u64(9))
+    env.close()
+    done = costart("--store", str(log_copy), "replay", "verify", cwd=ROOT)
+    assert done.returncode == 1
+    assert "DIVERGENCE at position 9" in done.stderr and "missing" in done.stderr
+
+
+def test_a_tampered_snapshot_is_caught_at_its_position_naming_the_field(log_copy):
+    """A snapshot that is well-formed and checksummed but disagrees with the log."""
+    env = {
+        "PERSISTENCE_MODULE": "costart.store",
+        "COSTART_LMDB_PATH": str(log_copy),
+        "COSTART_SNAPSHOT_EVERY": "0",
+    }
+    controller = Controller(env=env)
+    world = rebuild(RecorderSource(controller.recorder), until=13)
+    group = world.group_named("grpo-run-42")
+    world.groups[str(group.id)] = msgspec.structs.replace(group, group_restarts=1)
+    SnapshotStore(
+        LmdbAggregateRecorder(controller.recorder.store, log_name="costart_snapshots")
+    ).write(world)
+    controller.close()
+    done = costart("--store", str(log_copy), "replay", "verify", cwd=ROOT)
+    assert done.returncode == 1
+    assert "DIVERGENCE at position 13: group grpo-run-42 group_restarts" in done.stderr
+
+
+def test_forensics_commands_on_a_copy(log_copy, tmp_path):
+    state = costart(
+        "--store", str(log_copy), "replay", "state", "--at", "12", "-o", "json", cwd=ROOT
+    )
+    assert state.returncode == 0, state.stderr
+    body = json.loads(state.stdout)
+    assert body["position"] == 12 and body["groups"][0]["group"]["status"] == "PLACED"
+    why = costart("--store", str(log_copy), "replay", "why", "grpo-run-42", "--at", "6s", cwd=ROOT)
+    assert why.returncode == 0 and "PLACED" in why.stdout
+    page = tmp_path / "timeline.html"
+    html = costart(
+        "--store", str(log_copy), "replay", "timeline", "grpo-run-42", "--html", str(page), cwd=ROOT
+    )
+    assert html.returncode == 0 and page.read_text().startswith("<!DOCTYPE html>")
+    diff = costart(
+        "--store", str(log_copy), "replay", "diff", "--from", "10", "--to", "20", cwd=ROOT
+    )
+    assert diff.returncode == 0 and "barrier_released_attempt" in diff.stdout
+    export = costart("--store", str(log_copy), "replay", "export", cwd=ROOT)
+    lines = export.stdout.splitlines()
+    assert len(lines) == 32 and json.loads(lines[-1])["position"] == 32
+    missing = costart("--store", str(log_copy), "replay", "why", "nope", "--at", "3s", cwd=ROOT)
+    assert missing.returncode == 4
+    bad = costart("--store", str(log_copy), "replay", "state", "--at", "yesterday", cwd=ROOT)
+    assert bad.returncode == 1 and "bad point" in bad.stderr
+
+
+def test_snapshot_on_demand(log_copy):
+    done = costart("--store", str(log_copy), "snapshot", cwd=ROOT)
+    assert done.returncode == 0 and "snapshot at position 32" in done.stdout
+    verify = costart("--store", str(log_copy), "replay", "verify", cwd=ROOT)
+    assert verify.returncode == 0, verify.stderr
