@@ -29,6 +29,7 @@ def costart(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "costart.cli.main", *args],
         cwd=cwd,
+        check=False,
         capture_output=True,
         text=True,
         timeout=120,
