@@ -1,0 +1,77 @@
+"""What the simulator needs from the controller: a small Protocol, and a factory.
+
+`costart.sim` may not import the application (DESIGN §2: only app, cli and rest wire
+everything), so the engine takes a factory that builds a Controller-like object; the CLI
+(and tests) pass one building `costart.app.Controller`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, Protocol
+
+from costart.domain.events import DomainEvent, NodeStatus
+from costart.domain.spec_types import FailureReason, GroupSpec
+from costart.domain.states import GroupState
+from costart.domain.world import World
+from costart.placement.step import CoPlacementStep
+
+Clock = Callable[[], int]
+
+
+class SimController(Protocol):
+    """The Controller commands the simulated embedding controller calls. Every command
+    but `submit` returns the events it wrote, in log order."""
+
+    world: World
+
+    @property
+    def recorder(self) -> Any: ...
+
+    def submit(self, spec: GroupSpec) -> GroupState: ...
+
+    def schedule(self, now_ns: int | None = None) -> list[DomainEvent]: ...
+
+    def tick(self, now_ns: int | None = None) -> list[DomainEvent]: ...
+
+    def claim_ready(self, member: str, claim: str) -> list[DomainEvent]: ...
+
+    def claim_failed(self, member: str, claim: str, reason: str) -> list[DomainEvent]: ...
+
+    def member_started(self, member: str) -> list[DomainEvent]: ...
+
+    def member_failed(
+        self,
+        member: str,
+        reason: FailureReason,
+        exit_code: int | None = None,
+        replica: int | None = None,
+    ) -> list[DomainEvent]: ...
+
+    def member_succeeded(self, member: str) -> list[DomainEvent]: ...
+
+    def cancel(self, name: str) -> list[DomainEvent]: ...
+
+    def set_node_status(
+        self, node: str, status: NodeStatus, now_ns: int | None = None
+    ) -> list[DomainEvent]: ...
+
+    def may_start(self, member: str) -> bool: ...
+
+    def read_events(
+        self, after: int = 0, until: int | None = None
+    ) -> Iterator[tuple[int, DomainEvent]]: ...
+
+
+class ControllerFactory(Protocol):
+    """Build a controller over a placement step and a virtual clock. ``restart_of``: a
+    crashed controller whose log and snapshots the new one restores from."""
+
+    def __call__(
+        self,
+        *,
+        placement: CoPlacementStep,
+        clock: Clock,
+        env: Mapping[str, str],
+        restart_of: SimController | None,
+    ) -> SimController: ...
