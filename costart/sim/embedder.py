@@ -28,19 +28,6 @@ from costart.sim.workload import Arrival
 if TYPE_CHECKING:
     from costart.sim.engine import Engine
 
-MEMBER_EVENTS: frozenset[type[ev.DomainEvent]] = frozenset(
-    {
-        ev.MemberHeld,
-        ev.MemberPlaced,
-        ev.MemberReleased,
-        ev.MemberStarted,
-        ev.MemberFailed,
-        ev.MemberRestarted,
-        ev.MemberScaled,
-        ev.MemberSucceeded,
-        ev.MemberStopped,
-    }
-)
 GROUP_ENDS = (ev.GroupSucceeded, ev.GroupFailed, ev.GroupCancelled)
 EXIT_CODES = {"oom": 137, "error": 1}
 
@@ -101,6 +88,7 @@ class Embedder:
         self.units_by_name: dict[str, Unit] = {}
         self.units: dict[str, Unit] = {}
         self.rejected: list[str] = []
+        self.arrived = 0
         self._reactions: dict[type[ev.DomainEvent], Callable[[Unit, Any], None]] = {
             ev.MemberPlaced: self._placed,
             ev.ClaimReady: self._claim_ready,
@@ -130,6 +118,7 @@ class Embedder:
         getattr(self, f"_on_{kind}")(*payload)
 
     def _on_arrive(self, index: int) -> None:
+        self.arrived += 1
         arrival = self.arrivals[index]
         original = self.originals[index]
         spec = arrival.spec
@@ -187,23 +176,21 @@ class Embedder:
 
     # --- reacting to written events ---------------------------------------------------
 
-    def on_events(self, events: list[ev.DomainEvent]) -> None:
-        world = self.engine.controller.world
-        members = world.members
-        member_changed = self.usage.member_changed
+    def submitted(self, event: ev.GroupSubmitted) -> None:
+        """Learn the new group's id and its members' ids (the keys of later events)."""
+        unit = self.units_by_name[event.spec.name]
+        unit.key = str(event.originator_id)
+        unit.member_keys = {
+            m.name: str(i) for m, i in zip(event.spec.members, event.member_ids, strict=True)
+        }
+        self.units[unit.key] = unit
+
+    def member_changed(self, group_key: str, member_key: str, member: MemberState) -> None:
+        self.usage.member_changed(member_key, member, self.units[group_key].original)
+
+    def react(self, events: list[ev.DomainEvent]) -> None:
+        """Act on what one command wrote (after all of it is accounted)."""
         units = self.units
-        for event in events:
-            if type(event) in MEMBER_EVENTS:
-                key = str(event.originator_id)
-                member_changed(key, members[key], units[str(event.group_id)].original)
-            elif isinstance(event, ev.GroupSubmitted):
-                unit = self.units_by_name[event.spec.name]
-                unit.key = str(event.originator_id)
-                unit.member_keys = {
-                    m.name: str(i)
-                    for m, i in zip(event.spec.members, event.member_ids, strict=True)
-                }
-                units[unit.key] = unit
         for event in events:
             reaction = self._reactions.get(type(event))
             if reaction is not None:

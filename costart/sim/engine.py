@@ -20,13 +20,15 @@ import heapq
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from costart.domain import events as ev
+from costart.domain.errors import SpecError
 from costart.domain.events import DomainEvent
-from costart.domain.invariants import EventAudit, check_world
+from costart.domain.invariants import EventAudit
 from costart.domain.spec_types import GroupSpec
-from costart.domain.world import World
 from costart.placement.step import CoPlacementStep
+from costart.sim.checks import FULL_CHECK_EVERY, StepChecker
 from costart.sim.metrics import Usage
-from costart.sim.ports import ControllerFactory, SimController
+from costart.sim.ports import ControllerFactory, FeasibilityCache, SimController
 from costart.sim.setup import SimSetup
 from costart.store.codec import canonical_encode
 
@@ -37,6 +39,20 @@ INF = 1 << 62
 PHASE_RESTORE = 0  # a restore runs before the items deferred to its time
 PHASE_ITEM = 1
 SNAPSHOT_EVERY = "COSTART_SNAPSHOT_EVERY"
+# Events about a member: they may change what it holds, uses or runs.
+MEMBER_EVENTS: frozenset[type[DomainEvent]] = frozenset(
+    {
+        ev.MemberHeld,
+        ev.MemberPlaced,
+        ev.MemberReleased,
+        ev.MemberStarted,
+        ev.MemberFailed,
+        ev.MemberRestarted,
+        ev.MemberScaled,
+        ev.MemberSucceeded,
+        ev.MemberStopped,
+    }
+)
 
 
 class SimError(RuntimeError):
@@ -50,6 +66,7 @@ class Counters:
         self.steps = 0
         self.sessions = 0
         self.world_checks = 0
+        self.full_checks = 0
         self.events_audited = 0
         self.controller_restarts = 0
         self.restore_checks = 0
@@ -82,13 +99,16 @@ class Engine:
         self._last_session_ns = -1
         self._timer_ns: int | None = None
         self._down_until: int | None = None
-        self._touched: set[str] = set()
         self._progress = progress
         cluster = setup.cluster.build()
         self.capacities = cluster.capacities()
         self.usage = Usage(sum(n.gpu for n in cluster.nodes))
         self.audit = EventAudit()
-        self.placement: CoPlacementStep = CoPlacementStep.in_memory(setup.cluster)
+        self.checker = StepChecker(self.capacities)
+        self._feasibility: dict[bytes, SpecError | None] = {}
+        self.placement = FeasibilityCache(
+            CoPlacementStep.in_memory(setup.cluster), self._feasibility
+        )
         self.controller: SimController = self._build(None)
         self.embedder = embedder
         embedder.bind(self)
@@ -101,7 +121,9 @@ class Engine:
     def _build(self, restart_of: SimController | None) -> SimController:
         """A controller with a fresh placement step over the same cluster: the step reads
         node status from the restored World, so it decides as the old one would."""
-        self.placement = CoPlacementStep.in_memory(self.setup.cluster)
+        self.placement = FeasibilityCache(
+            CoPlacementStep.in_memory(self.setup.cluster), self._feasibility
+        )
         return self._factory(
             placement=self.placement, clock=self._clock, env=self._env, restart_of=restart_of
         )
@@ -129,12 +151,23 @@ class Engine:
             return
         self._dirty = True
         observe = self.audit.observe
-        touched = self._touched
+        checker = self.checker
+        embedder = self.embedder
+        members = self.controller.world.members
         for event in events:
             observe(event)
-            touched.add(str(event.group_id))
+            group_key = str(event.group_id)
+            if type(event) in MEMBER_EVENTS:
+                member_key = str(event.originator_id)
+                member = members[member_key]
+                checker.member_changed(group_key, member_key, member)
+                embedder.member_changed(group_key, member_key, member)
+            else:
+                checker.group_touched(group_key)
+                if isinstance(event, ev.GroupSubmitted):
+                    embedder.submitted(event)
         self.counters.events_audited += len(events)
-        self.embedder.on_events(events)
+        embedder.react(events)
 
     # --- the queue -------------------------------------------------------------------
 
@@ -183,6 +216,9 @@ class Engine:
             else:
                 self._session()
             self._after_step()
+        self.checker.check_all(self.controller.world)
+        self.counters.world_checks = self.checker.checks
+        self.counters.full_checks = self.checker.full_checks
         self.usage.sample(self.now_ns)
 
     def _end_quiescent(self, horizon: int) -> None:
@@ -236,26 +272,16 @@ class Engine:
     # --- checks ----------------------------------------------------------------------
 
     def _after_step(self) -> None:
-        self.counters.steps += 1
-        if self._touched:
-            check_world(self._check_view(), self.capacities)
-            self.counters.world_checks += 1
-            self._touched.clear()
-        if self._progress is not None and self.counters.steps % 2000 == 0:
+        counters = self.counters
+        counters.steps += 1
+        if counters.steps % FULL_CHECK_EVERY == 0:
+            self.checker.check_all(self.controller.world)
+        elif self.checker.pending:
+            self.checker.check_step(self.controller.world)
+        counters.world_checks = self.checker.checks
+        counters.full_checks = self.checker.full_checks
+        if self._progress is not None and counters.steps % 2000 == 0:
             self._progress(self)
-
-    def _check_view(self) -> World:
-        """The live groups plus those touched in this step. A group that is neither
-        ended earlier and cannot change without an event (which `EventAudit` would
-        flag), so it was checked when it was last touched."""
-        world = self.controller.world
-        keys = set(world.live_names.values()) | self._touched
-        groups = {k: world.groups[k] for k in keys if k in world.groups}
-        members = world.members
-        return World(
-            groups=groups,
-            members={str(m): members[str(m)] for g in groups.values() for m in g.member_ids},
-        )
 
     # --- faults ----------------------------------------------------------------------
 

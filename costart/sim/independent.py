@@ -66,6 +66,7 @@ class IndependentEmbedder(Embedder):
         self.task_units: dict[int, list[Unit]] = {}
 
     def _on_arrive(self, index: int) -> None:
+        self.arrived += 1
         arrival = self.arrivals[index]
         original = self.originals[index]
         self.usage.waiting += 1

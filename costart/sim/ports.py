@@ -10,6 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Protocol
 
+import msgspec
+
+from costart.domain.decisions import Decision
+from costart.domain.errors import SpecError
 from costart.domain.events import DomainEvent, NodeStatus
 from costart.domain.spec_types import FailureReason, GroupSpec
 from costart.domain.states import GroupState
@@ -63,6 +67,51 @@ class SimController(Protocol):
     ) -> Iterator[tuple[int, DomainEvent]]: ...
 
 
+class PlacementStepLike(Protocol):
+    """The placement step as the Controller calls it (`costart.app.PlacementStep`)."""
+
+    def check_feasible(self, spec: GroupSpec) -> None: ...
+
+    def decide(self, world: World, now_ns: int) -> list[Decision]: ...
+
+    def check_node(self, node: str) -> None: ...
+
+
+class FeasibilityCache:
+    """A placement step whose submit-time feasibility answer is remembered per spec.
+
+    Feasibility is a pure function of the spec (its name aside) and the cluster file —
+    it asks whether the group fits the whole empty cluster — and the simulator submits
+    thousands of identical specs (every task of the independent baseline), each of which
+    would otherwise scan every node. Everything else goes to the real step.
+    """
+
+    def __init__(self, step: CoPlacementStep, answers: dict[bytes, SpecError | None]) -> None:
+        self.step = step
+        self._answers = answers
+
+    def check_feasible(self, spec: GroupSpec) -> None:
+        key = _encoder.encode(msgspec.structs.replace(spec, name="-"))
+        if key not in self._answers:
+            try:
+                self.step.check_feasible(spec)
+                self._answers[key] = None
+            except SpecError as error:
+                self._answers[key] = error
+        answer = self._answers[key]
+        if answer is not None:
+            raise SpecError(answer.path, answer.reason)
+
+    def decide(self, world: World, now_ns: int) -> list[Decision]:
+        return self.step.decide(world, now_ns)
+
+    def check_node(self, node: str) -> None:
+        self.step.check_node(node)
+
+
+_encoder = msgspec.msgpack.Encoder()
+
+
 class ControllerFactory(Protocol):
     """Build a controller over a placement step and a virtual clock. ``restart_of``: a
     crashed controller whose log and snapshots the new one restores from."""
@@ -70,7 +119,7 @@ class ControllerFactory(Protocol):
     def __call__(
         self,
         *,
-        placement: CoPlacementStep,
+        placement: PlacementStepLike,
         clock: Clock,
         env: Mapping[str, str],
         restart_of: SimController | None,
