@@ -177,8 +177,6 @@ def _spec(path: str, doc: WorkloadDoc, base: Path) -> GroupSpec:
 
 
 def _check_workload(path: str, doc: WorkloadDoc, spec: GroupSpec) -> None:
-    if not _NAME.match(doc.name):
-        raise ScenarioError(f"{path}.name", f"bad name {doc.name!r}: 1-47 of a-z, 0-9 and '-'")
     arrivals = doc.arrivals
     _count(f"{path}.arrivals.count", arrivals.count, MAX_ARRIVALS)
     _duration(f"{path}.arrivals.start", arrivals.start)
@@ -229,16 +227,13 @@ def _decode(data: bytes) -> ScenarioDoc:
         return msgspec.toml.decode(data, type=ScenarioDoc)
     except msgspec.ValidationError as error:
         match = _AT.match(str(error))
-        if match is None:
-            raise ScenarioError("", str(error)) from None
-        reason = match["reason"]
+        where, reason = (match["path"].lstrip("."), match["reason"]) if match else ("", str(error))
         if unknown := re.match(r"^Object contains unknown field `(.*)`$", reason):
-            path = f"{match['path'].lstrip('.')}.{unknown[1]}".lstrip(".")
-            raise ScenarioError(path, "unknown field") from None
+            raise ScenarioError(f"{where}.{unknown[1]}".lstrip("."), "unknown field") from None
         if missing := re.match(r"^Object missing required field `(.*)`$", reason):
-            path = f"{match['path'].lstrip('.')}.{missing[1]}".lstrip(".")
+            path = f"{where}.{missing[1]}".lstrip(".")
             raise ScenarioError(path, "missing required field") from None
-        raise ScenarioError(match["path"].lstrip("."), reason) from None
+        raise ScenarioError(where, reason) from None
     except msgspec.DecodeError as error:
         raise ScenarioError("", f"not valid TOML: {error}") from None
 
@@ -263,6 +258,10 @@ def parse_scenario(data: bytes | str, base: Path) -> Scenario:
                 f"{path}.name", f"duplicate workload (also workloads[{seen[workload.name]}])"
             )
         seen[workload.name] = i
+        if not _NAME.match(workload.name):
+            raise ScenarioError(
+                f"{path}.name", f"bad name {workload.name!r}: 1-47 of a-z, 0-9 and '-'"
+            )
         spec = _spec(path, workload, base)
         _check_workload(path, workload, spec)
         specs.append(spec)
