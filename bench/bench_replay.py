@@ -115,7 +115,7 @@ def main() -> None:
         total_events = controller.world.position
 
         restore_s = median_time(lambda: restore(controller.snapshots_store, source))
-        decode_s = median_time(lambda: controller.snapshots_store.newest_valid())
+        decode_s = median_time(controller.snapshots_store.newest_valid)
         full_s = median_time(lambda: rebuild(source))
         world, snapshot, _ = restore(controller.snapshots_store, source)
         assert snapshot is not None and snapshot.position == snapshot_position

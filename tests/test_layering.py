@@ -31,7 +31,8 @@ ALLOWED: dict[str, tuple[set[str], set[str]]] = {
     ),
     "sim": (
         {"domain", "placement", "store", "projections", "replay", "sim"},
-        {"msgspec", "eventsourcing", "lmdb", "structlog"},
+        # matplotlib only in costart/sim/report.py (the PNG plot).
+        {"msgspec", "eventsourcing", "lmdb", "structlog", "matplotlib"},
     ),
 }
 PURE_LAYERS = ("domain", "placement", "projections")

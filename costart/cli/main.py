@@ -16,7 +16,7 @@ import structlog
 import typer
 from rich.console import Console
 
-from costart.cli import commands, replay_cmd
+from costart.cli import commands, replay_cmd, sim_cmd
 from costart.cli.backend import store_env
 from costart.cli.commands import Target
 from costart.cli.demo import run_demo
@@ -106,6 +106,7 @@ def validate(file: Path) -> None:
 
 commands.register(app)
 replay_cmd.register(app)
+sim_cmd.register(app)
 app.command()(serve)
 
 

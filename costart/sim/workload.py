@@ -1,23 +1,47 @@
-"""What the simulator runs: group arrivals with each member's run time.
+"""What the simulator runs: group arrivals, each member's run time and behaviour.
 
 A workload is plain data (msgspec structs) so it can be generated from a seed, imported
-from a real trace, printed, and compared between runs.
+from a real trace, printed, and compared between runs. What varies per attempt (claim
+delays, whether a start crashes) is given as distributions in `MemberBehaviour` and drawn
+by the engine from streams keyed by group, member and attempt, so the draws do not depend
+on the order in which things happen.
 """
 
 from __future__ import annotations
 
 import msgspec
 
-from costart.domain.spec_types import GroupSpec
+from costart.domain.spec_types import FailureReason, GroupSpec
+from costart.sim.distributions import ZERO, Dist
 
 
 class MemberRun(msgspec.Struct, frozen=True):
     """How a member behaves once started. ``runtime_ns`` None: a service that runs until
-    the group ends; ``fails_after_ns``: it crashes that long after its start."""
+    the group ends; ``fails_after_ns``: it crashes that long after its start (fixed, as
+    a trace records it; drawn failures come from `MemberBehaviour`)."""
 
     runtime_ns: int | None = None
     fails_after_ns: int | None = None
     failure_reason: str = "error"
+
+
+class MemberBehaviour(msgspec.Struct, frozen=True):
+    """The simulated embedding controller's view of one member.
+
+    ``claim_delay``: how long each claim takes to become READY after a placement;
+    ``claim_fail``: the probability that a claim FAILs instead. ``fail``: the probability
+    that one start crashes — a job at a uniform point of its run time, a service replica
+    after ``crash_after`` — with a reason drawn from ``fail_reasons``.
+    """
+
+    claim_delay: Dist = ZERO
+    claim_fail: float = 0.0
+    fail: float = 0.0
+    fail_reasons: tuple[FailureReason, ...] = ("error",)
+    crash_after: Dist | None = None
+
+
+DEFAULT_BEHAVIOUR = MemberBehaviour()
 
 
 class Arrival(msgspec.Struct, frozen=True):
@@ -27,8 +51,14 @@ class Arrival(msgspec.Struct, frozen=True):
     at_ns: int
     spec: GroupSpec
     runs: dict[str, MemberRun]
-    claim_delay_ns: int = 0
+    behaviour: dict[str, MemberBehaviour] = msgspec.field(default_factory=dict)
     lifetime_ns: int | None = None
+
+    def behaviour_of(self, member: str) -> MemberBehaviour:
+        return self.behaviour.get(member, DEFAULT_BEHAVIOUR)
+
+    def run_of(self, member: str) -> MemberRun:
+        return self.runs.get(member, MemberRun())
 
 
 class Workload(msgspec.Struct):

@@ -1,0 +1,312 @@
+"""The simulated embedding controller: what the cluster does around costart.
+
+It submits arrivals, makes claims READY (or FAILED) a drawn delay after a member is
+placed, starts members as soon as `may_start` says yes, ends jobs after their run time
+(or crashes them, as drawn), and cancels groups of services after their lifetime.
+
+`Embedder` runs the costart policies (``atomic``, ``reserve``: each spec's placement mode
+overridden); `costart.sim.independent` subclasses it for the naive baseline. Reactions
+work from the events each command wrote, so their cost is O(1) per event, and every
+draw comes from a stream keyed by names (`keyed_random`), never from shared state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from costart.domain import events as ev
+from costart.domain.errors import SpecError
+from costart.domain.spec_types import GroupSpec, PlacementMode
+from costart.domain.states import GROUP_STARTED, GroupState, MemberState
+from costart.sim.metrics import Original
+from costart.sim.setup import HOUR_NS, SimSetup, keyed_random
+from costart.sim.workload import Arrival
+
+if TYPE_CHECKING:
+    from costart.sim.engine import Engine
+
+GROUP_ENDS = (ev.GroupSucceeded, ev.GroupFailed, ev.GroupCancelled)
+EXIT_CODES = {"oom": 137, "error": 1}
+
+
+class Unit:
+    """One controller group as the embedder knows it. Under costart policies the unit is
+    the original group; under ``independent`` it is one task of it (``member``/``task``)."""
+
+    __slots__ = (
+        "barrier_attempt",
+        "ended",
+        "gens",
+        "key",
+        "member",
+        "member_keys",
+        "name",
+        "original",
+        "running",
+        "spec",
+        "starts",
+        "task",
+    )
+
+    def __init__(
+        self, name: str, spec: GroupSpec, original: Original, member: str | None, task: int
+    ) -> None:
+        self.name = name
+        self.spec = spec
+        self.original = original
+        self.member = member
+        self.task = task
+        self.key = ""
+        self.member_keys: dict[str, str] = {}
+        self.gens: dict[str, int] = {}
+        self.starts: dict[str, int] = {}
+        self.running = False
+        self.ended = False
+        self.barrier_attempt = 0  # the attempt whose barrier release we reacted to
+
+    def source_member(self, member: str) -> str:
+        """The original group's member this unit's member stands for."""
+        return self.member if self.member is not None else member
+
+
+class Embedder:
+    """The embedding controller under a costart policy (``mode`` overrides every spec's
+    placement mode; None keeps each spec's own)."""
+
+    policy = "costart"
+
+    def __init__(self, setup: SimSetup, mode: PlacementMode | None) -> None:
+        self.setup = setup
+        self.seed = setup.options.seed
+        self.mode = mode
+        self.policy = mode or "as-specified"
+        self.arrivals = setup.workload.arrivals
+        self.originals: list[Original] = []
+        self.units_by_name: dict[str, Unit] = {}
+        self.units: dict[str, Unit] = {}
+        self.rejected: list[str] = []
+        self.arrived = 0
+        self._reactions: dict[type[ev.DomainEvent], Callable[[Unit, Any], None]] = {
+            ev.MemberPlaced: self._placed,
+            ev.ClaimReady: self._claim_ready,
+            ev.BarrierReleased: self._barrier_released,
+            ev.MemberStarted: self._member_started,
+            ev.PlacementReleased: self._released,
+            ev.MemberSucceeded: self._member_ended,
+            ev.MemberFailed: self._member_ended,
+            ev.MemberStopped: self._member_ended,
+            ev.GroupSucceeded: self._group_ended,
+            ev.GroupFailed: self._group_ended,
+            ev.GroupCancelled: self._group_ended,
+        }
+
+    def bind(self, engine: Engine) -> None:
+        self.engine = engine
+        self.usage = engine.usage
+
+    def start(self) -> None:
+        for index, arrival in enumerate(self.arrivals):
+            self.originals.append(Original(index, arrival.spec.name, arrival.at_ns))
+            self.engine.push(arrival.at_ns, "arrive", index)
+
+    # --- queue items -----------------------------------------------------------------
+
+    def handle(self, kind: str, payload: tuple[Any, ...]) -> None:
+        getattr(self, f"_on_{kind}")(*payload)
+
+    def _on_arrive(self, index: int) -> None:
+        self.arrived += 1
+        arrival = self.arrivals[index]
+        original = self.originals[index]
+        spec = arrival.spec
+        if self.mode is not None and spec.placement.mode != self.mode:
+            placement = msgspec.structs.replace(spec.placement, mode=self.mode)
+            spec = msgspec.structs.replace(spec, placement=placement)
+        self.usage.waiting += 1
+        self._submit(Unit(spec.name, spec, original, None, 0))
+
+    def _submit(self, unit: Unit) -> None:
+        self.units_by_name[unit.name] = unit
+        try:
+            self.engine.submit(unit.spec)
+        except SpecError as error:
+            self._reject(unit.original, str(error))
+
+    def _reject(self, original: Original, why: str) -> None:
+        if original.outcome is None:
+            original.outcome = "rejected"
+            original.ended_ns = self.engine.now_ns
+            self.usage.waiting -= 1
+            self.rejected.append(f"{original.name}: {why}")
+
+    def _on_claim(self, unit: Unit, member: str, claim: str, gen: int, fail: bool) -> None:
+        state = self._member(unit, member)
+        if unit.gens.get(member) != gen or state.status != "PLACED":
+            return  # placed again, released or gone since: this readiness is stale
+        if state.claims.get(claim) != "PENDING":
+            return
+        ref = f"{unit.name}/{member}"
+        if fail:
+            self.engine.command(self.engine.controller.claim_failed, ref, claim, "simulated")
+        else:
+            self.engine.command(self.engine.controller.claim_ready, ref, claim)
+
+    def _on_end_run(self, unit: Unit, member: str, token: tuple[int, int], reason: str) -> None:
+        """A started member's run ends: ``reason`` "" is success, else a crash."""
+        state = self._member(unit, member)
+        group = self._group(unit)
+        if state.status != "RUNNING" or (state.started_at_ns, group.attempt) != token:
+            return  # restarted, stopped or released since
+        ref = f"{unit.name}/{member}"
+        controller = self.engine.controller
+        if not reason:
+            self.engine.command(controller.member_succeeded, ref)
+        elif state.spec.kind == "replica-set":
+            replica = min(a.index for a in state.assignments)
+            self.engine.command(controller.member_failed, ref, reason, None, replica)
+        else:
+            self.engine.command(controller.member_failed, ref, reason, EXIT_CODES.get(reason, 1))
+
+    def _on_cancel(self, unit: Unit) -> None:
+        if not self._group(unit).is_terminal:
+            self.engine.command(self.engine.controller.cancel, unit.name)
+
+    # --- reacting to written events ---------------------------------------------------
+
+    def submitted(self, event: ev.GroupSubmitted) -> None:
+        """Learn the new group's id and its members' ids (the keys of later events)."""
+        unit = self.units_by_name[event.spec.name]
+        unit.key = str(event.originator_id)
+        unit.member_keys = {
+            m.name: str(i) for m, i in zip(event.spec.members, event.member_ids, strict=True)
+        }
+        self.units[unit.key] = unit
+
+    def member_changed(self, group_key: str, member_key: str, member: MemberState) -> None:
+        self.usage.member_changed(member_key, member, self.units[group_key].original)
+
+    def react(self, events: list[ev.DomainEvent]) -> None:
+        """Act on what one command wrote (after all of it is accounted)."""
+        units = self.units
+        for event in events:
+            reaction = self._reactions.get(type(event))
+            if reaction is not None:
+                reaction(units[str(event.group_id)], event)
+
+    def _member(self, unit: Unit, member: str) -> MemberState:
+        return self.engine.controller.world.members[unit.member_keys[member]]
+
+    def _group(self, unit: Unit) -> GroupState:
+        return self.engine.controller.world.groups[unit.key]
+
+    def _member_name(self, event: ev.DomainEvent) -> MemberState:
+        return self.engine.controller.world.members[str(event.originator_id)]
+
+    def _placed(self, unit: Unit, event: ev.MemberPlaced) -> None:
+        state = self._member_name(event)
+        if state.status == "PLACED":
+            self._schedule_claims(unit, state)
+        elif state.status == "READY":
+            self._start_after_barrier(unit, state)
+
+    def _claim_ready(self, unit: Unit, event: ev.ClaimReady) -> None:
+        state = self._member_name(event)
+        if state.status == "READY":
+            self._start_after_barrier(unit, state)
+
+    def _start_after_barrier(self, unit: Unit, state: MemberState) -> None:
+        """A member READY after its group started (a restart): start it. Before the
+        barrier release is handled, `_barrier_released` starts the whole gang."""
+        if unit.barrier_attempt == self._group(unit).attempt:
+            self._start_if_allowed(unit, state)
+
+    def _barrier_released(self, unit: Unit, event: ev.BarrierReleased) -> None:
+        unit.barrier_attempt = event.attempt
+        self.group_started(unit)
+        for member in unit.spec.members:
+            state = self._member(unit, member.name)
+            if state.status == "READY":
+                self._start_if_allowed(unit, state)
+
+    def _start_if_allowed(self, unit: Unit, state: MemberState) -> None:
+        ref = f"{unit.name}/{state.name}"
+        if self._group(unit).status in GROUP_STARTED and self.engine.controller.may_start(ref):
+            self.engine.command(self.engine.controller.member_started, ref)
+
+    def _schedule_claims(self, unit: Unit, state: MemberState) -> None:
+        gen = unit.gens.get(state.name, 0) + 1
+        unit.gens[state.name] = gen
+        source = unit.source_member(state.name)
+        behaviour = self.arrival_of(unit).behaviour_of(source)
+        now = self.engine.now_ns
+        for claim in state.spec.claims:
+            rng = keyed_random(
+                self.seed, "claim", unit.original.name, source, unit.task, claim, gen
+            )
+            delay = behaviour.claim_delay.draw_ns(rng)
+            fail = behaviour.claim_fail > 0 and rng.random() < behaviour.claim_fail
+            self.engine.push(now + delay, "claim", unit, state.name, claim, gen, fail)
+
+    def arrival_of(self, unit: Unit) -> Arrival:
+        return self.arrivals[unit.original.index]
+
+    def draw_run(self, original: Original, member: str, start: int) -> tuple[int | None, str]:
+        """When the ``start``-th start of ``member`` ends, and why ("" = success):
+        (None, "") for a service that runs until its group ends."""
+        arrival = self.arrivals[original.index]
+        run = arrival.run_of(member)
+        behaviour = arrival.behaviour_of(member)
+        rng = keyed_random(self.seed, "run", original.name, member, start)
+        job = arrival.spec.member(member).kind == "job"
+        runtime = (run.runtime_ns or HOUR_NS) if job else None
+        if run.fails_after_ns is not None and start == 1:
+            return run.fails_after_ns, run.failure_reason
+        if behaviour.fail and rng.random() < behaviour.fail:
+            reason = rng.choice(behaviour.fail_reasons)
+            if runtime is not None:
+                return int(rng.random() * runtime), reason
+            if behaviour.crash_after is not None:
+                return behaviour.crash_after.draw_ns(rng), reason
+        return runtime, ""
+
+    # --- policy hooks ------------------------------------------------------------------
+
+    def _member_started(self, unit: Unit, event: ev.MemberStarted) -> None:
+        state = self._member_name(event)
+        original = unit.original
+        if not original.full_started:
+            original.partial = True  # never under costart: the barrier came first
+        start = unit.starts.get(state.name, 0) + 1
+        unit.starts[state.name] = start
+        after, reason = self.draw_run(original, state.name, start)
+        if after is not None:
+            token = (event.at_ns, self._group(unit).attempt)
+            self.engine.push(event.at_ns + after, "end_run", unit, state.name, token, reason)
+
+    def _member_ended(self, unit: Unit, event: ev.DomainEvent) -> None:
+        """A member succeeded, failed or was stopped (the independent policy counts)."""
+
+    def group_started(self, unit: Unit) -> None:
+        original = unit.original
+        self.usage.set_full_started(original, True)
+        if original.started_ns is not None:
+            return
+        original.started_ns = self.engine.now_ns
+        self.usage.waiting -= 1
+        lifetime = self.arrival_of(unit).lifetime_ns
+        if lifetime is not None and all(m.kind == "replica-set" for m in unit.spec.members):
+            self.engine.push(self.engine.now_ns + lifetime, "cancel", unit)
+
+    def _released(self, unit: Unit, event: ev.PlacementReleased) -> None:
+        self.usage.set_full_started(unit.original, False)
+
+    def _group_ended(self, unit: Unit, event: ev.DomainEvent) -> None:
+        unit.ended = True
+        original = unit.original
+        original.ended_ns = self.engine.now_ns
+        original.outcome = type(event).__name__.removeprefix("Group").lower()
+        if original.started_ns is None:
+            self.usage.waiting -= 1

@@ -1,0 +1,178 @@
+"""The ``independent`` baseline: every task placed and started as soon as it fits.
+
+This is what users have without co-start: each task of a group is its own one-task
+group (atomic, with its member's claims, so it starts once it is placed and its own
+claims are READY), submitted when its pod would be created (up to ``task_skew`` after
+the group's arrival, drawn per task). The original group counts as started when every
+task runs at once; its jobs' run time counts from that moment — tasks that started
+earlier hold accelerators doing nothing (partial-start waste). The naive controller has
+no group failure policy: a task that fails fails its original group, whose other tasks
+are cancelled. A replica set contributes its start quorum (``min_start``) of replicas.
+
+An original group that never fully starts while some of its tasks hold accelerators
+when the run ends is deadlocked.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import msgspec
+
+from costart.domain import events as ev
+from costart.domain.errors import SpecError
+from costart.domain.spec_types import FailurePolicy, GroupSpec, MemberSpec, SuccessPolicy
+from costart.sim.embedder import Embedder, Unit
+from costart.sim.metrics import Original
+from costart.sim.setup import SimSetup, keyed_random
+
+FAIL_GROUP = FailurePolicy(default="fail-group", max_group_restarts=0)
+ALL_JOBS = SuccessPolicy(when="all-jobs")
+
+
+def task_name(original: str, member: str, task: int) -> str:
+    """A short, deterministic, valid group name for one task of an original group."""
+    digest = hashlib.sha256(f"{original}/{member}/{task}".encode()).hexdigest()[:12]
+    return f"t-{digest}"
+
+
+def task_spec(spec: GroupSpec, member: MemberSpec, task: int) -> GroupSpec:
+    """One task of ``member`` as a group of its own (atomic, fail-group)."""
+    single = msgspec.structs.replace(member, count=1, min_start=1, min_running=1)
+    placement = msgspec.structs.replace(
+        spec.placement, mode="atomic", topology=None, placement_group=None
+    )
+    return msgspec.structs.replace(
+        spec,
+        name=task_name(spec.name, member.name, task),
+        placement=placement,
+        failure=FAIL_GROUP,
+        success=ALL_JOBS,
+        members=(single,),
+    )
+
+
+def tasks_of(member: MemberSpec) -> int:
+    return member.count if member.kind == "job" else member.min_start
+
+
+class IndependentEmbedder(Embedder):
+    """The embedding controller without co-start groups."""
+
+    def __init__(self, setup: SimSetup) -> None:
+        super().__init__(setup, None)
+        self.policy = "independent"
+        self.task_units: dict[int, list[Unit]] = {}
+
+    def _on_arrive(self, index: int) -> None:
+        self.arrived += 1
+        arrival = self.arrivals[index]
+        original = self.originals[index]
+        self.usage.waiting += 1
+        try:
+            # The same admission check as costart's, so both run the same groups.
+            self.engine.placement.check_feasible(arrival.spec)
+        except SpecError as error:
+            self._reject(original, str(error))
+            return
+        units = []
+        skew = self.setup.options.task_skew_ns
+        for member in arrival.spec.members:
+            for task in range(tasks_of(member)):
+                spec = task_spec(arrival.spec, member, task)
+                unit = Unit(spec.name, spec, original, member.name, task)
+                units.append(unit)
+                rng = keyed_random(self.seed, "skew", original.name, member.name, task)
+                self.engine.push(arrival.at_ns + int(rng.random() * skew), "submit", unit)
+        original.units = len(units)
+        self.task_units[index] = units
+
+    def _on_submit(self, unit: Unit) -> None:
+        if unit.original.outcome is None:
+            self._submit(unit)
+        else:
+            unit.ended = True  # the original ended (failed) before this task was created
+            self._finish_if_all_ended(unit.original)
+
+    def _member_started(self, unit: Unit, event: ev.MemberStarted) -> None:
+        original = unit.original
+        unit.running = True
+        original.running_units += 1
+        if original.full_started:
+            return
+        if original.running_units < original.units:
+            original.partial = True
+            return
+        self.usage.set_full_started(original, True)
+        original.started_ns = self.engine.now_ns
+        self.usage.waiting -= 1
+        arrival = self.arrivals[original.index]
+        for member in arrival.spec.members:
+            after, reason = self.draw_run(original, member.name, 1)
+            if after is not None:
+                self.engine.push(
+                    self.engine.now_ns + after, "end_member", original, member.name, reason
+                )
+        if arrival.lifetime_ns is not None and all(
+            m.kind == "replica-set" for m in arrival.spec.members
+        ):
+            self.engine.push(self.engine.now_ns + arrival.lifetime_ns, "end_original", original)
+
+    def _member_ended(self, unit: Unit, event: ev.DomainEvent) -> None:
+        if unit.running:
+            unit.running = False
+            unit.original.running_units -= 1
+
+    def group_started(self, unit: Unit) -> None:
+        """A task's own barrier: the original starts only when every task runs."""
+
+    def _released(self, unit: Unit, event: ev.PlacementReleased) -> None:
+        """A task released before its start simply waits again; nothing to move."""
+
+    def _group_ended(self, unit: Unit, event: ev.DomainEvent) -> None:
+        unit.ended = True
+        original = unit.original
+        units = self.task_units[original.index]
+        if original.outcome is None:
+            if isinstance(event, ev.GroupFailed):
+                original.outcome = "failed"
+                self._cancel_all(original)
+            elif isinstance(event, ev.GroupSucceeded):
+                jobs = [u for u in units if u.spec.members[0].kind == "job"]
+                if all(u.ended for u in jobs):
+                    original.outcome = "succeeded"
+                    self._cancel_all(original)
+        self._finish_if_all_ended(original)
+
+    def _finish_if_all_ended(self, original: Original) -> None:
+        if original.ended_ns is None and all(u.ended for u in self.task_units[original.index]):
+            original.outcome = original.outcome or "cancelled"
+            original.ended_ns = self.engine.now_ns
+            if original.started_ns is None:
+                self.usage.waiting -= 1
+
+    def _cancel_all(self, original: Original) -> None:
+        for unit in self.task_units[original.index]:
+            if unit.key and not unit.ended and not self._group(unit).is_terminal:
+                self.engine.command(self.engine.controller.cancel, unit.name)
+
+    def _on_end_member(self, original: Original, member: str, reason: str) -> None:
+        """The original's job member finishes (every task succeeds) or one task crashes."""
+        if original.outcome is not None:
+            return
+        controller = self.engine.controller
+        for unit in self.task_units[original.index]:
+            if unit.member != member or unit.ended or not unit.running:
+                continue
+            ref = f"{unit.name}/{member}"
+            if not reason:
+                self.engine.command(controller.member_succeeded, ref)
+            else:
+                self.engine.command(controller.member_failed, ref, reason, 1)
+                return
+
+    def _on_end_original(self, original: Original, *_: Any) -> None:
+        if original.outcome is None:
+            original.outcome = "cancelled"
+            self._cancel_all(original)

@@ -1,0 +1,181 @@
+"""One policy's figures after a run, and running several policies over one setup.
+
+Everything here is derived from virtual time and the log, never from the wall clock, so
+the report is the same for the same seed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+
+import msgspec
+
+from costart.sim.embedder import Embedder
+from costart.sim.engine import Engine
+from costart.sim.independent import IndependentEmbedder
+from costart.sim.metrics import NS_PER_HOUR, Sample, percentile
+from costart.sim.ports import ControllerFactory, SimController
+from costart.sim.setup import SimSetup
+
+POLICIES = ("atomic", "reserve", "independent")
+NS_PER_SECOND = 10**9
+LOG_PAGE = 10_000
+
+
+class PolicyResult(msgspec.Struct, frozen=True):
+    """The figures of one policy (times in seconds, GPU use in GPU-hours)."""
+
+    policy: str
+    groups: int
+    rejected: int
+    started: int
+    never_started: int
+    succeeded: int
+    failed: int
+    cancelled: int
+    partial_starts: int
+    deadlocked: int
+    time_to_start_p50_s: float | None
+    time_to_start_p90_s: float | None
+    time_to_start_p99_s: float | None
+    idle_held_gpu_hours: float
+    partial_start_waste_gpu_hours: float
+    busy_gpu_hours: float
+    capacity_gpu_hours: float
+    utilization: float
+    invariant_checks: int
+    events_audited: int
+    restore_checks: int
+    controller_restarts: int
+    node_losses: int
+    sessions: int
+    steps: int
+    log_events: int
+    log_sha256: str
+    end_s: float
+    end_reason: str
+    deadlocked_groups: list[str] = msgspec.field(default_factory=list)
+    timeline: list[Sample] = msgspec.field(default_factory=list)
+
+
+def log_digest(controller: SimController) -> tuple[int, str]:
+    """(events, sha256 over every notification's topic and state bytes)."""
+    digest = hashlib.sha256()
+    count = 0
+    start = 1
+    while True:
+        page = controller.recorder.select_notifications(start=start, limit=LOG_PAGE)
+        for notification in page:
+            digest.update(notification.topic.encode())
+            digest.update(notification.state)
+        count += len(page)
+        if len(page) < LOG_PAGE:
+            return count, digest.hexdigest()
+        start = page[-1].id + 1
+
+
+def _hours(gpu_ns: int) -> float:
+    return round(gpu_ns / NS_PER_HOUR, 4)
+
+
+def _seconds(ns: int | None) -> float | None:
+    return None if ns is None else round(ns / NS_PER_SECOND, 3)
+
+
+def _holding(engine: Engine, embedder: Embedder) -> set[int]:
+    """Indexes of original groups whose live units hold or use accelerators now."""
+    world = engine.controller.world
+    out: set[int] = set()
+    for unit in embedder.units.values():
+        group = world.groups[unit.key]
+        if group.is_terminal:
+            continue
+        for key in unit.member_keys.values():
+            member = world.members[key]
+            if member.spec.shape.gpu and (member.held or member.assignments):
+                out.add(unit.original.index)
+    return out
+
+
+def result_of(engine: Engine, embedder: Embedder) -> PolicyResult:
+    originals = embedder.originals
+    waits = [o.started_ns - o.at_ns for o in originals if o.started_ns is not None]
+    holding = _holding(engine, embedder)
+    deadlocked = [
+        o.name
+        for o in originals
+        if o.started_ns is None and o.outcome is None and o.index in holding
+    ]
+    usage = engine.usage
+    capacity_ns = usage.capacity_gpus * engine.now_ns
+    events, digest = log_digest(engine.controller)
+    outcomes = [o.outcome for o in originals]
+    c = engine.counters
+    return PolicyResult(
+        policy=embedder.policy,
+        groups=len(originals),
+        rejected=outcomes.count("rejected"),
+        started=len(waits),
+        never_started=sum(1 for o in originals if o.started_ns is None and o.outcome != "rejected"),
+        succeeded=outcomes.count("succeeded"),
+        failed=outcomes.count("failed"),
+        cancelled=outcomes.count("cancelled"),
+        partial_starts=sum(1 for o in originals if o.partial),
+        deadlocked=len(deadlocked),
+        time_to_start_p50_s=_seconds(percentile(waits, 50)),
+        time_to_start_p90_s=_seconds(percentile(waits, 90)),
+        time_to_start_p99_s=_seconds(percentile(waits, 99)),
+        idle_held_gpu_hours=_hours(usage.idle_gpu_ns),
+        partial_start_waste_gpu_hours=_hours(usage.waste_gpu_ns),
+        busy_gpu_hours=_hours(usage.busy_gpu_ns),
+        capacity_gpu_hours=_hours(capacity_ns),
+        utilization=round(usage.busy_gpu_ns / capacity_ns, 4) if capacity_ns else 0.0,
+        invariant_checks=c.world_checks,
+        events_audited=c.events_audited,
+        restore_checks=c.restore_checks,
+        controller_restarts=c.controller_restarts,
+        node_losses=c.node_losses,
+        sessions=c.sessions,
+        steps=c.steps,
+        log_events=events,
+        log_sha256=digest,
+        end_s=round(engine.now_ns / NS_PER_SECOND, 3),
+        end_reason=engine.end_reason,
+        deadlocked_groups=deadlocked[:50],
+        timeline=usage.timeline,
+    )
+
+
+def embedder_for(policy: str, setup: SimSetup) -> Embedder:
+    if policy == "independent":
+        return IndependentEmbedder(setup)
+    if policy == "atomic":
+        return Embedder(setup, "atomic")
+    if policy == "reserve":
+        return Embedder(setup, "reserve")
+    if policy == "as-specified":
+        return Embedder(setup, None)
+    raise ValueError(f"unknown policy {policy!r} (atomic, reserve, independent, as-specified)")
+
+
+def run_policy(
+    setup: SimSetup,
+    policy: str,
+    factory: ControllerFactory,
+    progress: Callable[[Engine], None] | None = None,
+) -> tuple[PolicyResult, Engine]:
+    """Run one policy; returns its figures and the engine (for its controller's log)."""
+    embedder = embedder_for(policy, setup)
+    engine = Engine(setup, embedder, factory, progress=progress)
+    engine.run()
+    return result_of(engine, embedder), engine
+
+
+def run_policies(
+    setup: SimSetup,
+    factory: ControllerFactory,
+    policies: Sequence[str] = POLICIES,
+    progress: Callable[[Engine], None] | None = None,
+) -> list[PolicyResult]:
+    return [run_policy(setup, p, factory, progress)[0] for p in policies]
