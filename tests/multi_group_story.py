@@ -30,7 +30,8 @@ def run_story(
     controller: Controller, clock: ManualClock, after_each: Callable[[], object] = lambda: None
 ) -> None:
     """g1 reserves, places, starts, loses a rollout and re-places it; g2 waits in the
-    queue and is cancelled; g3 is submitted by bob and stays pending."""
+    queue and is cancelled; g3 is submitted by bob and stays pending; spare nodes are
+    drained, lost and brought back."""
     g1 = trainer_and_rollout("g1", "alice")
     g2 = a_group("g2", "alice").with_member("solo", gpu=4, tasks=1).build()
     g3 = a_group("g3", "bob").with_member("big", gpu=8, tasks=4).build()
@@ -77,3 +78,8 @@ def run_story(
     step(1, lambda: controller.member_started("g1/rollout"))
     step(10, lambda: controller.cancel("g2"))
     step(1, lambda: controller.submit(g3))
+    # The cluster's own stream: a spare node is drained, goes down and comes back.
+    step(1, lambda: controller.set_node_status("spare-n001", "drained"))
+    step(1, lambda: controller.set_node_status("spare-n001", "down"))
+    step(1, lambda: controller.set_node_status("spare-n001", "up"))
+    step(0, lambda: controller.set_node_status("spare-n002", "down"))

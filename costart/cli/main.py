@@ -22,6 +22,7 @@ from costart.cli.commands import Target
 from costart.cli.demo import run_demo
 from costart.cli.exits import EXIT_INVALID, EXIT_USAGE
 from costart.cli.serve import serve
+from costart.cli.sim_demo import run_sim_demo
 from costart.domain.errors import SpecError
 from costart.domain.spec import SpecFormat, parse_spec
 from costart.logs import configure_logging
@@ -46,7 +47,18 @@ def prepare_demo_store(store: Path) -> None:
 
 
 # Commands whose stdout a script reads log only warnings; serve logs JSON lines.
-QUIET = {"submit", "get", "describe", "events", "why", "cancel", "replay", "snapshot"}
+QUIET = {
+    "submit",
+    "get",
+    "describe",
+    "events",
+    "why",
+    "cancel",
+    "replay",
+    "snapshot",
+    "demo",
+    "sim",
+}
 
 
 @app.callback()
@@ -75,20 +87,32 @@ def _setup(
 @app.command()
 def demo(
     ctx: typer.Context,
-    spec: Annotated[Path, typer.Option(help="group spec (TOML)")] = DEMO_SPEC,
+    walkthrough: Annotated[
+        bool, typer.Option(help="instead: one group step by step, printing every state")
+    ] = False,
+    spec: Annotated[Path, typer.Option(help="walkthrough: group spec (TOML)")] = DEMO_SPEC,
 ) -> None:
-    """Drive the RL post-training scenario through placement, the barrier and a failure,
-    on the LMDB store (``--store DIR``, default ``var/demo-store``, made afresh)."""
+    """A short simulation of RL post-training runs: costart (atomic, reserve) against
+    starting members independently. The reserve run's log goes to ``--store DIR``
+    (default ``var/demo-store``, made afresh)."""
     target: Target = ctx.obj
     store = target.store or DEMO_STORE
     prepare_demo_store(store)
     console = Console(width=max(Console().width, 120))
     env = store_env(store)
     env.setdefault("COSTART_SNAPSHOT_EVERY", "8")  # a few snapshots for `replay verify`
-    run_demo(spec, console, env=env)
+    if walkthrough:
+        run_demo(spec, console, env=env)
+        group = "grpo-run-42"
+    else:
+        run_sim_demo(store, store.parent / "demo-report", console)
+        group = "grpo-000"
     console.print(
-        f"The log is in [bold]{store}[/bold]: try `costart --store {store} get groups`, "
-        f"`describe group grpo-run-42`, `events grpo-run-42`, `replay verify`."
+        f"The log is in [bold]{store}[/bold]. Try:\n"
+        f"  costart --store {store} get groups -o wide\n"
+        f"  costart --store {store} describe group {group}\n"
+        f"  costart --store {store} replay verify\n"
+        f"  costart --store {store} replay timeline {group} --html timeline.html"
     )
 
 

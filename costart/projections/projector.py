@@ -80,6 +80,14 @@ class _Batch:
         return self.histograms[name]
 
     def apply(self, position: int, event: ev.DomainEvent) -> None:
+        if isinstance(event, ev.NodeStatusChanged):
+            # The cluster's stream, not a group's: the node view keeps drained/down nodes.
+            if event.status == "up":
+                if self.db.get(self.txn, "nodes", event.node.encode(), str) is not None:
+                    self.db.delete(self.txn, "nodes", event.node.encode())
+            else:
+                self.db.put(self.txn, "nodes", event.node.encode(), event.status)
+            return
         group = self._load_group(event.group_id)
         if group is not None and isinstance(event, ev.BarrierReleased):
             # Measured before the fold: it clears nothing we need, but reads placed_at_ns.

@@ -47,6 +47,7 @@ DATABASES: Final = (
     "holds",
     "gholds",
     "stats",
+    "nodes",
 )
 POSITION_KEY: Final = b"position"
 DEFAULT_MAP_SIZE: Final = 256 * 2**20

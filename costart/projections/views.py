@@ -145,6 +145,14 @@ class Views:
             events=events[-recent:] if recent else events,
         )
 
+    def node_status(self) -> dict[str, str]:
+        """Nodes reported drained or down (absent: up), from the cluster's stream."""
+        with self.db.read() as txn:
+            return {
+                key.decode(): canonical_decode(value, str)
+                for key, value in self.db.scan(txn, "nodes")
+            }
+
     def histograms(self) -> dict[str, Histogram]:
         with self.db.read() as txn:
             return {

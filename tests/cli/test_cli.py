@@ -162,5 +162,16 @@ def test_store_selects_the_lmdb_module_unless_the_environment_names_one(tmp_path
 
 def test_validate_and_demo_still_work(tmp_path):
     assert runner.invoke(app, ["validate", str(DEMO_SPEC)]).exit_code == 0
-    demo = runner.invoke(app, ["demo"])
-    assert demo.exit_code == 0 and "SUCCEEDED" in demo.stdout
+    demo = runner.invoke(app, ["--store", str(tmp_path / "sim"), "demo"])
+    assert demo.exit_code == 0, demo.stdout
+    assert "partial starts" in demo.stdout and "independent" in demo.stdout
+    groups = runner.invoke(app, ["--store", str(tmp_path / "sim"), "get", "groups"])
+    assert groups.exit_code == 0 and "grpo-000" in groups.stdout
+    walkthrough = runner.invoke(app, ["--store", str(tmp_path / "walk"), "demo", "--walkthrough"])
+    assert walkthrough.exit_code == 0 and "SUCCEEDED" in walkthrough.stdout
+    again = runner.invoke(app, ["--store", str(tmp_path / "walk"), "demo"])
+    assert again.exit_code == 0  # a demo store is made afresh
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "keep.txt").write_text("not a demo store")
+    refused = runner.invoke(app, ["--store", str(tmp_path / "mine"), "demo"])
+    assert refused.exit_code == 2 and (tmp_path / "mine" / "keep.txt").exists()

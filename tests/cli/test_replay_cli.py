@@ -40,7 +40,7 @@ def costart(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 def demo_log(tmp_path_factory) -> Path:
     """The demo's log (with snapshots), made once; tests work on copies of it."""
     work = tmp_path_factory.mktemp("demo")
-    done = costart("--store", str(work / "store"), "demo", cwd=ROOT)
+    done = costart("--store", str(work / "store"), "demo", "--walkthrough", cwd=ROOT)
     assert done.returncode == 0, done.stderr
     return work / "store"
 

@@ -245,3 +245,8 @@ def test_views_are_the_same_bytes_whatever_the_hash_seed():
         )
         digests.add(out.stdout.strip().splitlines()[-1])
     assert len(digests) == 1
+
+
+def test_node_reports_are_a_view_of_their_own(tmp_path):
+    controller, views = story_views(tmp_path, batch_size=1)
+    assert views.node_status() == {"spare-n002": "down"} == controller.world.node_status
