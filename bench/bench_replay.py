@@ -28,7 +28,7 @@ from costart.domain.events import Assignment, PendReason
 from costart.domain.spec import spec_from_object
 from costart.logs import configure_logging
 from costart.replay.rebuild import rebuild, restore
-from costart.store.codec import decode_any_event
+from costart.store.codec import decode_any_event, gc_paused
 from costart.store.reading import RecorderSource
 from costart.store.snapshots import encode_world
 
@@ -128,7 +128,8 @@ def main() -> None:
 
         def raw_fold() -> None:
             latest: dict[object, object] = {}
-            with raw.begin() as txn:
+            # The same GC pause as our replay, so the ratio compares like with like.
+            with gc_paused(), raw.begin() as txn:
                 for _, value in txn.cursor():
                     event = decode_any_event(value)
                     latest[event.originator_id] = event

@@ -27,7 +27,7 @@ MEMBER_TERMINAL: Final = frozenset({"SUCCEEDED", "FAILED", "STOPPED"})
 MEMBER_USING: Final = frozenset({"PLACED", "READY", "RUNNING"})
 
 
-class GroupState(msgspec.Struct, kw_only=True):
+class GroupState(msgspec.Struct, kw_only=True, gc=False):
     """Everything the controller knows about one group, field-complete."""
 
     id: UUID
@@ -61,7 +61,7 @@ class GroupState(msgspec.Struct, kw_only=True):
         return self.barrier_released_attempt == self.attempt
 
 
-class MemberState(msgspec.Struct, kw_only=True):
+class MemberState(msgspec.Struct, kw_only=True, gc=False):
     """Everything the controller knows about one member, field-complete."""
 
     id: UUID

@@ -23,7 +23,7 @@ from costart.domain.projector import (
 from costart.domain.states import GroupState, MemberState
 
 
-class World(msgspec.Struct, kw_only=True):
+class World(msgspec.Struct, kw_only=True, gc=False):
     """Field-complete controller state. ``position`` is the last folded log position."""
 
     # Keyed by the id's canonical text: canonical encoding sorts keys, and msgspec sorts

@@ -7,14 +7,15 @@ from collections.abc import Iterator
 from costart.domain.events import DomainEvent
 from costart.domain.world import World
 from costart.replay.source import EventSource
-from costart.store.codec import canonical_decode, canonical_encode
+from costart.store.codec import canonical_decode, canonical_encode, gc_paused
 from costart.store.snapshots import CorruptSnapshotError, Snapshot, SnapshotStore
 
 
 def fold(world: World, events: Iterator[tuple[int, DomainEvent]]) -> World:
-    for position, event in events:
-        world.apply(event)
-        world.position = position
+    with gc_paused():
+        for position, event in events:
+            world.apply(event)
+            world.position = position
     return world
 
 

@@ -8,6 +8,9 @@ msgspec events (ADR 0001, 0004).
 
 from __future__ import annotations
 
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any, TypeVar, cast
 from uuid import UUID
@@ -28,6 +31,20 @@ from costart.domain import events as ev
 T = TypeVar("T")
 
 _ENCODER = msgspec.msgpack.Encoder(order="deterministic")
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while decoding or folding many objects that
+    are kept: our states hold no reference cycles, and collecting during a 100k-member
+    decode costs twice the decode itself."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def canonical_encode(obj: Any) -> bytes:

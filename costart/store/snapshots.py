@@ -17,7 +17,7 @@ from eventsourcing.persistence import AggregateRecorder, IntegrityError, StoredE
 
 from costart.domain.ids import COSTART_NAMESPACE
 from costart.domain.world import World
-from costart.store.codec import canonical_decode, canonical_encode
+from costart.store.codec import canonical_decode, canonical_encode, gc_paused
 
 SNAPSHOT_STREAM_ID = uuid5(COSTART_NAMESPACE, "controller-snapshots")
 SNAPSHOT_TOPIC = "costart.snapshot:v1"
@@ -46,7 +46,8 @@ class Snapshot(msgspec.Struct, frozen=True, gc=False):
         if _checksum(self.state) != self.state_checksum:
             raise CorruptSnapshotError(self.position, "state checksum mismatch")
         try:
-            world = canonical_decode(self.state, World)
+            with gc_paused():
+                world = canonical_decode(self.state, World)
         except msgspec.MsgspecError as error:
             raise CorruptSnapshotError(self.position, f"state does not decode: {error}") from None
         if world.position != self.position:
