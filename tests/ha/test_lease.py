@@ -65,7 +65,11 @@ def test_the_first_acquire_takes_epoch_one_and_a_held_lease_is_refused(factory):
     assert b.try_acquire() is None and b.epoch is None
     record = b.read()
     assert record is not None
-    assert (record.holder, record.epoch, record.expires_ns) == ("a", 1, clock.now_ns + 2 * SECOND_NS)
+    assert (record.holder, record.epoch, record.expires_ns) == (
+        "a",
+        1,
+        clock.now_ns + 2 * SECOND_NS,
+    )
 
 
 def test_an_expired_lease_is_taken_with_the_next_epoch_and_the_old_holder_cannot_renew(factory):
