@@ -172,3 +172,13 @@ def test_a_paused_leader_is_fenced_after_the_standby_promoted_and_writes_nothing
     assert {"old-0", "old-1", "old-2", *new_names} <= names_in(world)
     assert promoted["epoch"] == 2
     assert_live_state_is_the_log(store, new_names)
+
+
+def test_a_second_leader_on_a_store_whose_lease_is_held_refuses_to_start(cluster):
+    _, start = cluster
+    leader = start("leader", standby=False)
+    leader.wait_serving()
+    second = start("second", standby=False)
+    assert second.process.wait(timeout=WAIT_S) == 1
+    assert "lease is held by" in second.stderr_path.read_text()
+    assert submit(leader.url, "still-leading") == 201
