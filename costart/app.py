@@ -87,10 +87,18 @@ class Controller(Application[UUID]):
         clock: Clock | None = None,
         placement: PlacementStep | None = None,
         restart_of: Controller | None = None,
+        *,
+        epoch: int | None = None,
+        warm: World | None = None,
     ) -> None:
         """``restart_of``: start over the same log and snapshots as that (crashed)
         controller, restoring from its newest snapshot plus the tail — how the simulator
-        and tests model a controller crash on an in-process store."""
+        and tests model a controller crash on an in-process store.
+
+        High availability (ADR 0009): ``epoch`` is the store lease epoch this controller
+        holds; every append carries it and is refused once another process took the
+        lease. ``warm`` is a state a standby kept up with the log: the controller adopts
+        it (and folds whatever the log holds beyond it) instead of restoring."""
         self._restart_of = restart_of
         super().__init__(env=dict(env) if env is not None else None)
         self._clock: Clock = clock or time.time_ns
@@ -104,8 +112,11 @@ class Controller(Application[UUID]):
         )
         self.snapshot_every = int(self.env.get(SNAPSHOT_EVERY, str(DEFAULT_SNAPSHOT_EVERY)))
         self._last_snapshot_position = 0
-        self._writer = LogWriter(self.recorder, self._msgspec_mapper)
-        self._restore()
+        self._writer = LogWriter(self.recorder, self._msgspec_mapper, epoch)
+        if warm is None:
+            self._restore()
+        else:
+            self._adopt(warm)
         self._writer.start_at(self.world.position)
 
     def construct_recorder(self) -> ApplicationRecorder:
@@ -143,6 +154,26 @@ class Controller(Application[UUID]):
                 tail=world.position - snapshot.position,
             )
         self.world = world
+
+    def _adopt(self, warm: World) -> None:
+        """Start from a standby's warm state: no replay, only the log's tail beyond it.
+        The next automatic snapshot is counted from the adopted position."""
+        self.world = warm
+        adopted = self._last_snapshot_position = warm.position
+        self._catch_up()
+        log.info(
+            "adopted warm state", position=self.world.position, tail=self.world.position - adopted
+        )
+
+    @property
+    def epoch(self) -> int | None:
+        """The lease epoch this controller writes under (None: no lease)."""
+        return self._writer.epoch
+
+    @property
+    def stopped(self) -> BaseException | None:
+        """Why this controller stopped (a failed or fenced write), or None if running."""
+        return self._writer.stopped
 
     def _catch_up(self) -> None:
         """Fold whatever the log holds beyond the live state's position."""

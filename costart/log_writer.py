@@ -10,6 +10,10 @@ next command must see them). If a write then fails, that state is ahead of the l
 the writer stops: the failed command and every later one raise `ControllerStoppedError`,
 and the store refuses every later queued write of this writer (its `WriteChain`); a new
 Controller restores from the log. Databases treat a failed fsync the same way.
+
+Fencing (ADR 0009): a writer built with a lease ``epoch`` tags every queued write with
+it; the store refuses writes whose epoch is no longer the stored one (`FencedError`),
+which stops this writer like any other failed write.
 """
 
 from __future__ import annotations
@@ -17,11 +21,15 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 
+import structlog
 from eventsourcing.persistence import ApplicationRecorder
 
 from costart.domain.events import DomainEvent
 from costart.store.codec import MsgspecMapper
 from costart.store.committer import WriteChain
+from costart.store.errors import FencedError
+
+log = structlog.get_logger("costart.controller")
 
 
 class ControllerStoppedError(RuntimeError):
@@ -30,11 +38,17 @@ class ControllerStoppedError(RuntimeError):
 
 
 class LogWriter:
-    def __init__(self, recorder: ApplicationRecorder, mapper: MsgspecMapper) -> None:
+    def __init__(
+        self, recorder: ApplicationRecorder, mapper: MsgspecMapper, epoch: int | None = None
+    ) -> None:
+        """``epoch``: the lease epoch this writer holds (None: no lease, not fenced)."""
         self._recorder = recorder
         self._mapper = mapper
         self._queue = getattr(recorder, "insert_events_deferred", None)
-        self._chain = WriteChain()
+        if epoch is not None and self._queue is None:
+            raise ValueError("fencing needs a store that queues writes (the LMDB store)")
+        self.epoch = epoch
+        self._chain = WriteChain(epoch)
         self._local = threading.local()
         self._durable = threading.Condition()
         self._durable_position = 0
@@ -113,6 +127,9 @@ class LogWriter:
 
     def _stop(self, error: BaseException) -> None:
         with self._durable:
-            if self.stopped is None:
+            first = self.stopped is None
+            if first:
                 self.stopped = error
             self._durable.notify_all()
+        if first and isinstance(error, FencedError):
+            log.error("write fenced", epoch=error.epoch, current_epoch=error.current)

@@ -2,31 +2,44 @@
 
 Binds 127.0.0.1 unless told otherwise. Logs are JSON lines on stderr (one per request).
 Without ``--store`` the log lives in memory (a demo that forgets everything on exit).
+
+On an LMDB ``--store`` the server is a leader only while it holds the store's lease
+(ADR 0009): it takes the lease at start (failing if another process holds it), renews
+it, and exits non-zero once it is lost. ``--standby`` tails the leader's log instead
+and promotes itself (lease, controller from its warm state, sessions, REST) when the
+leader's lease expires.
 """
 
 from __future__ import annotations
 
+import signal
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import structlog
 import typer
 import uvicorn
 
-from costart.app import Controller
+from costart.app import Controller, PlacementStep
 from costart.cli.backend import VIEWS_DIR, store_env
 from costart.cli.commands import Target
-from costart.cli.exits import EXIT_USAGE
+from costart.cli.exits import EXIT_ERROR, EXIT_USAGE
 from costart.placement import ClusterError
 from costart.projections import Views
 from costart.rest.app import create_app
 from costart.rest.auth import TokenError, Tokens
 from costart.rest.claims import ClaimDriver
 from costart.rest.service import Service, load_placement
+from costart.store.keeper import LeaseKeeper
+from costart.store.lease import Lease
+from costart.store.standby import Standby, open_factory
 
 log = structlog.get_logger("costart.serve")
 SECOND_NS = 10**9
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 DEMO_CLUSTER = Path(__file__).resolve().parents[2] / "scenarios" / "cluster-demo.toml"
 
 
@@ -48,6 +61,12 @@ def serve(
     simulate_claims: Annotated[
         bool, typer.Option(help="run the simulated claim driver (laptop demos)")
     ] = True,
+    standby: Annotated[
+        bool, typer.Option(help="tail the leader's log; take over when its lease expires")
+    ] = False,
+    lease_duration: Annotated[
+        float, typer.Option(help="seconds a leader's lease lasts unless renewed")
+    ] = 2.0,
 ) -> None:
     """Run the controller: REST API, scheduling sessions, timers, simulated claims."""
     target: Target = ctx.obj
@@ -55,23 +74,25 @@ def serve(
         users = Tokens.from_toml(tokens)
         step = load_placement(placement, cluster)
     except (TokenError, ClusterError, ValueError) as error:
-        typer.echo(f"error: {error}", err=True)
-        raise typer.Exit(EXIT_USAGE) from None
+        _usage(str(error))
+    if lease_duration <= 0:
+        _usage("--lease-duration must be positive")
+    lease: Lease | None = None
     if target.store is not None:
         target.store.mkdir(parents=True, exist_ok=True)
-        controller = Controller(env=store_env(target.store), placement=step)
+        controller, lease = _lead(target.store, step, standby, int(lease_duration * SECOND_NS))
         views_dir = target.store / VIEWS_DIR
     else:
+        if standby:
+            _usage("--standby needs an LMDB --store shared with the leader")
         log.warning("no --store: the log is kept in memory and lost on exit")
         controller = Controller(placement=step)
         views_dir = Path(tempfile.mkdtemp(prefix="costart-views-"))
     driver = ClaimDriver(int(claim_delay * SECOND_NS)) if simulate_claims else None
     with Views(views_dir) as views:
         service = Service(controller, views, driver=driver)
-        service.start(interval)
-        log.info("serving", url=f"http://{host}:{port}", placement=step is not None)
-        try:
-            uvicorn.run(
+        server = uvicorn.Server(
+            uvicorn.Config(
                 create_app(service, users),
                 host=host,
                 port=port,
@@ -80,5 +101,102 @@ def serve(
                 limit_concurrency=64,
                 timeout_graceful_shutdown=5,
             )
+        )
+        keeper = _keep(lease, controller, server) if lease is not None else None
+        service.start(interval)
+        log.info(
+            "serving",
+            url=f"http://{host}:{port}",
+            placement=step is not None,
+            epoch=controller.epoch,
+        )
+        try:
+            with _stop_signals_return():
+                server.run()
         finally:
             service.stop()
+            if keeper is not None:
+                keeper.stop()
+            if lease is not None and keeper is not None and keeper.lost is None:
+                _hand_over(controller, lease)
+    if keeper is not None and keeper.lost is not None:
+        raise typer.Exit(EXIT_ERROR)
+
+
+@contextmanager
+def _stop_signals_return() -> Iterator[None]:
+    """uvicorn shuts down on SIGTERM/SIGINT and then raises the signal again under the
+    handler it found. A handler that ignores it lets the stop return here, so a leader
+    hands over (snapshot, lease release) before the process exits."""
+    previous = {sig: signal.signal(sig, lambda *_: None) for sig in STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _usage(message: str) -> NoReturn:
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(EXIT_USAGE)
+
+
+def _lead(
+    store: Path, step: PlacementStep, standby: bool, lease_ns: int
+) -> tuple[Controller, Lease | None]:
+    """The controller of this process, and the lease it writes under (None when the
+    store is not LMDB: no lease, as before HA). A standby returns only once promoted."""
+    env = store_env(store)
+    try:
+        factory = open_factory(env)
+    except ValueError as error:
+        if standby:
+            _usage(str(error))
+        return Controller(env=env, placement=step), None
+    lease = Lease(factory.store, duration_ns=lease_ns)
+    if standby:
+        warm = Standby(factory, lease)
+        epoch = warm.wait_for_lease()
+        assert epoch is not None  # no stop event: waits until it holds the lease
+        controller = Controller(env=env, placement=step, epoch=epoch, warm=warm.world)
+        log.info("promoted", epoch=epoch, position=controller.world.position)
+        return controller, lease
+    epoch = lease.try_acquire()
+    if epoch is None:
+        held = lease.read()
+        holder = held.holder if held is not None else "?"
+        typer.echo(
+            f"error: the store's lease is held by {holder}; start this one with --standby",
+            err=True,
+        )
+        raise typer.Exit(EXIT_ERROR)
+    log.info("lease acquired", epoch=epoch, holder=lease.holder)
+    controller = Controller(env=env, placement=step, epoch=epoch)
+    log.info("leading", epoch=epoch, position=controller.world.position)
+    return controller, lease
+
+
+def _keep(lease: Lease, controller: Controller, server: uvicorn.Server) -> LeaseKeeper:
+    """Renew the lease; stop serving once it is lost (or the controller stopped)."""
+
+    def check() -> str | None:
+        stopped = controller.stopped
+        return None if stopped is None else f"the controller stopped: {stopped}"
+
+    def lost(reason: str) -> None:
+        server.should_exit = True
+
+    keeper = LeaseKeeper(lease, lost, check)
+    keeper.start()
+    return keeper
+
+
+def _hand_over(controller: Controller, lease: Lease) -> None:
+    """A graceful stop of a leader: snapshot the live state (the successor restores or
+    checks against it), then expire the lease so a standby takes over at once."""
+    try:
+        if controller.stopped is None:
+            log.info("snapshot on stop", position=controller.snapshot_now())
+    finally:
+        lease.release()
+        log.info("lease released", epoch=controller.epoch)

@@ -1,7 +1,8 @@
 """LMDB persistence for eventsourcing: ``PERSISTENCE_MODULE=costart.store``.
 
 An append-only, hash-chained, checksummed event log per application in one LMDB
-environment, with group commit, automatic map growth and tailing subscriptions.
+environment, with group commit, automatic map growth, tailing subscriptions, and a
+leadership lease whose epoch fences every append (ADR 0009).
 Settings (environment, optionally prefixed with the application name):
 ``COSTART_LMDB_PATH``, ``COSTART_LMDB_MAP_SIZE``, ``COSTART_LMDB_DURABILITY``
 (``sync``/``async``), ``COSTART_LMDB_POLL_INTERVAL``.
@@ -10,8 +11,9 @@ This module must define exactly one ``InfrastructureFactory`` subclass,
 ``Factory``: ``InfrastructureFactory.construct`` looks for it here.
 """
 
-from costart.store.errors import CorruptRecordError, Defect
+from costart.store.errors import CorruptRecordError, Defect, FencedError
 from costart.store.factory import Factory
+from costart.store.lease import Lease, LeaseRecord
 from costart.store.lmdbenv import LmdbStore, open_store
 from costart.store.reader import LogReader, iter_log, open_readonly
 from costart.store.recorders import (
@@ -29,6 +31,9 @@ __all__ = [
     "CorruptRecordError",
     "Defect",
     "Factory",
+    "FencedError",
+    "Lease",
+    "LeaseRecord",
     "LmdbAggregateRecorder",
     "LmdbApplicationRecorder",
     "LmdbProcessRecorder",

@@ -16,6 +16,11 @@ map and retries the group: nothing was acknowledged, so nothing is lost.
 
 Notification ids and chain links are assigned inside the write transaction, so
 LMDB's single-writer lock orders them across threads *and* processes.
+
+Fencing (ADR 0009): a request may carry its writer's lease epoch. The stored epoch is
+read inside the same write transaction, and a request whose epoch differs is refused
+with `FencedError` (breaking its chain) -- a lease change and an append are ordered by
+the same lock, so no append of a deposed writer can land after a new epoch began.
 """
 
 from __future__ import annotations
@@ -27,7 +32,8 @@ from uuid import UUID
 import lmdb
 from eventsourcing.persistence import IntegrityError, OperationalError
 
-from costart.store.errors import CorruptRecordError
+from costart.store.errors import CorruptRecordError, FencedError
+from costart.store.lease import LEASE_DB, stored_epoch
 from costart.store.records import (
     GENESIS,
     PreparedEvent,
@@ -47,12 +53,17 @@ MAX_GROUP: Final = 512
 class WriteChain:
     """A sequence of pipelined requests where each was computed on top of the ones
     before it (one controller's commands). Once one of them fails, every later one
-    fails too instead of landing in the log without its predecessor (fail-stop)."""
+    fails too instead of landing in the log without its predecessor (fail-stop).
 
-    __slots__ = ("broken",)
+    ``epoch``: the lease epoch the writer holds; every request of the chain carries it
+    and is fenced against the stored one. None: the writer holds no lease (not fenced).
+    """
 
-    def __init__(self) -> None:
+    __slots__ = ("broken", "epoch")
+
+    def __init__(self, epoch: int | None = None) -> None:
         self.broken: BaseException | None = None
+        self.epoch = epoch
 
 
 class ChainBrokenError(OperationalError):
@@ -62,7 +73,18 @@ class ChainBrokenError(OperationalError):
 class WriteRequest:
     """One caller's atomic unit: events for one log and/or one tracking record."""
 
-    __slots__ = ("chain", "done", "error", "events", "ids", "leads", "log", "promoted", "tracking")
+    __slots__ = (
+        "chain",
+        "done",
+        "epoch",
+        "error",
+        "events",
+        "ids",
+        "leads",
+        "log",
+        "promoted",
+        "tracking",
+    )
 
     def __init__(
         self,
@@ -75,6 +97,7 @@ class WriteRequest:
         self.events = events
         self.tracking = tracking
         self.chain = chain
+        self.epoch = chain.epoch if chain is not None else None
         self.ids: range | None = None
         self.error: BaseException | None = None
         self.done: threading.Event | None = None
@@ -148,30 +171,23 @@ class GroupCommitter:
 
     def _commit(self, group: list[WriteRequest]) -> None:
         store = self._store
+        # Opened before the transaction: opening a database needs a transaction itself.
+        lease_db = None
+        if any(request.epoch is not None for request in group):
+            try:
+                lease_db = store.db(LEASE_DB)
+            except BaseException as e:
+                _fail(group, e)
+                return
         while True:
-            touched: set[str] = set()
             try:
                 txn = store.begin(write=True)
             except BaseException as e:
                 _fail(group, e)
                 return
             try:
-                heads: dict[str, tuple[int, bytes]] = {}
-                for request in group:
-                    request.ids = request.error = None
-                    chain = request.chain
-                    if chain is not None and chain.broken is not None:
-                        request.error = ChainBrokenError(
-                            f"not written: an earlier write of this controller failed ({chain.broken})"
-                        )
-                        continue
-                    try:
-                        if _apply(txn, request, heads) and request.log is not None:
-                            touched.add(request.log.name)
-                    except (IntegrityError, CorruptRecordError) as e:
-                        request.error = e
-                        if chain is not None:
-                            chain.broken = e
+                lease_epoch = stored_epoch(txn, lease_db) if lease_db is not None else 0
+                touched = _write_group(txn, group, lease_epoch)
                 txn.commit()
             except lmdb.MapFullError:
                 txn.abort()
@@ -192,6 +208,33 @@ class GroupCommitter:
         store.maybe_sync()
         if touched:
             store.notify(touched)
+
+
+def _write_group(
+    txn: lmdb.Transaction[bytes], group: list[WriteRequest], lease_epoch: int
+) -> set[str]:
+    """Write each request of a group that may be written; the names of the logs appended
+    to. A request's own failure (a broken chain, fenced, a conflict) fails it alone."""
+    touched: set[str] = set()
+    heads: dict[str, tuple[int, bytes]] = {}
+    for request in group:
+        request.ids = request.error = None
+        chain = request.chain
+        if chain is not None and chain.broken is not None:
+            request.error = ChainBrokenError(
+                f"not written: an earlier write of this controller failed ({chain.broken})"
+            )
+            continue
+        try:
+            if request.epoch is not None and request.epoch != lease_epoch:
+                raise FencedError(request.epoch, lease_epoch)
+            if _apply(txn, request, heads) and request.log is not None:
+                touched.add(request.log.name)
+        except (IntegrityError, CorruptRecordError, FencedError) as e:
+            request.error = e
+            if chain is not None:
+                chain.broken = e
+    return touched
 
 
 def _fail(group: list[WriteRequest], error: BaseException) -> None:

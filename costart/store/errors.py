@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from eventsourcing.persistence import DataError
+from eventsourcing.persistence import DataError, OperationalError
 
 
 class Defect(StrEnum):
@@ -45,3 +45,18 @@ class CorruptRecordError(DataError):
 
     def __reduce__(self) -> tuple[type[CorruptRecordError], tuple[str, int, Defect, str]]:
         return type(self), (self.log, self.position, self.defect, self.detail)
+
+
+class FencedError(OperationalError):
+    """An append carried a lease epoch that is no longer the stored one: another process
+    took the lease, so this writer was deposed and must not write again."""
+
+    def __init__(self, epoch: int, current: int) -> None:
+        self.epoch = epoch
+        self.current = current
+        super().__init__(
+            f"write fenced: it carries lease epoch {epoch}, the store is at epoch {current}"
+        )
+
+    def __reduce__(self) -> tuple[type[FencedError], tuple[int, int]]:
+        return type(self), (self.epoch, self.current)
