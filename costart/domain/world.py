@@ -7,6 +7,8 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from functools import lru_cache
+from typing import cast
 from uuid import UUID
 
 import msgspec
@@ -16,11 +18,28 @@ from costart.domain.errors import DomainError, NotFound
 from costart.domain.projector import (
     apply_group_event,
     apply_member_event,
-    is_group_event,
     new_group,
     new_member,
 )
 from costart.domain.states import GroupState, MemberState
+
+_SUBMITTED, _CREATED, _NODE, _GROUP, _MEMBER = range(5)
+_KIND_OF: dict[type[ev.DomainEvent], int] = {
+    ev.GroupSubmitted: _SUBMITTED,
+    ev.MemberCreated: _CREATED,
+    ev.NodeStatusChanged: _NODE,
+    **dict.fromkeys(ev.GROUP_EVENTS, _GROUP),
+    **dict.fromkeys(ev.MEMBER_EVENTS, _MEMBER),
+}
+_KIND_OF[ev.GroupSubmitted] = _SUBMITTED
+_KIND_OF[ev.MemberCreated] = _CREATED
+
+
+@lru_cache(maxsize=1 << 17)
+def _key(aggregate_id: UUID) -> str:
+    """The state maps' key of an id (its canonical text). Cached: ``str(UUID)`` is the
+    costliest step of folding an event, and a replay meets each id many times."""
+    return str(aggregate_id)
 
 
 class World(msgspec.Struct, kw_only=True, gc=False):
@@ -40,37 +59,44 @@ class World(msgspec.Struct, kw_only=True, gc=False):
 
     def apply(self, event: ev.DomainEvent) -> None:
         """Fold one event. Raises `DomainError` if the event breaks the state machine."""
-        if isinstance(event, ev.GroupSubmitted):
-            key = str(event.originator_id)
-            if key in self.groups:
-                raise DomainError(f"group {key} submitted twice")
-            group = new_group(event)
-            self.groups[key] = group
-            self.live_names[group.name] = key
-            self.submissions = max(self.submissions, event.submission_seq)
-        elif isinstance(event, ev.MemberCreated):
-            key = str(event.originator_id)
-            if key in self.members:
-                raise DomainError(f"member {key} created twice")
-            self.members[key] = new_member(event)
-        elif isinstance(event, ev.NodeStatusChanged):
-            if event.originator_version != self.cluster_version + 1:
-                raise DomainError(
-                    f"cluster event version {event.originator_version}; expected {self.cluster_version + 1}"
-                )
-            self.cluster_version = event.originator_version
-            if event.status == "up":
-                self.node_status.pop(event.node, None)
-            else:
-                self.node_status[event.node] = event.status
-        elif is_group_event(event):
+        kind = _KIND_OF.get(type(event), _MEMBER)
+        if kind is _GROUP:
             group = self.group_by_id(event.originator_id)
             apply_group_event(group, event)
             if group.is_terminal:
                 self.live_names.pop(group.name, None)
-        else:
+        elif kind is _MEMBER:
             apply_member_event(self.member_by_id(event.originator_id), event)
+        elif kind is _SUBMITTED:
+            self._submitted(cast(ev.GroupSubmitted, event))
+        elif kind is _CREATED:
+            key = _key(event.originator_id)
+            if key in self.members:
+                raise DomainError(f"member {key} created twice")
+            self.members[key] = new_member(cast(ev.MemberCreated, event))
+        else:
+            self._node_reported(cast(ev.NodeStatusChanged, event))
         self.clock_ns = max(self.clock_ns, event.at_ns)
+
+    def _submitted(self, event: ev.GroupSubmitted) -> None:
+        key = _key(event.originator_id)
+        if key in self.groups:
+            raise DomainError(f"group {key} submitted twice")
+        group = new_group(event)
+        self.groups[key] = group
+        self.live_names[group.name] = key
+        self.submissions = max(self.submissions, event.submission_seq)
+
+    def _node_reported(self, event: ev.NodeStatusChanged) -> None:
+        if event.originator_version != self.cluster_version + 1:
+            raise DomainError(
+                f"cluster event version {event.originator_version}; expected {self.cluster_version + 1}"
+            )
+        self.cluster_version = event.originator_version
+        if event.status == "up":
+            self.node_status.pop(event.node, None)
+        else:
+            self.node_status[event.node] = event.status
 
     def apply_all(self, events: Iterable[ev.DomainEvent]) -> None:
         for event in events:
@@ -78,13 +104,13 @@ class World(msgspec.Struct, kw_only=True, gc=False):
 
     def group_by_id(self, group_id: UUID) -> GroupState:
         try:
-            return self.groups[str(group_id)]
+            return self.groups[_key(group_id)]
         except KeyError:
             raise DomainError(f"unknown group {group_id}") from None
 
     def member_by_id(self, member_id: UUID) -> MemberState:
         try:
-            return self.members[str(member_id)]
+            return self.members[_key(member_id)]
         except KeyError:
             raise DomainError(f"unknown member {member_id}") from None
 

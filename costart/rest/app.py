@@ -22,6 +22,7 @@ from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
 from costart.domain.errors import Conflict, DomainError, IllegalTransition, NotFound, SpecError
 from costart.domain.limits import MAX_SPEC_BYTES
+from costart.log_writer import ControllerStoppedError
 from costart.rest.auth import Tokens
 from costart.rest.metrics import registry_for
 from costart.rest.models import ErrorBody
@@ -45,6 +46,11 @@ def _domain_error(_: Request[Any, Any, Any], error: Exception) -> Response[Error
     if isinstance(error, Conflict | IllegalTransition):
         return _error(409, str(error))
     return _error(400, str(error))
+
+
+def _stopped(_: Request[Any, Any, Any], error: Exception) -> Response[ErrorBody]:
+    # A fenced or failed controller: this server no longer leads; clients retry elsewhere.
+    return _error(503, f"this controller stopped: {error}")
 
 
 def _http_error(_: Request[Any, Any, Any], error: Exception) -> Response[ErrorBody]:
@@ -103,6 +109,7 @@ def create_app(service: Service, tokens: Tokens) -> Litestar:
         dependencies={"user": Provide(authenticate, sync_to_thread=False)},
         exception_handlers={
             DomainError: _domain_error,
+            ControllerStoppedError: _stopped,
             HTTPException: _http_error,
             Exception: _internal_error,
         },

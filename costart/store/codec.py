@@ -128,6 +128,14 @@ class MsgspecMapper(Mapper[UUID]):
             state=state,
         )
 
+    def decode_state(self, topic: str, state: bytes) -> ev.DomainEvent:
+        """The event of a stored body (deciphered and decompressed when configured)."""
+        if self.cipher:
+            state = self.cipher.decrypt(state)
+        if self.compressor:
+            state = self.compressor.decompress(state)
+        return decode_event(topic, state)
+
     def to_domain_event(self, stored_event: StoredEvent) -> Any:
         state = stored_event.state
         try:

@@ -26,11 +26,12 @@ def read_events(
 ) -> Iterator[tuple[int, DomainEvent]]:
     """Events at positions ``after < p <= until`` (to the end when ``until`` is None)."""
     start = after + 1
-    iterate = getattr(recorder, "iter_notifications", None)
-    if until is None and callable(iterate):
+    records = getattr(recorder, "iter_records", None)
+    if until is None and callable(records):
         # The store's own full-log cursor: checked, and far cheaper than paging.
-        for notification in iterate(start):
-            yield notification.id, cast(DomainEvent, mapper.to_domain_event(notification))
+        decode = mapper.decode_state
+        for record in records(start):
+            yield record.id, decode(record.topic, record.state)
         return
     while until is None or start <= until:
         limit = PAGE_SIZE if until is None else min(PAGE_SIZE, until - start + 1)

@@ -29,6 +29,7 @@ from costart.store.lmdbenv import LmdbStore, tracking_db_name
 from costart.store.reader import iter_log
 from costart.store.records import (
     GENESIS,
+    LogRecord,
     PreparedEvent,
     decode_record,
     index_key,
@@ -250,6 +251,11 @@ class LmdbApplicationRecorder(LmdbAggregateRecorder, ApplicationRecorder):
         """
         for record in iter_log(self.store, self.log.name, start=start):
             yield to_notification(record)
+
+    def iter_records(self, start: int = 1) -> Iterator[LogRecord]:
+        """Like `iter_notifications` without building notification objects: the
+        records themselves (``id``, ``topic``, ``state``), checked, for replay."""
+        return iter_log(self.store, self.log.name, start=start)
 
     def subscribe(
         self, gt: int | None = None, topics: Sequence[str] = ()
