@@ -10,7 +10,8 @@ nothing here reads a clock or makes a random id.
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from collections.abc import Callable
+from typing import Any, Generic, Protocol, TypeVar
 from uuid import UUID
 
 import msgspec
@@ -41,10 +42,31 @@ class _Recorder:
         self.events: list[ev.DomainEvent] = []
 
 
-class GroupAggregate:
-    def __init__(self, state: GroupState, recorder: _Recorder) -> None:
-        self.state = state
+class _Versioned(Protocol):
+    id: UUID
+    version: int
+
+
+S = TypeVar("S", bound=_Versioned)
+
+
+class _Aggregate(Generic[S]):
+    """An aggregate over its state: ``trigger`` checks the transition, builds the next
+    event (version + 1, the injected time), folds it and records it."""
+
+    def __init__(
+        self,
+        state: S,
+        recorder: _Recorder,
+        check: Callable[[S, type[ev.DomainEvent]], None],
+        fold: Callable[[S, ev.DomainEvent], None],
+        group_id: UUID,
+    ) -> None:
+        self.state: S = state
         self._recorder = recorder
+        self._check: Callable[[S, type[ev.DomainEvent]], None] = check
+        self._fold: Callable[[S, ev.DomainEvent], None] = fold
+        self._group_id = group_id
 
     @property
     def id(self) -> UUID:
@@ -54,56 +76,32 @@ class GroupAggregate:
     def version(self) -> int:
         return self.state.version
 
-    def can(self, event_type: type[ev.DomainEvent]) -> bool:
-        try:
-            check_group(self.state, event_type)
-        except Exception:
-            return False
-        return True
-
     def trigger(self, event_type: type[E], at_ns: int, **fields: Any) -> E:
-        check_group(self.state, event_type)
+        self._check(self.state, event_type)
         event = event_type(
             originator_id=self.id,
             originator_version=self.version + 1,
-            group_id=self.id,
+            group_id=self._group_id,
             at_ns=at_ns,
             **fields,
         )
-        apply_group_event(self.state, event)
+        self._fold(self.state, event)
         self._recorder.events.append(event)
         return event
 
 
-class MemberAggregate:
+class GroupAggregate(_Aggregate[GroupState]):
+    def __init__(self, state: GroupState, recorder: _Recorder) -> None:
+        super().__init__(state, recorder, check_group, apply_group_event, state.id)
+
+
+class MemberAggregate(_Aggregate[MemberState]):
     def __init__(self, state: MemberState, recorder: _Recorder) -> None:
-        self.state = state
-        self._recorder = recorder
-
-    @property
-    def id(self) -> UUID:
-        return self.state.id
-
-    @property
-    def version(self) -> int:
-        return self.state.version
+        super().__init__(state, recorder, check_member, apply_member_event, state.group_id)
 
     @property
     def name(self) -> str:
         return self.state.spec.name
-
-    def trigger(self, event_type: type[E], at_ns: int, **fields: Any) -> E:
-        check_member(self.state, event_type)
-        event = event_type(
-            originator_id=self.id,
-            originator_version=self.version + 1,
-            group_id=self.state.group_id,
-            at_ns=at_ns,
-            **fields,
-        )
-        apply_member_event(self.state, event)
-        self._recorder.events.append(event)
-        return event
 
 
 class GroupUnit:
