@@ -303,6 +303,8 @@ class Controller(Application[UUID]):
         with self._command():
             now = self._now(now_ns)
             for group in self.world.live_groups():
+                if not scheduling.deadline_due(group, now):
+                    continue
                 unit = GroupUnit(group, self.world.members_of(group))
                 if scheduling.on_tick(unit, now):
                     fired.extend(self._commit(unit))

@@ -14,7 +14,7 @@ from costart.domain.aggregates import GroupUnit, MemberAggregate
 from costart.domain.errors import DomainError, IllegalTransition
 from costart.domain.events import Assignment, PendReason
 from costart.domain.lifecycle import release_barrier_if_ready
-from costart.domain.states import GROUP_STARTED, GROUP_WAITING
+from costart.domain.states import GROUP_STARTED, GROUP_WAITING, GroupState
 from costart.domain.teardown import release_and_retry
 
 
@@ -123,6 +123,17 @@ def set_pend_reason(unit: GroupUnit, reason: PendReason, at_ns: int) -> bool:
         return False
     unit.group.trigger(ev.PendReasonChanged, at_ns, reason=reason)
     return True
+
+
+def deadline_due(group: GroupState, now_ns: int) -> bool:
+    """Whether `on_tick` would fire anything for this group (cheap: no unit needed)."""
+    if group.status == "RESERVING":
+        deadline = group.reservation_deadline_ns
+    elif group.status == "PLACED":
+        deadline = group.barrier_deadline_ns
+    else:
+        return False
+    return deadline is not None and now_ns >= deadline
 
 
 def on_tick(unit: GroupUnit, now_ns: int) -> bool:

@@ -126,7 +126,7 @@ class World(msgspec.Struct, kw_only=True, gc=False):
 
     def members_of(self, group: GroupState) -> list[MemberState]:
         """The group's members in spec order."""
-        return [self.members[str(member_id)] for member_id in group.member_ids]
+        return [self.members[_key(member_id)] for member_id in group.member_ids]
 
     def member_named(self, group: GroupState, member: str) -> MemberState:
         for state in self.members_of(group):
