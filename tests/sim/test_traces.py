@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
 from costart.sim.traces.dlrm import import_dlrm
 from costart.sim.traces.pai import import_pai, read_machines
-
-TRACES = Path(
-    os.environ.get("COSTART_TRACES", Path(__file__).resolve().parents[3] / "shared" / "traces")
-)
+from tests.sim.helpers import TRACES
 
 
 @pytest.fixture(scope="module")
