@@ -22,16 +22,25 @@ class GroupBuilder:
         name: str,
         *,
         gpu: int = 1,
+        cpu: int = 0,
+        mem_gb: int = 0,
+        gpu_type: str | None = None,
         tasks: int | None = None,
         replicas: int | None = None,
         min_start: int | None = None,
         min_running: int | None = None,
+        topology: dict[str, Any] | str | None = None,
         claims: tuple[str, ...] = (),
     ) -> GroupBuilder:
+        shape: dict[str, Any] = {"gpu": gpu}
+        if cpu or mem_gb:
+            shape |= {"cpu": cpu, "mem_gb": mem_gb}
+        if gpu_type is not None:
+            shape["gpu_type"] = gpu_type
         member: dict[str, Any] = {
             "name": name,
             "kind": "job" if replicas is None else "replica-set",
-            "shape": {"gpu": gpu},
+            "shape": shape,
             "claims": list(claims),
         }
         for key, value in (
@@ -39,10 +48,24 @@ class GroupBuilder:
             ("replicas", replicas),
             ("min_start", min_start),
             ("min_running", min_running),
+            ("topology", topology),
         ):
             if value is not None:
                 member[key] = value
         self.doc["members"].append(member)
+        return self
+
+    def reserve(self, timeout: str = "15m", backoff: str = "1m") -> GroupBuilder:
+        return self.with_placement(mode="reserve", timeout=timeout, backoff=backoff)
+
+    def atomic(self) -> GroupBuilder:
+        return self.with_placement(mode="atomic")
+
+    def with_topology(self, value: dict[str, Any] | str) -> GroupBuilder:
+        return self.with_placement(topology=value)
+
+    def with_priority(self, priority: int) -> GroupBuilder:
+        self.doc["priority"] = priority
         return self
 
     def with_rule(

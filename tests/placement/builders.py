@@ -9,78 +9,21 @@ from costart.app import Controller
 from costart.domain.decisions import PlaceGroup
 from costart.domain.events import Assignment
 from costart.domain.invariants import check_world
-from costart.domain.spec import spec_from_object
 from costart.domain.spec_types import GroupSpec, Topology
 from costart.placement import Cluster, CoPlacementStep, InMemoryAllocator, Node
+from tests.builders import GroupBuilder as BaseGroupBuilder
 
 SECOND_NS = 10**9
 
 
-class GroupBuilder:
-    def __init__(self, name: str, owner: str) -> None:
-        self.doc: dict[str, Any] = {"name": name, "owner": owner, "members": []}
+class GroupBuilder(BaseGroupBuilder):
+    """The shared builder; placement tests' restart rules allow many restarts."""
 
-    def with_member(
-        self,
-        name: str,
-        *,
-        gpu: int = 1,
-        cpu: int = 0,
-        mem_gb: int = 0,
-        gpu_type: str | None = None,
-        tasks: int | None = None,
-        replicas: int | None = None,
-        min_start: int | None = None,
-        topology: dict[str, Any] | str | None = None,
-        claims: tuple[str, ...] = (),
+    def with_rule(  # type: ignore[override]
+        self, action: str, members: tuple[str, ...] = ()
     ) -> GroupBuilder:
-        shape: dict[str, Any] = {"gpu": gpu, "cpu": cpu, "mem_gb": mem_gb}
-        if gpu_type is not None:
-            shape["gpu_type"] = gpu_type
-        member: dict[str, Any] = {
-            "name": name,
-            "kind": "job" if replicas is None else "replica-set",
-            "shape": shape,
-            "claims": list(claims),
-        }
-        for key, value in (
-            ("tasks", tasks),
-            ("replicas", replicas),
-            ("min_start", min_start),
-            ("topology", topology),
-        ):
-            if value is not None:
-                member[key] = value
-        self.doc["members"].append(member)
+        super().with_rule(action, members=members, reasons=("any",), max_restarts=10)
         return self
-
-    def reserve(self, timeout: str = "15m", backoff: str = "1m") -> GroupBuilder:
-        self.doc.setdefault("placement", {}).update(
-            mode="reserve", timeout=timeout, backoff=backoff
-        )
-        return self
-
-    def atomic(self) -> GroupBuilder:
-        self.doc.setdefault("placement", {})["mode"] = "atomic"
-        return self
-
-    def with_topology(self, value: dict[str, Any] | str) -> GroupBuilder:
-        self.doc.setdefault("placement", {})["topology"] = value
-        return self
-
-    def with_priority(self, priority: int) -> GroupBuilder:
-        self.doc["priority"] = priority
-        return self
-
-    def with_rule(self, action: str, members: tuple[str, ...] = ()) -> GroupBuilder:
-        rules = self.doc.setdefault("failure", {}).setdefault("rules", [])
-        rules.append(
-            {"members": list(members), "reasons": ["any"], "action": action, "max_restarts": 10}
-        )
-        return self
-
-    def build(self) -> GroupSpec:
-        return spec_from_object(self.doc)
 
 
 def a_group(name: str = "g1", owner: str = "alice") -> GroupBuilder:
