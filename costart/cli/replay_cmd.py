@@ -63,7 +63,10 @@ def verify_cmd(ctx: typer.Context, log_dir: LogOption = None) -> None:
             typer.echo(f"DIVERGENCE at position {error.position} ({error.log}): {error}", err=True)
             raise typer.Exit(EXIT_ERROR) from None
         report = verify(
-            log.source, log.snapshots, progress=lambda n: print(f"  {n:,} events", file=sys.stderr)
+            log.source,
+            log.snapshots,
+            progress=lambda n: print(f"  {n:,} events", file=sys.stderr),
+            log_hash_at=log.record_hash,
         )
         if report.divergence is not None:
             d = report.divergence

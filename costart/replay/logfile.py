@@ -39,14 +39,17 @@ class ReplayLog:
             self.reader.close()
             raise FileNotFoundError(f"{path} holds no controller log ({EVENTS_LOG})")
         store = self.reader.store
-        self.source = RecorderSource(
-            LmdbApplicationRecorder(store, log_name=EVENTS_LOG, create=False)
-        )
+        self.recorder = LmdbApplicationRecorder(store, log_name=EVENTS_LOG, create=False)
+        self.source = RecorderSource(self.recorder)
         self.snapshots: SnapshotStore | None = (
             SnapshotStore(LmdbAggregateRecorder(store, log_name=SNAPSHOTS_LOG, create=False))
             if SNAPSHOTS_LOG in logs
             else None
         )
+
+    def record_hash(self, position: int) -> bytes:
+        """The chain hash of the event record at ``position``."""
+        return self.recorder.record_hash(position)
 
     def integrity_check(self) -> None:
         """Raise `LogIntegrityError` at the first record that fails the store's checks."""

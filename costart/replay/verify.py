@@ -42,6 +42,7 @@ def verify(
     snapshots: SnapshotStore | None = None,
     integrity_check: Callable[[], None] | None = None,
     progress: Callable[[int], None] | None = None,
+    log_hash_at: Callable[[int], bytes] | None = None,
 ) -> VerifyReport:
     """Rebuild from scratch and compare at every snapshot; stop at the first divergence."""
     report = VerifyReport()
@@ -67,7 +68,7 @@ def verify(
         while pending and pending[0] == position:
             pending.pop(0)
             report.snapshots_checked += 1
-            divergence = _compare(world, snapshots, position) if snapshots else None
+            divergence = _compare(world, snapshots, position, log_hash_at) if snapshots else None
             if divergence is not None:
                 report.divergence = divergence
                 return report
@@ -78,12 +79,21 @@ def verify(
     return report
 
 
-def _compare(world: World, snapshots: SnapshotStore, position: int) -> Divergence | None:
+def _compare(
+    world: World,
+    snapshots: SnapshotStore,
+    position: int,
+    log_hash_at: Callable[[int], bytes] | None,
+) -> Divergence | None:
     try:
         snapshot = snapshots.read(position)
         stored = snapshot.world()
     except CorruptSnapshotError as error:
         return Divergence(position, "snapshot", "checksum", str(error))
+    tied = log_hash_at is None or snapshot.log_hash is None
+    if not tied and snapshot.log_hash != log_hash_at(position):  # type: ignore[misc]
+        # Taken from another log (or the log was rewritten since): not this history.
+        return Divergence(position, "snapshot", "log_hash", "not tied to this log's hash chain")
     if encode_world(world) == snapshot.state:
         return None
     changes = diff_worlds(stored, world, limit=1)

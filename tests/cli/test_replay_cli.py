@@ -138,3 +138,21 @@ def test_snapshot_on_demand(log_copy):
     assert done.returncode == 0 and "snapshot at position 32" in done.stdout
     verify = costart("--store", str(log_copy), "replay", "verify", cwd=ROOT)
     assert verify.returncode == 0, verify.stderr
+
+
+def test_a_snapshot_from_another_log_is_not_tied_to_this_chain(log_copy, tmp_path):
+    """Same state bytes, but the snapshot names another log's record hash."""
+    env = {
+        "PERSISTENCE_MODULE": "costart.store",
+        "COSTART_LMDB_PATH": str(log_copy),
+        "COSTART_SNAPSHOT_EVERY": "0",
+    }
+    controller = Controller(env=env)
+    world = rebuild(RecorderSource(controller.recorder), until=29)
+    SnapshotStore(
+        LmdbAggregateRecorder(controller.recorder.store, log_name="costart_snapshots")
+    ).write(world, log_hash=b"\x00" * 16)
+    controller.close()
+    done = costart("--store", str(log_copy), "replay", "verify", cwd=ROOT)
+    assert done.returncode == 1
+    assert "DIVERGENCE at position 29: snapshot log_hash" in done.stderr
