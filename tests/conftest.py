@@ -36,4 +36,3 @@ def pg_url() -> Iterator[str]:
     """A PostgreSQL server the tests may create schemas in: ``$COSTART_TEST_POSTGRES_URL``
     (CI starts one), else a throwaway server started for this session (never skipped)."""
     yield from session_server_url()
-

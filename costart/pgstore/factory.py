@@ -11,6 +11,7 @@ from eventsourcing.persistence import ApplicationRecorder
 from eventsourcing.postgres import PostgresFactory
 from eventsourcing.utils import Environment, EnvType, strtobool
 
+from costart.pgstore.create import AggregateRecorder, ProcessRecorder, TrackingRecorder
 from costart.pgstore.recorder import CostartApplicationRecorder
 from costart.pgstore.settings import LEASE_EPOCH, READ_ONLY
 
@@ -20,7 +21,10 @@ READ_ONLY_OPTIONS = "-c default_transaction_read_only=on"
 class Factory(PostgresFactory):
     """Builds PostgreSQL recorders; see `costart.pgstore.settings` for the settings."""
 
+    aggregate_recorder_class = AggregateRecorder
     application_recorder_class = CostartApplicationRecorder
+    tracking_recorder_class = TrackingRecorder
+    process_recorder_class = ProcessRecorder
 
     def __init__(self, env: Environment | EnvType | None) -> None:
         super().__init__(env)

@@ -23,6 +23,7 @@ import msgspec
 from eventsourcing.postgres import PostgresDatastore
 from psycopg.sql import SQL, Identifier
 
+from costart.pgstore.create import create_retrying
 from costart.pgstore.schema import LEASE_TABLE, create_lease_table
 
 DEFAULT_LEASE_MS: Final = 2000
@@ -104,8 +105,11 @@ class PgLease:
         }
 
     def ensure_table(self) -> None:
-        with self.datastore.transaction(commit=True) as curs:
-            curs.execute(self._create)
+        def create() -> None:
+            with self.datastore.transaction(commit=True) as curs:
+                curs.execute(self._create)
+
+        create_retrying(create)
 
     def read(self) -> LeaseRecord | None:
         with self.datastore.transaction(commit=False) as curs:

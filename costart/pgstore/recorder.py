@@ -19,6 +19,7 @@ from psycopg import Cursor
 from psycopg.rows import DictRow
 
 from costart.pgstore import schema
+from costart.pgstore.create import create_retrying
 from costart.pgstore.errors import fenced_error
 
 
@@ -61,9 +62,8 @@ class CostartApplicationRecorder(PostgresApplicationRecorder):
                 raise fenced from None
             raise
 
-    def _create_table(self, curs: Cursor[DictRow]) -> None:
-        curs.execute(schema.schema_lock())
-        super()._create_table(curs)
+    def create_table(self) -> None:
+        create_retrying(super().create_table)
 
     def _insert_events(
         self, curs: Cursor[DictRow], stored_events: Sequence[StoredEvent], **kwargs: Any

@@ -18,7 +18,6 @@ from costart.pgstore.errors import FENCED_SQLSTATE
 
 LEASE_TABLE: Final = "costart_lease"
 CHECK_EPOCH_FUNCTION: Final = "costart_check_epoch"
-SCHEMA_LOCK_KEY: Final = 0x636F7374  # "cost": serializes concurrent table creation
 
 
 def create_lease_table(schema: str) -> Composed:
@@ -77,9 +76,3 @@ def gapless_insert(schema: str, table: str, stored_event_type: str) -> Composed:
         "ORDER BY e.n "
         "RETURNING notification_id"
     ).format(schema=Identifier(schema), table=Identifier(table), type=Identifier(stored_event_type))
-
-
-def schema_lock() -> Composed:
-    """Taken first in the table-creating transaction: two processes starting on a new
-    database would otherwise race on ``CREATE TYPE`` / ``CREATE FUNCTION``."""
-    return SQL("SELECT pg_advisory_xact_lock({key})").format(key=Literal(SCHEMA_LOCK_KEY))

@@ -32,7 +32,7 @@ from eventsourcing.postgres import (
 from eventsourcing.tests import persistence as lib
 from eventsourcing.utils import Environment
 
-from costart.pgstore import CostartApplicationRecorder, Factory, env_for_url
+from costart.pgstore import CostartApplicationRecorder, Factory, create, env_for_url
 from tests.pg_support import fresh_schema
 
 
@@ -143,19 +143,19 @@ class TestInfrastructureFactory(WithDatastore, lib.InfrastructureFactoryTestCase
         return Factory
 
     def expected_aggregate_recorder_class(self) -> type[AggregateRecorder]:
-        return PostgresAggregateRecorder
+        return create.AggregateRecorder
 
     def expected_application_recorder_class(self) -> type[ApplicationRecorder]:
         return CostartApplicationRecorder
 
     def expected_tracking_recorder_class(self) -> type[TrackingRecorder]:
-        return PostgresTrackingRecorder
+        return create.TrackingRecorder
 
     def tracking_recorder_subclass(self) -> type[TrackingRecorder]:
         return self.TrackingRecorderSubclass
 
     def expected_process_recorder_class(self) -> type[ProcessRecorder]:
-        return PostgresProcessRecorder
+        return create.ProcessRecorder
 
     def test_a_url_selects_this_module(self) -> None:
         factory = InfrastructureFactory.construct(Environment("costart", env_for_url(self.url)))
