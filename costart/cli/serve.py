@@ -15,7 +15,7 @@ import typer
 import uvicorn
 
 from costart.app import Controller
-from costart.cli.backend import VIEWS_DIR, store_env
+from costart.cli.backend import VIEWS_DIR, store_env, url_env, views_dir_for_url
 from costart.cli.commands import Target
 from costart.cli.exits import EXIT_USAGE
 from costart.placement import ClusterError
@@ -57,7 +57,10 @@ def serve(
     except (TokenError, ClusterError, ValueError) as error:
         typer.echo(f"error: {error}", err=True)
         raise typer.Exit(EXIT_USAGE) from None
-    if target.store is not None:
+    if target.url is not None:
+        controller = Controller(env=url_env(target.url), placement=step)
+        views_dir = views_dir_for_url(target.url)
+    elif target.store is not None:
         target.store.mkdir(parents=True, exist_ok=True)
         controller = Controller(env=store_env(target.store), placement=step)
         views_dir = target.store / VIEWS_DIR

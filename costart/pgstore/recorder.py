@@ -1,11 +1,10 @@
-"""The Controller's log on PostgreSQL: the library's application recorder with gapless
-positions and, when it holds a lease epoch, fenced appends.
+"""The Controller's log on PostgreSQL: the library's application recorder, appending
+through one server-side function (`schema.create_append_function`) that gives gapless
+positions and, when the recorder holds a lease epoch, fences the append in its own
+transaction. Reads, subscriptions and tables are the library's.
 
-Fencing happens in the append's own transaction: the library runs ``_insert_events``
-first inside it (before its table lock and insert), and ours calls the epoch check
-(`schema.create_check_epoch_function`), which fails the whole transaction when the
-stored epoch is not ours. Without an epoch (tests, tools, a single controller) appends
-are not fenced, as on the LMDB store.
+Without an epoch (tests, tools, a single controller) appends are not fenced, as on the
+LMDB store.
 """
 
 from __future__ import annotations
@@ -15,8 +14,6 @@ from typing import Any
 
 from eventsourcing.persistence import PersistenceError, StoredEvent
 from eventsourcing.postgres import PostgresApplicationRecorder, PostgresDatastore
-from psycopg import Cursor
-from psycopg.rows import DictRow
 
 from costart.pgstore import schema
 from costart.pgstore.create import create_retrying
@@ -37,37 +34,45 @@ class CostartApplicationRecorder(PostgresApplicationRecorder):
         if epoch is not None and epoch <= 0:
             raise ValueError(f"a lease epoch is positive, not {epoch}")
         self.epoch = epoch
+        function = f"{events_table_name}_append"
+        self.check_identifier_length(function)
         ds_schema = self.datastore.schema
-        self.insert_events_statement = schema.gapless_insert(
-            ds_schema, self.events_table_name, self.stored_event_type_name
-        )
         self.sql_create_statements.append(schema.create_lease_table(ds_schema))
-        self.sql_create_statements.append(schema.create_check_epoch_function(ds_schema))
-        self._check_epoch = schema.check_epoch(ds_schema)
+        self.sql_create_statements.append(
+            schema.create_append_function(
+                ds_schema,
+                events_table_name,
+                self.stored_event_type_name,
+                function,
+                self.channel_name,
+            )
+        )
+        self._append = schema.call_append(ds_schema, function)
 
     @property
     def lease_name(self) -> str:
         """The lease row that fences this log."""
         return self.events_table_name
 
+    def create_table(self) -> None:
+        create_retrying(super().create_table)
+
     def insert_events(
         self, stored_events: Sequence[StoredEvent], **kwargs: Any
     ) -> Sequence[int] | None:
+        if not stored_events:
+            return None
+        rows = [
+            self.construct_pg_stored_event(e.originator_id, e.originator_version, e.topic, e.state)
+            for e in stored_events
+        ]
         try:
-            ids: Sequence[int] | None = super().insert_events(stored_events, **kwargs)
-            return ids
+            # Autocommit: the one statement is the whole transaction.
+            with self.datastore.get_connection() as conn, conn.cursor() as curs:
+                curs.execute(self._append, (self.lease_name, self.epoch, rows), prepare=True)
+                return [int(row["id"]) for row in curs.fetchall()]
         except PersistenceError as error:
             fenced = fenced_error(error, self.epoch or 0)
             if fenced is not None:
                 raise fenced from None
             raise
-
-    def create_table(self) -> None:
-        create_retrying(super().create_table)
-
-    def _insert_events(
-        self, curs: Cursor[DictRow], stored_events: Sequence[StoredEvent], **kwargs: Any
-    ) -> None:
-        if self.epoch is not None and stored_events:
-            curs.execute(self._check_epoch, (self.lease_name, self.epoch), prepare=True)
-        super()._insert_events(curs, stored_events, **kwargs)

@@ -2,8 +2,8 @@
 
 The lease is one row per log (``name`` = the events table): who holds it, its epoch
 (only ever grows) and when it expires, in the database's clock — hosts need not agree on
-time, they all ask the server. The epoch check is a function the append transaction
-calls before its insert; it takes a share lock on the lease row, so a lease change
+time, they all ask the server. Every append is one call of a function that checks the
+epoch with a share lock on the lease row before inserting, so a lease change
 (``UPDATE``, an exclusive row lock) and an append are ordered: once a new epoch is
 committed, no append of the old one can commit.
 """
@@ -17,7 +17,6 @@ from psycopg.sql import SQL, Composed, Identifier, Literal
 from costart.pgstore.errors import FENCED_SQLSTATE
 
 LEASE_TABLE: Final = "costart_lease"
-CHECK_EPOCH_FUNCTION: Final = "costart_check_epoch"
 
 
 def create_lease_table(schema: str) -> Composed:
@@ -30,49 +29,55 @@ def create_lease_table(schema: str) -> Composed:
     ).format(schema=Identifier(schema), table=Identifier(LEASE_TABLE))
 
 
-def create_check_epoch_function(schema: str) -> Composed:
-    # RAISE carries the stored epoch in DETAIL so the client can say which one won.
+def create_append_function(
+    schema: str, table: str, stored_event_type: str, function: str, channel: str
+) -> Composed:
+    """One server-side statement per append: check the epoch (share-locking the lease
+    row), lock the table (the library's rule: commit order = position order), notify
+    subscribers, and insert at positions max + 1, max + 2, ...
+
+    Positions come from the table, not the ``bigserial`` sequence: a sequence hands out
+    numbers that a rolled-back insert or a server crash never returns, and the
+    Controller requires a log without holes (the next append lands at position + 1).
+    Being one statement, the transaction never waits on the client: a paused leader
+    cannot sit on the lease row's lock and so block its own takeover.
+    """
     return SQL(
-        "CREATE OR REPLACE FUNCTION {schema}.{function}(lease_name text, expected bigint) "
-        "RETURNS void LANGUAGE plpgsql AS $body$ "
-        "DECLARE stored bigint; "
+        "CREATE OR REPLACE FUNCTION {schema}.{function}"
+        "(lease_name text, expected bigint, events {schema}.{type}[]) "
+        "RETURNS SETOF bigint LANGUAGE plpgsql AS $body$ "
+        "DECLARE stored bigint; last bigint; "
         "BEGIN "
-        "  SELECT epoch INTO stored FROM {schema}.{table} WHERE name = lease_name FOR SHARE; "
-        "  IF stored IS DISTINCT FROM expected THEN "
-        "    RAISE EXCEPTION 'write fenced: lease epoch % is not the stored epoch %', "
-        "      expected, coalesce(stored, 0) "
-        "      USING ERRCODE = {sqlstate}, DETAIL = coalesce(stored, 0)::text; "
+        "  IF expected IS NOT NULL THEN "
+        "    SELECT epoch INTO stored FROM {schema}.{lease} WHERE name = lease_name FOR SHARE; "
+        "    IF stored IS DISTINCT FROM expected THEN "
+        "      RAISE EXCEPTION 'write fenced: lease epoch % is not the stored epoch %', "
+        "        expected, coalesce(stored, 0) "
+        "        USING ERRCODE = {sqlstate}, DETAIL = coalesce(stored, 0)::text; "
+        "    END IF; "
         "  END IF; "
+        "  LOCK TABLE {schema}.{table} IN EXCLUSIVE MODE; "
+        "  NOTIFY {channel}; "
+        "  SELECT coalesce(max(notification_id), 0) INTO last FROM {schema}.{table}; "
+        "  RETURN QUERY INSERT INTO {schema}.{table} "
+        "    (originator_id, originator_version, topic, state, notification_id) "
+        "    SELECT e.originator_id, e.originator_version, e.topic, e.state, last + e.n "
+        "    FROM unnest(events) WITH ORDINALITY "
+        "      AS e(originator_id, originator_version, topic, state, n) "
+        "    ORDER BY e.n RETURNING notification_id; "
         "END $body$"
     ).format(
         schema=Identifier(schema),
-        function=Identifier(CHECK_EPOCH_FUNCTION),
-        table=Identifier(LEASE_TABLE),
+        function=Identifier(function),
+        type=Identifier(stored_event_type),
+        lease=Identifier(LEASE_TABLE),
+        table=Identifier(table),
+        channel=Identifier(channel),
         sqlstate=Literal(FENCED_SQLSTATE),
     )
 
 
-def check_epoch(schema: str) -> Composed:
-    return SQL("SELECT {schema}.{function}(%s, %s)").format(
-        schema=Identifier(schema), function=Identifier(CHECK_EPOCH_FUNCTION)
+def call_append(schema: str, function: str) -> Composed:
+    return SQL("SELECT id FROM {schema}.{function}(%s, %s, %s) AS appended(id)").format(
+        schema=Identifier(schema), function=Identifier(function)
     )
-
-
-def gapless_insert(schema: str, table: str, stored_event_type: str) -> Composed:
-    """Insert a batch at positions max + 1, max + 2, ... (read under the table lock the
-    library takes before inserting), instead of from the ``bigserial`` sequence.
-
-    A sequence hands out numbers that a rolled-back insert or a server crash never
-    returns, and the Controller requires a log without holes (position = notification
-    id, the next append lands at position + 1): gaps would stop it at every restart.
-    """
-    return SQL(
-        "INSERT INTO {schema}.{table} AS t "
-        "(originator_id, originator_version, topic, state, notification_id) "
-        "SELECT e.originator_id, e.originator_version, e.topic, e.state, last.id + e.n "
-        "FROM unnest(%s::{schema}.{type}[]) WITH ORDINALITY "
-        "AS e(originator_id, originator_version, topic, state, n), "
-        "(SELECT coalesce(max(notification_id), 0) AS id FROM {schema}.{table}) AS last "
-        "ORDER BY e.n "
-        "RETURNING notification_id"
-    ).format(schema=Identifier(schema), table=Identifier(table), type=Identifier(stored_event_type))

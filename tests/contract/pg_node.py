@@ -34,9 +34,7 @@ def deposed(reason: str) -> None:
 
 
 def main(url: str, role: str, prefix: str) -> None:
-    # A paused leader's open transaction is ended by the server after this long, so it
-    # cannot hold the lease row (and with it the takeover) for ever.
-    env = {**env_for_url(url), "POSTGRES_IDLE_IN_TRANSACTION_SESSION_TIMEOUT": "1"}
+    env = env_for_url(url)
     factory = open_factory(env)
     lease = open_lease(factory, duration_ms=LEASE_MS)
     if role == "standby":
