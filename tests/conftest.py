@@ -23,3 +23,16 @@ import logging  # noqa: E402
 from costart.logs import configure_logging  # noqa: E402
 
 configure_logging(level=logging.WARNING)
+
+from collections.abc import Iterator  # noqa: E402
+
+import pytest  # noqa: E402
+
+from tests.pg_support import session_server_url  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def pg_url() -> Iterator[str]:
+    """A PostgreSQL server the tests may create schemas in: ``$COSTART_TEST_POSTGRES_URL``
+    (CI starts one), else a throwaway server started for this session (never skipped)."""
+    yield from session_server_url()

@@ -21,12 +21,16 @@ ALLOWED: dict[str, tuple[set[str], set[str]]] = {
     "domain": ({"domain"}, {"msgspec"}),
     "placement": ({"domain", "placement"}, {"msgspec"}),
     "store": ({"domain", "store"}, {"msgspec", "eventsourcing", "lmdb", "structlog"}),
+    "pgstore": (
+        {"domain", "store", "pgstore"},
+        {"msgspec", "eventsourcing", "psycopg", "structlog"},
+    ),
     "projections": (
         {"domain", "store", "projections"},
         {"msgspec", "eventsourcing", "lmdb", "structlog"},
     ),
     "replay": (
-        {"domain", "placement", "store", "projections", "replay"},
+        {"domain", "placement", "store", "pgstore", "projections", "replay"},
         {"msgspec", "eventsourcing", "lmdb", "structlog"},
     ),
     "sim": (

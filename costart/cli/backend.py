@@ -3,13 +3,16 @@
 Both speak the view rows of `costart.projections`, so the rendering does not care.
 `LocalBackend` opens the controller's log through its persistence module (``--store DIR``
 selects ``PERSISTENCE_MODULE=costart.store`` with ``COSTART_LMDB_PATH=DIR``, unless the
-environment already names a module) and keeps the views in ``DIR/views``: reads catch
+environment already names a module, and keeps the views in ``DIR/views``;
+``--store postgresql://...`` selects ``costart.pgstore`` and keeps the views in a local
+cache directory, ADR 0010): reads catch
 the views up from their tracked position and never fold the whole log; commands build a
 `Controller` (which loads its state as its store allows) and then catch the views up.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 from typing import Any, Final, Protocol, TypeVar
@@ -21,6 +24,7 @@ from costart.app import Controller
 from costart.cli.exits import AccessDenied, Unavailable
 from costart.domain.errors import Conflict, DomainError, NotFound, SpecError
 from costart.domain.spec import SpecFormat
+from costart.pgstore import env_for_url, redact
 from costart.projections import (
     GroupDetail,
     GroupView,
@@ -34,6 +38,7 @@ from costart.rest.models import ErrorBody, Why
 
 T = TypeVar("T")
 VIEWS_DIR: Final = "views"
+VIEWS_DIR_VARIABLE: Final = "COSTART_VIEWS_DIR"
 STORE_MODULE: Final = "costart.store"
 HTTP_TIMEOUT_S: Final = 30.0
 
@@ -59,11 +64,28 @@ def store_env(store: Path) -> dict[str, str]:
     return env
 
 
+def url_env(url: str) -> dict[str, str]:
+    """The controller's environment for a PostgreSQL store URL (ADR 0010)."""
+    return {**os.environ, **env_for_url(url)}
+
+
+def views_dir_for_url(url: str) -> Path:
+    """Where this host keeps its views of a PostgreSQL log: ``$COSTART_VIEWS_DIR``, else
+    a per-log directory in the user's cache (views are a local, rebuildable cache)."""
+    configured = os.environ.get(VIEWS_DIR_VARIABLE)
+    if configured:
+        return Path(configured)
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    key = hashlib.sha256(redact(url).encode()).hexdigest()[:16]
+    return cache / "costart" / f"views-{key}"
+
+
 class LocalBackend:
-    def __init__(self, store: Path) -> None:
-        store.mkdir(parents=True, exist_ok=True)
-        self.env = store_env(store)
-        self.views = Views(store / VIEWS_DIR)
+    """The store opened directly: ``env`` selects the log, ``views_dir`` holds the views."""
+
+    def __init__(self, env: dict[str, str], views_dir: Path) -> None:
+        self.env = env
+        self.views = Views(views_dir)
 
     def close(self) -> None:
         self.views.close()

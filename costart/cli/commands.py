@@ -18,7 +18,15 @@ import typer
 from rich.console import Console
 
 from costart.cli import render
-from costart.cli.backend import Backend, LocalBackend, RemoteBackend
+from costart.cli.backend import (
+    VIEWS_DIR,
+    Backend,
+    LocalBackend,
+    RemoteBackend,
+    store_env,
+    url_env,
+    views_dir_for_url,
+)
 from costart.cli.exits import UsageError, reported
 from costart.domain.spec import SpecFormat
 
@@ -31,6 +39,7 @@ class Target(msgspec.Struct):
     """The global options: where the controller is."""
 
     store: Path | None = None
+    url: str | None = None  # a PostgreSQL store (``--store postgresql://...``)
     server: str | None = None
     token: str | None = None
 
@@ -46,10 +55,13 @@ def backend(ctx: typer.Context) -> Iterator[Backend]:
     chosen: Backend
     if target.server:
         chosen = RemoteBackend(target.server, target.token)
+    elif target.url is not None:
+        chosen = LocalBackend(url_env(target.url), views_dir_for_url(target.url))
     elif target.store is not None:
-        chosen = LocalBackend(target.store)
+        target.store.mkdir(parents=True, exist_ok=True)
+        chosen = LocalBackend(store_env(target.store), target.store / VIEWS_DIR)
     else:
-        raise UsageError("no controller: pass --store DIR or --server URL")
+        raise UsageError("no controller: pass --store DIR|postgresql://... or --server URL")
     try:
         yield chosen
     finally:

@@ -26,6 +26,7 @@ from costart.cli.sim_demo import run_sim_demo
 from costart.domain.errors import SpecError
 from costart.domain.spec import SpecFormat, parse_spec
 from costart.logs import configure_logging
+from costart.pgstore import is_url
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help="Co-start groups.")
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
@@ -65,7 +66,11 @@ QUIET = {
 def _setup(
     ctx: typer.Context,
     store: Annotated[
-        Path | None, typer.Option(envvar="COSTART_STORE", help="the controller's store directory")
+        str | None,
+        typer.Option(
+            envvar="COSTART_STORE",
+            help="the controller's store: a directory, or postgresql://USER:PW@HOST:PORT/DB",
+        ),
     ] = None,
     server: Annotated[
         str | None, typer.Option(envvar="COSTART_SERVER", help="URL of a `costart serve`")
@@ -81,7 +86,10 @@ def _setup(
             configure_logging(json=True)
         else:
             configure_logging(level=logging.WARNING if command in QUIET else logging.INFO)
-    ctx.obj = Target(store=store, server=server, token=token)
+    if store is not None and is_url(store):
+        ctx.obj = Target(url=store, server=server, token=token)
+    else:
+        ctx.obj = Target(store=Path(store) if store else None, server=server, token=token)
 
 
 @app.command()

@@ -14,7 +14,7 @@ import msgspec
 import typer
 from rich.table import Table
 
-from costart.cli.backend import VIEWS_DIR, store_env
+from costart.cli.backend import VIEWS_DIR, store_env, url_env, views_dir_for_url
 from costart.cli.commands import Target, console
 from costart.cli.exits import EXIT_ERROR, UsageError, reported
 from costart.cli.views import members_table
@@ -23,6 +23,7 @@ from costart.projections import Views
 from costart.replay.diff import diff_worlds
 from costart.replay.export import export_jsonl
 from costart.replay.logfile import LogIntegrityError, ReplayLog, open_log
+from costart.replay.pglog import PgReplayLog
 from costart.replay.points import Point, parse_point
 from costart.replay.rebuild import rebuild, rebuild_until_time
 from costart.replay.timeline import group_timeline, render_html
@@ -34,16 +35,23 @@ LogOption = Annotated[Path | None, typer.Option("--log", help="log directory (de
 
 
 @contextmanager
-def _opened(ctx: typer.Context, log_dir: Path | None) -> Iterator[ReplayLog]:
+def _opened(ctx: typer.Context, log_dir: Path | None) -> Iterator[ReplayLog | PgReplayLog]:
     target: Target = ctx.obj
+    if log_dir is None and target.url is not None:
+        # A PostgreSQL log, through connections the server keeps read-only.
+        with PgReplayLog(url_env(target.url), target.url) as pg_log:
+            pg_log.views_dir = views_dir_for_url(target.url)
+            yield pg_log
+        return
     path = log_dir or target.store
     if path is None:
-        raise UsageError("give the log directory: --log DIR (or the global --store DIR)")
+        raise UsageError("give the log: --log DIR (or the global --store DIR|postgresql://...)")
     with open_log(path) as log:
+        log.views_dir = log.path / VIEWS_DIR
         yield log
 
 
-def _world_at(log: ReplayLog, point: Point) -> World:
+def _world_at(log: ReplayLog | PgReplayLog, point: Point) -> World:
     if point.position is not None:
         return rebuild(log.source, until=point.position)
     assert point.at_ns is not None
@@ -66,7 +74,9 @@ def verify_cmd(ctx: typer.Context, log_dir: LogOption = None) -> None:
             log.source,
             log.snapshots,
             progress=lambda n: print(f"  {n:,} events", file=sys.stderr),
-            log_hash_at=log.record_hash,
+            # LMDB logs are hash-chained: a snapshot must name this chain. PostgreSQL's
+            # log has no chain (its rows are checked for holes instead).
+            log_hash_at=getattr(log, "record_hash", None),
         )
         if report.divergence is not None:
             d = report.divergence
@@ -82,9 +92,9 @@ def verify_cmd(ctx: typer.Context, log_dir: LogOption = None) -> None:
         )
 
 
-def _verify_views(log: ReplayLog) -> str:
-    views_dir = log.path / VIEWS_DIR
-    if not (views_dir / "data.mdb").exists():
+def _verify_views(log: ReplayLog | PgReplayLog) -> str:
+    views_dir = log.views_dir
+    if views_dir is None or not (views_dir / "data.mdb").exists():
         return ""
     with Views(views_dir) as live:
         position = live.position()
@@ -245,9 +255,13 @@ def snapshot(ctx: typer.Context) -> None:
 
     with reported():
         target: Target = ctx.obj
-        if target.store is None:
-            raise UsageError("snapshot needs --store DIR")
-        controller = Controller(env=store_env(target.store))
+        if target.url is not None:
+            env = url_env(target.url)
+        elif target.store is not None:
+            env = store_env(target.store)
+        else:
+            raise UsageError("snapshot needs --store DIR|postgresql://...")
+        controller = Controller(env=env)
         try:
             position = controller.snapshot_now()
         finally:

@@ -24,7 +24,7 @@ import typer
 import uvicorn
 
 from costart.app import Controller, PlacementStep
-from costart.cli.backend import VIEWS_DIR, store_env
+from costart.cli.backend import VIEWS_DIR, store_env, url_env, views_dir_for_url
 from costart.cli.commands import Target
 from costart.cli.exits import EXIT_ERROR, EXIT_USAGE
 from costart.placement import ClusterError
@@ -78,7 +78,12 @@ def serve(
     if lease_duration <= 0:
         _usage("--lease-duration must be positive")
     lease: Lease | None = None
-    if target.store is not None:
+    if target.url is not None:
+        if standby:
+            _usage("--standby on PostgreSQL is not wired into serve yet (see ADR 0010)")
+        controller = Controller(env=url_env(target.url), placement=step)
+        views_dir = views_dir_for_url(target.url)
+    elif target.store is not None:
         target.store.mkdir(parents=True, exist_ok=True)
         controller, lease = _lead(target.store, step, standby, int(lease_duration * SECOND_NS))
         views_dir = target.store / VIEWS_DIR

@@ -33,6 +33,7 @@ class ReplayLog:
         if not (path / "data.mdb").exists():
             raise FileNotFoundError(f"no LMDB log in {path}")
         self.path = path
+        self.views_dir: Path | None = None  # where the views of this log are, if any
         self.reader = open_readonly(path)
         logs = self.reader.logs()
         if EVENTS_LOG not in logs:

@@ -1,0 +1,83 @@
+"""The SQL costart adds to the library's tables: the lease and the epoch check.
+
+The lease is one row per log (``name`` = the events table): who holds it, its epoch
+(only ever grows) and when it expires, in the database's clock — hosts need not agree on
+time, they all ask the server. Every append is one call of a function that checks the
+epoch with a share lock on the lease row before inserting, so a lease change
+(``UPDATE``, an exclusive row lock) and an append are ordered: once a new epoch is
+committed, no append of the old one can commit.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from psycopg.sql import SQL, Composed, Identifier, Literal
+
+from costart.pgstore.errors import FENCED_SQLSTATE
+
+LEASE_TABLE: Final = "costart_lease"
+
+
+def create_lease_table(schema: str) -> Composed:
+    return SQL(
+        "CREATE TABLE IF NOT EXISTS {schema}.{table} ("
+        "name text PRIMARY KEY, "
+        "holder text NOT NULL, "
+        "epoch bigint NOT NULL CHECK (epoch > 0), "
+        "expires timestamptz NOT NULL)"
+    ).format(schema=Identifier(schema), table=Identifier(LEASE_TABLE))
+
+
+def create_append_function(
+    schema: str, table: str, stored_event_type: str, function: str, channel: str
+) -> Composed:
+    """One server-side statement per append: check the epoch (share-locking the lease
+    row), lock the table (the library's rule: commit order = position order), notify
+    subscribers, and insert at positions max + 1, max + 2, ...
+
+    Positions come from the table, not the ``bigserial`` sequence: a sequence hands out
+    numbers that a rolled-back insert or a server crash never returns, and the
+    Controller requires a log without holes (the next append lands at position + 1).
+    Being one statement, the transaction never waits on the client: a paused leader
+    cannot sit on the lease row's lock and so block its own takeover.
+    """
+    return SQL(
+        "CREATE OR REPLACE FUNCTION {schema}.{function}"
+        "(lease_name text, expected bigint, events {schema}.{type}[]) "
+        "RETURNS SETOF bigint LANGUAGE plpgsql AS $body$ "
+        "DECLARE stored bigint; last bigint; "
+        "BEGIN "
+        "  IF expected IS NOT NULL THEN "
+        "    SELECT epoch INTO stored FROM {schema}.{lease} WHERE name = lease_name FOR SHARE; "
+        "    IF stored IS DISTINCT FROM expected THEN "
+        "      RAISE EXCEPTION 'write fenced: lease epoch % is not the stored epoch %', "
+        "        expected, coalesce(stored, 0) "
+        "        USING ERRCODE = {sqlstate}, DETAIL = coalesce(stored, 0)::text; "
+        "    END IF; "
+        "  END IF; "
+        "  LOCK TABLE {schema}.{table} IN EXCLUSIVE MODE; "
+        "  NOTIFY {channel}; "
+        "  SELECT coalesce(max(notification_id), 0) INTO last FROM {schema}.{table}; "
+        "  RETURN QUERY INSERT INTO {schema}.{table} "
+        "    (originator_id, originator_version, topic, state, notification_id) "
+        "    SELECT e.originator_id, e.originator_version, e.topic, e.state, last + e.n "
+        "    FROM unnest(events) WITH ORDINALITY "
+        "      AS e(originator_id, originator_version, topic, state, n) "
+        "    ORDER BY e.n RETURNING notification_id; "
+        "END $body$"
+    ).format(
+        schema=Identifier(schema),
+        function=Identifier(function),
+        type=Identifier(stored_event_type),
+        lease=Identifier(LEASE_TABLE),
+        table=Identifier(table),
+        channel=Identifier(channel),
+        sqlstate=Literal(FENCED_SQLSTATE),
+    )
+
+
+def call_append(schema: str, function: str) -> Composed:
+    return SQL("SELECT id FROM {schema}.{function}(%s, %s, %s) AS appended(id)").format(
+        schema=Identifier(schema), function=Identifier(function)
+    )

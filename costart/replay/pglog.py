@@ -1,0 +1,69 @@
+"""Opening a controller's PostgreSQL log for replay: read-only, never disturbing a writer.
+
+Every connection runs with ``default_transaction_read_only=on`` (the server refuses
+writes, whatever the tool does) and no table is created. The same interface as the LMDB
+`ReplayLog`: the event source, the snapshots, and the store's integrity check.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from types import TracebackType
+
+from eventsourcing.persistence import InfrastructureFactory, PersistenceError
+from eventsourcing.utils import Environment
+
+from costart.pgstore import READ_ONLY, redact
+from costart.pgstore.factory import Factory
+from costart.pgstore.gaps import first_gap
+from costart.pgstore.recorder import CostartApplicationRecorder
+from costart.replay.logfile import EVENTS_LOG, LogIntegrityError
+from costart.store.codec import MsgspecMapper
+from costart.store.reading import RecorderSource
+from costart.store.snapshots import SnapshotStore
+
+
+class PgReplayLog:
+    def __init__(self, env: Mapping[str, str], url: str) -> None:
+        self.url = redact(url)
+        self.views_dir: Path | None = None
+        factory = InfrastructureFactory.construct(Environment("costart", {**env, READ_ONLY: "yes"}))
+        if not isinstance(factory, Factory):
+            raise ValueError("a PostgreSQL log is opened through costart.pgstore")
+        self.factory = factory
+        recorder = factory.application_recorder()
+        assert isinstance(recorder, CostartApplicationRecorder)
+        self.recorder = recorder
+        try:
+            empty = recorder.max_notification_id() is None
+        except PersistenceError:  # no such table
+            empty = True
+        if empty:
+            factory.close()
+            raise FileNotFoundError(f"{self.url} holds no controller log ({EVENTS_LOG})")
+        mapper = MsgspecMapper(compressor=factory.compressor(), cipher=factory.cipher())
+        self.source = RecorderSource(recorder, mapper)
+        self.snapshots: SnapshotStore | None = SnapshotStore(
+            factory.aggregate_recorder(purpose="snapshots")
+        )
+
+    def integrity_check(self) -> None:
+        """Raise `LogIntegrityError` at the first missing position."""
+        gap = first_gap(self.recorder)
+        if gap is not None:
+            raise LogIntegrityError(EVENTS_LOG, gap, "missing: positions must have no holes")
+
+    def close(self) -> None:
+        self.factory.close()
+
+    def __enter__(self) -> PgReplayLog:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
