@@ -116,6 +116,10 @@ class PgLease:
             row = curs.execute(self._read, self._params()).fetchone()
         return None if row is None else msgspec.convert(row, LeaseRecord)
 
+    def is_free(self, record: LeaseRecord | None) -> bool:
+        """Whether a standby may take the lease now (free, or expired by the server's clock)."""
+        return record is None or record.expired
+
     def try_acquire(self) -> int | None:
         """Take the lease if it is free or expired: the new epoch, or None if it is held."""
         with self.datastore.transaction(commit=True) as curs:

@@ -10,12 +10,35 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from typing import Any, Protocol
 
 import structlog
 
-from costart.store.lease import Lease
-
 log = structlog.get_logger("costart.lease")
+
+
+class LeaseLike(Protocol):
+    """What leadership needs of a lease, wherever it is stored (the LMDB environment's
+    `costart.store.lease.Lease`, PostgreSQL's `costart.pgstore.lease.PgLease`)."""
+
+    @property
+    def epoch(self) -> int | None: ...
+
+    @property
+    def holder(self) -> str: ...
+
+    @property
+    def renew_interval_s(self) -> float: ...
+
+    def read(self) -> Any: ...
+
+    def is_free(self, record: Any) -> bool: ...
+
+    def try_acquire(self) -> int | None: ...
+
+    def renew(self) -> bool: ...
+
+    def release(self) -> None: ...
 
 
 class LeaseKeeper:
@@ -24,7 +47,7 @@ class LeaseKeeper:
 
     def __init__(
         self,
-        lease: Lease,
+        lease: LeaseLike,
         on_lost: Callable[[str], None],
         check: Callable[[], str | None] = lambda: None,
     ) -> None:

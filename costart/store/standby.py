@@ -1,6 +1,7 @@
 """A warm standby: the leader's state kept up with its log, and a watch on its lease.
 
-The standby opens the same LMDB environment as the leader (one host), restores once
+The standby opens the leader's log (the same LMDB environment on one host, or the same
+PostgreSQL database from another host), restores once
 (newest snapshot + tail), then polls the log's end and folds what is new into its
 `World`. Meanwhile it reads the lease; once the lease is free or expired it takes it
 (epoch + 1, `Lease.try_acquire`) and folds the log to its end one last time. Every
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping
-from typing import Final
+from typing import Any, Final
 
 import structlog
 from eventsourcing.persistence import ApplicationRecorder, InfrastructureFactory
@@ -22,7 +23,7 @@ from eventsourcing.utils import Environment
 from costart.domain.world import World
 from costart.store.codec import MsgspecMapper
 from costart.store.factory import Factory
-from costart.store.lease import Lease
+from costart.store.keeper import LeaseLike
 from costart.store.reading import read_events
 from costart.store.snapshots import SnapshotStore
 
@@ -46,7 +47,13 @@ def open_factory(env: Mapping[str, str]) -> Factory:
 class Standby:
     """Tails the log into a warm `World` until it holds the lease. One thread uses it."""
 
-    def __init__(self, factory: Factory, lease: Lease, *, poll_s: float = DEFAULT_POLL_S) -> None:
+    def __init__(
+        self,
+        factory: InfrastructureFactory[Any],
+        lease: LeaseLike,
+        *,
+        poll_s: float = DEFAULT_POLL_S,
+    ) -> None:
         if poll_s <= 0:
             raise ValueError("the poll interval must be positive")
         self.lease = lease
