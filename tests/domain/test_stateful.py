@@ -10,6 +10,8 @@ log is replayed into a fresh Controller, whose state must encode to the same byt
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 
 from hypothesis import note, settings
 from hypothesis import strategies as st
@@ -86,10 +88,13 @@ def group_specs(draw, name):
 
 
 class ControllerMachine(RuleBasedStateMachine):
+    def store_env(self) -> dict[str, str]:
+        return {"COSTART_SNAPSHOT_EVERY": "9"}  # the library's in-memory store
+
     @initialize()
     def start(self):
         self.clock = ManualClock()
-        self.controller = Controller(env={"COSTART_SNAPSHOT_EVERY": "9"}, clock=self.clock)
+        self.controller = Controller(env=self.store_env(), clock=self.clock)
         self.audit = EventAudit()
         self.ready_claims: dict[tuple[str, str], set[str]] = {}
         self.barrier: dict[str, bool] = {}
@@ -364,3 +369,37 @@ def test_random_command_sequences_keep_every_invariant():
     print(f"stateful run: {ran} commands, {refused} of them refused")
     assert ran >= MIN_COMMANDS, f"only {ran} commands ran"
     assert 0 < refused < ran, "the machine must try both valid and invalid commands"
+
+
+class LmdbControllerMachine(ControllerMachine):
+    """The same machine on the LMDB store: pipelined appends, fail-stop writer, real
+    snapshots. Each example gets a fresh store directory."""
+
+    def store_env(self) -> dict[str, str]:
+        self.directory = tempfile.mkdtemp(prefix="costart-stateful-")
+        return {
+            "PERSISTENCE_MODULE": "costart.store",
+            "COSTART_LMDB_PATH": self.directory,
+            "COSTART_LMDB_DURABILITY": "async",
+            "COSTART_SNAPSHOT_EVERY": "9",
+        }
+
+    def teardown(self) -> None:
+        if hasattr(self, "controller"):
+            self.controller.close()
+            shutil.rmtree(self.directory, ignore_errors=True)
+
+
+def test_random_command_sequences_on_the_lmdb_store():
+    COMMANDS.clear()
+    run_state_machine_as_test(
+        LmdbControllerMachine,
+        settings=settings(
+            max_examples=500 if SLOW else 100,
+            stateful_step_count=60,
+            deadline=None,
+            derandomize=not SLOW,
+        ),
+    )
+    refused = sum(1 for label in COMMANDS if label.startswith("!"))
+    assert len(COMMANDS) - refused >= 800
