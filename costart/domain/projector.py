@@ -255,12 +255,22 @@ def apply_group_event(group: GroupState, event: ev.DomainEvent) -> None:
 def apply_member_event(member: MemberState, event: ev.DomainEvent) -> None:
     """Fold one event into an existing member. Raises on an illegal transition."""
     kind = type(event)
-    if event.originator_version != member.version + 1:
+    allowed, handler = _MEMBER_FOLD.get(kind, _NO_FOLD)
+    version = event.originator_version
+    if version != member.version + 1:
         _check_version(member.version, event)
-    if member.status not in MEMBER_FROM.get(kind, ()):
+    if member.status not in allowed:
         check_member(member, kind)
-    _MEMBER_HANDLERS[kind](member, event)
-    member.version = event.originator_version
+    handler(member, event)
+    member.version = version
+
+
+def _no_handler(state: Any, event: ev.DomainEvent) -> None:
+    raise DomainError(f"no fold for {type(event).__name__}")
+
+
+_NO_FOLD: tuple[frozenset[str], Callable[[Any, Any], None]] = (frozenset(), _no_handler)
+_MEMBER_FOLD = {kind: (MEMBER_FROM[kind], handler) for kind, handler in _MEMBER_HANDLERS.items()}
 
 
 def is_group_event(event: ev.DomainEvent) -> bool:

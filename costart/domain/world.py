@@ -21,7 +21,7 @@ from costart.domain.projector import (
     new_group,
     new_member,
 )
-from costart.domain.states import GroupState, MemberState
+from costart.domain.states import GROUP_TERMINAL, GroupState, MemberState
 
 _SUBMITTED, _CREATED, _NODE, _GROUP, _MEMBER = range(5)
 _KIND_OF: dict[type[ev.DomainEvent], int] = {
@@ -60,13 +60,17 @@ class World(msgspec.Struct, kw_only=True, gc=False):
     def apply(self, event: ev.DomainEvent) -> None:
         """Fold one event. Raises `DomainError` if the event breaks the state machine."""
         kind = _KIND_OF.get(type(event), _MEMBER)
-        if kind is _GROUP:
+        # Replay's hot path: the common kinds first, lookups inlined.
+        if kind is _MEMBER:
+            member = self.members.get(_key(event.originator_id))
+            if member is None:
+                raise DomainError(f"unknown member {event.originator_id}")
+            apply_member_event(member, event)
+        elif kind is _GROUP:
             group = self.group_by_id(event.originator_id)
             apply_group_event(group, event)
-            if group.is_terminal:
+            if group.status in GROUP_TERMINAL:
                 self.live_names.pop(group.name, None)
-        elif kind is _MEMBER:
-            apply_member_event(self.member_by_id(event.originator_id), event)
         elif kind is _SUBMITTED:
             self._submitted(cast(ev.GroupSubmitted, event))
         elif kind is _CREATED:

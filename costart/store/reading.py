@@ -13,7 +13,7 @@ from eventsourcing.persistence import ApplicationRecorder, InfrastructureFactory
 from eventsourcing.utils import Environment
 
 from costart.domain.events import DomainEvent
-from costart.store.codec import MsgspecMapper
+from costart.store.codec import MsgspecMapper, decode_event
 
 PAGE_SIZE = 1000
 
@@ -29,7 +29,8 @@ def read_events(
     records = getattr(recorder, "iter_records", None)
     if until is None and callable(records):
         # The store's own full-log cursor: checked, and far cheaper than paging.
-        decode = mapper.decode_state
+        # Without a cipher or compressor the stored body is the event itself.
+        decode = mapper.decode_state if (mapper.cipher or mapper.compressor) else decode_event
         for record in records(start):
             yield record.id, decode(record.topic, record.state)
         return
