@@ -43,6 +43,44 @@ STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 DEMO_CLUSTER = Path(__file__).resolve().parents[2] / "scenarios" / "cluster-demo.toml"
 
 
+def _open_controller(
+    target: Target, step: PlacementStep, standby: bool, lease_duration: float
+) -> tuple[Controller, Lease | None, Path]:
+    """The controller on the store the global options name (leading it on LMDB, after a
+    standby wait with ``--standby``), its lease, and where its views live."""
+    lease: Lease | None = None
+    if target.url is not None:
+        if standby:
+            _usage("--standby on PostgreSQL is not wired into serve yet (see ADR 0010)")
+        return (
+            Controller(env=url_env(target.url), placement=step),
+            None,
+            views_dir_for_url(target.url),
+        )
+    if target.store is not None:
+        target.store.mkdir(parents=True, exist_ok=True)
+        controller, lease = _lead(target.store, step, standby, int(lease_duration * SECOND_NS))
+        return controller, lease, target.store / VIEWS_DIR
+    if standby:
+        _usage("--standby needs an LMDB --store shared with the leader")
+    log.warning("no --store: the log is kept in memory and lost on exit")
+    return Controller(placement=step), lease, Path(tempfile.mkdtemp(prefix="costart-views-"))
+
+
+def _server(service: Service, users: Tokens, host: str, port: int) -> uvicorn.Server:
+    return uvicorn.Server(
+        uvicorn.Config(
+            create_app(service, users),
+            host=host,
+            port=port,
+            log_config=None,
+            access_log=False,
+            limit_concurrency=64,
+            timeout_graceful_shutdown=5,
+        )
+    )
+
+
 def serve(
     ctx: typer.Context,
     tokens: Annotated[Path, typer.Option(help="tokens file (TOML): token -> user, role")],
@@ -77,36 +115,11 @@ def serve(
         _usage(str(error))
     if lease_duration <= 0:
         _usage("--lease-duration must be positive")
-    lease: Lease | None = None
-    if target.url is not None:
-        if standby:
-            _usage("--standby on PostgreSQL is not wired into serve yet (see ADR 0010)")
-        controller = Controller(env=url_env(target.url), placement=step)
-        views_dir = views_dir_for_url(target.url)
-    elif target.store is not None:
-        target.store.mkdir(parents=True, exist_ok=True)
-        controller, lease = _lead(target.store, step, standby, int(lease_duration * SECOND_NS))
-        views_dir = target.store / VIEWS_DIR
-    else:
-        if standby:
-            _usage("--standby needs an LMDB --store shared with the leader")
-        log.warning("no --store: the log is kept in memory and lost on exit")
-        controller = Controller(placement=step)
-        views_dir = Path(tempfile.mkdtemp(prefix="costart-views-"))
+    controller, lease, views_dir = _open_controller(target, step, standby, lease_duration)
     driver = ClaimDriver(int(claim_delay * SECOND_NS)) if simulate_claims else None
     with Views(views_dir) as views:
         service = Service(controller, views, driver=driver)
-        server = uvicorn.Server(
-            uvicorn.Config(
-                create_app(service, users),
-                host=host,
-                port=port,
-                log_config=None,
-                access_log=False,
-                limit_concurrency=64,
-                timeout_graceful_shutdown=5,
-            )
-        )
+        server = _server(service, users, host, port)
         keeper = _keep(lease, controller, server) if lease is not None else None
         service.start(interval)
         log.info(
