@@ -16,6 +16,7 @@ demo: $(STAMP)
 	$(BIN)/costart demo $(DEMO_ARGS)
 
 test: $(STAMP)
+	@[ -n "$$COSTART_TEST_POSTGRES_URL" ] || scripts/ensure-postgres.sh >/dev/null
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 	$(BIN)/pytest -q -m "not slow"
