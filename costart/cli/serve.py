@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import signal
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated, Any, NoReturn
 
 import structlog
 import typer
@@ -27,17 +27,21 @@ from costart.app import Controller, PlacementStep
 from costart.cli.backend import VIEWS_DIR, store_env, url_env, views_dir_for_url
 from costart.cli.commands import Target
 from costart.cli.exits import EXIT_ERROR, EXIT_USAGE
+from costart.pgstore.ha import fenced_env
+from costart.pgstore.ha import open_factory as open_pg_factory
+from costart.pgstore.ha import open_lease as open_pg_lease
 from costart.placement import ClusterError
 from costart.projections import Views
 from costart.rest.app import create_app
 from costart.rest.auth import TokenError, Tokens
 from costart.rest.claims import ClaimDriver
 from costart.rest.service import Service, load_placement
-from costart.store.keeper import LeaseKeeper
+from costart.store.keeper import LeaseKeeper, LeaseLike
 from costart.store.lease import Lease
 from costart.store.standby import Standby, open_factory
 
 log = structlog.get_logger("costart.serve")
+PG_MODULE = "costart.pgstore"
 SECOND_NS = 10**9
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 DEMO_CLUSTER = Path(__file__).resolve().parents[2] / "scenarios" / "cluster-demo.toml"
@@ -45,26 +49,22 @@ DEMO_CLUSTER = Path(__file__).resolve().parents[2] / "scenarios" / "cluster-demo
 
 def _open_controller(
     target: Target, step: PlacementStep, standby: bool, lease_duration: float
-) -> tuple[Controller, Lease | None, Path]:
-    """The controller on the store the global options name (leading it on LMDB, after a
-    standby wait with ``--standby``), its lease, and where its views live."""
-    lease: Lease | None = None
+) -> tuple[Controller, LeaseLike | None, Path]:
+    """The controller on the store the global options name (leading it under the
+    store's lease, after a standby wait with ``--standby``), its lease, and where its
+    views live."""
+    lease_ns = int(lease_duration * SECOND_NS)
     if target.url is not None:
-        if standby:
-            _usage("--standby on PostgreSQL is not wired into serve yet (see ADR 0010)")
-        return (
-            Controller(env=url_env(target.url), placement=step),
-            None,
-            views_dir_for_url(target.url),
-        )
+        controller, lease = _lead(url_env(target.url), step, standby, lease_ns)
+        return controller, lease, views_dir_for_url(target.url)
     if target.store is not None:
         target.store.mkdir(parents=True, exist_ok=True)
-        controller, lease = _lead(target.store, step, standby, int(lease_duration * SECOND_NS))
+        controller, lease = _lead(store_env(target.store), step, standby, lease_ns)
         return controller, lease, target.store / VIEWS_DIR
     if standby:
-        _usage("--standby needs an LMDB --store shared with the leader")
+        _usage("--standby needs a store shared with the leader (--store DIR or URL)")
     log.warning("no --store: the log is kept in memory and lost on exit")
-    return Controller(placement=step), lease, Path(tempfile.mkdtemp(prefix="costart-views-"))
+    return Controller(placement=step), None, Path(tempfile.mkdtemp(prefix="costart-views-"))
 
 
 def _server(service: Service, users: Tokens, host: str, port: int) -> uvicorn.Server:
@@ -159,24 +159,49 @@ def _usage(message: str) -> NoReturn:
     raise typer.Exit(EXIT_USAGE)
 
 
+class _Leadership:
+    """What leading needs of a store: its lease, and the environment of a Controller
+    whose appends are fenced at an epoch (LMDB checks it in the write transaction; the
+    PostgreSQL store reads it from its environment and checks it in the append)."""
+
+    def __init__(self, env: dict[str, str], lease_ns: int) -> None:
+        self.env = env
+        if env.get("PERSISTENCE_MODULE") == PG_MODULE:
+            factory = open_pg_factory(env)
+            self.factory: Any = factory
+            self.lease: LeaseLike = open_pg_lease(factory, duration_ms=max(lease_ns // 10**6, 1))
+            self.fenced: Callable[[int], dict[str, str]] = lambda epoch: fenced_env(env, epoch)
+            self.writer_epoch: Callable[[int], int | None] = lambda epoch: None  # fenced by env
+        else:
+            lmdb_factory = open_factory(env)  # ValueError: a store without leases
+            self.factory = lmdb_factory
+            self.lease = Lease(lmdb_factory.store, duration_ns=lease_ns)
+            self.fenced = lambda epoch: env
+            self.writer_epoch = lambda epoch: epoch  # checked in the write transaction
+
+
 def _lead(
-    store: Path, step: PlacementStep, standby: bool, lease_ns: int
-) -> tuple[Controller, Lease | None]:
+    env: dict[str, str], step: PlacementStep, standby: bool, lease_ns: int
+) -> tuple[Controller, LeaseLike | None]:
     """The controller of this process, and the lease it writes under (None when the
-    store is not LMDB: no lease, as before HA). A standby returns only once promoted."""
-    env = store_env(store)
+    store keeps no lease, e.g. SQLite). A standby returns only once promoted."""
     try:
-        factory = open_factory(env)
+        leadership = _Leadership(env, lease_ns)
     except ValueError as error:
         if standby:
             _usage(str(error))
         return Controller(env=env, placement=step), None
-    lease = Lease(factory.store, duration_ns=lease_ns)
+    lease = leadership.lease
     if standby:
-        warm = Standby(factory, lease)
+        warm = Standby(leadership.factory, lease)
         epoch = warm.wait_for_lease()
         assert epoch is not None  # no stop event: waits until it holds the lease
-        controller = Controller(env=env, placement=step, epoch=epoch, warm=warm.world)
+        controller = Controller(
+            env=leadership.fenced(epoch),
+            placement=step,
+            epoch=leadership.writer_epoch(epoch),
+            warm=warm.world,
+        )
         log.info("promoted", epoch=epoch, position=controller.world.position)
         return controller, lease
     epoch = lease.try_acquire()
@@ -189,12 +214,14 @@ def _lead(
         )
         raise typer.Exit(EXIT_ERROR)
     log.info("lease acquired", epoch=epoch, holder=lease.holder)
-    controller = Controller(env=env, placement=step, epoch=epoch)
+    controller = Controller(
+        env=leadership.fenced(epoch), placement=step, epoch=leadership.writer_epoch(epoch)
+    )
     log.info("leading", epoch=epoch, position=controller.world.position)
     return controller, lease
 
 
-def _keep(lease: Lease, controller: Controller, server: uvicorn.Server) -> LeaseKeeper:
+def _keep(lease: LeaseLike, controller: Controller, server: uvicorn.Server) -> LeaseKeeper:
     """Renew the lease; stop serving once it is lost (or the controller stopped)."""
 
     def check() -> str | None:
@@ -209,7 +236,7 @@ def _keep(lease: Lease, controller: Controller, server: uvicorn.Server) -> Lease
     return keeper
 
 
-def _hand_over(controller: Controller, lease: Lease) -> None:
+def _hand_over(controller: Controller, lease: LeaseLike) -> None:
     """A graceful stop of a leader: snapshot the live state (the successor restores or
     checks against it), then expire the lease so a standby takes over at once."""
     try:
