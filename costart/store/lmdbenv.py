@@ -293,7 +293,9 @@ class LmdbStore:
 
 
 _registry: dict[str, LmdbStore] = {}
-_registry_lock = threading.Lock()
+# Re-entrant: a recorder's finalizer (weakref.finalize -> release) may run from the
+# garbage collector while this thread already holds the lock inside open_store.
+_registry_lock = threading.RLock()
 _registry_pid = os.getpid()
 
 
