@@ -22,6 +22,7 @@ import msgspec
 
 from costart.app import Controller
 from costart.cli.exits import AccessDenied, Unavailable
+from costart.cli.leadership import refuse_if_led
 from costart.domain.errors import Conflict, DomainError, NotFound, SpecError
 from costart.domain.spec import SpecFormat
 from costart.pgstore import env_for_url, redact
@@ -99,6 +100,7 @@ class LocalBackend:
         return self.views
 
     def _controller(self) -> Controller:
+        refuse_if_led(self.env)
         return Controller(env=self.env)
 
     def submit(self, data: bytes, fmt: SpecFormat) -> GroupView:

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import signal
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, NoReturn
 
 import structlog
 import typer
@@ -27,9 +27,7 @@ from costart.app import Controller, PlacementStep
 from costart.cli.backend import VIEWS_DIR, store_env, url_env, views_dir_for_url
 from costart.cli.commands import Target
 from costart.cli.exits import EXIT_ERROR, EXIT_USAGE
-from costart.pgstore.ha import fenced_env
-from costart.pgstore.ha import open_factory as open_pg_factory
-from costart.pgstore.ha import open_lease as open_pg_lease
+from costart.cli.leadership import Leadership
 from costart.placement import ClusterError
 from costart.projections import Views
 from costart.rest.app import create_app
@@ -37,8 +35,7 @@ from costart.rest.auth import TokenError, Tokens
 from costart.rest.claims import ClaimDriver
 from costart.rest.service import Service, load_placement
 from costart.store.keeper import LeaseKeeper, LeaseLike
-from costart.store.lease import Lease
-from costart.store.standby import Standby, open_factory
+from costart.store.standby import Standby
 
 log = structlog.get_logger("costart.serve")
 PG_MODULE = "costart.pgstore"
@@ -159,34 +156,13 @@ def _usage(message: str) -> NoReturn:
     raise typer.Exit(EXIT_USAGE)
 
 
-class _Leadership:
-    """What leading needs of a store: its lease, and the environment of a Controller
-    whose appends are fenced at an epoch (LMDB checks it in the write transaction; the
-    PostgreSQL store reads it from its environment and checks it in the append)."""
-
-    def __init__(self, env: dict[str, str], lease_ns: int) -> None:
-        self.env = env
-        if env.get("PERSISTENCE_MODULE") == PG_MODULE:
-            factory = open_pg_factory(env)
-            self.factory: Any = factory
-            self.lease: LeaseLike = open_pg_lease(factory, duration_ms=max(lease_ns // 10**6, 1))
-            self.fenced: Callable[[int], dict[str, str]] = lambda epoch: fenced_env(env, epoch)
-            self.writer_epoch: Callable[[int], int | None] = lambda epoch: None  # fenced by env
-        else:
-            lmdb_factory = open_factory(env)  # ValueError: a store without leases
-            self.factory = lmdb_factory
-            self.lease = Lease(lmdb_factory.store, duration_ns=lease_ns)
-            self.fenced = lambda epoch: env
-            self.writer_epoch = lambda epoch: epoch  # checked in the write transaction
-
-
 def _lead(
     env: dict[str, str], step: PlacementStep, standby: bool, lease_ns: int
 ) -> tuple[Controller, LeaseLike | None]:
     """The controller of this process, and the lease it writes under (None when the
     store keeps no lease, e.g. SQLite). A standby returns only once promoted."""
     try:
-        leadership = _Leadership(env, lease_ns)
+        leadership = Leadership(env, lease_ns)
     except ValueError as error:
         if standby:
             _usage(str(error))

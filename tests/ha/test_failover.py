@@ -182,3 +182,40 @@ def test_a_second_leader_on_a_store_whose_lease_is_held_refuses_to_start(cluster
     assert second.process.wait(timeout=WAIT_S) == 1
     assert "lease is held by" in second.stderr_path.read_text()
     assert submit(leader.url, "still-leading") == 201
+
+
+def test_the_direct_cli_never_writes_behind_a_running_leaders_back(cluster, tmp_path):
+    store, start = cluster
+    leader = start("leader", standby=False)
+    leader.wait_serving()
+    spec = ROOT / "scenarios" / "rl-post-training.toml"
+    command = [sys.executable, "-m", "costart.cli.main", "--store", str(store)]
+    refused = subprocess.run(
+        [*command, "submit", str(spec)],
+        env=child_env(),
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert refused.returncode == 5, refused.stderr
+    assert "led by a running `costart serve`" in refused.stderr
+    reads = subprocess.run(
+        [*command, "get", "groups"],
+        env=child_env(),
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert reads.returncode == 0, reads.stderr  # reading the views is always fine
+    assert leader.stop() == 0  # a graceful stop releases the lease
+    allowed = subprocess.run(
+        [*command, "submit", str(spec)],
+        env=child_env(),
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert allowed.returncode == 0, allowed.stderr
