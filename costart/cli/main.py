@@ -8,7 +8,9 @@ Exit codes are listed in `costart.cli.exits`.
 from __future__ import annotations
 
 import logging
+import os
 import shutil
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -34,6 +36,12 @@ DEMO_SPEC = SCENARIOS / "rl-post-training.toml"
 
 DEMO_STORE = Path("var/demo-store")
 _DEMO_MARK = ".costart-demo"
+
+
+def _invoked_as() -> str:
+    """How the user ran us (``.venv/bin/costart`` from ``make demo``), for hints."""
+    argv0 = sys.argv[0] if sys.argv and sys.argv[0].endswith("costart") else "costart"
+    return os.path.relpath(argv0) if os.path.isabs(argv0) else argv0
 
 
 def prepare_demo_store(store: Path) -> None:
@@ -115,12 +123,13 @@ def demo(
     else:
         run_sim_demo(store, store.parent / "demo-report", console)
         group = "grpo-000"
+    me = _invoked_as()
     console.print(
         f"The log is in [bold]{store}[/bold]. Try:\n"
-        f"  costart --store {store} get groups -o wide\n"
-        f"  costart --store {store} describe group {group}\n"
-        f"  costart --store {store} replay verify\n"
-        f"  costart --store {store} replay timeline {group} --html timeline.html"
+        f"  {me} --store {store} get groups -o wide\n"
+        f"  {me} --store {store} describe group {group}\n"
+        f"  {me} --store {store} replay verify\n"
+        f"  {me} --store {store} replay timeline {group} --html timeline.html"
     )
 
 
