@@ -8,7 +8,7 @@ integrity check (checksums, hash chain, gaps, index).
 from __future__ import annotations
 
 from pathlib import Path
-from types import TracebackType
+from typing import Self
 
 from costart.store import CorruptRecordError, Defect, open_readonly, verify_log
 from costart.store.reading import RecorderSource
@@ -28,7 +28,20 @@ class LogIntegrityError(Exception):
         super().__init__(f"{log} position {position}: {detail}")
 
 
-class ReplayLog:
+class ClosingLog:
+    """``with`` closes the log (both the LMDB and the PostgreSQL replay logs)."""
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class ReplayLog(ClosingLog):
     def __init__(self, path: Path) -> None:
         if not (path / "data.mdb").exists():
             raise FileNotFoundError(f"no LMDB log in {path}")
@@ -65,17 +78,6 @@ class ReplayLog:
 
     def close(self) -> None:
         self.reader.close()
-
-    def __enter__(self) -> ReplayLog:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
 
 def open_log(path: Path) -> ReplayLog:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from types import TracebackType
 
 from eventsourcing.persistence import InfrastructureFactory, PersistenceError
 from eventsourcing.utils import Environment
@@ -18,13 +17,13 @@ from costart.pgstore import READ_ONLY, redact
 from costart.pgstore.factory import Factory
 from costart.pgstore.gaps import first_gap
 from costart.pgstore.recorder import CostartApplicationRecorder
-from costart.replay.logfile import EVENTS_LOG, LogIntegrityError
+from costart.replay.logfile import EVENTS_LOG, ClosingLog, LogIntegrityError
 from costart.store.codec import MsgspecMapper
 from costart.store.reading import RecorderSource
 from costart.store.snapshots import SnapshotStore
 
 
-class PgReplayLog:
+class PgReplayLog(ClosingLog):
     def __init__(self, env: Mapping[str, str], url: str) -> None:
         self.url = redact(url)
         self.views_dir: Path | None = None
@@ -56,14 +55,3 @@ class PgReplayLog:
 
     def close(self) -> None:
         self.factory.close()
-
-    def __enter__(self) -> PgReplayLog:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()

@@ -352,21 +352,27 @@ SLOW = os.environ.get("COSTART_PROFILE") == "slow"
 MIN_COMMANDS = 20_000 if SLOW else 2_000
 
 
-def test_random_command_sequences_keep_every_invariant():
-    """Runs the machine and proves it executed at least MIN_COMMANDS commands."""
+def run_machine(machine: type[ControllerMachine], examples: int, steps: int) -> tuple[int, int]:
+    """Run the machine; how many commands ran and how many of them were refused."""
     COMMANDS.clear()
     run_state_machine_as_test(
-        ControllerMachine,
+        machine,
         settings=settings(
-            max_examples=2000 if SLOW else 250,
-            stateful_step_count=100,
+            max_examples=examples,
+            stateful_step_count=steps,
             deadline=None,
             derandomize=not SLOW,
         ),
     )
     refused = sum(1 for label in COMMANDS if label.startswith("!"))
     ran = len(COMMANDS) - refused
-    print(f"stateful run: {ran} commands, {refused} of them refused")
+    print(f"stateful run ({machine.__name__}): {ran} commands, {refused} of them refused")
+    return ran, refused
+
+
+def test_random_command_sequences_keep_every_invariant():
+    """Runs the machine and proves it executed at least MIN_COMMANDS commands."""
+    ran, refused = run_machine(ControllerMachine, 2000 if SLOW else 250, 100)
     assert ran >= MIN_COMMANDS, f"only {ran} commands ran"
     assert 0 < refused < ran, "the machine must try both valid and invalid commands"
 
@@ -391,15 +397,5 @@ class LmdbControllerMachine(ControllerMachine):
 
 
 def test_random_command_sequences_on_the_lmdb_store():
-    COMMANDS.clear()
-    run_state_machine_as_test(
-        LmdbControllerMachine,
-        settings=settings(
-            max_examples=500 if SLOW else 100,
-            stateful_step_count=60,
-            deadline=None,
-            derandomize=not SLOW,
-        ),
-    )
-    refused = sum(1 for label in COMMANDS if label.startswith("!"))
-    assert len(COMMANDS) - refused >= 800
+    ran, _ = run_machine(LmdbControllerMachine, 500 if SLOW else 100, 60)
+    assert ran >= 800
