@@ -61,8 +61,13 @@ class _Aggregate(Generic[S]):
         check: Callable[[S, type[ev.DomainEvent]], None],
         fold: Callable[[S, ev.DomainEvent], None],
         group_id: UUID,
+        copy: Callable[[S], S] | None,
     ) -> None:
+        """``copy``: how to take a private copy of ``state`` before its first change
+        (copy on write: commands mostly change a few of a unit's aggregates); None if
+        ``state`` is already private (created by this command)."""
         self.state: S = state
+        self._copy = copy
         self._recorder = recorder
         self._check: Callable[[S, type[ev.DomainEvent]], None] = check
         self._fold: Callable[[S, ev.DomainEvent], None] = fold
@@ -78,6 +83,9 @@ class _Aggregate(Generic[S]):
 
     def trigger(self, event_type: type[E], at_ns: int, **fields: Any) -> E:
         self._check(self.state, event_type)
+        if self._copy is not None:
+            self.state = self._copy(self.state)
+            self._copy = None
         event = event_type(
             originator_id=self.id,
             originator_version=self.version + 1,
@@ -91,13 +99,15 @@ class _Aggregate(Generic[S]):
 
 
 class GroupAggregate(_Aggregate[GroupState]):
-    def __init__(self, state: GroupState, recorder: _Recorder) -> None:
-        super().__init__(state, recorder, check_group, apply_group_event, state.id)
+    def __init__(self, state: GroupState, recorder: _Recorder, *, private: bool = False) -> None:
+        copy = None if private else _copy_group
+        super().__init__(state, recorder, check_group, apply_group_event, state.id, copy)
 
 
 class MemberAggregate(_Aggregate[MemberState]):
-    def __init__(self, state: MemberState, recorder: _Recorder) -> None:
-        super().__init__(state, recorder, check_member, apply_member_event, state.group_id)
+    def __init__(self, state: MemberState, recorder: _Recorder, *, private: bool = False) -> None:
+        copy = None if private else _copy_member
+        super().__init__(state, recorder, check_member, apply_member_event, state.group_id, copy)
 
     @property
     def name(self) -> str:
@@ -112,15 +122,19 @@ class GroupUnit:
     atomic append in causal order.
     """
 
-    def __init__(self, group: GroupState, members: list[MemberState]) -> None:
+    def __init__(
+        self, group: GroupState, members: list[MemberState], *, private: bool = False
+    ) -> None:
+        """Over the live states (each copied before its first change), or over states
+        this command created (``private``)."""
         self._recorder = _Recorder()
-        self.group = GroupAggregate(_copy_group(group), self._recorder)
-        self.members = [MemberAggregate(_copy_member(m), self._recorder) for m in members]
+        self.group = GroupAggregate(group, self._recorder, private=private)
+        self.members = [MemberAggregate(m, self._recorder, private=private) for m in members]
 
     @classmethod
     def from_events(cls, group: GroupState, members: list[MemberState]) -> GroupUnit:
         """A unit for a group created in this command (states already fresh)."""
-        return cls(group, members)
+        return cls(group, members, private=True)
 
     @property
     def id(self) -> UUID:
