@@ -8,7 +8,7 @@ from costart.domain import events as ev
 from costart.domain import limits
 from costart.domain.aggregates import GroupUnit
 from costart.domain.errors import Conflict, DomainError, IllegalTransition
-from costart.domain.ids import group_id, member_id
+from costart.domain.ids import group_id, member_ids
 from costart.domain.projector import new_group, new_member
 from costart.domain.spec_types import GroupSpec
 from costart.domain.states import GROUP_STARTED, GroupState, MemberState
@@ -22,7 +22,7 @@ def submit(world: World, spec: GroupSpec, at_ns: int) -> GroupUnit:
         raise Conflict(f"a live group named {spec.name!r} already exists")
     seq = world.submissions + 1
     gid = group_id(seq, spec.name)
-    member_ids = tuple(member_id(gid, m.name) for m in spec.members)
+    mids = member_ids(gid, [m.name for m in spec.members])
     submitted = ev.GroupSubmitted(
         originator_id=gid,
         originator_version=1,
@@ -30,13 +30,13 @@ def submit(world: World, spec: GroupSpec, at_ns: int) -> GroupUnit:
         at_ns=at_ns,
         spec=spec,
         submission_seq=seq,
-        member_ids=member_ids,
+        member_ids=mids,
     )
     created = [
         ev.MemberCreated(
             originator_id=mid, originator_version=1, group_id=gid, at_ns=at_ns, spec=mspec
         )
-        for mid, mspec in zip(member_ids, spec.members, strict=True)
+        for mid, mspec in zip(mids, spec.members, strict=True)
     ]
     unit = GroupUnit.from_events(new_group(submitted), [new_member(e) for e in created])
     unit.add_events([submitted, *created])
