@@ -156,15 +156,18 @@ class GroupCommitter:
         try:
             self._commit(group)
         finally:
+            for request in group:
+                if request.done is not None:
+                    request.done.set()
+            # Still the only committer of this process: top up the file's headroom
+            # (rarely does anything) before handing over.
+            self._store.headroom.keep()
             with self._lock:
                 successor = self._queue[0] if self._queue else None
                 if successor is None:
                     self._busy = False
                 else:
                     successor.promoted = True
-            for request in group:
-                if request.done is not None:
-                    request.done.set()
             if successor is not None:
                 assert successor.done is not None  # queued while busy
                 successor.done.set()

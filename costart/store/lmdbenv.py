@@ -29,6 +29,7 @@ import lmdb
 import structlog
 from eventsourcing.persistence import OperationalError
 
+from costart.store.headroom import Headroom
 from costart.store.settings import ASYNC_SYNC_INTERVAL, StoreSettings
 
 if TYPE_CHECKING:
@@ -132,6 +133,9 @@ class LmdbStore:
         self._listeners_lock = threading.Lock()
         self._last_sync = monotonic()
         self.closed = False
+        # Only commits that flush one by one (sync) gain from never growing the file.
+        fills = settings.durability == "sync" and not settings.readonly
+        self.headroom = Headroom(self, settings.headroom if fills else 0)
         from costart.store.committer import GroupCommitter  # noqa: PLC0415 (cycle)
 
         self.committer: GroupCommitter = GroupCommitter(self)

@@ -19,12 +19,16 @@ MAP_SIZE: Final = "COSTART_LMDB_MAP_SIZE"
 DURABILITY: Final = "COSTART_LMDB_DURABILITY"
 """``sync`` (default): a commit returns after its data is on disk.
 ``async``: commits are flushed at most ``ASYNC_SYNC_INTERVAL`` later, and on close."""
+HEADROOM: Final = "COSTART_LMDB_HEADROOM"
+"""Zero-filled bytes kept past the data's end (refilled at half) so that durable commits
+do not grow the file (see ``costart.store.headroom``); ``0`` turns it off."""
 POLL_INTERVAL: Final = "COSTART_LMDB_POLL_INTERVAL"
 """Seconds between a subscription's checks for events written by other processes."""
 CREATE_TABLE: Final = "CREATE_TABLE"
 """The library's switch: when false, named databases must already exist."""
 
 DEFAULT_MAP_SIZE: Final = 64 * 1024 * 1024
+DEFAULT_HEADROOM: Final = 8 * 1024 * 1024
 DEFAULT_POLL_INTERVAL: Final = 0.1
 ASYNC_SYNC_INTERVAL: Final = 1.0
 
@@ -39,6 +43,7 @@ class StoreSettings:
     map_size: int = DEFAULT_MAP_SIZE
     durability: Durability = "sync"
     poll_interval: float = DEFAULT_POLL_INTERVAL
+    headroom: int = DEFAULT_HEADROOM
     readonly: bool = False
     """Open without the lock file and without writing: for a *copy* of a log."""
 
@@ -84,8 +89,22 @@ def settings_from_env(env: Environment) -> StoreSettings:
         if poll_interval <= 0:
             raise _invalid(env, POLL_INTERVAL, raw, "a positive float (seconds)")
 
+    headroom = DEFAULT_HEADROOM
+    raw = env.get(HEADROOM)
+    if raw:
+        try:
+            headroom = int(raw)
+        except ValueError:
+            raise _invalid(env, HEADROOM, raw, "an int >= 0 (bytes)") from None
+        if headroom < 0:
+            raise _invalid(env, HEADROOM, raw, "an int >= 0 (bytes)")
+
     return StoreSettings(
-        path=path, map_size=map_size, durability=durability, poll_interval=poll_interval
+        path=path,
+        map_size=map_size,
+        durability=durability,
+        poll_interval=poll_interval,
+        headroom=headroom,
     )
 
 
