@@ -8,12 +8,21 @@ the same run on the same machine (medians; the machine is noisy).
 (c) full read + decode of every event vs raw LMDB cursor + typed msgspec decode + fold;
 (d) the eventsourcing library's SQLite module on the same workloads, as a peer column.
 
+Ceilings (informative, not targets): raw LMDB, with no CPU of ours, committing exactly
+what (a) and (b) commit -- (a) one record plus its originator-index entry per commit;
+(b) the records of 8 in-flight RL submits (5 events each, their sizes) plus their index
+entries per commit, the most 8 submitters with one command each can put in one commit.
+They show how much of a gap to the plain baselines any LMDB store with an originator
+index pays on this machine, before any code runs.
+
 Run: python bench/bench_store.py [--quick]
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
+import itertools
 import logging
 import shutil
 import sys
@@ -101,6 +110,28 @@ def raw_single(path: Path, record_bytes: int, commands: int) -> float:
     return rate
 
 
+def raw_single_indexed(path: Path, record_bytes: int, commands: int) -> float:
+    """Ceiling of (a): one record and one index entry (same key shape) per commit."""
+    env = lmdb.open(str(path), map_size=1 << 30, sync=True, metasync=True, max_dbs=2)
+    records, index = env.open_db(b"records"), env.open_db(b"index")
+    payload = b"x" * record_bytes
+    originator = b"\x01" + bytes(range(16))  # one aggregate, like (a)'s group
+    counter = [0]
+
+    def run() -> int:
+        for _ in range(commands):
+            counter[0] += 1
+            key = counter[0].to_bytes(8, "big")
+            with env.begin(write=True) as txn:
+                txn.put(key, payload, db=records, append=True)
+                txn.put(originator + key, key, db=index)
+        return commands
+
+    rate = median_rate(run, 3)
+    env.close()
+    return rate
+
+
 # --- (b) group commit -------------------------------------------------------------------
 
 
@@ -148,6 +179,45 @@ def raw_batches(path: Path, record_bytes: int, events: int) -> float:
     rate = median_rate(run, 3)
     env.close()
     return rate
+
+
+def raw_submit_batches(path: Path, submit_records: list[int], events: int) -> float:
+    """Ceiling of (b): commits of THREADS submits' records (``submit_records``: the record
+    sizes of one submit) and their index entries, keys as random as uuid5 ids."""
+    env = lmdb.open(str(path), map_size=1 << 31, sync=True, metasync=True, max_dbs=2)
+    records, index = env.open_db(b"records"), env.open_db(b"index")
+    payloads = [b"x" * size for size in submit_records]
+    per_commit = THREADS * len(payloads)
+    counter = [0]
+    originators = (hashlib.sha1(str(i).encode()).digest()[:16] for i in itertools.count())
+
+    def run() -> int:
+        for _ in range(events // per_commit):
+            with env.begin(write=True) as txn:
+                for _ in range(THREADS):
+                    for payload in payloads:
+                        counter[0] += 1
+                        key = counter[0].to_bytes(8, "big")
+                        txn.put(key, payload, db=records, append=True)
+                        txn.put(b"\x01" + next(originators) + (1).to_bytes(8, "big"), key, db=index)
+        return events // per_commit * per_commit
+
+    rate = median_rate(run, 3)
+    env.close()
+    return rate
+
+
+def submit_record_sizes(env: dict[str, str]) -> list[int]:
+    """Sizes of the records one RL submit wrote (the last submit in the log at ``env``)."""
+    controller = Controller(env=env, clock=Clock())
+    recorder = controller.recorder
+    last = recorder.max_notification_id() or 0
+    events = len(rl_spec("probe").members) + 1
+    sizes = [
+        len(n.state) for n in recorder.select_notifications(start=last - events + 1, limit=events)
+    ]
+    controller.close()
+    return sizes
 
 
 # --- (c) full read ----------------------------------------------------------------------
@@ -206,12 +276,16 @@ def main() -> None:
         print("(a) single durable commands ...", file=sys.stderr)
         figures["a_lmdb_commands_per_s"], size = single_commands(lmdb_env(work / "a"), commands)
         figures["a_raw_commits_per_s"] = raw_single(work / "a-raw", size, commands)
+        figures["a_ceiling_commits_per_s"] = raw_single_indexed(work / "a-ceil", size, commands)
         figures["a_sqlite_commands_per_s"], _ = single_commands(
             sqlite_env(work / "a-sqlite"), commands
         )
         print("(b) group commit, 8 submitters ...", file=sys.stderr)
         figures["b_lmdb_events_per_s"] = concurrent_submits(lmdb_env(work / "b"), per_thread)
         figures["b_raw_events_per_s"] = raw_batches(work / "b-raw", size, 100 * commands)
+        figures["b_ceiling_events_per_s"] = raw_submit_batches(
+            work / "b-ceil", submit_record_sizes(lmdb_env(work / "b")), 100 * commands
+        )
         figures["b_sqlite_events_per_s"] = concurrent_submits(
             sqlite_env(work / "b-sqlite"), per_thread
         )
@@ -228,6 +302,13 @@ def main() -> None:
             "a_vs_sqlite": figures["a_lmdb_commands_per_s"] / figures["a_sqlite_commands_per_s"],
             "b_vs_sqlite": figures["b_lmdb_events_per_s"] / figures["b_sqlite_events_per_s"],
             "c_vs_sqlite": figures["c_lmdb_events_per_s"] / figures["c_sqlite_events_per_s"],
+            "a_ceiling_vs_raw": figures["a_ceiling_commits_per_s"] / figures["a_raw_commits_per_s"],
+            "a_ceiling_vs_sqlite": (
+                figures["a_ceiling_commits_per_s"] / figures["a_sqlite_commands_per_s"]
+            ),
+            "a_vs_ceiling": figures["a_lmdb_commands_per_s"] / figures["a_ceiling_commits_per_s"],
+            "b_ceiling_vs_raw": figures["b_ceiling_events_per_s"] / figures["b_raw_events_per_s"],
+            "b_vs_ceiling": figures["b_lmdb_events_per_s"] / figures["b_ceiling_events_per_s"],
         }
         targets = {
             "a_vs_raw": 0.8,
