@@ -11,6 +11,7 @@ nothing here reads a clock or makes a random id.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import cached_property
 from typing import Any, Generic, Protocol, TypeVar
 from uuid import UUID
 
@@ -128,8 +129,16 @@ class GroupUnit:
         """Over the live states (each copied before its first change), or over states
         this command created (``private``)."""
         self._recorder = _Recorder()
+        self._private = private
+        self._member_states = members
         self.group = GroupAggregate(group, self._recorder, private=private)
-        self.members = [MemberAggregate(m, self._recorder, private=private) for m in members]
+
+    @cached_property
+    def members(self) -> list[MemberAggregate]:
+        """The member aggregates, in spec order (made on first use: many commands touch
+        only the group)."""
+        private, recorder = self._private, self._recorder
+        return [MemberAggregate(m, recorder, private=private) for m in self._member_states]
 
     @classmethod
     def from_events(cls, group: GroupState, members: list[MemberState]) -> GroupUnit:
