@@ -7,6 +7,7 @@ import os
 
 import pytest
 from eventsourcing.utils import Environment
+from structlog.testing import capture_logs
 
 from costart.store import StoreSettings, open_store
 from costart.store.headroom import Headroom
@@ -112,6 +113,8 @@ def test_a_failed_fill_is_logged_and_turns_headroom_off(stores: TempStores) -> N
     store = stores.open()
     headroom = Headroom(store, 4 * MIB)
     headroom._data_file = os.path.join(stores.path(), "missing", "data.mdb")
-    headroom.keep()  # must not raise
+    with capture_logs() as logs:
+        headroom.keep()  # must not raise
+        headroom.keep()  # off now: no second attempt
     assert headroom.fills == 0
-    headroom.keep()  # off now: no second attempt
+    assert [entry["event"] for entry in logs] == ["lmdb.headroom_fill_failed"]
