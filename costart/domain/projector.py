@@ -31,8 +31,8 @@ def new_group(event: ev.GroupSubmitted) -> GroupState:
 
 def new_member(event: ev.MemberCreated, group: GroupState) -> MemberState:
     """The member ``event`` creates in ``group``. Its spec must be the group's spec of it
-    (checked), and the state holds the group's own spec and id objects: one copy of
-    each, and a snapshot can carry a member's spec in its group's alone (ADR 0012)."""
+    (checked), and the state holds the group's own spec and id objects: one copy of each
+    in memory (ADR 0012)."""
     spec = event.spec
     members = group.spec.members
     for index in range(len(members)):
