@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from eventsourcing.persistence import StoredEvent
 from rich.console import Console
 
 from costart.app import Controller
@@ -13,7 +14,13 @@ from costart.replay.rebuild import rebuild
 from costart.replay.source import RecorderSource
 from costart.replay.verify import verify
 from costart.store import verify_log
-from costart.store.snapshots import encode_world
+from costart.store.codec import canonical_encode
+from costart.store.snapshots import (
+    SNAPSHOT_STREAM_ID,
+    SNAPSHOT_TOPIC,
+    Snapshot,
+    encode_world,
+)
 from tests.builders import ManualClock, a_group, full_placement
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -51,3 +58,42 @@ def test_a_new_controller_on_the_same_store_restores_and_carries_on(tmp_path):
     assert second.may_start("g1/b")
     assert encode_world(rebuild(RecorderSource(second.recorder))) == encode_world(second.world)
     second.close()
+
+
+def test_restoring_on_lmdb_reads_only_the_newest_snapshot_and_checks_its_bytes_once(tmp_path):
+    env = lmdb_env(tmp_path / "store", COSTART_SNAPSHOT_EVERY="2")
+    spec = a_group().with_member("a", claims=("c",)).with_member("b", replicas=2).build()
+    controller = Controller(env=env, clock=ManualClock())
+    controller.submit(spec)
+    controller.apply_decisions([full_placement(spec)])
+    controller.claim_ready("g1/a", "c")
+    store, source = controller.snapshots_store, RecorderSource(controller.recorder)
+    taken = store.positions()
+    assert len(taken) >= 2
+    reads: list[int] = []
+    select = store.recorder.select_events
+
+    def counting(*args, **kwargs):
+        records = select(*args, **kwargs)
+        reads.append(len(records))
+        return records
+
+    store.recorder.select_events = counting  # type: ignore[method-assign]
+    found, world, skipped = store.newest_valid()
+    assert found is not None and found.position == taken[-1] and skipped == [] and reads == [1]
+    assert world is not None and encode_world(world) == encode_world(controller.world)
+    # A snapshot whose own checksum is wrong but whose record the store checksummed: the
+    # store verified its bytes as it read them, so restoring does not hash them again;
+    # `replay verify` checks both and names it.
+    at = next(p for p in range(controller.world.position, 0, -1) if p not in taken)
+    state = encode_world(rebuild(source, until=at))
+    mislabelled = Snapshot(at, bytes(32), state)
+    store.recorder.insert_events(
+        [StoredEvent(SNAPSHOT_STREAM_ID, at, SNAPSHOT_TOPIC, canonical_encode(mislabelled))]
+    )
+    found, world, skipped = store.newest_valid(at_or_before=at)
+    assert found == mislabelled and world is not None and encode_world(world) == state
+    report = verify(source, store)
+    assert report.divergence is not None
+    assert (report.divergence.position, report.divergence.field) == (at, "checksum")
+    controller.close()

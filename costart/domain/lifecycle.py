@@ -38,7 +38,8 @@ def submit(world: World, spec: GroupSpec, at_ns: int) -> GroupUnit:
         )
         for mid, mspec in zip(mids, spec.members, strict=True)
     ]
-    unit = GroupUnit.from_events(new_group(submitted), [new_member(e) for e in created])
+    group = new_group(submitted)
+    unit = GroupUnit.from_events(group, [new_member(e, group) for e in created])
     unit.add_events([submitted, *created])
     return unit
 

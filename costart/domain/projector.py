@@ -16,6 +16,8 @@ from costart.domain.transitions import GROUP_FROM, MEMBER_FROM, check_group, che
 
 
 def new_group(event: ev.GroupSubmitted) -> GroupState:
+    if len(event.member_ids) != len(event.spec.members):
+        raise DomainError(f"group {event.spec.name}: member ids do not match its members")
     return GroupState(
         id=event.originator_id,
         version=event.originator_version,
@@ -27,14 +29,32 @@ def new_group(event: ev.GroupSubmitted) -> GroupState:
     )
 
 
-def new_member(event: ev.MemberCreated) -> MemberState:
+def new_member(event: ev.MemberCreated, group: GroupState) -> MemberState:
+    """The member ``event`` creates in ``group``. Its spec must be the group's spec of it
+    (checked), and the state holds the group's own spec and id objects: one copy of each
+    in memory (ADR 0012)."""
+    spec = event.spec
+    members = group.spec.members
+    for index in range(len(members)):
+        if members[index].name == spec.name:
+            linked = members[index]
+            break
+    else:
+        raise DomainError(f"group {group.name} has no member {spec.name!r}")
+    member_id = group.member_ids[index]
+    if (
+        linked != spec
+        or member_id.int != event.originator_id.int
+        or group.id.int != event.group_id.int
+    ):
+        raise DomainError(f"member {spec.name!r} differs from its group {group.name}'s spec")
     return MemberState(
-        id=event.originator_id,
+        id=member_id,
         version=event.originator_version,
-        group_id=event.group_id,
-        spec=event.spec,
-        desired=event.spec.count,
-        claims=dict.fromkeys(event.spec.claims, "PENDING"),
+        group_id=group.id,
+        spec=linked,
+        desired=linked.count,
+        claims=dict.fromkeys(linked.claims, "PENDING"),
     )
 
 
@@ -244,12 +264,14 @@ def apply_group_event(group: GroupState, event: ev.DomainEvent) -> None:
     """Fold one event into an existing group. Raises on an illegal transition."""
     kind = type(event)
     # The checks inlined (this is replay's hot path); the named functions explain a failure.
-    if event.originator_version != group.version + 1:
+    allowed, handler = _GROUP_FOLD.get(kind, _NO_FOLD)
+    version = event.originator_version
+    if version != group.version + 1:
         _check_version(group.version, event)
-    if group.status not in GROUP_FROM.get(kind, ()):
+    if group.status not in allowed:
         check_group(group, kind)
-    _GROUP_HANDLERS[kind](group, event)
-    group.version = event.originator_version
+    handler(group, event)
+    group.version = version
 
 
 def apply_member_event(member: MemberState, event: ev.DomainEvent) -> None:
@@ -270,6 +292,7 @@ def _no_handler(state: Any, event: ev.DomainEvent) -> None:
 
 
 _NO_FOLD: tuple[frozenset[str], Callable[[Any, Any], None]] = (frozenset(), _no_handler)
+_GROUP_FOLD = {kind: (GROUP_FROM[kind], handler) for kind, handler in _GROUP_HANDLERS.items()}
 _MEMBER_FOLD = {kind: (MEMBER_FROM[kind], handler) for kind, handler in _MEMBER_HANDLERS.items()}
 
 

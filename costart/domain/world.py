@@ -7,8 +7,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from functools import lru_cache
-from typing import cast
+from typing import Final, cast
 from uuid import UUID
 
 import msgspec
@@ -35,11 +34,21 @@ _KIND_OF[ev.GroupSubmitted] = _SUBMITTED
 _KIND_OF[ev.MemberCreated] = _CREATED
 
 
-@lru_cache(maxsize=1 << 17)
+_KEYS: dict[int, str] = {}
+_KEYS_MAX: Final = 1 << 17
+
+
 def _key(aggregate_id: UUID) -> str:
     """The state maps' key of an id (its canonical text). Cached: ``str(UUID)`` is the
-    costliest step of folding an event, and a replay meets each id many times."""
-    return str(aggregate_id)
+    costliest step of folding an event, and a replay meets each id many times. Cached by
+    the id's integer: hashing and comparing a `UUID` runs Python code, an int's does not.
+    Bounded by clearing (any entry can be rebuilt)."""
+    key = _KEYS.get(aggregate_id.int)
+    if key is None:
+        if len(_KEYS) >= _KEYS_MAX:
+            _KEYS.clear()
+        key = _KEYS[aggregate_id.int] = str(aggregate_id)
+    return key
 
 
 class World(msgspec.Struct, kw_only=True, gc=False):
@@ -61,29 +70,32 @@ class World(msgspec.Struct, kw_only=True, gc=False):
         """Fold one event. Raises `DomainError` if the event breaks the state machine."""
         kind = _KIND_OF.get(type(event), _MEMBER)
         # Replay's hot path: the common kinds first, lookups inlined.
+        oid = event.originator_id
+        key = _KEYS.get(oid.int) or _key(oid)
         if kind is _MEMBER:
-            member = self.members.get(_key(event.originator_id))
+            member = self.members.get(key)
             if member is None:
-                raise DomainError(f"unknown member {event.originator_id}")
+                raise DomainError(f"unknown member {oid}")
             apply_member_event(member, event)
         elif kind is _GROUP:
-            group = self.group_by_id(event.originator_id)
+            group = self.groups.get(key)
+            if group is None:
+                raise DomainError(f"unknown group {oid}")
             apply_group_event(group, event)
             if group.status in GROUP_TERMINAL:
                 self.live_names.pop(group.name, None)
         elif kind is _SUBMITTED:
-            self._submitted(cast(ev.GroupSubmitted, event))
+            self._submitted(key, cast(ev.GroupSubmitted, event))
         elif kind is _CREATED:
-            key = _key(event.originator_id)
             if key in self.members:
                 raise DomainError(f"member {key} created twice")
-            self.members[key] = new_member(cast(ev.MemberCreated, event))
+            created = cast(ev.MemberCreated, event)
+            self.members[key] = new_member(created, self.group_by_id(created.group_id))
         else:
             self._node_reported(cast(ev.NodeStatusChanged, event))
         self.clock_ns = max(self.clock_ns, event.at_ns)
 
-    def _submitted(self, event: ev.GroupSubmitted) -> None:
-        key = _key(event.originator_id)
+    def _submitted(self, key: str, event: ev.GroupSubmitted) -> None:
         if key in self.groups:
             raise DomainError(f"group {key} submitted twice")
         group = new_group(event)

@@ -73,13 +73,18 @@ def topic_of(event_type: type[ev.DomainEvent]) -> str:
     return _TOPIC_OF[event_type]
 
 
-def decode_event(topic: str, state: bytes) -> ev.DomainEvent:
-    """Decode one stored event body by its topic."""
+def event_decoder(topic: str) -> msgspec.msgpack.Decoder[Any]:
+    """The reused decoder of stored event bodies of ``topic``."""
     decoder = _DECODER_OF_TOPIC.get(topic)
     if decoder is None:
         cls = resolve_topic(topic)  # a newer event class registered after import
         decoder = _DECODER_OF_TOPIC.setdefault(topic, msgspec.msgpack.Decoder(cls))
-    return cast(ev.DomainEvent, decoder.decode(state))
+    return decoder
+
+
+def decode_event(topic: str, state: bytes) -> ev.DomainEvent:
+    """Decode one stored event body by its topic."""
+    return cast(ev.DomainEvent, event_decoder(topic).decode(state))
 
 
 def decode_any_event(state: bytes) -> ev.DomainEvent:

@@ -7,13 +7,14 @@ any of the library's application recorders.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import cast
+from typing import Any, cast
 
+import msgspec
 from eventsourcing.persistence import ApplicationRecorder, InfrastructureFactory
 from eventsourcing.utils import Environment
 
 from costart.domain.events import DomainEvent
-from costart.store.codec import MsgspecMapper, decode_event
+from costart.store.codec import MsgspecMapper, event_decoder
 
 PAGE_SIZE = 1000
 
@@ -30,9 +31,17 @@ def read_events(
     if until is None and callable(records):
         # The store's own full-log cursor: checked, and far cheaper than paging.
         # Without a cipher or compressor the stored body is the event itself.
-        decode = mapper.decode_state if (mapper.cipher or mapper.compressor) else decode_event
+        if mapper.cipher or mapper.compressor:
+            for record in records(start):
+                yield record.id, mapper.decode_state(record.topic, record.state)
+            return
+        # The decoder looked up once per topic, not once per event: replay's hot loop.
+        decoders: dict[str, msgspec.msgpack.Decoder[Any]] = {}
         for record in records(start):
-            yield record.id, decode(record.topic, record.state)
+            decoder = decoders.get(record.topic)
+            if decoder is None:
+                decoder = decoders[record.topic] = event_decoder(record.topic)
+            yield record.id, decoder.decode(record.state)
         return
     while until is None or start <= until:
         limit = PAGE_SIZE if until is None else min(PAGE_SIZE, until - start + 1)

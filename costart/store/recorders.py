@@ -10,7 +10,7 @@ the chain link between consecutive records it reads), raising
 from __future__ import annotations
 
 import weakref
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 from eventsourcing.persistence import (
     AggregateRecorder,
@@ -53,6 +53,9 @@ _MAX_KEY_SUFFIX: Final = b"\xff" * 8
 
 class LmdbRecorder:
     """Holds one reference to a shared store for as long as the recorder lives."""
+
+    verifies_checksums: ClassVar[bool] = True
+    """Every record read is checked against its checksum first (a bad one raises)."""
 
     def __init__(self, store: LmdbStore) -> None:
         store.retain()

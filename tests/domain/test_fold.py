@@ -1,0 +1,82 @@
+"""The fold's creation checks: a member is created only in its own group, with its
+group's spec of it, and then shares the group's spec and id objects (ADR 0012)."""
+
+from __future__ import annotations
+
+import msgspec
+import pytest
+
+from costart.domain import events as ev
+from costart.domain.errors import DomainError
+from costart.domain.ids import group_id, member_id
+from costart.domain.world import World
+from tests.builders import a_group
+
+SPEC = a_group().with_member("a").with_member("b", replicas=2).build()
+GID = group_id(1, SPEC.name)
+MEMBER_IDS = tuple(member_id(GID, m.name) for m in SPEC.members)
+
+
+def _submitted() -> ev.GroupSubmitted:
+    return ev.GroupSubmitted(
+        originator_id=GID,
+        originator_version=1,
+        group_id=GID,
+        at_ns=1,
+        spec=SPEC,
+        submission_seq=1,
+        member_ids=MEMBER_IDS,
+    )
+
+
+def _created(index: int, **changes: object) -> ev.MemberCreated:
+    event = ev.MemberCreated(
+        originator_id=MEMBER_IDS[index],
+        originator_version=1,
+        group_id=GID,
+        at_ns=1,
+        spec=SPEC.members[index],
+    )
+    return msgspec.structs.replace(event, **changes)
+
+
+def test_a_created_member_shares_its_groups_spec_and_ids():
+    world = World()
+    world.apply(_submitted())
+    world.apply(_created(1))
+    group = world.group_by_id(GID)
+    member = world.member_by_id(MEMBER_IDS[1])
+    assert member.spec is group.spec.members[1]
+    assert member.id is group.member_ids[1]
+    assert member.group_id is group.id
+
+
+def test_a_member_whose_spec_differs_from_its_groups_is_refused():
+    world = World()
+    world.apply(_submitted())
+    other = msgspec.structs.replace(SPEC.members[0], count=3)
+    with pytest.raises(DomainError, match="differs from its group"):
+        world.apply(_created(0, spec=other))
+    assert world.members == {}
+
+
+def test_a_member_under_another_members_id_is_refused():
+    world = World()
+    world.apply(_submitted())
+    with pytest.raises(DomainError, match="differs from its group"):
+        world.apply(_created(0, originator_id=MEMBER_IDS[1]))
+
+
+def test_a_member_of_an_unknown_group_or_not_in_its_spec_is_refused():
+    world = World()
+    with pytest.raises(DomainError, match="unknown group"):
+        world.apply(_created(0))
+    world.apply(_submitted())
+    stranger = msgspec.structs.replace(SPEC.members[0], name="zz")
+    with pytest.raises(DomainError, match="has no member 'zz'"):
+        world.apply(_created(0, spec=stranger))
+
+
+def test_a_group_whose_member_ids_do_not_match_its_members_is_refused():
+    with pytest.raises(DomainError, match="member ids"):
+        World().apply(msgspec.structs.replace(_submitted(), member_ids=MEMBER_IDS[:1]))
