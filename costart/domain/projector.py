@@ -32,7 +32,7 @@ def new_group(event: ev.GroupSubmitted) -> GroupState:
 def new_member(event: ev.MemberCreated, group: GroupState) -> MemberState:
     """The member ``event`` creates in ``group``. Its spec must be the group's spec of it
     (checked), and the state holds the group's own spec and id objects: one copy of each
-    in memory (ADR 0012)."""
+    in memory (ADR 0013)."""
     spec = event.spec
     members = group.spec.members
     for index in range(len(members)):

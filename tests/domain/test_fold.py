@@ -1,5 +1,5 @@
 """The fold's creation checks: a member is created only in its own group, with its
-group's spec of it, and then shares the group's spec and id objects (ADR 0012)."""
+group's spec of it, and then shares the group's spec and id objects (ADR 0013)."""
 
 from __future__ import annotations
 
@@ -8,13 +8,13 @@ import pytest
 
 from costart.domain import events as ev
 from costart.domain.errors import DomainError
-from costart.domain.ids import group_id, member_id
+from costart.domain.ids import group_id, member_ids
 from costart.domain.world import World
 from tests.builders import a_group
 
 SPEC = a_group().with_member("a").with_member("b", replicas=2).build()
 GID = group_id(1, SPEC.name)
-MEMBER_IDS = tuple(member_id(GID, m.name) for m in SPEC.members)
+MEMBER_IDS = member_ids(GID, [m.name for m in SPEC.members])
 
 
 def _submitted() -> ev.GroupSubmitted:
