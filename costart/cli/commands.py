@@ -96,7 +96,8 @@ def get_groups(
     if output in ("json", "yaml"):
         render.print_data(console(), groups, output)
     else:
-        console().print(render.groups_table(groups, time.time_ns(), wide=output == "wide"))
+        now_ns = render.age_reference(groups, time.time_ns())
+        console().print(render.groups_table(groups, now_ns, wide=output == "wide"))
 
 
 @get_app.command("members")
@@ -133,7 +134,9 @@ def describe_group(ctx: typer.Context, name: str, output: OutputOption = "table"
     if output in ("json", "yaml"):
         render.print_data(console(), detail, output)
     else:
-        render.print_describe(console(), detail, time.time_ns())
+        render.print_describe(
+            console(), detail, render.age_reference([detail.group], time.time_ns())
+        )
 
 
 def events(ctx: typer.Context, name: str, output: OutputOption = "table") -> None:

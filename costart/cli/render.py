@@ -1,7 +1,8 @@
 """How the CLI prints views: rich tables for people, JSON or YAML for scripts.
 
-Times in the views are controller times (integer ns); ages are shown against ``now_ns``,
-which the caller passes in (the wall clock for a live store).
+Times in the views are controller times (integer ns); ages are shown against
+`age_reference`: the wall clock, unless the log runs on a virtual clock (the simulator's
+starts at 0), whose ages are shown as of its newest event.
 """
 
 from __future__ import annotations
@@ -40,6 +41,17 @@ def print_data(console: Console, data: Any, output: Output) -> None:
         console.print_json(msgspec.json.encode(builtins).decode())
     else:
         console.print(yaml.safe_dump(builtins, sort_keys=False, allow_unicode=True), end="")
+
+
+WALL_CLOCK_FLOOR_NS = 10**18
+"""2001-09-09: a controller time before this is a virtual clock's, not the wall's."""
+
+
+def age_reference(groups: Sequence[GroupView], wall_ns: int) -> int:
+    """The time ages are measured to: ``wall_ns``, or for a log on a virtual clock the
+    newest event time of ``groups`` (so a simulation's log shows simulated ages)."""
+    newest = max((g.last_event_at_ns for g in groups), default=wall_ns)
+    return wall_ns if newest >= WALL_CLOCK_FLOOR_NS else newest
 
 
 def reason_text(reason: PendReason | None) -> str:

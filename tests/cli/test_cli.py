@@ -7,6 +7,7 @@ The store is eventsourcing's SQLite module (selected by the environment, which
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 import yaml
@@ -16,6 +17,7 @@ from costart.app import Controller
 from costart.cli import backend as backend_module
 from costart.cli.backend import store_env
 from costart.cli.main import DEMO_SPEC, app
+from costart.cli.render import WALL_CLOCK_FLOOR_NS, age_reference
 from costart.domain.decisions import SetPendReason
 from costart.domain.events import PendReason
 
@@ -167,6 +169,8 @@ def test_validate_and_demo_still_work(tmp_path):
     assert "partial starts" in demo.stdout and "independent" in demo.stdout
     groups = runner.invoke(app, ["--store", str(tmp_path / "sim"), "get", "groups"])
     assert groups.exit_code == 0 and "grpo-000" in groups.stdout
+    # The simulation's clock starts at 0: ages are simulated ones, not decades.
+    assert not re.search(r"\b\d{3,}d\b", groups.stdout), groups.stdout
     walkthrough = runner.invoke(app, ["--store", str(tmp_path / "walk"), "demo", "--walkthrough"])
     assert walkthrough.exit_code == 0 and "SUCCEEDED" in walkthrough.stdout
     again = runner.invoke(app, ["--store", str(tmp_path / "walk"), "demo"])
@@ -175,3 +179,13 @@ def test_validate_and_demo_still_work(tmp_path):
     (tmp_path / "mine" / "keep.txt").write_text("not a demo store")
     refused = runner.invoke(app, ["--store", str(tmp_path / "mine"), "demo"])
     assert refused.exit_code == 2 and (tmp_path / "mine" / "keep.txt").exists()
+
+
+def test_ages_use_the_wall_clock_unless_the_log_runs_on_a_virtual_clock():
+    def view(last_event_at_ns: int):
+        return type("View", (), {"last_event_at_ns": last_event_at_ns})()
+
+    wall = WALL_CLOCK_FLOOR_NS + 10**15
+    assert age_reference([view(wall - 5)], wall) == wall
+    assert age_reference([view(3_600 * 10**9), view(7_200 * 10**9)], wall) == 7_200 * 10**9
+    assert age_reference([], wall) == wall
