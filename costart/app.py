@@ -349,6 +349,13 @@ class Controller(Application[UUID]):
     def _apply_decisions(self, decisions: Iterable[dec.Decision]) -> list[DomainEvent]:
         written: list[DomainEvent] = []
         for decision in decisions:
+            if (
+                isinstance(decision, dec.SetPendReason)
+                and self.world.group_named(decision.group).pend_reason == decision.reason
+            ):
+                # Most sessions repeat most reasons: `set_pend_reason` would record
+                # nothing, so skip loading the unit.
+                continue
             unit = self._unit(decision.group)
             _decision_command(decision)(unit, self._now())
             written.extend(self._commit(unit))
