@@ -21,10 +21,12 @@ from costart.domain.spec_types import Shape
 from costart.domain.world import World
 from costart.placement.allocator import Allocator
 from costart.placement.cluster import Cluster, shape_fits_type
+from costart.placement.usage import WorldUsage
 
 Vec = tuple[int, int, int]
 _NO_LIMIT = 1 << 62  # a shape asking for nothing fits no count of tasks (0)
 NodeVecs = dict[int, Vec]
+MAX_SHARED_VECS = 4096
 
 
 def shape_vec(shape: Shape, count: int = 1) -> Vec:
@@ -106,6 +108,15 @@ class View:
             return (g + extra[0], c + extra[1], m + extra[2])
         return (g, c, m)
 
+    def avail_list(self) -> list[Vec]:
+        """`avail` of every node (read-only; the base array itself without an overlay)."""
+        if not self._overlay:
+            return self._base
+        out = list(self._base)
+        for node in self._overlay:
+            out[node] = self.avail(node)
+        return out
+
     def fits(self, shape: Shape) -> list[int]:
         """Tasks of ``shape`` that fit on each node (0 on nodes of another GPU type)."""
         cached = self._fits.get(shape)
@@ -130,12 +141,22 @@ class View:
 class SessionLedger:
     """Free, held and claimed capacity for one scheduling session."""
 
-    def __init__(self, cluster: Cluster, allocator: Allocator, world: World) -> None:
+    def __init__(
+        self,
+        cluster: Cluster,
+        allocator: Allocator,
+        world: World,
+        usage: WorldUsage,
+        vecs: dict[Capacity, Vec] | None = None,
+    ) -> None:
+        """``usage``: the holds of ``world``, already synced to it. ``vecs``: a cache of
+        capacity vectors kept across sessions (equal capacities share one tuple, which
+        keeps the garbage collector out of sessions over thousands of nodes)."""
         self.cluster = cluster
         self.allocator = allocator
-        # Equal capacities share one tuple (most nodes are alike): fewer objects for the
-        # garbage collector to track in a session over thousands of nodes.
-        vecs: dict[Capacity, Vec] = {}
+        vecs = {} if vecs is None else vecs
+        if len(vecs) > MAX_SHARED_VECS:
+            vecs.clear()
         self.free: list[Vec] = []
         for capacity in allocator.free_capacity(world):
             vec = vecs.get(capacity)
@@ -143,8 +164,8 @@ class SessionLedger:
                 vec = vecs[capacity] = (capacity.gpu, capacity.cpu, capacity.mem_gb)
             self.free.append(vec)
         self.claim: list[Vec] = [(0, 0, 0)] * len(cluster)
-        self.held_total: list[Vec] = [(0, 0, 0)] * len(cluster)
-        self.held_by: dict[str, NodeVecs] = {}
+        self.held_total: list[Vec] = list(usage.held_total)
+        self.held_by: dict[str, NodeVecs] = {g: dict(h) for g, h in usage.held_by.items()}
         # Bumped on every change: a view's key includes it, so plans memoised for a key
         # are never reused after capacity changed.
         self.version = 0
@@ -154,12 +175,6 @@ class SessionLedger:
         # dominate a session).
         self._bases: dict[str, list[Vec]] = {}
         self._shared_fits: dict[str, dict[Shape, list[int]]] = {}
-        for group in world.live_groups():
-            for member in world.members_of(group):
-                for a in member.held:
-                    index = cluster.index.get(a.node)
-                    if index is not None:
-                        self._add_hold(group.name, index, shape_vec(member.spec.shape))
 
     def _add_hold(self, group: str, node: int, vec: Vec, sign: int = 1) -> None:
         add_vecs(self.held_by.setdefault(group, {}), node, vec, sign)
