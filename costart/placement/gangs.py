@@ -22,7 +22,7 @@ from uuid import UUID
 
 from costart.domain import decisions as dec
 from costart.domain.events import Assignment, PendReason
-from costart.domain.spec_types import Topology
+from costart.domain.spec_types import Shape, Topology
 from costart.domain.states import GroupState, MemberState
 from costart.domain.world import World
 from costart.placement import reasons
@@ -94,12 +94,19 @@ class PlanMemo:
         self.max_answers = max_answers
         self._answers: dict[Hashable, Plan | Shortfall] = {}
         self._by_content: dict[Hashable, Plan | Shortfall] = {}
+        # What a view offers one shape (see `capacity_read`), as a number: equal numbers,
+        # equal content. Numbers are never reused, so answers keyed by them stay exact.
+        self._numbers: dict[Hashable, int] = {}
+        self._next_number = 0
+        self._numbered: dict[Hashable, int] = {}  # this session: (view keys, shape) -> number
 
     def new_session(self) -> None:
-        """Forget the answers keyed by view versions (those keys restart each session)."""
+        """Forget what is keyed by view versions (those keys restart each session)."""
         self._answers = {}
-        if len(self._by_content) > self.max_answers:
+        self._numbered = {}
+        if len(self._by_content) > self.max_answers or len(self._numbers) > self.max_answers:
             self._by_content = {}  # only reuse is lost, never an answer's value
+            self._numbers = {}
 
     def plan(
         self,
@@ -111,10 +118,12 @@ class PlanMemo:
         if view.key is None or (prefer is not None and prefer.key is None):
             return plan_gang(self.cluster, demands, scopes, view, prefer)
         asked = (tuple(demands), tuple(scopes))
-        key = (view.key, None if prefer is None else prefer.key, asked)
+        views = (view.key, None if prefer is None else prefer.key)
+        key = (views, asked)
         answer = self._answers.get(key)
         if answer is None:
-            content = (asked, capacity_read(demands, view, prefer))
+            shapes = dict.fromkeys(d.shape for d in demands)
+            content = (asked, tuple(self._number(views, s, view, prefer) for s in shapes))
             answer = self._by_content.get(content)
             if answer is None:
                 answer = plan_gang(self.cluster, demands, scopes, view, prefer)
@@ -122,26 +131,31 @@ class PlanMemo:
             self._answers[key] = answer
         return answer
 
+    def _number(self, views: Hashable, shape: Shape, view: View, prefer: View | None) -> int:
+        asked = (views, shape)
+        number = self._numbered.get(asked)
+        if number is None:
+            read = capacity_read(shape, view, prefer)
+            number = self._numbers.get(read)
+            if number is None:
+                self._next_number += 1
+                number = self._numbers[read] = self._next_number
+            self._numbered[asked] = number
+        return number
 
-def capacity_read(demands: Sequence[Demand], view: View, prefer: View | None) -> Hashable:
-    """What of the capacity `plan_gang` can read for these demands (see `PlanMemo`): per
-    distinct shape, the fit counts of ``view`` and ``prefer`` and the capacity of the
-    nodes where a task fits. The search skips nodes where none fits (takes only shrink
+
+def capacity_read(shape: Shape, view: View, prefer: View | None) -> Hashable:
+    """What of the capacity `plan_gang` can read for tasks of ``shape`` (see
+    `PlanMemo`): the fit counts of ``view`` and ``prefer`` and the capacity of the nodes
+    where a task fits. The search skips nodes where none fits (takes only shrink
     capacity), so the rest of the cluster cannot change its answer."""
-    shapes = list(dict.fromkeys(d.shape for d in demands))
-    avail = view.avail_list()
-    read: list[Hashable] = []
-    for shape in shapes:
-        fits = view.fits(shape)
-        read.append(
-            (
-                shape,
-                tuple(fits),
-                tuple(compress(avail, fits)),
-                None if prefer is None else tuple(prefer.fits(shape)),
-            )
-        )
-    return tuple(read)
+    fits = view.fits(shape)
+    return (
+        shape,
+        tuple(fits),
+        tuple(compress(view.avail_list(), fits)),
+        None if prefer is None else tuple(prefer.fits(shape)),
+    )
 
 
 @dataclass
