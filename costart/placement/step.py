@@ -14,7 +14,6 @@ from pathlib import Path
 
 from costart.domain import decisions as dec
 from costart.domain.errors import NotFound, SpecError
-from costart.domain.invariants import Capacity
 from costart.domain.spec_types import GroupSpec, Topology
 from costart.domain.states import GROUP_STARTED, GROUP_WAITING, GroupState, MemberState
 from costart.domain.world import World
@@ -26,7 +25,7 @@ from costart.placement.constraints import Scope, check_references, resolve_scope
 from costart.placement.gangs import GangSession, PlanMemo
 from costart.placement.ledger import (
     SessionLedger,
-    Vec,
+    StartCache,
     View,
     empty_cluster_view,
     empty_up_view,
@@ -78,7 +77,7 @@ class CoPlacementStep:
             if not isinstance(allocator, InMemoryAllocator)
             else allocator.usage
         )
-        self._vecs: dict[Capacity, Vec] = {}
+        self._start = StartCache()  # the views' arrays, carried from session to session
         self._memo = PlanMemo(allocator.cluster)
         for name, topology in sorted((placement_groups or {}).items()):
             self.register_placement_group(name, topology)
@@ -145,7 +144,7 @@ class CoPlacementStep:
         self.cluster.sync_status(world.node_status)
         if self._own_usage:
             self._usage.sync(world)  # else the in-memory allocator syncs it for free capacity
-        ledger = SessionLedger(self.cluster, self.allocator, world, self._usage, self._vecs)
+        ledger = SessionLedger(self.cluster, self.allocator, world, self._usage, self._start)
         self._memo.new_session()
         status_key = tuple(self.cluster.status)
         if status_key != self._status_key:
