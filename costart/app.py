@@ -246,14 +246,19 @@ class Controller(Application[UUID]):
     def submit(self, spec: GroupSpec) -> GroupState:
         """Admit a validated spec. Raises `Conflict` if a live group has its name, or
         `SpecError` if the placement step says it can never fit the cluster."""
+        group, _ = self.submit_events(spec)
+        return group
+
+    def submit_events(self, spec: GroupSpec) -> tuple[GroupState, list[DomainEvent]]:
+        """`submit`, also returning the events it wrote (in log order)."""
         if self.placement is not None:
             self.placement.check_feasible(spec)
         with self._command():
             unit = lifecycle.submit(self.world, spec, self._now())
-            self._commit(unit)
+            written = self._commit(unit)
             group = self.world.group_by_id(unit.id)
         log.info("group submitted", group=spec.name, members=len(spec.members))
-        return group
+        return group, written
 
     def submit_document(self, data: bytes | str, fmt: SpecFormat) -> GroupState:
         """Parse, validate and submit a TOML or JSON spec (nothing written on error)."""

@@ -2,14 +2,17 @@
 
 Recounting every live member's holds and placements at the start of every session
 dominated small sessions. A member's state changes only by its own events, and each
-event bumps its version, so `WorldUsage.sync` revisits the live members and recounts only
-a member whose version (or state object) changed since the last sync, and takes back
-what members of groups that left the live set counted. The numbers are integer sums, so
+event bumps its version, so `WorldUsage.sync` compares the live members' versions (and
+state objects) with those it counted and recounts only the members that differ, and
+takes back what members of groups that left the live set counted. The numbers are integer sums, so
 they equal a recount from scratch whatever the order; a different World object (a
 restored controller, a test's copy) starts from scratch.
 """
 
 from __future__ import annotations
+
+from itertools import compress
+from operator import attrgetter, is_not, ne
 
 from costart.domain.states import GroupState, MemberState
 from costart.domain.world import World
@@ -17,6 +20,7 @@ from costart.placement.cluster import Cluster
 
 Vec = tuple[int, int, int]
 ZERO: Vec = (0, 0, 0)
+_VERSION = attrgetter("version")
 
 
 class _Counted:
@@ -46,57 +50,84 @@ class WorldUsage:
     def __init__(self, cluster: Cluster) -> None:
         self._cluster = cluster
         self._world: World | None = None
-        self._counted: dict[str, _Counted] = {}
-        self._member_keys: dict[str, tuple[GroupState, tuple[str, ...]]] = {}
-        self._held_tasks: dict[str, dict[int, int]] = {}
-        self.used: list[Vec] = []
-        self.held_total: list[Vec] = []
-        self.held_by: dict[str, dict[int, Vec]] = {}
-        self.live: list[tuple[GroupState, list[MemberState]]] = []
         self._reset()
 
     def _reset(self) -> None:
         n = len(self._cluster)
-        self._counted = {}
-        self._member_keys = {}
-        self._held_tasks = {}
-        self.used = [ZERO] * n
-        self.held_total = [ZERO] * n
-        self.held_by = {}
+        self._counted: dict[str, _Counted] = {}
+        self._versions: dict[str, int] = {}  # member key -> version when counted
+        self._states: dict[str, MemberState] = {}  # member key -> state object counted
+        self._group_of: dict[str, str] = {}  # member key -> its group's name
+        self._member_keys: dict[str, tuple[str, ...]] = {}  # live group key -> member keys
+        self._live_keys: list[str] = []
+        self._flat: list[str] = []  # live members' keys, group by group
+        self._groups: list[GroupState] = []
+        self._held_tasks: dict[str, dict[int, int]] = {}
+        self.used: list[Vec] = [ZERO] * n
+        self.held_total: list[Vec] = [ZERO] * n
+        self.held_by: dict[str, dict[int, Vec]] = {}
+        self.live: list[tuple[GroupState, list[MemberState]]] = []
         self.changed: set[int] = set(range(n))
 
     def sync(self, world: World) -> set[int]:
         """Bring the numbers up to ``world``; returns (and forgets) the nodes whose
-        ``used`` may have changed since the previous sync."""
+        ``used`` may have changed since the previous sync.
+
+        The common case costs a few C-level passes over the live members: their
+        objects and versions are looked up in bulk and compared with the counted ones;
+        only differing members are recounted."""
         if world is not self._world:
             self._world = world
             self._reset()
-        members, groups = world.members, world.groups
-        before, counted = self._counted, {}
-        keys_of: dict[str, tuple[GroupState, tuple[str, ...]]] = {}
-        live: list[tuple[GroupState, list[MemberState]]] = []
-        for group_key in world.live_names.values():
-            group = groups[group_key]
-            known = self._member_keys.get(group_key)
-            if known is None or known[0] is not group:
-                known = (group, tuple(str(member_id) for member_id in group.member_ids))
-            keys_of[group_key] = known
-            states = [members[key] for key in known[1]]
-            live.append((group, states))
-            for key, state in zip(known[1], states, strict=True):
-                old = before.pop(key, None)
-                if old is not None and old.state is state and old.version == state.version:
-                    counted[key] = old
-                    continue
-                if old is not None:
-                    self._count(old, -1)
-                new = counted[key] = _Counted(group.name, state, self._cluster)
-                self._count(new, 1)
-        for old in before.values():  # members of groups no longer live
-            self._count(old, -1)
-        self._counted, self._member_keys, self.live = counted, keys_of, live
+        keys = list(world.live_names.values())
+        relisted = keys != self._live_keys
+        if relisted:
+            self._relist(world, keys)
+        groups = list(map(world.groups.__getitem__, keys))
+        flat = self._flat
+        states = list(map(world.members.__getitem__, flat))
+        versions = list(map(_VERSION, states))
+        n = len(flat)
+        moved = set(compress(range(n), map(is_not, states, map(self._states.get, flat))))
+        stale = moved.union(compress(range(n), map(ne, versions, map(self._versions.get, flat))))
+        for i in sorted(stale):
+            key, state = flat[i], states[i]
+            old = self._counted.get(key)
+            if old is not None:
+                self._count(old, -1)
+            new = self._counted[key] = _Counted(self._group_of[key], state, self._cluster)
+            self._count(new, 1)
+            self._versions[key] = new.version
+            self._states[key] = state
+        if relisted or moved or any(map(is_not, groups, self._groups)):
+            self._groups = groups
+            self.live = []
+            at = 0
+            for key, group in zip(keys, groups, strict=True):
+                size = len(self._member_keys[key])
+                self.live.append((group, states[at : at + size]))
+                at += size
         changed, self.changed = self.changed, set()
         return changed
+
+    def _relist(self, world: World, keys: list[str]) -> None:
+        """The live set changed: list its members, and take back what members of
+        groups that are no longer live counted."""
+        member_keys: dict[str, tuple[str, ...]] = {}
+        flat: list[str] = []
+        for key in keys:
+            known = self._member_keys.get(key)
+            if known is None:
+                group = world.groups[key]
+                known = tuple(str(member_id) for member_id in group.member_ids)
+                for member_key in known:
+                    self._group_of[member_key] = group.name
+            member_keys[key] = known
+            flat.extend(known)
+        for gone in sorted(self._counted.keys() - set(flat)):
+            self._count(self._counted.pop(gone), -1)
+            del self._versions[gone], self._states[gone], self._group_of[gone]
+        self._member_keys, self._live_keys, self._flat = member_keys, keys, flat
 
     def _count(self, entry: _Counted, sign: int) -> None:
         g, c, m = entry.vec

@@ -136,9 +136,7 @@ class Engine:
 
     def submit(self, spec: GroupSpec) -> list[DomainEvent]:
         """Submit a group (raises `SpecError` if it can never fit); returns its events."""
-        before = self.controller.world.position
-        self.controller.submit(spec)
-        events = [e for _, e in self.controller.read_events(before)]
+        _, events = self.controller.submit_events(spec)
         self._written(events)
         return events
 

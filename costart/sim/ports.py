@@ -25,14 +25,14 @@ Clock = Callable[[], int]
 
 class SimController(Protocol):
     """The Controller commands the simulated embedding controller calls. Every command
-    but `submit` returns the events it wrote, in log order."""
+    returns the events it wrote, in log order (`submit_events` with the new group)."""
 
     world: World
 
     @property
     def recorder(self) -> Any: ...
 
-    def submit(self, spec: GroupSpec) -> GroupState: ...
+    def submit_events(self, spec: GroupSpec) -> tuple[GroupState, list[DomainEvent]]: ...
 
     def schedule(self, now_ns: int | None = None) -> list[DomainEvent]: ...
 
