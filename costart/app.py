@@ -307,9 +307,12 @@ class Controller(Application[UUID]):
         fired: list[DomainEvent] = []
         with self._command():
             now = self._now(now_ns)
-            for group in self.world.live_groups():
-                if not scheduling.deadline_due(group, now):
-                    continue
+            world = self.world
+            # Only the due groups, in submission order (`live_groups` order): firing one
+            # group's timers never changes another group.
+            live = map(world.groups.__getitem__, world.live_names.values())
+            due = [group for group in live if scheduling.deadline_due(group, now)]
+            for group in sorted(due, key=lambda g: g.submission_seq):
                 unit = GroupUnit(group, self.world.members_of(group))
                 if scheduling.on_tick(unit, now):
                     fired.extend(self._commit(unit))
