@@ -11,6 +11,7 @@ restored controller, a test's copy) starts from scratch.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from itertools import compress
 from operator import attrgetter, is_not, ne
 
@@ -62,6 +63,8 @@ class WorldUsage:
         self._live_keys: list[str] = []
         self._flat: list[str] = []  # live members' keys, group by group
         self._groups: list[GroupState] = []
+        self._last_states: list[MemberState] = []  # aligned with ``_flat``
+        self._last_versions: list[int] = []
         self._held_tasks: dict[str, dict[int, int]] = {}
         self.used: list[Vec] = [ZERO] * n
         self.held_total: list[Vec] = [ZERO] * n
@@ -88,8 +91,22 @@ class WorldUsage:
         states = list(map(world.members.__getitem__, flat))
         versions = list(map(_VERSION, states))
         n = len(flat)
-        moved = set(compress(range(n), map(is_not, states, map(self._states.get, flat))))
-        stale = moved.union(compress(range(n), map(ne, versions, map(self._versions.get, flat))))
+        if relisted:  # compare by key
+            before_states: Iterable[object] = map(self._states.get, flat)
+            before_versions: Iterable[object] = map(self._versions.get, flat)
+        else:  # the lists are aligned with the last sync's, and usually equal
+            before_states, before_versions = self._last_states, self._last_versions
+        if (
+            not relisted
+            and versions == self._last_versions
+            and not any(map(is_not, states, self._last_states))
+        ):
+            moved: set[int] = set()
+            stale: set[int] = set()
+        else:
+            moved = set(compress(range(n), map(is_not, states, before_states)))
+            stale = moved.union(compress(range(n), map(ne, versions, before_versions)))
+        self._last_states, self._last_versions = states, versions
         for i in sorted(stale):
             key, state = flat[i], states[i]
             old = self._counted.get(key)
