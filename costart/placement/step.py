@@ -79,6 +79,7 @@ class CoPlacementStep:
         )
         self._start = StartCache()  # the views' arrays, carried from session to session
         self._memo = PlanMemo(allocator.cluster)
+        self._ordered: tuple[object, list[tuple[GroupState, list[MemberState]]]] = (None, [])
         for name, topology in sorted((placement_groups or {}).items()):
             self.register_placement_group(name, topology)
 
@@ -160,7 +161,9 @@ class CoPlacementStep:
             infeasible=self._infeasible,
             memo=self._memo,
         )
-        order = _with_members_in_order(self._usage.live)
+        if self._ordered[0] is not self._usage.live:  # a new list whenever the live set moved
+            self._ordered = (self._usage.live, _with_members_in_order(self._usage.live))
+        order = self._ordered[1]
         groups = [group for group, _ in order]
         for position, (group, members) in enumerate(order):
             if group.status in GROUP_WAITING:
