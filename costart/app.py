@@ -246,14 +246,19 @@ class Controller(Application[UUID]):
     def submit(self, spec: GroupSpec) -> GroupState:
         """Admit a validated spec. Raises `Conflict` if a live group has its name, or
         `SpecError` if the placement step says it can never fit the cluster."""
+        group, _ = self.submit_events(spec)
+        return group
+
+    def submit_events(self, spec: GroupSpec) -> tuple[GroupState, list[DomainEvent]]:
+        """`submit`, also returning the events it wrote (in log order)."""
         if self.placement is not None:
             self.placement.check_feasible(spec)
         with self._command():
             unit = lifecycle.submit(self.world, spec, self._now())
-            self._commit(unit)
+            written = self._commit(unit)
             group = self.world.group_by_id(unit.id)
         log.info("group submitted", group=spec.name, members=len(spec.members))
-        return group
+        return group, written
 
     def submit_document(self, data: bytes | str, fmt: SpecFormat) -> GroupState:
         """Parse, validate and submit a TOML or JSON spec (nothing written on error)."""
@@ -302,9 +307,12 @@ class Controller(Application[UUID]):
         fired: list[DomainEvent] = []
         with self._command():
             now = self._now(now_ns)
-            for group in self.world.live_groups():
-                if not scheduling.deadline_due(group, now):
-                    continue
+            world = self.world
+            # Only the due groups, in submission order (`live_groups` order): firing one
+            # group's timers never changes another group.
+            live = map(world.groups.__getitem__, world.live_names.values())
+            due = [group for group in live if scheduling.deadline_due(group, now)]
+            for group in sorted(due, key=lambda g: g.submission_seq):
                 unit = GroupUnit(group, self.world.members_of(group))
                 if scheduling.on_tick(unit, now):
                     fired.extend(self._commit(unit))
@@ -349,6 +357,13 @@ class Controller(Application[UUID]):
     def _apply_decisions(self, decisions: Iterable[dec.Decision]) -> list[DomainEvent]:
         written: list[DomainEvent] = []
         for decision in decisions:
+            if (
+                isinstance(decision, dec.SetPendReason)
+                and self.world.group_named(decision.group).pend_reason == decision.reason
+            ):
+                # Most sessions repeat most reasons: `set_pend_reason` would record
+                # nothing, so skip loading the unit.
+                continue
             unit = self._unit(decision.group)
             _decision_command(decision)(unit, self._now())
             written.extend(self._commit(unit))

@@ -18,8 +18,10 @@ from costart.domain.errors import DomainError
 from costart.domain.invariants import Capacity
 from costart.domain.world import World
 from costart.placement.cluster import Cluster
+from costart.placement.usage import WorldUsage
 
 ZERO = Capacity()
+MAX_SHARED = 4096
 
 
 class OvercommitError(DomainError):
@@ -67,10 +69,20 @@ def used_capacity(world: World, cluster: Cluster) -> tuple[list[int], list[int],
 
 
 class InMemoryAllocator:
-    """Free capacity derived from the World; takes checked against it within a session."""
+    """Free capacity derived from the World; takes checked against it within a session.
+
+    The World's usage is kept current across sessions (`WorldUsage`), so a session
+    recomputes the free capacity of the nodes whose usage or status changed since the
+    last one, not of every node; the result equals the count from scratch
+    (`used_capacity`)."""
 
     def __init__(self, cluster: Cluster) -> None:
         self._cluster = cluster
+        self.usage = WorldUsage(cluster)
+        # Equal capacities share one object: most nodes are alike.
+        self._shared: dict[tuple[int, int, int], Capacity] = {}
+        self._settled: list[Capacity] = [ZERO] * len(cluster)  # free as of the last sync
+        self._status: list[str] = ["up"] * len(cluster)
         self._free: list[Capacity] = []  # immutable entries, replaced on every change
 
     @property
@@ -78,15 +90,19 @@ class InMemoryAllocator:
         return self._cluster
 
     def free_capacity(self, world: World) -> list[Capacity]:
-        used_gpu, used_cpu, used_mem = used_capacity(world, self._cluster)
-        # One flat pass (no per-node calls), and equal capacities share one object: this
-        # runs over every node every session.
-        shared: dict[tuple[int, int, int], Capacity] = {}
-        free = []
-        for node, status, ug, uc, um in zip(
-            self._cluster.nodes, self._cluster.status, used_gpu, used_cpu, used_mem, strict=True
-        ):
-            if status == "up":
+        changed = self.usage.sync(world)
+        status = self._cluster.status
+        if status != self._status:
+            changed.update(
+                i for i, (a, b) in enumerate(zip(status, self._status, strict=True)) if a != b
+            )
+            self._status = list(status)
+        if len(self._shared) > MAX_SHARED:
+            self._shared.clear()  # only sharing is lost, never a value
+        nodes, used, settled = self._cluster.nodes, self.usage.used, self._settled
+        for i in sorted(changed):
+            if status[i] == "up":
+                node, (ug, uc, um) = nodes[i], used[i]
                 vec = (
                     node.gpu - ug if node.gpu > ug else 0,
                     node.cpu - uc if node.cpu > uc else 0,
@@ -94,12 +110,12 @@ class InMemoryAllocator:
                 )
             else:
                 vec = (0, 0, 0)
-            capacity = shared.get(vec)
+            capacity = self._shared.get(vec)
             if capacity is None:
-                capacity = shared[vec] = Capacity(*vec)
-            free.append(capacity)
-        self._free = free
-        return list(free)
+                capacity = self._shared[vec] = Capacity(*vec)
+            settled[i] = capacity
+        self._free = list(settled)
+        return list(settled)
 
     def reserve(self, node: str, demand: Capacity) -> None:
         index = self._cluster.index[node]

@@ -17,11 +17,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
+from itertools import compress
 from uuid import UUID
 
 from costart.domain import decisions as dec
 from costart.domain.events import Assignment, PendReason
-from costart.domain.spec_types import Topology
+from costart.domain.spec_types import Shape, Topology
 from costart.domain.states import GroupState, MemberState
 from costart.domain.world import World
 from costart.placement import reasons
@@ -29,6 +30,8 @@ from costart.placement.cluster import Cluster
 from costart.placement.constraints import Scope, relaxed, resolve_scopes
 from costart.placement.ledger import SessionLedger, Vec, View, shape_vec
 from costart.placement.planner import Demand, Plan, Shortfall, hardness, plan_gang, shape_text
+
+MAX_MEMO_ANSWERS = 4096
 
 InfeasibleCheck = Callable[[GroupState, Sequence[Demand], Sequence[Scope]], Shortfall | None]
 
@@ -68,18 +71,42 @@ def new_assignments(
 
 
 class PlanMemo:
-    """`plan_gang` answers reused within one session.
+    """`plan_gang` answers reused within a session and across sessions.
 
-    A plan depends only on the demands, the scopes and the capacity of the views, and a
-    view's ``key`` changes whenever its capacity may have (see `View.key`), so a repeated
-    question gets the same answer without searching again: in a busy session most groups
-    fail against the same unchanged capacity, and many ask alike. Views without a key are
-    never memoised. Returned plans are shared: read them, never change them.
+    A plan is a function of the demands, the scopes and, of the capacity, only what the
+    search reads: per demanded shape, the tasks that fit on each node, the capacity of
+    the nodes where one fits (what a take leaves there), and the preferred view's fit
+    counts. Two levels, both exact:
+
+    * within a session, by the views' keys (which change whenever their capacity may
+      have, see `View.key`): in a busy session most groups fail against unchanged
+      capacity, and many ask alike;
+    * across sessions, by that capacity content itself: a waiting group asks again
+      each session, and usually nothing it could use has changed (capacity elsewhere
+      in the cluster, of another GPU type, does not enter its key).
+
+    Views without a key are never memoised. Returned plans are shared: read them,
+    never change them. `new_session` must be called at the start of every session.
     """
 
-    def __init__(self, cluster: Cluster) -> None:
+    def __init__(self, cluster: Cluster, max_answers: int = MAX_MEMO_ANSWERS) -> None:
         self.cluster = cluster
+        self.max_answers = max_answers
         self._answers: dict[Hashable, Plan | Shortfall] = {}
+        self._by_content: dict[Hashable, Plan | Shortfall] = {}
+        # What a view offers one shape (see `capacity_read`), as a number: equal numbers,
+        # equal content. Numbers are never reused, so answers keyed by them stay exact.
+        self._numbers: dict[Hashable, int] = {}
+        self._next_number = 0
+        self._numbered: dict[Hashable, int] = {}  # this session: (view keys, shape) -> number
+
+    def new_session(self) -> None:
+        """Forget what is keyed by view versions (those keys restart each session)."""
+        self._answers = {}
+        self._numbered = {}
+        if len(self._by_content) > self.max_answers or len(self._numbers) > self.max_answers:
+            self._by_content = {}  # only reuse is lost, never an answer's value
+            self._numbers = {}
 
     def plan(
         self,
@@ -90,12 +117,45 @@ class PlanMemo:
     ) -> Plan | Shortfall:
         if view.key is None or (prefer is not None and prefer.key is None):
             return plan_gang(self.cluster, demands, scopes, view, prefer)
-        key = (view.key, None if prefer is None else prefer.key, tuple(demands), tuple(scopes))
+        asked = (tuple(demands), tuple(scopes))
+        views = (view.key, None if prefer is None else prefer.key)
+        key = (views, asked)
         answer = self._answers.get(key)
         if answer is None:
-            answer = plan_gang(self.cluster, demands, scopes, view, prefer)
+            shapes = dict.fromkeys(d.shape for d in demands)
+            content = (asked, tuple(self._number(views, s, view, prefer) for s in shapes))
+            answer = self._by_content.get(content)
+            if answer is None:
+                answer = plan_gang(self.cluster, demands, scopes, view, prefer)
+                self._by_content[content] = answer
             self._answers[key] = answer
         return answer
+
+    def _number(self, views: Hashable, shape: Shape, view: View, prefer: View | None) -> int:
+        asked = (views, shape)
+        number = self._numbered.get(asked)
+        if number is None:
+            read = capacity_read(shape, view, prefer)
+            number = self._numbers.get(read)
+            if number is None:
+                self._next_number += 1
+                number = self._numbers[read] = self._next_number
+            self._numbered[asked] = number
+        return number
+
+
+def capacity_read(shape: Shape, view: View, prefer: View | None) -> Hashable:
+    """What of the capacity `plan_gang` can read for tasks of ``shape`` (see
+    `PlanMemo`): the fit counts of ``view`` and ``prefer`` and the capacity of the nodes
+    where a task fits. The search skips nodes where none fits (takes only shrink
+    capacity), so the rest of the cluster cannot change its answer."""
+    fits = view.fits(shape)
+    return (
+        shape,
+        tuple(fits),
+        tuple(compress(view.avail_list(), fits)),
+        None if prefer is None else tuple(prefer.fits(shape)),
+    )
 
 
 @dataclass
@@ -115,14 +175,16 @@ class GangSession:
 
     # --- entry -------------------------------------------------------------------------
 
-    def waiting(self, group: GroupState, lower: Sequence[GroupState]) -> None:
-        """Decide for one PENDING or RESERVING group; ``lower`` are the groups after it."""
+    def waiting(
+        self, group: GroupState, members: Sequence[MemberState], lower: Sequence[GroupState]
+    ) -> None:
+        """Decide for one PENDING or RESERVING group (``members``: its members in spec
+        order); ``lower`` are the groups after it."""
         if group.id in self.released:
             return
         if group.status == "PENDING" and self.now_ns < group.retry_at_ns:
             self._reason(group, reasons.backoff(group))
             return
-        members = self.world.members_of(group)
         missing = self._missing_placement_group(group)
         if missing is not None:
             self._give_up(group, "its placement group is not defined")

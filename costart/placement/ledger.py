@@ -14,17 +14,23 @@ ledger version, so the many groups that fail in a busy session share them.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from functools import partial
+from itertools import compress
+from operator import ne
 
 from costart.domain.invariants import Capacity
 from costart.domain.spec_types import Shape
 from costart.domain.world import World
 from costart.placement.allocator import Allocator
 from costart.placement.cluster import Cluster, shape_fits_type
+from costart.placement.usage import WorldUsage
 
 Vec = tuple[int, int, int]
 _NO_LIMIT = 1 << 62  # a shape asking for nothing fits no count of tasks (0)
 NodeVecs = dict[int, Vec]
+MAX_SHARED_VECS = 4096
+MAX_CARRIED_SHAPES = 256
 
 
 def shape_vec(shape: Shape, count: int = 1) -> Vec:
@@ -88,11 +94,15 @@ class View:
         overlay: Mapping[int, Vec],
         shared_fits: dict[Shape, list[int]] | None = None,
         key: Hashable = None,
+        fill: Callable[[Shape], list[int]] | None = None,
     ) -> None:
+        """``fill``: computes the fit counts of ``base`` for a shape not yet in
+        ``shared_fits`` (default: `fit_counts` over every node)."""
         self.cluster = cluster
         self._base = base
         self._overlay = dict(overlay)
         self._shared = shared_fits if shared_fits is not None else {}
+        self._fill = fill
         self._fits: dict[Shape, list[int]] = {}
         # Equal keys mean equal capacity (the ledger's kind and version, and the
         # overlay): plans in equal views are equal, so a session can reuse them.
@@ -106,6 +116,15 @@ class View:
             return (g + extra[0], c + extra[1], m + extra[2])
         return (g, c, m)
 
+    def avail_list(self) -> list[Vec]:
+        """`avail` of every node (read-only; the base array itself without an overlay)."""
+        if not self._overlay:
+            return self._base
+        out = list(self._base)
+        for node in self._overlay:
+            out[node] = self.avail(node)
+        return out
+
     def fits(self, shape: Shape) -> list[int]:
         """Tasks of ``shape`` that fit on each node (0 on nodes of another GPU type)."""
         cached = self._fits.get(shape)
@@ -114,7 +133,10 @@ class View:
         nodes = self.cluster.nodes
         shared = self._shared.get(shape)
         if shared is None:
-            shared = fit_counts(self.cluster, self._base, shape)
+            if self._fill is not None:
+                shared = self._fill(shape)
+            else:
+                shared = fit_counts(self.cluster, self._base, shape)
             self._shared[shape] = shared
         if not self._overlay:
             self._fits[shape] = shared
@@ -127,39 +149,98 @@ class View:
         return counts
 
 
+class _VecOf(dict[Capacity, Vec]):
+    """Capacity -> vector, equal capacities sharing one tuple (a C-level lookup)."""
+
+    def __missing__(self, capacity: Capacity) -> Vec:
+        vec = self[capacity] = (capacity.gpu, capacity.cpu, capacity.mem_gb)
+        return vec
+
+
+class StartCache:
+    """The views' base arrays and fit counts as they were at the start of the last
+    session, carried into the next by whoever runs the sessions (the step).
+
+    At a session's start no claim exists yet, so a node's entry in every base array
+    depends only on its free capacity, its held capacity and its status (and the
+    node's fixed capacity and type). A session starts from the carried arrays and
+    recomputes only the nodes where one of those changed, instead of every node for
+    every view kind and shape. Equal inputs, equal entries: the arrays equal those
+    built from scratch."""
+
+    def __init__(self) -> None:
+        self.vecs = _VecOf()
+        self.free: list[Vec] = []  # the inputs as of the last session's start
+        self.held: list[Vec] = []
+        self.status: list[str] = []
+        self.bases: dict[str, list[Vec]] = {}
+        self.fits: dict[str, dict[Shape, list[int]]] = {}
+
+    def forget(self) -> None:
+        """Drop the carried arrays (another cluster size): they are rebuilt on use."""
+        self.free, self.held, self.status = [], [], []
+        self.bases, self.fits = {}, {}
+
+
 class SessionLedger:
     """Free, held and claimed capacity for one scheduling session."""
 
-    def __init__(self, cluster: Cluster, allocator: Allocator, world: World) -> None:
+    def __init__(
+        self,
+        cluster: Cluster,
+        allocator: Allocator,
+        world: World,
+        usage: WorldUsage,
+        start: StartCache | None = None,
+    ) -> None:
+        """``usage``: the holds of ``world``, already synced to it. ``start``: the base
+        arrays as of the previous session's start, carried across sessions (and
+        brought up to this one here); None: build everything from scratch."""
         self.cluster = cluster
         self.allocator = allocator
+        start = StartCache() if start is None else start
+        if len(start.vecs) > MAX_SHARED_VECS:
+            start.vecs.clear()
         # Equal capacities share one tuple (most nodes are alike): fewer objects for the
         # garbage collector to track in a session over thousands of nodes.
-        vecs: dict[Capacity, Vec] = {}
-        self.free: list[Vec] = []
-        for capacity in allocator.free_capacity(world):
-            vec = vecs.get(capacity)
-            if vec is None:
-                vec = vecs[capacity] = (capacity.gpu, capacity.cpu, capacity.mem_gb)
-            self.free.append(vec)
+        self.free: list[Vec] = list(map(start.vecs.__getitem__, allocator.free_capacity(world)))
         self.claim: list[Vec] = [(0, 0, 0)] * len(cluster)
-        self.held_total: list[Vec] = [(0, 0, 0)] * len(cluster)
-        self.held_by: dict[str, NodeVecs] = {}
+        self.held_total: list[Vec] = list(usage.held_total)
+        self.held_by: dict[str, NodeVecs] = {g: dict(h) for g, h in usage.held_by.items()}
         # Bumped on every change: a view's key includes it, so plans memoised for a key
         # are never reused after capacity changed.
         self.version = 0
         self._claimed = False
-        # Views' base arrays, built on first use and then kept current node by node as
-        # the session changes capacity (rebuilding 4,096-node arrays per group would
-        # dominate a session).
+        # Views' base arrays, taken from `start` on first use and then kept current node
+        # by node as the session changes capacity (rebuilding 4,096-node arrays per
+        # group would dominate a session); ``_touched``: the nodes changed so far.
         self._bases: dict[str, list[Vec]] = {}
         self._shared_fits: dict[str, dict[Shape, list[int]]] = {}
-        for group in world.live_groups():
-            for member in world.members_of(group):
-                for a in member.held:
-                    index = cluster.index.get(a.node)
-                    if index is not None:
-                        self._add_hold(group.name, index, shape_vec(member.spec.shape))
+        self._touched: set[int] = set()
+        self._start = start
+        self._bring_up_to_date(start)
+
+    def _bring_up_to_date(self, start: StartCache) -> None:
+        """Recompute the carried arrays on the nodes whose inputs changed since."""
+        n, status = len(self.cluster), self.cluster.status
+        if len(start.free) != n:
+            start.forget()
+        changed = set(compress(range(n), map(ne, self.free, start.free)))
+        changed.update(compress(range(n), map(ne, self.held_total, start.held)))
+        if status != start.status:
+            changed.update(compress(range(n), map(ne, status, start.status)))
+        start.free, start.held, start.status = list(self.free), list(self.held_total), list(status)
+        if not changed:
+            return
+        nodes = self.cluster.nodes
+        order = sorted(changed)
+        for kind, base in start.bases.items():
+            for i in order:
+                base[i] = self._entry(kind, i)  # no claims yet: the start entry
+            for shape, fits in start.fits[kind].items():
+                for i in order:
+                    vec = base[i]
+                    fits[i] = fit_count(vec, shape) if shape_fits_type(shape, nodes[i]) else 0
 
     def _add_hold(self, group: str, node: int, vec: Vec, sign: int = 1) -> None:
         add_vecs(self.held_by.setdefault(group, {}), node, vec, sign)
@@ -230,20 +311,54 @@ class SessionLedger:
             max(0, node.mem_gb - h[2] - k[2]),
         )
 
+    def _start_entry(self, kind: str, i: int) -> Vec:
+        """Node ``i``'s entry as it was at the session's start (free and held as then,
+        no claims)."""
+        f = self._start.free[i]
+        if kind in ("free", "now"):
+            return f  # free capacity is never negative
+        if self._start.status[i] != "up":
+            return (0, 0, 0)
+        node, h = self.cluster.nodes[i], self._start.held[i]
+        return (
+            max(0, node.gpu - h[0]),
+            max(0, node.cpu - h[1]),
+            max(0, node.mem_gb - h[2]),
+        )
+
     def _base(self, kind: str) -> list[Vec]:
         base = self._bases.get(kind)
         if base is None:
-            if kind == "free" or (kind == "now" and not self._claimed):
-                base = list(self.free)  # free capacity is never negative; no claims yet
-            else:
-                base = [self._entry(kind, i) for i in range(len(self.cluster))]
+            start = self._start.bases.get(kind)
+            if start is None:
+                start = [self._start_entry(kind, i) for i in range(len(self.cluster))]
+                self._start.bases[kind] = start
+                self._start.fits[kind] = {}
+            base = list(start)
+            for i in sorted(self._touched):
+                base[i] = self._entry(kind, i)
             self._bases[kind] = base
             self._shared_fits[kind] = {}
         return base
 
+    def _fits_of(self, kind: str, shape: Shape) -> list[int]:
+        """The fit counts of ``kind``'s base array (as in this session) for ``shape``."""
+        carried = self._start.fits[kind]
+        start = carried.get(shape)
+        if start is None:
+            if len(carried) >= MAX_CARRIED_SHAPES:
+                carried.clear()
+            start = carried[shape] = fit_counts(self.cluster, self._start.bases[kind], shape)
+        fits = list(start)
+        base, nodes = self._bases[kind], self.cluster.nodes
+        for i in sorted(self._touched):
+            fits[i] = fit_count(base[i], shape) if shape_fits_type(shape, nodes[i]) else 0
+        return fits
+
     def _refresh(self, i: int) -> None:
         """Recompute node ``i`` in every base array and every cached fit count."""
         self.version += 1
+        self._touched.add(i)
         nodes = self.cluster.nodes
         for kind, base in self._bases.items():
             vec = self._entry(kind, i)
@@ -253,7 +368,14 @@ class SessionLedger:
 
     def _view(self, kind: str, overlay: Mapping[int, Vec]) -> View:
         base = self._base(kind)
-        return View(self.cluster, base, overlay, self._shared_fits[kind], (kind, self.version))
+        return View(
+            self.cluster,
+            base,
+            overlay,
+            self._shared_fits[kind],
+            (kind, self.version),
+            partial(self._fits_of, kind),
+        )
 
     def now_view(self, group: str | None, *, honour_claims: bool = True) -> View:
         """Free now (minus higher claims), plus the group's own holds. Like every view,

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain
+from typing import NamedTuple
 
 from costart.domain.spec_types import Shape
 from costart.placement.cluster import Cluster
@@ -24,10 +25,11 @@ MAX_PLAN_STEPS = 400
 MAX_DOMAIN_CANDIDATES = 32
 
 
-@dataclass(frozen=True)
-class Demand:
+class Demand(NamedTuple):
     """Tasks to place for one member: ``need`` in total, of which ``fixed`` (node
-    indexes of tasks it already holds) count first; ``extra`` more are best effort."""
+    indexes of tasks it already holds) count first; ``extra`` more are best effort.
+    (A named tuple: built for every waiting member every session, and cheap to hash as
+    part of a plan's memo key.)"""
 
     member: str
     shape: Shape

@@ -43,13 +43,14 @@ def _own_scopes(scopes: Sequence[Scope], member: str) -> list[Scope]:
 
 def place_singles(
     group: GroupState,
+    members: Sequence[MemberState],
     world: World,
     cluster: Cluster,
     ledger: SessionLedger,
     placement_groups: dict[str, Topology],
 ) -> list[dec.Decision]:
-    """`PlaceMember` decisions for one started group, members in spec order."""
-    members = world.members_of(group)
+    """`PlaceMember` decisions for one started group (``members``: its members in spec
+    order)."""
     wanting = [
         m
         for m in members

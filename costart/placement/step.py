@@ -15,7 +15,7 @@ from pathlib import Path
 from costart.domain import decisions as dec
 from costart.domain.errors import NotFound, SpecError
 from costart.domain.spec_types import GroupSpec, Topology
-from costart.domain.states import GROUP_STARTED, GROUP_WAITING, GroupState
+from costart.domain.states import GROUP_STARTED, GROUP_WAITING, GroupState, MemberState
 from costart.domain.world import World
 from costart.placement import reasons
 from costart.placement.allocator import Allocator, InMemoryAllocator
@@ -23,16 +23,34 @@ from costart.placement.cluster import Cluster, ClusterError
 from costart.placement.cluster_file import ClusterDefinition, load_cluster
 from costart.placement.constraints import Scope, check_references, resolve_scopes
 from costart.placement.gangs import GangSession, PlanMemo
-from costart.placement.ledger import SessionLedger, View, empty_cluster_view, empty_up_view
+from costart.placement.ledger import (
+    SessionLedger,
+    StartCache,
+    View,
+    empty_cluster_view,
+    empty_up_view,
+)
 from costart.placement.planner import Demand, Shortfall, plan_gang, shape_text
 from costart.placement.singles import place_singles
+from costart.placement.usage import WorldUsage
 
 MAX_INFEASIBLE_CACHE = 4096
 
 
 def session_order(groups: Sequence[GroupState]) -> list[GroupState]:
     """The one global order: priority descending, then submission sequence."""
-    return sorted(groups, key=lambda g: (-g.spec.priority, g.submission_seq))
+    return sorted(groups, key=_order_key)
+
+
+def _order_key(group: GroupState) -> tuple[int, int]:
+    return (-group.spec.priority, group.submission_seq)
+
+
+def _with_members_in_order(
+    live: Sequence[tuple[GroupState, list[MemberState]]],
+) -> list[tuple[GroupState, list[MemberState]]]:
+    """`session_order` of live groups paired with their members."""
+    return sorted(live, key=lambda pair: _order_key(pair[0]))
 
 
 class CoPlacementStep:
@@ -51,6 +69,17 @@ class CoPlacementStep:
         ] = {}
         self._status_key: tuple[str, ...] = ()
         self._empty_up: View | None = None
+        # The World's holds and uses, kept current across sessions; shared with the
+        # in-memory allocator, which syncs it when asked for free capacity.
+        self._own_usage = not isinstance(allocator, InMemoryAllocator)
+        self._usage = (
+            WorldUsage(allocator.cluster)
+            if not isinstance(allocator, InMemoryAllocator)
+            else allocator.usage
+        )
+        self._start = StartCache()  # the views' arrays, carried from session to session
+        self._memo = PlanMemo(allocator.cluster)
+        self._ordered: tuple[object, list[tuple[GroupState, list[MemberState]]]] = (None, [])
         for name, topology in sorted((placement_groups or {}).items()):
             self.register_placement_group(name, topology)
 
@@ -114,7 +143,10 @@ class CoPlacementStep:
     def decide(self, world: World, now_ns: int) -> list[dec.Decision]:
         """One session's decisions, from a read-only view of the state."""
         self.cluster.sync_status(world.node_status)
-        ledger = SessionLedger(self.cluster, self.allocator, world)
+        if self._own_usage:
+            self._usage.sync(world)  # else the in-memory allocator syncs it for free capacity
+        ledger = SessionLedger(self.cluster, self.allocator, world, self._usage, self._start)
+        self._memo.new_session()
         status_key = tuple(self.cluster.status)
         if status_key != self._status_key:
             self._status_key = status_key
@@ -127,19 +159,24 @@ class CoPlacementStep:
             now_ns=now_ns,
             placement_groups=self.placement_groups,
             infeasible=self._infeasible,
-            memo=PlanMemo(self.cluster),
+            memo=self._memo,
         )
-        order = session_order(world.live_groups())
-        for position, group in enumerate(order):
+        if self._ordered[0] is not self._usage.live:  # a new list whenever the live set moved
+            self._ordered = (self._usage.live, _with_members_in_order(self._usage.live))
+        order = self._ordered[1]
+        groups = [group for group, _ in order]
+        for position, (group, members) in enumerate(order):
             if group.status in GROUP_WAITING:
-                gangs.waiting(group, order[position + 1 :])
+                gangs.waiting(group, members, groups[position + 1 :])
             elif group.status == "PLACED":
-                reason = reasons.waiting_for_claims(world.members_of(group))
+                reason = reasons.waiting_for_claims(members)
                 if reason is not None:
                     gangs.decisions.append(dec.SetPendReason(group.name, reason))
             elif group.status in GROUP_STARTED:
                 gangs.decisions.extend(
-                    place_singles(group, world, self.cluster, ledger, self.placement_groups)
+                    place_singles(
+                        group, members, world, self.cluster, ledger, self.placement_groups
+                    )
                 )
         self.allocator.commit()
         return gangs.decisions

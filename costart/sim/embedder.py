@@ -22,6 +22,7 @@ from costart.domain.errors import SpecError
 from costart.domain.spec_types import GroupSpec, PlacementMode
 from costart.domain.states import GROUP_STARTED, GroupState, MemberState
 from costart.sim.metrics import Original
+from costart.sim.ports import key_of
 from costart.sim.setup import HOUR_NS, SimSetup, keyed_random
 from costart.sim.workload import Arrival
 
@@ -194,7 +195,7 @@ class Embedder:
         for event in events:
             reaction = self._reactions.get(type(event))
             if reaction is not None:
-                reaction(units[str(event.group_id)], event)
+                reaction(units[key_of(event.group_id)], event)
 
     def _member(self, unit: Unit, member: str) -> MemberState:
         return self.engine.controller.world.members[unit.member_keys[member]]
@@ -203,7 +204,7 @@ class Embedder:
         return self.engine.controller.world.groups[unit.key]
 
     def _member_name(self, event: ev.DomainEvent) -> MemberState:
-        return self.engine.controller.world.members[str(event.originator_id)]
+        return self.engine.controller.world.members[key_of(event.originator_id)]
 
     def _placed(self, unit: Unit, event: ev.MemberPlaced) -> None:
         state = self._member_name(event)

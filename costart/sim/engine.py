@@ -28,7 +28,7 @@ from costart.domain.spec_types import GroupSpec
 from costart.placement.step import CoPlacementStep
 from costart.sim.checks import FULL_CHECK_EVERY, StepChecker
 from costart.sim.metrics import Usage
-from costart.sim.ports import ControllerFactory, FeasibilityCache, SimController
+from costart.sim.ports import ControllerFactory, FeasibilityCache, SimController, key_of
 from costart.sim.setup import SimSetup
 from costart.store.codec import canonical_encode
 
@@ -136,9 +136,7 @@ class Engine:
 
     def submit(self, spec: GroupSpec) -> list[DomainEvent]:
         """Submit a group (raises `SpecError` if it can never fit); returns its events."""
-        before = self.controller.world.position
-        self.controller.submit(spec)
-        events = [e for _, e in self.controller.read_events(before)]
+        _, events = self.controller.submit_events(spec)
         self._written(events)
         return events
 
@@ -156,9 +154,9 @@ class Engine:
         members = self.controller.world.members
         for event in events:
             observe(event)
-            group_key = str(event.group_id)
+            group_key = key_of(event.group_id)
             if type(event) in MEMBER_EVENTS:
-                member_key = str(event.originator_id)
+                member_key = key_of(event.originator_id)
                 member = members[member_key]
                 checker.member_changed(group_key, member_key, member)
                 embedder.member_changed(group_key, member_key, member)

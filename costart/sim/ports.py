@@ -8,7 +8,9 @@ everything), so the engine takes a factory that builds a Controller-like object;
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
+from functools import lru_cache
 from typing import Any, Protocol
+from uuid import UUID
 
 import msgspec
 
@@ -23,16 +25,23 @@ from costart.placement.step import CoPlacementStep
 Clock = Callable[[], int]
 
 
+@lru_cache(maxsize=1 << 17)
+def key_of(aggregate_id: UUID) -> str:
+    """An id as the World's maps key it (its canonical text). Cached: the simulator
+    looks up every written event's group and member, and ``str(UUID)`` is slow."""
+    return str(aggregate_id)
+
+
 class SimController(Protocol):
     """The Controller commands the simulated embedding controller calls. Every command
-    but `submit` returns the events it wrote, in log order."""
+    returns the events it wrote, in log order (`submit_events` with the new group)."""
 
     world: World
 
     @property
     def recorder(self) -> Any: ...
 
-    def submit(self, spec: GroupSpec) -> GroupState: ...
+    def submit_events(self, spec: GroupSpec) -> tuple[GroupState, list[DomainEvent]]: ...
 
     def schedule(self, now_ns: int | None = None) -> list[DomainEvent]: ...
 

@@ -17,6 +17,7 @@ import hashlib
 import logging
 import random
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -139,11 +140,18 @@ class RecordingStep:
         return decisions
 
 
-def run_workload(seed: int, sessions: int = 30, groups: int = 60) -> list[list[dec.Decision]]:
-    """Drive a seeded workload for ``sessions`` sessions; every session's decisions."""
+def run_workload(
+    seed: int,
+    sessions: int = 30,
+    groups: int = 60,
+    wrap: Callable[[CoPlacementStep], CoPlacementStep] | None = None,
+) -> list[list[dec.Decision]]:
+    """Drive a seeded workload for ``sessions`` sessions; every session's decisions.
+    ``wrap``: put something around the step (a checker)."""
     rng = random.Random(seed)
     cluster = mixed_cluster(rng)
-    recorder = RecordingStep(CoPlacementStep(InMemoryAllocator(cluster), PLACEMENT_GROUPS))
+    step = CoPlacementStep(InMemoryAllocator(cluster), PLACEMENT_GROUPS)
+    recorder = RecordingStep(wrap(step) if wrap is not None else step)
     clock = ManualClock()
     controller = Controller(placement=recorder, clock=clock)
     names = [n.name for n in cluster.nodes]
