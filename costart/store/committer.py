@@ -113,6 +113,10 @@ class GroupCommitter:
         self._lock = threading.Lock()
         self._queue: list[WriteRequest] = []
         self._busy = False
+        # (position, checksum) of the last record this committer wrote to each log and
+        # checked then: the next commit does not hash that record again if it is still
+        # the log's last one (another process may have appended since).
+        self._verified_heads: dict[str, tuple[int, bytes]] = {}
 
     def submit(self, request: WriteRequest) -> range | None:
         """Commit ``request`` (possibly with others); return its notification ids.
@@ -153,15 +157,16 @@ class GroupCommitter:
         with self._lock:
             group = self._queue[:MAX_GROUP]
             del self._queue[:MAX_GROUP]
+        written = 0
         try:
-            self._commit(group)
+            written = self._commit(group)
         finally:
             for request in group:
                 if request.done is not None:
                     request.done.set()
             # Still the only committer of this process: top up the file's headroom
             # (rarely does anything) before handing over.
-            self._store.headroom.keep()
+            self._store.headroom.keep(written)
             with self._lock:
                 successor = self._queue[0] if self._queue else None
                 if successor is None:
@@ -172,7 +177,8 @@ class GroupCommitter:
                 assert successor.done is not None  # queued while busy
                 successor.done.set()
 
-    def _commit(self, group: list[WriteRequest]) -> None:
+    def _commit(self, group: list[WriteRequest]) -> int:
+        """Commit what of ``group`` may be written; the bytes of state it appended."""
         store = self._store
         # Opened before the transaction: opening a database needs a transaction itself.
         lease_db = None
@@ -181,16 +187,17 @@ class GroupCommitter:
                 lease_db = store.db(LEASE_DB)
             except BaseException as e:
                 _fail(group, e)
-                return
+                return 0
         while True:
             try:
                 txn = store.begin(write=True)
             except BaseException as e:
                 _fail(group, e)
-                return
+                return 0
             try:
                 lease_epoch = stored_epoch(txn, lease_db) if lease_db is not None else 0
-                touched = _write_group(txn, group, lease_epoch)
+                heads: dict[str, tuple[int, bytes]] = {}
+                touched = _write_group(txn, group, lease_epoch, heads, self._verified_heads)
                 txn.commit()
             except lmdb.MapFullError:
                 txn.abort()
@@ -199,27 +206,33 @@ class GroupCommitter:
                     store.grow()
                 except BaseException as e:
                     _fail(group, e)
-                    return
+                    return 0
                 continue
             except BaseException as e:
                 txn.abort()
                 store.leave()
                 _fail(group, e)
-                return
+                return 0
             store.leave()
             break
+        self._verified_heads.update(heads)
         store.maybe_sync()
         if touched:
             store.notify(touched)
+        return sum(len(event[4]) for request in group if request.ids for event in request.events)
 
 
 def _write_group(
-    txn: lmdb.Transaction[bytes], group: list[WriteRequest], lease_epoch: int
+    txn: lmdb.Transaction[bytes],
+    group: list[WriteRequest],
+    lease_epoch: int,
+    heads: dict[str, tuple[int, bytes]],
+    verified: dict[str, tuple[int, bytes]],
 ) -> set[str]:
     """Write each request of a group that may be written; the names of the logs appended
-    to. A request's own failure (a broken chain, fenced, a conflict) fails it alone."""
+    to. A request's own failure (a broken chain, fenced, a conflict) fails it alone.
+    ``heads`` collects each appended log's new (last id, checksum)."""
     touched: set[str] = set()
-    heads: dict[str, tuple[int, bytes]] = {}
     for request in group:
         request.ids = request.error = None
         chain = request.chain
@@ -231,7 +244,7 @@ def _write_group(
         try:
             if request.epoch is not None and request.epoch != lease_epoch:
                 raise FencedError(request.epoch, lease_epoch)
-            if _apply(txn, request, heads) and request.log is not None:
+            if _apply(txn, request, heads, verified) and request.log is not None:
                 touched.add(request.log.name)
         except (IntegrityError, CorruptRecordError, FencedError) as e:
             request.error = e
@@ -251,15 +264,19 @@ def _fail(group: list[WriteRequest], error: BaseException) -> None:
             request.chain.broken = error
 
 
-def _read_head(txn: lmdb.Transaction[bytes], log: LogHandles) -> tuple[int, bytes]:
-    """Last notification id and checksum of a log, checking the last record."""
+def _read_head(
+    txn: lmdb.Transaction[bytes], log: LogHandles, verified: tuple[int, bytes] | None
+) -> tuple[int, bytes]:
+    """Last notification id and checksum of a log, checking the last record unless it is
+    the one ``verified`` names (written and checked by this committer)."""
     cursor = txn.cursor(db=log.records)
     if not cursor.last():
         return 0, GENESIS
     position = unpack_u64(cursor.key())[0]
     value = cursor.value()
     # Never chain new records onto a corrupt tail.
-    check_record(value, log.name, position)
+    if verified != (position, value[-16:]):
+        check_record(value, log.name, position)
     return position, value[-16:]
 
 
@@ -267,6 +284,7 @@ def _apply(
     txn: lmdb.Transaction[bytes],
     request: WriteRequest,
     heads: dict[str, tuple[int, bytes]],
+    verified: dict[str, tuple[int, bytes]],
 ) -> bool:
     """Write one request into the shared transaction; all of it or none of it.
 
@@ -287,7 +305,9 @@ def _apply(
     log = request.log
     if events and log is not None:
         head = heads.get(log.name)
-        last_id, prev = head if head is not None else _read_head(txn, log)
+        last_id, prev = (
+            head if head is not None else _read_head(txn, log, verified.get(log.name))
+        )
         # One putmulti per database: py-lmdb drops and retakes the GIL around
         # every call, and with busy threads each retake can wait a whole switch
         # interval, so per-event calls made big commits crawl under contention.

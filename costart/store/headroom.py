@@ -32,6 +32,10 @@ log = structlog.get_logger(__name__)
 CHUNK: Final = 1 << 20
 """Bytes written per ``pwrite`` while filling."""
 _ZEROS: Final = bytes(CHUNK)
+COMMIT_PAGES: Final = 16
+"""Pages a commit is assumed to add at most besides its records (B-tree paths, free
+list): it only paces the checks -- an underestimate makes a commit grow the file, as
+it would without headroom, never anything worse."""
 
 
 class Headroom:
@@ -47,23 +51,37 @@ class Headroom:
         self._data_file = os.path.join(store.settings.path, "data.mdb")
         self._page_size = int(store.env.stat()["psize"])
         self._file_end = -1  # unknown until the first check
+        self._slack = 0  # bytes that may still be written before the next check
         self.fills = 0
 
-    def keep(self) -> None:
-        """Fill if the headroom fell below its low mark; called by the committer
-        after a commit, never raises."""
+    def keep(self, written: int) -> None:
+        """Fill if the headroom fell below its low mark; called by the committer after
+        a commit that appended ``written`` bytes of state; never raises.
+
+        Cheap when nothing is due: it asks LMDB where its data ends only once the bytes
+        written (plus a few pages per commit for the trees) may have used up the slack
+        measured at the last look."""
         if self._size <= 0:
             return
+        self._slack -= written + COMMIT_PAGES * self._page_size
+        if self._slack > 0:
+            return
         info = self._store.env.info()
-        end = self._file_end
         used = (int(info["last_pgno"]) + 1) * self._page_size
-        if end - used >= self._size // 2 or end >= int(info["map_size"]):
+        end = self._file_end
+        if end >= int(info["map_size"]):
+            self._slack = self._size // 2  # the map may grow: look again later
+            return
+        if end - used >= self._size // 2:
+            self._slack = end - used - self._size // 2
             return
         try:
             self._fill()
         except Exception as e:  # an optimisation must never fail a write
             log.warning("lmdb.headroom_fill_failed", path=self._data_file, error=repr(e))
             self._size = 0
+            return
+        self._slack = self._file_end - self._used() - self._size // 2
 
     def _used(self) -> int:
         return (int(self._store.env.info()["last_pgno"]) + 1) * self._page_size

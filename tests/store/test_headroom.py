@@ -114,7 +114,7 @@ def test_a_failed_fill_is_logged_and_turns_headroom_off(stores: TempStores) -> N
     headroom = Headroom(store, 4 * MIB)
     headroom._data_file = os.path.join(stores.path(), "missing", "data.mdb")
     with capture_logs() as logs:
-        headroom.keep()  # must not raise
-        headroom.keep()  # off now: no second attempt
+        headroom.keep(0)  # must not raise
+        headroom.keep(0)  # off now: no second attempt
     assert headroom.fills == 0
     assert [entry["event"] for entry in logs] == ["lmdb.headroom_fill_failed"]

@@ -201,6 +201,25 @@ def test_writes_refuse_to_chain_onto_a_corrupt_tail(stores: TempStores) -> None:
     recorder.close()
 
 
+def test_a_tail_changed_after_this_writer_wrote_it_is_checked_again(
+    stores: TempStores,
+) -> None:
+    """The committer skips re-hashing the last record only while it is exactly the one
+    it wrote; a tail whose checksum bytes changed is checked before anything chains."""
+    store = stores.open()
+    recorder = LmdbApplicationRecorder(store)
+    recorder.insert_events(batch("first", 3))
+    db = store.db(log_db_name(LOG))
+    with store.env.begin(write=True, db=db) as txn:
+        value = bytearray(txn.get(pack_u64(3)) or b"")
+        value[-1] ^= 1
+        txn.put(pack_u64(3), bytes(value))
+    with pytest.raises(CorruptRecordError) as exc:
+        recorder.insert_events(batch("after", 1))
+    assert exc.value.position == 3
+    recorder.close()
+
+
 def test_chain_starts_at_genesis_and_links_every_record(stores: TempStores) -> None:
     recorder = LmdbApplicationRecorder(stores.open())
     for i in range(5):
