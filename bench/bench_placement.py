@@ -54,9 +54,17 @@ def grid_cluster(zones: int, blocks: int, racks: int, nodes: int) -> Cluster:
     return Cluster(
         ["zone", "block", "rack"],
         [
-            Node(f"z{z}-b{b}-r{r}-n{n}", (f"z{z}", f"b{b}", f"r{r}"), gpu=8, cpu=128,
-                 mem_gb=2048, gpu_type="H100")
-            for z in range(zones) for b in range(blocks) for r in range(racks)
+            Node(
+                f"z{z}-b{b}-r{r}-n{n}",
+                (f"z{z}", f"b{b}", f"r{r}"),
+                gpu=8,
+                cpu=128,
+                mem_gb=2048,
+                gpu_type="H100",
+            )
+            for z in range(zones)
+            for b in range(blocks)
+            for r in range(racks)
             for n in range(nodes)
         ],
     )
@@ -81,8 +89,7 @@ def big_group() -> GroupSpec:
             member["topology"] = RACK_PACK
         members.append(member)
     return spec_from_object(
-        {"name": "big", "owner": "bench", "placement": {"topology": BLOCK_PACK},
-         "members": members}
+        {"name": "big", "owner": "bench", "placement": {"topology": BLOCK_PACK}, "members": members}
     )
 
 
@@ -107,8 +114,11 @@ def busy_world(cluster: Cluster, rng: random.Random) -> World:
     for k in range(0, len(nodes), 4096):  # at most 4,096 tasks per member
         chunk = nodes[k : k + 4096]
         spec = spec_from_object(
-            {"name": f"busy{k // 4096}", "owner": "bench",
-             "members": [{"name": "w", "kind": "job", "tasks": len(chunk), "shape": shape}]}
+            {
+                "name": f"busy{k // 4096}",
+                "owner": "bench",
+                "members": [{"name": "w", "kind": "job", "tasks": len(chunk), "shape": shape}],
+            }
         )
         _place(world, spec, {"w": tuple(Assignment(i, n) for i, n in enumerate(chunk))})
     world.apply_all(submit(world, big_group(), 0).pending_events)
@@ -136,28 +146,53 @@ def workload(count: int, rng: random.Random) -> list[GroupSpec]:
     for i in range(count):
         kind = rng.choice(["rl", "rl", "serve", "batch"])
         placement: dict[str, Any] = {"mode": rng.choice(["atomic", "reserve"])}
-        doc: dict[str, Any] = {"name": f"g{i:04d}", "owner": "bench",
-                               "priority": rng.randint(0, 3), "placement": placement}
+        doc: dict[str, Any] = {
+            "name": f"g{i:04d}",
+            "owner": "bench",
+            "priority": rng.randint(0, 3),
+            "placement": placement,
+        }
         if kind == "rl":
             placement["topology"] = BLOCK_PACK
             doc["members"] = [
-                {"name": "trainer", "kind": "job", "tasks": rng.choice([8, 16, 32]),
-                 "shape": {"gpu": 8, "cpu": 96, "mem_gb": 1024}, "topology": RACK_PACK},
-                {"name": "rollout", "kind": "replica-set", "replicas": rng.choice([16, 32, 64]),
-                 "shape": {"gpu": 1, "cpu": 8, "mem_gb": 64}},
+                {
+                    "name": "trainer",
+                    "kind": "job",
+                    "tasks": rng.choice([8, 16, 32]),
+                    "shape": {"gpu": 8, "cpu": 96, "mem_gb": 1024},
+                    "topology": RACK_PACK,
+                },
+                {
+                    "name": "rollout",
+                    "kind": "replica-set",
+                    "replicas": rng.choice([16, 32, 64]),
+                    "shape": {"gpu": 1, "cpu": 8, "mem_gb": 64},
+                },
             ]
         elif kind == "serve":
             doc["members"] = [
-                {"name": "prefill", "kind": "replica-set", "replicas": rng.choice([4, 8]),
-                 "shape": {"gpu": 4, "cpu": 32, "mem_gb": 256},
-                 "topology": {"level": "rack", "policy": "spread"}},
-                {"name": "decode", "kind": "replica-set", "replicas": rng.choice([8, 16]),
-                 "shape": {"gpu": 2, "cpu": 16, "mem_gb": 128}},
+                {
+                    "name": "prefill",
+                    "kind": "replica-set",
+                    "replicas": rng.choice([4, 8]),
+                    "shape": {"gpu": 4, "cpu": 32, "mem_gb": 256},
+                    "topology": {"level": "rack", "policy": "spread"},
+                },
+                {
+                    "name": "decode",
+                    "kind": "replica-set",
+                    "replicas": rng.choice([8, 16]),
+                    "shape": {"gpu": 2, "cpu": 16, "mem_gb": 128},
+                },
             ]
         else:
             doc["members"] = [
-                {"name": "job", "kind": "job", "tasks": rng.choice([4, 16, 64, 128]),
-                 "shape": {"gpu": 8, "cpu": 64, "mem_gb": 512}},
+                {
+                    "name": "job",
+                    "kind": "job",
+                    "tasks": rng.choice([4, 16, 64, 128]),
+                    "shape": {"gpu": 8, "cpu": 64, "mem_gb": 512},
+                },
             ]
         specs.append(spec_from_object(doc))
     return specs
@@ -173,8 +208,12 @@ def time_session(groups: int, runs: int) -> dict[str, Any]:
         seconds, decisions = _timed(CoPlacementStep.in_memory(definition), world)
         count = len(decisions)
         timings.append(seconds)
-    return {"nodes": len(definition.nodes), "pending_groups": groups, "decisions": count,
-            **_stats(timings, 1, "s")}
+    return {
+        "nodes": len(definition.nodes),
+        "pending_groups": groups,
+        "decisions": count,
+        **_stats(timings, 1, "s"),
+    }
 
 
 # --- shared --------------------------------------------------------------------------
@@ -207,23 +246,35 @@ def main() -> None:
     print("one 64-member group (block pack, 8-GPU members rack-packed), ~40% of nodes busy:")
     growth = []
     for i, row in enumerate(sizes):
-        line = (f"  {row['nodes']:>6} nodes: median {row['median_ms']:7.2f} ms "
-                f"(min {row['min_ms']:.2f}, max {row['max_ms']:.2f}, {row['runs']} runs)"
-                f"{'' if row['placed'] else '  NOT PLACED'}")
+        line = (
+            f"  {row['nodes']:>6} nodes: median {row['median_ms']:7.2f} ms "
+            f"(min {row['min_ms']:.2f}, max {row['max_ms']:.2f}, {row['runs']} runs)"
+            f"{'' if row['placed'] else '  NOT PLACED'}"
+        )
         if i:
             prev = sizes[i - 1]
             node_ratio = row["nodes"] / prev["nodes"]
             time_ratio = row["median_ms"] / prev["median_ms"]
-            growth.append({"from": prev["nodes"], "to": row["nodes"],
-                           "node_ratio": node_ratio, "time_ratio": round(time_ratio, 3),
-                           "per_node_ratio": round(time_ratio / node_ratio, 3)})
-            line += (f"  x{time_ratio:.2f} time for x{node_ratio:.0f} nodes "
-                     f"(per node x{time_ratio / node_ratio:.2f})")
+            growth.append(
+                {
+                    "from": prev["nodes"],
+                    "to": row["nodes"],
+                    "node_ratio": node_ratio,
+                    "time_ratio": round(time_ratio, 3),
+                    "per_node_ratio": round(time_ratio / node_ratio, 3),
+                }
+            )
+            line += (
+                f"  x{time_ratio:.2f} time for x{node_ratio:.0f} nodes "
+                f"(per node x{time_ratio / node_ratio:.2f})"
+            )
         print(line)
     session = time_session(args.groups, args.session_runs)
-    print(f"one session: {session['nodes']} nodes, {session['pending_groups']} pending groups, "
-          f"{session['decisions']} decisions: median {session['median_s']:.3f} s "
-          f"(min {session['min_s']:.3f}, max {session['max_s']:.3f}, {session['runs']} runs)")
+    print(
+        f"one session: {session['nodes']} nodes, {session['pending_groups']} pending groups, "
+        f"{session['decisions']} decisions: median {session['median_s']:.3f} s "
+        f"(min {session['min_s']:.3f}, max {session['max_s']:.3f}, {session['runs']} runs)"
+    )
 
     at_4096 = next(row for row in sizes if row["nodes"] == 4096)
     targets = {
@@ -234,8 +285,13 @@ def main() -> None:
     }
     for name, met in targets.items():
         print(f"  target {name}: {'met' if met else 'NOT MET'}")
-    result = {"seed": SEED, "group_64": sizes, "growth": growth, "session": session,
-              "targets": targets}
+    result = {
+        "seed": SEED,
+        "group_64": sizes,
+        "growth": growth,
+        "session": session,
+        "targets": targets,
+    }
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(result, indent=2) + "\n")
 

@@ -65,7 +65,9 @@ def build_log(path: Path, groups: int, tail: int) -> Controller:
     for i in range(groups):
         spec = group_spec(i)
         controller.submit(spec)
-        assignments = {m.name: (Assignment(0, f"n{i}"), Assignment(1, f"n{i}")) for m in spec.members}
+        assignments = {
+            m.name: (Assignment(0, f"n{i}"), Assignment(1, f"n{i}")) for m in spec.members
+        }
         controller.apply_decisions([PlaceGroup(spec.name, assignments)])
         if i % 1000 == 999:
             print(f"  {i + 1:,} groups", file=sys.stderr)
@@ -157,9 +159,17 @@ def main() -> None:
         }
         ratio = figures["full_replay_events_per_s"] / figures["raw_decode_fold_events_per_s"]
         for key, value in figures.items():
-            print(f"  {key:30s} {value:>14,.3f}" if isinstance(value, float) else f"  {key:30s} {value:>14,}")
-        print(f"  restore + {args.tail:,}-event tail: {restore_s:.2f} s (target <= 1 s: {'met' if restore_s <= 1 else 'NOT met'})")
-        print(f"  full replay vs raw decode+fold: {ratio:.2f}x (target >= 0.40x: {'met' if ratio >= 0.4 else 'NOT met'})")
+            print(
+                f"  {key:30s} {value:>14,.3f}"
+                if isinstance(value, float)
+                else f"  {key:30s} {value:>14,}"
+            )
+        print(
+            f"  restore + {args.tail:,}-event tail: {restore_s:.2f} s (target <= 1 s: {'met' if restore_s <= 1 else 'NOT met'})"
+        )
+        print(
+            f"  full replay vs raw decode+fold: {ratio:.2f}x (target >= 0.40x: {'met' if ratio >= 0.4 else 'NOT met'})"
+        )
         write_results("replay", {"figures": figures, "replay_vs_raw": ratio})
     finally:
         shutil.rmtree(work, ignore_errors=True)

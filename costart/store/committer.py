@@ -305,9 +305,7 @@ def _apply(
     log = request.log
     if events and log is not None:
         head = heads.get(log.name)
-        last_id, prev = (
-            head if head is not None else _read_head(txn, log, verified.get(log.name))
-        )
+        last_id, prev = head if head is not None else _read_head(txn, log, verified.get(log.name))
         # One putmulti per database: py-lmdb drops and retakes the GIL around
         # every call, and with busy threads each retake can wait a whole switch
         # interval, so per-event calls made big commits crawl under contention.

@@ -130,9 +130,7 @@ class SnapshotStore:
         below = at_or_before
         for _ in range(_SCAN_LIMIT):
             # One at a time: a snapshot is large, and the newest usually verifies.
-            records = self.recorder.select_events(
-                SNAPSHOT_STREAM_ID, lte=below, desc=True, limit=1
-            )
+            records = self.recorder.select_events(SNAPSHOT_STREAM_ID, lte=below, desc=True, limit=1)
             if not records:
                 break
             try:

@@ -73,9 +73,7 @@ def test_a_replaced_member_object_is_recounted_and_listed() -> None:
     member = world.members[key]
     world.members[key] = msgspec.structs.replace(member, held=[], assignments=[])
     usage.sync(world)
-    assert (usage.used, usage.held_total, usage.held_by, usage.live) == _from_scratch(
-        world, usage
-    )
+    assert (usage.used, usage.held_total, usage.held_by, usage.live) == _from_scratch(world, usage)
     listed = [m for _, members in usage.live for m in members]
     assert any(m is world.members[key] for m in listed)
     assert not any(m is member for m in listed)
