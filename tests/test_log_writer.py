@@ -75,11 +75,11 @@ def test_a_failed_write_fails_every_later_write_of_the_same_controller(tmp_path,
     original = committer._apply
     calls = {"n": 0}
 
-    def failing_once(txn, request, heads):
+    def failing_once(txn, request, heads, verified):
         calls["n"] += 1
         if calls["n"] == 1:
             raise committer.IntegrityError("injected")
-        return original(txn, request, heads)
+        return original(txn, request, heads, verified)
 
     monkeypatch.setattr(committer, "_apply", failing_once)
     with pytest.raises(ControllerStoppedError, match="injected"):
