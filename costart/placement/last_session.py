@@ -99,7 +99,8 @@ class LastSession:
         self.visits = {
             i: _Visit(order[i][0], order[i][1], decisions) for i, decisions in visits.items()
         }
-        ends = [group.retry_at_ns for group, _ in order if group.status == "PENDING"]
+        waiting = [order[i][0] for i in visits]  # every PENDING group is waiting
+        ends = [group.retry_at_ns for group in waiting if group.status == "PENDING"]
         # The step decides the same for any time in [after, before).
         self.after = max((t for t in ends if t <= now_ns), default=_FIRST)
         self.before = min((t for t in ends if t > now_ns), default=_LAST)
