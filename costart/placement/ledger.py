@@ -192,10 +192,12 @@ class SessionLedger:
         world: World,
         usage: WorldUsage,
         start: StartCache | None = None,
+        free: Sequence[Capacity] | None = None,
     ) -> None:
         """``usage``: the holds of ``world``, already synced to it. ``start``: the base
         arrays as of the previous session's start, carried across sessions (and
-        brought up to this one here); None: build everything from scratch."""
+        brought up to this one here); None: build everything from scratch. ``free``:
+        the allocator's `free_capacity` if the session already asked for it."""
         self.cluster = cluster
         self.allocator = allocator
         start = StartCache() if start is None else start
@@ -203,7 +205,9 @@ class SessionLedger:
             start.vecs.clear()
         # Equal capacities share one tuple (most nodes are alike): fewer objects for the
         # garbage collector to track in a session over thousands of nodes.
-        self.free: list[Vec] = list(map(start.vecs.__getitem__, allocator.free_capacity(world)))
+        if free is None:
+            free = allocator.free_capacity(world)
+        self.free: list[Vec] = list(map(start.vecs.__getitem__, free))
         self.claim: list[Vec] = [(0, 0, 0)] * len(cluster)
         self.held_total: list[Vec] = list(usage.held_total)
         self.held_by: dict[str, NodeVecs] = {g: dict(h) for g, h in usage.held_by.items()}

@@ -22,6 +22,7 @@ from costart.placement.constraints import Scope, resolve_scopes
 from costart.placement.gangs import new_assignments
 from costart.placement.ledger import SessionLedger, shape_vec
 from costart.placement.planner import Demand, Plan, plan_gang
+from costart.placement.usage import wants_single
 
 
 def _running_nodes(cluster: Cluster, members: Sequence[MemberState]) -> dict[str, list[int]]:
@@ -41,6 +42,11 @@ def _own_scopes(scopes: Sequence[Scope], member: str) -> list[Scope]:
     ]
 
 
+def wanting_singles(members: Sequence[MemberState]) -> list[MemberState]:
+    """The members of a started group to place alone (`wants_single`)."""
+    return [m for m in members if wants_single(m)]
+
+
 def place_singles(
     group: GroupState,
     members: Sequence[MemberState],
@@ -51,16 +57,7 @@ def place_singles(
 ) -> list[dec.Decision]:
     """`PlaceMember` decisions for one started group (``members``: its members in spec
     order)."""
-    wanting = [
-        m
-        for m in members
-        if m.status == "RESTARTING"
-        or (
-            m.status == "RUNNING"
-            and m.spec.kind == "replica-set"
-            and len(m.assignments) < m.desired
-        )
-    ]
+    wanting = wanting_singles(members)
     if not wanting:
         return []
     placed = _running_nodes(cluster, members)

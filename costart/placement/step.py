@@ -23,6 +23,7 @@ from costart.placement.cluster import Cluster, ClusterError
 from costart.placement.cluster_file import ClusterDefinition, load_cluster
 from costart.placement.constraints import Scope, check_references, resolve_scopes
 from costart.placement.gangs import GangSession, PlanMemo
+from costart.placement.last_session import LastSession
 from costart.placement.ledger import (
     SessionLedger,
     StartCache,
@@ -80,6 +81,7 @@ class CoPlacementStep:
         self._start = StartCache()  # the views' arrays, carried from session to session
         self._memo = PlanMemo(allocator.cluster)
         self._ordered: tuple[object, list[tuple[GroupState, list[MemberState]]]] = (None, [])
+        self._last: LastSession | None = None  # the last session, to answer a repeat
         for name, topology in sorted((placement_groups or {}).items()):
             self.register_placement_group(name, topology)
 
@@ -145,9 +147,21 @@ class CoPlacementStep:
         self.cluster.sync_status(world.node_status)
         if self._own_usage:
             self._usage.sync(world)  # else the in-memory allocator syncs it for free capacity
-        ledger = SessionLedger(self.cluster, self.allocator, world, self._usage, self._start)
-        self._memo.new_session()
+        free = self.allocator.free_capacity(world)
         status_key = tuple(self.cluster.status)
+        usage = self._usage
+        if self._ordered[0] is not usage.live:  # a new list whenever the live set moved
+            self._ordered = (usage.live, _with_members_in_order(usage.live))
+        order = self._ordered[1]
+        if self._last is not None:
+            repeated = self._last.repeat(
+                world, now_ns, status_key, self.placement_groups, usage.layout, order, usage.wanting
+            )
+            if repeated is not None:
+                self.allocator.commit()
+                return repeated
+        ledger = SessionLedger(self.cluster, self.allocator, world, usage, self._start, free=free)
+        self._memo.new_session()
         if status_key != self._status_key:
             self._status_key = status_key
             self._infeasible_cache.clear()
@@ -161,25 +175,34 @@ class CoPlacementStep:
             infeasible=self._infeasible,
             memo=self._memo,
         )
-        if self._ordered[0] is not self._usage.live:  # a new list whenever the live set moved
-            self._ordered = (self._usage.live, _with_members_in_order(self._usage.live))
-        order = self._ordered[1]
+        decisions = gangs.decisions
         groups = [group for group, _ in order]
+        visits: dict[int, list[dec.Decision]] = {}
+        singles = usage.wanting > 0  # else no started group has a member to place alone
         for position, (group, members) in enumerate(order):
             if group.status in GROUP_WAITING:
+                before = len(decisions)
                 gangs.waiting(group, members, groups[position + 1 :])
+                visits[position] = decisions[before:]
             elif group.status == "PLACED":
                 reason = reasons.waiting_for_claims(members)
                 if reason is not None:
-                    gangs.decisions.append(dec.SetPendReason(group.name, reason))
-            elif group.status in GROUP_STARTED:
-                gangs.decisions.extend(
+                    decisions.append(dec.SetPendReason(group.name, reason))
+            elif singles and group.status in GROUP_STARTED:
+                decisions.extend(
                     place_singles(
                         group, members, world, self.cluster, ledger, self.placement_groups
                     )
                 )
         self.allocator.commit()
-        return gangs.decisions
+        # Kept for a repeat only where it is provable: free capacity follows the World
+        # (the in-memory allocator) and no started group changed the ledger.
+        self._last = None
+        if not self._own_usage and not singles:
+            self._last = LastSession(
+                world, now_ns, status_key, self.placement_groups, usage.layout, order, visits
+            )
+        return decisions
 
     def _infeasible(
         self, group: GroupState, demands: Sequence[Demand], scopes: Sequence[Scope]

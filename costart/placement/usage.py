@@ -24,11 +24,21 @@ ZERO: Vec = (0, 0, 0)
 _VERSION = attrgetter("version")
 
 
+def wants_single(member: MemberState) -> bool:
+    """Would the step place this member alone (DESIGN §5): RESTARTING, or a RUNNING
+    replica set below its desired count."""
+    return member.status == "RESTARTING" or (
+        member.status == "RUNNING"
+        and member.spec.kind == "replica-set"
+        and len(member.assignments) < member.desired
+    )
+
+
 class _Counted:
     """What one member added: its state object and version when counted, its group's
     name, its shape's vector, the nodes it holds and the nodes it holds or uses."""
 
-    __slots__ = ("group", "held", "state", "used", "vec", "version")
+    __slots__ = ("group", "held", "single", "state", "used", "vec", "version")
 
     def __init__(self, group: str, state: MemberState, cluster: Cluster) -> None:
         index = cluster.index
@@ -40,6 +50,16 @@ class _Counted:
         self.held = tuple(index[a.node] for a in state.held if a.node in index)
         placed = tuple(index[a.node] for a in state.assignments if a.node in index)
         self.used = self.held + placed
+        self.single = wants_single(state)
+
+    def counts_as(self, other: _Counted) -> bool:
+        """Does this entry add exactly what ``other`` added?"""
+        return (
+            self.used == other.used
+            and self.held == other.held
+            and self.vec == other.vec
+            and self.group == other.group
+        )
 
 
 class WorldUsage:
@@ -51,6 +71,10 @@ class WorldUsage:
     def __init__(self, cluster: Cluster) -> None:
         self._cluster = cluster
         self._world: World | None = None
+        # Bumped whenever the live list (groups, their objects, their order) or what a
+        # live member holds or uses may have changed: equal counts, the same live groups
+        # holding and using the same nodes, so the same numbers here.
+        self.layout = 0
         self._reset()
 
     def _reset(self) -> None:
@@ -71,6 +95,8 @@ class WorldUsage:
         self.held_by: dict[str, dict[int, Vec]] = {}
         self.live: list[tuple[GroupState, list[MemberState]]] = []
         self.changed: set[int] = set(range(n))
+        self.wanting = 0  # live members that `wants_single`
+        self.layout += 1
 
     def sync(self, world: World) -> set[int]:
         """Bring the numbers up to ``world``; returns (and forgets) the nodes whose
@@ -110,13 +136,18 @@ class WorldUsage:
         for i in sorted(stale):
             key, state = flat[i], states[i]
             old = self._counted.get(key)
-            if old is not None:
-                self._count(old, -1)
-            new = self._counted[key] = _Counted(self._group_of[key], state, self._cluster)
-            self._count(new, 1)
+            new = _Counted(self._group_of[key], state, self._cluster)
+            self.wanting += new.single - (old is not None and old.single)
+            if old is None or not new.counts_as(old):
+                if old is not None:
+                    self._count(old, -1)
+                self._count(new, 1)
+                self.layout += 1
+            self._counted[key] = new
             self._versions[key] = new.version
             self._states[key] = state
         if relisted or moved or any(map(is_not, groups, self._groups)):
+            self.layout += 1
             self._groups = groups
             self.live = []
             at = 0
@@ -142,7 +173,9 @@ class WorldUsage:
             member_keys[key] = known
             flat.extend(known)
         for gone in sorted(self._counted.keys() - set(flat)):
-            self._count(self._counted.pop(gone), -1)
+            entry = self._counted.pop(gone)
+            self._count(entry, -1)
+            self.wanting -= entry.single
             del self._versions[gone], self._states[gone], self._group_of[gone]
         self._member_keys, self._live_keys, self._flat = member_keys, keys, flat
 

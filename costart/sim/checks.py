@@ -17,6 +17,7 @@ from costart.domain.events import Assignment
 from costart.domain.invariants import Capacity, check_world
 from costart.domain.states import GroupState, MemberState
 from costart.domain.world import World
+from costart.sim.ports import key_of
 
 FULL_CHECK_EVERY = 10_000
 
@@ -96,5 +97,5 @@ def _nodes(held: list[Assignment], assignments: list[Assignment]) -> frozenset[s
 def _view(world: World, keys: set[str]) -> World:
     groups = {k: world.groups[k] for k in keys if k in world.groups}
     members = world.members
-    by_group = {id(g): [members[str(m)] for m in g.member_ids] for g in groups.values()}
+    by_group = {id(g): [members[key_of(m)] for m in g.member_ids] for g in groups.values()}
     return _View(groups=groups, by_group=by_group)
