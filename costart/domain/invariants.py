@@ -9,7 +9,8 @@ checked there.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 from uuid import UUID
 
 import msgspec
@@ -114,35 +115,58 @@ def check_world(world: World, capacities: Mapping[str, Capacity] | None = None) 
 
 
 class EventAudit:
-    """Follows the event stream; raises on history rules (#1, #2, #7)."""
+    """Follows the event stream; raises on history rules (#1, #2, #7).
+
+    Groups are keyed by their id's integer: it sees every event, and hashing a UUID
+    object runs Python code."""
 
     def __init__(self) -> None:
-        self._names: dict[UUID, str] = {}
-        self._attempt: dict[UUID, int] = {}
-        self._released: dict[UUID, set[int]] = {}
-        self._terminal: set[UUID] = set()
+        self._names: dict[int, str] = {}
+        self._attempt: dict[int, int] = {}
+        self._released: dict[int, set[int]] = {}
+        self._terminal: set[int] = set()
 
-    def _violation(self, rule: str, group_id: UUID, detail: str) -> InvariantViolation:
-        return InvariantViolation(rule, self._names.get(group_id, str(group_id)), None, detail)
+    def _violation(self, rule: str, gid: int, detail: str) -> InvariantViolation:
+        return InvariantViolation(rule, self._names.get(gid, str(UUID(int=gid))), None, detail)
 
     def observe(self, event: ev.DomainEvent) -> None:
-        gid = event.group_id
+        gid = event.group_id.int
         if gid in self._terminal:
             raise self._violation("#7 terminal groups never change", gid, type(event).__name__)
-        if isinstance(event, ev.GroupSubmitted):
-            self._names[gid] = event.spec.name
-            self._attempt[gid] = 1
-            self._released[gid] = set()
-        elif isinstance(event, ev.PlacementReleased):
-            self._attempt[gid] += 1
-        elif isinstance(event, ev.BarrierReleased):
-            if event.attempt != self._attempt[gid]:
-                raise self._violation("#2 barrier once per attempt", gid, "wrong attempt")
-            if event.attempt in self._released[gid]:
-                raise self._violation("#2 barrier once per attempt", gid, "released twice")
-            self._released[gid].add(event.attempt)
-        elif isinstance(event, ev.MemberStarted):
-            if self._attempt[gid] not in self._released[gid]:
-                raise self._violation("#2 barrier once per attempt", gid, "started before barrier")
-        elif isinstance(event, ev.GroupSucceeded | ev.GroupFailed | ev.GroupCancelled):
-            self._terminal.add(gid)
+        handler = _AUDIT.get(type(event))
+        if handler is not None:
+            handler(self, gid, event)
+
+    def _submitted(self, gid: int, event: ev.GroupSubmitted) -> None:
+        self._names[gid] = event.spec.name
+        self._attempt[gid] = 1
+        self._released[gid] = set()
+
+    def _placement_released(self, gid: int, event: ev.PlacementReleased) -> None:
+        self._attempt[gid] += 1
+
+    def _barrier_released(self, gid: int, event: ev.BarrierReleased) -> None:
+        if event.attempt != self._attempt[gid]:
+            raise self._violation("#2 barrier once per attempt", gid, "wrong attempt")
+        if event.attempt in self._released[gid]:
+            raise self._violation("#2 barrier once per attempt", gid, "released twice")
+        self._released[gid].add(event.attempt)
+
+    def _member_started(self, gid: int, event: ev.MemberStarted) -> None:
+        if self._attempt[gid] not in self._released[gid]:
+            raise self._violation("#2 barrier once per attempt", gid, "started before barrier")
+
+    def _ended(self, gid: int, event: ev.DomainEvent) -> None:
+        self._terminal.add(gid)
+
+
+_AUDIT: dict[type[ev.DomainEvent], Callable[[EventAudit, int, Any], None]] = {
+    ev.GroupSubmitted: EventAudit._submitted,
+    ev.PlacementReleased: EventAudit._placement_released,
+    ev.BarrierReleased: EventAudit._barrier_released,
+    ev.MemberStarted: EventAudit._member_started,
+    ev.GroupSucceeded: EventAudit._ended,
+    ev.GroupFailed: EventAudit._ended,
+    ev.GroupCancelled: EventAudit._ended,
+}
+"""What each event type means to the audit (the others mean nothing to it)."""
