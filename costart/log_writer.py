@@ -91,6 +91,8 @@ class LogWriter:
     def settle(self) -> None:
         """Wait for this thread's queued writes (every one: the store may be waiting on
         this thread to lead the shared commit). Raises if any failed."""
+        if self._queue is None:
+            return  # synchronous store: every append was acknowledged already
         pending = getattr(self._local, "pending", None)
         if not pending:
             return
