@@ -165,8 +165,7 @@ class CoPlacementStep:
             self._infeasible_cache.clear()
             self._empty_up = None
         singles = usage.wanting > 0  # else no started group has a member to place alone
-        if not singles and not any(group.status in GROUP_WAITING for group, _ in order):
-            # Nothing to place: only placed groups' reasons, and no ledger to build.
+        if self._idle(order, singles):
             decisions = self._claims_reasons(order)
             self.allocator.commit()
             self._last = None
@@ -213,6 +212,13 @@ class CoPlacementStep:
                 world, now_ns, status_key, self.placement_groups, usage.layout, order, visits
             )
         return decisions
+
+    @staticmethod
+    def _idle(order: Order, singles: bool) -> bool:
+        """Is there nothing to place (no waiting group, no single placement)? Then the
+        session decides only placed groups' reasons, which read no capacity, and
+        builds no ledger."""
+        return not singles and not any(group.status in GROUP_WAITING for group, _ in order)
 
     @staticmethod
     def _claims_reasons(order: Order) -> list[dec.Decision]:
