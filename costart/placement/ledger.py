@@ -378,7 +378,7 @@ class SessionLedger:
         what changed, see `_entry`) and their cached fit counts."""
         self.version += 1
         self._touched.add(i)
-        nodes = self.cluster.nodes
+        gpu_type = self.cluster.nodes[i].gpu_type
         bases = self._bases
         for kind in kinds:
             base = bases.get(kind)
@@ -387,7 +387,8 @@ class SessionLedger:
             vec = self._entry(kind, i)
             base[i] = vec
             for shape, fits in self._shared_fits[kind].items():
-                fits[i] = fit_count(vec, shape) if shape_fits_type(shape, nodes[i]) else 0
+                typed = shape.gpu_type  # `shape_fits_type`, inline
+                fits[i] = fit_count(vec, shape) if typed is None or typed == gpu_type else 0
 
     def _view(self, kind: str, overlay: Mapping[int, Vec]) -> View:
         base = self._base(kind)
