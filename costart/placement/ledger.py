@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from functools import partial
 from itertools import compress
-from operator import ne
+from operator import is_not, ne
 
 from costart.domain.invariants import Capacity
 from costart.domain.spec_types import Shape
@@ -31,6 +31,12 @@ _NO_LIMIT = 1 << 62  # a shape asking for nothing fits no count of tasks (0)
 NodeVecs = dict[int, Vec]
 MAX_SHARED_VECS = 4096
 MAX_CARRIED_SHAPES = 256
+# The view kinds whose entry (`SessionLedger._entry`) reads free capacity, held
+# capacity, claims; a change refreshes only those.
+_OF_FREE = ("free", "now")
+_OF_HELD = ("eventual",)
+_OF_CLAIM = ("now", "eventual")
+_OF_ALL = ("free", "now", "eventual")
 
 
 def shape_vec(shape: Shape, count: int = 1) -> Vec:
@@ -229,8 +235,13 @@ class SessionLedger:
         n, status = len(self.cluster), self.cluster.status
         if len(start.free) != n:
             start.forget()
-        changed = set(compress(range(n), map(ne, self.free, start.free)))
-        changed.update(compress(range(n), map(ne, self.held_total, start.held)))
+        # Unchanged entries are usually the same objects (shared vectors, the usage's
+        # own tuples): compared by identity, an equal copy only counts as changed.
+        changed: set[int] = set()
+        if self.free != start.free:
+            changed.update(compress(range(n), map(is_not, self.free, start.free)))
+        if self.held_total != start.held:
+            changed.update(compress(range(n), map(is_not, self.held_total, start.held)))
         if status != start.status:
             changed.update(compress(range(n), map(ne, status, start.status)))
         start.free, start.held, start.status = list(self.free), list(self.held_total), list(status)
@@ -258,11 +269,14 @@ class SessionLedger:
 
     def take(self, node: int, vec: Vec) -> None:
         """Take free capacity (a new hold or placement); the allocator checks it."""
+        self._take(node, vec, _OF_FREE)
+
+    def _take(self, node: int, vec: Vec, kinds: tuple[str, ...]) -> None:
         name = self.cluster.nodes[node].name
         self.allocator.reserve(name, Capacity(gpu=vec[0], cpu=vec[1], mem_gb=vec[2]))
         g, c, m = self.free[node]
         self.free[node] = (g - vec[0], c - vec[1], m - vec[2])
-        self._refresh(node)
+        self._refresh(node, kinds)
 
     def give(self, node: int, vec: Vec) -> None:
         """Give capacity back (released holds or placements)."""
@@ -271,11 +285,11 @@ class SessionLedger:
         if self.cluster.is_up(node):
             g, c, m = self.free[node]
             self.free[node] = (g + vec[0], c + vec[1], m + vec[2])
-        self._refresh(node)
+        self._refresh(node, _OF_FREE)
 
     def hold(self, group: str, node: int, vec: Vec) -> None:
         self._add_hold(group, node, vec)
-        self.take(node, vec)
+        self._take(node, vec, _OF_ALL)
 
     def drop_holds(self, group: str) -> NodeVecs:
         """Forget the group's holds (it converts or releases them); returns them."""
@@ -283,7 +297,7 @@ class SessionLedger:
         for node, vec in sorted(holds.items()):
             g, c, m = self.held_total[node]
             self.held_total[node] = (g - vec[0], c - vec[1], m - vec[2])
-            self._refresh(node)
+            self._refresh(node, _OF_HELD)
         return holds
 
     def can_take(self, node: int, vec: Vec) -> bool:
@@ -295,7 +309,7 @@ class SessionLedger:
         self._claimed = True
         g, c, m = self.claim[node]
         self.claim[node] = (g + vec[0], c + vec[1], m + vec[2])
-        self._refresh(node)
+        self._refresh(node, _OF_CLAIM)
 
     # --- views -----------------------------------------------------------------------
 
@@ -359,16 +373,22 @@ class SessionLedger:
             fits[i] = fit_count(base[i], shape) if shape_fits_type(shape, nodes[i]) else 0
         return fits
 
-    def _refresh(self, i: int) -> None:
-        """Recompute node ``i`` in every base array and every cached fit count."""
+    def _refresh(self, i: int, kinds: tuple[str, ...]) -> None:
+        """Recompute node ``i`` in the base arrays of ``kinds`` (those whose entry reads
+        what changed, see `_entry`) and their cached fit counts."""
         self.version += 1
         self._touched.add(i)
-        nodes = self.cluster.nodes
-        for kind, base in self._bases.items():
+        gpu_type = self.cluster.nodes[i].gpu_type
+        bases = self._bases
+        for kind in kinds:
+            base = bases.get(kind)
+            if base is None:
+                continue  # built later, from the entries then
             vec = self._entry(kind, i)
             base[i] = vec
             for shape, fits in self._shared_fits[kind].items():
-                fits[i] = fit_count(vec, shape) if shape_fits_type(shape, nodes[i]) else 0
+                typed = shape.gpu_type  # `shape_fits_type`, inline
+                fits[i] = fit_count(vec, shape) if typed is None or typed == gpu_type else 0
 
     def _view(self, kind: str, overlay: Mapping[int, Vec]) -> View:
         base = self._base(kind)

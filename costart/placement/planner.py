@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import chain
 from typing import NamedTuple
 
@@ -57,6 +58,7 @@ class Shortfall:
     got: int = 0
 
 
+@lru_cache(maxsize=1024)
 def shape_text(shape: Shape) -> str:
     parts = [
         f"{k}:{v}"

@@ -23,7 +23,7 @@ from costart.placement.cluster import Cluster, ClusterError
 from costart.placement.cluster_file import ClusterDefinition, load_cluster
 from costart.placement.constraints import Scope, check_references, resolve_scopes
 from costart.placement.gangs import GangSession, PlanMemo
-from costart.placement.last_session import LastSession
+from costart.placement.last_session import LastSession, Order
 from costart.placement.ledger import (
     SessionLedger,
     StartCache,
@@ -160,12 +160,22 @@ class CoPlacementStep:
             if repeated is not None:
                 self.allocator.commit()
                 return repeated
-        ledger = SessionLedger(self.cluster, self.allocator, world, usage, self._start, free=free)
-        self._memo.new_session()
         if status_key != self._status_key:
             self._status_key = status_key
             self._infeasible_cache.clear()
             self._empty_up = None
+        singles = usage.wanting > 0  # else no started group has a member to place alone
+        if self._idle(order, singles):
+            decisions = self._claims_reasons(order)
+            self.allocator.commit()
+            self._last = None
+            if not self._own_usage:
+                self._last = LastSession(
+                    world, now_ns, status_key, self.placement_groups, usage.layout, order, {}
+                )
+            return decisions
+        ledger = SessionLedger(self.cluster, self.allocator, world, usage, self._start, free=free)
+        self._memo.new_session()
         gangs = GangSession(
             cluster=self.cluster,
             ledger=ledger,
@@ -178,7 +188,6 @@ class CoPlacementStep:
         decisions = gangs.decisions
         groups = [group for group, _ in order]
         visits: dict[int, list[dec.Decision]] = {}
-        singles = usage.wanting > 0  # else no started group has a member to place alone
         for position, (group, members) in enumerate(order):
             if group.status in GROUP_WAITING:
                 before = len(decisions)
@@ -202,6 +211,25 @@ class CoPlacementStep:
             self._last = LastSession(
                 world, now_ns, status_key, self.placement_groups, usage.layout, order, visits
             )
+        return decisions
+
+    @staticmethod
+    def _idle(order: Order, singles: bool) -> bool:
+        """Is there nothing to place (no waiting group, no single placement)? Then the
+        session decides only placed groups' reasons, which read no capacity, and
+        builds no ledger."""
+        return not singles and not any(group.status in GROUP_WAITING for group, _ in order)
+
+    @staticmethod
+    def _claims_reasons(order: Order) -> list[dec.Decision]:
+        """The session's decisions when no group is waiting and no member wants a single
+        placement: each placed group's reason (its claims), in the order."""
+        decisions: list[dec.Decision] = []
+        for group, members in order:
+            if group.status == "PLACED":
+                reason = reasons.waiting_for_claims(members)
+                if reason is not None:
+                    decisions.append(dec.SetPendReason(group.name, reason))
         return decisions
 
     def _infeasible(

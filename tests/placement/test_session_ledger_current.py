@@ -1,0 +1,126 @@
+"""Within a session the ledger keeps its views' arrays current change by change, and a
+session with nothing to place builds no ledger; neither changes what the step decides.
+
+* Each time a view is made, every base array and cached fit count the ledger keeps
+  must equal one computed from scratch from its free, held and claimed capacity (a
+  change refreshes only the view kinds whose entries read what it changed).
+* A step that always builds the ledger and visits every group must decide as the
+  kept step does, every session (the kept one skips the ledger when no group waits and
+  no member wants a single placement).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from costart.cli.sim_cmd import controller_factory
+from costart.domain import decisions as dec
+from costart.domain.spec_types import GroupSpec
+from costart.domain.world import World
+from costart.placement import Cluster, CoPlacementStep, InMemoryAllocator
+from costart.placement.last_session import Order
+from costart.placement.ledger import SessionLedger, View, fit_counts
+from costart.sim.results import POLICIES, run_policy
+from tests.sim.helpers import setup_of
+
+from .workload import run_workload
+
+
+class ArraysCheck:
+    """Checks every ledger's kept arrays whenever it makes a view; counts the checks."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.checks = 0
+        make = SessionLedger._view
+
+        def checked(ledger: SessionLedger, kind: str, overlay: Any) -> View:
+            self.check(ledger)
+            return make(ledger, kind, overlay)
+
+        monkeypatch.setattr(SessionLedger, "_view", checked)
+
+    def check(self, ledger: SessionLedger) -> None:
+        n = len(ledger.cluster)
+        for kind, base in ledger._bases.items():
+            assert base == [ledger._entry(kind, i) for i in range(n)], kind
+            for shape, fits in ledger._shared_fits[kind].items():
+                assert fits == fit_counts(ledger.cluster, base, shape), (kind, shape)
+        self.checks += 1
+
+
+@pytest.mark.parametrize("seed", [3, 11, 2024])
+def test_the_ledgers_arrays_stay_equal_to_a_count_from_scratch(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    arrays = ArraysCheck(monkeypatch)
+    run_workload(seed)
+    assert arrays.checks > 100
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_the_ledgers_arrays_stay_current_in_the_simulator(
+    policy: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    arrays = ArraysCheck(monkeypatch)
+    run_policy(setup_of("mixed", seed=4), policy, controller_factory)
+    assert arrays.checks > 100
+
+
+class AlwaysBuilds(CoPlacementStep):
+    """The step without the idle-session shortcut."""
+
+    @staticmethod
+    def _idle(order: Order, singles: bool) -> bool:
+        return False
+
+
+class IdleCheck:
+    """Each session, a fresh step that always builds the ledger must agree."""
+
+    def __init__(self, step: Any) -> None:
+        self.step = step
+        self.idle = 0
+
+    def check_feasible(self, spec: GroupSpec) -> None:
+        self.step.check_feasible(spec)
+
+    def check_node(self, node: str) -> None:
+        self.step.check_node(node)
+
+    def decide(self, world: World, now_ns: int) -> list[dec.Decision]:
+        kept = self.step.decide(world, now_ns)
+        inner = self.step.step if hasattr(self.step, "step") else self.step
+        cluster = Cluster(inner.cluster.levels, inner.cluster.nodes)
+        full = AlwaysBuilds(InMemoryAllocator(cluster), inner.placement_groups)
+        assert full.decide(world, now_ns) == kept
+        order = inner._ordered[1]
+        self.idle += CoPlacementStep._idle(order, inner._usage.wanting > 0)
+        return kept
+
+
+def test_an_idle_session_decides_as_one_that_builds_the_ledger() -> None:
+    checks: list[IdleCheck] = []
+
+    def wrap(step: CoPlacementStep) -> Any:
+        checks.append(IdleCheck(step))
+        return checks[-1]
+
+    for seed in (5, 77, 300):
+        run_workload(seed, wrap=wrap)
+    assert sum(c.idle for c in checks) > 0
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_idle_simulated_sessions_decide_as_ones_that_build_the_ledger(policy: str) -> None:
+    checks: list[IdleCheck] = []
+
+    def factory(**kwargs: Any) -> Any:
+        checks.append(IdleCheck(kwargs["placement"]))
+        return controller_factory(**{**kwargs, "placement": checks[-1]})
+
+    plain, _ = run_policy(setup_of("mixed", seed=6), policy, controller_factory)
+    checked, _ = run_policy(setup_of("mixed", seed=6), policy, factory)
+    assert checked.log_sha256 == plain.log_sha256
+    assert sum(c.idle for c in checks) > 0
