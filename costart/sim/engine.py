@@ -193,7 +193,12 @@ class Engine:
 
         What exists before the run (modules, the setup) is set aside from the cyclic
         garbage collector for the run's duration (`gc.freeze`): its full collections
-        would otherwise scan all of it again and again. It is handed back at the end."""
+        would otherwise scan all of it again and again. It is handed back at the end --
+        unless the process had frozen objects of its own, whose freeze we leave alone
+        (then nothing is frozen for the run)."""
+        if gc.get_freeze_count():
+            self._run()
+            return
         gc.freeze()
         try:
             self._run()

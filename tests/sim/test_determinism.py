@@ -3,6 +3,7 @@ crashes (crash transparency)."""
 
 from __future__ import annotations
 
+import gc
 import os
 import subprocess
 import sys
@@ -74,3 +75,18 @@ def test_controller_crashes_with_instant_restore_leave_the_log_unchanged(policy)
     assert crashed.log_sha256 == calm.log_sha256
     ignored = {"controller_restarts": 0, "restore_checks": 0, "steps": 0}
     assert without_timeline(crashed) | ignored == without_timeline(calm) | ignored
+
+
+def test_a_run_leaves_the_processs_own_gc_freeze_alone():
+    setup = setup_of("deadlock-trap")
+    run(setup, "atomic")
+    assert gc.get_freeze_count() == 0  # what the run froze was handed back
+    keep = [object() for _ in range(10)]
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        run(setup, "atomic")
+        assert gc.get_freeze_count() == frozen  # the host's freeze is still in place
+    finally:
+        gc.unfreeze()
+    del keep
