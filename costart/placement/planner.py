@@ -88,11 +88,14 @@ class _Search:
         scopes: Sequence[Scope],
         view: View,
         prefer: View | None,
+        order: Sequence[Demand] | None = None,
     ) -> None:
         self.cluster = cluster
         self.view = view
         self.prefer = prefer
-        self.order = sorted(demands, key=lambda d: hardness(d, scopes))
+        self.order = (
+            list(order) if order is not None else sorted(demands, key=lambda d: hardness(d, scopes))
+        )
         self.scopes = list(scopes)
         self.bound: dict[int, str | None] = {}
         # What is left on each node this plan took from (the view minus its own takes).
@@ -420,10 +423,30 @@ def plan_gang(
     view: View,
     prefer: View | None = None,
 ) -> Plan | Shortfall:
-    """Place every demand's ``need`` tasks under every scope, or say why not."""
+    """Place every demand's ``need`` tasks under every scope, or say why not.
+
+    Members are laid out hardest first. Members without a GPU type are not backtracked
+    over the nodes they may take, so one laid out first can take the only nodes a typed
+    member could use; when a group mixes typed and untyped members and the first search
+    fails, a second one lays the typed members out first. The answer when both fail is
+    the first search's shortfall (what the pend reason has always said)."""
     search = _Search(cluster, demands, scopes, view, prefer)
     if search.run():
         return Plan({m: list(nodes) for m, nodes in search.result.items()})
+    typed_first = _typed_first(search.order)
+    if typed_first is not None:
+        retry = _Search(cluster, demands, scopes, view, prefer, typed_first)
+        if retry.run():
+            return Plan({m: list(nodes) for m, nodes in retry.result.items()})
     if search.failure is not None:
         return search.failure
     return Shortfall(search.order[0].member, "a plan", "search budget exhausted", 0)
+
+
+def _typed_first(order: Sequence[Demand]) -> list[Demand] | None:
+    """``order`` with the members that ask for a GPU type moved ahead of those that do
+    not (each part keeping its order), or None if the group does not mix the two."""
+    typed = [d for d in order if d.shape.gpu_type]
+    if not typed or len(typed) == len(order):
+        return None
+    return typed + [d for d in order if not d.shape.gpu_type]

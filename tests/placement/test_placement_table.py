@@ -303,3 +303,17 @@ def test_group_and_member_constraints_hold_at_once() -> None:
     assert len(set(domains(rig, "g", "trainer", "rack"))) == 1
     assert len(set(domains(rig, "g", "ps", "block"))) == 2
     assert len(set(domains(rig, "g", "eval", "block"))) == 1
+
+
+def test_an_untyped_member_laid_out_first_does_not_take_a_typed_members_only_nodes() -> None:
+    # "any" (64 GPUs, no type) is the hardest member and goes first; laid out greedily it
+    # would fill the H100 zone and leave "h" (H100 only) nothing, although a placement
+    # exists: "any" on the A100 zone and "h" on an H100 node. The planner retries with
+    # typed members first before it gives up.
+    rig = placed(
+        Rig(a_zoned_cluster(gpu_types=MIXED)),
+        a_group("g").with_member("any", gpu=8, tasks=8).with_member("h", gpu=8, gpu_type="H100"),
+    )
+    assert rig.status("g") == "RUNNING"
+    assert set(domains(rig, "g", "h", "zone")) == {"z0"}
+    assert len(rig.nodes_of("g", "any")) == 8
