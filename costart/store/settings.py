@@ -8,7 +8,7 @@ exactly like the library's own persistence modules.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Final, Literal, TypeVar
 
 from eventsourcing.utils import Environment, strtobool
 
@@ -56,6 +56,26 @@ def _invalid(env: Environment, key: str, value: str, expected: str) -> OSError:
     )
 
 
+N = TypeVar("N", int, float)
+
+
+def _number(
+    env: Environment, key: str, kind: type[N], default: N, expected: str, *, zero: bool = False
+) -> N:
+    """The value of ``key`` as ``kind`` (``default`` if unset): positive, or also 0 if
+    ``zero``."""
+    raw = env.get(key)
+    if not raw:
+        return default
+    try:
+        value = kind(raw)
+    except ValueError:
+        raise _invalid(env, key, raw, expected) from None
+    if value < 0 or (value == 0 and not zero):
+        raise _invalid(env, key, raw, expected)
+    return value
+
+
 def settings_from_env(env: Environment) -> StoreSettings:
     """Read ``StoreSettings`` from ``env``; raise ``OSError`` on missing/bad values."""
     path = env.get(PATH)
@@ -64,40 +84,17 @@ def settings_from_env(env: Environment) -> StoreSettings:
         msg = f"LMDB store path not found in environment with keys: {keys}"
         raise OSError(msg)
 
-    map_size = DEFAULT_MAP_SIZE
-    raw = env.get(MAP_SIZE)
-    if raw:
-        try:
-            map_size = int(raw)
-        except ValueError:
-            raise _invalid(env, MAP_SIZE, raw, "a positive int (bytes)") from None
-        if map_size <= 0:
-            raise _invalid(env, MAP_SIZE, raw, "a positive int (bytes)")
+    map_size = _number(env, MAP_SIZE, int, DEFAULT_MAP_SIZE, "a positive int (bytes)")
 
     raw = (env.get(DURABILITY) or "sync").strip().lower()
     if raw not in ("sync", "async"):
         raise _invalid(env, DURABILITY, raw, "'sync' or 'async'")
     durability: Durability = "sync" if raw == "sync" else "async"
 
-    poll_interval = DEFAULT_POLL_INTERVAL
-    raw = env.get(POLL_INTERVAL)
-    if raw:
-        try:
-            poll_interval = float(raw)
-        except ValueError:
-            raise _invalid(env, POLL_INTERVAL, raw, "a positive float (seconds)") from None
-        if poll_interval <= 0:
-            raise _invalid(env, POLL_INTERVAL, raw, "a positive float (seconds)")
-
-    headroom = DEFAULT_HEADROOM
-    raw = env.get(HEADROOM)
-    if raw:
-        try:
-            headroom = int(raw)
-        except ValueError:
-            raise _invalid(env, HEADROOM, raw, "an int >= 0 (bytes)") from None
-        if headroom < 0:
-            raise _invalid(env, HEADROOM, raw, "an int >= 0 (bytes)")
+    poll_interval = _number(
+        env, POLL_INTERVAL, float, DEFAULT_POLL_INTERVAL, "a positive float (seconds)"
+    )
+    headroom = _number(env, HEADROOM, int, DEFAULT_HEADROOM, "an int >= 0 (bytes)", zero=True)
 
     return StoreSettings(
         path=path,
