@@ -14,19 +14,14 @@ import pytest
 
 from costart.cli.sim_cmd import controller_factory
 from costart.domain import decisions as dec
-from costart.domain.spec_types import GroupSpec
 from costart.domain.world import World
-from costart.placement import Cluster, CoPlacementStep, InMemoryAllocator
+from costart.placement import CoPlacementStep
 from costart.placement.last_session import LastSession
 from costart.sim.results import POLICIES, run_policy
 from tests.sim.helpers import setup_of
 
+from .compared_step import ComparedStep
 from .workload import run_workload
-
-
-def _fresh(step: CoPlacementStep) -> CoPlacementStep:
-    cluster = Cluster(step.cluster.levels, step.cluster.nodes)
-    return CoPlacementStep(InMemoryAllocator(cluster), step.placement_groups)
 
 
 class Repeats:
@@ -46,25 +41,15 @@ class Repeats:
         monkeypatch.setattr(LastSession, "repeat", counting)
 
 
-class TimeShiftCheck:
+class TimeShiftCheck(ComparedStep):
     """Each session, the kept step also decides at the times around every PENDING
     group's backoff end, over the same World; a fresh step must agree each time."""
-
-    def __init__(self, step: CoPlacementStep) -> None:
-        self.step = step
-        self.sessions = 0
-
-    def check_feasible(self, spec: GroupSpec) -> None:
-        self.step.check_feasible(spec)
-
-    def check_node(self, node: str) -> None:
-        self.step.check_node(node)
 
     def decide(self, world: World, now_ns: int) -> list[dec.Decision]:
         ends = sorted({g.retry_at_ns for g in world.live_groups() if g.status == "PENDING"})
         times = [now_ns, now_ns, *(t + d for t in ends for d in (-1, 0, 1)), now_ns]
         for t in times:
-            assert self.step.decide(world, t) == _fresh(self.step).decide(world, t), (
+            assert self.step.decide(world, t) == self.fresh().decide(world, t), (
                 f"session {self.sessions} at t={t}"
             )
         self.sessions += 1
@@ -87,24 +72,8 @@ def test_a_repeated_session_decides_as_a_fresh_step_at_any_time(
     assert 0 < repeats.answered < repeats.asked
 
 
-class FromScratchCheck:
-    def __init__(self, step: Any) -> None:
-        self.step = step
-
-    def check_feasible(self, spec: GroupSpec) -> None:
-        self.step.check_feasible(spec)
-
-    def check_node(self, node: str) -> None:
-        self.step.check_node(node)
-
-    def decide(self, world: World, now_ns: int) -> list[dec.Decision]:
-        kept = self.step.decide(world, now_ns)
-        assert _fresh(self.step.step).decide(world, now_ns) == kept
-        return kept
-
-
 def _checking_factory(**kwargs: Any) -> Any:
-    return controller_factory(**{**kwargs, "placement": FromScratchCheck(kwargs["placement"])})
+    return controller_factory(**{**kwargs, "placement": ComparedStep(kwargs["placement"])})
 
 
 @pytest.mark.parametrize("policy", POLICIES)

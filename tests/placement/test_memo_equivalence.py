@@ -16,38 +16,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from costart.cli.sim_cmd import controller_factory
-from costart.domain import decisions as dec
-from costart.domain.spec_types import GroupSpec
-from costart.domain.world import World
-from costart.placement import Cluster, CoPlacementStep, InMemoryAllocator
+from costart.placement import CoPlacementStep
 from costart.sim.results import POLICIES, run_policy
 from tests.sim.helpers import SIM_SCENARIOS, setup_of
 
+from .compared_step import ComparedStep
 from .workload import run_workload
 
 
-class FromScratchCheck:
+class FromScratchCheck(ComparedStep):
     """Asks the wrapped step, then a fresh step over a copy of its cluster, each
     session; they must agree."""
-
-    def __init__(self, step: Any) -> None:
-        self.step = step
-        self.sessions = 0
-
-    def check_feasible(self, spec: GroupSpec) -> None:
-        self.step.check_feasible(spec)
-
-    def check_node(self, node: str) -> None:
-        self.step.check_node(node)
-
-    def decide(self, world: World, now_ns: int) -> list[dec.Decision]:
-        kept = self.step.decide(world, now_ns)
-        inner = self.step.step if hasattr(self.step, "step") else self.step
-        cluster = Cluster(inner.cluster.levels, inner.cluster.nodes)
-        fresh = CoPlacementStep(InMemoryAllocator(cluster), inner.placement_groups)
-        assert fresh.decide(world, now_ns) == kept, f"session {self.sessions} differs"
-        self.sessions += 1
-        return kept
 
 
 @settings(max_examples=15, deadline=None)

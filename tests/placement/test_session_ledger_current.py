@@ -16,15 +16,13 @@ from typing import Any
 import pytest
 
 from costart.cli.sim_cmd import controller_factory
-from costart.domain import decisions as dec
-from costart.domain.spec_types import GroupSpec
-from costart.domain.world import World
-from costart.placement import Cluster, CoPlacementStep, InMemoryAllocator
+from costart.placement import CoPlacementStep
 from costart.placement.last_session import Order
 from costart.placement.ledger import SessionLedger, View, fit_counts
 from costart.sim.results import POLICIES, run_policy
 from tests.sim.helpers import setup_of
 
+from .compared_step import ComparedStep
 from .workload import run_workload
 
 
@@ -76,28 +74,17 @@ class AlwaysBuilds(CoPlacementStep):
         return False
 
 
-class IdleCheck:
-    """Each session, a fresh step that always builds the ledger must agree."""
+class IdleCheck(ComparedStep):
+    """Each session, a fresh step that always builds the ledger must agree; counts the
+    sessions the kept step found idle."""
 
     def __init__(self, step: Any) -> None:
-        self.step = step
+        super().__init__(step, AlwaysBuilds)
         self.idle = 0
 
-    def check_feasible(self, spec: GroupSpec) -> None:
-        self.step.check_feasible(spec)
-
-    def check_node(self, node: str) -> None:
-        self.step.check_node(node)
-
-    def decide(self, world: World, now_ns: int) -> list[dec.Decision]:
-        kept = self.step.decide(world, now_ns)
-        inner = self.step.step if hasattr(self.step, "step") else self.step
-        cluster = Cluster(inner.cluster.levels, inner.cluster.nodes)
-        full = AlwaysBuilds(InMemoryAllocator(cluster), inner.placement_groups)
-        assert full.decide(world, now_ns) == kept
+    def observed(self, inner: CoPlacementStep) -> None:
         order = inner._ordered[1]
         self.idle += CoPlacementStep._idle(order, inner._usage.wanting > 0)
-        return kept
 
 
 def test_an_idle_session_decides_as_one_that_builds_the_ledger() -> None:
