@@ -3,7 +3,7 @@ snapshots, replay and display. Mutated only by `costart.domain.projector`."""
 
 from __future__ import annotations
 
-from typing import Final, Literal
+from typing import Final, Literal, get_args
 from uuid import UUID
 
 import msgspec
@@ -19,7 +19,12 @@ MemberStatus = Literal[
 ]
 ClaimStatus = Literal["PENDING", "READY", "FAILED"]
 
+# Every status, in lifecycle order: the one list that tables, tests and metrics iterate.
+GROUP_STATUSES: Final[tuple[GroupStatus, ...]] = get_args(GroupStatus)
+MEMBER_STATUSES: Final[tuple[MemberStatus, ...]] = get_args(MemberStatus)
+
 GROUP_TERMINAL: Final = frozenset({"SUCCEEDED", "FAILED", "CANCELLED"})
+GROUP_LIVE: Final = frozenset(GROUP_STATUSES) - GROUP_TERMINAL
 GROUP_WAITING: Final = frozenset({"PENDING", "RESERVING"})
 GROUP_STARTED: Final = frozenset({"RUNNING", "DEGRADED"})
 MEMBER_TERMINAL: Final = frozenset({"SUCCEEDED", "FAILED", "STOPPED"})

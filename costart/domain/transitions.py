@@ -11,23 +11,13 @@ from typing import Final
 
 from costart.domain import events as ev
 from costart.domain.errors import IllegalTransition
-from costart.domain.states import GroupState, GroupStatus, MemberState, MemberStatus
-
-_LIVE_GROUP: Final[frozenset[GroupStatus]] = frozenset(
-    {"PENDING", "RESERVING", "PLACED", "RUNNING", "DEGRADED"}
-)
-_ALL_MEMBER: Final[frozenset[MemberStatus]] = frozenset(
-    {
-        "PENDING",
-        "HELD",
-        "PLACED",
-        "READY",
-        "RUNNING",
-        "RESTARTING",
-        "SUCCEEDED",
-        "FAILED",
-        "STOPPED",
-    }
+from costart.domain.states import (
+    GROUP_LIVE,
+    MEMBER_STATUSES,
+    GroupState,
+    GroupStatus,
+    MemberState,
+    MemberStatus,
 )
 
 GROUP_FROM: Final[dict[type[ev.DomainEvent], frozenset[GroupStatus]]] = {
@@ -42,14 +32,14 @@ GROUP_FROM: Final[dict[type[ev.DomainEvent], frozenset[GroupStatus]]] = {
     ev.GroupRecovered: frozenset({"DEGRADED"}),
     ev.GroupRestarted: frozenset({"RUNNING", "DEGRADED"}),
     ev.GroupSucceeded: frozenset({"RUNNING", "DEGRADED"}),
-    ev.GroupFailed: _LIVE_GROUP,
-    ev.GroupCancelled: _LIVE_GROUP,
+    ev.GroupFailed: GROUP_LIVE,
+    ev.GroupCancelled: GROUP_LIVE,
 }
 
 MEMBER_FROM: Final[dict[type[ev.DomainEvent], frozenset[MemberStatus]]] = {
     ev.MemberHeld: frozenset({"PENDING", "HELD"}),
     ev.MemberPlaced: frozenset({"PENDING", "HELD", "RESTARTING", "RUNNING"}),
-    ev.MemberReleased: _ALL_MEMBER,
+    ev.MemberReleased: frozenset(MEMBER_STATUSES),
     ev.ClaimReady: frozenset({"PLACED"}),
     ev.ClaimFailed: frozenset({"PLACED", "READY"}),
     ev.MemberStarted: frozenset({"READY"}),

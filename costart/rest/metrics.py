@@ -16,20 +16,10 @@ from prometheus_client.core import (
 )
 from prometheus_client.registry import Collector
 
-from costart.domain.states import GroupStatus
+from costart.domain.states import GROUP_STATUSES
 from costart.projections import Histogram, Views
 
 SECOND_NS = 1e9
-STATES: tuple[GroupStatus, ...] = (
-    "PENDING",
-    "RESERVING",
-    "PLACED",
-    "RUNNING",
-    "DEGRADED",
-    "SUCCEEDED",
-    "FAILED",
-    "CANCELLED",
-)
 
 
 def _histogram(name: str, doc: str, hist: Histogram) -> HistogramMetricFamily:
@@ -49,7 +39,7 @@ class ViewsCollector(Collector):
     def collect(self) -> Iterator[Metric]:
         groups = self.views.groups()
         by_state = GaugeMetricFamily("costart_groups", "Groups by state.", labels=["state"])
-        for state in STATES:
+        for state in GROUP_STATUSES:
             by_state.add_metric([state], sum(1 for g in groups if g.state == state))
         yield by_state
         yield GaugeMetricFamily(

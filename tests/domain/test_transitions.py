@@ -9,31 +9,13 @@ import pytest
 
 from costart.domain import events as ev
 from costart.domain.errors import IllegalTransition
+from costart.domain.states import GROUP_STATUSES, MEMBER_STATUSES
 from costart.domain.transitions import GROUP_FROM, MEMBER_FROM, check_group, check_member
 from costart.domain.world import World
 from tests.builders import a_group, new_controller
 
-GROUP_STATES = [
-    "PENDING",
-    "RESERVING",
-    "PLACED",
-    "RUNNING",
-    "DEGRADED",
-    "SUCCEEDED",
-    "FAILED",
-    "CANCELLED",
-]
-MEMBER_STATES = [
-    "PENDING",
-    "HELD",
-    "PLACED",
-    "READY",
-    "RUNNING",
-    "RESTARTING",
-    "SUCCEEDED",
-    "FAILED",
-    "STOPPED",
-]
+GROUP_STATES = list(GROUP_STATUSES)
+MEMBER_STATES = list(MEMBER_STATUSES)
 
 GROUP_EXPECTED = {
     ev.ReservationOpened: {"PENDING"},
