@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 from rich.console import Console
@@ -12,6 +9,7 @@ from rich.console import Console
 from costart.cli.demo import run_demo
 from costart.domain.world import World
 from costart.store.codec import canonical_encode
+from tests.hash_seed import stdout_lines
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO_SPEC = ROOT / "scenarios" / "rl-post-training.toml"
@@ -29,16 +27,7 @@ print(digest.hexdigest())
 
 
 def _log_digest(hash_seed: str) -> str:
-    env = {**os.environ, "PYTHONHASHSEED": hash_seed}
-    out = subprocess.run(
-        [sys.executable, "-c", SCRIPT],
-        env=env,
-        cwd=ROOT,
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    return out.stdout.strip().splitlines()[-1]
+    return stdout_lines(SCRIPT, hash_seed)[-1]
 
 
 def test_same_commands_same_log_bytes_across_hash_seeds():

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,6 +12,7 @@ from costart.domain.events import DomainEvent
 from costart.projections import RecorderSource, Views
 from costart.projections.projector import SECOND_NS
 from tests.builders import ManualClock, new_controller
+from tests.hash_seed import stdout_lines
 from tests.multi_group_story import run_story
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -216,6 +214,7 @@ def test_a_recorder_source_reads_a_sqlite_log_like_the_controller(tmp_path):
 SCRIPT = """
 import hashlib, sys, tempfile
 from costart.projections import Views
+from tests.hash_seed import stdout_lines
 from tests.builders import ManualClock, new_controller
 from tests.multi_group_story import run_story
 clock = ManualClock(); controller = new_controller(clock); run_story(controller, clock)
@@ -233,17 +232,7 @@ print(digest.hexdigest())
 def test_views_are_the_same_bytes_whatever_the_hash_seed():
     digests = set()
     for seed in ("0", "4242"):
-        env = {**os.environ, "PYTHONHASHSEED": seed}
-        out = subprocess.run(
-            [sys.executable, "-c", SCRIPT],
-            env=env,
-            cwd=ROOT,
-            check=True,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        digests.add(out.stdout.strip().splitlines()[-1])
+        digests.add(stdout_lines(SCRIPT, seed, timeout=60)[-1])
     assert len(digests) == 1
 
 

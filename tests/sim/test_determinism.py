@@ -4,16 +4,14 @@ crashes (crash transparency)."""
 from __future__ import annotations
 
 import gc
-import os
-import subprocess
-import sys
 
 import msgspec
 import pytest
 
 from costart.sim.report import build_report, report_json
 from costart.sim.setup import ControllerCrash, FaultPlan
-from tests.sim.helpers import ROOT, run, setup_of, without_timeline
+from tests.hash_seed import stdout_lines
+from tests.sim.helpers import run, setup_of, without_timeline
 
 SCRIPT = """
 import sys
@@ -22,22 +20,13 @@ from costart.sim.results import run_policy
 from costart.sim.scenario import load_scenario
 from costart.sim.setup import draw_setup
 setup = draw_setup(load_scenario("scenarios/sim-rl-post-training.toml"), 5)
-for policy in ("reserve", "independent"):
-    print(run_policy(setup, policy, controller_factory)[0].log_sha256)
+digests = [run_policy(setup, p, controller_factory)[0].log_sha256 for p in ("reserve", "independent")]
+print(*digests)  # last, on one line: the runs log to stdout as they go
 """
 
 
 def _digests(hash_seed: str) -> list[str]:
-    env = {**os.environ, "PYTHONHASHSEED": hash_seed}
-    out = subprocess.run(
-        [sys.executable, "-c", SCRIPT],
-        env=env,
-        cwd=ROOT,
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    return out.stdout.split()[-2:]
+    return stdout_lines(SCRIPT, hash_seed)[-1].split()
 
 
 def test_the_same_seed_gives_the_same_log_bytes_and_report():
