@@ -12,8 +12,7 @@ from costart.domain.invariants import check_world
 from costart.domain.spec_types import GroupSpec, Topology
 from costart.placement import Cluster, CoPlacementStep, InMemoryAllocator, Node
 from tests.builders import GroupBuilder as BaseGroupBuilder
-
-SECOND_NS = 10**9
+from tests.builders import ManualClock
 
 
 class GroupBuilder(BaseGroupBuilder):
@@ -91,18 +90,6 @@ def domain_of(node: str, level: str) -> str:
     """The domain of a node named by `a_zoned_cluster` at ``level`` ("z0-b1" for block)."""
     depth = {"zone": 1, "block": 2, "rack": 3, "node": 4}[level]
     return "-".join(node.split("-")[:depth])
-
-
-class ManualClock:
-    def __init__(self, start_ns: int = 0) -> None:
-        self.now_ns = start_ns
-
-    def __call__(self) -> int:
-        return self.now_ns
-
-    def advance(self, seconds: float) -> int:
-        self.now_ns += int(seconds * SECOND_NS)
-        return self.now_ns
 
 
 class Rig:

@@ -17,8 +17,9 @@ from hypothesis import strategies as st
 from costart.domain.errors import SpecError
 from costart.domain.states import GroupState
 from costart.placement import session_order
+from tests.builders import SECOND_NS
 
-from .builders import SECOND_NS, Rig, a_cluster, a_group
+from .builders import Rig, a_cluster, a_group
 
 SESSION_S = 20
 WAITING = ("PENDING", "RESERVING")

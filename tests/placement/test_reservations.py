@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from costart.placement import idle_held_gpu_seconds, idle_held_gpus
 from costart.placement.accounting import IdleHeldMeter
+from tests.builders import SECOND_NS
 
-from .builders import SECOND_NS, Rig, a_cluster, a_group
+from .builders import Rig, a_cluster, a_group
 
 
 def _trap(rig: Rig, gangs: int, tasks: int) -> list[str]:
