@@ -190,32 +190,22 @@ def test_the_direct_cli_never_writes_behind_a_running_leaders_back(cluster, tmp_
     leader.wait_serving()
     spec = ROOT / "scenarios" / "rl-post-training.toml"
     command = [sys.executable, "-m", "costart.cli.main", "--store", str(store)]
-    refused = subprocess.run(
-        [*command, "submit", str(spec)],
-        env=child_env(),
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*command, *args],
+            env=child_env(),
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+
+    refused = cli("submit", str(spec))
     assert refused.returncode == 5, refused.stderr
     assert "led by a running `costart serve`" in refused.stderr
-    reads = subprocess.run(
-        [*command, "get", "groups"],
-        env=child_env(),
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    reads = cli("get", "groups")
     assert reads.returncode == 0, reads.stderr  # reading the views is always fine
     assert leader.stop() == 0  # a graceful stop releases the lease
-    allowed = subprocess.run(
-        [*command, "submit", str(spec)],
-        env=child_env(),
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    allowed = cli("submit", str(spec))
     assert allowed.returncode == 0, allowed.stderr
