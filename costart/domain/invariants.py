@@ -103,13 +103,19 @@ def _check_capacity(world: World, capacities: Mapping[str, Capacity]) -> None:
             )
 
 
+def check_group(group: GroupState, members: list[MemberState]) -> None:
+    """Raise `InvariantViolation` on the first rule about one group (all but #3, which
+    is about nodes) that ``group`` with its ``members`` (in spec order) breaks."""
+    _check_all_or_nothing(group, members)
+    _check_no_leaked_holds(group, members)
+    _check_budgets(group, members)
+
+
 def check_world(world: World, capacities: Mapping[str, Capacity] | None = None) -> None:
-    """Raise `InvariantViolation` on the first rule the state breaks."""
+    """Raise `InvariantViolation` on the first rule the state breaks: the groups' rules
+    group by group in submission order, then overcommit node by node in name order."""
     for group in world.groups_in_order():
-        members = world.members_of(group)
-        _check_all_or_nothing(group, members)
-        _check_no_leaked_holds(group, members)
-        _check_budgets(group, members)
+        check_group(group, world.members_of(group))
     if capacities is not None:
         _check_capacity(world, capacities)
 

@@ -28,6 +28,7 @@ from costart.domain.invariants import EventAudit
 from costart.domain.spec_types import GroupSpec
 from costart.placement.step import CoPlacementStep
 from costart.sim.checks import FULL_CHECK_EVERY, StepChecker
+from costart.sim.errors import SimError
 from costart.sim.metrics import Usage
 from costart.sim.ports import ControllerFactory, FeasibilityCache, SimController, key_of
 from costart.sim.setup import SimSetup
@@ -54,10 +55,6 @@ MEMBER_EVENTS: frozenset[type[DomainEvent]] = frozenset(
         ev.MemberStopped,
     }
 )
-
-
-class SimError(RuntimeError):
-    """The simulator found itself inconsistent (a bug in it, not a finding)."""
 
 
 class Counters:
