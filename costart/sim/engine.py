@@ -274,9 +274,15 @@ class Engine:
         """The earliest future backoff end or deadline of a live group."""
         best: int | None = None
         now = self.now_ns
-        for group in self.controller.world.live_groups():
-            retry = group.retry_at_ns if group.status == "PENDING" else None
-            for t in (retry, group.reservation_deadline_ns, group.barrier_deadline_ns):
+        groups = self.controller.world.groups
+        # A minimum: the live groups' order does not matter, so they are not sorted.
+        for key in self.controller.world.live_names.values():
+            group = groups[key]
+            for t in (
+                group.retry_at_ns if group.status == "PENDING" else None,
+                group.reservation_deadline_ns,
+                group.barrier_deadline_ns,
+            ):
                 if t is not None and t > now and (best is None or t < best):
                     best = t
         return best
