@@ -26,6 +26,7 @@ from operator import attrgetter
 
 from costart.domain.events import Assignment
 from costart.domain.invariants import Capacity, check_group, check_world
+from costart.domain.spec_types import Shape
 from costart.domain.states import GroupState, MemberState
 from costart.domain.world import World
 from costart.sim.errors import SimError
@@ -68,9 +69,8 @@ class StepChecker:
         before = self._nodes_of.get(member_key, ())
         if nodes == before:
             return
-        shape = member.spec.shape
-        _add(self._used, before, -1, shape.gpu, shape.cpu, shape.mem_gb)
-        _add(self._used, nodes, 1, shape.gpu, shape.cpu, shape.mem_gb)
+        _add(self._used, before, -1, member.spec.shape)
+        _add(self._used, nodes, 1, member.spec.shape)
         if nodes:
             self._nodes_of[member_key] = nodes
         else:
@@ -111,9 +111,8 @@ class StepChecker:
         for group in world.live_groups():
             for member in world.members_of(group):
                 if member.held or member.assignments:
-                    shape = member.spec.shape
                     nodes = _nodes(member.held, member.assignments)
-                    _add(recounted, nodes, 1, shape.gpu, shape.cpu, shape.mem_gb)
+                    _add(recounted, nodes, 1, member.spec.shape)
         if recounted != {node: used for node, used in self._used.items() if used[0]}:
             raise SimError("the nodes' running totals differ from the World's")
 
@@ -133,8 +132,9 @@ def _nodes(held: list[Assignment], assignments: list[Assignment]) -> tuple[str, 
     return tuple([a.node for a in held] + [a.node for a in assignments])
 
 
-def _add(used: dict[str, list[int]], nodes: tuple[str, ...], sign: int, *shape: int) -> None:
-    gpu, cpu, mem = (sign * x for x in shape)
+def _add(used: dict[str, list[int]], nodes: tuple[str, ...], sign: int, shape: Shape) -> None:
+    """Add (``sign`` 1) or take away (-1) one task of ``shape`` on each of ``nodes``."""
+    gpu, cpu, mem = sign * shape.gpu, sign * shape.cpu, sign * shape.mem_gb
     for node in nodes:
         totals = used.get(node)
         if totals is None:
