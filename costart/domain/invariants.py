@@ -17,6 +17,7 @@ import msgspec
 
 from costart.domain import events as ev
 from costart.domain.errors import InvariantViolation
+from costart.domain.spec_types import FailureRule
 from costart.domain.states import GROUP_STARTED, GROUP_TERMINAL, GroupState, MemberState
 from costart.domain.world import World
 
@@ -56,6 +57,11 @@ def _check_no_leaked_holds(group: GroupState, members: list[MemberState]) -> Non
             _fail("#4 no leaked holds", group, member, "placed tasks during a reservation")
 
 
+def _member_budget(rules: list[FailureRule], member: str) -> int:
+    """The largest budget of the restart rules that cover ``member`` (0 if none do)."""
+    return max((r.max_restarts for r in rules if not r.members or member in r.members), default=0)
+
+
 def _check_budgets(group: GroupState, members: list[MemberState]) -> None:
     spec = group.spec
     if group.group_restarts > spec.failure.max_group_restarts:
@@ -65,13 +71,10 @@ def _check_budgets(group: GroupState, members: list[MemberState]) -> None:
             None,
             f"{group.group_restarts} group restarts > budget {spec.failure.max_group_restarts}",
         )
+    # Most groups have no restart rule: then every member's budget is 0.
+    rules = [r for r in spec.failure.rules if r.action == "restart-member"]
     for member in members:
-        budgets = [
-            r.max_restarts
-            for r in spec.failure.rules
-            if r.action == "restart-member" and (not r.members or member.name in r.members)
-        ]
-        budget = max(budgets, default=0)
+        budget = _member_budget(rules, member.name) if rules else 0
         if member.restarts > budget:
             _fail("#6 restart budgets", group, member, f"{member.restarts} restarts > {budget}")
 
@@ -103,13 +106,19 @@ def _check_capacity(world: World, capacities: Mapping[str, Capacity]) -> None:
             )
 
 
+def check_group(group: GroupState, members: list[MemberState]) -> None:
+    """Raise `InvariantViolation` on the first rule about one group (all but #3, which
+    is about nodes) that ``group`` with its ``members`` (in spec order) breaks."""
+    _check_all_or_nothing(group, members)
+    _check_no_leaked_holds(group, members)
+    _check_budgets(group, members)
+
+
 def check_world(world: World, capacities: Mapping[str, Capacity] | None = None) -> None:
-    """Raise `InvariantViolation` on the first rule the state breaks."""
+    """Raise `InvariantViolation` on the first rule the state breaks: the groups' rules
+    group by group in submission order, then overcommit node by node in name order."""
     for group in world.groups_in_order():
-        members = world.members_of(group)
-        _check_all_or_nothing(group, members)
-        _check_no_leaked_holds(group, members)
-        _check_budgets(group, members)
+        check_group(group, world.members_of(group))
     if capacities is not None:
         _check_capacity(world, capacities)
 

@@ -1,25 +1,40 @@
 """The invariant checks after every step, kept proportional to what the step changed.
 
-`check_world` (DESIGN §3.4, with the cluster's capacities) runs after every step that
-wrote events, over a view of the World holding the groups the step touched plus every
-group with capacity on a node the step touched. That view is exact for what could have
-changed: a group no event touched is as it was when it was last checked, and a node's
-usage only changes through events of groups on it, so its overcommit check sees every
-holder. A full check over every live group runs every `FULL_CHECK_EVERY` steps and at the
-end. `EventAudit` sees every written event (in the engine).
+`check_world` (DESIGN §3.4, with the cluster's capacities) holds after every step: after
+a step that wrote events, `StepChecker.check_step` checks
+
+* the group rules (`check_group`) of every group an event touched: a group no event
+  touched, with its members, is as it was when it was last checked (an event changes
+  only its own aggregate, and every member event also touches the member's group);
+* overcommit (#3) on every node whose usage the step changed. What each node holds is
+  kept as running totals, moved by the difference whenever an event about a member is
+  written (a member's capacity changes only through events about it, and its shape
+  never does); a node the step did not change holds what it held when last checked.
+
+So a step raises exactly when `check_world` over the whole World would. When the
+incremental check finds a violation, the full check over the live groups runs to raise
+it, so the violation names the same rule, group, member and node the full check names.
+A full check over every live group runs every `FULL_CHECK_EVERY` steps and at the end,
+and it also recounts every node's totals from the World and compares them with the
+running ones. `EventAudit` sees every written event (in the engine).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from operator import attrgetter
 
 from costart.domain.events import Assignment
-from costart.domain.invariants import Capacity, check_world
+from costart.domain.invariants import Capacity, check_group, check_world
+from costart.domain.spec_types import Shape
 from costart.domain.states import GroupState, MemberState
 from costart.domain.world import World
+from costart.sim.errors import SimError
 from costart.sim.ports import key_of
 
 FULL_CHECK_EVERY = 10_000
+
+_submission_seq = attrgetter("submission_seq")
 
 
 class _View(World, kw_only=True):
@@ -32,34 +47,36 @@ class _View(World, kw_only=True):
 
 
 class StepChecker:
-    """Tracks which nodes each member uses, and checks the touched part of the World."""
+    """Keeps what every node holds, and checks the part of the World a step touched."""
 
     def __init__(self, capacities: Mapping[str, Capacity]) -> None:
         self.capacities = dict(capacities)
         self.checks = 0
         self.full_checks = 0
-        self._nodes_of: dict[str, frozenset[str]] = {}
-        self._holders: dict[str, dict[str, int]] = {}  # node -> group key -> members there
+        # member key -> the node of each task it holds or runs (repeats count)
+        self._nodes_of: dict[str, tuple[str, ...]] = {}
+        # node -> [tasks there, gpu, cpu, mem_gb] summed over every member
+        self._used: dict[str, list[int]] = {}
         self._touched_groups: set[str] = set()
         self._touched_nodes: set[str] = set()
 
     def member_changed(self, group_key: str, member_key: str, member: MemberState) -> None:
-        """Note a member an event touched (its nodes before and after count as touched)."""
+        """Note a member an event touched, and move its nodes' totals by the change."""
         self._touched_groups.add(group_key)
-        nodes = _nodes(member.held, member.assignments)
-        before = self._nodes_of.get(member_key, frozenset())
+        held = member.held
+        assignments = member.assignments
+        nodes = _nodes(held, assignments) if held or assignments else ()
+        before = self._nodes_of.get(member_key, ())
         if nodes == before:
             return
-        for node in before - nodes:
-            holders = self._holders[node]
-            holders[group_key] -= 1
-            if not holders[group_key]:
-                del holders[group_key]
-        for node in nodes - before:
-            holders = self._holders.setdefault(node, {})
-            holders[group_key] = holders.get(group_key, 0) + 1
-        self._nodes_of[member_key] = nodes
-        self._touched_nodes |= before ^ nodes
+        _add(self._used, before, -1, member.spec.shape)
+        _add(self._used, nodes, 1, member.spec.shape)
+        if nodes:
+            self._nodes_of[member_key] = nodes
+        else:
+            del self._nodes_of[member_key]
+        self._touched_nodes.update(before)
+        self._touched_nodes.update(nodes)
 
     def group_touched(self, group_key: str) -> None:
         self._touched_groups.add(group_key)
@@ -70,28 +87,62 @@ class StepChecker:
 
     def check_step(self, world: World) -> None:
         """Check the touched part of ``world``; raises `InvariantViolation`."""
-        keys = set(self._touched_groups)
-        for node in self._touched_nodes:
-            keys.update(self._holders.get(node, ()))
+        groups = world.groups
+        touched = [groups[k] for k in self._touched_groups if k in groups]
+        if len(touched) > 1:
+            touched.sort(key=_submission_seq)  # the full check's order: same first violation
+        for group in touched:
+            check_group(group, world.members_of(group))
+        if any(map(self._over, self._touched_nodes)):
+            self._check_live(world)
+            raise SimError("a node's running totals say overcommit; the World says not")
         self._touched_groups.clear()
         self._touched_nodes.clear()
-        check_world(_view(world, keys), self.capacities)
         self.checks += 1
 
     def check_all(self, world: World) -> None:
-        """Check every live group (and the groups just touched)."""
-        keys = set(world.live_names.values()) | self._touched_groups
+        """Check every live group (and the groups just touched), and recount the nodes."""
+        self._check_live(world)
         self._touched_groups.clear()
         self._touched_nodes.clear()
-        check_world(_view(world, keys), self.capacities)
         self.checks += 1
         self.full_checks += 1
+        recounted: dict[str, list[int]] = {}
+        for group in world.live_groups():
+            for member in world.members_of(group):
+                if member.held or member.assignments:
+                    nodes = _nodes(member.held, member.assignments)
+                    _add(recounted, nodes, 1, member.spec.shape)
+        if recounted != {node: used for node, used in self._used.items() if used[0]}:
+            raise SimError("the nodes' running totals differ from the World's")
+
+    def _over(self, node: str) -> bool:
+        tasks, gpu, cpu, mem = self._used[node]
+        if not tasks:
+            return False
+        cap = self.capacities.get(node)
+        return cap is None or gpu > cap.gpu or cpu > cap.cpu or mem > cap.mem_gb
+
+    def _check_live(self, world: World) -> None:
+        keys = set(world.live_names.values()) | self._touched_groups
+        check_world(_view(world, keys), self.capacities)
 
 
-def _nodes(held: list[Assignment], assignments: list[Assignment]) -> frozenset[str]:
-    if not held and not assignments:
-        return frozenset()
-    return frozenset(a.node for a in (*held, *assignments))
+def _nodes(held: list[Assignment], assignments: list[Assignment]) -> tuple[str, ...]:
+    return tuple([a.node for a in held] + [a.node for a in assignments])
+
+
+def _add(used: dict[str, list[int]], nodes: tuple[str, ...], sign: int, shape: Shape) -> None:
+    """Add (``sign`` 1) or take away (-1) one task of ``shape`` on each of ``nodes``."""
+    gpu, cpu, mem = sign * shape.gpu, sign * shape.cpu, sign * shape.mem_gb
+    for node in nodes:
+        totals = used.get(node)
+        if totals is None:
+            totals = used[node] = [0, 0, 0, 0]
+        totals[0] += sign
+        totals[1] += gpu
+        totals[2] += cpu
+        totals[3] += mem
 
 
 def _view(world: World, keys: set[str]) -> World:

@@ -260,12 +260,14 @@ class Embedder:
         arrival = self.arrivals[original.index]
         run = arrival.run_of(member)
         behaviour = arrival.behaviour_of(member)
-        rng = keyed_random(self.seed, "run", original.name, member, start)
         job = arrival.spec.member(member).kind == "job"
         runtime = (run.runtime_ns or HOUR_NS) if job else None
         if run.fails_after_ns is not None and start == 1:
             return run.fails_after_ns, run.failure_reason
-        if behaviour.fail and rng.random() < behaviour.fail:
+        if not behaviour.fail:
+            return runtime, ""  # nothing to draw (seeding a stream costs more than a draw)
+        rng = keyed_random(self.seed, "run", original.name, member, start)
+        if rng.random() < behaviour.fail:
             reason = rng.choice(behaviour.fail_reasons)
             if runtime is not None:
                 return int(rng.random() * runtime), reason

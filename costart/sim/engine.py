@@ -28,6 +28,7 @@ from costart.domain.invariants import EventAudit
 from costart.domain.spec_types import GroupSpec
 from costart.placement.step import CoPlacementStep
 from costart.sim.checks import FULL_CHECK_EVERY, StepChecker
+from costart.sim.errors import SimError
 from costart.sim.metrics import Usage
 from costart.sim.ports import ControllerFactory, FeasibilityCache, SimController, key_of
 from costart.sim.setup import SimSetup
@@ -54,10 +55,6 @@ MEMBER_EVENTS: frozenset[type[DomainEvent]] = frozenset(
         ev.MemberStopped,
     }
 )
-
-
-class SimError(RuntimeError):
-    """The simulator found itself inconsistent (a bug in it, not a finding)."""
 
 
 class Counters:
@@ -277,9 +274,15 @@ class Engine:
         """The earliest future backoff end or deadline of a live group."""
         best: int | None = None
         now = self.now_ns
-        for group in self.controller.world.live_groups():
-            retry = group.retry_at_ns if group.status == "PENDING" else None
-            for t in (retry, group.reservation_deadline_ns, group.barrier_deadline_ns):
+        groups = self.controller.world.groups
+        # A minimum: the live groups' order does not matter, so they are not sorted.
+        for key in self.controller.world.live_names.values():
+            group = groups[key]
+            for t in (
+                group.retry_at_ns if group.status == "PENDING" else None,
+                group.reservation_deadline_ns,
+                group.barrier_deadline_ns,
+            ):
                 if t is not None and t > now and (best is None or t < best):
                     best = t
         return best

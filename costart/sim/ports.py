@@ -8,7 +8,6 @@ everything), so the engine takes a factory that builds a Controller-like object;
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from functools import lru_cache
 from typing import Any, Protocol
 from uuid import UUID
 
@@ -25,11 +24,21 @@ from costart.placement.step import CoPlacementStep
 Clock = Callable[[], int]
 
 
-@lru_cache(maxsize=1 << 17)
+_KEYS: dict[int, str] = {}
+_KEYS_MAX = 1 << 17
+
+
 def key_of(aggregate_id: UUID) -> str:
     """An id as the World's maps key it (its canonical text). Cached: the simulator
-    looks up every written event's group and member, and ``str(UUID)`` is slow."""
-    return str(aggregate_id)
+    looks up every written event's group and member, and ``str(UUID)`` is slow. Cached
+    by the id's integer, since hashing a `UUID` runs Python code and an int's does not;
+    bounded by clearing (any entry can be rebuilt)."""
+    key = _KEYS.get(aggregate_id.int)
+    if key is None:
+        if len(_KEYS) >= _KEYS_MAX:
+            _KEYS.clear()
+        key = _KEYS[aggregate_id.int] = str(aggregate_id)
+    return key
 
 
 class SimController(Protocol):

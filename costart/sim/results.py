@@ -10,6 +10,8 @@ import hashlib
 from collections.abc import Callable, Sequence
 
 import msgspec
+from eventsourcing.persistence import StoredEvent
+from eventsourcing.popo import POPOApplicationRecorder
 
 from costart.sim.embedder import Embedder
 from costart.sim.engine import Engine
@@ -62,6 +64,12 @@ class PolicyResult(msgspec.Struct, frozen=True):
 def log_digest(controller: SimController) -> tuple[int, str]:
     """(events, sha256 over every notification's topic and state bytes)."""
     digest = hashlib.sha256()
+    stored = _in_memory_log(controller.recorder)
+    if stored is not None:
+        for event in stored:
+            digest.update(event.topic.encode())
+            digest.update(event.state)
+        return len(stored), digest.hexdigest()
     count = 0
     start = 1
     while True:
@@ -73,6 +81,15 @@ def log_digest(controller: SimController) -> tuple[int, str]:
         if len(page) < LOG_PAGE:
             return count, digest.hexdigest()
         start = page[-1].id + 1
+
+
+def _in_memory_log(recorder: object) -> list[StoredEvent] | None:
+    """The in-memory recorder's events in notification order (notification ``i`` is the
+    ``i``-th), read in place: paging builds a notification object per event only to read
+    two of its fields (~1 % of a mixed-scenario run). None for any other recorder."""
+    if type(recorder) is POPOApplicationRecorder:
+        return recorder._stored_events
+    return None
 
 
 def _hours(gpu_ns: int) -> float:
