@@ -19,6 +19,7 @@ from uuid import UUID
 import structlog
 from eventsourcing.application import Application
 from eventsourcing.persistence import ApplicationRecorder, Mapper
+from eventsourcing.popo import POPOFactory
 
 from costart.domain import decisions as dec
 from costart.domain import failures, lifecycle, node_loss, scheduling
@@ -34,6 +35,7 @@ from costart.log_writer import LogWriter
 from costart.replay.rebuild import restore
 from costart.replay.source import RecorderSource
 from costart.store.codec import MsgspecMapper
+from costart.store.memory import MemoryApplicationRecorder
 from costart.store.reading import read_events
 from costart.store.snapshots import SnapshotStore
 
@@ -122,6 +124,8 @@ class Controller(Application[UUID]):
     def construct_recorder(self) -> ApplicationRecorder:
         if self._restart_of is not None:
             return self._restart_of.recorder
+        if type(self.factory) is POPOFactory:
+            return MemoryApplicationRecorder()  # the library's, with a cheaper append
         return super().construct_recorder()
 
     def construct_mapper(self) -> Mapper[UUID]:

@@ -1,0 +1,55 @@
+"""The Controller's in-memory recorder passes the library's own application recorder
+test cases (as the library's POPO recorder does), with UUID and text originator ids."""
+
+from __future__ import annotations
+
+from uuid import uuid4
+
+from eventsourcing.persistence import IntegrityError, StoredEvent
+from eventsourcing.tests import persistence as lib
+
+from costart.app import Controller
+from costart.store.memory import MemoryApplicationRecorder
+
+
+class TestMemoryApplicationRecorder(lib.ApplicationRecorderTestCase[MemoryApplicationRecorder]):
+    def create_recorder(self) -> MemoryApplicationRecorder:
+        return MemoryApplicationRecorder()
+
+    def test_insert_subscribe(self) -> None:
+        self.optional_test_insert_subscribe()
+
+    def test_batch_that_repeats_an_event_records_nothing(self) -> None:
+        recorder = self.create_recorder()
+        originator_id = uuid4()
+        recorder.insert_events([StoredEvent(originator_id, 1, "t", b"1")])
+        for batch in (
+            [StoredEvent(originator_id, 2, "t", b"2"), StoredEvent(originator_id, 2, "t", b"2")],
+            [StoredEvent(uuid4(), 1, "t", b"x"), StoredEvent(originator_id, 1, "t", b"1")],
+            [StoredEvent(originator_id, 1, "t", b"1")],
+        ):
+            with self.assertRaises(IntegrityError):
+                recorder.insert_events(batch)
+        self.assertEqual(recorder.max_notification_id(), 1)
+        self.assertEqual(len(recorder.select_events(originator_id)), 1)
+
+    def test_text_and_uuid_ids_are_one_originator(self) -> None:
+        # As in the library's recorder: an id and its text name the same aggregate.
+        recorder = self.create_recorder()
+        originator_id = uuid4()
+        recorder.insert_events([StoredEvent(originator_id, 1, "t", b"1")])
+        with self.assertRaises(IntegrityError):
+            recorder.insert_events([StoredEvent(str(originator_id), 1, "t", b"1")])
+        recorder.insert_events([StoredEvent(str(originator_id), 2, "t", b"2")])
+        self.assertEqual([s.state for s in recorder.select_events(originator_id)], [b"1", b"2"])
+
+
+class TestMemoryApplicationRecorderWithTextOriginatorID(TestMemoryApplicationRecorder):
+    def new_originator_id(self) -> str:  # type: ignore[override]
+        return "test-" + str(uuid4())
+
+
+def test_controller_uses_it_on_the_default_persistence() -> None:
+    assert type(Controller(env={}).recorder) is MemoryApplicationRecorder
+
+
