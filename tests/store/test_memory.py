@@ -32,6 +32,7 @@ class TestMemoryApplicationRecorder(lib.ApplicationRecorderTestCase[MemoryApplic
                 recorder.insert_events(batch)
         self.assertEqual(recorder.max_notification_id(), 1)
         self.assertEqual(len(recorder.select_events(originator_id)), 1)
+        self.assertEqual(recorder.insert_events([StoredEvent(originator_id, 2, "t", b"2")]), [2])
 
     def test_text_and_uuid_ids_are_one_originator(self) -> None:
         # As in the library's recorder: an id and its text name the same aggregate.
@@ -51,5 +52,3 @@ class TestMemoryApplicationRecorderWithTextOriginatorID(TestMemoryApplicationRec
 
 def test_controller_uses_it_on_the_default_persistence() -> None:
     assert type(Controller(env={}).recorder) is MemoryApplicationRecorder
-
-
