@@ -50,7 +50,11 @@ class LogWriter:
         self.epoch = epoch
         self._chain = WriteChain(epoch)
         self._local = threading.local()
-        self._durable = threading.Condition()
+        # The lock taken directly where nothing waits (most acknowledgements); the
+        # condition only to wait, or to wake the `_waiting` threads.
+        self._durable_lock = threading.Lock()
+        self._durable = threading.Condition(self._durable_lock)
+        self._waiting = 0
         self._durable_position = 0
         self.stopped: BaseException | None = None
 
@@ -112,10 +116,15 @@ class LogWriter:
 
     def await_durable(self, position: int) -> None:
         """Block until the log holds every event up to ``position`` (or the writer stopped)."""
-        with self._durable:
-            self._durable.wait_for(
-                lambda: self._durable_position >= position or self.stopped is not None
-            )
+        if self._durable_position < position:  # it only grows: no lock needed to see it did
+            with self._durable:
+                self._waiting += 1
+                try:
+                    self._durable.wait_for(
+                        lambda: self._durable_position >= position or self.stopped is not None
+                    )
+                finally:
+                    self._waiting -= 1
         self.check_running()
 
     def _acknowledge(self, ids: list[int], expected: range) -> None:
@@ -123,9 +132,10 @@ class LogWriter:
             # Another process appended in between: our state is not the log's.
             self._stop(RuntimeError(f"log positions {ids[:1]}.. differ from expected {expected}"))
             return
-        with self._durable:
+        with self._durable_lock:
             self._durable_position = max(self._durable_position, expected[-1])
-            self._durable.notify_all()
+            if self._waiting:
+                self._durable.notify_all()
 
     def _stop(self, error: BaseException) -> None:
         with self._durable:
