@@ -306,9 +306,11 @@ class Controller(Application[UUID]):
             now = self._now(now_ns)
             world = self.world
             # Only the due groups, in submission order (`live_groups` order): firing one
-            # group's timers never changes another group.
+            # group's timers never changes another group. Most live groups have no
+            # deadline: the status test spares them a call.
             live = map(world.groups.__getitem__, world.live_names.values())
-            due = [group for group in live if scheduling.deadline_due(group, now)]
+            timed = scheduling.TIMED
+            due = [g for g in live if g.status in timed and scheduling.deadline_due(g, now)]
             for group in sorted(due, key=lambda g: g.submission_seq):
                 unit = GroupUnit(group, self.world.members_of(group))
                 if scheduling.on_tick(unit, now):
