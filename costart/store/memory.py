@@ -1,24 +1,33 @@
 """The Controller's in-memory log: the library's POPO application recorder, cheaper to append.
 
 Used whenever the Controller runs on the library's default in-memory persistence (the
-simulator, tests, demos). Reading, subscriptions and storage are the library's own; only
-the append is replaced (ADR 0018): one pass that keys each event by its id's cached text
+simulator, tests, demos). Selecting, subscriptions and storage are the library's own
+(ADR 0018). The append is one pass that keys each event by its id's cached text
 (`id_text`: ``str(UUID)`` twice per event was most of the library's append) and checks
 uniqueness as it inserts, undoing the batch's rows if an event is already recorded. Same
 contract: an event whose (originator, version) is already recorded, or repeated in the
-batch, fails the whole batch with ``IntegrityError`` and records nothing.
+batch, fails the whole batch with ``IntegrityError`` and records nothing. Replay reads
+through a record cursor, as on the LMDB store, without building notification objects.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Iterator, Sequence
+from typing import Any, NamedTuple
 from uuid import UUID
 
 from eventsourcing.persistence import IntegrityError, StoredEvent
 from eventsourcing.popo import POPOApplicationRecorder
 
 from costart.domain.ids import ID_TEXTS, id_text
+
+
+class MemoryRecord(NamedTuple):
+    """A log record as replay reads it (the shape of the LMDB store's records)."""
+
+    id: int
+    topic: str
+    state: bytes
 
 
 class MemoryApplicationRecorder(POPOApplicationRecorder):
@@ -49,3 +58,11 @@ class MemoryApplicationRecorder(POPOApplicationRecorder):
         for s in self._stored_events[first:]:
             del self._stored_events_index[str(s.originator_id)][s.originator_version]
         del self._stored_events[first:]
+
+    def iter_records(self, start: int = 1) -> Iterator[MemoryRecord]:
+        """The records from log position ``start`` on, without building notification
+        objects: what replay reads (a restarting controller's tail)."""
+        with self._database_lock:
+            rows = self._stored_events[max(start, 1) - 1 :]
+        for position, s in enumerate(rows, max(start, 1)):
+            yield MemoryRecord(position, s.topic, s.state)

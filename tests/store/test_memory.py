@@ -9,7 +9,10 @@ from eventsourcing.persistence import IntegrityError, StoredEvent
 from eventsourcing.tests import persistence as lib
 
 from costart.app import Controller
+from costart.store.codec import MsgspecMapper
 from costart.store.memory import MemoryApplicationRecorder
+from costart.store.reading import read_events
+from tests.builders import ManualClock, a_group
 
 
 class TestMemoryApplicationRecorder(lib.ApplicationRecorderTestCase[MemoryApplicationRecorder]):
@@ -52,3 +55,18 @@ class TestMemoryApplicationRecorderWithTextOriginatorID(TestMemoryApplicationRec
 
 def test_controller_uses_it_on_the_default_persistence() -> None:
     assert type(Controller(env={}).recorder) is MemoryApplicationRecorder
+
+
+def test_replay_reads_the_same_events_through_the_record_cursor() -> None:
+    controller = Controller(env={}, clock=ManualClock())
+    for name in ("a", "b", "c"):
+        controller.submit(a_group(name).with_member("m").with_member("n").build())
+    recorder = controller.recorder
+    mapper = MsgspecMapper()
+    paged = [
+        (n.id, mapper.to_domain_event(n)) for n in recorder.select_notifications(start=1, limit=99)
+    ]
+    assert len(paged) == controller.world.position == 9
+    for after in (0, 1, 4, 9, 12):
+        assert list(read_events(recorder, mapper, after)) == paged[after:]
+    assert [r.id for r in recorder.iter_records(0)] == list(range(1, 10))
