@@ -126,7 +126,8 @@ class World(msgspec.Struct, kw_only=True, gc=False):
 
     def members_of(self, group: GroupState) -> list[MemberState]:
         """The group's members in spec order."""
-        return [self.members[id_text(member_id)] for member_id in group.member_ids]
+        members, texts = self.members, ID_TEXTS
+        return [members[texts.get(i.int) or id_text(i)] for i in group.member_ids]
 
     def member_named(self, group: GroupState, member: str) -> MemberState:
         for state in self.members_of(group):
