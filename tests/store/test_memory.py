@@ -1,12 +1,16 @@
 """The Controller's in-memory recorder passes the library's own application recorder
-test cases (as the library's POPO recorder does), with UUID and text originator ids."""
+test cases (as the library's POPO recorder does), with UUID and text originator ids, and
+matches the library's POPO recorder on random appends and selections."""
 
 from __future__ import annotations
 
-from uuid import uuid4
+from uuid import UUID, uuid4
 
 from eventsourcing.persistence import IntegrityError, StoredEvent
+from eventsourcing.popo import POPOApplicationRecorder
 from eventsourcing.tests import persistence as lib
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from costart.app import Controller
 from costart.store.codec import MsgspecMapper
@@ -70,3 +74,37 @@ def test_replay_reads_the_same_events_through_the_record_cursor() -> None:
     for after in (0, 1, 4, 9, 12):
         assert list(read_events(recorder, mapper, after)) == paged[after:]
     assert [r.id for r in recorder.iter_records(0)] == list(range(1, 10))
+
+
+_IDS = [UUID(int=i) for i in range(1, 4)]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    batches=st.lists(
+        st.lists(st.tuples(st.sampled_from(_IDS), st.integers(1, 4)), min_size=1, max_size=3),
+        max_size=8,
+    ),
+    start=st.none() | st.integers(-2, 14),
+    limit=st.integers(1, 14),
+    stop=st.none() | st.integers(-1, 14),
+    inclusive=st.booleans(),
+)
+def test_appends_and_selections_are_the_librarys(batches, start, limit, stop, inclusive) -> None:
+    ours, library = MemoryApplicationRecorder(), POPOApplicationRecorder()
+    for batch in batches:
+        stored = [StoredEvent(i, v, f"t{v}", i.bytes + bytes([v])) for i, v in batch]
+        outcomes = []
+        for recorder in (ours, library):
+            try:
+                outcomes.append(recorder.insert_events(stored))
+            except IntegrityError:
+                outcomes.append("refused")
+        assert outcomes[0] == outcomes[1]
+    for originator_id in _IDS:
+        assert ours.select_events(originator_id) == library.select_events(originator_id)
+    selected = [
+        recorder.select_notifications(start, limit, stop, inclusive_of_start=inclusive)
+        for recorder in (ours, library)
+    ]
+    assert selected[0] == selected[1]
