@@ -46,7 +46,7 @@ def test_a_refused_command_leaves_every_live_state_byte_identical():
 
 
 def test_a_member_reached_by_name_or_in_the_list_is_one_aggregate():
-    # Member aggregates are made one by one on first use: both paths must share one.
+    # Member aggregates are made on first use: both paths must reach the same copy.
     controller = a_placed_group()
     group = controller.world.group_named("g1")
     live = controller.world.members_of(group)
