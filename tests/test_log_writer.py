@@ -95,20 +95,30 @@ def test_a_failed_write_fails_every_later_write_of_the_same_controller(tmp_path,
     assert rebuild(RecorderSource(controller.recorder)).live_names.keys() == {"one"}
 
 
-def test_a_thread_awaiting_a_position_wakes_when_it_is_acknowledged():
+def test_a_thread_awaiting_a_queued_position_wakes_when_it_is_acknowledged():
     # Acknowledgements notify only while a thread waits: that thread must still wake.
     writer: LogWriter
 
     class AfterTheWaiter(MemoryApplicationRecorder):
-        def insert_events(self, stored_events, **kwargs):
-            while not writer._waiting:  # the write lands once the waiter waits
-                time.sleep(0.001)
-            return super().insert_events(stored_events, **kwargs)
+        """Queues writes; a queued write lands once a thread waits for it."""
+
+        def insert_events_deferred(self, stored_events, chain):
+            recorder = self
+
+            class Write:
+                def wait(self):
+                    while not writer._waiting:
+                        time.sleep(0.001)
+                    return recorder.insert_events(stored_events)
+
+            return Write()
 
     writer = LogWriter(AfterTheWaiter(), MsgspecMapper())
+    assert writer.pipelined
     thread = threading.Thread(target=writer.await_durable, args=(1,), daemon=True)
     thread.start()
     unit = lifecycle.submit(World(), a_group("g").with_member("a").build(), 1)
     writer.append(unit.pending_events, 1)
+    writer.settle()
     thread.join(timeout=60)
     assert not thread.is_alive()
