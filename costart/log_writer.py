@@ -77,7 +77,7 @@ class LogWriter:
         """Append (or queue) ``events``, expected at ``first_position`` onwards. Call with
         the Controller's lock held; then `settle` after releasing it."""
         self.check_running()
-        stored = [self._mapper.to_stored_event(event) for event in events]
+        stored = self._mapper.to_stored_events(events)
         expected = range(first_position, first_position + len(stored))
         if self._queue is None:
             try:
