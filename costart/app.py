@@ -19,6 +19,7 @@ from uuid import UUID
 import structlog
 from eventsourcing.application import Application
 from eventsourcing.persistence import ApplicationRecorder, Mapper
+from eventsourcing.popo import POPOFactory
 
 from costart.domain import decisions as dec
 from costart.domain import failures, lifecycle, node_loss, scheduling
@@ -34,6 +35,7 @@ from costart.log_writer import LogWriter
 from costart.replay.rebuild import restore
 from costart.replay.source import RecorderSource
 from costart.store.codec import MsgspecMapper
+from costart.store.memory import MemoryApplicationRecorder
 from costart.store.reading import read_events
 from costart.store.snapshots import SnapshotStore
 
@@ -122,6 +124,8 @@ class Controller(Application[UUID]):
     def construct_recorder(self) -> ApplicationRecorder:
         if self._restart_of is not None:
             return self._restart_of.recorder
+        if type(self.factory) is POPOFactory:
+            return MemoryApplicationRecorder()  # the library's, with a cheaper append
         return super().construct_recorder()
 
     def construct_mapper(self) -> Mapper[UUID]:
@@ -214,11 +218,12 @@ class Controller(Application[UUID]):
         events = [e for unit in units for e in unit.pending_events]
         if not events:
             return []
-        first = self.world.position + 1
+        world = self.world
+        first = world.position + 1
         self._writer.append(events, first)
-        for offset, event in enumerate(events):
-            self.world.apply(event)
-            self.world.position = first + offset
+        for position, event in enumerate(events, first):
+            world.apply(event)
+            world.position = position
         for unit in units:
             unit.collect_events()
         return events
@@ -302,9 +307,11 @@ class Controller(Application[UUID]):
             now = self._now(now_ns)
             world = self.world
             # Only the due groups, in submission order (`live_groups` order): firing one
-            # group's timers never changes another group.
+            # group's timers never changes another group. Most live groups have no
+            # deadline: the status test spares them a call.
             live = map(world.groups.__getitem__, world.live_names.values())
-            due = [group for group in live if scheduling.deadline_due(group, now)]
+            timed = scheduling.TIMED
+            due = [g for g in live if g.status in timed and scheduling.deadline_due(g, now)]
             for group in sorted(due, key=lambda g: g.submission_seq):
                 unit = GroupUnit(group, self.world.members_of(group))
                 if scheduling.on_tick(unit, now):
@@ -358,7 +365,7 @@ class Controller(Application[UUID]):
                 # nothing, so skip loading the unit.
                 continue
             unit = self._unit(decision.group)
-            _decision_command(decision)(unit, self._now())
+            _record_decision(unit, decision, self._now())
             written.extend(self._commit(unit))
         return written
 
@@ -395,18 +402,20 @@ class Controller(Application[UUID]):
         return list(self.world.groups_in_order())
 
 
-def _decision_command(decision: dec.Decision) -> Callable[[GroupUnit, int], Any]:
+def _record_decision(unit: GroupUnit, decision: dec.Decision, at: int) -> None:
+    """Run the domain command of one placement decision on its group's unit."""
     if isinstance(decision, dec.PlaceGroup):
-        return lambda u, at: scheduling.place_group(u, decision.assignments, at)
-    if isinstance(decision, dec.HoldCapacity):
-        return lambda u, at: scheduling.hold_capacity(u, decision.holds, at)
-    if isinstance(decision, dec.PlaceMember):
-        return lambda u, at: scheduling.place_member(u, decision.member, decision.assignments, at)
-    if isinstance(decision, dec.ReleaseGroup):
-        return lambda u, at: scheduling.release_group(u, decision.reason, at)
-    if isinstance(decision, dec.SetPendReason):
-        return lambda u, at: scheduling.set_pend_reason(u, decision.reason, at)
-    raise DomainError(f"unknown decision {type(decision).__name__}")
+        scheduling.place_group(unit, decision.assignments, at)
+    elif isinstance(decision, dec.HoldCapacity):
+        scheduling.hold_capacity(unit, decision.holds, at)
+    elif isinstance(decision, dec.PlaceMember):
+        scheduling.place_member(unit, decision.member, decision.assignments, at)
+    elif isinstance(decision, dec.ReleaseGroup):
+        scheduling.release_group(unit, decision.reason, at)
+    elif isinstance(decision, dec.SetPendReason):
+        scheduling.set_pend_reason(unit, decision.reason, at)
+    else:
+        raise DomainError(f"unknown decision {type(decision).__name__}")
 
 
 class _CommandScope:

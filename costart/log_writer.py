@@ -50,7 +50,11 @@ class LogWriter:
         self.epoch = epoch
         self._chain = WriteChain(epoch)
         self._local = threading.local()
-        self._durable = threading.Condition()
+        # The lock taken directly where nothing waits (most acknowledgements); the
+        # condition only to wait, or to wake the `_waiting` threads.
+        self._durable_lock = threading.Lock()
+        self._durable = threading.Condition(self._durable_lock)
+        self._waiting = 0
         self._durable_position = 0
         self.stopped: BaseException | None = None
 
@@ -73,7 +77,7 @@ class LogWriter:
         """Append (or queue) ``events``, expected at ``first_position`` onwards. Call with
         the Controller's lock held; then `settle` after releasing it."""
         self.check_running()
-        stored = [self._mapper.to_stored_event(event) for event in events]
+        stored = self._mapper.to_stored_events(events)
         expected = range(first_position, first_position + len(stored))
         if self._queue is None:
             try:
@@ -81,7 +85,10 @@ class LogWriter:
             except BaseException as error:
                 self._stop(error)
                 raise ControllerStoppedError(str(error)) from error
-            self._acknowledge(list(ids) if ids else list(expected), expected)
+            # Durable on return: no position to publish (see `await_durable`), only the
+            # positions to check.
+            if ids and list(ids) != list(expected):
+                self._positions_differ(ids, expected)
             return
         pending = getattr(self._local, "pending", None)
         if pending is None:
@@ -111,21 +118,34 @@ class LogWriter:
         self.check_running()
 
     def await_durable(self, position: int) -> None:
-        """Block until the log holds every event up to ``position`` (or the writer stopped)."""
-        with self._durable:
-            self._durable.wait_for(
-                lambda: self._durable_position >= position or self.stopped is not None
-            )
+        """Block until the log holds every event up to ``position`` (or the writer
+        stopped): a position this writer appended or started at. On a synchronous store
+        that is already so (an append is durable when it returns), as in `settle`."""
+        if self._queue is not None and self._durable_position < position:
+            # The position only grows: no lock needed to see that it is reached.
+            with self._durable:
+                self._waiting += 1
+                try:
+                    self._durable.wait_for(
+                        lambda: self._durable_position >= position or self.stopped is not None
+                    )
+                finally:
+                    self._waiting -= 1
         self.check_running()
 
     def _acknowledge(self, ids: list[int], expected: range) -> None:
+        """A queued write is durable: publish its position to `await_durable`."""
         if ids != list(expected):
-            # Another process appended in between: our state is not the log's.
-            self._stop(RuntimeError(f"log positions {ids[:1]}.. differ from expected {expected}"))
+            self._positions_differ(ids, expected)
             return
-        with self._durable:
+        with self._durable_lock:
             self._durable_position = max(self._durable_position, expected[-1])
-            self._durable.notify_all()
+            if self._waiting:
+                self._durable.notify_all()
+
+    def _positions_differ(self, ids: Sequence[int], expected: range) -> None:
+        # Another process appended in between: our state is not the log's.
+        self._stop(RuntimeError(f"log positions {list(ids)[:1]}.. differ from expected {expected}"))
 
     def _stop(self, error: BaseException) -> None:
         with self._durable:

@@ -5,14 +5,19 @@ controller instead of letting its state run ahead of the log."""
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 
 import costart.store.committer as committer
 from costart.app import Controller
-from costart.log_writer import ControllerStoppedError
+from costart.domain import lifecycle
+from costart.domain.world import World
+from costart.log_writer import ControllerStoppedError, LogWriter
 from costart.replay.rebuild import rebuild
 from costart.replay.source import RecorderSource
+from costart.store.codec import MsgspecMapper
+from costart.store.memory import MemoryApplicationRecorder
 from costart.store.snapshots import encode_world
 from tests.builders import ManualClock, a_group
 
@@ -88,3 +93,32 @@ def test_a_failed_write_fails_every_later_write_of_the_same_controller(tmp_path,
         controller.submit(a_group("three").with_member("a").build())
     monkeypatch.setattr(committer, "_apply", original)
     assert rebuild(RecorderSource(controller.recorder)).live_names.keys() == {"one"}
+
+
+def test_a_thread_awaiting_a_queued_position_wakes_when_it_is_acknowledged():
+    # Acknowledgements notify only while a thread waits: that thread must still wake.
+    writer: LogWriter
+
+    class AfterTheWaiter(MemoryApplicationRecorder):
+        """Queues writes; a queued write lands once a thread waits for it."""
+
+        def insert_events_deferred(self, stored_events, chain):
+            recorder = self
+
+            class Write:
+                def wait(self):
+                    while not writer._waiting:
+                        time.sleep(0.001)
+                    return recorder.insert_events(stored_events)
+
+            return Write()
+
+    writer = LogWriter(AfterTheWaiter(), MsgspecMapper())
+    assert writer.pipelined
+    thread = threading.Thread(target=writer.await_durable, args=(1,), daemon=True)
+    thread.start()
+    unit = lifecycle.submit(World(), a_group("g").with_member("a").build(), 1)
+    writer.append(unit.pending_events, 1)
+    writer.settle()
+    thread.join(timeout=60)
+    assert not thread.is_alive()

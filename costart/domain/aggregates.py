@@ -11,7 +11,6 @@ nothing here reads a clock or makes a random id.
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import cached_property
 from typing import Any, Generic, Protocol, TypeVar
 from uuid import UUID
 
@@ -53,16 +52,16 @@ S = TypeVar("S", bound=_Versioned)
 
 class _Aggregate(Generic[S]):
     """An aggregate over its state: ``trigger`` checks the transition, builds the next
-    event (version + 1, the injected time), folds it and records it."""
+    event (version + 1, the injected time), folds it and records it. Subclasses name
+    the transition check and the fold (class attributes: units make many aggregates)."""
+
+    __slots__ = ("_copy", "_group_id", "_recorder", "state")
+
+    _check: Callable[[S, type[ev.DomainEvent]], None]
+    _fold: Callable[[S, ev.DomainEvent], None]
 
     def __init__(
-        self,
-        state: S,
-        recorder: _Recorder,
-        check: Callable[[S, type[ev.DomainEvent]], None],
-        fold: Callable[[S, ev.DomainEvent], None],
-        group_id: UUID,
-        copy: Callable[[S], S] | None,
+        self, state: S, recorder: _Recorder, group_id: UUID, copy: Callable[[S], S] | None
     ) -> None:
         """``copy``: how to take a private copy of ``state`` before its first change
         (copy on write: commands mostly change a few of a unit's aggregates); None if
@@ -70,8 +69,6 @@ class _Aggregate(Generic[S]):
         self.state: S = state
         self._copy = copy
         self._recorder = recorder
-        self._check: Callable[[S, type[ev.DomainEvent]], None] = check
-        self._fold: Callable[[S, ev.DomainEvent], None] = fold
         self._group_id = group_id
 
     @property
@@ -83,32 +80,39 @@ class _Aggregate(Generic[S]):
         return self.state.version
 
     def trigger(self, event_type: type[E], at_ns: int, **fields: Any) -> E:
-        self._check(self.state, event_type)
+        state = self.state
+        self._check(state, event_type)
         if self._copy is not None:
-            self.state = self._copy(self.state)
+            state = self.state = self._copy(state)
             self._copy = None
         event = event_type(
-            originator_id=self.id,
-            originator_version=self.version + 1,
+            originator_id=state.id,
+            originator_version=state.version + 1,
             group_id=self._group_id,
             at_ns=at_ns,
             **fields,
         )
-        self._fold(self.state, event)
+        self._fold(state, event)
         self._recorder.events.append(event)
         return event
 
 
 class GroupAggregate(_Aggregate[GroupState]):
+    __slots__ = ()
+    _check = staticmethod(check_group)
+    _fold = staticmethod(apply_group_event)
+
     def __init__(self, state: GroupState, recorder: _Recorder, *, private: bool = False) -> None:
-        copy = None if private else _copy_group
-        super().__init__(state, recorder, check_group, apply_group_event, state.id, copy)
+        super().__init__(state, recorder, state.id, None if private else _copy_group)
 
 
 class MemberAggregate(_Aggregate[MemberState]):
+    __slots__ = ()
+    _check = staticmethod(check_member)
+    _fold = staticmethod(apply_member_event)
+
     def __init__(self, state: MemberState, recorder: _Recorder, *, private: bool = False) -> None:
-        copy = None if private else _copy_member
-        super().__init__(state, recorder, check_member, apply_member_event, state.group_id, copy)
+        super().__init__(state, recorder, state.group_id, None if private else _copy_member)
 
     @property
     def name(self) -> str:
@@ -131,14 +135,20 @@ class GroupUnit:
         self._recorder = _Recorder()
         self._private = private
         self._member_states = members
+        self._members: list[MemberAggregate] | None = None
         self.group = GroupAggregate(group, self._recorder, private=private)
 
-    @cached_property
+    @property
     def members(self) -> list[MemberAggregate]:
         """The member aggregates, in spec order (made on first use: many commands touch
         only the group)."""
-        private, recorder = self._private, self._recorder
-        return [MemberAggregate(m, recorder, private=private) for m in self._member_states]
+        members = self._members
+        if members is None:
+            private, recorder = self._private, self._recorder
+            members = self._members = [
+                MemberAggregate(m, recorder, private=private) for m in self._member_states
+            ]
+        return members
 
     @classmethod
     def from_events(cls, group: GroupState, members: list[MemberState]) -> GroupUnit:

@@ -39,5 +39,23 @@ def member_ids(of_group: UUID, member_names: list[str]) -> tuple[UUID, ...]:
     return tuple(name_uuid(group, f"member/{name}") for name in member_names)
 
 
+ID_TEXTS: dict[int, str] = {}
+"""`id_text`'s cache, by the id's integer (read it directly on a hot path's hit)."""
+_ID_TEXTS_MAX: Final = 1 << 17
+
+
+def id_text(aggregate_id: UUID) -> str:
+    """An id's canonical text, as the state maps and the in-memory log key it. Cached:
+    ``str(UUID)`` is the costliest step of folding or recording an event, and both meet
+    each id many times. Cached by the id's integer: hashing and comparing a `UUID` runs
+    Python code, an int's does not. Bounded by clearing (any entry can be rebuilt)."""
+    text = ID_TEXTS.get(aggregate_id.int)
+    if text is None:
+        if len(ID_TEXTS) >= _ID_TEXTS_MAX:
+            ID_TEXTS.clear()
+        text = ID_TEXTS[aggregate_id.int] = str(aggregate_id)
+    return text
+
+
 CLUSTER_ID = name_uuid(_NAMESPACE_BYTES, "cluster")
 """The cluster's own event stream (node status reports)."""

@@ -8,6 +8,7 @@ state and spec, then record it. Timers (reservation and barrier deadlines) fire 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Final
 
 from costart.domain import events as ev
 from costart.domain.aggregates import GroupUnit, MemberAggregate
@@ -123,6 +124,10 @@ def set_pend_reason(unit: GroupUnit, reason: PendReason, at_ns: int) -> bool:
         return False
     unit.group.trigger(ev.PendReasonChanged, at_ns, reason=reason)
     return True
+
+
+TIMED: Final = frozenset({"RESERVING", "PLACED"})
+"""The group statuses with a deadline: `deadline_due` is False for every other status."""
 
 
 def deadline_due(group: GroupState, now_ns: int) -> bool:

@@ -7,13 +7,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import Final, cast
+from typing import cast
 from uuid import UUID
 
 import msgspec
 
 from costart.domain import events as ev
 from costart.domain.errors import DomainError, NotFound
+from costart.domain.ids import ID_TEXTS, id_text
 from costart.domain.projector import (
     apply_group_event,
     apply_member_event,
@@ -32,23 +33,6 @@ _KIND_OF: dict[type[ev.DomainEvent], int] = {
 }
 _KIND_OF[ev.GroupSubmitted] = _SUBMITTED
 _KIND_OF[ev.MemberCreated] = _CREATED
-
-
-_KEYS: dict[int, str] = {}
-_KEYS_MAX: Final = 1 << 17
-
-
-def _key(aggregate_id: UUID) -> str:
-    """The state maps' key of an id (its canonical text). Cached: ``str(UUID)`` is the
-    costliest step of folding an event, and a replay meets each id many times. Cached by
-    the id's integer: hashing and comparing a `UUID` runs Python code, an int's does not.
-    Bounded by clearing (any entry can be rebuilt)."""
-    key = _KEYS.get(aggregate_id.int)
-    if key is None:
-        if len(_KEYS) >= _KEYS_MAX:
-            _KEYS.clear()
-        key = _KEYS[aggregate_id.int] = str(aggregate_id)
-    return key
 
 
 class World(msgspec.Struct, kw_only=True, gc=False):
@@ -71,7 +55,7 @@ class World(msgspec.Struct, kw_only=True, gc=False):
         kind = _KIND_OF.get(type(event), _MEMBER)
         # Replay's hot path: the common kinds first, lookups inlined.
         oid = event.originator_id
-        key = _KEYS.get(oid.int) or _key(oid)
+        key = ID_TEXTS.get(oid.int) or id_text(oid)
         if kind is _MEMBER:
             member = self.members.get(key)
             if member is None:
@@ -120,13 +104,13 @@ class World(msgspec.Struct, kw_only=True, gc=False):
 
     def group_by_id(self, group_id: UUID) -> GroupState:
         try:
-            return self.groups[_key(group_id)]
+            return self.groups[id_text(group_id)]
         except KeyError:
             raise DomainError(f"unknown group {group_id}") from None
 
     def member_by_id(self, member_id: UUID) -> MemberState:
         try:
-            return self.members[_key(member_id)]
+            return self.members[id_text(member_id)]
         except KeyError:
             raise DomainError(f"unknown member {member_id}") from None
 
@@ -142,7 +126,8 @@ class World(msgspec.Struct, kw_only=True, gc=False):
 
     def members_of(self, group: GroupState) -> list[MemberState]:
         """The group's members in spec order."""
-        return [self.members[_key(member_id)] for member_id in group.member_ids]
+        members, texts = self.members, ID_TEXTS
+        return [members[texts.get(i.int) or id_text(i)] for i in group.member_ids]
 
     def member_named(self, group: GroupState, member: str) -> MemberState:
         for state in self.members_of(group):

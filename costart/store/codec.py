@@ -9,7 +9,7 @@ msgspec events (ADR 0001, 0004).
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any, TypeVar, cast
@@ -118,20 +118,23 @@ class MsgspecMapper(Mapper[UUID]):
         super().__init__(transcoder or _NoTranscoder(), compressor=compressor, cipher=cipher)
 
     def to_stored_event(self, domain_event: Any) -> StoredEvent:
-        topic = _TOPIC_OF.get(type(domain_event))
-        if topic is None:
-            raise TypeError(f"not a costart domain event: {type(domain_event).__name__}")
-        state = _ENCODER.encode(domain_event)
-        if self.compressor:
-            state = self.compressor.compress(state)
-        if self.cipher:
-            state = self.cipher.encrypt(state)
-        return StoredEvent(
-            originator_id=domain_event.originator_id,
-            originator_version=domain_event.originator_version,
-            topic=topic,
-            state=state,
-        )
+        return self.to_stored_events((domain_event,))[0]
+
+    def to_stored_events(self, domain_events: Sequence[Any]) -> list[StoredEvent]:
+        """`to_stored_event` of each event, the per-write lookups made once."""
+        compressor, cipher, encode = self.compressor, self.cipher, _ENCODER.encode
+        stored = []
+        for event in domain_events:
+            topic = _TOPIC_OF.get(type(event))
+            if topic is None:
+                raise TypeError(f"not a costart domain event: {type(event).__name__}")
+            state = encode(event)
+            if compressor:
+                state = compressor.compress(state)
+            if cipher:
+                state = cipher.encrypt(state)
+            stored.append(StoredEvent(event.originator_id, event.originator_version, topic, state))
+        return stored
 
     def decode_state(self, topic: str, state: bytes) -> ev.DomainEvent:
         """The event of a stored body (deciphered and decompressed when configured)."""

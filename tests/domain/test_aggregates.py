@@ -43,3 +43,16 @@ def test_a_refused_command_leaves_every_live_state_byte_identical():
     with pytest.raises(IllegalTransition):
         unit.member("a").trigger(MemberStarted, 2)  # already RUNNING in the unit
     assert canonical_encode(controller.world) == before
+
+
+def test_a_member_reached_by_name_or_in_the_list_is_one_aggregate():
+    # Member aggregates are made on first use: both paths must reach the same copy.
+    controller = a_placed_group()
+    group = controller.world.group_named("g1")
+    live = controller.world.members_of(group)
+    unit = GroupUnit(group, live)
+    unit.member("b").trigger(MemberStarted, 1)  # made by name, before the list
+    assert unit.members[1] is unit.member("b")
+    assert unit.members[1].state.status == "RUNNING"
+    assert [m.name for m in unit.members] == ["a", "b"]
+    assert [e.originator_id for e in unit.pending_events] == [live[1].id]

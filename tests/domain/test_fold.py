@@ -9,6 +9,7 @@ import pytest
 from costart.domain import events as ev
 from costart.domain.errors import DomainError
 from costart.domain.ids import group_id, member_ids
+from costart.domain.spec_types import MemberSpec
 from costart.domain.world import World
 from tests.builders import a_group
 
@@ -80,3 +81,13 @@ def test_a_member_of_an_unknown_group_or_not_in_its_spec_is_refused():
 def test_a_group_whose_member_ids_do_not_match_its_members_is_refused():
     with pytest.raises(DomainError, match="member ids"):
         World().apply(msgspec.structs.replace(_submitted(), member_ids=MEMBER_IDS[:1]))
+
+
+def test_a_member_whose_spec_is_an_equal_copy_of_its_groups_shares_the_groups():
+    # Replay decodes each event's spec apart from the group's: equal, not the same object.
+    world = World()
+    world.apply(_submitted())
+    copy = msgspec.msgpack.decode(msgspec.msgpack.encode(SPEC.members[0]), type=MemberSpec)
+    assert copy == SPEC.members[0] and copy is not SPEC.members[0]
+    world.apply(_created(0, spec=copy))
+    assert world.member_by_id(MEMBER_IDS[0]).spec is world.group_by_id(GID).spec.members[0]

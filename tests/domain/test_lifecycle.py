@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import typing
+
 import pytest
 
+from costart.domain.aggregates import GroupUnit
 from costart.domain.decisions import PlaceMember, ReleaseGroup
 from costart.domain.errors import Conflict, DomainError, IllegalTransition, NotFound
 from costart.domain.events import Assignment
+from costart.domain.ids import CLUSTER_ID
 from costart.domain.invariants import check_world
+from costart.domain.scheduling import TIMED, deadline_due, on_tick
+from costart.domain.states import GroupState, GroupStatus
 from tests.builders import ManualClock, a_group, event_names, full_placement, new_controller
 
 
@@ -335,3 +341,17 @@ def test_node_loss_of_a_job_goes_through_the_policy_without_using_the_budget():
     events = c.node_down(c.members("g1")[0].assignments[0].node)
     assert event_names(events)[:3] == ["NodeStatusChanged", "MemberFailed", "GroupRestarted"]
     assert c.group("g1").group_restarts == 0 and c.group("g1").status == "PENDING"
+
+
+@pytest.mark.parametrize("status", typing.get_args(GroupStatus))
+def test_only_timed_statuses_have_a_deadline_due(status):
+    # `Controller.tick` skips groups whose status is not in TIMED without asking.
+    spec = a_group("g").with_member("a").build()
+    group = GroupState(
+        id=CLUSTER_ID, version=1, name="g", spec=spec, submission_seq=1, member_ids=(),
+        status=status, reservation_deadline_ns=5, barrier_deadline_ns=5,
+    )  # fmt: skip
+    assert deadline_due(group, 10) == (status in TIMED)
+    if status in TIMED:
+        unit = GroupUnit(group, [])
+        assert on_tick(unit, 10) and unit.pending_events
