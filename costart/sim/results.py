@@ -10,8 +10,6 @@ import hashlib
 from collections.abc import Callable, Sequence
 
 import msgspec
-from eventsourcing.persistence import StoredEvent
-from eventsourcing.popo import POPOApplicationRecorder
 
 from costart.sim.embedder import Embedder
 from costart.sim.engine import Engine
@@ -19,10 +17,10 @@ from costart.sim.independent import IndependentEmbedder
 from costart.sim.metrics import NS_PER_HOUR, Sample, percentile
 from costart.sim.ports import ControllerFactory, SimController
 from costart.sim.setup import SimSetup
+from costart.store.reading import log_records
 
 POLICIES = ("atomic", "reserve", "independent")
 NS_PER_SECOND = 10**9
-LOG_PAGE = 10_000
 
 
 class PolicyResult(msgspec.Struct, frozen=True):
@@ -62,34 +60,14 @@ class PolicyResult(msgspec.Struct, frozen=True):
 
 
 def log_digest(controller: SimController) -> tuple[int, str]:
-    """(events, sha256 over every notification's topic and state bytes)."""
+    """(events, sha256 over every stored event's topic and state bytes, in log order)."""
     digest = hashlib.sha256()
-    stored = _in_memory_log(controller.recorder)
-    if stored is not None:
-        for event in stored:
-            digest.update(event.topic.encode())
-            digest.update(event.state)
-        return len(stored), digest.hexdigest()
     count = 0
-    start = 1
-    while True:
-        page = controller.recorder.select_notifications(start=start, limit=LOG_PAGE)
-        for notification in page:
-            digest.update(notification.topic.encode())
-            digest.update(notification.state)
-        count += len(page)
-        if len(page) < LOG_PAGE:
-            return count, digest.hexdigest()
-        start = page[-1].id + 1
-
-
-def _in_memory_log(recorder: object) -> list[StoredEvent] | None:
-    """The in-memory recorder's events in notification order (notification ``i`` is the
-    ``i``-th), read in place: paging builds a notification object per event only to read
-    two of its fields (~1 % of a mixed-scenario run). None for any other recorder."""
-    if type(recorder) is POPOApplicationRecorder:
-        return recorder._stored_events
-    return None
+    for record in log_records(controller.recorder):
+        digest.update(record.topic.encode())
+        digest.update(record.state)
+        count += 1
+    return count, digest.hexdigest()
 
 
 def _hours(gpu_ns: int) -> float:

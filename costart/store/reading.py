@@ -7,7 +7,7 @@ any of the library's application recorders.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any, cast
+from typing import Any, Protocol, cast
 
 import msgspec
 from eventsourcing.persistence import ApplicationRecorder, InfrastructureFactory
@@ -17,6 +17,35 @@ from costart.domain.events import DomainEvent
 from costart.store.codec import MsgspecMapper, event_decoder
 
 PAGE_SIZE = 1000
+
+
+class Record(Protocol):
+    """A stored event as a log reader sees it: its position, topic and stored body."""
+
+    @property
+    def id(self) -> int: ...
+
+    @property
+    def topic(self) -> str: ...
+
+    @property
+    def state(self) -> bytes: ...
+
+
+def log_records(recorder: ApplicationRecorder, start: int = 1) -> Iterator[Record]:
+    """Every record from position ``start`` on: through the store's own cursor where it
+    has one (LMDB, the in-memory log), which builds no notification objects, else page
+    by page through the library's notifications."""
+    records = getattr(recorder, "iter_records", None)
+    if callable(records):
+        yield from records(start)
+        return
+    while True:
+        page = recorder.select_notifications(start=start, limit=PAGE_SIZE)
+        yield from page
+        if len(page) < PAGE_SIZE:
+            return
+        start = page[-1].id + 1
 
 
 def read_events(

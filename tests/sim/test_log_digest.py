@@ -1,19 +1,33 @@
-"""The log digest read in place from the in-memory recorder equals the digest read page
-by page through the recorder's notifications."""
+"""The log digest reads the store's own record cursor; it equals the digest of the same
+log read page by page through the library's notifications."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+from typing import Any
+
 from costart.cli.sim_cmd import controller_factory
-from costart.sim import results
 from costart.sim.results import log_digest, run_policy
+from costart.store import reading
 from tests.sim.helpers import setup_of
 
 
-def test_the_in_memory_log_digests_as_its_pages_do(monkeypatch):
+class PagesOnly:
+    """A recorder seen through its notifications alone (no cursor), as on PostgreSQL."""
+
+    def __init__(self, recorder: Any) -> None:
+        self._recorder = recorder
+
+    def select_notifications(self, *args: Any, **kwargs: Any) -> Any:
+        return self._recorder.select_notifications(*args, **kwargs)
+
+
+def test_the_log_digest_by_cursor_equals_the_digest_by_pages(monkeypatch):
     _, engine = run_policy(setup_of("mixed"), "reserve", controller_factory)
-    in_place = log_digest(engine.controller)
-    monkeypatch.setattr(results, "_in_memory_log", lambda recorder: None)
-    monkeypatch.setattr(results, "LOG_PAGE", 97)  # several pages, the last one partial
-    paged = log_digest(engine.controller)
-    assert in_place == paged
-    assert in_place[0] == engine.controller.world.position > 97
+    recorder = engine.controller.recorder
+    assert callable(getattr(recorder, "iter_records", None))
+    by_cursor = log_digest(engine.controller)
+    monkeypatch.setattr(reading, "PAGE_SIZE", 97)  # several pages, the last one partial
+    by_pages = log_digest(SimpleNamespace(recorder=PagesOnly(recorder)))
+    assert by_cursor == by_pages
+    assert by_cursor[0] == engine.controller.world.position > 97
