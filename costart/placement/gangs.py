@@ -98,12 +98,10 @@ class PlanMemo:
         # equal content. Numbers are never reused, so answers keyed by them stay exact.
         self._numbers: dict[Hashable, int] = {}
         self._next_number = 0
-        self._numbered: dict[Hashable, int] = {}  # this session: (view keys, shape) -> number
 
     def new_session(self) -> None:
         """Forget what is keyed by view versions (those keys restart each session)."""
         self._answers = {}
-        self._numbered = {}
         if len(self._by_content) > self.max_answers or len(self._numbers) > self.max_answers:
             self._by_content = {}  # only reuse is lost, never an answer's value
             self._numbers = {}
@@ -122,8 +120,10 @@ class PlanMemo:
         key = (views, asked)
         answer = self._answers.get(key)
         if answer is None:
+            # A view's version changes with every claim or take, so the content is read
+            # each time (looking it up by view keys first almost never found it).
             shapes = dict.fromkeys(d.shape for d in demands)
-            content = (asked, tuple(self._number(views, s, view, prefer) for s in shapes))
+            content = (asked, tuple(self._number(capacity_read(s, view, prefer)) for s in shapes))
             answer = self._by_content.get(content)
             if answer is None:
                 answer = plan_gang(self.cluster, demands, scopes, view, prefer)
@@ -131,16 +131,11 @@ class PlanMemo:
             self._answers[key] = answer
         return answer
 
-    def _number(self, views: Hashable, shape: Shape, view: View, prefer: View | None) -> int:
-        asked = (views, shape)
-        number = self._numbered.get(asked)
+    def _number(self, read: Hashable) -> int:
+        number = self._numbers.get(read)
         if number is None:
-            read = capacity_read(shape, view, prefer)
-            number = self._numbers.get(read)
-            if number is None:
-                self._next_number += 1
-                number = self._numbers[read] = self._next_number
-            self._numbered[asked] = number
+            self._next_number += 1
+            number = self._numbers[read] = self._next_number
         return number
 
 
@@ -334,15 +329,8 @@ class GangSession:
         for demand in sorted(demands, key=lambda d: hardness(d, scopes)):
             member = by_name[demand.member]
             vec = shape_vec(demand.shape)
-            fresh: list[int] = []
-            unheld = 0
-            for node in plan.nodes[demand.member][len(demand.fixed) : demand.need]:
-                if self.ledger.can_take(node, vec):
-                    self.ledger.hold(group.name, node, vec)
-                    fresh.append(node)
-                else:
-                    self.ledger.add_claim(node, vec)
-                    unheld += 1
+            nodes = plan.nodes[demand.member][len(demand.fixed) : demand.need]
+            fresh, unheld = self.ledger.hold_or_claim(group.name, nodes, vec)
             if fresh:
                 holds[demand.member] = new_assignments(self.cluster, fresh, member.held)
             total_tasks += demand.need
