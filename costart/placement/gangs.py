@@ -27,32 +27,14 @@ from costart.domain.states import GroupState, MemberState
 from costart.domain.world import World
 from costart.placement import reasons
 from costart.placement.cluster import Cluster
-from costart.placement.constraints import Scope, relaxed, resolve_scopes
+from costart.placement.constraints import Scope, relaxed
+from costart.placement.group_inputs import GroupInputs
 from costart.placement.ledger import SessionLedger, Vec, View, shape_vec
 from costart.placement.planner import Demand, Plan, Shortfall, hardness, plan_gang, shape_text
 
 MAX_MEMO_ANSWERS = 4096
 
 InfeasibleCheck = Callable[[GroupState, Sequence[Demand], Sequence[Scope]], Shortfall | None]
-
-
-def gang_demands(members: Sequence[MemberState], cluster: Cluster, *, fixed: bool) -> list[Demand]:
-    """Each member's gang part (``min_start``); replicas beyond it are best effort."""
-    demands = []
-    for order, member in enumerate(members):
-        spec = member.spec
-        held = tuple(cluster.index[a.node] for a in member.held if a.node in cluster.index)
-        demands.append(
-            Demand(
-                member=spec.name,
-                shape=spec.shape,
-                need=spec.min_start,
-                fixed=held if fixed else (),
-                extra=max(0, member.desired - spec.min_start),
-                order=order,
-            )
-        )
-    return demands
 
 
 def new_assignments(
@@ -164,6 +146,7 @@ class GangSession:
     placement_groups: dict[str, Topology]
     infeasible: InfeasibleCheck
     memo: PlanMemo
+    inputs: GroupInputs
     decisions: list[dec.Decision] = field(default_factory=list)
     released: set[UUID] = field(default_factory=set)
     reservations_ahead: int = 0
@@ -189,8 +172,8 @@ class GangSession:
         if down is not None:
             self._release(group, f"held node {down} is no longer up")
             return
-        scopes = resolve_scopes(group.spec, self.cluster, self.placement_groups, self.world, group)
-        demands = gang_demands(members, self.cluster, fixed=False)
+        scopes = self.inputs.scopes(group)
+        demands = self.inputs.demands(group, members, fixed=False)
         now = self.memo.plan(demands, scopes, self.ledger.now_view(group.name))
         if isinstance(now, Plan):
             self._place(group, members, now)
@@ -317,7 +300,7 @@ class GangSession:
         now: Shortfall,
         lower: Sequence[GroupState],
     ) -> None:
-        demands = gang_demands(members, self.cluster, fixed=True)
+        demands = self.inputs.demands(group, members, fixed=True)
         plan = self._eventual_plan(group, demands, scopes, lower)
         if isinstance(plan, Shortfall):
             self._cannot_reserve(group, demands, scopes, now)
@@ -393,6 +376,6 @@ class GangSession:
         members = self.world.members_of(group)
         if not any(m.held for m in members):
             return False
-        loose = gang_demands(members, self.cluster, fixed=False)
+        loose = self.inputs.demands(group, members, fixed=False)
         view = self.ledger.eventual_view(group.name)
         return isinstance(self.memo.plan(loose, scopes, view), Plan)
