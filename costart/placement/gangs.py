@@ -244,15 +244,19 @@ class GangSession:
     ) -> PendReason:
         """Classify a gang that does not fit now: queue, infeasible, topology or capacity."""
         ahead = self.reservations_ahead
-        unclaimed = self.ledger.now_view(group.name, honour_claims=False)
-        if ahead and isinstance(self.memo.plan(demands, scopes, unclaimed), Plan):
-            return reasons.from_shortfall("queue", shortfall, ahead)
+        # Each plan below is searched only when its answer can matter (searching changes
+        # nothing): most groups have no reservation ahead and no scope.
+        if ahead:
+            unclaimed = self.ledger.now_view(group.name, honour_claims=False)
+            if isinstance(self.memo.plan(demands, scopes, unclaimed), Plan):
+                return reasons.from_shortfall("queue", shortfall, ahead)
         never = self.infeasible(group, demands, scopes)
         if never is not None:
             return reasons.from_shortfall("infeasible", never, ahead)
-        loose = self.memo.plan(demands, relaxed(scopes), unclaimed)
-        if scopes and isinstance(loose, Plan):
-            return reasons.from_shortfall("topology", shortfall, ahead)
+        if scopes:
+            unclaimed = self.ledger.now_view(group.name, honour_claims=False)
+            if isinstance(self.memo.plan(demands, relaxed(scopes), unclaimed), Plan):
+                return reasons.from_shortfall("topology", shortfall, ahead)
         return reasons.from_shortfall("capacity", shortfall, ahead)
 
     # --- reservations ------------------------------------------------------------------
