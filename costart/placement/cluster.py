@@ -83,6 +83,7 @@ class Cluster:
                 )
             self.index[node.name] = i
         self.status: list[NodeStatus] = ["up"] * len(self.nodes)
+        self._closed: set[str] = set()  # names of the nodes not up (kept by `set_status`)
         # domain id per (level position, node index); the node level uses the node name.
         self._domain_of: dict[str, list[str]] = {}
         self._members: dict[str, dict[str, list[int]]] = {}
@@ -181,12 +182,17 @@ class Cluster:
             self.status[self.index[node]] = status
         except KeyError:
             raise ClusterError(f"nodes[{node}]", "unknown node") from None
+        if status == "up":
+            self._closed.discard(node)
+        else:
+            self._closed.add(node)
 
     def sync_status(self, reported: Mapping[str, str]) -> None:
         """Take node statuses from the log (`World.node_status`: absent means up).
         Only nodes reported, or not up now, can change: the rest is not visited."""
-        closed = [self.nodes[i].name for i, status in enumerate(self.status) if status != "up"]
-        for name in sorted({*reported, *closed}):
+        if not reported and not self._closed:
+            return  # every node up, as reported
+        for name in sorted({*reported, *self._closed}):
             index = self.index.get(name)
             if index is None:
                 continue  # reported for a node this cluster does not have

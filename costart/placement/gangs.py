@@ -27,32 +27,14 @@ from costart.domain.states import GroupState, MemberState
 from costart.domain.world import World
 from costart.placement import reasons
 from costart.placement.cluster import Cluster
-from costart.placement.constraints import Scope, relaxed, resolve_scopes
+from costart.placement.constraints import Scope, relaxed
+from costart.placement.group_inputs import GroupInputs
 from costart.placement.ledger import SessionLedger, Vec, View, shape_vec
 from costart.placement.planner import Demand, Plan, Shortfall, hardness, plan_gang, shape_text
 
 MAX_MEMO_ANSWERS = 4096
 
 InfeasibleCheck = Callable[[GroupState, Sequence[Demand], Sequence[Scope]], Shortfall | None]
-
-
-def gang_demands(members: Sequence[MemberState], cluster: Cluster, *, fixed: bool) -> list[Demand]:
-    """Each member's gang part (``min_start``); replicas beyond it are best effort."""
-    demands = []
-    for order, member in enumerate(members):
-        spec = member.spec
-        held = tuple(cluster.index[a.node] for a in member.held if a.node in cluster.index)
-        demands.append(
-            Demand(
-                member=spec.name,
-                shape=spec.shape,
-                need=spec.min_start,
-                fixed=held if fixed else (),
-                extra=max(0, member.desired - spec.min_start),
-                order=order,
-            )
-        )
-    return demands
 
 
 def new_assignments(
@@ -98,12 +80,10 @@ class PlanMemo:
         # equal content. Numbers are never reused, so answers keyed by them stay exact.
         self._numbers: dict[Hashable, int] = {}
         self._next_number = 0
-        self._numbered: dict[Hashable, int] = {}  # this session: (view keys, shape) -> number
 
     def new_session(self) -> None:
         """Forget what is keyed by view versions (those keys restart each session)."""
         self._answers = {}
-        self._numbered = {}
         if len(self._by_content) > self.max_answers or len(self._numbers) > self.max_answers:
             self._by_content = {}  # only reuse is lost, never an answer's value
             self._numbers = {}
@@ -122,8 +102,10 @@ class PlanMemo:
         key = (views, asked)
         answer = self._answers.get(key)
         if answer is None:
+            # A view's version changes with every claim or take, so the content is read
+            # each time (looking it up by view keys first almost never found it).
             shapes = dict.fromkeys(d.shape for d in demands)
-            content = (asked, tuple(self._number(views, s, view, prefer) for s in shapes))
+            content = (asked, tuple(self._number(capacity_read(s, view, prefer)) for s in shapes))
             answer = self._by_content.get(content)
             if answer is None:
                 answer = plan_gang(self.cluster, demands, scopes, view, prefer)
@@ -131,16 +113,11 @@ class PlanMemo:
             self._answers[key] = answer
         return answer
 
-    def _number(self, views: Hashable, shape: Shape, view: View, prefer: View | None) -> int:
-        asked = (views, shape)
-        number = self._numbered.get(asked)
+    def _number(self, read: Hashable) -> int:
+        number = self._numbers.get(read)
         if number is None:
-            read = capacity_read(shape, view, prefer)
-            number = self._numbers.get(read)
-            if number is None:
-                self._next_number += 1
-                number = self._numbers[read] = self._next_number
-            self._numbered[asked] = number
+            self._next_number += 1
+            number = self._numbers[read] = self._next_number
         return number
 
 
@@ -169,6 +146,7 @@ class GangSession:
     placement_groups: dict[str, Topology]
     infeasible: InfeasibleCheck
     memo: PlanMemo
+    inputs: GroupInputs
     decisions: list[dec.Decision] = field(default_factory=list)
     released: set[UUID] = field(default_factory=set)
     reservations_ahead: int = 0
@@ -194,8 +172,8 @@ class GangSession:
         if down is not None:
             self._release(group, f"held node {down} is no longer up")
             return
-        scopes = resolve_scopes(group.spec, self.cluster, self.placement_groups, self.world, group)
-        demands = gang_demands(members, self.cluster, fixed=False)
+        scopes = self.inputs.scopes(group)
+        demands = self.inputs.demands(group, members, fixed=False)
         now = self.memo.plan(demands, scopes, self.ledger.now_view(group.name))
         if isinstance(now, Plan):
             self._place(group, members, now)
@@ -266,15 +244,19 @@ class GangSession:
     ) -> PendReason:
         """Classify a gang that does not fit now: queue, infeasible, topology or capacity."""
         ahead = self.reservations_ahead
-        unclaimed = self.ledger.now_view(group.name, honour_claims=False)
-        if ahead and isinstance(self.memo.plan(demands, scopes, unclaimed), Plan):
-            return reasons.from_shortfall("queue", shortfall, ahead)
+        # Each plan below is searched only when its answer can matter (searching changes
+        # nothing): most groups have no reservation ahead and no scope.
+        if ahead:
+            unclaimed = self.ledger.now_view(group.name, honour_claims=False)
+            if isinstance(self.memo.plan(demands, scopes, unclaimed), Plan):
+                return reasons.from_shortfall("queue", shortfall, ahead)
         never = self.infeasible(group, demands, scopes)
         if never is not None:
             return reasons.from_shortfall("infeasible", never, ahead)
-        loose = self.memo.plan(demands, relaxed(scopes), unclaimed)
-        if scopes and isinstance(loose, Plan):
-            return reasons.from_shortfall("topology", shortfall, ahead)
+        if scopes:
+            unclaimed = self.ledger.now_view(group.name, honour_claims=False)
+            if isinstance(self.memo.plan(demands, relaxed(scopes), unclaimed), Plan):
+                return reasons.from_shortfall("topology", shortfall, ahead)
         return reasons.from_shortfall("capacity", shortfall, ahead)
 
     # --- reservations ------------------------------------------------------------------
@@ -322,7 +304,7 @@ class GangSession:
         now: Shortfall,
         lower: Sequence[GroupState],
     ) -> None:
-        demands = gang_demands(members, self.cluster, fixed=True)
+        demands = self.inputs.demands(group, members, fixed=True)
         plan = self._eventual_plan(group, demands, scopes, lower)
         if isinstance(plan, Shortfall):
             self._cannot_reserve(group, demands, scopes, now)
@@ -334,15 +316,8 @@ class GangSession:
         for demand in sorted(demands, key=lambda d: hardness(d, scopes)):
             member = by_name[demand.member]
             vec = shape_vec(demand.shape)
-            fresh: list[int] = []
-            unheld = 0
-            for node in plan.nodes[demand.member][len(demand.fixed) : demand.need]:
-                if self.ledger.can_take(node, vec):
-                    self.ledger.hold(group.name, node, vec)
-                    fresh.append(node)
-                else:
-                    self.ledger.add_claim(node, vec)
-                    unheld += 1
+            nodes = plan.nodes[demand.member][len(demand.fixed) : demand.need]
+            fresh, unheld = self.ledger.hold_or_claim(group.name, nodes, vec)
             if fresh:
                 holds[demand.member] = new_assignments(self.cluster, fresh, member.held)
             total_tasks += demand.need
@@ -405,6 +380,6 @@ class GangSession:
         members = self.world.members_of(group)
         if not any(m.held for m in members):
             return False
-        loose = gang_demands(members, self.cluster, fixed=False)
+        loose = self.inputs.demands(group, members, fixed=False)
         view = self.ledger.eventual_view(group.name)
         return isinstance(self.memo.plan(loose, scopes, view), Plan)

@@ -303,13 +303,33 @@ class SessionLedger:
     def can_take(self, node: int, vec: Vec) -> bool:
         """Is ``vec`` free on the node outside every higher-ordered claim?"""
         f, k = self.free[node], self.claim[node]
-        return all(f[d] - k[d] >= vec[d] for d in range(3))
+        return f[0] - k[0] >= vec[0] and f[1] - k[1] >= vec[1] and f[2] - k[2] >= vec[2]
 
-    def add_claim(self, node: int, vec: Vec) -> None:
+    def add_claim(self, node: int, vec: Vec, count: int = 1) -> None:
+        """Claim ``count`` times ``vec`` on the node (one refresh for all of them)."""
         self._claimed = True
         g, c, m = self.claim[node]
-        self.claim[node] = (g + vec[0], c + vec[1], m + vec[2])
+        self.claim[node] = (g + count * vec[0], c + count * vec[1], m + count * vec[2])
         self._refresh(node, _OF_CLAIM)
+
+    def hold_or_claim(self, group: str, nodes: Sequence[int], vec: Vec) -> tuple[list[int], int]:
+        """Task by task, hold ``vec`` on each of ``nodes`` if it `can_take` it, else claim
+        it; returns the nodes held (in order) and the number of tasks claimed.
+
+        A claim only lowers what `can_take` sees on its node, so once a task is claimed
+        on a node every later one there is too: the claims are added after the loop,
+        one per node, instead of refreshing the arrays task by task."""
+        fresh: list[int] = []
+        claims: dict[int, int] = {}  # node -> tasks claimed there
+        for node in nodes:
+            if node not in claims and self.can_take(node, vec):
+                self.hold(group, node, vec)
+                fresh.append(node)
+            else:
+                claims[node] = claims.get(node, 0) + 1
+        for node, count in claims.items():
+            self.add_claim(node, vec, count)
+        return fresh, sum(claims.values())
 
     # --- views -----------------------------------------------------------------------
 

@@ -71,7 +71,10 @@ def shape_text(shape: Shape) -> str:
 
 
 def hardness(demand: Demand, scopes: Sequence[Scope]) -> tuple[int, int, int, int]:
-    constrained = sum(1 for s in scopes if demand.member in s.members and s.required)
+    constrained = 0  # a loop, not a generator: most groups have no scope at all
+    for s in scopes:
+        if s.required and demand.member in s.members:
+            constrained += 1
     return (
         -demand.shape.gpu * demand.need,
         -constrained,

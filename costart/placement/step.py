@@ -23,6 +23,7 @@ from costart.placement.cluster import Cluster, ClusterError
 from costart.placement.cluster_file import ClusterDefinition, load_cluster
 from costart.placement.constraints import Scope, check_references, resolve_scopes
 from costart.placement.gangs import GangSession, PlanMemo
+from costart.placement.group_inputs import GroupInputs
 from costart.placement.last_session import LastSession, Order
 from costart.placement.ledger import (
     SessionLedger,
@@ -80,6 +81,7 @@ class CoPlacementStep:
         )
         self._start = StartCache()  # the views' arrays, carried from session to session
         self._memo = PlanMemo(allocator.cluster)
+        self._inputs = GroupInputs(allocator.cluster)  # waiting groups' scopes and demands
         self._ordered: tuple[object, list[tuple[GroupState, list[MemberState]]]] = (None, [])
         self._last: LastSession | None = None  # the last session, to answer a repeat
         for name, topology in sorted((placement_groups or {}).items()):
@@ -176,6 +178,7 @@ class CoPlacementStep:
             return decisions
         ledger = SessionLedger(self.cluster, self.allocator, world, usage, self._start, free=free)
         self._memo.new_session()
+        self._inputs.new_session(world, self.placement_groups, usage.layout)
         gangs = GangSession(
             cluster=self.cluster,
             ledger=ledger,
@@ -184,6 +187,7 @@ class CoPlacementStep:
             placement_groups=self.placement_groups,
             infeasible=self._infeasible,
             memo=self._memo,
+            inputs=self._inputs,
         )
         decisions = gangs.decisions
         groups = [group for group, _ in order]
