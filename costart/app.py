@@ -120,6 +120,9 @@ class Controller(Application[UUID]):
         else:
             self._adopt(warm)
         self._writer.start_at(self.world.position)
+        # Only the construction reads the crashed controller: holding it would keep
+        # every crashed controller (and its state) alive, a chain of them.
+        self._restart_of = None
 
     def construct_recorder(self) -> ApplicationRecorder:
         if self._restart_of is not None:

@@ -32,7 +32,7 @@ from costart.sim.errors import SimError
 from costart.sim.metrics import Usage
 from costart.sim.ports import ControllerFactory, FeasibilityCache, SimController, key_of
 from costart.sim.setup import SimSetup
-from costart.store.codec import canonical_encode
+from costart.store.codec import canonical_encode, gc_paused
 
 if TYPE_CHECKING:
     from costart.sim.embedder import Embedder
@@ -188,19 +188,22 @@ class Engine:
     def run(self) -> None:
         """Run to quiescence (nothing queued, nothing due) or the horizon.
 
-        What exists before the run (modules, the setup) is set aside from the cyclic
-        garbage collector for the run's duration (`gc.freeze`): its full collections
-        would otherwise scan all of it again and again. It is handed back at the end --
-        unless the process had frozen objects of its own, whose freeze we leave alone
-        (then nothing is frozen for the run)."""
+        The cyclic garbage collector is paused for the run: a run makes next to no
+        reference cycles (a test holds it to that), and the collector's passes over
+        what the run keeps (the log, the states), again as they grow, would find
+        nothing. What the run made then joins the oldest generation without a pass
+        over it: `gc.freeze` sets every generation aside at once and `gc.unfreeze`
+        hands it all back as the oldest. A process with frozen objects of its own
+        keeps its freeze: then the run is left to the collector as usual."""
         if gc.get_freeze_count():
             self._run()
             return
-        gc.freeze()
-        try:
-            self._run()
-        finally:
-            gc.unfreeze()
+        with gc_paused():
+            try:
+                self._run()
+            finally:
+                gc.freeze()
+                gc.unfreeze()
 
     def _run(self) -> None:
         self.embedder.start()

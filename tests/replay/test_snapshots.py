@@ -4,7 +4,9 @@ snapshot falls back to an older one."""
 from __future__ import annotations
 
 import dataclasses
+import gc
 import itertools
+import weakref
 from pathlib import Path
 
 import msgspec
@@ -120,3 +122,19 @@ def test_a_restarted_controller_restores_snapshot_and_tail_and_carries_on():
     assert encode_world(restarted.world) == encode_world(clock_controller.world)
     restarted.claim_ready("g1/a", "c")
     assert restarted.may_start("g1/b")
+
+
+def test_a_restarted_controller_does_not_keep_the_crashed_one_alive():
+    crashed = new_controller(None, COSTART_SNAPSHOT_EVERY="4")
+    crashed.submit(a_group().with_member("a").build())
+    restarted = type(crashed)(restart_of=crashed, env={"COSTART_SNAPSHOT_EVERY": "4"})
+    gone = weakref.ref(crashed)
+    was_enabled = gc.isenabled()
+    gc.disable()  # freed by reference counting, not left to the cyclic collector
+    try:
+        del crashed
+        assert gone() is None
+    finally:
+        if was_enabled:
+            gc.enable()
+    assert restarted.group("g1").status == "PENDING"
