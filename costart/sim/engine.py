@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from costart.domain import events as ev
 from costart.domain.errors import SpecError
 from costart.domain.events import DomainEvent
+from costart.domain.ids import ID_TEXTS
 from costart.domain.invariants import EventAudit
 from costart.domain.spec_types import GroupSpec
 from costart.placement.step import CoPlacementStep
@@ -150,11 +151,14 @@ class Engine:
         checker = self.checker
         embedder = self.embedder
         members = self.controller.world.members
+        texts = ID_TEXTS  # `key_of`'s cache, read inline: two lookups per event
         for event in events:
             observe(event)
-            group_key = key_of(event.group_id)
+            gid = event.group_id
+            group_key = texts.get(gid.int) or key_of(gid)
             if type(event) in MEMBER_EVENTS:
-                member_key = key_of(event.originator_id)
+                oid = event.originator_id
+                member_key = texts.get(oid.int) or key_of(oid)
                 member = members[member_key]
                 checker.member_changed(group_key, member_key, member)
                 embedder.member_changed(group_key, member_key, member)

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Protocol
-from uuid import UUID
 
 import msgspec
 
 from costart.domain.decisions import Decision
 from costart.domain.errors import SpecError
 from costart.domain.events import DomainEvent, NodeStatus
+from costart.domain.ids import id_text
 from costart.domain.spec_types import FailureReason, GroupSpec
 from costart.domain.states import GroupState
 from costart.domain.world import World
@@ -24,21 +24,9 @@ from costart.placement.step import CoPlacementStep
 Clock = Callable[[], int]
 
 
-_KEYS: dict[int, str] = {}
-_KEYS_MAX = 1 << 17
-
-
-def key_of(aggregate_id: UUID) -> str:
-    """An id as the World's maps key it (its canonical text). Cached: the simulator
-    looks up every written event's group and member, and ``str(UUID)`` is slow. Cached
-    by the id's integer, since hashing a `UUID` runs Python code and an int's does not;
-    bounded by clearing (any entry can be rebuilt)."""
-    key = _KEYS.get(aggregate_id.int)
-    if key is None:
-        if len(_KEYS) >= _KEYS_MAX:
-            _KEYS.clear()
-        key = _KEYS[aggregate_id.int] = str(aggregate_id)
-    return key
+# An id as the World's maps key it (its canonical text): the World's own cache of
+# id texts, by the id's integer.
+key_of = id_text
 
 
 class SimController(Protocol):
