@@ -218,17 +218,21 @@ class Controller(Application[UUID]):
     def _commit(self, *units: GroupUnit | ClusterUnit) -> list[DomainEvent]:
         """Append the units' events as one atomic write, then fold them into the state.
         Call inside `_command` (the lock is held; the write is acknowledged after it)."""
-        events = [e for unit in units for e in unit.pending_events]
+        # Collected before the write: a unit whose write or fold fails is dropped (a
+        # failed write stops the controller; a failed fold raises out of the command).
+        if len(units) == 1:
+            events = units[0].collect_events()
+        else:
+            events = [e for unit in units for e in unit.collect_events()]
         if not events:
-            return []
+            return events
         world = self.world
         first = world.position + 1
         self._writer.append(events, first)
+        apply = world.apply
         for position, event in enumerate(events, first):
-            world.apply(event)
+            apply(event)
             world.position = position
-        for unit in units:
-            unit.collect_events()
         return events
 
     def _command(self) -> _CommandScope:
