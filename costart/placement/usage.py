@@ -18,6 +18,7 @@ from __future__ import annotations
 from itertools import compress
 from operator import attrgetter, is_not, ne
 
+from costart.domain.ids import id_text
 from costart.domain.states import GroupState, MemberState
 from costart.domain.world import ChangeJournal, World
 from costart.placement.cluster import Cluster
@@ -93,7 +94,6 @@ class WorldUsage:
         self._slot: dict[str, tuple[str, int]] = {}
         self._member_keys: dict[str, tuple[str, ...]] = {}  # live group key -> member keys
         self._live_keys: list[str] = []
-        self._index: dict[str, int] = {}  # live group key -> its index in ``live``
         self._relists = 0  # the journal's count of live-set changes as of the last sync
         self._held_tasks: dict[str, dict[int, int]] = {}
         self.used: list[Vec] = [ZERO] * n
@@ -119,7 +119,7 @@ class WorldUsage:
             self._mark = -1  # before any entry: the first sync compares everything
         journal = self._journal
         keys = journal.since(self._mark)
-        self._mark = journal.end
+        self._mark = journal.base + len(journal.keys)  # `end`, inlined: every session
         if keys is None:
             self._compare_all(world)
         elif keys or journal.relists != self._relists:
@@ -156,12 +156,12 @@ class WorldUsage:
             live_keys = list(world.live_names.values())
             if live_keys != self._live_keys:
                 listed = self._relist(world, live_keys)
-        group_of, slot, index = self._group_of, self._slot, self._index
+        group_of, slot, position = self._group_of, self._slot, self._live_keys.index
         stale = {key for key in keys if key in group_of}
         stale.update(listed)
         members, counted_states, versions = world.members, self._states, self._versions
         moved = False
-        for key in sorted(stale, key=lambda k: (index[slot[k][0]], slot[k][1])):
+        for key in sorted(stale, key=lambda k: (position(slot[k][0]), slot[k][1])):
             state = members[key]
             before = counted_states.get(key)
             if state is not before:
@@ -170,8 +170,10 @@ class WorldUsage:
                 continue
             self._recount(key, state)
         if not moved:
-            groups, live = world.groups, self.live
-            moved = any(groups[key] is not live[index[key]][0] for key in keys if key in index)
+            groups, live, listed_groups = world.groups, self.live, self._member_keys
+            moved = any(
+                groups[key] is not live[position(key)][0] for key in keys if key in listed_groups
+            )
         if moved:
             self._list(world)
 
@@ -202,40 +204,36 @@ class WorldUsage:
         """The live set changed to ``keys``: list the new groups' members, take back
         what members of groups no longer live counted, and make the live list (the
         kept groups' entries, in order, then the new ones'). Returns the newly listed
-        members (not yet counted)."""
-        before = self._member_keys
-        member_keys: dict[str, tuple[str, ...]] = {}
-        listed: list[str] = []
-        added: list[str] = []
-        for key in keys:
-            known = before.get(key)
-            if known is None:
-                group = world.groups[key]
-                known = tuple(str(member_id) for member_id in group.member_ids)
-                for i, member_key in enumerate(known):
-                    self._group_of[member_key] = group.name
-                    self._slot[member_key] = (key, i)
-                listed.extend(known)
-                added.append(key)
-            member_keys[key] = known
-        kept = [key for key in self._live_keys if key in member_keys]
-        for gone in [key for key in self._live_keys if key not in member_keys]:
-            for member_key in before[gone]:
+        members (not yet counted). Works per group that came or went (usually one)."""
+        member_keys, old_keys = self._member_keys, self._live_keys
+        now = set(keys)
+        gone = sorted(member_keys.keys() - now, key=old_keys.index)
+        added = sorted(now - member_keys.keys(), key=keys.index)
+        live, live_keys = list(self.live), list(old_keys)
+        for key in gone:
+            at = live_keys.index(key)
+            del live[at], live_keys[at]
+            for member_key in member_keys.pop(key):
                 entry = self._counted.pop(member_key, None)
                 if entry is not None:
                     self._count(entry, -1)
                     self.wanting -= entry.single
                     del self._versions[member_key], self._states[member_key]
                 del self._group_of[member_key], self._slot[member_key]
-        was = dict(zip(self._live_keys, self.live, strict=True))
-        self._member_keys, self._live_keys = member_keys, keys
-        self._index = {key: i for i, key in enumerate(keys)}
-        if kept + added == keys:  # the kept groups are still in order, new ones last
-            members = world.members
-            self.live = [was[key] for key in kept] + [
-                (world.groups[key], list(map(members.__getitem__, member_keys[key])))
-                for key in added
-            ]
+        listed: list[str] = []
+        members = world.members
+        for key in added:
+            group = world.groups[key]
+            known = member_keys[key] = tuple(map(id_text, group.member_ids))
+            for i, member_key in enumerate(known):
+                self._group_of[member_key] = group.name
+                self._slot[member_key] = (key, i)
+            listed.extend(known)
+            live_keys.append(key)
+            live.append((group, list(map(members.__getitem__, known))))
+        self._live_keys = keys
+        if live_keys == keys:  # the kept groups are still in order, new ones last
+            self.live = live
             self.layout += 1
         else:
             self._list(world)
