@@ -6,7 +6,7 @@
 `World.apply` is also the only thing that changes a World's groups and members (restore
 and replay build a new World), so it can tell readers what it changed: a World's
 `ChangeJournal`, started by the first `World.changes` call, lists the keys of the groups
-and members each event changed. A reader that kept up reads only those; one that fell
+and members each event changed (a pend reason change aside). A reader that kept up reads only those; one that fell
 behind the journal's bound, or holds another World, compares the whole state.
 """
 
@@ -40,12 +40,17 @@ _KIND_OF: dict[type[ev.DomainEvent], int] = {
 _KIND_OF[ev.GroupSubmitted] = _SUBMITTED
 _KIND_OF[ev.MemberCreated] = _CREATED
 
+_REASON = ev.PendReasonChanged  # changes only `pend_reason` and `version`: not journaled
 JOURNAL_LIMIT = 4096  # entries kept beyond a trim; a reader further behind compares all
 
 
 class ChangeJournal:
     """The keys of the groups and members `World.apply` changed, in order, and a count
     of the changes of the live set (``live_names``).
+
+    A pend reason change is not listed: it changes only the group's ``pend_reason``
+    and ``version``, which its readers (the placement step, whose output the reason
+    is) never read; a group changed by nothing else is unchanged to them.
 
     Positions are absolute: entry ``p`` is ``keys[p - base]``. The oldest entries are
     dropped once there are more than twice `JOURNAL_LIMIT`, so `since` may answer None
@@ -106,7 +111,7 @@ class World(msgspec.Struct, kw_only=True, dict=True):
         oid = event.originator_id
         key = ID_TEXTS.get(oid.int) or id_text(oid)
         changes = self._changes
-        if changes is not None and kind is not _NODE:
+        if changes is not None and kind is not _NODE and type(event) is not _REASON:
             # Noted before the fold: if it raises, an entry too many is harmless.
             changes.keys.append(key)
             if len(changes.keys) > 2 * JOURNAL_LIMIT:

@@ -104,3 +104,23 @@ def test_a_reader_behind_the_bound_is_told_so() -> None:
     assert journal.since(mark) is None
     assert journal.since(journal.base) == journal.keys
     assert len(journal.keys) == JOURNAL_LIMIT
+
+
+def test_a_pend_reason_change_is_not_listed_and_changes_only_reason_and_version() -> None:
+    world = World()
+    _submit(world)
+    journal = world.changes()
+    group = world.group_by_id(GID)
+    before = msgspec.structs.asdict(group)
+    world.apply(
+        ev.PendReasonChanged(
+            originator_id=GID,
+            originator_version=2,
+            group_id=GID,
+            at_ns=1,
+            reason=ev.PendReason(cls="capacity", message="waiting"),
+        )
+    )
+    assert journal.since(0) == []
+    after = msgspec.structs.asdict(group)
+    assert {f for f in after if after[f] != before[f]} == {"pend_reason", "version"}
