@@ -156,12 +156,16 @@ class WorldUsage:
             live_keys = list(world.live_names.values())
             if live_keys != self._live_keys:
                 listed = self._relist(world, live_keys)
-        group_of, slot, position = self._group_of, self._slot, self._live_keys.index
-        stale = {key for key in keys if key in group_of}
-        stale.update(listed)
+        group_of = self._group_of
+        stale = [key for key in keys if key in group_of]
+        if listed:
+            stale.extend(listed)
+        if len(stale) > 1:  # recounted in live-list order, as the whole comparison does
+            slot, position = self._slot, self._live_keys.index
+            stale = sorted(set(stale), key=lambda k: (position(slot[k][0]), slot[k][1]))
         members, counted_states, versions = world.members, self._states, self._versions
         moved = False
-        for key in sorted(stale, key=lambda k: (position(slot[k][0]), slot[k][1])):
+        for key in stale:
             state = members[key]
             before = counted_states.get(key)
             if state is not before:
@@ -169,11 +173,8 @@ class WorldUsage:
             elif state.version == versions[key]:
                 continue
             self._recount(key, state)
-        if not moved:
-            groups, live, listed_groups = world.groups, self.live, self._member_keys
-            moved = any(
-                groups[key] is not live[position(key)][0] for key in keys if key in listed_groups
-            )
+        # `World.apply` never replaces a group object (a submission is a new key), so
+        # unlike `_compare_all` this does not look for one.
         if moved:
             self._list(world)
 
