@@ -2,12 +2,18 @@
 
 `World.apply` is the single fold used live and by replay. Iteration helpers always sort
 (by submission order), never rely on dict or set hash order.
+
+`World.apply` is also the only thing that changes a World's groups and members (restore
+and replay build a new World), so it can tell readers what it changed: a World's
+`ChangeJournal`, started by the first `World.changes` call, lists the keys of the groups
+and members each event changed (a pend reason change aside). A reader that kept up reads only those; one that fell
+behind the journal's bound, or holds another World, compares the whole state.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import cast
+from typing import ClassVar, cast
 from uuid import UUID
 
 import msgspec
@@ -34,9 +40,57 @@ _KIND_OF: dict[type[ev.DomainEvent], int] = {
 _KIND_OF[ev.GroupSubmitted] = _SUBMITTED
 _KIND_OF[ev.MemberCreated] = _CREATED
 
+_REASON = ev.PendReasonChanged  # changes only `pend_reason` and `version`: not journaled
+JOURNAL_LIMIT = 4096  # entries kept beyond a trim; a reader further behind compares all
 
-class World(msgspec.Struct, kw_only=True, gc=False):
-    """Field-complete controller state. ``position`` is the last folded log position."""
+
+class ChangeJournal:
+    """The keys of the groups and members `World.apply` changed, in order, and a count
+    of the changes of the live set (``live_names``).
+
+    A pend reason change is not listed: it changes only the group's ``pend_reason``
+    and ``version``, which its readers (the placement step, whose output the reason
+    is) never read; a group changed by nothing else is unchanged to them.
+
+    Positions are absolute: entry ``p`` is ``keys[p - base]``. The oldest entries are
+    dropped once there are more than twice `JOURNAL_LIMIT`, so `since` may answer None
+    (unavailable), never a list that misses a change."""
+
+    __slots__ = ("base", "keys", "relists")
+
+    def __init__(self) -> None:
+        self.base = 0
+        self.keys: list[str] = []
+        self.relists = 0
+
+    @property
+    def end(self) -> int:
+        """The position after the last entry: a reader's mark once it has read all."""
+        return self.base + len(self.keys)
+
+    def since(self, mark: int) -> list[str] | None:
+        """The keys changed after ``mark`` (repeats possible), or None if some were
+        dropped."""
+        if mark < self.base:
+            return None
+        return self.keys[mark - self.base :]
+
+    def trim(self, keep: int) -> None:
+        """Drop all but the newest ``keep`` entries."""
+        drop = max(len(self.keys) - keep, 0)
+        del self.keys[:drop]
+        self.base += drop
+
+
+class World(msgspec.Struct, kw_only=True, dict=True):
+    """Field-complete controller state. ``position`` is the last folded log position.
+
+    ``dict=True`` only to hold the change journal, which is not a field: it is neither
+    encoded nor compared, and a copy of a World has none. (msgspec cannot have an
+    instance dict without cyclic-GC tracking: one tracked object.)"""
+
+    # The journal, once started (in the instance's dict; None until `changes`).
+    _changes: ClassVar[ChangeJournal | None] = None
 
     # Keyed by the id's canonical text: canonical encoding sorts keys, and msgspec sorts
     # only string keys.
@@ -56,6 +110,12 @@ class World(msgspec.Struct, kw_only=True, gc=False):
         # Replay's hot path: the common kinds first, lookups inlined.
         oid = event.originator_id
         key = ID_TEXTS.get(oid.int) or id_text(oid)
+        changes = self._changes
+        if changes is not None and kind is not _NODE and type(event) is not _REASON:
+            # Noted before the fold: if it raises, an entry too many is harmless.
+            changes.keys.append(key)
+            if len(changes.keys) > 2 * JOURNAL_LIMIT:
+                changes.trim(JOURNAL_LIMIT)
         if kind is _MEMBER:
             member = self.members.get(key)
             if member is None:
@@ -68,6 +128,8 @@ class World(msgspec.Struct, kw_only=True, gc=False):
             apply_group_event(group, event)
             if group.status in GROUP_TERMINAL:
                 self.live_names.pop(group.name, None)
+                if changes is not None:
+                    changes.relists += 1
         elif kind is _SUBMITTED:
             self._submitted(key, cast(ev.GroupSubmitted, event))
         elif kind is _CREATED:
@@ -79,12 +141,22 @@ class World(msgspec.Struct, kw_only=True, gc=False):
             self._node_reported(cast(ev.NodeStatusChanged, event))
         self.clock_ns = max(self.clock_ns, event.at_ns)
 
+    def changes(self) -> ChangeJournal:
+        """This World's change journal, started on the first call: it lists the changes
+        `apply` makes from then on."""
+        changes = self._changes
+        if changes is None:
+            changes = self.__dict__["_changes"] = ChangeJournal()
+        return changes
+
     def _submitted(self, key: str, event: ev.GroupSubmitted) -> None:
         if key in self.groups:
             raise DomainError(f"group {key} submitted twice")
         group = new_group(event)
         self.groups[key] = group
         self.live_names[group.name] = key
+        if self._changes is not None:
+            self._changes.relists += 1
         self.submissions = max(self.submissions, event.submission_seq)
 
     def _node_reported(self, event: ev.NodeStatusChanged) -> None:

@@ -1,22 +1,26 @@
 """What the World's live members hold and use, per node, kept current across sessions.
 
 Recounting every live member's holds and placements at the start of every session
-dominated small sessions. A member's state changes only by its own events, and each
-event bumps its version, so `WorldUsage.sync` compares the live members' versions (and
-state objects) with those it counted and recounts only the members that differ, and
-takes back what members of groups that left the live set counted. The numbers are integer sums, so
-they equal a recount from scratch whatever the order; a different World object (a
-restored controller, a test's copy) starts from scratch.
+dominated small sessions. A member's state changes only by its own events, each folded
+by `World.apply`, which notes the member in the World's change journal; so
+`WorldUsage.sync` recounts only the journaled live members whose object or version
+differs from what it counted, and reads the live list again only when the live set
+changed (taking back what members of groups that left it counted). Without the journal
+(the first sync of a World, or a reader behind the journal's bound) it compares every
+live member. The numbers are integer sums, so they equal a recount from scratch
+whatever the order; members are recounted in live-list order either way, so per-group
+dicts are filled in the same order; a different World object (a restored controller, a
+test's copy) starts from scratch.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from itertools import compress
 from operator import attrgetter, is_not, ne
 
+from costart.domain.ids import id_text
 from costart.domain.states import GroupState, MemberState
-from costart.domain.world import World
+from costart.domain.world import ChangeJournal, World
 from costart.placement.cluster import Cluster
 
 Vec = tuple[int, int, int]
@@ -71,6 +75,8 @@ class WorldUsage:
     def __init__(self, cluster: Cluster) -> None:
         self._cluster = cluster
         self._world: World | None = None
+        self._journal = ChangeJournal()  # the synced World's (a placeholder until then)
+        self._mark = -1  # the journal position read up to
         # Bumped whenever the live list (groups, their objects, their order) or what a
         # live member holds or uses may have changed: equal counts, the same live groups
         # holding and using the same nodes, so the same numbers here.
@@ -82,13 +88,13 @@ class WorldUsage:
         self._counted: dict[str, _Counted] = {}
         self._versions: dict[str, int] = {}  # member key -> version when counted
         self._states: dict[str, MemberState] = {}  # member key -> state object counted
-        self._group_of: dict[str, str] = {}  # member key -> its group's name
+        self._group_of: dict[str, str] = {}  # live member key -> its group's name
+        # Live member key -> (its group's key, its index in the group): where it is in
+        # the live list, the order recounts go in.
+        self._slot: dict[str, tuple[str, int]] = {}
         self._member_keys: dict[str, tuple[str, ...]] = {}  # live group key -> member keys
         self._live_keys: list[str] = []
-        self._flat: list[str] = []  # live members' keys, group by group
-        self._groups: list[GroupState] = []
-        self._last_states: list[MemberState] = []  # aligned with ``_flat``
-        self._last_versions: list[int] = []
+        self._relists = 0  # the journal's count of live-set changes as of the last sync
         self._held_tasks: dict[str, dict[int, int]] = {}
         self.used: list[Vec] = [ZERO] * n
         self.held_total: list[Vec] = [ZERO] * n
@@ -102,82 +108,137 @@ class WorldUsage:
         """Bring the numbers up to ``world``; returns (and forgets) the nodes whose
         ``used`` may have changed since the previous sync.
 
-        The common case costs a few C-level passes over the live members: their
-        objects and versions are looked up in bulk and compared with the counted ones;
-        only differing members are recounted."""
+        Reads the World's change journal: only the members `World.apply` changed
+        since the last sync are compared and recounted, and the live list is read only
+        when the live set changed. When the journal cannot say (the first sync of a
+        World, or this reader fell behind its bound), every live member is compared."""
         if world is not self._world:
             self._world = world
             self._reset()
+            self._journal = world.changes()
+            self._mark = -1  # before any entry: the first sync compares everything
+        journal = self._journal
+        keys = journal.since(self._mark)
+        self._mark = journal.base + len(journal.keys)  # `end`, inlined: every session
+        if keys is None:
+            self._compare_all(world)
+        elif keys or journal.relists != self._relists:
+            self._compare_changed(world, keys, journal.relists != self._relists)
+        self._relists = journal.relists
+        changed, self.changed = self.changed, set()
+        return changed
+
+    def _compare_all(self, world: World) -> None:
+        """Compare every live member's object and version with those counted (a few
+        C-level passes); recount the ones that differ."""
         keys = list(world.live_names.values())
         relisted = keys != self._live_keys
         if relisted:
             self._relist(world, keys)
-        groups = list(map(world.groups.__getitem__, keys))
-        flat = self._flat
+        flat = [member for key in keys for member in self._member_keys[key]]
         states = list(map(world.members.__getitem__, flat))
-        versions = list(map(_VERSION, states))
-        n = len(flat)
-        if relisted:  # compare by key
-            before_states: Iterable[object] = map(self._states.get, flat)
-            before_versions: Iterable[object] = map(self._versions.get, flat)
-        else:  # the lists are aligned with the last sync's, and usually equal
-            before_states, before_versions = self._last_states, self._last_versions
-        if (
-            not relisted
-            and versions == self._last_versions
-            and not any(map(is_not, states, self._last_states))
-        ):
-            moved: set[int] = set()
-            stale: set[int] = set()
-        else:
-            moved = set(compress(range(n), map(is_not, states, before_states)))
-            stale = moved.union(compress(range(n), map(ne, versions, before_versions)))
-        self._last_states, self._last_versions = states, versions
+        versions = map(_VERSION, states)
+        moved = set(compress(range(len(flat)), map(is_not, states, map(self._states.get, flat))))
+        stale = moved.union(
+            compress(range(len(flat)), map(ne, versions, map(self._versions.get, flat)))
+        )
         for i in sorted(stale):
-            key, state = flat[i], states[i]
-            old = self._counted.get(key)
-            new = _Counted(self._group_of[key], state, self._cluster)
-            self.wanting += new.single - (old is not None and old.single)
-            if old is None or not new.counts_as(old):
-                if old is not None:
-                    self._count(old, -1)
-                self._count(new, 1)
-                self.layout += 1
-            self._counted[key] = new
-            self._versions[key] = new.version
-            self._states[key] = state
-        if relisted or moved or any(map(is_not, groups, self._groups)):
-            self.layout += 1
-            self._groups = groups
-            self.live = []
-            at = 0
-            for key, group in zip(keys, groups, strict=True):
-                size = len(self._member_keys[key])
-                self.live.append((group, states[at : at + size]))
-                at += size
-        changed, self.changed = self.changed, set()
-        return changed
+            self._recount(flat[i], states[i])
+        groups = map(world.groups.__getitem__, keys)
+        if moved or any(map(is_not, groups, [group for group, _ in self.live])):
+            self._list(world)
 
-    def _relist(self, world: World, keys: list[str]) -> None:
-        """The live set changed: list its members, and take back what members of
-        groups that are no longer live counted."""
-        member_keys: dict[str, tuple[str, ...]] = {}
-        flat: list[str] = []
-        for key in keys:
-            known = self._member_keys.get(key)
-            if known is None:
-                group = world.groups[key]
-                known = tuple(str(member_id) for member_id in group.member_ids)
-                for member_key in known:
-                    self._group_of[member_key] = group.name
-            member_keys[key] = known
-            flat.extend(known)
-        for gone in sorted(self._counted.keys() - set(flat)):
-            entry = self._counted.pop(gone)
-            self._count(entry, -1)
-            self.wanting -= entry.single
-            del self._versions[gone], self._states[gone], self._group_of[gone]
-        self._member_keys, self._live_keys, self._flat = member_keys, keys, flat
+    def _compare_changed(self, world: World, keys: list[str], relists: bool) -> None:
+        """Compare only the journaled members, and the members of newly listed groups
+        if the live set changed."""
+        listed: list[str] = []
+        if relists:
+            live_keys = list(world.live_names.values())
+            if live_keys != self._live_keys:
+                listed = self._relist(world, live_keys)
+        group_of = self._group_of
+        stale = [key for key in keys if key in group_of]
+        if listed:
+            stale.extend(listed)
+        if len(stale) > 1:  # recounted in live-list order, as the whole comparison does
+            slot, position = self._slot, self._live_keys.index
+            stale = sorted(set(stale), key=lambda k: (position(slot[k][0]), slot[k][1]))
+        members, counted_states, versions = world.members, self._states, self._versions
+        moved = False
+        for key in stale:
+            state = members[key]
+            before = counted_states.get(key)
+            if state is not before:
+                moved = moved or before is not None  # a new object for a listed member
+            elif state.version == versions[key]:
+                continue
+            self._recount(key, state)
+        # `World.apply` never replaces a group object (a submission is a new key), so
+        # unlike `_compare_all` this does not look for one.
+        if moved:
+            self._list(world)
+
+    def _recount(self, key: str, state: MemberState) -> None:
+        """Count ``state`` for member ``key`` instead of what it counted before."""
+        old = self._counted.get(key)
+        new = _Counted(self._group_of[key], state, self._cluster)
+        self.wanting += new.single - (old is not None and old.single)
+        if old is None or not new.counts_as(old):
+            if old is not None:
+                self._count(old, -1)
+            self._count(new, 1)
+            self.layout += 1
+        self._counted[key] = new
+        self._versions[key] = new.version
+        self._states[key] = state
+
+    def _list(self, world: World) -> None:
+        """The live list (and so `layout`) anew, from the World's objects."""
+        self.layout += 1
+        members = world.members
+        self.live = [
+            (world.groups[key], list(map(members.__getitem__, self._member_keys[key])))
+            for key in self._live_keys
+        ]
+
+    def _relist(self, world: World, keys: list[str]) -> list[str]:
+        """The live set changed to ``keys``: list the new groups' members, take back
+        what members of groups no longer live counted, and make the live list (the
+        kept groups' entries, in order, then the new ones'). Returns the newly listed
+        members (not yet counted). Works per group that came or went (usually one)."""
+        member_keys, old_keys = self._member_keys, self._live_keys
+        now = set(keys)
+        gone = sorted(member_keys.keys() - now, key=old_keys.index)
+        added = sorted(now - member_keys.keys(), key=keys.index)
+        live, live_keys = list(self.live), list(old_keys)
+        for key in gone:
+            at = live_keys.index(key)
+            del live[at], live_keys[at]
+            for member_key in member_keys.pop(key):
+                entry = self._counted.pop(member_key, None)
+                if entry is not None:
+                    self._count(entry, -1)
+                    self.wanting -= entry.single
+                    del self._versions[member_key], self._states[member_key]
+                del self._group_of[member_key], self._slot[member_key]
+        listed: list[str] = []
+        members = world.members
+        for key in added:
+            group = world.groups[key]
+            known = member_keys[key] = tuple(map(id_text, group.member_ids))
+            for i, member_key in enumerate(known):
+                self._group_of[member_key] = group.name
+                self._slot[member_key] = (key, i)
+            listed.extend(known)
+            live_keys.append(key)
+            live.append((group, list(map(members.__getitem__, known))))
+        self._live_keys = keys
+        if live_keys == keys:  # the kept groups are still in order, new ones last
+            self.live = live
+            self.layout += 1
+        else:
+            self._list(world)
+        return listed
 
     def _count(self, entry: _Counted, sign: int) -> None:
         g, c, m = entry.vec

@@ -14,6 +14,8 @@ import pytest
 
 from costart.cli.sim_cmd import controller_factory
 from costart.domain import decisions as dec
+from costart.domain import events as ev
+from costart.domain.ids import id_text
 from costart.domain.world import World
 from costart.placement import CoPlacementStep
 from costart.placement.last_session import LastSession
@@ -86,3 +88,59 @@ def test_simulated_sessions_repeat_and_decide_as_a_fresh_step(
     checked, _ = run_policy(setup_of("mixed", seed=5), policy, _checking_factory)
     assert checked.log_sha256 == plain.log_sha256
     assert repeats.answered > 0
+
+
+def _kept_step_with_waiting_groups() -> tuple[CoPlacementStep, World, LastSession]:
+    """The step of a busy workload whose last session visited waiting groups."""
+    for seed in range(20):
+        steps: list[CoPlacementStep] = []
+
+        def wrap(step: CoPlacementStep) -> Any:
+            steps.append(step)
+            return step
+
+        run_workload(seed, wrap=wrap)
+        step = steps[0]
+        last, world = step._last, step._usage._world
+        if last is not None and last.visits and world is not None:
+            return step, world, last
+    raise AssertionError("no workload ended with waiting groups")
+
+
+@pytest.mark.parametrize("which", ["group", "member"])
+def test_a_journaled_change_of_a_waiting_group_or_member_is_not_repeated(
+    which: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only the journal tells a repeat that a waiting group or member changed: one
+    journaled key of either makes the session be decided afresh (to the same answer,
+    as nothing really changed); a pend reason change (not journaled) does not."""
+    step, world, last = _kept_step_with_waiting_groups()
+    repeats = Repeats(monkeypatch)
+    now = last.now_ns
+    decided = step.decide(world, now)
+    assert repeats.answered == 1
+    group, members = last.order[min(last.visits)]
+    key = id_text(group.id) if which == "group" else id_text(members[-1].id)
+    world.changes().keys.append(key)  # as `World.apply` notes a change
+    assert step.decide(world, now) == decided
+    assert repeats.answered == 1 and repeats.asked == 2
+    assert step.decide(world, now) == decided
+    assert repeats.answered == 2  # nothing journaled since the last session
+
+
+def test_a_pend_reason_change_is_repeated_over(monkeypatch: pytest.MonkeyPatch) -> None:
+    step, world, last = _kept_step_with_waiting_groups()
+    repeats = Repeats(monkeypatch)
+    group, _ = last.order[min(last.visits)]
+    reason = ev.PendReason(cls="capacity", message="a reason the step did not give")
+    world.apply(
+        ev.PendReasonChanged(
+            originator_id=group.id,
+            originator_version=group.version + 1,
+            group_id=group.id,
+            at_ns=world.clock_ns,
+            reason=reason,
+        )
+    )
+    assert step.decide(world, last.now_ns) == ComparedStep(step).fresh().decide(world, last.now_ns)
+    assert repeats.answered == 1

@@ -2,17 +2,24 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 import msgspec
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from costart.cli.sim_cmd import controller_factory
 from costart.domain import decisions as dec
+from costart.domain import world as world_module
+from costart.domain.states import MemberState
 from costart.domain.world import World
 from costart.placement import CoPlacementStep
 from costart.placement.allocator import used_capacity
 from costart.placement.usage import WorldUsage, wants_single
+from costart.sim.results import POLICIES, run_policy
+from tests.sim.helpers import setup_of
 
 from .workload import run_workload
 
@@ -76,7 +83,8 @@ def test_usage_kept_across_sessions_equals_a_count_from_scratch(seed: int) -> No
     assert checks[0].sessions == 30
 
 
-def test_a_replaced_member_object_is_recounted_and_listed() -> None:
+def _synced_usage() -> WorldUsage:
+    """The kept usage of a busy workload's step, synced to its World."""
     checks: list[UsageCheck] = []
 
     def wrap(step: CoPlacementStep) -> Any:
@@ -85,14 +93,118 @@ def test_a_replaced_member_object_is_recounted_and_listed() -> None:
 
     run_workload(3, sessions=12, wrap=wrap)
     usage = checks[0].kept
-    world = usage._world
-    assert world is not None and usage.live
-    key = next(k for k, m in world.members.items() if m.held or m.assignments)
+    assert usage._world is not None and usage.live
+    return usage
+
+
+def _replace_a_placed_member(world: World) -> tuple[str, MemberState]:
+    """Replace, behind `World.apply`'s back, a live member that holds or uses nodes by
+    a copy that holds and uses none; returns its key and the replaced object."""
+    live = {str(i) for k in world.live_names.values() for i in world.groups[k].member_ids}
+    key = next(k for k in sorted(live) if world.members[k].held or world.members[k].assignments)
     member = world.members[key]
     world.members[key] = msgspec.structs.replace(member, held=[], assignments=[])
-    usage.sync(world)
+    return key, member
+
+
+def _assert_counted_and_listed(usage: WorldUsage, world: World, key: str, old: object) -> None:
     kept = (usage.used, usage.held_total, usage.held_by, usage.live, usage.wanting)
     assert kept == _from_scratch(world, usage)
     listed = [m for _, members in usage.live for m in members]
     assert any(m is world.members[key] for m in listed)
-    assert not any(m is member for m in listed)
+    assert not any(m is old for m in listed)
+
+
+def test_a_replaced_member_object_is_recounted_and_listed() -> None:
+    """A World is changed only by `World.apply`, which journals what it changes; a
+    reader that fell behind the journal's bound compares the whole World, and so
+    finds even a change made behind `apply`'s back."""
+    usage = _synced_usage()
+    world = usage._world
+    assert world is not None
+    key, member = _replace_a_placed_member(world)
+    journal = world.changes()
+    journal.keys.append(key)  # noted, as `apply` would ...
+    journal.trim(0)  # ... and dropped before the reader read it
+    assert journal.since(usage._mark) is None
+    usage.sync(world)
+    _assert_counted_and_listed(usage, world, key, member)
+
+
+def test_a_journaled_member_with_a_new_object_is_recounted_and_listed() -> None:
+    usage = _synced_usage()
+    world = usage._world
+    assert world is not None
+    key, member = _replace_a_placed_member(world)
+    world.changes().keys.append(key)  # as `apply` notes a member it changed
+    usage.sync(world)
+    _assert_counted_and_listed(usage, world, key, member)
+
+
+class JournalCheck:
+    """After every sync of a step's usage: it equals a count from scratch, and whether
+    the journal or the whole comparison was used is counted."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.paths: Counter[str] = Counter()  # of the checked usages, not the fresh ones
+        self.fresh: WorldUsage | None = None
+        sync = WorldUsage.sync
+        compare_all, compare_changed = WorldUsage._compare_all, WorldUsage._compare_changed
+
+        def checked_sync(usage: WorldUsage, world: World) -> set[int]:
+            changed = sync(usage, world)
+            fresh = self.fresh = WorldUsage(usage._cluster)
+            sync(fresh, world)
+            assert (usage.used, usage.held_total, usage.held_by, usage.live, usage.wanting) == (
+                fresh.used,
+                fresh.held_total,
+                fresh.held_by,
+                fresh.live,
+                fresh.wanting,
+            )
+            self.paths["sync"] += 1
+            return changed
+
+        def counted_all(usage: WorldUsage, world: World) -> None:
+            self.paths["all"] += usage is not self.fresh
+            compare_all(usage, world)
+
+        def counted_changed(
+            usage: WorldUsage, world: World, keys: list[str], relists: bool
+        ) -> None:
+            self.paths["journal"] += usage is not self.fresh
+            compare_changed(usage, world, keys, relists)
+
+        monkeypatch.setattr(WorldUsage, "sync", checked_sync)
+        monkeypatch.setattr(WorldUsage, "_compare_all", counted_all)
+        monkeypatch.setattr(WorldUsage, "_compare_changed", counted_changed)
+
+
+@pytest.mark.parametrize("seed", [3, 11, 2024])
+def test_the_journal_driven_usage_equals_a_count_from_scratch(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    check = JournalCheck(monkeypatch)
+    run_workload(seed)
+    assert check.paths["journal"] > 10 * check.paths["all"] > 0
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_the_journal_driven_usage_stays_current_in_the_simulator(
+    policy: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    check = JournalCheck(monkeypatch)
+    run_policy(setup_of("mixed", seed=4), policy, controller_factory)
+    assert check.paths["journal"] > 10 * check.paths["all"] > 0
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_a_reader_behind_a_short_journal_compares_everything(
+    policy: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With a journal bound of a few entries, readers often fall behind it and compare
+    the whole World; the numbers stay equal to a count from scratch either way."""
+    monkeypatch.setattr(world_module, "JOURNAL_LIMIT", 4)
+    check = JournalCheck(monkeypatch)
+    run_policy(setup_of("mixed", seed=4), policy, controller_factory)
+    assert check.paths["all"] > 20 and check.paths["journal"] > 20
