@@ -98,39 +98,41 @@ class PlanMemo:
         if view.key is None or (prefer is not None and prefer.key is None):
             return plan_gang(self.cluster, demands, scopes, view, prefer)
         asked = (tuple(demands), tuple(scopes))
-        views = (view.key, None if prefer is None else prefer.key)
-        key = (views, asked)
+        key = (view.key, None if prefer is None else prefer.key, asked)
         answer = self._answers.get(key)
         if answer is None:
             # A view's version changes with every claim or take, so the content is read
             # each time (looking it up by view keys first almost never found it).
-            shapes = dict.fromkeys(d.shape for d in demands)
-            content = (asked, tuple(self._number(capacity_read(s, view, prefer)) for s in shapes))
-            answer = self._by_content.get(content)
+            avail = view.avail_list()  # one copy for every shape of the gang
+            numbers = self._numbers
+            content: list[Hashable] = [asked]
+            for shape in dict.fromkeys([d.shape for d in demands]):
+                read = capacity_read(shape, view, prefer, avail)
+                number = numbers.setdefault(read, self._next_number + 1)  # hashed once
+                self._next_number = max(self._next_number, number)
+                content.append(number)
+            by_content = tuple(content)
+            answer = self._by_content.get(by_content)
             if answer is None:
                 answer = plan_gang(self.cluster, demands, scopes, view, prefer)
-                self._by_content[content] = answer
+                self._by_content[by_content] = answer
             self._answers[key] = answer
         return answer
 
-    def _number(self, read: Hashable) -> int:
-        number = self._numbers.get(read)
-        if number is None:
-            self._next_number += 1
-            number = self._numbers[read] = self._next_number
-        return number
 
-
-def capacity_read(shape: Shape, view: View, prefer: View | None) -> Hashable:
+def capacity_read(
+    shape: Shape, view: View, prefer: View | None, avail: Sequence[Vec] | None = None
+) -> Hashable:
     """What of the capacity `plan_gang` can read for tasks of ``shape`` (see
     `PlanMemo`): the fit counts of ``view`` and ``prefer`` and the capacity of the nodes
     where a task fits. The search skips nodes where none fits (takes only shrink
-    capacity), so the rest of the cluster cannot change its answer."""
+    capacity), so the rest of the cluster cannot change its answer. ``avail``:
+    ``view.avail_list()``, when the caller already has it."""
     fits = view.fits(shape)
     return (
         shape,
         tuple(fits),
-        tuple(compress(view.avail_list(), fits)),
+        tuple(compress(view.avail_list() if avail is None else avail, fits)),
         None if prefer is None else tuple(prefer.fits(shape)),
     )
 
