@@ -208,8 +208,9 @@ class WorldUsage:
         members (not yet counted). Works per group that came or went (usually one)."""
         member_keys, old_keys = self._member_keys, self._live_keys
         now = set(keys)
-        gone = sorted(member_keys.keys() - now, key=old_keys.index)
-        added = sorted(now - member_keys.keys(), key=keys.index)
+        # Filtered in list order (each list names a group once): no sort needed.
+        gone = [key for key in old_keys if key not in now]
+        added = [key for key in keys if key not in member_keys]
         live, live_keys = list(self.live), list(old_keys)
         for key in gone:
             at = live_keys.index(key)
