@@ -199,11 +199,15 @@ class SessionLedger:
         usage: WorldUsage,
         start: StartCache | None = None,
         free: Sequence[Capacity] | None = None,
+        moved: set[int] | None = None,
     ) -> None:
         """``usage``: the holds of ``world``, already synced to it. ``start``: the base
         arrays as of the previous session's start, carried across sessions (and
         brought up to this one here); None: build everything from scratch. ``free``:
-        the allocator's `free_capacity` if the session already asked for it."""
+        the allocator's `free_capacity` if the session already asked for it.
+        ``moved``: a superset of the nodes whose free capacity, held capacity or status
+        changed since ``start`` was last brought up to date (the in-memory allocator's
+        `take_moved`); None: unknown, every node is compared."""
         self.cluster = cluster
         self.allocator = allocator
         start = StartCache() if start is None else start
@@ -228,27 +232,34 @@ class SessionLedger:
         self._shared_fits: dict[str, dict[Shape, list[int]]] = {}
         self._touched: set[int] = set()
         self._start = start
-        self._bring_up_to_date(start)
+        self._bring_up_to_date(start, moved)
 
-    def _bring_up_to_date(self, start: StartCache) -> None:
-        """Recompute the carried arrays on the nodes whose inputs changed since."""
+    def _bring_up_to_date(self, start: StartCache, moved: set[int] | None) -> None:
+        """Recompute the carried arrays on the nodes whose inputs changed since (among
+        ``moved``, if known)."""
         n, status = len(self.cluster), self.cluster.status
         if len(start.free) != n:
             start.forget()
+            moved = None
         # Unchanged entries are usually the same objects (shared vectors, the usage's
         # own tuples): compared by identity, an equal copy only counts as changed.
-        changed: set[int] = set()
-        if self.free != start.free:
-            changed.update(compress(range(n), map(is_not, self.free, start.free)))
-        if self.held_total != start.held:
-            changed.update(compress(range(n), map(is_not, self.held_total, start.held)))
-        if status != start.status:
-            changed.update(compress(range(n), map(ne, status, start.status)))
-        start.free, start.held, start.status = list(self.free), list(self.held_total), list(status)
-        if not changed:
+        if moved is not None:
+            order = self._moved_inputs(start, sorted(moved))
+        else:
+            changed: set[int] = set()
+            if self.free != start.free:
+                changed.update(compress(range(n), map(is_not, self.free, start.free)))
+            if self.held_total != start.held:
+                changed.update(compress(range(n), map(is_not, self.held_total, start.held)))
+            if status != start.status:
+                changed.update(compress(range(n), map(ne, status, start.status)))
+            start.free = list(self.free)
+            start.held = list(self.held_total)
+            start.status = list(status)
+            order = sorted(changed)
+        if not order:
             return
         nodes = self.cluster.nodes
-        order = sorted(changed)
         for kind, base in start.bases.items():
             for i in order:
                 base[i] = self._entry(kind, i)  # no claims yet: the start entry
@@ -256,6 +267,23 @@ class SessionLedger:
                 for i in order:
                     vec = base[i]
                     fits[i] = fit_count(vec, shape) if shape_fits_type(shape, nodes[i]) else 0
+
+    def _moved_inputs(self, start: StartCache, candidates: list[int]) -> list[int]:
+        """The ``candidates`` whose inputs differ from ``start``'s (compared as the whole
+        comparison does), with ``start``'s inputs updated there. Every other node's
+        inputs are unchanged since: equal, the carried entries stay right."""
+        free, held, status = self.free, self.held_total, self.cluster.status
+        start_free, start_held, start_status = start.free, start.held, start.status
+        order: list[int] = []
+        for i in candidates:
+            if (
+                free[i] is not start_free[i]
+                or held[i] is not start_held[i]
+                or status[i] != start_status[i]
+            ):
+                order.append(i)
+                start_free[i], start_held[i], start_status[i] = free[i], held[i], status[i]
+        return order
 
     def _add_hold(self, group: str, node: int, vec: Vec, sign: int = 1) -> None:
         add_vecs(self.held_by.setdefault(group, {}), node, vec, sign)

@@ -74,6 +74,9 @@ class CoPlacementStep:
         # The World's holds and uses, kept current across sessions; shared with the
         # in-memory allocator, which syncs it when asked for free capacity.
         self._own_usage = not isinstance(allocator, InMemoryAllocator)
+        # Which nodes moved since the carried arrays' start: known only for the
+        # in-memory allocator (another allocator's capacity may move on its own).
+        self._in_memory = allocator if isinstance(allocator, InMemoryAllocator) else None
         self._usage = (
             WorldUsage(allocator.cluster)
             if not isinstance(allocator, InMemoryAllocator)
@@ -176,7 +179,10 @@ class CoPlacementStep:
                     world, now_ns, status_key, self.placement_groups, usage.layout, order, {}
                 )
             return decisions
-        ledger = SessionLedger(self.cluster, self.allocator, world, usage, self._start, free=free)
+        moved = self._in_memory.take_moved() if self._in_memory is not None else None
+        ledger = SessionLedger(
+            self.cluster, self.allocator, world, usage, self._start, free=free, moved=moved
+        )
         self._memo.new_session()
         self._inputs.new_session(world, self.placement_groups, usage.layout)
         gangs = GangSession(
