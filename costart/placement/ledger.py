@@ -207,7 +207,8 @@ class SessionLedger:
         the allocator's `free_capacity` if the session already asked for it.
         ``moved``: a superset of the nodes whose free capacity, held capacity or status
         changed since ``start`` was last brought up to date (the in-memory allocator's
-        `take_moved`); None: unknown, every node is compared."""
+        `take_moved`, taken after the call that answered ``free``); None: unknown,
+        every node is compared."""
         self.cluster = cluster
         self.allocator = allocator
         start = StartCache() if start is None else start
@@ -217,7 +218,21 @@ class SessionLedger:
         # garbage collector to track in a session over thousands of nodes.
         if free is None:
             free = allocator.free_capacity(world)
-        self.free: list[Vec] = list(map(start.vecs.__getitem__, free))
+            moved = None  # taken before this answer: says nothing about it
+        n = len(cluster)
+        if len(start.free) != n:
+            start.forget()
+            moved = None
+        candidates = None if moved is None else sorted(moved)
+        if candidates is None:
+            self.free: list[Vec] = list(map(start.vecs.__getitem__, free))
+        else:
+            # Elsewhere free capacity equals the carried start's: mapping every node's
+            # `Capacity` would cost a hash per node.
+            self.free = list(start.free)
+            vecs = start.vecs
+            for i in candidates:
+                self.free[i] = vecs[free[i]]
         self.claim: list[Vec] = [(0, 0, 0)] * len(cluster)
         self.held_total: list[Vec] = list(usage.held_total)
         self.held_by: dict[str, NodeVecs] = {g: dict(h) for g, h in usage.held_by.items()}
@@ -232,19 +247,16 @@ class SessionLedger:
         self._shared_fits: dict[str, dict[Shape, list[int]]] = {}
         self._touched: set[int] = set()
         self._start = start
-        self._bring_up_to_date(start, moved)
+        self._bring_up_to_date(start, candidates)
 
-    def _bring_up_to_date(self, start: StartCache, moved: set[int] | None) -> None:
+    def _bring_up_to_date(self, start: StartCache, candidates: list[int] | None) -> None:
         """Recompute the carried arrays on the nodes whose inputs changed since (among
-        ``moved``, if known)."""
+        ``candidates``, the moved nodes in order, if known)."""
         n, status = len(self.cluster), self.cluster.status
-        if len(start.free) != n:
-            start.forget()
-            moved = None
         # Unchanged entries are usually the same objects (shared vectors, the usage's
         # own tuples): compared by identity, an equal copy only counts as changed.
-        if moved is not None:
-            order = self._moved_inputs(start, sorted(moved))
+        if candidates is not None:
+            order = self._moved_inputs(start, candidates)
         else:
             changed: set[int] = set()
             if self.free != start.free:

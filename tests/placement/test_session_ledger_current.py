@@ -19,6 +19,7 @@ from costart.cli.sim_cmd import controller_factory
 from costart.domain.spec_types import Shape
 from costart.domain.world import World
 from costart.placement import CoPlacementStep, InMemoryAllocator
+from costart.placement.allocator import used_capacity
 from costart.placement.last_session import Order
 from costart.placement.ledger import SessionLedger, StartCache, View, fit_counts
 from costart.sim.results import POLICIES, run_policy
@@ -127,14 +128,21 @@ class StartCheck:
 
         def checked(ledger: SessionLedger, *args: Any, **kwargs: Any) -> None:
             init(ledger, *args, **kwargs)
-            self.check(ledger)
+            self.check(ledger, args[2])
             self.hinted += kwargs.get("moved") is not None
 
         monkeypatch.setattr(SessionLedger, "__init__", checked)
 
     @staticmethod
-    def check(ledger: SessionLedger) -> None:
+    def check(ledger: SessionLedger, world: World) -> None:
         start, cluster = ledger._start, ledger.cluster
+        gpu, cpu, mem = used_capacity(world, cluster)
+        assert ledger.free == [
+            (max(0, n.gpu - gpu[i]), max(0, n.cpu - cpu[i]), max(0, n.mem_gb - mem[i]))
+            if cluster.is_up(i)
+            else (0, 0, 0)
+            for i, n in enumerate(cluster.nodes)
+        ]
         assert start.free == ledger.free
         assert start.held == ledger.held_total
         assert start.status == list(cluster.status)
@@ -177,5 +185,5 @@ def test_a_status_change_alone_reaches_the_carried_start() -> None:
         )
         for kind in ("free", "now", "eventual"):
             ledger._view(kind, {}).fits(Shape(gpu=1))  # arrays carried from here on
-        StartCheck.check(ledger)
+        StartCheck.check(ledger, world)
         allocator.commit()
