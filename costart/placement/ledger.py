@@ -273,12 +273,19 @@ class SessionLedger:
             return
         nodes = self.cluster.nodes
         for kind, base in start.bases.items():
+            carried = start.fits[kind].items()
             for i in order:
-                base[i] = self._entry(kind, i)  # no claims yet: the start entry
-            for shape, fits in start.fits[kind].items():
-                for i in order:
-                    vec = base[i]
-                    fits[i] = fit_count(vec, shape) if shape_fits_type(shape, nodes[i]) else 0
+                vec = self._entry(kind, i)  # no claims yet: the start entry
+                if vec == base[i]:
+                    # Fit counts read only the entry (and the node's type): unchanged.
+                    # Free capacity moves without held capacity and back, so one kind
+                    # of entry often stays.
+                    continue
+                base[i] = vec
+                gpu_type = nodes[i].gpu_type
+                for shape, fits in carried:
+                    typed = shape.gpu_type  # `shape_fits_type`, inline
+                    fits[i] = fit_count(vec, shape) if typed is None or typed == gpu_type else 0
 
     def _moved_inputs(self, start: StartCache, candidates: list[int]) -> list[int]:
         """The ``candidates`` whose inputs differ from ``start``'s (compared as the whole
