@@ -160,9 +160,11 @@ class WorldUsage:
         stale = [key for key in keys if key in group_of]
         if listed:
             stale.extend(listed)
+        if len(stale) > 1:
+            stale = list(dict.fromkeys(stale))  # a member journaled twice: compared once
         if len(stale) > 1:  # recounted in live-list order, as the whole comparison does
             slot, position = self._slot, self._live_keys.index
-            stale = sorted(set(stale), key=lambda k: (position(slot[k][0]), slot[k][1]))
+            stale.sort(key=lambda k: (position(slot[k][0]), slot[k][1]))
         members, counted_states, versions = world.members, self._states, self._versions
         moved = False
         for key in stale:
