@@ -127,7 +127,8 @@ class InMemoryAllocator:
         """The nodes whose free capacity, held capacity or status may have changed since
         the previous call (every node at the first): a superset of those that did, so
         the caller can bring what it derived from them up to date without comparing
-        every node. Forgets them."""
+        every node. Forgets them: one reader per allocator (the step over it); a second
+        would take the first's."""
         moved, self._moved = self._moved, set()
         return moved
 
