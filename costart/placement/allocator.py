@@ -83,7 +83,12 @@ class InMemoryAllocator:
         self._shared: dict[tuple[int, int, int], Capacity] = {}
         self._settled: list[Capacity] = [ZERO] * len(cluster)  # free as of the last sync
         self._status: list[str] = ["up"] * len(cluster)
-        self._free: list[Capacity] = []  # immutable entries, replaced on every change
+        # The session's free capacity: ``_settled`` itself until the session's first take
+        # or give copies it (most sessions take nothing). Immutable entries.
+        self._free: list[Capacity] = []
+        # Nodes whose free capacity, held capacity (`WorldUsage.held_total`) or status
+        # may have changed since the last `take_moved` (every node before the first).
+        self._moved: set[int] = set(range(len(cluster)))
 
     @property
     def cluster(self) -> Cluster:
@@ -114,18 +119,35 @@ class InMemoryAllocator:
             if capacity is None:
                 capacity = self._shared[vec] = Capacity(*vec)
             settled[i] = capacity
-        self._free = list(settled)
+        self._moved |= changed
+        self._free = settled
         return list(settled)
+
+    def take_moved(self) -> set[int]:
+        """The nodes whose free capacity, held capacity or status may have changed since
+        the previous call (every node at the first): a superset of those that did, so
+        the caller can bring what it derived from them up to date without comparing
+        every node. Forgets them: one reader per allocator (the step over it); a second
+        would take the first's."""
+        moved, self._moved = self._moved, set()
+        return moved
+
+    def _session_free(self) -> list[Capacity]:
+        """The session's own copy of free capacity, made on its first take or give."""
+        if self._free is self._settled:
+            self._free = list(self._settled)
+        return self._free
 
     def reserve(self, node: str, demand: Capacity) -> None:
         index = self._cluster.index[node]
-        free = self._free[index]
+        session = self._session_free()
+        free = session[index]
         if demand.gpu > free.gpu or demand.cpu > free.cpu or demand.mem_gb > free.mem_gb:
             raise OvercommitError(
                 f"node {node}: take gpu {demand.gpu} cpu {demand.cpu} mem {demand.mem_gb}, "
                 f"free gpu {free.gpu} cpu {free.cpu} mem {free.mem_gb}"
             )
-        self._free[index] = Capacity(
+        session[index] = Capacity(
             free.gpu - demand.gpu, free.cpu - demand.cpu, free.mem_gb - demand.mem_gb
         )
 
@@ -133,8 +155,9 @@ class InMemoryAllocator:
         index = self._cluster.index.get(node)
         if index is None or not self._cluster.is_up(index):
             return  # capacity on a node that is gone or closed is not free for anyone
-        free = self._free[index]
-        self._free[index] = Capacity(
+        session = self._session_free()
+        free = session[index]
+        session[index] = Capacity(
             free.gpu + demand.gpu, free.cpu + demand.cpu, free.mem_gb + demand.mem_gb
         )
 

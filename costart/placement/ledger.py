@@ -199,11 +199,16 @@ class SessionLedger:
         usage: WorldUsage,
         start: StartCache | None = None,
         free: Sequence[Capacity] | None = None,
+        moved: set[int] | None = None,
     ) -> None:
         """``usage``: the holds of ``world``, already synced to it. ``start``: the base
         arrays as of the previous session's start, carried across sessions (and
         brought up to this one here); None: build everything from scratch. ``free``:
-        the allocator's `free_capacity` if the session already asked for it."""
+        the allocator's `free_capacity` if the session already asked for it.
+        ``moved``: a superset of the nodes whose free capacity, held capacity or status
+        changed since ``start`` was last brought up to date (the in-memory allocator's
+        `take_moved`, taken after the call that answered ``free``); None: unknown,
+        every node is compared."""
         self.cluster = cluster
         self.allocator = allocator
         start = StartCache() if start is None else start
@@ -213,7 +218,21 @@ class SessionLedger:
         # garbage collector to track in a session over thousands of nodes.
         if free is None:
             free = allocator.free_capacity(world)
-        self.free: list[Vec] = list(map(start.vecs.__getitem__, free))
+            moved = None  # taken before this answer: says nothing about it
+        n = len(cluster)
+        if len(start.free) != n:
+            start.forget()
+            moved = None
+        candidates = None if moved is None else sorted(moved)
+        if candidates is None:
+            self.free: list[Vec] = list(map(start.vecs.__getitem__, free))
+        else:
+            # Elsewhere free capacity equals the carried start's: mapping every node's
+            # `Capacity` would cost a hash per node.
+            self.free = list(start.free)
+            vecs = start.vecs
+            for i in candidates:
+                self.free[i] = vecs[free[i]]
         self.claim: list[Vec] = [(0, 0, 0)] * len(cluster)
         self.held_total: list[Vec] = list(usage.held_total)
         self.held_by: dict[str, NodeVecs] = {g: dict(h) for g, h in usage.held_by.items()}
@@ -228,34 +247,62 @@ class SessionLedger:
         self._shared_fits: dict[str, dict[Shape, list[int]]] = {}
         self._touched: set[int] = set()
         self._start = start
-        self._bring_up_to_date(start)
+        self._bring_up_to_date(start, candidates)
 
-    def _bring_up_to_date(self, start: StartCache) -> None:
-        """Recompute the carried arrays on the nodes whose inputs changed since."""
+    def _bring_up_to_date(self, start: StartCache, candidates: list[int] | None) -> None:
+        """Recompute the carried arrays on the nodes whose inputs changed since (among
+        ``candidates``, the moved nodes in order, if known)."""
         n, status = len(self.cluster), self.cluster.status
-        if len(start.free) != n:
-            start.forget()
         # Unchanged entries are usually the same objects (shared vectors, the usage's
         # own tuples): compared by identity, an equal copy only counts as changed.
-        changed: set[int] = set()
-        if self.free != start.free:
-            changed.update(compress(range(n), map(is_not, self.free, start.free)))
-        if self.held_total != start.held:
-            changed.update(compress(range(n), map(is_not, self.held_total, start.held)))
-        if status != start.status:
-            changed.update(compress(range(n), map(ne, status, start.status)))
-        start.free, start.held, start.status = list(self.free), list(self.held_total), list(status)
-        if not changed:
+        if candidates is not None:
+            order = self._moved_inputs(start, candidates)
+        else:
+            changed: set[int] = set()
+            if self.free != start.free:
+                changed.update(compress(range(n), map(is_not, self.free, start.free)))
+            if self.held_total != start.held:
+                changed.update(compress(range(n), map(is_not, self.held_total, start.held)))
+            if status != start.status:
+                changed.update(compress(range(n), map(ne, status, start.status)))
+            start.free = list(self.free)
+            start.held = list(self.held_total)
+            start.status = list(status)
+            order = sorted(changed)
+        if not order:
             return
         nodes = self.cluster.nodes
-        order = sorted(changed)
         for kind, base in start.bases.items():
+            carried = start.fits[kind].items()
             for i in order:
-                base[i] = self._entry(kind, i)  # no claims yet: the start entry
-            for shape, fits in start.fits[kind].items():
-                for i in order:
-                    vec = base[i]
-                    fits[i] = fit_count(vec, shape) if shape_fits_type(shape, nodes[i]) else 0
+                vec = self._entry(kind, i)  # no claims yet: the start entry
+                if vec == base[i]:
+                    # Fit counts read only the entry (and the node's type): unchanged.
+                    # Free capacity moves without held capacity and back, so one kind
+                    # of entry often stays.
+                    continue
+                base[i] = vec
+                gpu_type = nodes[i].gpu_type
+                for shape, fits in carried:
+                    typed = shape.gpu_type  # `shape_fits_type`, inline
+                    fits[i] = fit_count(vec, shape) if typed is None or typed == gpu_type else 0
+
+    def _moved_inputs(self, start: StartCache, candidates: list[int]) -> list[int]:
+        """The ``candidates`` whose inputs differ from ``start``'s (compared as the whole
+        comparison does), with ``start``'s inputs updated there. Every other node's
+        inputs are unchanged since: equal, the carried entries stay right."""
+        free, held, status = self.free, self.held_total, self.cluster.status
+        start_free, start_held, start_status = start.free, start.held, start.status
+        order: list[int] = []
+        for i in candidates:
+            if (
+                free[i] is not start_free[i]
+                or held[i] is not start_held[i]
+                or status[i] != start_status[i]
+            ):
+                order.append(i)
+                start_free[i], start_held[i], start_status[i] = free[i], held[i], status[i]
+        return order
 
     def _add_hold(self, group: str, node: int, vec: Vec, sign: int = 1) -> None:
         add_vecs(self.held_by.setdefault(group, {}), node, vec, sign)

@@ -9,6 +9,7 @@ Free capacity is re-derived from the World through the allocator every session.
 
 from __future__ import annotations
 
+from bisect import insort
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -52,7 +53,31 @@ def _with_members_in_order(
     live: Sequence[tuple[GroupState, list[MemberState]]],
 ) -> list[tuple[GroupState, list[MemberState]]]:
     """`session_order` of live groups paired with their members."""
-    return sorted(live, key=lambda pair: _order_key(pair[0]))
+    return sorted(live, key=_pair_order_key)
+
+
+def _pair_order_key(pair: tuple[GroupState, list[MemberState]]) -> tuple[int, int]:
+    return _order_key(pair[0])
+
+
+def _live_in_order(
+    usage: WorldUsage, before: object, order: list[tuple[GroupState, list[MemberState]]]
+) -> list[tuple[GroupState, list[MemberState]]]:
+    """`_with_members_in_order` of ``usage.live``, given ``order``, that of the live
+    list ``before``. When the usage made its list from ``before`` by dropping some
+    groups' entries and appending new ones (kept entries in order), the kept entries
+    stay in ``order``'s order (a stable sort keeps their relative order, and ties
+    follow the live list, where they are in the same order) and each new entry goes
+    after every entry it does not sort before (it comes after them in the live list):
+    the same list as sorting again."""
+    relisted = usage.relisted
+    if relisted is None or relisted[0] is not before:
+        return _with_members_in_order(usage.live)
+    _, gone, added = relisted
+    kept = [pair for pair in order if pair[0].name not in gone] if gone else list(order)
+    for pair in added:
+        insort(kept, pair, key=_pair_order_key)
+    return kept
 
 
 class CoPlacementStep:
@@ -74,6 +99,9 @@ class CoPlacementStep:
         # The World's holds and uses, kept current across sessions; shared with the
         # in-memory allocator, which syncs it when asked for free capacity.
         self._own_usage = not isinstance(allocator, InMemoryAllocator)
+        # Which nodes moved since the carried arrays' start: known only for the
+        # in-memory allocator (another allocator's capacity may move on its own).
+        self._in_memory = allocator if isinstance(allocator, InMemoryAllocator) else None
         self._usage = (
             WorldUsage(allocator.cluster)
             if not isinstance(allocator, InMemoryAllocator)
@@ -153,7 +181,7 @@ class CoPlacementStep:
         status_key = tuple(self.cluster.status)
         usage = self._usage
         if self._ordered[0] is not usage.live:  # a new list whenever the live set moved
-            self._ordered = (usage.live, _with_members_in_order(usage.live))
+            self._ordered = (usage.live, _live_in_order(usage, *self._ordered))
         order = self._ordered[1]
         if self._last is not None:
             repeated = self._last.repeat(
@@ -176,7 +204,10 @@ class CoPlacementStep:
                     world, now_ns, status_key, self.placement_groups, usage.layout, order, {}
                 )
             return decisions
-        ledger = SessionLedger(self.cluster, self.allocator, world, usage, self._start, free=free)
+        moved = self._in_memory.take_moved() if self._in_memory is not None else None
+        ledger = SessionLedger(
+            self.cluster, self.allocator, world, usage, self._start, free=free, moved=moved
+        )
         self._memo.new_session()
         self._inputs.new_session(world, self.placement_groups, usage.layout)
         gangs = GangSession(

@@ -24,6 +24,7 @@ from costart.domain.world import ChangeJournal, World
 from costart.placement.cluster import Cluster
 
 Vec = tuple[int, int, int]
+LiveEntry = tuple[GroupState, list[MemberState]]
 ZERO: Vec = (0, 0, 0)
 _VERSION = attrgetter("version")
 
@@ -99,7 +100,12 @@ class WorldUsage:
         self.used: list[Vec] = [ZERO] * n
         self.held_total: list[Vec] = [ZERO] * n
         self.held_by: dict[str, dict[int, Vec]] = {}
-        self.live: list[tuple[GroupState, list[MemberState]]] = []
+        self.live: list[LiveEntry] = []
+        # How ``live`` was last made, when it is the previous live list (``before``)
+        # without the entries of the groups named in ``gone``, with ``added`` appended
+        # (kept entries the same objects, in order): (before, gone, added). None when
+        # it was made otherwise (rebuilt from the World's objects).
+        self.relisted: tuple[list[LiveEntry], frozenset[str], list[LiveEntry]] | None = None
         self.changed: set[int] = set(range(n))
         self.wanting = 0  # live members that `wants_single`
         self.layout += 1
@@ -160,9 +166,11 @@ class WorldUsage:
         stale = [key for key in keys if key in group_of]
         if listed:
             stale.extend(listed)
+        if len(stale) > 1:
+            stale = list(dict.fromkeys(stale))  # a member journaled twice: compared once
         if len(stale) > 1:  # recounted in live-list order, as the whole comparison does
             slot, position = self._slot, self._live_keys.index
-            stale = sorted(set(stale), key=lambda k: (position(slot[k][0]), slot[k][1]))
+            stale.sort(key=lambda k: (position(slot[k][0]), slot[k][1]))
         members, counted_states, versions = world.members, self._states, self._versions
         moved = False
         for key in stale:
@@ -195,6 +203,7 @@ class WorldUsage:
     def _list(self, world: World) -> None:
         """The live list (and so `layout`) anew, from the World's objects."""
         self.layout += 1
+        self.relisted = None
         members = world.members
         self.live = [
             (world.groups[key], list(map(members.__getitem__, self._member_keys[key])))
@@ -208,11 +217,15 @@ class WorldUsage:
         members (not yet counted). Works per group that came or went (usually one)."""
         member_keys, old_keys = self._member_keys, self._live_keys
         now = set(keys)
-        gone = sorted(member_keys.keys() - now, key=old_keys.index)
-        added = sorted(now - member_keys.keys(), key=keys.index)
-        live, live_keys = list(self.live), list(old_keys)
+        # Filtered in list order (each list names a group once): no sort needed.
+        gone = [key for key in old_keys if key not in now]
+        added = [key for key in keys if key not in member_keys]
+        before = self.live
+        live, live_keys = list(before), list(old_keys)
+        gone_names: list[str] = []
         for key in gone:
             at = live_keys.index(key)
+            gone_names.append(live[at][0].name)
             del live[at], live_keys[at]
             for member_key in member_keys.pop(key):
                 entry = self._counted.pop(member_key, None)
@@ -223,6 +236,7 @@ class WorldUsage:
                 del self._group_of[member_key], self._slot[member_key]
         listed: list[str] = []
         members = world.members
+        kept = len(live)
         for key in added:
             group = world.groups[key]
             known = member_keys[key] = tuple(map(id_text, group.member_ids))
@@ -235,6 +249,7 @@ class WorldUsage:
         self._live_keys = keys
         if live_keys == keys:  # the kept groups are still in order, new ones last
             self.live = live
+            self.relisted = (before, frozenset(gone_names), live[kept:])
             self.layout += 1
         else:
             self._list(world)

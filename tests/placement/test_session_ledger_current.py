@@ -16,12 +16,16 @@ from typing import Any
 import pytest
 
 from costart.cli.sim_cmd import controller_factory
-from costart.placement import CoPlacementStep
+from costart.domain.spec_types import Shape
+from costart.domain.world import World
+from costart.placement import CoPlacementStep, InMemoryAllocator
+from costart.placement.allocator import used_capacity
 from costart.placement.last_session import Order
-from costart.placement.ledger import SessionLedger, View, fit_counts
+from costart.placement.ledger import SessionLedger, StartCache, View, fit_counts
 from costart.sim.results import POLICIES, run_policy
 from tests.sim.helpers import setup_of
 
+from .builders import a_cluster
 from .compared_step import ComparedStep
 from .workload import run_workload
 
@@ -111,3 +115,75 @@ def test_idle_simulated_sessions_decide_as_ones_that_build_the_ledger(policy: st
     checked, _ = run_policy(setup_of("mixed", seed=6), policy, factory)
     assert checked.log_sha256 == plain.log_sha256
     assert sum(c.idle for c in checks) > 0
+
+
+class StartCheck:
+    """After every ledger's start, the carried start inputs and arrays must equal the
+    session's own, computed from scratch: the start is brought up to date comparing only
+    the nodes the in-memory allocator reported moved. Counts those starts."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.hinted = 0
+        init = SessionLedger.__init__
+
+        def checked(ledger: SessionLedger, *args: Any, **kwargs: Any) -> None:
+            init(ledger, *args, **kwargs)
+            self.check(ledger, args[2])
+            self.hinted += kwargs.get("moved") is not None
+
+        monkeypatch.setattr(SessionLedger, "__init__", checked)
+
+    @staticmethod
+    def check(ledger: SessionLedger, world: World) -> None:
+        start, cluster = ledger._start, ledger.cluster
+        gpu, cpu, mem = used_capacity(world, cluster)
+        assert ledger.free == [
+            (max(0, n.gpu - gpu[i]), max(0, n.cpu - cpu[i]), max(0, n.mem_gb - mem[i]))
+            if cluster.is_up(i)
+            else (0, 0, 0)
+            for i, n in enumerate(cluster.nodes)
+        ]
+        assert start.free == ledger.free
+        assert start.held == ledger.held_total
+        assert start.status == list(cluster.status)
+        for kind, base in start.bases.items():
+            # No claims yet: the session's own entries are the start entries.
+            assert base == [ledger._entry(kind, i) for i in range(len(cluster))], kind
+            for shape, fits in start.fits[kind].items():
+                assert fits == fit_counts(cluster, base, shape), (kind, shape)
+
+
+@pytest.mark.parametrize("seed", [3, 11, 2024])
+def test_a_start_brought_up_to_date_on_the_moved_nodes_equals_one_from_scratch(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    starts = StartCheck(monkeypatch)
+    run_workload(seed)
+    assert starts.hinted > 10
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_simulated_starts_brought_up_to_date_on_the_moved_nodes_are_exact(
+    policy: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    starts = StartCheck(monkeypatch)
+    run_policy(setup_of("mixed", seed=4), policy, controller_factory)
+    assert starts.hinted > 100
+
+
+def test_a_status_change_alone_reaches_the_carried_start() -> None:
+    """Drained, then down: free and held capacity stay the same objects (zero, none),
+    only the status moves; the carried start must follow it."""
+    cluster = a_cluster(blocks=1, racks=1, nodes=3)
+    allocator, start, world = InMemoryAllocator(cluster), StartCache(), World()
+    for status in ("up", "drained", "down", "up"):
+        world.node_status["b0-r0-n1"] = status
+        cluster.sync_status(world.node_status)
+        free = allocator.free_capacity(world)
+        ledger = SessionLedger(
+            cluster, allocator, world, allocator.usage, start, free, allocator.take_moved()
+        )
+        for kind in ("free", "now", "eventual"):
+            ledger._view(kind, {}).fits(Shape(gpu=1))  # arrays carried from here on
+        StartCheck.check(ledger, world)
+        allocator.commit()
