@@ -8,26 +8,9 @@ import pytest
 
 from costart.domain import events as ev
 from costart.domain.errors import DomainError
-from costart.domain.ids import group_id, member_ids
 from costart.domain.spec_types import MemberSpec
 from costart.domain.world import World
-from tests.builders import a_group
-
-SPEC = a_group().with_member("a").with_member("b", replicas=2).build()
-GID = group_id(1, SPEC.name)
-MEMBER_IDS = member_ids(GID, [m.name for m in SPEC.members])
-
-
-def _submitted() -> ev.GroupSubmitted:
-    return ev.GroupSubmitted(
-        originator_id=GID,
-        originator_version=1,
-        group_id=GID,
-        at_ns=1,
-        spec=SPEC,
-        submission_seq=1,
-        member_ids=MEMBER_IDS,
-    )
+from tests.domain.one_group import GID, MEMBER_IDS, SPEC, submitted
 
 
 def _created(index: int, **changes: object) -> ev.MemberCreated:
@@ -43,7 +26,7 @@ def _created(index: int, **changes: object) -> ev.MemberCreated:
 
 def test_a_created_member_shares_its_groups_spec_and_ids():
     world = World()
-    world.apply(_submitted())
+    world.apply(submitted())
     world.apply(_created(1))
     group = world.group_by_id(GID)
     member = world.member_by_id(MEMBER_IDS[1])
@@ -54,7 +37,7 @@ def test_a_created_member_shares_its_groups_spec_and_ids():
 
 def test_a_member_whose_spec_differs_from_its_groups_is_refused():
     world = World()
-    world.apply(_submitted())
+    world.apply(submitted())
     other = msgspec.structs.replace(SPEC.members[0], count=3)
     with pytest.raises(DomainError, match="differs from its group"):
         world.apply(_created(0, spec=other))
@@ -63,7 +46,7 @@ def test_a_member_whose_spec_differs_from_its_groups_is_refused():
 
 def test_a_member_under_another_members_id_is_refused():
     world = World()
-    world.apply(_submitted())
+    world.apply(submitted())
     with pytest.raises(DomainError, match="differs from its group"):
         world.apply(_created(0, originator_id=MEMBER_IDS[1]))
 
@@ -72,7 +55,7 @@ def test_a_member_of_an_unknown_group_or_not_in_its_spec_is_refused():
     world = World()
     with pytest.raises(DomainError, match="unknown group"):
         world.apply(_created(0))
-    world.apply(_submitted())
+    world.apply(submitted())
     stranger = msgspec.structs.replace(SPEC.members[0], name="zz")
     with pytest.raises(DomainError, match="has no member 'zz'"):
         world.apply(_created(0, spec=stranger))
@@ -80,13 +63,13 @@ def test_a_member_of_an_unknown_group_or_not_in_its_spec_is_refused():
 
 def test_a_group_whose_member_ids_do_not_match_its_members_is_refused():
     with pytest.raises(DomainError, match="member ids"):
-        World().apply(msgspec.structs.replace(_submitted(), member_ids=MEMBER_IDS[:1]))
+        World().apply(msgspec.structs.replace(submitted(), member_ids=MEMBER_IDS[:1]))
 
 
 def test_a_member_whose_spec_is_an_equal_copy_of_its_groups_shares_the_groups():
     # Replay decodes each event's spec apart from the group's: equal, not the same object.
     world = World()
-    world.apply(_submitted())
+    world.apply(submitted())
     copy = msgspec.msgpack.decode(msgspec.msgpack.encode(SPEC.members[0]), type=MemberSpec)
     assert copy == SPEC.members[0] and copy is not SPEC.members[0]
     world.apply(_created(0, spec=copy))

@@ -7,29 +7,16 @@ from __future__ import annotations
 import msgspec
 
 from costart.domain import events as ev
-from costart.domain.ids import group_id, id_text, member_ids
+from costart.domain.ids import id_text
 from costart.domain.world import JOURNAL_LIMIT, World
 from costart.store.codec import canonical_encode
-from tests.builders import a_group
+from tests.domain.one_group import GID, MEMBER_IDS, SPEC, submitted
 
-SPEC = a_group().with_member("a").with_member("b", replicas=2).build()
-GID = group_id(1, SPEC.name)
-MEMBER_IDS = member_ids(GID, [m.name for m in SPEC.members])
 GKEY, MKEYS = id_text(GID), [id_text(m) for m in MEMBER_IDS]
 
 
 def _submit(world: World) -> None:
-    world.apply(
-        ev.GroupSubmitted(
-            originator_id=GID,
-            originator_version=1,
-            group_id=GID,
-            at_ns=1,
-            spec=SPEC,
-            submission_seq=1,
-            member_ids=MEMBER_IDS,
-        )
-    )
+    world.apply(submitted())
     for member_id, spec in zip(MEMBER_IDS, SPEC.members, strict=True):
         world.apply(
             ev.MemberCreated(
