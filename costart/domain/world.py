@@ -105,17 +105,30 @@ class World(msgspec.Struct, kw_only=True, dict=True):
     position: int = 0
 
     def apply(self, event: ev.DomainEvent) -> None:
-        """Fold one event. Raises `DomainError` if the event breaks the state machine."""
+        """Fold one event. Raises `DomainError` if the event breaks the state machine.
+        Once the change journal is started (`changes`), the event is noted in it."""
+        changes = self._changes
+        if changes is None:
+            self.apply_unjournaled(event)
+            return
+        if type(event) is not _REASON and _KIND_OF.get(type(event), _MEMBER) is not _NODE:
+            # Noted before the fold: if it raises, an entry too many is harmless.
+            oid = event.originator_id
+            changes.keys.append(ID_TEXTS.get(oid.int) or id_text(oid))
+            if len(changes.keys) > 2 * JOURNAL_LIMIT:
+                changes.trim(JOURNAL_LIMIT)
+        live = len(self.live_names)
+        self.apply_unjournaled(event)
+        if len(self.live_names) != live:  # one event adds or ends at most one group
+            changes.relists += 1
+
+    def apply_unjournaled(self, event: ev.DomainEvent) -> None:
+        """`apply` without the journal: replay's fold, before any journal can have been
+        started (see `journal_started`), skips looking for one on every event."""
         kind = _KIND_OF.get(type(event), _MEMBER)
         # Replay's hot path: the common kinds first, lookups inlined.
         oid = event.originator_id
         key = ID_TEXTS.get(oid.int) or id_text(oid)
-        changes = self._changes
-        if changes is not None and kind is not _NODE and type(event) is not _REASON:
-            # Noted before the fold: if it raises, an entry too many is harmless.
-            changes.keys.append(key)
-            if len(changes.keys) > 2 * JOURNAL_LIMIT:
-                changes.trim(JOURNAL_LIMIT)
         if kind is _MEMBER:
             member = self.members.get(key)
             if member is None:
@@ -128,8 +141,6 @@ class World(msgspec.Struct, kw_only=True, dict=True):
             apply_group_event(group, event)
             if group.status in GROUP_TERMINAL:
                 self.live_names.pop(group.name, None)
-                if changes is not None:
-                    changes.relists += 1
         elif kind is _SUBMITTED:
             self._submitted(key, cast(ev.GroupSubmitted, event))
         elif kind is _CREATED:
@@ -140,6 +151,10 @@ class World(msgspec.Struct, kw_only=True, dict=True):
         else:
             self._node_reported(cast(ev.NodeStatusChanged, event))
         self.clock_ns = max(self.clock_ns, event.at_ns)
+
+    def journal_started(self) -> bool:
+        """Has `changes` been called on this World (so `apply` must note events)?"""
+        return self._changes is not None
 
     def changes(self) -> ChangeJournal:
         """This World's change journal, started on the first call: it lists the changes
@@ -155,8 +170,6 @@ class World(msgspec.Struct, kw_only=True, dict=True):
         group = new_group(event)
         self.groups[key] = group
         self.live_names[group.name] = key
-        if self._changes is not None:
-            self._changes.relists += 1
         self.submissions = max(self.submissions, event.submission_seq)
 
     def _node_reported(self, event: ev.NodeStatusChanged) -> None:

@@ -12,9 +12,11 @@ from costart.store.snapshots import CorruptSnapshotError, Snapshot, SnapshotStor
 
 
 def fold(world: World, events: Iterator[tuple[int, DomainEvent]]) -> World:
+    # A World being rebuilt has no journal yet: no need to look for one per event.
+    apply = world.apply if world.journal_started() else world.apply_unjournaled
     with gc_paused():
         for position, event in events:
-            world.apply(event)
+            apply(event)
             world.position = position
     return world
 
