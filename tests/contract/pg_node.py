@@ -9,12 +9,14 @@ It prints one line per fact the test reads: ``TAILING``, ``PROMOTED epoch positi
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 import threading
 
 from costart.app import Controller
 from costart.log_writer import ControllerStoppedError
+from costart.logs import configure_logging
 from costart.pgstore import env_for_url
 from costart.pgstore.ha import LeaseKeeper, Standby, fenced_env, open_factory, open_lease
 from tests.builders import a_group
@@ -62,4 +64,7 @@ def main(url: str, role: str, prefix: str) -> None:
 
 
 if __name__ == "__main__":
+    # Logs go to stderr: stdout carries only the lines above, each whole (a log line
+    # written by another thread could otherwise run into one of them).
+    configure_logging(level=logging.WARNING)
     main(*sys.argv[1:4])
