@@ -33,6 +33,7 @@ the journal, when the next session asks (most never can repeat: their layout mov
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import NamedTuple
 
 from costart.domain import decisions as dec
 from costart.domain.ids import ID_TEXTS, id_text
@@ -44,65 +45,55 @@ from costart.placement import reasons
 Order = Sequence[tuple[GroupState, list[MemberState]]]
 
 
+class SessionInputs(NamedTuple):
+    """What a session starts from, besides capacity (which ``layout`` versions)."""
+
+    world: World
+    now_ns: int
+    status: tuple[str, ...]
+    definitions: Mapping[str, Topology]
+    layout: int
+    order: Order
+
+
 class LastSession:
     """The inputs and waiting groups' decisions of one session (see the module)."""
 
-    def __init__(
-        self,
-        world: World,
-        now_ns: int,
-        status: tuple[str, ...],
-        definitions: Mapping[str, Topology],
-        layout: int,
-        order: Order,
-        visits: dict[int, list[dec.Decision]],
-    ) -> None:
+    def __init__(self, inputs: SessionInputs, visits: dict[int, list[dec.Decision]]) -> None:
         """``visits``: position in ``order`` -> what that waiting group's visit appended."""
-        self.world = world
-        self.journal = world.changes()
+        self.inputs = inputs
+        self.definitions = dict(inputs.definitions)  # the step's own mapping may change
+        self.journal = inputs.world.changes()
         self.mark = self.journal.end  # the World as this session saw it
-        self.now_ns = now_ns
-        self.status = status
-        self.definitions = dict(definitions)
-        self.layout = layout
-        self.order = order
         self.visits = visits
 
-    def repeat(
-        self,
-        world: World,
-        now_ns: int,
-        status: tuple[str, ...],
-        definitions: Mapping[str, Topology],
-        layout: int,
-        order: Order,
-        wanting: int,
-    ) -> list[dec.Decision] | None:
+    def repeat(self, now: SessionInputs, wanting: int) -> list[dec.Decision] | None:
         """This session's decisions if its waiting groups' inputs equal the recorded
         ones (placed groups' reasons computed afresh), else None."""
+        then = self.inputs
         if (
-            world is not self.world
-            or layout != self.layout
-            or order is not self.order
+            now.world is not then.world
+            or now.layout != then.layout
+            or now.order is not then.order
             or wanting
-            or status != self.status
-            or definitions != self.definitions
+            or now.status != then.status
+            or now.definitions != self.definitions
         ):
             return None
         changed = self.journal.since(self.mark)
         if changed is None:
             return None
         touched = set(changed)
-        then, visits = self.now_ns, self.visits
+        visits = self.visits
         decisions: list[dec.Decision] = []
-        for position, (group, members) in enumerate(order):
+        for position, (group, members) in enumerate(now.order):
             visit = visits.get(position)
             if visit is not None:
                 if group.status not in GROUP_WAITING or _changed(group, members, touched):
                     return None
                 if group.status == "PENDING":
                     end = group.retry_at_ns  # the step's only use of the time
-                    if (now_ns < end) != (then < end):
+                    if (now.now_ns < end) != (then.now_ns < end):
                         return None
                 decisions.extend(visit)
             elif group.status == "PLACED":

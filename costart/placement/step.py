@@ -25,7 +25,7 @@ from costart.placement.cluster_file import ClusterDefinition, load_cluster
 from costart.placement.constraints import Scope, check_references, resolve_scopes
 from costart.placement.gangs import GangSession, PlanMemo
 from costart.placement.group_inputs import GroupInputs
-from costart.placement.last_session import LastSession, Order
+from costart.placement.last_session import LastSession, Order, SessionInputs
 from costart.placement.ledger import (
     SessionLedger,
     StartCache,
@@ -183,10 +183,11 @@ class CoPlacementStep:
         if self._ordered[0] is not usage.live:  # a new list whenever the live set moved
             self._ordered = (usage.live, _live_in_order(usage, *self._ordered))
         order = self._ordered[1]
+        inputs = SessionInputs(
+            world, now_ns, status_key, self.placement_groups, usage.layout, order
+        )
         if self._last is not None:
-            repeated = self._last.repeat(
-                world, now_ns, status_key, self.placement_groups, usage.layout, order, usage.wanting
-            )
+            repeated = self._last.repeat(inputs, usage.wanting)
             if repeated is not None:
                 self.allocator.commit()
                 return repeated
@@ -200,9 +201,7 @@ class CoPlacementStep:
             self.allocator.commit()
             self._last = None
             if not self._own_usage:
-                self._last = LastSession(
-                    world, now_ns, status_key, self.placement_groups, usage.layout, order, {}
-                )
+                self._last = LastSession(inputs, {})
             return decisions
         moved = self._in_memory.take_moved() if self._in_memory is not None else None
         ledger = SessionLedger(
@@ -243,9 +242,7 @@ class CoPlacementStep:
         # (the in-memory allocator) and no started group changed the ledger.
         self._last = None
         if not self._own_usage and not singles:
-            self._last = LastSession(
-                world, now_ns, status_key, self.placement_groups, usage.layout, order, visits
-            )
+            self._last = LastSession(inputs, visits)
         return decisions
 
     @staticmethod

@@ -116,10 +116,10 @@ def test_a_journaled_change_of_a_waiting_group_or_member_is_not_repeated(
     as nothing really changed); a pend reason change (not journaled) does not."""
     step, world, last = _kept_step_with_waiting_groups()
     repeats = Repeats(monkeypatch)
-    now = last.now_ns
+    now = last.inputs.now_ns
     decided = step.decide(world, now)
     assert repeats.answered == 1
-    group, members = last.order[min(last.visits)]
+    group, members = last.inputs.order[min(last.visits)]
     key = id_text(group.id) if which == "group" else id_text(members[-1].id)
     world.changes().keys.append(key)  # as `World.apply` notes a change
     assert step.decide(world, now) == decided
@@ -131,7 +131,7 @@ def test_a_journaled_change_of_a_waiting_group_or_member_is_not_repeated(
 def test_a_pend_reason_change_is_repeated_over(monkeypatch: pytest.MonkeyPatch) -> None:
     step, world, last = _kept_step_with_waiting_groups()
     repeats = Repeats(monkeypatch)
-    group, _ = last.order[min(last.visits)]
+    group, _ = last.inputs.order[min(last.visits)]
     reason = ev.PendReason(cls="capacity", message="a reason the step did not give")
     world.apply(
         ev.PendReasonChanged(
@@ -142,5 +142,7 @@ def test_a_pend_reason_change_is_repeated_over(monkeypatch: pytest.MonkeyPatch) 
             reason=reason,
         )
     )
-    assert step.decide(world, last.now_ns) == ComparedStep(step).fresh().decide(world, last.now_ns)
+    assert step.decide(world, last.inputs.now_ns) == ComparedStep(step).fresh().decide(
+        world, last.inputs.now_ns
+    )
     assert repeats.answered == 1
