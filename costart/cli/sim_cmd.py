@@ -8,6 +8,7 @@ application (`costart.app.Controller`), which the simulator itself may not impor
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Annotated, cast
@@ -18,8 +19,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 from rich.table import Table
 
 from costart.app import Controller
-from costart.domain.durations import parse_duration_ns
+from costart.domain.durations import format_duration_ns, parse_duration_ns
 from costart.logs import configure_logging
+from costart.sim.breakdown import WorkloadFigures
 from costart.sim.engine import Engine
 from costart.sim.ports import Clock, PlacementStepLike, SimController
 from costart.sim.report import Report, build_report, report_json, write_plot
@@ -75,6 +77,42 @@ def results_table(report: Report) -> Table:
     ]
     for label, value in rows:
         table.add_row(label, *("-" if value(r) is None else str(value(r)) for r in report.policies))
+    return table
+
+
+def two_units(seconds: float | None) -> str:
+    """A duration rounded to its two largest units (``2h43m``, ``12m5s``, ``4s``)."""
+    if seconds is None:
+        return "-"
+    ns = round(seconds) * 10**9
+    if ns == 0:
+        return "0s"
+    return "".join(re.findall(r"\d+[hms]", format_duration_ns(ns))[:2])
+
+
+def workload_table(report: Report) -> Table:
+    """The per-group figures per workload, the policies side by side."""
+    table = Table(title=f"{report.scenario} — seed {report.seed}, by workload")
+    table.add_column("workload")
+    table.add_column("figure")
+    for result in report.policies:
+        table.add_column(result.policy, justify="right")
+    rows: list[tuple[str, Callable[[WorkloadFigures], object]]] = [
+        ("groups started / never", lambda w: f"{w.started} / {w.never_started}"),
+        ("time to start p50", lambda w: two_units(w.time_to_start_p50_s)),
+        ("time to start p99", lambda w: two_units(w.time_to_start_p99_s)),
+        ("idle-held GPU-hours", lambda w: f"{w.idle_held_gpu_hours:.1f}"),
+        ("partial-start waste GPU-hours", lambda w: f"{w.partial_start_waste_gpu_hours:.1f}"),
+        ("busy GPU-hours", lambda w: f"{w.busy_gpu_hours:.1f}"),
+    ]
+    names = sorted({w.workload for r in report.policies for w in r.workloads})
+    for name in names:
+        per_policy = [
+            next((w for w in r.workloads if w.workload == name), None) for r in report.policies
+        ]
+        for i, (label, value) in enumerate(rows):
+            cells = ["-" if w is None else str(value(w)) for w in per_policy]
+            table.add_row(name if i == 0 else "", label, *cells, end_section=i == len(rows) - 1)
     return table
 
 
@@ -156,6 +194,7 @@ def sim(
     chosen = [p.strip() for p in policies.split(",") if p.strip()]
     report, walls = run_report(setup, chosen, console)
     console.print(results_table(report))
+    console.print(workload_table(report))
     for policy, wall in zip(chosen, walls, strict=True):
         console.print(f"{policy}: {wall:.1f}s wall", highlight=False)
     out.mkdir(parents=True, exist_ok=True)

@@ -110,7 +110,9 @@ class Embedder:
 
     def start(self) -> None:
         for index, arrival in enumerate(self.arrivals):
-            self.originals.append(Original(index, arrival.spec.name, arrival.at_ns))
+            self.originals.append(
+                Original(index, arrival.spec.name, arrival.at_ns, arrival.workload_name)
+            )
             self.engine.push(arrival.at_ns, "arrive", index)
 
     # --- queue items -----------------------------------------------------------------

@@ -9,7 +9,9 @@ moment:
   accelerators a naive start burns waiting for the rest of the group.
 
 Each member's share is recomputed only when an event about it is written, and totals
-move by the difference, so accounting costs O(1) per event.
+move by the difference, so accounting costs O(1) per event. The same three integrals are
+kept per original group too (settled whenever its counts move, and at the end), so the
+report can break them down by workload; summed over the groups they are the totals.
 """
 
 from __future__ import annotations
@@ -27,22 +29,34 @@ class Original:
 
     __slots__ = (
         "at_ns",
+        "busy_gpu_ns",
         "ended_ns",
         "full_started",
+        "idle_gpu_ns",
+        "idle_gpus",
         "index",
         "name",
         "outcome",
         "partial",
         "running_gpus",
         "running_units",
+        "settled_ns",
         "started_ns",
         "units",
+        "waste_gpu_ns",
+        "workload",
     )
 
-    def __init__(self, index: int, name: str, at_ns: int) -> None:
+    def __init__(self, index: int, name: str, at_ns: int, workload: str = "") -> None:
         self.index = index
         self.name = name
         self.at_ns = at_ns
+        self.workload = workload
+        self.idle_gpus = 0
+        self.settled_ns = 0
+        self.idle_gpu_ns = 0
+        self.busy_gpu_ns = 0
+        self.waste_gpu_ns = 0
         self.units = 1
         self.running_units = 0
         self.running_gpus = 0
@@ -103,8 +117,10 @@ class Usage:
         old_idle, old_running = self._share.get(key, (0, 0))
         if (idle, running) == (old_idle, old_running):
             return
+        self.settle(original)
         self._share[key] = (idle, running)
         self.idle_gpus += idle - old_idle
+        original.idle_gpus += idle - old_idle
         delta = running - old_running
         original.running_gpus += delta
         if original.full_started:
@@ -116,10 +132,23 @@ class Usage:
         """Move the original's running GPUs between waste and busy."""
         if original.full_started == started:
             return
+        self.settle(original)
         original.full_started = started
         sign = 1 if started else -1
         self.busy_gpus += sign * original.running_gpus
         self.waste_gpus -= sign * original.running_gpus
+
+    def settle(self, original: Original) -> None:
+        """Integrate ``original``'s own counts up to the usage's time (call before they
+        move, and for every group at the end)."""
+        span = self.last_ns - original.settled_ns
+        if span > 0:
+            original.idle_gpu_ns += original.idle_gpus * span
+            if original.full_started:
+                original.busy_gpu_ns += original.running_gpus * span
+            else:
+                original.waste_gpu_ns += original.running_gpus * span
+            original.settled_ns = self.last_ns
 
     def sample(self, now_ns: int) -> None:
         allocated = self.idle_gpus + self.busy_gpus + self.waste_gpus

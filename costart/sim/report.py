@@ -7,9 +7,11 @@ the same seed write the same bytes. The terminal table lives in the CLI.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
+from costart.sim.breakdown import WorkloadFigures
 from costart.sim.metrics import Sample
 from costart.sim.results import PolicyResult
 from costart.sim.setup import SimSetup, describe_setup
@@ -51,13 +53,17 @@ def _thin(timeline: list[Sample]) -> list[Sample]:
 
 
 def write_plot(report: Report, capacity_gpus: int, path: Path) -> None:
-    """Utilization (busy / capacity GPUs) and queue length over time, one line per policy."""
+    """Utilization (busy / capacity GPUs) and queue length over time, one line per policy;
+    below, time to start per workload (p50 bars, p99 marks), policies side by side."""
     import matplotlib  # noqa: PLC0415 - only the report needs it, and it is slow to import
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt  # noqa: PLC0415
 
-    figure, (top, bottom) = plt.subplots(2, 1, figsize=(10, 6), sharex=True)
+    figure = plt.figure(figsize=(10, 9))
+    top = figure.add_subplot(3, 1, 1)
+    bottom = figure.add_subplot(3, 1, 2, sharex=top)
+    _workload_bars(figure.add_subplot(3, 1, 3), report)
     for result in report.policies:
         points = _thin(result.timeline)
         hours = [p.t_ns / 3.6e12 for p in points]
@@ -77,3 +83,30 @@ def write_plot(report: Report, capacity_gpus: int, path: Path) -> None:
     figure.tight_layout()
     figure.savefig(path, dpi=100)
     plt.close(figure)
+
+
+def _workload_bars(axes: Any, report: Report) -> None:
+    """Time to start per workload: a p50 bar and a p99 mark per policy (hours)."""
+    names = sorted({w.workload for r in report.policies for w in r.workloads})
+    width = 0.8 / max(len(report.policies), 1)
+    for k, result in enumerate(report.policies):
+        figures = {w.workload: w for w in result.workloads}
+        xs = [i + k * width for i in range(len(names))]
+        p50 = [_hours_or_zero(figures.get(n), "time_to_start_p50_s") for n in names]
+        p99 = [_hours_or_zero(figures.get(n), "time_to_start_p99_s") for n in names]
+        bars = axes.bar(xs, p50, width, label=f"{result.policy} p50")
+        axes.scatter(
+            xs,
+            p99,
+            marker="_",
+            s=200,
+            color=bars.patches[0].get_facecolor() if bars.patches else None,
+        )
+    axes.set_xticks([i + 0.4 - width / 2 for i in range(len(names))], names)
+    axes.set_ylabel("time to start (h): p50 bar, p99 mark")
+    axes.legend(loc="upper right", fontsize="small")
+
+
+def _hours_or_zero(figures: WorkloadFigures | None, field: str) -> float:
+    value = None if figures is None else getattr(figures, field)
+    return 0.0 if value is None else value / 3600

@@ -11,16 +11,18 @@ from collections.abc import Callable, Sequence
 
 import msgspec
 
+from costart.sim.breakdown import NS_PER_SECOND, WorkloadFigures, by_workload
+from costart.sim.breakdown import hours as _hours
+from costart.sim.breakdown import seconds as _seconds
 from costart.sim.embedder import Embedder
 from costart.sim.engine import Engine
 from costart.sim.independent import IndependentEmbedder
-from costart.sim.metrics import NS_PER_HOUR, Sample, percentile
+from costart.sim.metrics import Sample, percentile
 from costart.sim.ports import ControllerFactory, SimController
 from costart.sim.setup import SimSetup
 from costart.store.reading import log_records
 
 POLICIES = ("atomic", "reserve", "independent")
-NS_PER_SECOND = 10**9
 
 
 class PolicyResult(msgspec.Struct, frozen=True):
@@ -57,6 +59,7 @@ class PolicyResult(msgspec.Struct, frozen=True):
     end_reason: str
     deadlocked_groups: list[str] = msgspec.field(default_factory=list)
     timeline: list[Sample] = msgspec.field(default_factory=list)
+    workloads: list[WorkloadFigures] = msgspec.field(default_factory=list)
 
 
 def log_digest(controller: SimController) -> tuple[int, str]:
@@ -68,14 +71,6 @@ def log_digest(controller: SimController) -> tuple[int, str]:
         digest.update(record.state)
         count += 1
     return count, digest.hexdigest()
-
-
-def _hours(gpu_ns: int) -> float:
-    return round(gpu_ns / NS_PER_HOUR, 4)
-
-
-def _seconds(ns: int | None) -> float | None:
-    return None if ns is None else round(ns / NS_PER_SECOND, 3)
 
 
 def _holding(engine: Engine, embedder: Embedder) -> set[int]:
@@ -103,6 +98,8 @@ def result_of(engine: Engine, embedder: Embedder) -> PolicyResult:
         if o.started_ns is None and o.outcome is None and o.index in holding
     ]
     usage = engine.usage
+    for original in originals:
+        usage.settle(original)
     capacity_ns = usage.capacity_gpus * engine.now_ns
     events, digest = log_digest(engine.controller)
     outcomes = [o.outcome for o in originals]
@@ -139,6 +136,7 @@ def result_of(engine: Engine, embedder: Embedder) -> PolicyResult:
         end_reason=engine.end_reason,
         deadlocked_groups=deadlocked[:50],
         timeline=usage.timeline,
+        workloads=by_workload(originals),
     )
 
 

@@ -112,7 +112,7 @@ def _arrivals(
             else:
                 runs[member.name] = MemberRun()
         lifetime = doc.lifetime.draw_ns(rng) if doc.lifetime is not None else None
-        out.append(Arrival(at_ns, spec, runs, behaviour, lifetime_ns=lifetime))
+        out.append(Arrival(at_ns, spec, runs, behaviour, lifetime_ns=lifetime, workload=doc.name))
     return out
 
 

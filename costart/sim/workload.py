@@ -53,12 +53,30 @@ class Arrival(msgspec.Struct, frozen=True):
     runs: dict[str, MemberRun]
     behaviour: dict[str, MemberBehaviour] = msgspec.field(default_factory=dict)
     lifetime_ns: int | None = None
+    workload: str = ""  # the scenario's workload it came from ("" for a trace's)
+
+    @property
+    def workload_name(self) -> str:
+        """What the report groups it under: its scenario workload, else its size."""
+        return self.workload or size_class(self.spec)
 
     def behaviour_of(self, member: str) -> MemberBehaviour:
         return self.behaviour.get(member, DEFAULT_BEHAVIOUR)
 
     def run_of(self, member: str) -> MemberRun:
         return self.runs.get(member, MemberRun())
+
+
+def size_class(spec: GroupSpec) -> str:
+    """A trace group's workload in the report, by the accelerators its gang needs (a
+    pooled percentile hides how large gangs and small jobs fare apart)."""
+    gpus = sum(m.shape.gpu * m.min_start for m in spec.members)
+    tasks = sum(m.min_start for m in spec.members)
+    if not gpus:
+        return "cpu-only"
+    if tasks == 1:
+        return "single-task"
+    return "gang-1-8-gpu" if gpus <= 8 else ("gang-9-64-gpu" if gpus <= 64 else "gang-65+-gpu")
 
 
 class Workload(msgspec.Struct):
