@@ -76,15 +76,27 @@ class IndependentEmbedder(Embedder):
         except SpecError as error:
             self._reject(original, str(error))
             return
+        self.split(index, arrival.at_ns)
+
+    def split(self, index: int, at_ns: int, attempt: int = 0) -> None:
+        """Create the original's task groups, each submitted up to ``task_skew`` after
+        ``at_ns`` (``attempt`` > 0: a later round of them, under new names)."""
+        arrival = self.arrivals[index]
+        original = self.originals[index]
         units = []
         skew = self.setup.options.task_skew_ns
+        source = (
+            arrival.spec
+            if not attempt
+            else msgspec.structs.replace(arrival.spec, name=f"{arrival.spec.name}/{attempt}")
+        )
         for member in arrival.spec.members:
             for task in range(tasks_of(member)):
-                spec = task_spec(arrival.spec, member, task)
+                spec = task_spec(source, member, task)
                 unit = Unit(spec.name, spec, original, member.name, task)
                 units.append(unit)
                 rng = keyed_random(self.seed, "skew", original.name, member.name, task)
-                self.engine.push(arrival.at_ns + int(rng.random() * skew), "submit", unit)
+                self.engine.push(at_ns + int(rng.random() * skew), "submit", unit)
         original.units = len(units)
         self.task_units[index] = units
 

@@ -18,11 +18,21 @@ from costart.sim.embedder import Embedder
 from costart.sim.engine import Engine
 from costart.sim.independent import IndependentEmbedder
 from costart.sim.metrics import Sample, percentile
+from costart.sim.peers import (
+    KueueEmbedder,
+    SlurmEasyEmbedder,
+    VolcanoEmbedder,
+    YuniKornEmbedder,
+)
 from costart.sim.ports import ControllerFactory, SimController
 from costart.sim.setup import SimSetup
 from costart.store.reading import log_records
 
 POLICIES = ("atomic", "reserve", "independent")
+# Peers' policies as the simulator models them (`costart.sim.peers`), compared with
+# costart's on the same workload.
+PEER_POLICIES = ("volcano", "yunikorn", "kueue", "slurm-easy")
+ALL_POLICIES = (*POLICIES, *PEER_POLICIES)
 
 
 class PolicyResult(msgspec.Struct, frozen=True):
@@ -140,6 +150,14 @@ def result_of(engine: Engine, embedder: Embedder) -> PolicyResult:
     )
 
 
+_PEERS: dict[str, Callable[[SimSetup], Embedder]] = {
+    "volcano": VolcanoEmbedder,
+    "yunikorn": YuniKornEmbedder,
+    "kueue": KueueEmbedder,
+    "slurm-easy": SlurmEasyEmbedder,
+}
+
+
 def embedder_for(policy: str, setup: SimSetup) -> Embedder:
     if policy == "independent":
         return IndependentEmbedder(setup)
@@ -149,7 +167,11 @@ def embedder_for(policy: str, setup: SimSetup) -> Embedder:
         return Embedder(setup, "reserve")
     if policy == "as-specified":
         return Embedder(setup, None)
-    raise ValueError(f"unknown policy {policy!r} (atomic, reserve, independent, as-specified)")
+    peer = _PEERS.get(policy)
+    if peer is not None:
+        return peer(setup)
+    known = ", ".join((*ALL_POLICIES, "as-specified"))
+    raise ValueError(f"unknown policy {policy!r} ({known})")
 
 
 def run_policy(

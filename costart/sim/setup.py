@@ -15,6 +15,7 @@ import random
 import msgspec
 
 from costart.domain.durations import format_duration_ns, parse_duration_ns
+from costart.domain.spec_types import GroupSpec
 from costart.placement.cluster_file import ClusterDefinition
 from costart.sim.distributions import describe
 from costart.sim.scenario import RunDoc, Scenario, WorkloadDoc
@@ -94,6 +95,19 @@ def _behaviour(doc: WorkloadDoc, run: RunDoc) -> MemberBehaviour:
     )
 
 
+def _declared_limit(doc: WorkloadDoc, spec: GroupSpec) -> int | None:
+    """The longest any job of ``spec`` can run (None if some member is unbounded)."""
+    limits = []
+    for member in spec.members:
+        run = doc.runs.get(member.name, RunDoc())
+        if member.kind != "job":
+            return None
+        limits.append(HOUR_NS if run.runtime is None else run.runtime.upper_ns())
+    if any(limit is None for limit in limits):
+        return None
+    return max((limit for limit in limits if limit is not None), default=None)
+
+
 def _arrivals(
     rng: random.Random, doc: WorkloadDoc, spec_index: int, scenario: Scenario
 ) -> list[Arrival]:
@@ -112,7 +126,17 @@ def _arrivals(
             else:
                 runs[member.name] = MemberRun()
         lifetime = doc.lifetime.draw_ns(rng) if doc.lifetime is not None else None
-        out.append(Arrival(at_ns, spec, runs, behaviour, lifetime_ns=lifetime, workload=doc.name))
+        out.append(
+            Arrival(
+                at_ns,
+                spec,
+                runs,
+                behaviour,
+                lifetime_ns=lifetime,
+                workload=doc.name,
+                limit_ns=_declared_limit(doc, spec),
+            )
+        )
     return out
 
 
