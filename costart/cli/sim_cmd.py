@@ -25,7 +25,7 @@ from costart.sim.breakdown import WorkloadFigures
 from costart.sim.engine import Engine
 from costart.sim.ports import Clock, PlacementStepLike, SimController
 from costart.sim.report import Report, build_report, report_json, write_plot
-from costart.sim.results import POLICIES, PolicyResult, run_policy
+from costart.sim.results import ALL_POLICIES, PolicyResult, run_policy
 from costart.sim.scenario import ScenarioError, load_scenario
 from costart.sim.setup import SimSetup, describe_setup, draw_setup
 from costart.sim.trace_setup import TRACE_KINDS, TraceKind, TraceOptions, trace_setup
@@ -51,7 +51,7 @@ def controller_factory(
 def results_table(report: Report) -> Table:
     """The policies side by side."""
     table = Table(title=f"{report.scenario} — seed {report.seed}")
-    table.add_column("figure")
+    table.add_column("figure", no_wrap=True)
     for result in report.policies:
         table.add_column(result.policy, justify="right")
     rows: list[tuple[str, Callable[[PolicyResult], object]]] = [
@@ -93,8 +93,8 @@ def two_units(seconds: float | None) -> str:
 def workload_table(report: Report) -> Table:
     """The per-group figures per workload, the policies side by side."""
     table = Table(title=f"{report.scenario} — seed {report.seed}, by workload")
-    table.add_column("workload")
-    table.add_column("figure")
+    table.add_column("workload", no_wrap=True)
+    table.add_column("figure", no_wrap=True)
     for result in report.policies:
         table.add_column(result.policy, justify="right")
     rows: list[tuple[str, Callable[[WorkloadFigures], object]]] = [
@@ -158,7 +158,7 @@ def sim(
         str | None, typer.Option(help=f"read SOURCE as a real trace: {'|'.join(TRACE_KINDS)}")
     ] = None,
     seed: Annotated[int, typer.Option(help="the one seed every draw comes from")] = 1,
-    policies: Annotated[str, typer.Option(help="comma-separated")] = ",".join(POLICIES),
+    policies: Annotated[str, typer.Option(help="comma-separated")] = ",".join(ALL_POLICIES),
     max_groups: Annotated[int | None, typer.Option(help="traces: first N groups")] = None,
     compress: Annotated[float, typer.Option(help="traces: arrivals N times denser")] = 1.0,
     node_losses: Annotated[int, typer.Option(help="traces: node losses to draw")] = 0,
@@ -169,7 +169,8 @@ def sim(
     ),
     verbose: Annotated[bool, typer.Option(help="controller logs on stderr")] = False,
 ) -> None:
-    """Run the real controller on a virtual clock; compare atomic, reserve and independent."""
+    """Run the real controller on a virtual clock; compare costart's policies with the
+    naive baseline and the peers' (Volcano, YuniKorn, Kueue, Slurm EASY)."""
     configure_logging(level=logging.INFO if verbose else logging.WARNING)
     console = Console()
     try:

@@ -27,6 +27,7 @@ from costart.sim.embedder import Embedder, Unit
 from costart.sim.metrics import Original
 from costart.sim.setup import SimSetup, keyed_random
 
+GENERATIONS_PER_ROUND = 1000
 FAIL_GROUP = FailurePolicy(default="fail-group", max_group_restarts=0)
 ALL_JOBS = SuccessPolicy(when="all-jobs")
 
@@ -94,6 +95,8 @@ class IndependentEmbedder(Embedder):
             for task in range(tasks_of(member)):
                 spec = task_spec(source, member, task)
                 unit = Unit(spec.name, spec, original, member.name, task)
+                # A later round draws fresh claim delays (its own placements' streams).
+                unit.gens[member.name] = attempt * GENERATIONS_PER_ROUND
                 units.append(unit)
                 rng = keyed_random(self.seed, "skew", original.name, member.name, task)
                 self.engine.push(at_ns + int(rng.random() * skew), "submit", unit)

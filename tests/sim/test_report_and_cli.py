@@ -7,6 +7,7 @@ import json
 from typer.testing import CliRunner
 
 from costart.cli.sim_cmd import app
+from costart.sim.results import ALL_POLICIES
 from tests.sim.helpers import SCENARIOS
 
 
@@ -21,7 +22,7 @@ def test_sim_prints_the_seed_and_its_options_and_writes_a_deterministic_report(t
     report = (tmp_path / "a" / "report.json").read_bytes()
     assert report == (tmp_path / "b" / "report.json").read_bytes()
     policies = {p["policy"]: p for p in json.loads(report)["policies"]}
-    assert set(policies) == {"atomic", "reserve", "independent"}
+    assert set(policies) == set(ALL_POLICIES)
     assert policies["independent"]["deadlocked"] == 3
     assert (tmp_path / "a" / "report.png").read_bytes()[:4] == b"\x89PNG"
 

@@ -53,8 +53,14 @@ class YuniKornEmbedder(IndependentEmbedder):
         if index in self.soft:
             self._start_unit(unit)
         elif len(allocated) == len(self.task_units[index]):
+            # The real pods replace every placeholder in one step: the tasks start one
+            # command after another, which is not a partial start.
+            original = unit.original
+            partial = original.partial
             for task in self.task_units[index]:
                 self._start_unit(task)
+            if original.full_started:
+                original.partial = partial
 
     def _released(self, unit: Unit, event: ev.PlacementReleased) -> None:
         self.allocated[unit.original.index].discard(unit.name)
