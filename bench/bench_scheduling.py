@@ -1,0 +1,153 @@
+"""Benchmark: scheduling quality of every placement policy on five workloads.
+
+Not a test (its CI check is `tests/sim/test_scheduling_quality.py`, one seed). For the
+mixed, starvation and deadlock-trap scenarios and the PAI and DLRM traces, over N seeds
+(20 by default), every policy: gang and small-job time to start (p50, p99),
+idle-held and partial-start GPU-hours and utilisation, each as the median over seeds
+with its range. Checks the issue-21 targets on the starvation scenario and writes
+bench/results/scheduling.json.
+
+Run: python bench/bench_scheduling.py [--seeds N] [--workloads a,b] [--policies a,b]
+     [--traces PATH] [--trace-groups N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import msgspec
+
+from costart.cli.sim_cmd import controller_factory
+from costart.logs import configure_logging
+from costart.sim.quality import RunFigures, Spread, measure, summarise
+from costart.sim.results import ALL_POLICIES
+from costart.sim.scenario import load_scenario
+from costart.sim.setup import SimSetup, draw_setup
+from costart.sim.trace_setup import TraceOptions, trace_setup
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "bench" / "results" / "scheduling.json"
+SCENARIOS = ("mixed", "starvation", "deadlock-trap")
+TRACES = ("pai", "dlrm")
+NOT_MEASURED = {
+    "reserve+backfill": "backfill into held capacity is not built yet (issue 21, part 2)",
+}
+
+
+def setups_for(name: str, traces: Path, trace_groups: int) -> Callable[[int], SimSetup]:
+    if name in SCENARIOS:
+        scenario = load_scenario(ROOT / "scenarios" / f"sim-{name}.toml")
+        return lambda seed: draw_setup(scenario, seed)
+    if name == "pai":
+        options = TraceOptions(max_groups=trace_groups, compress=50.0)
+    else:
+        options = TraceOptions(max_groups=trace_groups)
+    return lambda seed: trace_setup("pai" if name == "pai" else "dlrm", traces, seed, options)
+
+
+def _text(spread: Spread) -> str:
+    if spread.median is None:
+        return "-"
+    return f"{spread.median:g} [{spread.low:g}..{spread.high:g}]"
+
+
+def starvation_targets(summary: dict[str, dict[str, Spread]]) -> dict[str, object]:
+    """Issue 21's targets: reserve + backfill against plain reserve and atomic."""
+    backfill = summary.get("reserve+backfill")
+    reserve, atomic = summary.get("reserve"), summary.get("atomic")
+    if backfill is None or reserve is None or atomic is None:
+        return {
+            "status": "not measured",
+            "why": NOT_MEASURED["reserve+backfill"],
+            "reserve_vs_atomic_gang_p99_s": None
+            if reserve is None or atomic is None
+            else [
+                reserve["gang_time_to_start_p99_s"].median,
+                atomic["gang_time_to_start_p99_s"].median,
+            ],
+        }
+
+    def median(figures: dict[str, Spread], name: str) -> float:
+        value = figures[name].median
+        return float("inf") if value is None else value
+
+    return {
+        "gang_p99_at_most_reserve": median(backfill, "gang_time_to_start_p99_s")
+        <= median(reserve, "gang_time_to_start_p99_s"),
+        "idle_held_at_most_25pct_of_reserve": median(backfill, "idle_held_gpu_hours")
+        <= 0.25 * median(reserve, "idle_held_gpu_hours"),
+        "small_p50_within_10pct_of_atomic": median(backfill, "small_time_to_start_p50_s")
+        <= 1.1 * median(atomic, "small_time_to_start_p50_s"),
+    }
+
+
+def main(argv: list[str] | None = None) -> dict[str, object]:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--seeds", type=int, default=20)
+    parser.add_argument("--workloads", default=",".join((*SCENARIOS, *TRACES)))
+    parser.add_argument("--policies", default=",".join(ALL_POLICIES))
+    default = Path(os.environ.get("COSTART_TRACES", ROOT.parent / "shared" / "traces"))
+    parser.add_argument("--traces", type=Path, default=default)
+    parser.add_argument("--trace-groups", type=int, default=150)
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    args = parser.parse_args(argv)
+    configure_logging(level=logging.WARNING)
+    policies = [p for p in args.policies.split(",") if p]
+    seeds = list(range(1, args.seeds + 1))
+    results: dict[str, object] = {
+        "benchmark": "scheduling quality per policy (virtual time; medians over seeds)",
+        "seeds": args.seeds,
+        "not_measured": NOT_MEASURED,
+        "workloads": {},
+    }
+    workloads: dict[str, object] = {}
+    for name in [w for w in args.workloads.split(",") if w]:
+        if name in TRACES and not (args.traces / "README.md").exists():
+            print(f"no traces at {args.traces}: {name} skipped", file=sys.stderr)
+            continue
+
+        def progress(policy: str, seed: int, figures: RunFigures, name: str = name) -> None:
+            print(f"\r{name} seed {seed} {policy}      ", end="", file=sys.stderr, flush=True)
+
+        runs = measure(
+            setups_for(name, args.traces, args.trace_groups),
+            seeds,
+            policies,
+            controller_factory,
+            progress,
+        )
+        print(file=sys.stderr)
+        summary = {p: summarise(r) for p, r in runs.items()}
+        entry: dict[str, object] = {
+            "summary": msgspec.to_builtins(summary),
+            "runs": msgspec.to_builtins(runs),
+        }
+        if name == "starvation":
+            entry["targets"] = starvation_targets(summary)
+        workloads[name] = entry
+        print(f"== {name} ({len(seeds)} seeds): median [min..max]")
+        for policy, figures in summary.items():
+            print(
+                f"  {policy:12} gang p50 {_text(figures['gang_time_to_start_p50_s'])}s"
+                f" p99 {_text(figures['gang_time_to_start_p99_s'])}s"
+                f" (never {_text(figures['gang_never_started'])});"
+                f" small p50 {_text(figures['small_time_to_start_p50_s'])}s"
+                f" p99 {_text(figures['small_time_to_start_p99_s'])}s;"
+                f" idle-held {_text(figures['idle_held_gpu_hours'])} GPU-h;"
+                f" partial {_text(figures['partial_start_gpu_hours'])} GPU-h;"
+                f" util {_text(figures['utilization'])}"
+            )
+    results["workloads"] = workloads
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_bytes(msgspec.json.format(msgspec.json.encode(results), indent=2) + b"\n")
+    print(f"wrote {args.out}")
+    return results
+
+
+if __name__ == "__main__":
+    main()
