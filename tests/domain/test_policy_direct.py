@@ -1,0 +1,145 @@
+"""Direct tests of the behaviours planted bugs slipped past (or were caught only by a
+side effect): the first matching failure rule wins, `when = "members"` needs every
+named member, and the barrier holds while any claim is PENDING."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from costart.domain.policy import decide_action, matching_rule
+from tests.builders import a_group, event_names, full_placement, new_controller
+
+
+def two_matching_rules(first: str, second: str):
+    """A group whose two rules both match trainer's `error` failure."""
+    return (
+        a_group()
+        .with_member("trainer", tasks=1)
+        .with_member("helper", tasks=1)
+        .with_rule(first, members=("trainer",), reasons=("error",), max_restarts=3)
+        .with_rule(second, reasons=("any",), max_restarts=3)
+        .with_failure(default="fail-group", max_group_restarts=3)
+        .build()
+    )
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [("restart-member", "fail-group"), ("fail-group", "restart-member"), ("tolerate", "restart-group")],
+)
+def test_the_first_matching_rule_wins_not_the_last(first, second):
+    spec = two_matching_rules(first, second)
+    assert matching_rule(spec, "trainer", "error") is spec.failure.rules[0]
+    assert decide_action(spec, "trainer", "error", 0, 0) == first
+    # The second rule is what a member the first does not name gets.
+    assert matching_rule(spec, "helper", "error") is spec.failure.rules[1]
+
+
+def test_the_first_rule_decides_through_the_controller():
+    spec = two_matching_rules("restart-member", "fail-group")
+    c = started(spec)
+    events = c.member_failed("g1/trainer", "error", 1)
+    assert event_names(events) == ["MemberFailed", "MemberRestarted"]
+    assert events[0].action == "restart-member"
+    assert c.group("g1").status == "RUNNING"
+
+
+def test_a_rule_for_other_members_or_reasons_does_not_match():
+    spec = (
+        a_group()
+        .with_member("trainer")
+        .with_member("other")
+        .with_rule("restart-member", members=("other",), reasons=("any",), max_restarts=5)
+        .with_rule("tolerate", reasons=("oom",))
+        .with_failure(default="restart-group", max_group_restarts=1)
+        .build()
+    )
+    assert matching_rule(spec, "trainer", "error") is None
+    assert decide_action(spec, "trainer", "error", 0, 0) == "restart-group"
+    assert decide_action(spec, "trainer", "oom", 0, 0) == "tolerate"
+
+
+def started(spec):
+    c = new_controller()
+    c.submit(spec)
+    c.apply_decisions([full_placement(spec)])
+    for member in spec.members:
+        for claim in member.claims:
+            c.claim_ready(f"{spec.name}/{member.name}", claim)
+    for member in spec.members:
+        c.member_started(f"{spec.name}/{member.name}")
+    assert c.group(spec.name).status == "RUNNING"
+    return c
+
+
+@pytest.mark.parametrize("order", list(itertools.permutations(["a", "b", "c"])))
+def test_success_by_members_needs_every_named_member(order):
+    spec = (
+        a_group()
+        .with_member("a")
+        .with_member("b")
+        .with_member("c")
+        .with_member("other")
+        .with_success("members", ("a", "b", "c"))
+        .build()
+    )
+    c = started(spec)
+    for done, name in enumerate(order, 1):
+        events = c.member_succeeded(f"g1/{name}")
+        if done < len(order):
+            assert "GroupSucceeded" not in event_names(events), f"after {order[:done]}"
+            assert c.group("g1").status == "RUNNING"
+    assert event_names(events)[-1] == "GroupSucceeded"
+    assert c.group("g1").status == "SUCCEEDED"
+
+
+def test_success_by_members_ignores_a_member_it_does_not_name():
+    spec = (
+        a_group()
+        .with_member("a")
+        .with_member("other")
+        .with_success("members", ("a",))
+        .build()
+    )
+    c = started(spec)
+    assert "GroupSucceeded" not in event_names(c.member_succeeded("g1/other"))
+    assert event_names(c.member_succeeded("g1/a"))[-1] == "GroupSucceeded"
+
+
+CLAIMS = (("trainer", "gpus"), ("trainer", "data"), ("rollout", "gpus"))
+
+
+@pytest.mark.parametrize("order", list(itertools.permutations(CLAIMS)))
+def test_the_barrier_holds_while_any_claim_is_pending(order):
+    spec = (
+        a_group()
+        .with_member("trainer", tasks=2, claims=("gpus", "data"))
+        .with_member("rollout", replicas=2, claims=("gpus",))
+        .build()
+    )
+    c = new_controller()
+    c.submit(spec)
+    c.apply_decisions([full_placement(spec)])
+    for reported, (member, claim) in enumerate(order, 1):
+        events = c.claim_ready(f"g1/{member}", claim)
+        pending = order[reported:]
+        if pending:
+            assert event_names(events) == ["ClaimReady"], f"released with {pending} PENDING"
+            assert c.group("g1").status == "PLACED"
+            assert not c.may_start("g1/trainer") and not c.may_start("g1/rollout")
+            for waiting, _ in pending:
+                assert next(m for m in c.members("g1") if m.name == waiting).status == "PLACED"
+    assert event_names(events) == ["ClaimReady", "BarrierReleased"]
+    assert c.may_start("g1/trainer") and c.may_start("g1/rollout")
+
+
+def test_a_member_with_one_of_two_claims_ready_is_not_ready():
+    spec = a_group().with_member("trainer", claims=("gpus", "data")).build()
+    c = new_controller()
+    c.submit(spec)
+    c.apply_decisions([full_placement(spec)])
+    c.claim_ready("g1/trainer", "data")
+    (trainer,) = c.members("g1")
+    assert trainer.status == "PLACED" and trainer.claims == {"gpus": "PENDING", "data": "READY"}
