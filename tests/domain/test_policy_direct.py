@@ -27,7 +27,11 @@ def two_matching_rules(first: str, second: str):
 
 @pytest.mark.parametrize(
     ("first", "second"),
-    [("restart-member", "fail-group"), ("fail-group", "restart-member"), ("tolerate", "restart-group")],
+    [
+        ("restart-member", "fail-group"),
+        ("fail-group", "restart-member"),
+        ("tolerate", "restart-group"),
+    ],
 )
 def test_the_first_matching_rule_wins_not_the_last(first, second):
     spec = two_matching_rules(first, second)
@@ -96,13 +100,7 @@ def test_success_by_members_needs_every_named_member(order):
 
 
 def test_success_by_members_ignores_a_member_it_does_not_name():
-    spec = (
-        a_group()
-        .with_member("a")
-        .with_member("other")
-        .with_success("members", ("a",))
-        .build()
-    )
+    spec = a_group().with_member("a").with_member("other").with_success("members", ("a",)).build()
     c = started(spec)
     assert "GroupSucceeded" not in event_names(c.member_succeeded("g1/other"))
     assert event_names(c.member_succeeded("g1/a"))[-1] == "GroupSucceeded"

@@ -60,7 +60,9 @@ def chain_error_at(read, position: int) -> None:
 
 
 @pytest.mark.parametrize("position", [1, 6, COUNT])
-def test_every_reader_names_the_first_record_that_does_not_link(stores: TempStores, position: int) -> None:
+def test_every_reader_names_the_first_record_that_does_not_link(
+    stores: TempStores, position: int
+) -> None:
     path = written_log(stores)
     forge(path, position, bytes(16))
     recorder = LmdbApplicationRecorder(stores.open(path))
