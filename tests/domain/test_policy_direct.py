@@ -141,3 +141,31 @@ def test_a_member_with_one_of_two_claims_ready_is_not_ready():
     c.claim_ready("g1/trainer", "data")
     (trainer,) = c.members("g1")
     assert trainer.status == "PLACED" and trainer.claims == {"gpus": "PENDING", "data": "READY"}
+
+
+@pytest.mark.parametrize("claims", [(), ("gpus",)])
+def test_a_replica_lost_before_its_member_started_restarts_it(claims):
+    """Found by the stateful test: a node lost after the barrier (or during it, for a
+    member with a claim still PENDING) but before a replica set started, with a
+    restart-member rule, was refused (MemberRestarted from READY) -- the node report
+    could not be recorded at all."""
+    spec = (
+        a_group()
+        .with_member("trainer")
+        .with_member("rollout", replicas=2, min_start=1, min_running=1, claims=claims)
+        .with_rule("restart-member", members=("rollout",), reasons=("any",), max_restarts=2)
+        .build()
+    )
+    c = new_controller()
+    c.submit(spec)
+    c.apply_decisions([full_placement(spec)])
+    for claim in claims:
+        c.claim_ready("g1/rollout", claim)
+    rollout = c.members("g1")[1]
+    assert rollout.status == "READY" and c.group("g1").status == "RUNNING"
+    events = c.node_down(rollout.assignments[0].node)
+    assert event_names(events) == ["NodeStatusChanged", "MemberFailed", "MemberRestarted"]
+    rollout = c.members("g1")[1]
+    assert [a.index for a in rollout.assignments] == [1] and rollout.status == "READY"
+    c.member_started("g1/rollout")
+    assert c.members("g1")[1].status == "RUNNING"
