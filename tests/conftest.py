@@ -16,7 +16,19 @@ settings.register_profile(
 settings.register_profile(
     "slow", max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
-settings.load_profile("slow" if os.environ.get("COSTART_PROFILE") == "slow" else "ci")
+# `make mutate`: the suite runs once per mutant, so fewer examples (still fixed seeds).
+settings.register_profile("mutate", parent=settings.get_profile("ci"), max_examples=20)
+# `make test-explore`: fresh seeds (printed by pytest's hypothesis plugin) and more examples.
+settings.register_profile(
+    "explore",
+    max_examples=500,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    derandomize=False,
+    print_blob=True,
+)
+_PROFILE = os.environ.get("COSTART_PROFILE", "ci")
+settings.load_profile(_PROFILE if _PROFILE in ("slow", "mutate", "explore") else "ci")
 
 import logging  # noqa: E402
 
