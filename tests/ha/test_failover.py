@@ -27,6 +27,7 @@ from costart.replay.rebuild import rebuild
 from costart.replay.source import RecorderSource
 from costart.store.snapshots import SnapshotStore, encode_world
 from costart.store.standby import open_factory
+from tests import child_processes
 from tests.ha.procs import ROOT, ServeProcess, child_env, submit, submit_until_accepted
 
 LEASE_S = 2.0
@@ -108,7 +109,7 @@ def test_the_standby_takes_over_from_a_killed_leader_and_loses_no_acknowledged_g
     standby.wait_for("standby tailing", WAIT_S)
     acks = tmp_path / "acks.txt"
     with acks.open("w") as out:
-        writer = subprocess.Popen(
+        writer = child_processes.popen(
             [sys.executable, "-m", "tests.ha.writer", str(seed), leader.url, standby.url],
             env=child_env(),
             cwd=ROOT,
