@@ -33,8 +33,13 @@ def median_seconds(run: Callable[[], Any], repeats: int) -> float:
 
 
 def write_results(name: str, figures: dict[str, Any]) -> Path:
+    """Write ``bench/results/NAME.json`` with the verdict on each of NAME's targets
+    (`targets.TARGETS`) added as ``targets_met``."""
+    from targets import targets_met
+
     RESULTS.mkdir(parents=True, exist_ok=True)
     path = RESULTS / f"{name}.json"
+    figures = {**figures, "targets_met": targets_met(name, figures)}
     path.write_text(json.dumps(figures, indent=2, sort_keys=True) + "\n")
     print(f"wrote {path.relative_to(RESULTS.parent.parent)}", file=sys.stderr)
     return path
