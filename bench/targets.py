@@ -81,6 +81,9 @@ TARGETS: dict[str, list[Target]] = {
             1.0,
         ),
     ],
+    "mutation": [
+        Target("domain_kill_rate", lambda r: r["scopes"]["domain"]["kill_rate"], ">=", 0.95),
+    ],
     # Informative only (ADR 0009 sets no bound): failover time is the lease's.
     "failover": [],
     # Informative only: PostgreSQL beside LMDB, no bound.
