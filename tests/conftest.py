@@ -48,3 +48,13 @@ def pg_url() -> Iterator[str]:
     """A PostgreSQL server the tests may create schemas in: ``$COSTART_TEST_POSTGRES_URL``
     (CI starts one), else a throwaway server started for this session (never skipped)."""
     yield from session_server_url()
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Print the stateful runs' counts of commands and events, so every CI log shows
+    which phases the random sequences reached."""
+    import sys
+
+    stateful = sys.modules.get("tests.domain.test_stateful")
+    for report in getattr(stateful, "REPORTS", []):
+        terminalreporter.write_line(report)

@@ -52,6 +52,7 @@ NAMES = ("g1", "g2", "g3")
 REASONS = ("error", "oom", "node-lost", "preempted", "claim-failed")
 ACTIONS = ("restart-member", "tolerate", "restart-group", "fail-group")
 TALLY: Counter[str] = Counter()  # "ran:KIND", "refused:KIND", "event:TYPE" over a run
+REPORTS: list[str] = []  # each run's tally, for the session's terminal summary (conftest)
 
 
 @st.composite
@@ -585,9 +586,12 @@ def run_machine(machine: type[ControllerMachine], examples: int, steps: int) -> 
             database=profile.database,
         ),
     )
-    print(f"\nstateful run ({machine.__name__}), {examples} examples of up to {steps} steps:")
-    for key in sorted(TALLY):
-        print(f"  {key:28} {TALLY[key]:7}")
+    lines = [f"stateful run ({machine.__name__}), {examples} examples of up to {steps} steps:"]
+    for kind in ("ran", "refused", "event", "action"):
+        counts = sorted((k.split(":", 1)[1], n) for k, n in TALLY.items() if k.startswith(kind))
+        lines.append(f"  {kind}: " + ", ".join(f"{name} {n}" for name, n in counts))
+    REPORTS.append("\n".join(lines))
+    print("\n".join(lines))
     return TALLY.copy()
 
 
