@@ -11,6 +11,7 @@ import itertools
 
 import lmdb
 import pytest
+from eventsourcing.persistence import OperationalError
 
 from costart.store import (
     GENESIS,
@@ -21,7 +22,9 @@ from costart.store import (
     verify_log,
 )
 from costart.store.lmdbenv import MAX_DBS, log_db_name
+from costart.store.reader import list_logs
 from costart.store.records import decode_record, encode_record, pack_u64
+from costart.store.verify import Problem
 
 from .support import TempStores, batch
 
@@ -125,3 +128,60 @@ def test_the_verifier_reports_each_broken_link_once(stores):
     forge(path, 9, bytes(16))
     problems = [(p.position, p.defect) for p in verify_log(path).problems]
     assert problems == [(4, Defect.CHAIN), (5, Defect.CHAIN), (9, Defect.CHAIN), (10, Defect.CHAIN)]
+
+
+def test_the_verifier_reads_a_log_longer_than_its_chunk_and_names_a_gap_past_it(
+    stores: TempStores,
+) -> None:
+    """More records than one read pass takes (4096): every record is counted once, and a
+    gap past the first pass is named with its log and where the log goes on."""
+    path = stores.path()
+    store = stores.open(path)
+    recorder = LmdbApplicationRecorder(store)
+    for i in range(90):
+        recorder.insert_events(batch(f"c{i}", 100))
+    report = verify_log(recorder)
+    assert report.ok and report.logs[0].records == 9000 and report.logs[0].last_id == 9000
+    with store.env.begin(write=True, db=store.db(log_db_name(LOG))) as txn:
+        txn.delete(pack_u64(5000))
+    problems = verify_log(recorder).problems
+    assert problems[0] == Problem(LOG, 5000, Defect.GAP, "next is 5001")
+    recorder.close()
+
+
+def test_a_bad_record_is_reported_under_its_log(stores: TempStores) -> None:
+    path = written_log(stores)
+    env = lmdb.open(path, max_dbs=MAX_DBS, map_size=1 << 26)
+    with env.begin(write=True, db=env.open_db(log_db_name(LOG))) as txn:
+        value = bytearray(txn.get(pack_u64(3)) or b"")
+        value[5] ^= 1
+        txn.put(pack_u64(3), bytes(value))
+    env.close()
+    (problem, *_) = verify_log(path).problems
+    assert (problem.log, problem.position, problem.defect) == (LOG, 3, Defect.CHECKSUM)
+
+
+def test_verifying_a_log_that_does_not_exist_fails_and_creates_nothing(
+    stores: TempStores,
+) -> None:
+    store = stores.open()
+    recorder = LmdbApplicationRecorder(store)
+    recorder.insert_events(batch("only", 1))
+    with pytest.raises(OperationalError, match=r"no-such-log.*does not exist"):
+        verify_log(recorder, log="no-such-log")
+    assert list_logs(store) == [LOG]
+    recorder.close()
+
+
+@pytest.mark.parametrize("records", [0, 4096])
+def test_a_log_that_ends_at_a_pass_boundary_is_summed_up(stores: TempStores, records: int) -> None:
+    """An empty log, and one that ends exactly where a read pass does, still get their
+    summary (the next pass finds nothing to read)."""
+    store = stores.open()
+    recorder = LmdbApplicationRecorder(store)
+    for i in range(records // 128):
+        recorder.insert_events(batch(f"p{i}", 128))
+    (summary,) = verify_log(recorder).logs
+    assert (summary.records, summary.last_id) == (records, records)
+    assert summary.head == (GENESIS if records == 0 else list(iter_log(store, LOG))[-1].checksum)
+    recorder.close()
