@@ -126,8 +126,8 @@ def test_the_verifier_reports_each_broken_link_once(stores):
     path = written_log(stores)
     forge(path, 4, bytes(16))
     forge(path, 9, bytes(16))
-    problems = [(p.position, p.defect) for p in verify_log(path).problems]
-    assert problems == [(4, Defect.CHAIN), (5, Defect.CHAIN), (9, Defect.CHAIN), (10, Defect.CHAIN)]
+    problems = verify_log(path).problems
+    assert problems == tuple(Problem(LOG, p, Defect.CHAIN) for p in (4, 5, 9, 10))
 
 
 def test_the_verifier_reads_a_log_longer_than_its_chunk_and_names_a_gap_past_it(
@@ -182,6 +182,17 @@ def test_a_log_that_ends_at_a_pass_boundary_is_summed_up(stores: TempStores, rec
     for i in range(records // 128):
         recorder.insert_events(batch(f"p{i}", 128))
     (summary,) = verify_log(recorder).logs
-    assert (summary.records, summary.last_id) == (records, records)
+    assert (summary.log, summary.records, summary.last_id) == (LOG, records, records)
     assert summary.head == (GENESIS if records == 0 else list(iter_log(store, LOG))[-1].checksum)
     recorder.close()
+
+
+def test_a_record_stored_at_the_wrong_position_is_reported_with_where_it_belongs(
+    stores: TempStores,
+) -> None:
+    path = written_log(stores)
+    env = lmdb.open(path, max_dbs=MAX_DBS, map_size=1 << 26)
+    with env.begin(write=True, db=env.open_db(log_db_name(LOG))) as txn:
+        txn.put(pack_u64(6), txn.get(pack_u64(3)) or b"")
+    env.close()
+    assert verify_log(path).problems[0] == Problem(LOG, 6, Defect.POSITION, "record says 3")
