@@ -533,8 +533,10 @@ SLOW = PROFILE == "slow"
 # `make mutate` runs the suite once per mutant: a few short sequences each.
 MUTATE = PROFILE == "mutate"
 
-# The least every CI run must reach (a run at the fixed seeds reaches several times as
-# many): accepted commands per kind, and events per type.
+# The least every run must reach: accepted commands per kind, and events per type. Set
+# from fresh-seed runs (`make test-explore`), whose counts vary more than CI's fixed
+# seeds: about half the smallest count seen there, so a floor proves the phase was
+# reached without failing on an unlucky draw.
 MIN_ACCEPTED = {
     "submit": 150,
     "place": 150,
@@ -543,16 +545,16 @@ MIN_ACCEPTED = {
     "claim_ready": 100,
     "claim_failed": 8,
     "start": 50,
-    "fail:error": 12,
-    "fail:oom": 7,
-    "fail:node-lost": 12,
-    "fail:preempted": 8,
-    "fail:claim-failed": 8,
-    "succeed": 12,
+    "fail:error": 8,
+    "fail:oom": 2,
+    "fail:node-lost": 5,
+    "fail:preempted": 4,
+    "fail:claim-failed": 4,
+    "succeed": 6,
     "scale": 70,
     "place_member": 5,
     "cancel": 12,
-    "node_down": 60,
+    "node_down": 50,
     "tick": 300,
 }
 MIN_EVENTS = {
@@ -563,11 +565,11 @@ MIN_EVENTS = {
     "MemberRestarted": 12,
     "GroupRestarted": 8,
     "MemberScaled": 70,
-    "MemberSucceeded": 12,
-    "GroupSucceeded": 7,
+    "MemberSucceeded": 6,
+    "GroupSucceeded": 5,
     "GroupFailed": 40,
-    "GroupDegraded": 14,
-    "ReservationTimedOut": 2,
+    "GroupDegraded": 10,
+    "ReservationTimedOut": 1,
     "ClaimFailed": 8,
 }
 
@@ -635,4 +637,4 @@ class LmdbControllerMachine(ControllerMachine):
 def test_random_command_sequences_on_the_lmdb_store():
     tally = run_machine(LmdbControllerMachine, 5 if MUTATE else 300 if SLOW else 60, 60)
     if not MUTATE:
-        assert tally["event:BarrierReleased"] >= 30 and tally["event:MemberFailed"] >= 30
+        assert tally["event:BarrierReleased"] >= 5 and tally["event:MemberFailed"] >= 5
