@@ -8,6 +8,7 @@ import itertools
 
 import pytest
 
+from costart.domain.errors import DomainError
 from costart.domain.policy import decide_action, matching_rule
 from tests.builders import a_group, event_names, full_placement, new_controller
 
@@ -169,3 +170,54 @@ def test_a_replica_lost_before_its_member_started_restarts_it(claims):
     assert [a.index for a in rollout.assignments] == [1] and rollout.status == "READY"
     c.member_started("g1/rollout")
     assert c.members("g1")[1].status == "RUNNING"
+
+
+def claims_group(**failure):
+    builder = (
+        a_group()
+        .with_member("trainer", claims=("gpus",))
+        .with_member("rollout", replicas=2, claims=("gpus", "data"))
+        .with_rule(
+            "restart-member", members=("rollout",), reasons=("claim-failed",), max_restarts=1
+        )
+    )
+    if failure:
+        builder.with_placement(**failure)
+    return builder.build()
+
+
+def test_a_claim_failing_after_the_start_goes_through_the_failure_policy():
+    c = new_controller()
+    c.submit(claims_group())
+    c.apply_decisions([full_placement(claims_group())])
+    for member, claim in (("trainer", "gpus"), ("rollout", "gpus"), ("rollout", "data")):
+        c.claim_ready(f"g1/{member}", claim)
+    c.member_started("g1/trainer")  # rollout is READY, not yet started
+    events = c.claim_failed("g1/rollout", "data", "volume detached")
+    assert event_names(events) == ["ClaimFailed", "MemberFailed", "MemberRestarted"]
+    failed = events[1]
+    assert (failed.reason, failed.action, failed.index) == ("claim-failed", "restart-member", None)
+    assert c.members("g1")[1].status == "RESTARTING" and c.group("g1").status == "RUNNING"
+
+
+def test_a_claim_failing_before_the_start_counts_a_placement_attempt():
+    spec = claims_group(max_attempts=1)
+    c = new_controller()
+    c.submit(spec)
+    c.apply_decisions([full_placement(spec)])
+    events = c.claim_failed("g1/trainer", "gpus", "no device")
+    assert event_names(events)[-1] == "GroupFailed"
+    assert "gave up after 1 attempts" in (c.group("g1").last_reason or "")
+
+
+def test_a_claim_the_member_does_not_have_is_refused_by_name():
+    spec = claims_group()
+    c = new_controller()
+    c.submit(spec)
+    c.apply_decisions([full_placement(spec)])
+    before = c.recorder.max_notification_id()
+    with pytest.raises(DomainError, match="member trainer has no claim 'data'"):
+        c.claim_failed("g1/trainer", "data", "x")
+    with pytest.raises(DomainError, match="member trainer has no claim 'data'"):
+        c.claim_ready("g1/trainer", "data")
+    assert c.recorder.max_notification_id() == before
