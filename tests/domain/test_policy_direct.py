@@ -9,6 +9,7 @@ import itertools
 import pytest
 
 from costart.domain.errors import DomainError
+from costart.domain.limits import MAX_REPLICAS_PER_MEMBER as MAX_REPLICAS
 from costart.domain.policy import decide_action, matching_rule
 from tests.builders import a_group, event_names, full_placement, new_controller
 
@@ -221,3 +222,40 @@ def test_a_claim_the_member_does_not_have_is_refused_by_name():
     with pytest.raises(DomainError, match="member trainer has no claim 'data'"):
         c.claim_ready("g1/trainer", "data")
     assert c.recorder.max_notification_id() == before
+
+
+def replica_group():
+    return (
+        a_group()
+        .with_member("job")
+        .with_member("rs", replicas=3, min_start=2, min_running=2)
+        .build()
+    )
+
+
+@pytest.mark.parametrize(
+    ("replicas", "accepted"),
+    [(1, False), (2, True), (MAX_REPLICAS, True), (MAX_REPLICAS + 1, False)],
+)
+def test_scaling_accepts_min_running_to_the_limit_inclusive(replicas, accepted):
+    c = new_controller()
+    c.submit(replica_group())
+    if accepted:
+        assert event_names(c.scale("g1/rs", replicas)) == ["MemberScaled"]
+        assert c.members("g1")[1].desired == replicas
+        return
+    with pytest.raises(
+        DomainError,
+        match=rf"replicas for rs must be between min_running \(2\) and {MAX_REPLICAS} \(got {replicas}\)",
+    ):
+        c.scale("g1/rs", replicas)
+
+
+def test_scaling_a_job_or_an_ended_group_is_refused_by_name():
+    c = new_controller()
+    c.submit(replica_group())
+    with pytest.raises(DomainError, match="member job is a job; only a replica-set scales"):
+        c.scale("g1/job", 2)
+    c.cancel("g1")
+    with pytest.raises(DomainError, match="group g1 is CANCELLED: cannot scale"):
+        c.scale("g1/rs", 2)
