@@ -259,3 +259,28 @@ def test_scaling_a_job_or_an_ended_group_is_refused_by_name():
     c.cancel("g1")
     with pytest.raises(DomainError, match="group g1 is CANCELLED: cannot scale"):
         c.scale("g1/rs", 2)
+
+
+def tolerant_group():
+    return (
+        a_group()
+        .with_member("job")
+        .with_member("extra")
+        .with_member("rs", replicas=4, min_start=4, min_running=3)
+        .with_failure(default="tolerate", max_group_restarts=0)
+        .build()
+    )
+
+
+def test_tolerated_failures_say_what_is_left_and_the_floor_names_the_member():
+    c = started(tolerant_group())
+    events = c.member_failed("g1/rs", "error", 1, 0)
+    assert event_names(events) == ["MemberFailed", "GroupDegraded"]
+    assert (events[1].member, events[1].detail) == ("rs", "3/4 replicas")
+    events = c.member_failed("g1/job", "oom", 137)
+    assert (events[-1].member, events[-1].detail) == ("job", "job failed (tolerated)")
+    assert c.group("g1").last_reason == "job: job failed (tolerated)"
+    events = c.member_failed("g1/rs", "error", 1, 1)  # 2 left, below min_running 3
+    assert event_names(events)[-1] == "GroupFailed"
+    assert events[-1].member == "rs"
+    assert events[-1].reason == "rs has 2 replicas, below min_running 3"
