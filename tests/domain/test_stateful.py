@@ -636,5 +636,7 @@ class LmdbControllerMachine(ControllerMachine):
 
 def test_random_command_sequences_on_the_lmdb_store():
     tally = run_machine(LmdbControllerMachine, 5 if MUTATE else 300 if SLOW else 60, 60)
-    if not MUTATE:
-        assert tally["event:BarrierReleased"] >= 5 and tally["event:MemberFailed"] >= 5
+    # The store under the same commands (pipelined appends, snapshots, replay): the
+    # phase floors are the in-memory machine's; here, that plenty of commands ran.
+    ran = sum(n for key, n in tally.items() if key.startswith("ran:"))
+    assert ran >= (20 if MUTATE else 300), f"only {ran} commands ran"
