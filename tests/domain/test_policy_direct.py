@@ -284,3 +284,17 @@ def test_tolerated_failures_say_what_is_left_and_the_floor_names_the_member():
     assert event_names(events)[-1] == "GroupFailed"
     assert events[-1].member == "rs"
     assert events[-1].reason == "rs has 2 replicas, below min_running 3"
+
+
+def test_reports_about_the_wrong_kind_or_replica_are_refused_by_name():
+    c = started(tolerant_group())
+    before = c.recorder.max_notification_id()
+    with pytest.raises(
+        DomainError, match="member job is a job; a replica index needs a replica-set"
+    ):
+        c.member_failed("g1/job", "error", 1, 0)
+    with pytest.raises(DomainError, match="member rs has no running replica 7"):
+        c.member_failed("g1/rs", "error", 1, 7)
+    with pytest.raises(DomainError, match="member rs is a replica-set; only jobs succeed"):
+        c.member_succeeded("g1/rs")
+    assert c.recorder.max_notification_id() == before
