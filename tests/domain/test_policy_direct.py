@@ -11,7 +11,7 @@ import pytest
 from costart.domain.errors import DomainError
 from costart.domain.limits import MAX_REPLICAS_PER_MEMBER as MAX_REPLICAS
 from costart.domain.policy import decide_action, matching_rule
-from tests.builders import a_group, event_names, full_placement, new_controller
+from tests.builders import ManualClock, a_group, event_names, full_placement, new_controller
 
 
 def two_matching_rules(first: str, second: str):
@@ -298,3 +298,25 @@ def test_reports_about_the_wrong_kind_or_replica_are_refused_by_name():
     with pytest.raises(DomainError, match="member rs is a replica-set; only jobs succeed"):
         c.member_succeeded("g1/rs")
     assert c.recorder.max_notification_id() == before
+
+
+def test_a_tolerated_failure_of_the_last_running_job_concludes_the_group_at_that_time():
+    spec = (
+        a_group()
+        .with_member("a")
+        .with_member("b")
+        .with_failure(default="tolerate", max_group_restarts=0)
+        .build()
+    )
+    clock = ManualClock()
+    c = new_controller(clock)
+    c.submit(spec)
+    c.apply_decisions([full_placement(spec)])
+    c.member_started("g1/a")
+    c.member_started("g1/b")
+    c.member_succeeded("g1/a")
+    now = clock.advance(42)
+    events = c.member_failed("g1/b", "error", 1)
+    assert event_names(events) == ["MemberFailed", "GroupDegraded", "GroupSucceeded"]
+    assert {e.at_ns for e in events} == {now}
+    assert c.group("g1").ended_at_ns == now
