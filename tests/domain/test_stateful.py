@@ -639,4 +639,4 @@ def test_random_command_sequences_on_the_lmdb_store():
     # The store under the same commands (pipelined appends, snapshots, replay): the
     # phase floors are the in-memory machine's; here, that plenty of commands ran.
     ran = sum(n for key, n in tally.items() if key.startswith("ran:"))
-    assert ran >= (20 if MUTATE else 300), f"only {ran} commands ran"
+    assert MUTATE or ran >= 300, f"only {ran} commands ran"
