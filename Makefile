@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-slow lint typecheck bench clean
+.PHONY: demo test test-slow test-explore mutate lint typecheck bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -17,13 +17,33 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	@[ -n "$$COSTART_TEST_POSTGRES_URL" ] || scripts/ensure-postgres.sh >/dev/null
+	@scripts/install-fuse.sh
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 	$(BIN)/pytest -q -m "not slow"
 
 # The larger local profile: long hypothesis runs and many crash kills.
 test-slow: $(STAMP)
-	COSTART_PROFILE=slow $(BIN)/pytest -q
+	COSTART_PROFILE=slow $(BIN)/pytest -q --timeout=3600
+
+# Property and stateful tests with fresh seeds (printed; rerun one with SEED=...), for a
+# bounded time. Not part of `make test`: CI keeps its fixed seeds.
+EXPLORE_SECONDS ?= 900
+test-explore: $(STAMP)
+	@seed=$${SEED:-$$($(BIN)/python -c 'import secrets; print(secrets.randbits(32))')}; \
+	echo "test-explore: seed $$seed, at most $(EXPLORE_SECONDS)s"; \
+	COSTART_PROFILE=explore timeout --signal=INT $(EXPLORE_SECONDS) $(BIN)/pytest -q -p no:cacheprovider \
+	  -m "not slow" --timeout=$(EXPLORE_SECONDS) --hypothesis-seed=$$seed --hypothesis-show-statistics \
+	  $$(grep -rl --include='test_*.py' '^from hypothesis' tests)
+
+# Mutation testing (not part of `make test`): one worker, niced, bounded by MUTATE_SECONDS;
+# MUTANTS narrows the run (e.g. MUTANTS='costart.domain.policy*'). The report lands in
+# bench/results/mutation.json.
+MUTATE_SECONDS ?= 7200
+mutate: $(STAMP)
+	rm -rf mutants
+	-COSTART_PROFILE=mutate timeout $(MUTATE_SECONDS) nice -n 15 $(BIN)/mutmut run --max-children 1 $(MUTANTS)
+	$(BIN)/python bench/mutation_report.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import argparse
 import gc
-import json
 import random
 import statistics
 import time
 from pathlib import Path
 from typing import Any
+
+from common import write_results
 
 from costart.domain import scheduling
 from costart.domain.aggregates import GroupUnit
@@ -36,7 +37,6 @@ from costart.placement import Cluster, CoPlacementStep, InMemoryAllocator, Node,
 
 ROOT = Path(__file__).resolve().parents[1]
 CLUSTER = ROOT / "scenarios" / "cluster-4096.toml"
-RESULTS = ROOT / "bench" / "results" / "placement.json"
 SEED = 4
 # zones, blocks per zone, racks per block, nodes per rack
 SIZES = {256: (1, 1, 8, 32), 1024: (1, 4, 8, 32), 4096: (2, 8, 8, 32), 16384: (4, 16, 8, 32)}
@@ -292,8 +292,7 @@ def main() -> None:
         "session": session,
         "targets": targets,
     }
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(result, indent=2) + "\n")
+    write_results("placement", result)
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ store built by the composition root on a ticking clock."""
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import sys
 import threading
@@ -56,8 +57,15 @@ def median_seconds(run: Callable[[], Any], repeats: int) -> float:
 
 
 def write_results(name: str, figures: dict[str, Any]) -> Path:
+    """Write ``bench/results/NAME.json`` with the verdict on each of NAME's targets
+    (`targets.TARGETS`) added as ``targets_met``."""
+    from targets import targets_met
+
     RESULTS.mkdir(parents=True, exist_ok=True)
     path = RESULTS / f"{name}.json"
+    # The machine is shared: how busy it was says how far to trust absolute times.
+    machine = {"cpus": os.cpu_count(), "load_average_1m": round(os.getloadavg()[0], 2)}
+    figures = {**figures, "machine": machine, "targets_met": targets_met(name, figures)}
     path.write_text(json.dumps(figures, indent=2, sort_keys=True) + "\n")
     print(f"wrote {path.relative_to(RESULTS.parent.parent)}", file=sys.stderr)
     return path

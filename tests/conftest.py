@@ -16,7 +16,19 @@ settings.register_profile(
 settings.register_profile(
     "slow", max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
-settings.load_profile("slow" if os.environ.get("COSTART_PROFILE") == "slow" else "ci")
+# `make mutate`: the suite runs once per mutant, so fewer examples (still fixed seeds).
+settings.register_profile("mutate", parent=settings.get_profile("ci"), max_examples=20)
+# `make test-explore`: fresh seeds (printed by pytest's hypothesis plugin) and more examples.
+settings.register_profile(
+    "explore",
+    max_examples=500,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    derandomize=False,
+    print_blob=True,
+)
+_PROFILE = os.environ.get("COSTART_PROFILE", "ci")
+settings.load_profile(_PROFILE if _PROFILE in ("slow", "mutate", "explore") else "ci")
 
 import logging  # noqa: E402
 
@@ -36,3 +48,13 @@ def pg_url() -> Iterator[str]:
     """A PostgreSQL server the tests may create schemas in: ``$COSTART_TEST_POSTGRES_URL``
     (CI starts one), else a throwaway server started for this session (never skipped)."""
     yield from session_server_url()
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Print the stateful runs' counts of commands and events, so every CI log shows
+    which phases the random sequences reached."""
+    import sys
+
+    stateful = sys.modules.get("tests.domain.test_stateful")
+    for report in getattr(stateful, "REPORTS", []):
+        terminalreporter.write_line(report)

@@ -44,7 +44,8 @@ MEMBER_FROM: Final[dict[type[ev.DomainEvent], frozenset[MemberStatus]]] = {
     ev.ClaimFailed: frozenset({"PLACED", "READY"}),
     ev.MemberStarted: frozenset({"READY"}),
     ev.MemberFailed: frozenset({"PLACED", "READY", "RUNNING"}),
-    ev.MemberRestarted: frozenset({"FAILED", "RUNNING"}),
+    # A replica of a member not yet started (PLACED, READY) can fail too: node lost.
+    ev.MemberRestarted: frozenset({"PLACED", "READY", "FAILED", "RUNNING"}),
     ev.MemberScaled: frozenset({"PENDING", "HELD", "PLACED", "READY", "RUNNING", "RESTARTING"}),
     ev.MemberSucceeded: frozenset({"RUNNING"}),
     ev.MemberStopped: frozenset({"PENDING", "HELD", "PLACED", "READY", "RUNNING", "RESTARTING"}),

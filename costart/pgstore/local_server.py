@@ -5,6 +5,11 @@ Uses the distribution's binaries (``initdb``/``pg_ctl`` on the ``PATH``, else th
 stop. PostgreSQL refuses to run as root, so under root the server runs as the
 ``postgres`` user the distribution's package creates. Real durability (``fsync`` on):
 the benchmarks measure it.
+
+``pg_ctl`` detaches the server, so a process killed before `stop` would leave it running;
+a watchdog process (its own session, so a signal to our group spares it) waits for the
+end of a pipe only we hold, and stops the server and deletes its directory when we are
+gone, however we went.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import secrets
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 from types import TracebackType
@@ -28,6 +34,15 @@ SERVER_USER: Final = "postgres"  # who runs the server when we are root
 SUPERUSER: Final = "costart"
 DATABASE: Final = "costart"
 START_TIMEOUT_S: Final = 60
+WATCHDOG_EXIT_TIMEOUT_S: Final = 60
+# argv: the data root, then the stop command. Reading stdin returns at EOF: the pipe's
+# only writer (the process that started the server) closed it or is gone.
+_WATCHDOG: Final = (
+    "import shutil, subprocess, sys\n"
+    "sys.stdin.buffer.read()\n"
+    "subprocess.run(sys.argv[2:], capture_output=True, check=False)\n"
+    "shutil.rmtree(sys.argv[1], ignore_errors=True)\n"
+)
 
 
 class ServerUnavailable(RuntimeError):
@@ -64,6 +79,7 @@ class LocalServer:
         self.password = secrets.token_hex(12)
         self.port = 0
         self.root: Path | None = None
+        self._watchdog: subprocess.Popen[bytes] | None = None
 
     @property
     def url(self) -> str:
@@ -74,11 +90,14 @@ class LocalServer:
         assert self.root is not None
         return self.root / "data"
 
-    def _run(self, *args: str) -> None:
+    def _command(self, *args: str) -> list[str]:
         command = [str(self.bin_dir / args[0]), *args[1:]]
         if os.geteuid() == 0:
             command = ["runuser", "-u", SERVER_USER, "--", *command]
-        result = subprocess.run(command, capture_output=True, text=True, check=False)
+        return command
+
+    def _run(self, *args: str) -> None:
+        result = subprocess.run(self._command(*args), capture_output=True, text=True, check=False)
         if result.returncode != 0:
             raise RuntimeError(f"{args[0]} failed: {result.stdout}{result.stderr}")
 
@@ -97,6 +116,13 @@ class LocalServer:
         pwfile.unlink()
         self.port = free_port()
         options = f"-h 127.0.0.1 -p {self.port} -k {self.root} -c max_connections=200"
+        self._watchdog = subprocess.Popen(
+            [sys.executable, "-c", _WATCHDOG, str(self.root), *self._command(*self._stop_args())],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         self._run(
             "pg_ctl", "-D", str(self.data_dir), "-o", options,
             "-l", str(self.root / "server.log"), "-w", "-t", str(START_TIMEOUT_S), "start",
@@ -106,13 +132,20 @@ class LocalServer:
             conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(DATABASE)))
         return self
 
+    def _stop_args(self) -> tuple[str, ...]:
+        return ("pg_ctl", "-D", str(self.data_dir), "-m", "immediate", "-w", "stop")
+
     def stop(self) -> None:
         if self.root is None:
             return
         with contextlib.suppress(RuntimeError):
-            self._run("pg_ctl", "-D", str(self.data_dir), "-m", "immediate", "-w", "stop")
+            self._run(*self._stop_args())
         shutil.rmtree(self.root, ignore_errors=True)
         self.root = None
+        watchdog, self._watchdog = self._watchdog, None
+        if watchdog is not None and watchdog.stdin is not None:
+            watchdog.stdin.close()  # its stop finds nothing to stop
+            watchdog.wait(WATCHDOG_EXIT_TIMEOUT_S)
 
     def __enter__(self) -> LocalServer:
         return self.start()

@@ -18,6 +18,7 @@ import pytest
 from costart.domain.events import GroupSubmitted
 from costart.pgstore import env_for_url
 from costart.store.reading import RecorderSource
+from tests import child_processes
 from tests.pg_support import fresh_schema
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -28,7 +29,7 @@ class Node:
     """A `pg_node` process whose output lines are collected as they come."""
 
     def __init__(self, url: str, role: str, prefix: str) -> None:
-        self.proc = subprocess.Popen(
+        self.proc = child_processes.popen(
             [sys.executable, "-m", "tests.contract.pg_node", url, role, prefix],
             cwd=ROOT,
             stdout=subprocess.PIPE,

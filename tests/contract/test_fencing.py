@@ -39,18 +39,36 @@ def _leader(env: dict[str, str], duration_ms: int = 300) -> tuple[Controller, in
     return Controller(env=fenced_env(env, epoch)), epoch
 
 
+HELD_MS = 60_000  # a lease that cannot expire during a test, however loaded the machine
+TAKE_WITHIN_S = 30.0
+
+
+def taken(lease) -> int:
+    """Try ``lease`` until it is acquired (a bounded wait for the holder's lease to run
+    out, not a sleep that a loaded machine may outrun); its epoch."""
+    deadline = time.monotonic() + TAKE_WITHIN_S
+    while (epoch := lease.try_acquire()) is None:
+        assert time.monotonic() < deadline, f"lease not acquired within {TAKE_WITHIN_S}s"
+        time.sleep(0.02)
+    return epoch
+
+
 def test_a_held_lease_is_not_taken_and_an_expired_one_is_taken_with_the_next_epoch(url):
     env = env_for_url(url)
+    held = open_lease(open_factory(env), duration_ms=HELD_MS)
+    assert held.try_acquire() == 1
+    assert open_lease(open_factory(env), duration_ms=HELD_MS).try_acquire() is None
+    assert held.renew()
+    held.release()
     first = open_lease(open_factory(env), duration_ms=200)
     second = open_lease(open_factory(env), duration_ms=200)
-    assert first.try_acquire() == 1
-    assert second.try_acquire() is None
-    assert first.renew()
-    time.sleep(0.25)
-    assert second.try_acquire() == 2
+    asked = time.monotonic()  # before the lease starts: its end is at least 0.2 s after
+    assert first.try_acquire() == 2
+    assert taken(second) == 3
+    assert time.monotonic() - asked >= 0.2  # never before the holder's lease ran out
     assert not first.renew() and first.epoch is None
     second.release()
-    assert open_lease(open_factory(env)).try_acquire() == 3  # released: no waiting
+    assert open_lease(open_factory(env)).try_acquire() == 4  # released: no waiting
 
 
 def test_a_deposed_leader_cannot_append_once_a_standby_took_the_lease(url):
@@ -58,8 +76,8 @@ def test_a_deposed_leader_cannot_append_once_a_standby_took_the_lease(url):
     leader, epoch = _leader(env)
     leader.submit(a_group("before").with_member("a").build())
     written = leader.world.position
-    time.sleep(0.35)  # the leader "paused" past its lease
-    assert open_lease(open_factory(env)).try_acquire() == epoch + 1
+    # The leader "pauses" (writes nothing) until its lease runs out and is taken.
+    assert taken(open_lease(open_factory(env))) == epoch + 1
     with pytest.raises(ControllerStoppedError) as stopped:
         leader.submit(a_group("after").with_member("a").build())
     assert isinstance(stopped.value.__cause__, FencedError)

@@ -40,7 +40,7 @@ MEMBER_EXPECTED = {
     ev.ClaimFailed: {"PLACED", "READY"},
     ev.MemberStarted: {"READY"},
     ev.MemberFailed: {"PLACED", "READY", "RUNNING"},
-    ev.MemberRestarted: {"FAILED", "RUNNING"},
+    ev.MemberRestarted: {"PLACED", "READY", "FAILED", "RUNNING"},
     ev.MemberScaled: {"PENDING", "HELD", "PLACED", "READY", "RUNNING", "RESTARTING"},
     ev.MemberSucceeded: {"RUNNING"},
     ev.MemberStopped: {"PENDING", "HELD", "PLACED", "READY", "RUNNING", "RESTARTING"},

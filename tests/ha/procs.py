@@ -18,6 +18,8 @@ from typing import Any
 
 import httpx
 
+from tests import child_processes
+
 ROOT = Path(__file__).resolve().parents[2]
 TOKEN = "ha-token-0123456789abcdef"
 START_DEADLINE_S = 20.0
@@ -78,8 +80,12 @@ class ServeProcess:
         ]
         if standby:
             args.append("--standby")
-        self.process = subprocess.Popen(
-            args, env=child_env(), cwd=logs, stdout=subprocess.DEVNULL, stderr=self._stderr
+        self.process = child_processes.popen(
+            args,
+            env=child_env(),
+            cwd=logs,
+            stdout=subprocess.DEVNULL,
+            stderr=self._stderr,
         )
 
     def events(self) -> list[dict[str, Any]]:

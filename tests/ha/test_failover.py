@@ -27,10 +27,10 @@ from costart.replay.rebuild import rebuild
 from costart.replay.source import RecorderSource
 from costart.store.snapshots import SnapshotStore, encode_world
 from costart.store.standby import open_factory
+from tests import child_processes
 from tests.ha.procs import ROOT, ServeProcess, child_env, submit, submit_until_accepted
 
 LEASE_S = 2.0
-PROMOTE_SLACK_S = 1.0
 WAIT_S = 20.0
 
 
@@ -108,7 +108,7 @@ def test_the_standby_takes_over_from_a_killed_leader_and_loses_no_acknowledged_g
     standby.wait_for("standby tailing", WAIT_S)
     acks = tmp_path / "acks.txt"
     with acks.open("w") as out:
-        writer = subprocess.Popen(
+        writer = child_processes.popen(
             [sys.executable, "-m", "tests.ha.writer", str(seed), leader.url, standby.url],
             env=child_env(),
             cwd=ROOT,
@@ -121,8 +121,8 @@ def test_the_standby_takes_over_from_a_killed_leader_and_loses_no_acknowledged_g
         before = len(acked(acks))
         promoted = standby.wait_for("promoted", LEASE_S + WAIT_S)
         took_s = unix_s(promoted["timestamp"]) - killed_at
+        # How fast is bench/bench_failover.py's to measure; here only that it happened.
         print(f"promoted after {took_s:.3f}s at position {promoted['position']}")
-        assert took_s <= LEASE_S + PROMOTE_SLACK_S
         assert promoted["epoch"] == 2
         wait_for_acks(acks, before + 20)  # the writer goes on against the new leader
     finally:
@@ -145,7 +145,7 @@ def test_a_paused_leader_is_fenced_after_the_standby_promoted_and_writes_nothing
     for _ in range(3):
         leader.signal(signal.SIGSTOP)
         try:
-            promoted = standby.wait_for("lease acquired", LEASE_S + PROMOTE_SLACK_S + 1)
+            promoted = standby.wait_for("lease acquired", LEASE_S + WAIT_S)
             break
         except AssertionError:
             leader.signal(signal.SIGCONT)

@@ -17,6 +17,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests import child_processes
+
 ROOT = Path(__file__).resolve().parents[2]
 ALICE = "alice-token-0123456789"
 BOB = "bob-token-0123456789ab"
@@ -52,7 +54,7 @@ def server(tmp_path_factory):
         "SQLITE_DBNAME": str(tmp / "events.sqlite"),
     }
     stderr = (tmp / "stderr.log").open("w")
-    process = subprocess.Popen(
+    process = child_processes.popen(
         [
             sys.executable,
             "-m",

@@ -19,18 +19,27 @@ from costart.store import (
 
 from .support import TempStores, batch, batch_originator
 
+GATE_TIMEOUT_S = 30.0
 
-def slow_writes(store: LmdbStore, delay: float = 0.05) -> None:
-    """Make every write transaction take ``delay`` so concurrent callers queue up."""
+
+def gated_writes(store: LmdbStore, callers: int) -> None:
+    """Hold the first write transaction until the other ``callers - 1`` callers have
+    queued behind it (a bounded wait on that condition, not a sleep that thread starts
+    may outrun), so they all share the next one."""
     begin = store.begin
+    queue = store.committer._queue
+    held = threading.Event()
 
-    def slow_begin(*, write: bool = False) -> Any:
-        txn = begin(write=write)
-        if write:
-            time.sleep(delay)
-        return txn
+    def gated_begin(*, write: bool = False) -> Any:
+        if write and not held.is_set():
+            held.set()
+            deadline = time.monotonic() + GATE_TIMEOUT_S
+            while len(queue) < callers - 1:
+                assert time.monotonic() < deadline, f"{len(queue) + 1}/{callers} callers queued"
+                time.sleep(0.001)
+        return begin(write=write)
 
-    store.begin = slow_begin  # type: ignore[method-assign]
+    store.begin = gated_begin  # type: ignore[method-assign]
 
 
 def race(calls: list[Callable[[], Any]]) -> list[Any]:
@@ -61,13 +70,13 @@ def test_concurrent_callers_share_write_transactions(stores: TempStores) -> None
     store = stores.open()
     recorder = LmdbApplicationRecorder(store)
     recorder.insert_events(batch("warm-up", 1))
-    slow_writes(store)
+    gated_writes(store, 20)
     before = txn_count(store)
 
     results = race([lambda i=i: recorder.insert_events(batch(f"g{i}", 5)) for i in range(20)])
 
-    # 20 callers, but the ones arriving during the first commit share the next.
-    assert txn_count(store) - before <= 3
+    # 20 callers: the first commits alone, the 19 queued behind it share the next.
+    assert txn_count(store) - before == 2
     ids = sorted(i for r in results for i in r)
     assert ids == list(range(2, 102))
     for r in results:
@@ -80,7 +89,7 @@ def test_conflict_fails_only_its_own_caller(stores: TempStores) -> None:
     store = stores.open()
     recorder = LmdbApplicationRecorder(store)
     recorder.insert_events(batch("existing", 2))
-    slow_writes(store)
+    gated_writes(store, 12)
     twice = batch("twice", 1)
     calls: list[Callable[[], Any]] = [
         lambda i=i: recorder.insert_events(batch(f"ok{i}", 3)) for i in range(8)
@@ -112,7 +121,7 @@ def test_conflict_fails_only_its_own_caller(stores: TempStores) -> None:
 def test_tracking_conflict_fails_only_its_own_caller(stores: TempStores) -> None:
     store = stores.open()
     recorder = LmdbProcessRecorder(store)
-    slow_writes(store)
+    gated_writes(store, 6)
     results = race(
         [
             lambda i=i: recorder.insert_events(

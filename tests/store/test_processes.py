@@ -20,6 +20,7 @@ from costart.store import (
     open_store,
     verify_log,
 )
+from tests import child_processes
 
 from .support import SLOW, TempStores, batch
 
@@ -28,7 +29,7 @@ LOG = "stored_events"
 
 
 def spawn(*args: object) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
+    return child_processes.popen(
         [sys.executable, HELPER, *map(str, args)],
         stdout=subprocess.PIPE,
         stderr=None,  # inherit: shown by pytest on failure

@@ -1,0 +1,86 @@
+"""The mutation-testing report: ``bench/results/mutation.json`` from the last `make mutate`
+run (mutmut's own results), with every surviving mutant either listed as equivalent with
+its reason (``bench/mutation_equivalents.toml``) or counted against the kill rate.
+
+Kill rate = (killed + timed out) / (checked - equivalent): a mutant whose tests ran past
+their time limit did not pass them. Target: >= 95% in the domain.
+
+Run: python bench/mutation_report.py   (after `make mutate`)
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tomllib
+from collections import Counter
+from pathlib import Path
+
+from common import write_results
+
+ROOT = Path(__file__).resolve().parents[1]
+EQUIVALENTS = Path(__file__).resolve().parent / "mutation_equivalents.toml"
+SCOPES = {
+    "domain": "costart.domain.",
+    "store_integrity": "costart.store.",
+    "rest_auth": "costart.rest.auth.",
+}
+DETECTED = ("killed", "timeout")
+UNCHECKED = ("not checked", "skipped")
+
+
+def mutmut_results() -> dict[str, str]:
+    """Mutant name -> mutmut's status, for every mutant of the last run."""
+    out = subprocess.run(
+        [sys.executable, "-m", "mutmut", "results", "--all", "true"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    statuses = {}
+    for line in out.splitlines():
+        name, sep, status = line.strip().rpartition(": ")
+        if sep and name.startswith("costart."):
+            statuses[name] = status
+    if not statuses:
+        raise SystemExit("no mutmut results: run `make mutate` first")
+    return statuses
+
+
+def report(statuses: dict[str, str], equivalents: dict[str, str]) -> dict[str, object]:
+    scopes: dict[str, object] = {}
+    for scope, prefix in SCOPES.items():
+        mine = {n: s for n, s in statuses.items() if n.startswith(prefix)}
+        counts = Counter(mine.values())
+        checked = [n for n, s in mine.items() if s not in UNCHECKED]
+        equivalent = [n for n in checked if mine[n] == "survived" and n in equivalents]
+        detected = [n for n in checked if mine[n] in DETECTED]
+        judged = len(checked) - len(equivalent)
+        scopes[scope] = {
+            "mutants": len(mine),
+            "statuses": dict(sorted(counts.items())),
+            "equivalent": len(equivalent),
+            "kill_rate": round(len(detected) / judged, 4) if judged else None,
+            "survivors": {
+                n: equivalents.get(n, "NOT KILLED") for n in sorted(mine) if mine[n] == "survived"
+            },
+        }
+    stale = sorted(n for n in equivalents if statuses.get(n) != "survived")
+    return {"scopes": scopes, "equivalents_not_surviving": stale}
+
+
+def main() -> None:
+    equivalents = tomllib.loads(EQUIVALENTS.read_text()).get("equivalent", {})
+    result = report(mutmut_results(), equivalents)
+    for scope, figures in result["scopes"].items():  # type: ignore[union-attr]
+        print(
+            f"{scope}: {figures['mutants']} mutants {figures['statuses']} kill rate {figures['kill_rate']}"
+        )
+        for name, why in figures["survivors"].items():
+            print(f"  survived {name}: {why}")
+    write_results("mutation", result)
+
+
+if __name__ == "__main__":
+    main()
