@@ -102,6 +102,8 @@ def _verify_views(log: ReplayLog | PgReplayLog) -> str:
     with tempfile.TemporaryDirectory() as scratch, Views(scratch) as rebuilt:
 
         class Until:
+            recorder = log.source.recorder
+
             def read_events(self, after: int = 0, until: int | None = None):  # type: ignore[no-untyped-def]
                 return log.source.read_events(after, position)
 

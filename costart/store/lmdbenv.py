@@ -29,6 +29,7 @@ import lmdb
 import structlog
 from eventsourcing.persistence import OperationalError
 
+from costart.store.datafile import check_data_file, check_not_lost
 from costart.store.headroom import Headroom
 from costart.store.settings import ASYNC_SYNC_INTERVAL, StoreSettings
 
@@ -96,6 +97,10 @@ class LmdbStore:
     def __init__(self, settings: StoreSettings, key: str) -> None:
         self.settings = settings
         self.key = key
+        # Before mapping: a short file would SIGBUS, an empty or missing one would be
+        # taken for a new store, a damaged meta page would silently roll back.
+        check_not_lost(settings.path)
+        check_data_file(settings.path)
         try:
             if settings.readonly:
                 # lock=False: no lock file, no reader table -- only safe when no

@@ -15,6 +15,7 @@ from eventsourcing.utils import Environment
 
 from costart.domain.events import DomainEvent
 from costart.store.codec import MsgspecMapper, event_decoder
+from costart.store.errors import CorruptRecordError, Defect
 
 PAGE_SIZE = 1000
 
@@ -75,7 +76,12 @@ def read_events(
     while until is None or start <= until:
         limit = PAGE_SIZE if until is None else min(PAGE_SIZE, until - start + 1)
         page = recorder.select_notifications(start=start, limit=limit)
-        for notification in page:
+        for expect, notification in enumerate(page, start):
+            if notification.id != expect:
+                # A store without its own gap check (PostgreSQL): rows were deleted.
+                raise CorruptRecordError(
+                    "events", expect, Defect.GAP, f"next is {notification.id}"
+                )
             yield notification.id, cast(DomainEvent, mapper.to_domain_event(notification))
         if len(page) < limit:
             return
