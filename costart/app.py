@@ -34,7 +34,7 @@ from costart.domain.world import World
 from costart.log_writer import LogWriter
 from costart.replay.rebuild import restore
 from costart.replay.source import RecorderSource
-from costart.store.anchor import check_snapshot_reached, chain_hash
+from costart.store.anchor import chain_hash, check_snapshot_reached
 from costart.store.codec import MsgspecMapper
 from costart.store.memory import MemoryApplicationRecorder
 from costart.store.reading import read_events

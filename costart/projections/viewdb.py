@@ -145,9 +145,7 @@ class ViewDB:
         except lmdb.Error as error:
             raise ViewDamagedError("(file)", None, f"{self.path}: {error}") from None
         try:
-            self.dbs: dict[str, Any] = {
-                name: self.env.open_db(name.encode()) for name in DATABASES
-            }
+            self.dbs: dict[str, Any] = {name: self.env.open_db(name.encode()) for name in DATABASES}
             self._check_format()
         except lmdb.Error as error:
             self.env.close()
@@ -235,7 +233,7 @@ class ViewDB:
     def anchor(self, txn: Any) -> Anchor:
         """The log position the views were built to, and the log's chain hash there."""
         found = self.get(txn, "meta", ANCHOR_KEY, Anchor)
-        return Anchor(0) if found is None else found  # type: ignore[no-any-return]
+        return Anchor(0) if found is None else found
 
     def position(self, txn: Any) -> int:
         return self.anchor(txn).position

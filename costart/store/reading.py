@@ -79,9 +79,7 @@ def read_events(
         for expect, notification in enumerate(page, start):
             if notification.id != expect:
                 # A store without its own gap check (PostgreSQL): rows were deleted.
-                raise CorruptRecordError(
-                    "events", expect, Defect.GAP, f"next is {notification.id}"
-                )
+                raise CorruptRecordError("events", expect, Defect.GAP, f"next is {notification.id}")
             yield notification.id, cast(DomainEvent, mapper.to_domain_event(notification))
         if len(page) < limit:
             return
