@@ -20,9 +20,9 @@ from rich.console import Console
 
 from costart.cli import commands, replay_cmd, sim_cmd
 from costart.cli.backend import store_env
-from costart.cli.commands import Target
+from costart.cli.commands import Target, read_spec_file
 from costart.cli.demo import run_demo
-from costart.cli.exits import EXIT_INVALID, EXIT_USAGE
+from costart.cli.exits import EXIT_INVALID, EXIT_USAGE, reported
 from costart.cli.serve import serve
 from costart.cli.sim_demo import run_sim_demo
 from costart.domain.errors import SpecError
@@ -86,6 +86,13 @@ def _setup(
     token: Annotated[
         str | None, typer.Option(envvar="COSTART_TOKEN", help="bearer token for --server")
     ] = None,
+    rebuild_views: Annotated[
+        bool,
+        typer.Option(
+            "--rebuild-views",
+            help="rebuild the views from the log as it is, even if it lost its tail",
+        ),
+    ] = False,
 ) -> None:
     command = ctx.invoked_subcommand
     # Configure once per process (an embedding program or a test may have done it).
@@ -95,9 +102,10 @@ def _setup(
         else:
             configure_logging(level=logging.WARNING if command in QUIET else logging.INFO)
     if store is not None and is_url(store):
-        ctx.obj = Target(url=store, server=server, token=token)
+        ctx.obj = Target(url=store, server=server, token=token, rebuild_views=rebuild_views)
     else:
-        ctx.obj = Target(store=Path(store) if store else None, server=server, token=token)
+        path = Path(store) if store else None
+        ctx.obj = Target(store=path, server=server, token=token, rebuild_views=rebuild_views)
 
 
 @app.command()
@@ -137,8 +145,10 @@ def demo(
 def validate(file: Path) -> None:
     """Check a group spec; print the first error with its field path."""
     fmt: SpecFormat = "json" if file.suffix == ".json" else "toml"
+    with reported():
+        data = read_spec_file(file)
     try:
-        spec = parse_spec(file.read_bytes(), fmt)
+        spec = parse_spec(data, fmt)
     except SpecError as error:
         typer.echo(f"invalid spec {file}: {error}", err=True)
         raise typer.Exit(EXIT_INVALID) from None

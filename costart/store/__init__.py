@@ -11,7 +11,15 @@ This module must define exactly one ``InfrastructureFactory`` subclass,
 ``Factory``: ``InfrastructureFactory.construct`` looks for it here.
 """
 
-from costart.store.errors import CorruptRecordError, Defect, FencedError
+from costart.store.errors import (
+    CorruptRecordError,
+    DamagedStoreError,
+    DataFileError,
+    Defect,
+    FencedError,
+    LogTailLostError,
+    StoreFullError,
+)
 from costart.store.factory import Factory
 from costart.store.lease import Lease, LeaseRecord
 from costart.store.lmdbenv import LmdbStore, open_store
@@ -29,6 +37,8 @@ from costart.store.verify import LogSummary, Problem, VerifyReport, iter_verifie
 __all__ = [
     "GENESIS",
     "CorruptRecordError",
+    "DamagedStoreError",
+    "DataFileError",
     "Defect",
     "Factory",
     "FencedError",
@@ -42,7 +52,9 @@ __all__ = [
     "LogReader",
     "LogRecord",
     "LogSummary",
+    "LogTailLostError",
     "Problem",
+    "StoreFullError",
     "StoreSettings",
     "VerifyReport",
     "iter_log",

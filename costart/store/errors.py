@@ -114,3 +114,23 @@ class FencedError(OperationalError):
 
     def __reduce__(self) -> tuple[type[FencedError], tuple[int, int]]:
         return type(self), (self.epoch, self.current)
+
+
+class StoreFullError(OperationalError):
+    """A write met a full disk (or a map that may not grow further): nothing of it was
+    written. The message names the store and the space the write needed."""
+
+    def __init__(self, path: str, needed: int, free: int | None, cause: str) -> None:
+        self.path = path
+        self.needed = needed
+        self.free = free
+        self.cause = cause
+        room = "" if free is None else f", {free} bytes free on its filesystem"
+        super().__init__(
+            f"the store at {path} is out of space ({cause}): the write needed about "
+            f"{needed} bytes more{room}; nothing of it was written -- free space and "
+            "start again"
+        )
+
+    def __reduce__(self) -> tuple[type[StoreFullError], tuple[str, int, int | None, str]]:
+        return type(self), (self.path, self.needed, self.free, self.cause)

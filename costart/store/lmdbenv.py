@@ -30,6 +30,7 @@ import structlog
 from eventsourcing.persistence import OperationalError
 
 from costart.store.datafile import check_data_file, check_not_lost
+from costart.store.errors import StoreFullError
 from costart.store.headroom import Headroom
 from costart.store.settings import ASYNC_SYNC_INTERVAL, StoreSettings
 
@@ -231,8 +232,14 @@ class LmdbStore:
         self.env.reader_check()
         size = self.env.info()["map_size"]
         if size >= MAX_MAP_SIZE:
-            raise OperationalError(f"LMDB map size limit reached: {size} bytes")
+            raise StoreFullError(
+                self.settings.path, size, None, f"the map may not grow past {MAX_MAP_SIZE} bytes"
+            )
         self.resize(min(size * 2, MAX_MAP_SIZE))
+
+    @property
+    def page_size(self) -> int:
+        return int(self.env.stat()["psize"])
 
     def maybe_sync(self) -> None:
         """In async mode, flush to disk if the last flush is old enough."""
