@@ -132,20 +132,34 @@ class ViewDB:
 
     Raises `ViewDamagedError` when the views' data file is not whole or not readable."""
 
-    def __init__(self, path: Path | str, map_size: int = DEFAULT_MAP_SIZE) -> None:
+    def __init__(
+        self, path: Path | str, map_size: int = DEFAULT_MAP_SIZE, *, readonly: bool = False
+    ) -> None:
+        """``readonly``: open existing views without writing anything, not even a lock
+        file (a copy examined by `costart replay verify`)."""
         self.path = Path(path)
-        self.path.mkdir(parents=True, exist_ok=True)
+        self.readonly = readonly
+        if not readonly:
+            self.path.mkdir(parents=True, exist_ok=True)
         try:
             check_data_file(self.path)
             self.env = lmdb.open(
-                str(self.path), map_size=map_size, max_dbs=len(DATABASES) + 1, subdir=True
+                str(self.path),
+                map_size=map_size,
+                max_dbs=len(DATABASES) + 1,
+                subdir=True,
+                readonly=readonly,
+                lock=not readonly,
+                create=not readonly,
             )
         except DataFileError as error:
             raise ViewDamagedError("(file)", None, str(error)) from None
         except lmdb.Error as error:
             raise ViewDamagedError("(file)", None, f"{self.path}: {error}") from None
         try:
-            self.dbs: dict[str, Any] = {name: self.env.open_db(name.encode()) for name in DATABASES}
+            self.dbs: dict[str, Any] = {
+                name: self.env.open_db(name.encode(), create=not readonly) for name in DATABASES
+            }
             self._check_format()
         except lmdb.Error as error:
             self.env.close()
@@ -157,16 +171,18 @@ class ViewDB:
     def _check_format(self) -> None:
         """Stamp new views with the layout's version; views of the first layout (a
         rebuildable cache from before checksums) are emptied, to be rebuilt."""
-        with self.env.begin(write=True) as txn:
+        with self.env.begin(write=not self.readonly) as txn:
             meta = self.dbs["meta"]
             stored = txn.get(FORMAT_KEY, db=meta)
             if stored is not None:
-                found = canonical_decode(unseal("meta", FORMAT_KEY, stored), int)
+                found = self.decode("meta", FORMAT_KEY, unseal("meta", FORMAT_KEY, stored), int)
                 if found != FORMAT:
                     raise ViewDamagedError("meta", FORMAT_KEY, f"layout {found}, not {FORMAT}")
                 return
             if txn.get(ANCHOR_KEY, db=meta) is not None:
                 raise ViewDamagedError("meta", FORMAT_KEY, "missing beside an anchor")
+            if self.readonly:
+                raise ViewDamagedError("meta", FORMAT_KEY, "missing: views of an older layout")
             if txn.get(OLD_POSITION_KEY, db=meta) is not None:
                 for db in self.dbs.values():
                     txn.drop(db, delete=False)
@@ -234,6 +250,11 @@ class ViewDB:
         """The log position the views were built to, and the log's chain hash there."""
         found = self.get(txn, "meta", ANCHOR_KEY, Anchor)
         return Anchor(0) if found is None else found
+
+    def read_anchor(self) -> Anchor:
+        """`anchor` in a read transaction of its own."""
+        with self.read() as txn:
+            return self.anchor(txn)
 
     def position(self, txn: Any) -> int:
         return self.anchor(txn).position

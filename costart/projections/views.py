@@ -31,8 +31,10 @@ RECENT_EVENTS = 20
 class Views:
     """The display views of one controller log, stored in LMDB under ``path``."""
 
-    def __init__(self, path: Path | str, map_size: int = DEFAULT_MAP_SIZE) -> None:
-        self.db = ViewDB(path, map_size)
+    def __init__(
+        self, path: Path | str, map_size: int = DEFAULT_MAP_SIZE, *, readonly: bool = False
+    ) -> None:
+        self.db = ViewDB(path, map_size, readonly=readonly)
 
     def close(self) -> None:
         self.db.close()

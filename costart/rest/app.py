@@ -23,6 +23,7 @@ from litestar.types import ASGIApp, Message, Receive, Scope, Send
 from costart.domain.errors import Conflict, DomainError, IllegalTransition, NotFound, SpecError
 from costart.domain.limits import MAX_SPEC_BYTES
 from costart.log_writer import ControllerStoppedError
+from costart.projections import ViewDamagedError
 from costart.rest.auth import Tokens
 from costart.rest.metrics import registry_for
 from costart.rest.models import ErrorBody
@@ -46,6 +47,12 @@ def _domain_error(_: Request[Any, Any, Any], error: Exception) -> Response[Error
     if isinstance(error, Conflict | IllegalTransition):
         return _error(409, str(error))
     return _error(400, str(error))
+
+
+def _views_damaged(_: Request[Any, Any, Any], error: Exception) -> Response[ErrorBody]:
+    # Never a wrong row: the damaged view is named; restarting rebuilds or falls back.
+    log.error("views damaged", error=str(error))
+    return _error(503, f"the views are damaged: {error}")
 
 
 def _stopped(_: Request[Any, Any, Any], error: Exception) -> Response[ErrorBody]:
@@ -110,6 +117,7 @@ def create_app(service: Service, tokens: Tokens) -> Litestar:
         exception_handlers={
             DomainError: _domain_error,
             ControllerStoppedError: _stopped,
+            ViewDamagedError: _views_damaged,
             HTTPException: _http_error,
             Exception: _internal_error,
         },
