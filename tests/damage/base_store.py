@@ -1,5 +1,7 @@
 """The store the damage suite damages: the RL post-training demo run to its end (one
-group, SUCCEEDED), with a snapshot every 5 events and views built by ``costart get``.
+group, SUCCEEDED), with a snapshot every 5 events, then a small group submitted and
+cancelled (a tail of events after the newest snapshot), and views built by ``costart
+get``.
 
 ``python -m tests.damage.base_store DIR`` builds it in DIR (in a child process, so the
 test process holds no LMDB environment of a store it then copies and damages).
@@ -16,6 +18,7 @@ from rich.console import Console
 
 from costart.cli.backend import LocalBackend, store_env
 from costart.cli.demo import run_demo
+from costart.domain.spec import parse_spec
 from costart.replay.logfile import EVENTS_LOG, SNAPSHOTS_LOG
 from costart.store.lmdbenv import index_db_name, log_db_name
 from costart.store.records import unpack_u64
@@ -23,12 +26,22 @@ from costart.store.records import unpack_u64
 ROOT = Path(__file__).resolve().parents[2]
 GROUP = "grpo-run-42"
 SNAPSHOT_EVERY = 5
+TAIL_GROUP = """
+name = "tail-probe"
+owner = "bob"
+[[members]]
+name = "worker"
+kind = "job"
+shape = { cpu = 1 }
+"""
 
 
 def build(store: Path) -> None:
     env = {**store_env(store), "COSTART_SNAPSHOT_EVERY": str(SNAPSHOT_EVERY)}
     with (store.parent / f"{store.name}-demo.txt").open("w") as out:
         controller = run_demo(ROOT / "scenarios" / "rl-post-training.toml", Console(file=out), env)
+    controller.submit(parse_spec(TAIL_GROUP, "toml"))
+    controller.cancel("tail-probe")
     controller.close()
     backend = LocalBackend(store_env(store), store / "views")
     try:
@@ -55,11 +68,12 @@ def cut_log(store: Path, keep: int) -> None:
     env = lmdb.open(str(store), max_dbs=64)
     try:
         with env.begin(write=True) as txn:
-            for log, limit in ((EVENTS_LOG, keep), (SNAPSHOTS_LOG, None)):
+            for log in (EVENTS_LOG, SNAPSHOTS_LOG):
                 records = env.open_db(log_db_name(log), txn=txn, create=False)
                 index = env.open_db(index_db_name(log), txn=txn, create=False)
-                if limit is None:
-                    # Snapshots are keyed by their own log's ids: drop those past `keep`.
+                limit = keep
+                if log == SNAPSHOTS_LOG:
+                    # Snapshots have ids of their own log: keep those taken up to `keep`.
                     limit = sum(
                         1
                         for key in txn.cursor(db=index).iternext(values=False)

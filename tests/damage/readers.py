@@ -15,16 +15,19 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import sys
 import traceback
 from pathlib import Path
 
+import structlog
 from typer.testing import CliRunner
 
 from costart.app import Controller
 from costart.cli.backend import store_env
 from costart.cli.exits import exit_code
 from costart.cli.main import app
+from costart.logs import configure_logging
 from costart.store.lease import Lease
 from costart.store.snapshots import encode_world
 from costart.store.standby import Standby, open_factory
@@ -43,11 +46,16 @@ def run_cli(args: list[str]) -> dict[str, object]:
 
 
 def run_python(make_state: object) -> dict[str, object]:
-    try:
-        state = make_state()  # type: ignore[operator]
-    except Exception as error:  # what the caller would see: its type and message
-        return {"code": exit_code(error), "out": "", "err": f"{type(error).__name__}: {error}"}
-    return {"code": 0, "out": digest(state), "err": ""}
+    """A Python reader: its state's digest, and its warnings (the loud part of a
+    fallback) as ``err``; or the exit code the CLI gives its error, and the message."""
+    with structlog.testing.capture_logs() as logs:
+        try:
+            state = make_state()  # type: ignore[operator]
+        except Exception as error:  # what the caller would see: its type and message
+            message = f"error: {type(error).__name__}: {error}"
+            return {"code": exit_code(error), "out": "", "err": message}
+    warnings = [f"{e['event']}: {e}" for e in logs if e["log_level"] in ("warning", "error")]
+    return {"code": 0, "out": digest(state), "err": "\n".join(warnings)}
 
 
 def controller_state(store: Path) -> bytes:
@@ -79,5 +87,7 @@ def main(store: Path, group: str) -> dict[str, dict[str, object]]:
 
 
 if __name__ == "__main__":
+    # Once, to the real stderr: the CLI would configure it to a runner's captured stream.
+    configure_logging(level=logging.WARNING)
     group_name, *stores = sys.argv[1:]
     print(json.dumps({store: main(Path(store), group_name) for store in stores}))
