@@ -113,6 +113,8 @@ class DamageClass:
     """Reader -> outcome; readers not named: ``EITHER``."""
     views_behind: bool = False
     """Build the views on the older copy of the log, then give back the whole log."""
+    loud: dict[str, str] = field(default_factory=dict)
+    """Reader -> what its warnings must say (a fallback past damage is never silent)."""
 
 
 def _all(outcome: str | int, **overrides: str | int) -> dict[str, str | int]:
@@ -124,26 +126,49 @@ def _log_intact(**overrides: str | int) -> dict[str, str | int]:
     return _all(ANSWER, verify=overrides.pop("verify", 1), **overrides)
 
 
+VIEWS_DAMAGED: Final = {
+    "get": "views are damaged",
+    "describe": "views are damaged",
+    "serve": "views are damaged",
+}
+SNAPSHOT_SKIPPED: Final = {
+    "controller": "snapshot skipped",
+    "standby": "snapshot skipped",
+    "serve": "snapshot skipped",
+}
+SERVE_IN_CI: Final = frozenset(
+    {"last-record", "newest-snapshot", "views-value", "log-mid-page", "views-ahead-of-the-log"}
+)
+"""Classes `serve` is started on in the default profile (one of each outcome: refused as
+damaged, fallback past a snapshot, fallback past the views, no SIGBUS, tail lost); the
+slow profile starts it on every class."""
+
 CLASSES: Final = (
     # Flipped bytes.
     DamageClass("record-in-the-tail", flip_event(TAIL), {"verify": 1, "controller": DAMAGED}),
     DamageClass("record-before-snapshots", flip_event(3), {"verify": 1}),
     DamageClass("last-record", flip_event(LAST), _all(DAMAGED, verify=1)),
-    DamageClass("newest-snapshot", flip_newest_snapshot, _log_intact()),
-    DamageClass("views-value", flip_group_view, _log_intact()),
+    DamageClass("newest-snapshot", flip_newest_snapshot, _log_intact(), loud=SNAPSHOT_SKIPPED),
+    DamageClass("views-value", flip_group_view, _log_intact(), loud=VIEWS_DAMAGED),
     DamageClass("log-meta-txn-id", damage.flip_newest_meta_txn, _all(DAMAGED)),
     DamageClass(
         "log-meta-txn-id-bit-3", lambda s: damage.flip_newest_meta_txn(s, 3), _all(DAMAGED)
     ),
     DamageClass("log-older-meta-magic", lambda s: damage.flip_meta_magic(s, 0), _all(DAMAGED)),
-    DamageClass("views-meta-txn-id", views(damage.flip_newest_meta_txn), _log_intact()),
+    DamageClass(
+        "views-meta-txn-id", views(damage.flip_newest_meta_txn), _log_intact(), loud=VIEWS_DAMAGED
+    ),
     # Truncated files.
     DamageClass("log-to-zero", lambda s: damage.truncate(s, 0), _all(DAMAGED)),
     DamageClass("log-to-meta-pages", damage.truncate_to_meta_pages, _all(DAMAGED)),
     DamageClass("log-mid-page", damage.truncate_mid_page, _all(DAMAGED)),
     DamageClass("log-deleted", lambda s: (s / "data.mdb").unlink(), _all(DAMAGED)),
-    DamageClass("views-to-zero", views(lambda s: damage.truncate(s, 0)), _log_intact()),
-    DamageClass("views-mid-page", views(damage.truncate_mid_page), _log_intact()),
+    DamageClass(
+        "views-to-zero", views(lambda s: damage.truncate(s, 0)), _log_intact(), loud=VIEWS_DAMAGED
+    ),
+    DamageClass(
+        "views-mid-page", views(damage.truncate_mid_page), _log_intact(), loud=VIEWS_DAMAGED
+    ),
     # Deleted records.
     DamageClass("snapshot-deleted", delete_newest_snapshot, _log_intact(verify=ANSWER)),
     DamageClass("record-deleted", delete_event(TAIL), {"verify": 1, "controller": DAMAGED}),
