@@ -87,7 +87,7 @@ def test_a_damaged_meta_page_magic_is_refused(tmp_path):
 
 def test_a_deleted_data_file_beside_its_lock_file_is_refused(tmp_path):
     (_env(tmp_path) / "data.mdb").unlink()
-    with pytest.raises(DataFileError, match="is missing although lock.mdb is there"):
+    with pytest.raises(DataFileError, match=r"is missing although lock\.mdb is there"):
         check_not_lost(tmp_path)
 
 
