@@ -114,7 +114,7 @@ def test_views_ahead_of_a_log_that_lost_its_tail_are_refused_and_left_as_they_ar
 
 def test_views_of_another_history_as_long_are_refused(story, tmp_path):
     """Same position, other chain hash: the log was replaced, not extended."""
-    store, views_dir = story
+    _, views_dir = story
     other = tmp_path / "other"
     clock = ManualClock()
     clock.advance(7)  # other times: other events, other hashes
