@@ -24,8 +24,10 @@ from costart.domain.states import GroupState, MemberState
 from costart.domain.world import World
 from costart.projections import derive
 from costart.projections.models import Histogram, HoldView, PendEntry
-from costart.projections.viewdb import ViewDB, hold_key, sub_key, u32, u64
+from costart.projections.viewdb import ViewDamagedError, ViewDB, hold_key, sub_key, u32, u64
 from costart.store.anchor import anchor_at, check_reaches
+from costart.store.datafile import free_bytes, is_space_error
+from costart.store.errors import StoreFullError
 
 log = structlog.get_logger("costart.projections")
 
@@ -199,6 +201,10 @@ def catch_up(db: ViewDB, source: EventSource, batch_size: int = DEFAULT_BATCH) -
         except lmdb.MapFullError:
             db.grow()  # the aborted batch is retried in the bigger map
             continue
+        except lmdb.Error as error:  # nothing of the batch was written
+            if is_space_error(error):
+                raise StoreFullError(str(db.path), 0, free_bytes(db.path), str(error)) from None
+            raise ViewDamagedError("(file)", None, f"{db.path}: {error}") from None
         total += applied
         if applied < batch_size:
             break

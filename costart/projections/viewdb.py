@@ -43,8 +43,13 @@ import msgspec
 
 from costart.store.anchor import Anchor
 from costart.store.codec import canonical_decode, canonical_encode
-from costart.store.datafile import check_data_file
-from costart.store.errors import DataFileError
+from costart.store.datafile import (
+    check_data_file,
+    free_bytes,
+    is_space_error,
+    reserve_lock_file,
+)
+from costart.store.errors import DataFileError, StoreFullError
 
 DATABASES: Final = (
     "meta",
@@ -67,6 +72,7 @@ OLD_POSITION_KEY: Final = b"position"
 """Where views of the first layout (no checksums, no anchor) kept their position."""
 FORMAT: Final = 2
 CHECKSUM_SIZE: Final = 16
+VIEW_READERS: Final = 126  # LMDB's default reader table
 DEFAULT_MAP_SIZE: Final = 256 * 2**20
 MAX_MAP_SIZE: Final = 64 * 2**30
 
@@ -143,10 +149,13 @@ class ViewDB:
             self.path.mkdir(parents=True, exist_ok=True)
         try:
             check_data_file(self.path)
+            if not readonly:
+                reserve_lock_file(self.path, VIEW_READERS)
             self.env = lmdb.open(
                 str(self.path),
                 map_size=map_size,
                 max_dbs=len(DATABASES) + 1,
+                max_readers=VIEW_READERS,
                 subdir=True,
                 readonly=readonly,
                 lock=not readonly,
@@ -155,6 +164,9 @@ class ViewDB:
         except DataFileError as error:
             raise ViewDamagedError("(file)", None, str(error)) from None
         except lmdb.Error as error:
+            if is_space_error(error):
+                free = free_bytes(self.path)
+                raise StoreFullError(str(self.path), 2 * 4096, free, str(error)) from None
             raise ViewDamagedError("(file)", None, f"{self.path}: {error}") from None
         try:
             self.dbs: dict[str, Any] = {

@@ -25,8 +25,6 @@ the same lock, so no append of a deposed writer can land after a new epoch began
 
 from __future__ import annotations
 
-import errno
-import os
 import threading
 from typing import TYPE_CHECKING, Final
 from uuid import UUID
@@ -34,6 +32,7 @@ from uuid import UUID
 import lmdb
 from eventsourcing.persistence import IntegrityError, OperationalError
 
+from costart.store.datafile import free_bytes, is_space_error
 from costart.store.errors import CorruptRecordError, FencedError, StoreFullError
 from costart.store.headroom import COMMIT_PAGES
 from costart.store.lease import LEASE_DB, stored_epoch
@@ -256,30 +255,17 @@ def _write_group(
     return touched
 
 
-_NO_SPACE: Final = tuple(os.strerror(code) for code in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG))
-"""How LMDB reports a full disk, a spent quota or a file-size limit: in its message."""
-
-
 def _space_error(store: LmdbStore, group: list[WriteRequest], error: lmdb.Error) -> StoreFullError:
     """Name the store and the room the failed commit needed (its records and the pages
     a commit adds besides them)."""
     records = sum(len(event[4]) for request in group for event in request.events)
     needed = records + COMMIT_PAGES * store.page_size
-    try:
-        stat = os.statvfs(store.settings.path)
-        free: int | None = stat.f_bavail * stat.f_frsize
-    except OSError:
-        free = None
-    return StoreFullError(store.settings.path, needed, free, str(error))
+    return StoreFullError(store.settings.path, needed, free_bytes(store.settings.path), str(error))
 
 
 def _fail(group: list[WriteRequest], error: BaseException, store: LmdbStore | None = None) -> None:
     """Fail every request of a group whose transaction could not be committed."""
-    if (
-        store is not None
-        and isinstance(error, lmdb.Error)
-        and any(text in str(error) for text in _NO_SPACE)
-    ):
+    if store is not None and isinstance(error, lmdb.Error) and is_space_error(error):
         error = _space_error(store, group, error)
     elif isinstance(error, lmdb.Error):
         error = OperationalError(f"LMDB write failed: {error!r}")

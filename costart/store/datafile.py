@@ -17,6 +17,7 @@ one holds an even and the other an odd id, one apart (or both 0: never committed
 
 from __future__ import annotations
 
+import errno
 import os
 import struct
 import time
@@ -24,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from costart.store.errors import DataFileError
+from costart.store.errors import DataFileError, StoreFullError
 
 DATA_FILE: Final = "data.mdb"
 LOCK_FILE: Final = "lock.mdb"
@@ -187,3 +188,54 @@ def check_not_lost(directory: str | os.PathLike[str]) -> None:
             f"is missing although {LOCK_FILE} is there: the store existed and its data "
             "file was deleted; it is not taken for a new store",
         )
+
+
+LOCK_HEADER_BYTES: Final = 128
+"""LMDB's lock file: a 128-byte header, then one 64-byte slot per reader."""
+LOCK_SLOT_BYTES: Final = 64
+NO_SPACE: Final = tuple(os.strerror(code) for code in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG))
+"""How LMDB reports a full disk, a spent quota or a file-size limit: in its message."""
+
+
+def is_space_error(error: BaseException) -> bool:
+    """Whether ``error`` (an LMDB or OS error) says the disk had no room."""
+    if isinstance(error, OSError) and error.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+        return True
+    return any(text in str(error) for text in NO_SPACE)
+
+
+def free_bytes(directory: str | os.PathLike[str]) -> int | None:
+    try:
+        stat = os.statvfs(directory)
+    except OSError:
+        return None
+    return stat.f_bavail * stat.f_frsize
+
+
+def reserve_lock_file(directory: str | os.PathLike[str], max_readers: int) -> None:
+    """Allocate LMDB's lock file before LMDB maps it.
+
+    LMDB sizes the lock file with ``ftruncate`` (a sparse file) and writes its reader
+    table through the mapping: on a full disk the first write to a page with no block
+    behind it kills the process with SIGBUS. Allocating the blocks first turns that into
+    `StoreFullError` naming the file and the bytes it needs."""
+    path = Path(directory) / LOCK_FILE
+    size = LOCK_HEADER_BYTES + max_readers * LOCK_SLOT_BYTES
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as error:
+        if is_space_error(error):
+            free = free_bytes(directory)
+            raise StoreFullError(os.fspath(directory), size, free, str(error)) from None
+        raise
+    try:
+        os.posix_fallocate(fd, 0, size)
+    except OSError as error:
+        if is_space_error(error):
+            raise StoreFullError(
+                os.fspath(directory), size, free_bytes(directory), f"{path}: {error.strerror}"
+            ) from None
+        if error.errno not in (errno.EOPNOTSUPP, errno.EINVAL):
+            raise
+    finally:
+        os.close(fd)

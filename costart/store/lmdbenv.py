@@ -29,7 +29,13 @@ import lmdb
 import structlog
 from eventsourcing.persistence import OperationalError
 
-from costart.store.datafile import check_data_file, check_not_lost
+from costart.store.datafile import (
+    check_data_file,
+    check_not_lost,
+    free_bytes,
+    is_space_error,
+    reserve_lock_file,
+)
 from costart.store.errors import StoreFullError
 from costart.store.headroom import Headroom
 from costart.store.settings import ASYNC_SYNC_INTERVAL, StoreSettings
@@ -111,6 +117,7 @@ class LmdbStore:
                 )
             else:
                 os.makedirs(settings.path, exist_ok=True)
+                reserve_lock_file(settings.path, MAX_READERS)
                 self.env = lmdb.open(
                     settings.path,
                     map_size=settings.map_size,
@@ -122,6 +129,9 @@ class LmdbStore:
                     max_spare_txns=16,
                 )
         except lmdb.Error as e:
+            if is_space_error(e):
+                free = free_bytes(settings.path)
+                raise StoreFullError(settings.path, 2 * 4096, free, str(e)) from None
             raise OperationalError(f"cannot open LMDB environment: {e}") from e
         if not settings.readonly:
             # Readers of a process that died (SIGKILL) keep their slots and pin
