@@ -16,7 +16,8 @@ from pathlib import Path
 import lmdb
 from rich.console import Console
 
-from costart.cli.backend import LocalBackend, store_env
+from costart.bootstrap import Settings
+from costart.cli.backend import LocalBackend
 from costart.cli.demo import run_demo
 from costart.domain.spec import parse_spec
 from costart.replay.logfile import EVENTS_LOG, SNAPSHOTS_LOG
@@ -37,13 +38,16 @@ shape = { cpu = 1 }
 
 
 def build(store: Path) -> None:
-    env = {**store_env(store), "COSTART_SNAPSHOT_EVERY": str(SNAPSHOT_EVERY)}
+    settings = Settings(
+        store=str(store), cluster=None, env={"COSTART_SNAPSHOT_EVERY": str(SNAPSHOT_EVERY)}
+    )
     with (store.parent / f"{store.name}-demo.txt").open("w") as out:
-        controller = run_demo(ROOT / "scenarios" / "rl-post-training.toml", Console(file=out), env)
+        spec = ROOT / "scenarios" / "rl-post-training.toml"
+        controller = run_demo(spec, Console(file=out), settings)
     controller.submit(parse_spec(TAIL_GROUP, "toml"))
     controller.cancel("tail-probe")
     controller.close()
-    backend = LocalBackend(store_env(store), store / "views")
+    backend = LocalBackend(Settings(store=str(store), cluster=None))
     try:
         backend.groups(None, None)  # builds the views
     finally:

@@ -23,8 +23,7 @@ from pathlib import Path
 import structlog
 from typer.testing import CliRunner
 
-from costart.app import Controller
-from costart.cli.backend import store_env
+from costart.bootstrap import Settings, bootstrap
 from costart.cli.exits import exit_code
 from costart.cli.main import app
 from costart.logs import configure_logging
@@ -59,7 +58,7 @@ def run_python(make_state: object) -> dict[str, object]:
 
 
 def controller_state(store: Path) -> bytes:
-    controller = Controller(env=store_env(store))
+    controller = bootstrap(Settings(store=str(store), cluster=None))
     try:
         return encode_world(controller.world)
     finally:
@@ -67,7 +66,7 @@ def controller_state(store: Path) -> bytes:
 
 
 def standby_state(store: Path) -> bytes:
-    factory = open_factory(store_env(store))
+    factory = open_factory(Settings(store=str(store)).controller_env())
     try:
         standby = Standby(factory, Lease(factory.store), poll_s=0.01)
         return encode_world(standby.world)
