@@ -11,8 +11,23 @@ This module must define exactly one ``InfrastructureFactory`` subclass,
 ``Factory``: ``InfrastructureFactory.construct`` looks for it here.
 """
 
+from costart.store.anchor import (
+    Anchor,
+    HashChainedLog,
+    anchor_at,
+    chain_hash,
+    check_reaches,
+    check_snapshot_reached,
+)
 from costart.store.codec import MsgspecMapper, canonical_decode, canonical_encode, gc_paused
 from costart.store.committer import WriteChain
+from costart.store.datafile import (
+    check_data_file,
+    check_not_lost,
+    free_bytes,
+    is_space_error,
+    reserve_lock_file,
+)
 from costart.store.errors import (
     CorruptRecordError,
     DamagedStoreError,
@@ -43,6 +58,7 @@ from costart.store.verify import LogSummary, Problem, VerifyReport, iter_verifie
 
 __all__ = [
     "GENESIS",
+    "Anchor",
     "CorruptRecordError",
     "CorruptSnapshotError",
     "DamagedStoreError",
@@ -50,6 +66,7 @@ __all__ = [
     "Defect",
     "Factory",
     "FencedError",
+    "HashChainedLog",
     "Lease",
     "LeaseKeeper",
     "LeaseLike",
@@ -74,10 +91,18 @@ __all__ = [
     "StoreSettings",
     "VerifyReport",
     "WriteChain",
+    "anchor_at",
     "canonical_decode",
     "canonical_encode",
+    "chain_hash",
+    "check_data_file",
+    "check_not_lost",
+    "check_reaches",
+    "check_snapshot_reached",
     "encode_world",
+    "free_bytes",
     "gc_paused",
+    "is_space_error",
     "iter_log",
     "iter_verified",
     "log_records",
@@ -85,5 +110,6 @@ __all__ = [
     "open_readonly",
     "open_store",
     "read_events",
+    "reserve_lock_file",
     "verify_log",
 ]
