@@ -143,10 +143,14 @@ SERVE_IN_CI: Final = frozenset(
 damaged, fallback past a snapshot, fallback past the views, no SIGBUS, tail lost); the
 slow profile starts it on every class."""
 
+PAST_THE_VIEWS: Final = _all(DAMAGED, verify=1, get=ANSWER, describe=ANSWER)
+"""A bad event the views were built past: the views still answer; whatever must read it
+to restore (the Controller, the standby, serve) stops and names it."""
+
 CLASSES: Final = (
     # Flipped bytes.
-    DamageClass("record-in-the-tail", flip_event(TAIL), {"verify": 1, "controller": DAMAGED}),
-    DamageClass("record-before-snapshots", flip_event(3), {"verify": 1}),
+    DamageClass("record-in-the-tail", flip_event(TAIL), PAST_THE_VIEWS),
+    DamageClass("record-before-snapshots", flip_event(3), _all(ANSWER, verify=1)),
     DamageClass("last-record", flip_event(LAST), _all(DAMAGED, verify=1)),
     DamageClass("newest-snapshot", flip_newest_snapshot, _log_intact(), loud=SNAPSHOT_SKIPPED),
     DamageClass("views-value", flip_group_view, _log_intact(), loud=VIEWS_DAMAGED),
@@ -171,7 +175,7 @@ CLASSES: Final = (
     ),
     # Deleted records.
     DamageClass("snapshot-deleted", delete_newest_snapshot, _log_intact(verify=ANSWER)),
-    DamageClass("record-deleted", delete_event(TAIL), {"verify": 1, "controller": DAMAGED}),
+    DamageClass("record-deleted", delete_event(TAIL), PAST_THE_VIEWS),
     # Views ahead of and behind the log.
     DamageClass(
         "views-ahead-of-the-log",
