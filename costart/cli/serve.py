@@ -117,8 +117,12 @@ def serve(
         step = build_placement(settings)
     except (TokenError, ClusterError, ValueError) as error:
         _usage(str(error))
-    if lease_duration <= 0:
-        _usage("--lease-duration must be positive")
+    # Refused before anything is opened, like a zero timeout in a spec.
+    for option, seconds in (("--lease-duration", lease_duration), ("--interval", interval)):
+        if not seconds > 0:  # also NaN
+            _usage(f"{option} must be longer than 0 seconds (got {seconds})")
+    if not claim_delay >= 0:
+        _usage(f"--claim-delay must not be negative (got {claim_delay})")
     try:
         controller, lease, views_dir = _open_controller(settings, step, standby, lease_duration)
     except (DamagedStoreError, StoreFullError) as error:

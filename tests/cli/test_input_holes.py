@@ -94,3 +94,20 @@ def test_the_server_refuses_a_name_that_is_not_a_name_with_400(api, name, method
 def test_a_hostile_cancel_cancels_nothing(api):
     api.post(f"/v1/groups/{_segment('x/../grpo-run-42')}/cancel")
     assert api.get("/v1/groups/grpo-run-42").json()["group"]["state"] != "CANCELLED"
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [("--interval", "0"), ("--interval", "-1"), ("--lease-duration", "0"), ("--claim-delay", "-1")],
+)
+def test_serve_refuses_a_zero_or_negative_duration_before_opening_anything(
+    tmp_path, option, value
+):
+    tokens = tmp_path / "tokens.toml"
+    tokens.write_text('[tokens.a-token-of-sixteen-chars]\nuser = "root"\nrole = "admin"\n')
+    store = tmp_path / "store"
+    args = ["--store", str(store), "serve", "--tokens", str(tokens), option, value]
+    result = runner.invoke(app, args)
+    assert result.exit_code == EXIT_USAGE, result.output
+    assert f"error: {option} must" in result.stderr
+    assert not store.exists()  # nothing opened, nothing written
