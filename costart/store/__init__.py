@@ -24,6 +24,7 @@ from costart.store.committer import WriteChain
 from costart.store.datafile import (
     check_data_file,
     check_not_lost,
+    forget_new_environment,
     free_bytes,
     is_space_error,
     reserve_lock_file,
@@ -100,6 +101,7 @@ __all__ = [
     "check_reaches",
     "check_snapshot_reached",
     "encode_world",
+    "forget_new_environment",
     "free_bytes",
     "gc_paused",
     "is_space_error",

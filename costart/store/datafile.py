@@ -239,3 +239,14 @@ def reserve_lock_file(directory: str | os.PathLike[str], max_readers: int) -> No
             raise
     finally:
         os.close(fd)
+
+
+def forget_new_environment(directory: str | os.PathLike[str]) -> None:
+    """Remove what a failed first open of a new environment left (its lock file, an empty
+    data file), so the next open starts a new store instead of refusing a "lost" one."""
+    base = Path(directory)
+    data = base / DATA_FILE
+    if data.exists() and data.stat().st_size == 0:
+        data.unlink()
+    if not data.exists():
+        (base / LOCK_FILE).unlink(missing_ok=True)

@@ -32,6 +32,7 @@ from eventsourcing.persistence import OperationalError
 from costart.store.datafile import (
     check_data_file,
     check_not_lost,
+    forget_new_environment,
     free_bytes,
     is_space_error,
     reserve_lock_file,
@@ -107,7 +108,7 @@ class LmdbStore:
         # Before mapping: a short file would SIGBUS, an empty or missing one would be
         # taken for a new store, a damaged meta page would silently roll back.
         check_not_lost(settings.path)
-        check_data_file(settings.path)
+        new = check_data_file(settings.path) is None
         try:
             if settings.readonly:
                 # lock=False: no lock file, no reader table -- only safe when no
@@ -128,7 +129,11 @@ class LmdbStore:
                     metasync=settings.durability == "sync",
                     max_spare_txns=16,
                 )
-        except lmdb.Error as e:
+        except (lmdb.Error, StoreFullError) as e:
+            if new and not settings.readonly:
+                forget_new_environment(settings.path)  # not mistaken later for a lost store
+            if isinstance(e, StoreFullError):
+                raise
             if is_space_error(e):
                 free = free_bytes(settings.path)
                 raise StoreFullError(settings.path, 2 * 4096, free, str(e)) from None

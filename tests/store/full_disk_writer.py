@@ -38,22 +38,29 @@ claims = ["gpus"]
 """
 
 
+def _error(failure: Exception) -> dict[str, object]:
+    cause = failure.__cause__ or failure
+    return {"message": str(cause), "exit_code": exit_code(failure)}
+
+
 def main(store: str, first: int, last: int) -> dict[str, object]:
     env = {
         "PERSISTENCE_MODULE": "costart.store",
         "COSTART_LMDB_PATH": store,
         "COSTART_SNAPSHOT_EVERY": "0",
     }
-    controller = Controller(env=env, clock=lambda: 10**18)
     acknowledged: list[str] = []
+    try:
+        controller = Controller(env=env, clock=lambda: 10**18)
+    except Exception as failure:  # a store that cannot even be opened: said so
+        return {"acknowledged": acknowledged, "error": _error(failure)}
     error: dict[str, object] | None = None
     for i in range(first, last + 1):
         name = f"g-{i:05d}"
         try:
             controller.submit(parse_spec(SPEC.format(name=name), "toml"))
         except Exception as failure:  # what stops a controller: reported, not raised
-            cause = failure.__cause__ or failure
-            error = {"message": str(cause), "exit_code": exit_code(failure)}
+            error = _error(failure)
             break
         acknowledged.append(name)
     return {"acknowledged": acknowledged, "error": error}

@@ -43,20 +43,22 @@ class SmallDisk:
         self.store = root / "store"
         self.ballast = root / "ballast"
 
-    def writer(self, first: int, last: int, *, full: bool) -> dict[str, object]:
+    def writer(
+        self, first: int, last: int, *, full: bool, room: int = ROOM_BYTES
+    ) -> dict[str, object]:
         args = ["-m", "tests.store.full_disk_writer", str(self.store), str(first), str(last)]
         if full and not self.mounted:
-            size = (self.store / "data.mdb").stat().st_size if self.store.exists() else 0
-            args.append(str(size + ROOM_BYTES))
+            data = self.store / "data.mdb"
+            args.append(str((data.stat().st_size if data.exists() else 0) + room))
         ran = _run(args)
         assert ran.returncode == 0, ran.stderr
         return json.loads(ran.stdout)  # type: ignore[no-any-return]
 
-    def fill(self) -> None:
+    def fill(self, room: int = ROOM_BYTES) -> None:
         if self.mounted:
             free = os.statvfs(self.root).f_bavail * os.statvfs(self.root).f_frsize
             with self.ballast.open("wb") as f:
-                f.write(b"\0" * max(free - ROOM_BYTES, 0))
+                f.write(b"\0" * max(free - room, 0))
 
     def free(self) -> None:
         if self.mounted:
@@ -126,3 +128,17 @@ def test_a_full_disk_stops_the_controller_loses_nothing_and_it_starts_again(disk
     listed = get_groups(disk.store)
     assert listed.returncode == 0, listed.stderr
     assert [group["name"] for group in json.loads(listed.stdout)] == [*acknowledged, "g-90000"]
+
+
+def test_a_new_store_on_a_full_disk_is_refused_cleanly_and_made_once_there_is_room(disk):
+    """Too little room even for LMDB's lock file: a message, not a SIGBUS, and nothing
+    left behind that a later open would take for a store whose data file was lost."""
+    disk.fill(room=8 * 2**10)
+    refused = disk.writer(0, 0, full=True, room=8 * 2**10)
+    error = refused["error"]
+    assert refused["acknowledged"] == [] and isinstance(error, dict), refused
+    assert f"the store at {disk.store} is out of space" in str(error["message"])
+    assert error["exit_code"] == EXIT_NO_SPACE
+    disk.free()
+    made = disk.writer(0, 0, full=False)
+    assert made == {"acknowledged": ["g-00000"], "error": None}
