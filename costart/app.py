@@ -37,6 +37,7 @@ from costart.domain.world import World
 from costart.log_writer import LogWriter
 from costart.replay.rebuild import restore
 from costart.replay.source import RecorderSource
+from costart.store.anchor import chain_hash, check_snapshot_reached
 from costart.store.codec import MsgspecMapper
 from costart.store.memory import MemoryApplicationRecorder
 from costart.store.reading import read_events
@@ -47,12 +48,6 @@ log = structlog.get_logger("costart.controller")
 Clock = Callable[[], int]
 SNAPSHOT_EVERY = "COSTART_SNAPSHOT_EVERY"  # events between automatic snapshots; 0 = never
 DEFAULT_SNAPSHOT_EVERY = 10_000
-
-
-def _record_hash(recorder: object, position: int) -> bytes | None:
-    """The log's chain hash at ``position`` when the store keeps a hash chain."""
-    record_hash = getattr(recorder, "record_hash", None)
-    return record_hash(position) if callable(record_hash) and position else None
 
 
 class PlacementStep(Protocol):
@@ -159,6 +154,8 @@ class Controller(Application[UUID]):
         for error in skipped:
             log.warning("snapshot skipped", position=error.position, error=str(error))
         if snapshot is not None:
+            # Never start from a snapshot ahead of (or beside) the log it was taken of.
+            check_snapshot_reached(self.recorder, snapshot.position, snapshot.log_hash)
             self._last_snapshot_position = snapshot.position
             log.info(
                 "restored from snapshot",
@@ -198,7 +195,7 @@ class Controller(Application[UUID]):
         with self._lock:
             self._writer.await_durable(self.world.position)  # never ahead of the log
             self._catch_up()
-            log_hash = _record_hash(self.recorder, self.world.position)
+            log_hash = chain_hash(self.recorder, self.world.position)
             self.snapshots_store.write(self.world, log_hash)
             self._last_snapshot_position = self.world.position
             return self.world.position

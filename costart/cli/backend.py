@@ -11,12 +11,15 @@ never fit is refused here exactly as `serve` refuses it — and then catch the v
 from __future__ import annotations
 
 from typing import Any, Final, Protocol, TypeVar
+from urllib.parse import quote
 
 import httpx
 import msgspec
+import typer
 
 from costart.app import Controller
 from costart.bootstrap import Settings, bootstrap
+from costart.cli.checked_views import CheckedViews
 from costart.cli.exits import AccessDenied, Unavailable
 from costart.cli.leadership import refuse_if_led
 from costart.domain.errors import Conflict, DomainError, NotFound, SpecError
@@ -48,64 +51,76 @@ class Backend(Protocol):
     def close(self) -> None: ...
 
 
-class LocalBackend:
-    """The store the settings name, opened directly; its views in their directory."""
+def _warn(message: str) -> None:
+    typer.echo(f"warning: {message}", err=True)
 
-    def __init__(self, settings: Settings) -> None:
+
+class LocalBackend:
+    """The store the settings name, opened directly; its views in their directory.
+
+    Views are anchored to the log and checked (`CheckedViews`): a log that lost its tail
+    is refused before anything reads or writes it; ``rebuild_views`` rebuilds them."""
+
+    def __init__(self, settings: Settings, *, rebuild_views: bool = False) -> None:
         views_dir = settings.views_dir()
         if views_dir is None:
             raise ValueError("the direct CLI needs a store (--store DIR|postgresql://...)")
         self.settings = settings
         self.env = settings.controller_env()
-        self.views = Views(views_dir)
+        self.checked = CheckedViews(
+            views_dir, lambda: RecorderSource.from_env(self.env), rebuild=rebuild_views, warn=_warn
+        )
 
     def close(self) -> None:
-        self.views.close()
-
-    def _fresh(self) -> Views:
-        source = RecorderSource.from_env(self.env)
-        if self.views.position() > source.max_position():
-            self.views.rebuild(source)  # the log was replaced under the views
-        else:
-            self.views.catch_up(source)
-        return self.views
+        self.checked.close()
 
     def _controller(self) -> Controller:
         refuse_if_led(self.env)
+        # The views' anchor first: never append to a log that lost its tail.
+        self.checked.fresh()
         return bootstrap(self.settings)
 
     def submit(self, data: bytes, fmt: SpecFormat) -> GroupView:
         controller = self._controller()
         group = controller.submit_document(data, fmt)
-        self.views.catch_up(controller)
-        return self.views.group(group.name)
+        return self.checked.answer(lambda views: views.group(group.name))
 
     def cancel(self, group: str) -> GroupView:
         controller = self._controller()
         controller.cancel(group)
-        self.views.catch_up(controller)
-        return self.views.group(group)
+        return self.checked.answer(lambda views: views.group(group))
 
     def groups(self, owner: str | None, state: str | None) -> list[GroupView]:
-        return self._fresh().groups(owner=owner, state=state)
+        return self.checked.answer(lambda views: views.groups(owner=owner, state=state))
 
     def members(self, group: str | None) -> list[MemberView]:
-        return self._fresh().members(group)
+        return self.checked.answer(lambda views: views.members(group))
 
     def describe(self, group: str) -> GroupDetail:
-        return self._fresh().describe(group)
+        return self.checked.answer(lambda views: views.describe(group))
 
     def events(self, group: str) -> list[TimelineEntry]:
-        return self._fresh().timeline(group)
+        return self.checked.answer(lambda views: views.timeline(group))
 
     def why(self, group: str) -> Why:
-        views = self._fresh()
-        row = views.group(group)
-        history = tuple(views.pend_history(group))
-        return Why(group=row.name, state=row.state, pend_reason=row.pend_reason, history=history)
+        def query(views: Views) -> Why:
+            row = views.group(group)
+            history = tuple(views.pend_history(group))
+            return Why(
+                group=row.name, state=row.state, pend_reason=row.pend_reason, history=history
+            )
+
+        return self.checked.answer(query)
 
     def holds(self) -> list[HoldView]:
-        return self._fresh().holds()
+        return self.checked.answer(lambda views: views.holds())
+
+
+def _segment(value: str) -> str:
+    """``value`` as one URL path segment: every reserved character quoted (a name such as
+    ``x/../victim`` or ``g#x`` must reach the server as itself, to be refused there)."""
+    # Dots too: httpx would resolve a segment "." or ".." against the path.
+    return quote(value, safe="").replace(".", "%2E")
 
 
 class RemoteBackend:
@@ -138,20 +153,20 @@ class RemoteBackend:
         return self._call("GET", "/v1/groups", list[GroupView], params=params)
 
     def members(self, group: str | None) -> list[MemberView]:
-        path = "/v1/members" if group is None else f"/v1/groups/{group}/members"
+        path = "/v1/members" if group is None else f"/v1/groups/{_segment(group)}/members"
         return self._call("GET", path, list[MemberView])
 
     def describe(self, group: str) -> GroupDetail:
-        return self._call("GET", f"/v1/groups/{group}", GroupDetail)
+        return self._call("GET", f"/v1/groups/{_segment(group)}", GroupDetail)
 
     def events(self, group: str) -> list[TimelineEntry]:
-        return self._call("GET", f"/v1/groups/{group}/events", list[TimelineEntry])
+        return self._call("GET", f"/v1/groups/{_segment(group)}/events", list[TimelineEntry])
 
     def why(self, group: str) -> Why:
-        return self._call("GET", f"/v1/groups/{group}/why", Why)
+        return self._call("GET", f"/v1/groups/{_segment(group)}/why", Why)
 
     def cancel(self, group: str) -> GroupView:
-        return self._call("POST", f"/v1/groups/{group}/cancel", GroupView)
+        return self._call("POST", f"/v1/groups/{_segment(group)}/cancel", GroupView)
 
     def holds(self) -> list[HoldView]:
         return self._call("GET", "/v1/holds", list[HoldView])

@@ -36,6 +36,7 @@ class Target(msgspec.Struct):
     server: str | None = None
     token: str | None = None
     cluster: Path | None = DEMO_CLUSTER
+    rebuild_views: bool = False  # rebuild the views even over a log that lost its tail
 
     def settings(self) -> Settings:
         """The composition root's settings for the store these options name."""
@@ -55,10 +56,10 @@ def backend(ctx: typer.Context) -> Iterator[Backend]:
     if target.server:
         chosen = RemoteBackend(target.server, target.token)
     elif target.url is not None:
-        chosen = LocalBackend(target.settings())
+        chosen = LocalBackend(target.settings(), rebuild_views=target.rebuild_views)
     elif target.store is not None:
         target.store.mkdir(parents=True, exist_ok=True)
-        chosen = LocalBackend(target.settings())
+        chosen = LocalBackend(target.settings(), rebuild_views=target.rebuild_views)
     else:
         raise UsageError("no controller: pass --store DIR|postgresql://... or --server URL")
     try:
@@ -71,11 +72,22 @@ get_app = typer.Typer(no_args_is_help=True, help="List groups, members or holds.
 describe_app = typer.Typer(no_args_is_help=True, help="Show one object in detail.")
 
 
+def read_spec_file(file: Path) -> bytes:
+    """The bytes of a spec file; `UsageError` naming the file and why it cannot be read
+    (missing, a directory, not readable)."""
+    try:
+        return file.read_bytes()
+    except OSError as error:
+        raise UsageError(f"cannot read spec file {file}: {error.strerror}") from None
+
+
 def submit(ctx: typer.Context, file: Path, output: OutputOption = "table") -> None:
     """Submit a group spec (TOML, or JSON by the .json suffix)."""
     fmt: SpecFormat = "json" if file.suffix == ".json" else "toml"
+    with reported():
+        data = read_spec_file(file)
     with reported(), backend(ctx) as b:
-        group = b.submit(file.read_bytes(), fmt)
+        group = b.submit(data, fmt)
     if output in ("json", "yaml"):
         render.print_data(console(), group, output)
     else:

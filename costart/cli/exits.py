@@ -8,6 +8,13 @@
 4    not found (no such group or member)
 5    conflict (a live group has the name; the group is terminal)
 6    unauthorized or forbidden (no/bad token; not the owner)
+7    damaged store (a record, snapshot or data file fails its check; the message
+     names the file or log position); nothing was written
+8    the log lost its tail: it ends before (or differs at) the position the views
+     or a snapshot were built to; nothing was written or rebuilt (``--rebuild-views``
+     rebuilds the views from the log as it is)
+9    out of space: a write met a full disk (or a map that cannot grow); nothing
+     acknowledged was lost, start again once space is freed
 ===  ==========================================================
 
 Messages go to stderr as ``error: ...``; stdout carries only the requested output.
@@ -22,6 +29,8 @@ from typing import Final
 import typer
 
 from costart.domain.errors import Conflict, DomainError, IllegalTransition, NotFound, SpecError
+from costart.log_writer import ControllerStoppedError
+from costart.store.errors import DamagedStoreError, LogTailLostError, StoreFullError
 
 EXIT_OK: Final = 0
 EXIT_ERROR: Final = 1
@@ -30,6 +39,9 @@ EXIT_INVALID: Final = 3
 EXIT_NOT_FOUND: Final = 4
 EXIT_CONFLICT: Final = 5
 EXIT_DENIED: Final = 6
+EXIT_DAMAGED: Final = 7
+EXIT_TAIL_LOST: Final = 8
+EXIT_NO_SPACE: Final = 9
 
 
 class AccessDenied(Exception):
@@ -45,6 +57,14 @@ class UsageError(Exception):
 
 
 def exit_code(error: BaseException) -> int:
+    if isinstance(error, ControllerStoppedError) and error.__cause__ is not None:
+        return exit_code(error.__cause__)  # why the write failed
+    if isinstance(error, LogTailLostError):
+        return EXIT_TAIL_LOST
+    if isinstance(error, DamagedStoreError):
+        return EXIT_DAMAGED
+    if isinstance(error, StoreFullError):
+        return EXIT_NO_SPACE
     if isinstance(error, SpecError):
         return EXIT_INVALID
     if isinstance(error, NotFound):
@@ -63,6 +83,15 @@ def reported() -> Iterator[None]:
     """Turn the errors a command may meet into a stderr line and an exit code."""
     try:
         yield
-    except (DomainError, AccessDenied, Unavailable, UsageError, OSError) as error:
+    except (
+        DomainError,
+        AccessDenied,
+        Unavailable,
+        UsageError,
+        OSError,
+        DamagedStoreError,
+        StoreFullError,
+        ControllerStoppedError,
+    ) as error:
         typer.echo(f"error: {error}", err=True)
         raise typer.Exit(exit_code(error)) from None

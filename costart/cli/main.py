@@ -19,9 +19,9 @@ from rich.console import Console
 
 from costart.bootstrap import DEMO_CLUSTER, Settings, build_placement, configure_logging_once
 from costart.cli import commands, replay_cmd, sim_cmd
-from costart.cli.commands import Target
+from costart.cli.commands import Target, read_spec_file
 from costart.cli.demo import run_demo
-from costart.cli.exits import EXIT_INVALID, EXIT_USAGE
+from costart.cli.exits import EXIT_INVALID, EXIT_USAGE, reported
 from costart.cli.serve import serve
 from costart.cli.sim_demo import run_sim_demo
 from costart.domain.errors import SpecError
@@ -92,6 +92,13 @@ def _setup(
             help="cluster file the placement step (and the feasibility check) works on",
         ),
     ] = DEMO_CLUSTER,
+    rebuild_views: Annotated[
+        bool,
+        typer.Option(
+            "--rebuild-views",
+            help="rebuild the views from the log as it is, even if it lost its tail",
+        ),
+    ] = False,
 ) -> None:
     command = ctx.invoked_subcommand
     # Configure once per process (an embedding program or a test may have done it).
@@ -100,10 +107,16 @@ def _setup(
     else:
         configure_logging_once(level=logging.WARNING if command in QUIET else logging.INFO)
     if store is not None and is_url(store):
-        ctx.obj = Target(url=store, server=server, token=token, cluster=cluster)
+        ctx.obj = Target(
+            url=store, server=server, token=token, cluster=cluster, rebuild_views=rebuild_views
+        )
     else:
         ctx.obj = Target(
-            store=Path(store) if store else None, server=server, token=token, cluster=cluster
+            store=Path(store) if store else None,
+            server=server,
+            token=token,
+            cluster=cluster,
+            rebuild_views=rebuild_views,
         )
 
 
@@ -154,13 +167,15 @@ def validate(
 ) -> None:
     """Check a group spec; print the first error with its field path."""
     fmt: SpecFormat = "json" if file.suffix == ".json" else "toml"
+    with reported():
+        data = read_spec_file(file)
     try:
         step = build_placement(Settings(cluster=cluster)) if cluster is not None else None
     except (ClusterError, ValueError) as error:
         typer.echo(f"error: {error}", err=True)
         raise typer.Exit(EXIT_USAGE) from None
     try:
-        spec = parse_spec(file.read_bytes(), fmt)
+        spec = parse_spec(data, fmt)
         if step is not None:
             step.check_feasible(spec)
     except SpecError as error:

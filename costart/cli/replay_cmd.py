@@ -8,7 +8,7 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import msgspec
 import typer
@@ -19,7 +19,7 @@ from costart.cli.commands import Target, console
 from costart.cli.exits import EXIT_ERROR, UsageError, reported
 from costart.cli.views import members_table
 from costart.domain.world import World
-from costart.projections import Views
+from costart.projections import ViewDamagedError, Views
 from costart.replay.diff import diff_worlds
 from costart.replay.export import export_jsonl
 from costart.replay.logfile import LogIntegrityError, ReplayLog, open_log
@@ -29,6 +29,8 @@ from costart.replay.rebuild import rebuild, rebuild_until_time
 from costart.replay.timeline import group_timeline, render_html
 from costart.replay.verify import verify
 from costart.replay.why import why as why_at
+from costart.store.anchor import check_reaches
+from costart.store.errors import LogTailLostError
 
 replay_app = typer.Typer(no_args_is_help=True, help="Forensics on a log, read-only.")
 LogOption = Annotated[Path | None, typer.Option("--log", help="log directory (default: --store)")]
@@ -93,16 +95,29 @@ def verify_cmd(ctx: typer.Context, log_dir: LogOption = None) -> None:
         )
 
 
+def _views_divergence(message: str) -> NoReturn:
+    typer.echo(f"DIVERGENCE in the views: {message}", err=True)
+    raise typer.Exit(EXIT_ERROR)
+
+
 def _verify_views(log: ReplayLog | PgReplayLog) -> str:
     views_dir = log.views_dir
     if views_dir is None or not (views_dir / "data.mdb").exists():
         return ""
-    with Views(views_dir) as live:
-        position = live.position()
-        stored = live.db.dump()
+    try:
+        with Views(views_dir, readonly=True) as live:
+            anchor = live.db.read_anchor()
+            # The log must reach what the views were built from, before any comparison.
+            check_reaches(log.source.recorder, anchor, "the views were built to")
+            position = anchor.position
+            stored = live.db.dump()
+    except (ViewDamagedError, LogTailLostError) as error:
+        _views_divergence(str(error))
     with tempfile.TemporaryDirectory() as scratch, Views(scratch) as rebuilt:
 
         class Until:
+            recorder = log.source.recorder
+
             def read_events(self, after: int = 0, until: int | None = None):  # type: ignore[no-untyped-def]
                 return log.source.read_events(after, position)
 

@@ -13,6 +13,7 @@ leader's lease expires.
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import tempfile
 from collections.abc import Iterator
@@ -27,15 +28,16 @@ import uvicorn
 
 from costart.app import Controller, PlacementStep
 from costart.bootstrap import Settings, bootstrap, build_placement
+from costart.cli.checked_views import CheckedViews
 from costart.cli.commands import Target
-from costart.cli.exits import EXIT_ERROR, EXIT_USAGE
+from costart.cli.exits import EXIT_ERROR, EXIT_USAGE, exit_code
 from costart.cli.leadership import Leadership
 from costart.placement import ClusterError
-from costart.projections import Views
 from costart.rest.app import create_app
 from costart.rest.auth import TokenError, Tokens
 from costart.rest.claims import ClaimDriver
 from costart.rest.service import Service
+from costart.store.errors import DamagedStoreError, StoreFullError
 from costart.store.keeper import LeaseKeeper, LeaseLike
 from costart.store.standby import Standby
 
@@ -115,11 +117,32 @@ def serve(
         step = build_placement(settings)
     except (TokenError, ClusterError, ValueError) as error:
         _usage(str(error))
-    if lease_duration <= 0:
-        _usage("--lease-duration must be positive")
-    controller, lease, views_dir = _open_controller(settings, step, standby, lease_duration)
+    # Refused before anything is opened, like a zero timeout in a spec.
+    for option, seconds in (("--lease-duration", lease_duration), ("--interval", interval)):
+        if not seconds > 0:  # also NaN
+            _usage(f"{option} must be longer than 0 seconds (got {seconds})")
+    if not claim_delay >= 0:
+        _usage(f"--claim-delay must not be negative (got {claim_delay})")
+    try:
+        controller, lease, views_dir = _open_controller(settings, step, standby, lease_duration)
+    except (DamagedStoreError, StoreFullError) as error:
+        _refuse(error)
     driver = ClaimDriver(int(claim_delay * SECOND_NS)) if simulate_claims else None
-    with Views(views_dir) as views:
+    try:
+        # Every stored view value checked once, and the views' anchor against the log.
+        checked = CheckedViews(
+            views_dir,
+            lambda: controller,
+            rebuild=target.rebuild_views,
+            warn=lambda message: log.warning("views", problem=message),
+        )
+        checked.fresh(verify=True)
+    except DamagedStoreError as error:
+        if lease is not None:
+            lease.release()
+        _refuse(error)
+    with contextlib.closing(checked):
+        views = checked.views
         service = Service(controller, views, driver=driver)
         server = _server(service, users, host, port)
         keeper = _keep(lease, controller, server) if lease is not None else None
@@ -154,6 +177,12 @@ def _stop_signals_return() -> Iterator[None]:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+
+
+def _refuse(error: BaseException) -> NoReturn:
+    """Stop before serving: the store cannot be trusted (or has no room)."""
+    typer.echo(f"error: {error}", err=True)
+    raise typer.Exit(exit_code(error))
 
 
 def _usage(message: str) -> NoReturn:
@@ -197,12 +226,16 @@ def _lead(
         )
         raise typer.Exit(EXIT_ERROR)
     log.info("lease acquired", epoch=epoch, holder=lease.holder)
-    controller = bootstrap(
-        settings,
-        placement=step,
-        env=leadership.fenced(epoch),
-        epoch=leadership.writer_epoch(epoch),
-    )
+    try:
+        controller = bootstrap(
+            settings,
+            placement=step,
+            env=leadership.fenced(epoch),
+            epoch=leadership.writer_epoch(epoch),
+        )
+    except BaseException:
+        lease.release()  # a store that cannot be restored is not led
+        raise
     log.info("leading", epoch=epoch, position=controller.world.position)
     return controller, lease
 

@@ -10,8 +10,8 @@ from costart.domain.errors import Conflict, DomainError, IllegalTransition, NotF
 from costart.domain.events import Assignment, DomainEvent, NodeStatus, PendClass, PendReason
 from costart.domain.ids import COSTART_NAMESPACE, ID_TEXTS, id_text
 from costart.domain.invariants import Capacity, EventAudit, check_group, check_world
-from costart.domain.limits import MAX_SPEC_BYTES, NAME_PATTERN
-from costart.domain.spec import GroupDoc, SpecFormat, parse_spec, spec_from_object
+from costart.domain.limits import LABEL_PATTERN, MAX_SPEC_BYTES, NAME_PATTERN
+from costart.domain.spec import GroupDoc, SpecFormat, is_name, parse_spec, spec_from_object
 from costart.domain.spec_types import (
     FailurePolicy,
     FailureReason,
@@ -43,6 +43,7 @@ __all__ = [
     "GROUP_TERMINAL",
     "GROUP_WAITING",
     "ID_TEXTS",
+    "LABEL_PATTERN",
     "MAX_SPEC_BYTES",
     "NAME_PATTERN",
     "Assignment",
@@ -87,6 +88,7 @@ __all__ = [
     "failures",
     "format_duration_ns",
     "id_text",
+    "is_name",
     "lifecycle",
     "limits",
     "node_loss",

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 
 _UNIT_NS = {"ns": 1, "us": 10**3, "ms": 10**6, "s": 10**9, "m": 60 * 10**9, "h": 3600 * 10**9}
-_PART = re.compile(r"(\d+)(ns|us|ms|s|m|h)")
-_WHOLE = re.compile(r"^(?:\d+(?:ns|us|ms|s|m|h))+$")
+_PART = re.compile(r"([0-9]+)(ns|us|ms|s|m|h)")
+_WHOLE = re.compile(r"(?:[0-9]+(?:ns|us|ms|s|m|h))+")  # matched whole: no "15m\n"
 
 
 def parse_duration_ns(text: str) -> int:
@@ -14,7 +14,7 @@ def parse_duration_ns(text: str) -> int:
 
     Raises ``ValueError`` with a message naming the problem; ``"0s"`` is allowed.
     """
-    if not _WHOLE.match(text):
+    if not _WHOLE.fullmatch(text):
         raise ValueError(
             f"bad duration {text!r}: expected an integer with a unit (ns, us, ms, s, m, h), "
             "e.g. '90s' or '1h30m'"

@@ -6,7 +6,12 @@ from typing import Final
 
 MAX_SPEC_BYTES: Final = 64 * 1024
 MAX_NAME_LENGTH: Final = 63
-NAME_PATTERN: Final = r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$"
+NAME_PATTERN: Final = r"[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?"
+"""Group, member, claim and placement-group names; always matched whole (``fullmatch``):
+a ``$`` would also match before a final newline."""
+OWNER_PATTERN: Final = r"[A-Za-z0-9][A-Za-z0-9._@-]*"
+LABEL_PATTERN: Final = r"[A-Za-z0-9]([A-Za-z0-9._/-]{0,251}[A-Za-z0-9])?"
+"""Node names, topology domain names, label keys and values, GPU types (matched whole)."""
 MAX_OWNER_LENGTH: Final = 63
 MAX_PROFILE_LENGTH: Final = 253
 MAX_MEMBERS_PER_GROUP: Final = 64

@@ -42,7 +42,13 @@ from costart.domain.spec_types import (
 
 SpecFormat = Literal["toml", "json"]
 _NAME = re.compile(limits.NAME_PATTERN)
-_OWNER = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]*$")
+_OWNER = re.compile(limits.OWNER_PATTERN)
+_LABEL = re.compile(limits.LABEL_PATTERN)
+
+
+def is_name(text: str) -> bool:
+    """Whether ``text`` is a valid group, member or claim name (matched whole)."""
+    return _NAME.fullmatch(text) is not None
 
 
 class _Doc(msgspec.Struct, forbid_unknown_fields=True):
@@ -196,7 +202,7 @@ def normalize(doc: GroupDoc) -> GroupSpec:
         owner=doc.owner,
         priority=doc.priority,
         placement=_placement(doc.placement),
-        barrier=BarrierPolicy(timeout_ns=_duration("barrier.timeout", doc.barrier.timeout)),
+        barrier=BarrierPolicy(timeout_ns=_timeout("barrier.timeout", doc.barrier.timeout)),
         failure=_failure(doc.failure, names),
         success=_success(doc.success, members),
         members=members,
@@ -204,7 +210,7 @@ def normalize(doc: GroupDoc) -> GroupSpec:
 
 
 def _check_name(path: str, name: str) -> None:
-    if not _NAME.match(name):
+    if not is_name(name):
         raise SpecError(
             path,
             f"bad name {name!r}: use 1-{limits.MAX_NAME_LENGTH} of a-z, 0-9 and '-', "
@@ -213,7 +219,7 @@ def _check_name(path: str, name: str) -> None:
 
 
 def _check_owner(path: str, owner: str) -> None:
-    if len(owner) > limits.MAX_OWNER_LENGTH or not _OWNER.match(owner):
+    if len(owner) > limits.MAX_OWNER_LENGTH or not _OWNER.fullmatch(owner):
         raise SpecError(
             path,
             f"bad owner {owner!r}: 1-{limits.MAX_OWNER_LENGTH} characters of letters, "
@@ -243,6 +249,14 @@ def _duration(path: str, text: str) -> int:
     return ns
 
 
+def _timeout(path: str, text: str) -> int:
+    """A deadline: a duration longer than 0s (a zero timeout would fire at once)."""
+    ns = _duration(path, text)
+    if ns <= 0:
+        raise SpecError(path, f"{text!r}: a timeout must be longer than 0s")
+    return ns
+
+
 def _topology(path: str, value: Topology | str | None) -> tuple[Topology | None, str | None]:
     """A topology is inline or the name of a placement group."""
     if value is None:
@@ -262,9 +276,7 @@ def _placement(doc: PlacementDoc) -> PlacementPolicy:
             "placement.backoff_max",
             f"{doc.backoff_max!r} is shorter than placement.backoff {doc.backoff!r}",
         )
-    timeout_ns = _duration("placement.timeout", doc.timeout)
-    if timeout_ns == 0:
-        raise SpecError("placement.timeout", "must be longer than 0s")
+    timeout_ns = _timeout("placement.timeout", doc.timeout)
     _check_range("placement.max_attempts", doc.max_attempts, 0, limits.MAX_ATTEMPTS)
     topology, placement_group = _topology("placement.topology", doc.topology)
     return PlacementPolicy(
@@ -287,8 +299,13 @@ def _shape(path: str, shape: Shape) -> Shape:
     if shape.gpu_type is not None:
         if shape.gpu == 0:
             raise SpecError(f"{path}.gpu_type", "set without any gpu in the shape")
-        if not shape.gpu_type or len(shape.gpu_type) > limits.MAX_NAME_LENGTH:
-            raise SpecError(f"{path}.gpu_type", f"bad gpu type {shape.gpu_type!r}")
+        gpu_type = shape.gpu_type
+        if len(gpu_type) > limits.MAX_NAME_LENGTH or not _LABEL.fullmatch(gpu_type):
+            raise SpecError(
+                f"{path}.gpu_type",
+                f"bad gpu type {gpu_type!r}: letters, digits and . _ / -, "
+                "starting and ending with a letter or digit",
+            )
     return shape
 
 
@@ -298,6 +315,8 @@ def _member(path: str, doc: MemberDoc, group_owner: str) -> MemberSpec:
     _check_owner(f"{path}.owner", owner)
     if len(doc.profile) > limits.MAX_PROFILE_LENGTH:
         raise SpecError(f"{path}.profile", f"longer than {limits.MAX_PROFILE_LENGTH} characters")
+    if not doc.profile.isprintable():
+        raise SpecError(f"{path}.profile", f"control character in {doc.profile!r}")
     count, min_start, min_running = (
         _job_counts(path, doc) if doc.kind == "job" else _replica_counts(path, doc)
     )

@@ -40,12 +40,13 @@ from pathlib import Path
 
 import msgspec
 
-from costart.domain.limits import NAME_PATTERN
+from costart.domain.limits import LABEL_PATTERN, NAME_PATTERN
 from costart.domain.spec_types import Topology
 from costart.placement.cluster import NODE_LEVEL, Cluster, ClusterError, Node, NodeStatus
 
 MAX_NODES = 65536
 _NAME = re.compile(NAME_PATTERN)
+_LABEL = re.compile(LABEL_PATTERN)
 _AT = re.compile(r"^(?P<reason>.*) - at `\$(?P<path>[^`]*)`$", re.DOTALL)
 
 
@@ -121,6 +122,10 @@ def _node(path: str, doc: NodeDoc, levels: list[str]) -> Node:
             f"{path}.path", f"has {len(doc.path)} names; levels are {levels} (one name each)"
         )
     _check_resources(path, doc.gpu, doc.cpu, doc.mem_gb)
+    _check_label(f"{path}.name", doc.name)
+    for i, domain in enumerate(doc.path):
+        _check_label(f"{path}.path[{i}]", domain)
+    _check_labels(path, doc.gpu_type, doc.labels)
     return Node(
         name=doc.name,
         path=tuple(doc.path),
@@ -130,6 +135,23 @@ def _node(path: str, doc: NodeDoc, levels: list[str]) -> Node:
         gpu_type=doc.gpu_type,
         labels=tuple(sorted(doc.labels.items())),
     )
+
+
+def _check_label(path: str, value: str) -> None:
+    if not _LABEL.fullmatch(value):
+        raise ClusterError(
+            path,
+            f"bad name {value!r}: 1-253 of letters, digits and . _ / -, "
+            "starting and ending with a letter or digit",
+        )
+
+
+def _check_labels(path: str, gpu_type: str | None, labels: dict[str, str]) -> None:
+    if gpu_type is not None:
+        _check_label(f"{path}.gpu_type", gpu_type)
+    for key, value in sorted(labels.items()):
+        _check_label(f"{path}.labels", key)
+        _check_label(f"{path}.labels.{key}", value)
 
 
 def _generated(path: str, doc: GenerateDoc, levels: list[str]) -> list[Node]:
@@ -145,6 +167,10 @@ def _generated(path: str, doc: GenerateDoc, levels: list[str]) -> list[Node]:
         if count <= 0:
             raise ClusterError(f"{path}.counts[{i}]", f"must be positive (got {count})")
     _check_resources(path, doc.gpu, doc.cpu, doc.mem_gb)
+    _check_label(f"{path}.node_prefix", f"{doc.node_prefix}0000")  # as in the names made
+    for i, domain in enumerate(doc.under):
+        _check_label(f"{path}.under[{i}]", domain)
+    _check_labels(path, doc.gpu_type, doc.labels)
     ranges = [range(count) for count in doc.counts]
     nodes = []
     for serial, combo in enumerate(itertools.product(*ranges)):
@@ -173,7 +199,7 @@ def parse_cluster(data: bytes | str) -> ClusterDefinition:
     except msgspec.DecodeError as error:
         raise ClusterError("", f"not valid TOML: {error}") from None
     for i, level in enumerate(doc.levels):
-        if not _NAME.match(level) or level == NODE_LEVEL:
+        if not _NAME.fullmatch(level) or level == NODE_LEVEL:
             raise ClusterError(f"levels[{i}]", f"bad level name {level!r}")
     nodes = [_node(f"nodes[{i}]", n, doc.levels) for i, n in enumerate(doc.nodes)]
     for i, gen in enumerate(doc.generate):
@@ -189,8 +215,8 @@ def parse_cluster(data: bytes | str) -> ClusterDefinition:
         seen.add(node.name)
     levels = (*doc.levels, NODE_LEVEL)
     for name, topology in sorted(doc.placement_groups.items()):
-        if not _NAME.match(name):
-            raise ClusterError(f"placement_groups.{name}", "bad placement group name")
+        if not _NAME.fullmatch(name):
+            raise ClusterError(f"placement_groups.{name!r}", "bad placement group name")
         if topology.level not in levels:
             raise ClusterError(
                 f"placement_groups.{name}.level",

@@ -15,6 +15,7 @@ from costart.projections.models import (
     TimelineEntry,
 )
 from costart.projections.projector import EventSource, catch_up, rebuild
+from costart.projections.viewdb import ViewDamagedError
 from costart.projections.views import Views
 from costart.store.reading import RecorderSource
 
@@ -28,6 +29,7 @@ __all__ = [
     "PendEntry",
     "RecorderSource",
     "TimelineEntry",
+    "ViewDamagedError",
     "Views",
     "catch_up",
     "rebuild",

@@ -17,13 +17,17 @@ from uuid import UUID
 
 import lmdb
 import structlog
+from eventsourcing.persistence import ApplicationRecorder
 
 from costart.domain import events as ev
 from costart.domain.states import GroupState, MemberState
 from costart.domain.world import World
 from costart.projections import derive
 from costart.projections.models import Histogram, HoldView, PendEntry
-from costart.projections.viewdb import ViewDB, hold_key, sub_key, u32, u64
+from costart.projections.viewdb import ViewDamagedError, ViewDB, hold_key, sub_key, u32, u64
+from costart.store.anchor import anchor_at, check_reaches
+from costart.store.datafile import free_bytes, is_space_error
+from costart.store.errors import StoreFullError
 
 log = structlog.get_logger("costart.projections")
 
@@ -37,7 +41,11 @@ HISTOGRAMS: Final = (TIME_TO_START, BARRIER_WAIT)
 
 
 class EventSource(Protocol):
-    """Where events come from: the Controller, or a recorder opened read-only."""
+    """Where events come from: the Controller, or a recorder opened read-only. Its
+    ``recorder`` is the log itself: the views' anchor is checked against it."""
+
+    @property
+    def recorder(self) -> ApplicationRecorder: ...
 
     def read_events(self, after: int = 0) -> Iterator[tuple[int, ev.DomainEvent]]:
         """Every event after log position ``after``, with its position, in log order."""
@@ -108,7 +116,7 @@ class _Batch:
             self.db.put(self.txn, "names", event.spec.name.encode(), gid)
         self.touched[gid] = event.at_ns
 
-    def finish(self, position: int) -> None:
+    def finish(self, position: int, recorder: ApplicationRecorder) -> None:
         """Write the touched groups' state and rows, the histograms and the position."""
         for gid in sorted(self.touched):
             group = self.world.groups[gid]
@@ -130,7 +138,7 @@ class _Batch:
             self._replace_holds(gid, derive.hold_views(group, members))
         for name in sorted(self.histograms):
             self.db.put(self.txn, "stats", name.encode(), self.histograms[name])
-        self.db.set_position(self.txn, position)
+        self.db.set_anchor(self.txn, anchor_at(recorder, position))
 
     def _replace_holds(self, gid: str, rows: list[HoldView]) -> None:
         old = self.db.get(self.txn, "gholds", gid.encode(), list[bytes]) or []
@@ -147,10 +155,17 @@ class _Batch:
             self.db.delete(self.txn, "gholds", gid.encode())
 
 
-def apply_batch(db: ViewDB, txn: Any, events: Iterable[tuple[int, ev.DomainEvent]]) -> int:
-    """Fold ``events`` into the views inside ``txn``; returns how many were applied.
+def apply_batch(
+    db: ViewDB,
+    txn: Any,
+    events: Iterable[tuple[int, ev.DomainEvent]],
+    recorder: ApplicationRecorder,
+) -> int:
+    """Fold ``events`` (read from ``recorder``'s log) into the views inside ``txn``;
+    returns how many were applied.
 
-    The caller commits (or aborts) ``txn``: the position is written in it too.
+    The caller commits (or aborts) ``txn``: the anchor (the last position and the log's
+    chain hash there) is written in it too.
     """
     batch = _Batch(db, txn)
     count = 0
@@ -162,22 +177,34 @@ def apply_batch(db: ViewDB, txn: Any, events: Iterable[tuple[int, ev.DomainEvent
         last = position
         count += 1
     if count:
-        batch.finish(last)
+        batch.finish(last, recorder)
     return count
 
 
 def catch_up(db: ViewDB, source: EventSource, batch_size: int = DEFAULT_BATCH) -> int:
     """Apply everything the log holds beyond the views' position, one transaction per
-    batch. Returns the number of events applied. Safe to run from several processes."""
+    batch. Returns the number of events applied. Safe to run from several processes.
+
+    First checks that the log still reaches the position (and chain hash) the views were
+    built to: `LogTailLostError` otherwise, and the views are left as they are."""
     total = 0
+    recorder = source.recorder
     while True:
         try:
             with db.write() as txn:
-                after = db.position(txn)
-                applied = apply_batch(db, txn, islice(source.read_events(after), batch_size))
+                anchor = db.anchor(txn)
+                if not total:
+                    check_reaches(recorder, anchor, "the views were built to")
+                after = anchor.position
+                events = islice(source.read_events(after), batch_size)
+                applied = apply_batch(db, txn, events, recorder)
         except lmdb.MapFullError:
             db.grow()  # the aborted batch is retried in the bigger map
             continue
+        except lmdb.Error as error:  # nothing of the batch was written
+            if is_space_error(error):
+                raise StoreFullError(str(db.path), 0, free_bytes(db.path), str(error)) from None
+            raise ViewDamagedError("(file)", None, f"{db.path}: {error}") from None
         total += applied
         if applied < batch_size:
             break

@@ -5,7 +5,9 @@ Layout (keys are bytes; every value is `canonical_encode`d):
 ========== ===================================== ==========================================
 database   key                                   value
 ========== ===================================== ==========================================
-meta       ``position``                          last processed notification id (int)
+meta       ``anchor``                            `Anchor`: last processed notification id
+                                                 and the log's chain hash there
+meta       ``format``                            the layout's version (`FORMAT`)
 gstate     group id                              `GroupState` (the fold's input)
 mstate     member id                             `MemberState`
 groups     group id                              `GroupView`
@@ -21,18 +23,33 @@ stats      histogram name                        `Histogram`
 
 Big-endian integers make LMDB's bytewise key order the numeric order, so scans come out
 in spec, submission or log order without sorting.
+
+Every stored value ends with a 16-byte BLAKE2b checksum of the view's name, the key and
+the value, checked on every read: a damaged value (or a value under a damaged key) raises
+`ViewDamagedError` naming the view and the key, never a wrong row. The data file itself
+is checked before it is mapped (`costart.store.datafile`).
 """
 
 from __future__ import annotations
 
 import struct
 from collections.abc import Iterator
+from hashlib import blake2b
 from pathlib import Path
 from typing import Any, Final
 
 import lmdb
+import msgspec
 
+from costart.store.anchor import Anchor
 from costart.store.codec import canonical_decode, canonical_encode
+from costart.store.datafile import (
+    check_data_file,
+    free_bytes,
+    is_space_error,
+    reserve_lock_file,
+)
+from costart.store.errors import DataFileError, StoreFullError
 
 DATABASES: Final = (
     "meta",
@@ -49,7 +66,13 @@ DATABASES: Final = (
     "stats",
     "nodes",
 )
-POSITION_KEY: Final = b"position"
+ANCHOR_KEY: Final = b"anchor"
+FORMAT_KEY: Final = b"format"
+OLD_POSITION_KEY: Final = b"position"
+"""Where views of the first layout (no checksums, no anchor) kept their position."""
+FORMAT: Final = 2
+CHECKSUM_SIZE: Final = 16
+VIEW_READERS: Final = 126  # LMDB's default reader table
 DEFAULT_MAP_SIZE: Final = 256 * 2**20
 MAX_MAP_SIZE: Final = 64 * 2**30
 
@@ -76,17 +99,106 @@ def hold_key(node: str, group_id: str, member: str, index: int, kind: str) -> by
     )
 
 
+class ViewDamagedError(Exception):
+    """A view's stored data failed its check: the message names the view and the key
+    (or the file). The log is not affected: the views can be rebuilt from it."""
+
+    def __init__(self, view: str, key: bytes | None, problem: str) -> None:
+        self.view = view
+        self.key = key
+        shown = "" if key is None else f" key {key!r}"
+        super().__init__(f"view {view!r}{shown}: {problem}")
+
+
+def _checksum(view: str, key: bytes, payload: bytes | memoryview) -> bytes:
+    h = blake2b(digest_size=CHECKSUM_SIZE)
+    h.update(view.encode())
+    h.update(len(key).to_bytes(4, "big"))
+    h.update(key)
+    h.update(payload)
+    return h.digest()
+
+
+def seal(view: str, key: bytes, payload: bytes) -> bytes:
+    """The stored form of a value: the payload and its checksum."""
+    return payload + _checksum(view, key, payload)
+
+
+def unseal(view: str, key: bytes, stored: bytes) -> bytes:
+    """The payload of a stored value, after checking its checksum."""
+    payload = memoryview(stored)[:-CHECKSUM_SIZE]
+    if len(stored) < CHECKSUM_SIZE or _checksum(view, key, payload) != stored[-CHECKSUM_SIZE:]:
+        raise ViewDamagedError(view, key, "checksum mismatch (the stored value is damaged)")
+    return bytes(payload)
+
+
 class ViewDB:
     """An open views environment. Safe to share between threads of one process; LMDB's
-    own lock serializes writers across processes."""
+    own lock serializes writers across processes.
 
-    def __init__(self, path: Path | str, map_size: int = DEFAULT_MAP_SIZE) -> None:
+    Raises `ViewDamagedError` when the views' data file is not whole or not readable."""
+
+    def __init__(
+        self, path: Path | str, map_size: int = DEFAULT_MAP_SIZE, *, readonly: bool = False
+    ) -> None:
+        """``readonly``: open existing views without writing anything, not even a lock
+        file (a copy examined by `costart replay verify`)."""
         self.path = Path(path)
-        self.path.mkdir(parents=True, exist_ok=True)
-        self.env = lmdb.open(
-            str(self.path), map_size=map_size, max_dbs=len(DATABASES) + 1, subdir=True
-        )
-        self.dbs: dict[str, Any] = {name: self.env.open_db(name.encode()) for name in DATABASES}
+        self.readonly = readonly
+        if not readonly:
+            self.path.mkdir(parents=True, exist_ok=True)
+        try:
+            check_data_file(self.path)
+            if not readonly:
+                reserve_lock_file(self.path, VIEW_READERS)
+            self.env = lmdb.open(
+                str(self.path),
+                map_size=map_size,
+                max_dbs=len(DATABASES) + 1,
+                max_readers=VIEW_READERS,
+                subdir=True,
+                readonly=readonly,
+                lock=not readonly,
+                create=not readonly,
+            )
+        except DataFileError as error:
+            raise ViewDamagedError("(file)", None, str(error)) from None
+        except lmdb.Error as error:
+            if is_space_error(error):
+                free = free_bytes(self.path)
+                raise StoreFullError(str(self.path), 2 * 4096, free, str(error)) from None
+            raise ViewDamagedError("(file)", None, f"{self.path}: {error}") from None
+        try:
+            self.dbs: dict[str, Any] = {
+                name: self.env.open_db(name.encode(), create=not readonly) for name in DATABASES
+            }
+            self._check_format()
+        except lmdb.Error as error:
+            self.env.close()
+            raise ViewDamagedError("(file)", None, f"{self.path}: {error}") from None
+        except ViewDamagedError:
+            self.env.close()
+            raise
+
+    def _check_format(self) -> None:
+        """Stamp new views with the layout's version; views of the first layout (a
+        rebuildable cache from before checksums) are emptied, to be rebuilt."""
+        with self.env.begin(write=not self.readonly) as txn:
+            meta = self.dbs["meta"]
+            stored = txn.get(FORMAT_KEY, db=meta)
+            if stored is not None:
+                found = self.decode("meta", FORMAT_KEY, unseal("meta", FORMAT_KEY, stored), int)
+                if found != FORMAT:
+                    raise ViewDamagedError("meta", FORMAT_KEY, f"layout {found}, not {FORMAT}")
+                return
+            if txn.get(ANCHOR_KEY, db=meta) is not None:
+                raise ViewDamagedError("meta", FORMAT_KEY, "missing beside an anchor")
+            if self.readonly:
+                raise ViewDamagedError("meta", FORMAT_KEY, "missing: views of an older layout")
+            if txn.get(OLD_POSITION_KEY, db=meta) is not None:
+                for db in self.dbs.values():
+                    txn.drop(db, delete=False)
+            txn.put(FORMAT_KEY, seal("meta", FORMAT_KEY, canonical_encode(FORMAT)), db=meta)
 
     def close(self) -> None:
         self.env.close()
@@ -113,37 +225,70 @@ class ViewDB:
 
     # --- typed access inside a transaction ---------------------------------------------
 
+    def decode(self, db: str, key: bytes, payload: bytes, type_: type[Any]) -> Any:
+        """A checked payload decoded; a payload that does not decode is damage too."""
+        try:
+            return canonical_decode(payload, type_)
+        except msgspec.MsgspecError as error:
+            raise ViewDamagedError(db, key, f"does not decode: {error}") from None
+
     def get(self, txn: Any, db: str, key: bytes, type_: type[Any]) -> Any:
-        raw = txn.get(key, db=self.dbs[db])
-        return None if raw is None else canonical_decode(raw, type_)
+        try:
+            raw = txn.get(key, db=self.dbs[db])
+        except lmdb.Error as error:  # a damaged page of the views' B-tree
+            raise ViewDamagedError(db, key, f"cannot be read: {error}") from None
+        return None if raw is None else self.decode(db, key, unseal(db, key, raw), type_)
 
     def put(self, txn: Any, db: str, key: bytes, value: Any) -> None:
-        txn.put(key, canonical_encode(value), db=self.dbs[db])
+        txn.put(key, seal(db, key, canonical_encode(value)), db=self.dbs[db])
 
     def delete(self, txn: Any, db: str, key: bytes) -> None:
         txn.delete(key, db=self.dbs[db])
 
     def scan(self, txn: Any, db: str, prefix: bytes = b"") -> Iterator[tuple[bytes, bytes]]:
-        """(key, raw value) pairs whose key starts with ``prefix``, in key order."""
-        cursor = txn.cursor(db=self.dbs[db])
-        if not cursor.set_range(prefix):
-            return
-        for key, value in cursor:
-            if not key.startswith(prefix):
+        """(key, checked payload) pairs whose key starts with ``prefix``, in key order."""
+        try:
+            cursor = txn.cursor(db=self.dbs[db])
+            if not cursor.set_range(prefix):
                 return
-            yield bytes(key), bytes(value)
+            for key, value in cursor:
+                if not key.startswith(prefix):
+                    return
+                yield bytes(key), unseal(db, bytes(key), bytes(value))
+        except lmdb.Error as error:  # a damaged page of the views' B-tree
+            raise ViewDamagedError(db, prefix, f"cannot be scanned: {error}") from None
+
+    def anchor(self, txn: Any) -> Anchor:
+        """The log position the views were built to, and the log's chain hash there."""
+        found = self.get(txn, "meta", ANCHOR_KEY, Anchor)
+        return Anchor(0) if found is None else found
+
+    def read_anchor(self) -> Anchor:
+        """`anchor` in a read transaction of its own."""
+        with self.read() as txn:
+            return self.anchor(txn)
 
     def position(self, txn: Any) -> int:
-        raw = txn.get(POSITION_KEY, db=self.dbs["meta"])
-        return 0 if raw is None else canonical_decode(raw, int)
+        return self.anchor(txn).position
 
-    def set_position(self, txn: Any, position: int) -> None:
-        txn.put(POSITION_KEY, canonical_encode(position), db=self.dbs["meta"])
+    def set_anchor(self, txn: Any, anchor: Anchor) -> None:
+        self.put(txn, "meta", ANCHOR_KEY, anchor)
 
     def clear(self, txn: Any) -> None:
-        """Empty every view and the tracking position (for a rebuild)."""
+        """Empty every view and the anchor (for a rebuild); the layout stamp stays."""
         for db in self.dbs.values():
             txn.drop(db, delete=False)
+        txn.put(FORMAT_KEY, seal("meta", FORMAT_KEY, canonical_encode(FORMAT)), db=self.dbs["meta"])
+
+    def verify(self) -> int:
+        """Check every stored value of every view; raise `ViewDamagedError` at the first
+        bad one. Returns how many were checked."""
+        checked = 0
+        with self.read() as txn:
+            for name in DATABASES:
+                for _ in self.scan(txn, name):
+                    checked += 1
+        return checked
 
     def dump(self) -> dict[str, list[tuple[bytes, bytes]]]:
         """Every key and value of every view (tests compare rebuilt and live views)."""

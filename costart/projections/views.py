@@ -23,8 +23,7 @@ from costart.projections.models import (
     PendEntry,
     TimelineEntry,
 )
-from costart.projections.viewdb import DEFAULT_MAP_SIZE, ViewDB, sub_key
-from costart.store.codec import canonical_decode
+from costart.projections.viewdb import DEFAULT_MAP_SIZE, ViewDamagedError, ViewDB, sub_key
 
 RECENT_EVENTS = 20
 
@@ -32,8 +31,10 @@ RECENT_EVENTS = 20
 class Views:
     """The display views of one controller log, stored in LMDB under ``path``."""
 
-    def __init__(self, path: Path | str, map_size: int = DEFAULT_MAP_SIZE) -> None:
-        self.db = ViewDB(path, map_size)
+    def __init__(
+        self, path: Path | str, map_size: int = DEFAULT_MAP_SIZE, *, readonly: bool = False
+    ) -> None:
+        self.db = ViewDB(path, map_size, readonly=readonly)
 
     def close(self) -> None:
         self.db.close()
@@ -65,12 +66,23 @@ class Views:
     def _group_id(self, txn: Any, name: str) -> str:
         gid = self.db.get(txn, "names", name.encode(), str)
         if gid is None:
+            # Before saying "no such group": a damaged key would hide the group, and
+            # every key of the names view is covered by its value's checksum.
+            for _ in self.db.scan(txn, "names"):
+                pass
             raise NotFound(f"no group named {name!r}")
         return str(gid)
 
+    def _row(self, txn: Any, db: str, key: bytes, type_: type[Any]) -> Any:
+        """A row another view refers to: its absence is damage, not an empty answer."""
+        row = self.db.get(txn, db, key, type_)
+        if row is None:
+            raise ViewDamagedError(db, key, "missing, although another view refers to it")
+        return row
+
     def _rows(self, txn: Any, db: str, gid: str, type_: type[Any]) -> Iterator[Any]:
-        for _, raw in self.db.scan(txn, db, sub_key(gid, b"")):
-            yield canonical_decode(raw, type_)
+        for key, raw in self.db.scan(txn, db, sub_key(gid, b"")):
+            yield self.db.decode(db, key, raw, type_)
 
     def groups(
         self, owner: str | None = None, state: str | None = None, live_only: bool = False
@@ -78,10 +90,9 @@ class Views:
         """Groups in submission order, optionally filtered by owner and state."""
         rows = []
         with self.db.read() as txn:
-            for _, gid in self.db.scan(txn, "order"):
-                row = self.db.get(txn, "groups", canonical_decode(gid, str).encode(), GroupView)
-                if row is None:
-                    continue
+            for key, gid in self.db.scan(txn, "order"):
+                group_id: str = self.db.decode("order", key, gid, str)
+                row = self._row(txn, "groups", group_id.encode(), GroupView)
                 if owner is not None and row.owner != owner:
                     continue
                 if state is not None and row.state != state.upper():
@@ -95,7 +106,7 @@ class Views:
         """The live group of that name, else the newest ended one; `NotFound` otherwise."""
         with self.db.read() as txn:
             gid = self._group_id(txn, name)
-            row: GroupView = self.db.get(txn, "groups", gid.encode(), GroupView)
+            row: GroupView = self._row(txn, "groups", gid.encode(), GroupView)
             return row
 
     def members(self, name: str | None = None) -> list[MemberView]:
@@ -104,8 +115,9 @@ class Views:
             if name is not None:
                 return list(self._rows(txn, "members", self._group_id(txn, name), MemberView))
             rows: list[MemberView] = []
-            for _, gid in self.db.scan(txn, "order"):
-                rows.extend(self._rows(txn, "members", canonical_decode(gid, str), MemberView))
+            for key, gid in self.db.scan(txn, "order"):
+                group_id = self.db.decode("order", key, gid, str)
+                rows.extend(self._rows(txn, "members", group_id, MemberView))
             return rows
 
     def pend_history(self, name: str) -> list[PendEntry]:
@@ -121,7 +133,10 @@ class Views:
     def holds(self, group: str | None = None) -> list[HoldView]:
         """Capacity held or used on each node, by node then group, member and task."""
         with self.db.read() as txn:
-            rows = [canonical_decode(raw, HoldView) for _, raw in self.db.scan(txn, "holds")]
+            rows = [
+                self.db.decode("holds", key, raw, HoldView)
+                for key, raw in self.db.scan(txn, "holds")
+            ]
             if group is not None:
                 gid = self._group_id(txn, group)
                 rows = [r for r in rows if r.group_id == gid]
@@ -131,12 +146,12 @@ class Views:
         """The group, its members, holds, pend-reason history and recent events."""
         with self.db.read() as txn:
             gid = self._group_id(txn, name)
-            group = self.db.get(txn, "groups", gid.encode(), GroupView)
+            group = self._row(txn, "groups", gid.encode(), GroupView)
             members = tuple(self._rows(txn, "members", gid, MemberView))
             pend = tuple(self._rows(txn, "pend", gid, PendEntry))
             events = tuple(self._rows(txn, "timeline", gid, TimelineEntry))
             keys = self.db.get(txn, "gholds", gid.encode(), list[bytes]) or []
-            holds = tuple(self.db.get(txn, "holds", key, HoldView) for key in keys)
+            holds = tuple(self._row(txn, "holds", key, HoldView) for key in keys)
         return GroupDetail(
             group=group,
             members=members,
@@ -149,7 +164,7 @@ class Views:
         """Nodes reported drained or down (absent: up), from the cluster's stream."""
         with self.db.read() as txn:
             return {
-                key.decode(): canonical_decode(value, str)
+                key.decode(): self.db.decode("nodes", key, value, str)
                 for key, value in self.db.scan(txn, "nodes")
             }
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Self
 
 from costart.store import CorruptRecordError, Defect, open_readonly, verify_log
+from costart.store.datafile import check_not_lost
 from costart.store.reading import RecorderSource
 from costart.store.recorders import LmdbAggregateRecorder, LmdbApplicationRecorder
 from costart.store.snapshots import SnapshotStore
@@ -43,6 +44,7 @@ class ClosingLog:
 
 class ReplayLog(ClosingLog):
     def __init__(self, path: Path) -> None:
+        check_not_lost(path)  # a deleted data file is damage, not "no log here"
         if not (path / "data.mdb").exists():
             raise FileNotFoundError(f"no LMDB log in {path}")
         self.path = path

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from typing import Any, Final
+from urllib.parse import unquote
 
 import structlog
 from litestar import Litestar, Request, Response
@@ -22,7 +23,9 @@ from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
 from costart.domain.errors import Conflict, DomainError, IllegalTransition, NotFound, SpecError
 from costart.domain.limits import MAX_SPEC_BYTES
+from costart.domain.spec import is_name
 from costart.log_writer import ControllerStoppedError
+from costart.projections import ViewDamagedError
 from costart.rest.auth import Tokens
 from costart.rest.metrics import registry_for
 from costart.rest.models import ErrorBody
@@ -32,6 +35,7 @@ from costart.rest.service import Service
 
 log = structlog.get_logger("costart.rest")
 MAX_BODY_BYTES: Final = 2 * MAX_SPEC_BYTES
+GROUPS_PREFIX: Final = b"/v1/groups/"
 
 
 def _error(status: int, message: str, field: str | None = None) -> Response[ErrorBody]:
@@ -48,13 +52,33 @@ def _domain_error(_: Request[Any, Any, Any], error: Exception) -> Response[Error
     return _error(400, str(error))
 
 
+def _views_damaged(_: Request[Any, Any, Any], error: Exception) -> Response[ErrorBody]:
+    # Never a wrong row: the damaged view is named; restarting rebuilds or falls back.
+    log.error("views damaged", error=str(error))
+    return _error(503, f"the views are damaged: {error}")
+
+
 def _stopped(_: Request[Any, Any, Any], error: Exception) -> Response[ErrorBody]:
     # A fenced or failed controller: this server no longer leads; clients retry elsewhere.
     return _error(503, f"this controller stopped: {error}")
 
 
-def _http_error(_: Request[Any, Any, Any], error: Exception) -> Response[ErrorBody]:
+def _bad_group_segment(request: Request[Any, Any, Any]) -> str | None:
+    """The group name of a ``/v1/groups/NAME...`` request when it is not a name: a quoted
+    ``/`` in it made the router find no route (the handlers refuse the other bad names)."""
+    raw = request.scope.get("raw_path") or b""
+    if not raw.startswith(GROUPS_PREFIX):
+        return None
+    name = unquote(raw[len(GROUPS_PREFIX) :].split(b"/", 1)[0].decode("latin-1"))
+    return None if is_name(name) else name
+
+
+def _http_error(request: Request[Any, Any, Any], error: Exception) -> Response[ErrorBody]:
     assert isinstance(error, HTTPException)
+    if error.status_code == 404:
+        bad = _bad_group_segment(request)
+        if bad is not None:
+            return _error(400, f"bad group name {bad!r}: not a valid group name")
     message = str(error.detail)
     if isinstance(error, ValidationException) and isinstance(error.extra, list):
         # Name the parameter at fault, not the framework's internals.
@@ -110,6 +134,7 @@ def create_app(service: Service, tokens: Tokens) -> Litestar:
         exception_handlers={
             DomainError: _domain_error,
             ControllerStoppedError: _stopped,
+            ViewDamagedError: _views_damaged,
             HTTPException: _http_error,
             Exception: _internal_error,
         },

@@ -15,7 +15,8 @@ from litestar.exceptions import NotAuthorizedException, PermissionDeniedExceptio
 from litestar.params import Parameter
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from costart.domain.spec import SpecFormat, parse_spec
+from costart.domain.errors import DomainError
+from costart.domain.spec import SpecFormat, is_name, parse_spec
 from costart.domain.states import GroupStatus
 from costart.projections import GroupDetail, GroupView, HoldView, MemberView, TimelineEntry
 from costart.rest.auth import Tokens, User
@@ -33,6 +34,14 @@ def authenticate(request: Request[object, object, State]) -> User:
     if user is None:
         raise NotAuthorizedException("missing or unknown bearer token")
     return user
+
+
+def _checked(name: str) -> str:
+    """A group name from a URL, refused (400) unless it matches the name rule whole: the
+    server never looks up, nor acts on, a name no spec could have."""
+    if not is_name(name):
+        raise DomainError(f"bad group name {name!r}: not a valid group name")
+    return name
 
 
 def _service(state: State) -> Service:
@@ -93,6 +102,7 @@ def list_groups(
 )
 def get_group(name: GroupName, user: User, state: State) -> GroupDetail:
     """The group with its members, holds, pend-reason history and recent events."""
+    name = _checked(name)
     return _service(state).views.describe(name)
 
 
@@ -103,6 +113,7 @@ def get_group(name: GroupName, user: User, state: State) -> GroupDetail:
     responses=errors(400, 401, 404),
 )
 def get_members(name: GroupName, user: User, state: State) -> list[MemberView]:
+    name = _checked(name)
     return _service(state).views.members(name)
 
 
@@ -118,6 +129,7 @@ def all_members(user: User, state: State) -> list[MemberView]:
     responses=errors(400, 401, 404),
 )
 def get_events(name: GroupName, user: User, state: State) -> list[TimelineEntry]:
+    name = _checked(name)
     return _service(state).views.timeline(name)
 
 
@@ -128,6 +140,7 @@ def get_events(name: GroupName, user: User, state: State) -> list[TimelineEntry]
     responses=errors(400, 401, 404),
 )
 def why(name: GroupName, user: User, state: State) -> Why:
+    name = _checked(name)
     views = _service(state).views
     group = views.group(name)
     return Why(
@@ -147,6 +160,7 @@ def why(name: GroupName, user: User, state: State) -> Why:
 )
 def cancel_group(name: GroupName, user: User, state: State) -> GroupView:
     """Cancel a live group: 403 unless the caller owns it or is an admin."""
+    name = _checked(name)
     service = _service(state)
     owner = service.views.group(name).owner
     if not user.may_act_for(owner):

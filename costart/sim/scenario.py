@@ -48,7 +48,7 @@ from costart.sim.distributions import ZERO, Dist, DistError
 
 MAX_ARRIVALS = 100_000
 MAX_FAULTS = 10_000
-_NAME = re.compile(r"^[a-z0-9]([a-z0-9-]{0,45}[a-z0-9])?$")
+_NAME = re.compile(r"[a-z0-9]([a-z0-9-]{0,45}[a-z0-9])?")  # matched whole
 _AT = re.compile(r"^(?P<reason>.*) - at `\$(?P<path>[^`]*)`$", re.DOTALL)
 
 
@@ -241,7 +241,7 @@ def _decode(data: bytes) -> ScenarioDoc:
 def parse_scenario(data: bytes | str, base: Path) -> Scenario:
     """Decode and check a scenario; files it names are relative to ``base``."""
     doc = _decode(data.encode() if isinstance(data, str) else data)
-    if not _NAME.match(doc.name):
+    if not _NAME.fullmatch(doc.name):
         raise ScenarioError("name", f"bad name {doc.name!r}")
     _duration("session_interval", doc.session_interval, positive=True)
     _duration("horizon", doc.horizon, positive=True)
@@ -258,7 +258,7 @@ def parse_scenario(data: bytes | str, base: Path) -> Scenario:
                 f"{path}.name", f"duplicate workload (also workloads[{seen[workload.name]}])"
             )
         seen[workload.name] = i
-        if not _NAME.match(workload.name):
+        if not _NAME.fullmatch(workload.name):
             raise ScenarioError(
                 f"{path}.name", f"bad name {workload.name!r}: 1-47 of a-z, 0-9 and '-'"
             )

@@ -11,9 +11,33 @@ This module must define exactly one ``InfrastructureFactory`` subclass,
 ``Factory``: ``InfrastructureFactory.construct`` looks for it here.
 """
 
+from costart.store.anchor import (
+    Anchor,
+    HashChainedLog,
+    anchor_at,
+    chain_hash,
+    check_reaches,
+    check_snapshot_reached,
+)
 from costart.store.codec import MsgspecMapper, canonical_decode, canonical_encode, gc_paused
 from costart.store.committer import WriteChain
-from costart.store.errors import CorruptRecordError, Defect, FencedError
+from costart.store.datafile import (
+    check_data_file,
+    check_not_lost,
+    forget_new_environment,
+    free_bytes,
+    is_space_error,
+    reserve_lock_file,
+)
+from costart.store.errors import (
+    CorruptRecordError,
+    DamagedStoreError,
+    DataFileError,
+    Defect,
+    FencedError,
+    LogTailLostError,
+    StoreFullError,
+)
 from costart.store.factory import Factory
 from costart.store.keeper import LeaseKeeper, LeaseLike
 from costart.store.lease import Lease, LeaseRecord
@@ -35,11 +59,15 @@ from costart.store.verify import LogSummary, Problem, VerifyReport, iter_verifie
 
 __all__ = [
     "GENESIS",
+    "Anchor",
     "CorruptRecordError",
     "CorruptSnapshotError",
+    "DamagedStoreError",
+    "DataFileError",
     "Defect",
     "Factory",
     "FencedError",
+    "HashChainedLog",
     "Lease",
     "LeaseKeeper",
     "LeaseLike",
@@ -52,6 +80,7 @@ __all__ = [
     "LogReader",
     "LogRecord",
     "LogSummary",
+    "LogTailLostError",
     "MemoryApplicationRecorder",
     "MsgspecMapper",
     "Problem",
@@ -59,13 +88,23 @@ __all__ = [
     "Snapshot",
     "SnapshotStore",
     "Standby",
+    "StoreFullError",
     "StoreSettings",
     "VerifyReport",
     "WriteChain",
+    "anchor_at",
     "canonical_decode",
     "canonical_encode",
+    "chain_hash",
+    "check_data_file",
+    "check_not_lost",
+    "check_reaches",
+    "check_snapshot_reached",
     "encode_world",
+    "forget_new_environment",
+    "free_bytes",
     "gc_paused",
+    "is_space_error",
     "iter_log",
     "iter_verified",
     "log_records",
@@ -73,5 +112,6 @@ __all__ = [
     "open_readonly",
     "open_store",
     "read_events",
+    "reserve_lock_file",
     "verify_log",
 ]

@@ -32,7 +32,9 @@ from uuid import UUID
 import lmdb
 from eventsourcing.persistence import IntegrityError, OperationalError
 
-from costart.store.errors import CorruptRecordError, FencedError
+from costart.store.datafile import free_bytes, is_space_error
+from costart.store.errors import CorruptRecordError, FencedError, StoreFullError
+from costart.store.headroom import COMMIT_PAGES
 from costart.store.lease import LEASE_DB, stored_epoch
 from costart.store.records import (
     GENESIS,
@@ -211,7 +213,7 @@ class GroupCommitter:
             except BaseException as e:
                 txn.abort()
                 store.leave()
-                _fail(group, e)
+                _fail(group, e, store)
                 return 0
             store.leave()
             break
@@ -253,9 +255,19 @@ def _write_group(
     return touched
 
 
-def _fail(group: list[WriteRequest], error: BaseException) -> None:
+def _space_error(store: LmdbStore, group: list[WriteRequest], error: lmdb.Error) -> StoreFullError:
+    """Name the store and the room the failed commit needed (its records and the pages
+    a commit adds besides them)."""
+    records = sum(len(event[4]) for request in group for event in request.events)
+    needed = records + COMMIT_PAGES * store.page_size
+    return StoreFullError(store.settings.path, needed, free_bytes(store.settings.path), str(error))
+
+
+def _fail(group: list[WriteRequest], error: BaseException, store: LmdbStore | None = None) -> None:
     """Fail every request of a group whose transaction could not be committed."""
-    if isinstance(error, lmdb.Error):
+    if store is not None and isinstance(error, lmdb.Error) and is_space_error(error):
+        error = _space_error(store, group, error)
+    elif isinstance(error, lmdb.Error):
         error = OperationalError(f"LMDB write failed: {error!r}")
     for request in group:
         request.ids = None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from enum import StrEnum
 
 from eventsourcing.persistence import DataError, OperationalError
@@ -24,27 +25,80 @@ class Defect(StrEnum):
     """An originator index entry points at no record, or at the wrong one."""
 
 
-class CorruptRecordError(DataError):
+class DamagedStoreError(DataError):
+    """The store cannot be trusted as it is: a record, a file or the log's end is not
+    what the rest of the store says. Never retried, never written over; the message names
+    what is wrong and where."""
+
+
+class DataFileError(DamagedStoreError):
+    """An LMDB data file is not whole (found before mapping it: see `datafile`)."""
+
+    def __init__(self, path: os.PathLike[str] | str, problem: str) -> None:
+        self.path = os.fspath(path)
+        self.problem = problem
+        super().__init__(f"{self.path} {problem}")
+
+    def __reduce__(self) -> tuple[type[DataFileError], tuple[str, str]]:
+        return type(self), (self.path, self.problem)
+
+
+class LogTailLostError(DamagedStoreError):
+    """The log does not reach a position (with the chain hash) that something built from
+    it recorded -- the views or a snapshot: the log lost its tail or was replaced."""
+
+    def __init__(self, message: str, *, position: int, log_end: int) -> None:
+        self.position = position
+        self.log_end = log_end
+        super().__init__(message)
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return _tail_lost, (str(self), self.position, self.log_end)
+
+
+def _tail_lost(message: str, position: int, log_end: int) -> LogTailLostError:
+    return LogTailLostError(message, position=position, log_end=log_end)
+
+
+class CorruptRecordError(DamagedStoreError):
     """A record read from the log failed an integrity check.
 
     Deliberately not an ``IntegrityError``: callers treat that one as an
     optimistic-concurrency conflict and retry, which would hide corruption.
     """
 
-    def __init__(self, log: str, position: int, defect: Defect, detail: str = "") -> None:
+    def __init__(
+        self,
+        log: str,
+        position: int,
+        defect: Defect,
+        detail: str = "",
+        originator_version: int | None = None,
+    ) -> None:
         self.log = log
         """Name of the log (the application's events or snapshots log)."""
         self.position = position
         """Notification id (position in the log) of the faulty record."""
         self.defect = defect
         self.detail = detail
+        self.originator_version = originator_version
+        """The version the index names for the record, when read through the index (a
+        snapshot's log position): lets a reader skip past the bad record."""
         msg = f"{defect.value} at notification id {position} in log {log!r}"
         if detail:
             msg += f": {detail}"
         super().__init__(msg)
 
-    def __reduce__(self) -> tuple[type[CorruptRecordError], tuple[str, int, Defect, str]]:
-        return type(self), (self.log, self.position, self.defect, self.detail)
+    def __reduce__(
+        self,
+    ) -> tuple[type[CorruptRecordError], tuple[str, int, Defect, str, int | None]]:
+        return type(self), (
+            self.log,
+            self.position,
+            self.defect,
+            self.detail,
+            self.originator_version,
+        )
 
 
 class FencedError(OperationalError):
@@ -60,3 +114,23 @@ class FencedError(OperationalError):
 
     def __reduce__(self) -> tuple[type[FencedError], tuple[int, int]]:
         return type(self), (self.epoch, self.current)
+
+
+class StoreFullError(OperationalError):
+    """A write met a full disk (or a map that may not grow further): nothing of it was
+    written. The message names the store and the space the write needed."""
+
+    def __init__(self, path: str, needed: int, free: int | None, cause: str) -> None:
+        self.path = path
+        self.needed = needed
+        self.free = free
+        self.cause = cause
+        room = "" if free is None else f", {free} bytes free on its filesystem"
+        super().__init__(
+            f"the store at {path} is out of space ({cause}): the write needed about "
+            f"{needed} bytes more{room}; nothing of it was written -- free space and "
+            "start again"
+        )
+
+    def __reduce__(self) -> tuple[type[StoreFullError], tuple[str, int, int | None, str]]:
+        return type(self), (self.path, self.needed, self.free, self.cause)

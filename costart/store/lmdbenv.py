@@ -29,6 +29,15 @@ import lmdb
 import structlog
 from eventsourcing.persistence import OperationalError
 
+from costart.store.datafile import (
+    check_data_file,
+    check_not_lost,
+    forget_new_environment,
+    free_bytes,
+    is_space_error,
+    reserve_lock_file,
+)
+from costart.store.errors import StoreFullError
 from costart.store.headroom import Headroom
 from costart.store.settings import ASYNC_SYNC_INTERVAL, StoreSettings
 
@@ -96,6 +105,10 @@ class LmdbStore:
     def __init__(self, settings: StoreSettings, key: str) -> None:
         self.settings = settings
         self.key = key
+        # Before mapping: a short file would SIGBUS, an empty or missing one would be
+        # taken for a new store, a damaged meta page would silently roll back.
+        check_not_lost(settings.path)
+        new = check_data_file(settings.path) is None
         try:
             if settings.readonly:
                 # lock=False: no lock file, no reader table -- only safe when no
@@ -105,6 +118,7 @@ class LmdbStore:
                 )
             else:
                 os.makedirs(settings.path, exist_ok=True)
+                reserve_lock_file(settings.path, MAX_READERS)
                 self.env = lmdb.open(
                     settings.path,
                     map_size=settings.map_size,
@@ -115,7 +129,14 @@ class LmdbStore:
                     metasync=settings.durability == "sync",
                     max_spare_txns=16,
                 )
-        except lmdb.Error as e:
+        except (lmdb.Error, StoreFullError) as e:
+            if new and not settings.readonly:
+                forget_new_environment(settings.path)  # not mistaken later for a lost store
+            if isinstance(e, StoreFullError):
+                raise
+            if is_space_error(e):
+                free = free_bytes(settings.path)
+                raise StoreFullError(settings.path, 2 * 4096, free, str(e)) from None
             raise OperationalError(f"cannot open LMDB environment: {e}") from e
         if not settings.readonly:
             # Readers of a process that died (SIGKILL) keep their slots and pin
@@ -226,8 +247,14 @@ class LmdbStore:
         self.env.reader_check()
         size = self.env.info()["map_size"]
         if size >= MAX_MAP_SIZE:
-            raise OperationalError(f"LMDB map size limit reached: {size} bytes")
+            raise StoreFullError(
+                self.settings.path, size, None, f"the map may not grow past {MAX_MAP_SIZE} bytes"
+            )
         self.resize(min(size * 2, MAX_MAP_SIZE))
+
+    @property
+    def page_size(self) -> int:
+        return int(self.env.stat()["psize"])
 
     def maybe_sync(self) -> None:
         """In async mode, flush to disk if the last flush is old enough."""

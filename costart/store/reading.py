@@ -10,11 +10,16 @@ from collections.abc import Iterator, Mapping
 from typing import Any, Protocol, cast
 
 import msgspec
-from eventsourcing.persistence import ApplicationRecorder, InfrastructureFactory
-from eventsourcing.utils import Environment
+from eventsourcing.persistence import (
+    ApplicationRecorder,
+    InfrastructureFactory,
+    MapperDeserialisationError,
+)
+from eventsourcing.utils import Environment, TopicError
 
 from costart.domain.events import DomainEvent
 from costart.store.codec import MsgspecMapper, event_decoder
+from costart.store.errors import CorruptRecordError, Defect
 
 PAGE_SIZE = 1000
 
@@ -75,8 +80,16 @@ def read_events(
     while until is None or start <= until:
         limit = PAGE_SIZE if until is None else min(PAGE_SIZE, until - start + 1)
         page = recorder.select_notifications(start=start, limit=limit)
-        for notification in page:
-            yield notification.id, cast(DomainEvent, mapper.to_domain_event(notification))
+        for expect, notification in enumerate(page, start):
+            if notification.id != expect:
+                # A store without its own gap check (PostgreSQL): rows were deleted.
+                raise CorruptRecordError("events", expect, Defect.GAP, f"next is {notification.id}")
+            try:
+                event = cast(DomainEvent, mapper.to_domain_event(notification))
+            except (MapperDeserialisationError, TopicError) as error:
+                # An altered row (no record checksum of ours there): named, not a traceback.
+                raise CorruptRecordError("events", expect, Defect.FORMAT, str(error)) from None
+            yield notification.id, event
         if len(page) < limit:
             return
         start = page[-1].id + 1

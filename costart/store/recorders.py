@@ -23,6 +23,7 @@ from eventsourcing.persistence import (
     TrackingRecorder,
 )
 
+from costart.store.anchor import HashChainedLog
 from costart.store.committer import GroupCommitter, WriteChain, WriteRequest
 from costart.store.errors import CorruptRecordError, Defect
 from costart.store.lmdbenv import LmdbStore, tracking_db_name
@@ -177,18 +178,25 @@ class LmdbAggregateRecorder(LmdbRecorder, AggregateRecorder):
                     break
                 position = unpack_u64(value)[0]
                 raw = get(value, db=records_db)
-                if raw is None:
-                    raise CorruptRecordError(name, position, Defect.INDEX, "no such record")
-                record = decode_record(raw, name, position)
-                if pack_u64(record.originator_version) != key[-8:]:
-                    raise CorruptRecordError(name, position, Defect.INDEX, "version differs")
+                try:
+                    if raw is None:
+                        raise CorruptRecordError(name, position, Defect.INDEX, "no such record")
+                    record = decode_record(raw, name, position)
+                    if pack_u64(record.originator_version) != key[-8:]:
+                        raise CorruptRecordError(name, position, Defect.INDEX, "version differs")
+                except CorruptRecordError as error:
+                    # Name the version the index promised: a reader may skip past it.
+                    version = unpack_u64(key[-8:])[0]
+                    raise CorruptRecordError(
+                        name, position, error.defect, error.detail, version
+                    ) from None
                 results.append(to_stored_event(record))
                 if len(results) == limit:
                     break
         return results
 
 
-class LmdbApplicationRecorder(LmdbAggregateRecorder, ApplicationRecorder):
+class LmdbApplicationRecorder(LmdbAggregateRecorder, ApplicationRecorder, HashChainedLog):
     """An application's events, with gap-free notification ids in commit order."""
 
     def insert_events(

@@ -18,6 +18,7 @@ from eventsourcing.persistence import AggregateRecorder, IntegrityError, StoredE
 from costart.domain.ids import COSTART_NAMESPACE
 from costart.domain.world import World
 from costart.store.codec import canonical_decode, canonical_encode, gc_paused
+from costart.store.errors import CorruptRecordError
 
 SNAPSHOT_STREAM_ID = uuid5(COSTART_NAMESPACE, "controller-snapshots")
 SNAPSHOT_TOPIC = "costart.snapshot:v1"
@@ -130,7 +131,17 @@ class SnapshotStore:
         below = at_or_before
         for _ in range(_SCAN_LIMIT):
             # One at a time: a snapshot is large, and the newest usually verifies.
-            records = self.recorder.select_events(SNAPSHOT_STREAM_ID, lte=below, desc=True, limit=1)
+            try:
+                records = self.recorder.select_events(
+                    SNAPSHOT_STREAM_ID, lte=below, desc=True, limit=1
+                )
+            except CorruptRecordError as error:
+                # The store's own record check failed: skip the record it names.
+                if error.originator_version is None:
+                    raise
+                skipped.append(CorruptSnapshotError(error.originator_version, str(error)))
+                below = error.originator_version - 1
+                continue
             if not records:
                 break
             try:

@@ -21,6 +21,7 @@ from eventsourcing.persistence import ApplicationRecorder, InfrastructureFactory
 from eventsourcing.utils import Environment
 
 from costart.domain.world import World
+from costart.store.anchor import check_snapshot_reached
 from costart.store.codec import MsgspecMapper
 from costart.store.factory import Factory
 from costart.store.keeper import LeaseLike
@@ -64,6 +65,8 @@ class Standby:
         snapshot, world, skipped = self.snapshots.newest_valid()
         for error in skipped:
             log.warning("snapshot skipped", position=error.position, error=str(error))
+        if snapshot is not None:
+            check_snapshot_reached(self.recorder, snapshot.position, snapshot.log_hash)
         self.world = world or World()
         self.tail()
         log.info(

@@ -31,6 +31,7 @@ class CrashingSource:
 
     def __init__(self, source, limit: int) -> None:
         self.source = source
+        self.recorder = source.recorder
         self.limit = limit
         self.given = 0
 
@@ -45,6 +46,7 @@ class CrashingSource:
 class CountingSource:
     def __init__(self, source) -> None:
         self.source = source
+        self.recorder = source.recorder
         self.afters: list[int] = []
         self.read = 0
 

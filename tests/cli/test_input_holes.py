@@ -1,0 +1,113 @@
+"""Hostile input gets a clear error, never a traceback or another group: spec files that
+cannot be read, names the CLI puts into URLs (quoted), and names the server refuses."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from urllib.parse import unquote
+
+import httpx
+import pytest
+from litestar.testing import TestClient
+from typer.testing import CliRunner
+
+from costart.cli.backend import RemoteBackend, _segment
+from costart.cli.exits import EXIT_USAGE
+from costart.cli.main import DEMO_SPEC, app
+from costart.projections import Views
+from costart.rest.app import create_app
+from costart.rest.auth import Tokens, User
+from costart.rest.service import Service
+from tests.builders import new_controller
+
+runner = CliRunner()
+HOSTILE = ["x/../victim-g", "g#x", "g?x=1", "..", ".", "probe-nl\n", "a b", "%2e%2e", "g/"]
+
+
+@pytest.mark.parametrize("command", ["validate", "submit"])
+@pytest.mark.parametrize("kind", ["missing", "directory"])
+def test_a_spec_file_that_cannot_be_read_is_a_usage_error_naming_it(tmp_path, command, kind):
+    path = tmp_path / "spec.toml"
+    if kind == "directory":
+        path.mkdir()
+    result = runner.invoke(app, ["--store", str(tmp_path / "store"), command, str(path)])
+    assert result.exit_code == EXIT_USAGE, result.output
+    assert isinstance(result.exception, SystemExit)  # a message, not a traceback
+    reason = "No such file or directory" if kind == "missing" else "Is a directory"
+    assert f"error: cannot read spec file {path}: {reason}" in result.stderr
+
+
+def test_validate_still_reads_a_good_file():
+    result = runner.invoke(app, ["validate", str(DEMO_SPEC)])
+    assert result.exit_code == 0 and "valid" in result.stdout
+
+
+@pytest.mark.parametrize("name", HOSTILE)
+def test_every_name_the_cli_puts_in_a_url_reaches_the_server_as_one_segment(name):
+    paths: list[str] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        paths.append(request.url.raw_path.decode())
+        return httpx.Response(404, json={"error": "no such group"})
+
+    backend = RemoteBackend("http://127.0.0.1:9", None)
+    backend.client = httpx.Client(
+        base_url="http://127.0.0.1:9", transport=httpx.MockTransport(answer)
+    )
+    for call in (backend.describe, backend.events, backend.why, backend.cancel, backend.members):
+        with pytest.raises(Exception, match="no such group"):
+            call(name)
+    assert len(paths) == 5
+    for path, suffix in zip(paths, ["", "/events", "/why", "/cancel", "/members"], strict=True):
+        # One segment for the name, nothing of it read as a path, query or fragment.
+        assert "?" not in path and "#" not in path, path
+        assert path.startswith("/v1/groups/"), path
+        segment, _, rest = path.removeprefix("/v1/groups/").partition("/")
+        assert (rest and "/" + rest) == suffix, path
+        assert unquote(segment) == name, (path, name)
+
+
+@pytest.fixture
+def api(tmp_path: Path):
+    controller = new_controller()
+    controller.submit_document(DEMO_SPEC.read_bytes(), "toml")
+    root = User(name="root", role="admin")
+    with Views(tmp_path / "views") as views:
+        service = Service(controller, views)
+        with TestClient(app=create_app(service, Tokens({"t0k3n": root}))) as client:
+            client.headers["Authorization"] = "Bearer t0k3n"
+            yield client
+
+
+@pytest.mark.parametrize("name", [n for n in HOSTILE if n not in (".", "..", "g/")])
+@pytest.mark.parametrize(
+    ("method", "suffix"),
+    [("GET", ""), ("GET", "/members"), ("GET", "/events"), ("GET", "/why"), ("POST", "/cancel")],
+)
+def test_the_server_refuses_a_name_that_is_not_a_name_with_400(api, name, method, suffix):
+    response = api.request(method, f"/v1/groups/{_segment(name)}{suffix}")
+    assert response.status_code == 400, response.text
+    assert "bad group name" in json.loads(response.text)["error"]
+
+
+def test_a_hostile_cancel_cancels_nothing(api):
+    api.post(f"/v1/groups/{_segment('x/../grpo-run-42')}/cancel")
+    assert api.get("/v1/groups/grpo-run-42").json()["group"]["state"] != "CANCELLED"
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [("--interval", "0"), ("--interval", "-1"), ("--lease-duration", "0"), ("--claim-delay", "-1")],
+)
+def test_serve_refuses_a_zero_or_negative_duration_before_opening_anything(
+    tmp_path, option, value
+):
+    tokens = tmp_path / "tokens.toml"
+    tokens.write_text('[tokens.a-token-of-sixteen-chars]\nuser = "root"\nrole = "admin"\n')
+    store = tmp_path / "store"
+    args = ["--store", str(store), "serve", "--tokens", str(tokens), option, value]
+    result = runner.invoke(app, args)
+    assert result.exit_code == EXIT_USAGE, result.output
+    assert f"error: {option} must" in result.stderr
+    assert not store.exists()  # nothing opened, nothing written

@@ -1,0 +1,186 @@
+"""The damage classes that apply on every backend (ADR 0024), on LMDB and on PostgreSQL:
+a damaged or deleted newest snapshot falls back to an older one with a warning naming its
+position (the log is intact: the state is the same); a missing or altered event stops
+startup with an error naming its position; a log that lost its tail is refused by what
+was built past it (the newest snapshot, the views)."""
+
+from __future__ import annotations
+
+import gc
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import NamedTuple
+
+import psycopg
+import pytest
+import structlog
+from rich.console import Console
+
+from costart.app import Controller
+from costart.bootstrap import Settings, bootstrap
+from costart.cli.demo import run_demo
+from costart.cli.exits import EXIT_TAIL_LOST
+from costart.domain.spec import parse_spec
+from costart.store.errors import CorruptRecordError, DamagedStoreError, Defect, LogTailLostError
+from costart.store.snapshots import encode_world
+from tests.contract.conftest import Store
+from tests.damage import classes
+from tests.damage.base_store import TAIL_GROUP, cut_log
+
+ROOT = Path(__file__).resolve().parents[2]
+SNAPSHOT_EVERY = 7
+
+
+class Demo(NamedTuple):
+    state: bytes
+    """The encoded final state."""
+    newest_snapshot: int
+    previous_snapshot: int
+    end: int
+
+
+def _controller(store: Store) -> Controller:
+    return bootstrap(Settings(cluster=None), env=store.env)
+
+
+def _closed(controller: Controller) -> None:
+    """Close a controller; once the caller drops it too, `gc.collect` lets its recorders
+    go, closing the LMDB environment in this process (so the damage can open the files,
+    and the next opener checks them)."""
+    controller.close()
+
+
+@pytest.fixture
+def demo(store: Store, tmp_path: Path) -> Demo:
+    """The demo run with a snapshot every 7 events, then a tail past the newest snapshot."""
+    console = Console(file=(tmp_path / "out.txt").open("w"))
+    env = {**store.env, "COSTART_SNAPSHOT_EVERY": str(SNAPSHOT_EVERY)}
+    controller = run_demo(ROOT / "scenarios" / "rl-post-training.toml", console, env=env)
+    controller.submit(parse_spec(TAIL_GROUP, "toml"))
+    controller.cancel("tail-probe")
+    demo = Demo(
+        encode_world(controller.world),
+        *controller.snapshots_store.positions()[-1:-3:-1],
+        controller.world.position,
+    )
+    _closed(controller)
+    del controller
+    gc.collect()
+    assert demo.newest_snapshot < demo.end - 1, demo  # a tail past the newest snapshot
+    return demo
+
+
+def _sql(store: Store, statement: str) -> None:
+    schema = store.env["POSTGRES_SCHEMA"]
+    with psycopg.connect(store.location.split("?")[0]) as conn:
+        conn.execute(f'SET search_path TO "{schema}"')
+        conn.execute(statement)
+
+
+def damage_newest_snapshot(store: Store) -> None:
+    if store.name == "lmdb":
+        classes.flip_newest_snapshot(Path(store.location))
+    else:
+        _sql(
+            store,
+            "UPDATE costart_snapshots SET state = set_byte(state, 100, get_byte(state, 100) # 1) "
+            "WHERE originator_version = (SELECT max(originator_version) FROM costart_snapshots)",
+        )
+
+
+def delete_newest_snapshot(store: Store) -> None:
+    if store.name == "lmdb":
+        classes.delete_newest_snapshot(Path(store.location))
+    else:
+        _sql(
+            store,
+            "DELETE FROM costart_snapshots WHERE originator_version = "
+            "(SELECT max(originator_version) FROM costart_snapshots)",
+        )
+
+
+@pytest.mark.parametrize("how", ["damaged", "deleted"])
+def test_the_newest_snapshot_gone_bad_falls_back_to_an_older_one_loudly(store, demo, how):
+    (damage_newest_snapshot if how == "damaged" else delete_newest_snapshot)(store)
+    with structlog.testing.capture_logs() as logs:
+        restarted = _controller(store)
+    try:
+        assert encode_world(restarted.world) == demo.state  # the log is intact: the same
+        # From the snapshot before it, not from the start of the log.
+        assert restarted._last_snapshot_position == demo.previous_snapshot
+    finally:
+        _closed(restarted)
+    skipped = [e for e in logs if e["event"] == "snapshot skipped"]
+    if how == "damaged":  # named; a deleted one is simply not there
+        assert [e["position"] for e in skipped] == [demo.newest_snapshot]
+        assert skipped[0]["log_level"] == "warning"
+
+
+def test_a_missing_event_stops_startup_naming_its_position(store, demo):
+    position = demo.newest_snapshot + 1
+    if store.name == "lmdb":
+        classes.delete_event(position)(Path(store.location))
+    else:
+        _sql(store, f"DELETE FROM costart_events WHERE notification_id = {position}")
+    with pytest.raises(CorruptRecordError) as error:
+        _controller(store)
+    assert error.value.position == position and error.value.defect is Defect.GAP
+    assert f"at notification id {position}" in str(error.value)
+
+
+def test_an_altered_event_stops_startup_naming_its_position(store, demo):
+    position = demo.newest_snapshot + 1
+    if store.name == "lmdb":
+        classes.flip_event(position)(Path(store.location))
+    else:
+        _sql(
+            store,
+            "UPDATE costart_events SET state = '\\x00ff'::bytea "
+            f"WHERE notification_id = {position}",
+        )
+    with pytest.raises(DamagedStoreError) as error:
+        _controller(store)
+    assert isinstance(error.value, CorruptRecordError) and error.value.position == position
+
+
+def cut_tail(store: Store, keep: int) -> None:
+    if store.name == "lmdb":
+        cut_log(Path(store.location), keep)
+    else:
+        _sql(store, f"DELETE FROM costart_events WHERE notification_id > {keep}")
+
+
+def _snapshot_at_the_end(store: Store) -> int:
+    controller = _controller(store)
+    try:
+        return controller.snapshot_now()
+    finally:
+        _closed(controller)
+
+
+def test_a_snapshot_past_the_end_of_the_log_refuses_the_controller(store, demo):
+    end = _snapshot_at_the_end(store)
+    gc.collect()
+    if store.name == "lmdb":
+        # Only the last event goes: the snapshot taken at it stays, ahead of the log.
+        classes.delete_event(end)(Path(store.location))
+    else:
+        cut_tail(store, end - 1)
+    with pytest.raises(LogTailLostError) as error:
+        _controller(store)
+    assert str(error.value).startswith(f"log ends at {end - 1}, the snapshot was taken at {end}")
+
+
+def test_views_built_past_the_end_of_the_log_refuse_the_cli(store, demo, tmp_path):
+    env = {**os.environ, "COSTART_VIEWS_DIR": str(tmp_path / "views"), "PYTHONPATH": str(ROOT)}
+    args = [sys.executable, "-m", "costart.cli.main", "--store", store.location, "get", "groups"]
+    built = subprocess.run(args, env=env, capture_output=True, text=True, check=False)
+    assert built.returncode == 0, built.stderr  # views built to the end
+    cut_tail(store, demo.end - 3)
+    refused = subprocess.run(args, env=env, capture_output=True, text=True, check=False)
+    assert refused.returncode == EXIT_TAIL_LOST, refused.stderr
+    expected = f"error: log ends at {demo.end - 3}, the views were built to {demo.end}"
+    assert expected in refused.stderr
+    assert "the log lost its tail" in refused.stderr
