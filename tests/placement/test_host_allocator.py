@@ -110,9 +110,7 @@ def _rig(load_nodes: int = 3) -> tuple[Rig, ScriptedLoad, HostAllocator]:
 
 
 def _holds(rig: Rig, group: str) -> list[str]:
-    return sorted(
-        a.node for m in rig.controller.members(group) for a in (*m.held, *m.assignments)
-    )
+    return sorted(a.node for m in rig.controller.members(group) for a in (*m.held, *m.assignments))
 
 
 def test_a_refused_bind_plans_the_session_again_and_the_gang_goes_where_it_fits() -> None:
