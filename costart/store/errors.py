@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from eventsourcing.persistence import DataError, OperationalError
+from eventsourcing.persistence import DataError, OperationalError, PersistenceError
 
 
 class Defect(StrEnum):
@@ -60,3 +60,22 @@ class FencedError(OperationalError):
 
     def __reduce__(self) -> tuple[type[FencedError], tuple[int, int]]:
         return type(self), (self.epoch, self.current)
+
+
+class StaleTermError(PersistenceError):
+    """An append (or a claim) carried the host's leadership term ``term``, and the log
+    already has a newer one (``current``): the host elected another leader, so this
+    writer was deposed and must not write again (ADR 0025).
+
+    Raised by both stores. Not an ``OperationalError``: the library retries those, and
+    a fenced write must never be retried."""
+
+    def __init__(self, term: int, current: int) -> None:
+        self.term = term
+        self.current = current
+        super().__init__(
+            f"write fenced: it carries host term {term}, the log is at host term {current}"
+        )
+
+    def __reduce__(self) -> tuple[type[StaleTermError], tuple[int, int]]:
+        return type(self), (self.term, self.current)
