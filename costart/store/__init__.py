@@ -2,7 +2,8 @@
 
 An append-only, hash-chained, checksummed event log per application in one LMDB
 environment, with group commit, automatic map growth, tailing subscriptions, and a
-leadership lease whose epoch fences every append (ADR 0009).
+leadership lease whose epoch fences every append (ADR 0009), or the host's leadership
+term instead (ADR 0025).
 Settings (environment, optionally prefixed with the application name):
 ``COSTART_LMDB_PATH``, ``COSTART_LMDB_MAP_SIZE``, ``COSTART_LMDB_DURABILITY``
 (``sync``/``async``), ``COSTART_LMDB_POLL_INTERVAL``.
@@ -11,11 +12,17 @@ This module must define exactly one ``InfrastructureFactory`` subclass,
 ``Factory``: ``InfrastructureFactory.construct`` looks for it here.
 """
 
-from costart.store.errors import CorruptRecordError, Defect, FencedError
+from costart.store.codec import MsgspecMapper, canonical_decode, canonical_encode, gc_paused
+from costart.store.committer import WriteChain
+from costart.store.errors import CorruptRecordError, Defect, FencedError, StaleTermError
 from costart.store.factory import Factory
+from costart.store.host_term import HostTermFencing, check_term, claim_term
+from costart.store.keeper import LeaseKeeper, LeaseLike
 from costart.store.lease import Lease, LeaseRecord
 from costart.store.lmdbenv import LmdbStore, open_store
+from costart.store.memory import MemoryApplicationRecorder
 from costart.store.reader import LogReader, iter_log, open_readonly
+from costart.store.reading import RecorderSource, log_records, read_events
 from costart.store.recorders import (
     LmdbAggregateRecorder,
     LmdbApplicationRecorder,
@@ -24,15 +31,21 @@ from costart.store.recorders import (
 )
 from costart.store.records import GENESIS, LogRecord
 from costart.store.settings import StoreSettings
+from costart.store.snapshots import CorruptSnapshotError, Snapshot, SnapshotStore, encode_world
+from costart.store.standby import Standby, open_factory
 from costart.store.verify import LogSummary, Problem, VerifyReport, iter_verified, verify_log
 
 __all__ = [
     "GENESIS",
     "CorruptRecordError",
+    "CorruptSnapshotError",
     "Defect",
     "Factory",
     "FencedError",
+    "HostTermFencing",
     "Lease",
+    "LeaseKeeper",
+    "LeaseLike",
     "LeaseRecord",
     "LmdbAggregateRecorder",
     "LmdbApplicationRecorder",
@@ -42,12 +55,29 @@ __all__ = [
     "LogReader",
     "LogRecord",
     "LogSummary",
+    "MemoryApplicationRecorder",
+    "MsgspecMapper",
     "Problem",
+    "RecorderSource",
+    "Snapshot",
+    "SnapshotStore",
+    "StaleTermError",
+    "Standby",
     "StoreSettings",
     "VerifyReport",
+    "WriteChain",
+    "canonical_decode",
+    "canonical_encode",
+    "check_term",
+    "claim_term",
+    "encode_world",
+    "gc_paused",
     "iter_log",
     "iter_verified",
+    "log_records",
+    "open_factory",
     "open_readonly",
     "open_store",
+    "read_events",
     "verify_log",
 ]

@@ -15,6 +15,7 @@ from eventsourcing.utils import Environment
 from psycopg import sql
 
 from costart.app import Controller
+from costart.bootstrap import Settings, bootstrap
 from costart.log_writer import ControllerStoppedError
 from costart.pgstore import env_for_url
 from costart.store.errors import StaleTermError
@@ -174,3 +175,12 @@ def test_a_postgresql_append_waits_for_a_claim_in_flight_and_is_then_refused(pg_
             writer.join(timeout=10)
         assert len(results) == 1 and isinstance(results[0], StaleTermError)
         assert recorder.max_notification_id() == 1  # type: ignore[attr-defined]
+
+
+def test_the_composition_root_passes_the_hosts_term_through(tmp_path):
+    settings = Settings(store=str(tmp_path / "store"), cluster=None)
+    first = bootstrap(settings, term=7)
+    assert first.term == 7
+    first.close()
+    with pytest.raises(StaleTermError):
+        bootstrap(settings, term=6)

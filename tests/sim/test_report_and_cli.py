@@ -3,11 +3,23 @@
 from __future__ import annotations
 
 import json
+import logging
+from collections.abc import Iterator
 
+import pytest
 from typer.testing import CliRunner
 
 from costart.cli.sim_cmd import app
+from costart.logs import configure_logging
 from tests.sim.helpers import SCENARIOS
+
+
+@pytest.fixture(autouse=True)
+def _logging_back_on_stderr() -> Iterator[None]:
+    """`costart sim` configures logging onto the runner's stderr, which is closed after
+    the call: later tests that log would write to a closed file."""
+    yield
+    configure_logging(level=logging.WARNING)
 
 
 def test_sim_prints_the_seed_and_its_options_and_writes_a_deterministic_report(tmp_path):
