@@ -14,7 +14,8 @@ from costart.sim.errors import SimError
 from costart.sim.outside_load import with_outside_load
 from costart.sim.results import POLICIES
 from costart.sim.scenario import OutsideLoadDoc, load_scenario
-from tests.sim.helpers import SCENARIOS, SIM_SCENARIOS, run, setup_of, without_timeline
+from costart.sim.trace_setup import TraceOptions, trace_setup
+from tests.sim.helpers import SCENARIOS, SIM_SCENARIOS, TRACES, run, setup_of, without_timeline
 
 
 def _outside(name: str, seed: int = 1, race: float | None = None):  # type: ignore[no-untyped-def]
@@ -80,3 +81,11 @@ def test_a_node_over_capacity_with_other_work_is_named():
         checker.check_step(World())
     with pytest.raises(SimError, match="node n2"):
         checker.check_all(World())
+
+
+def test_a_real_trace_runs_with_other_work_and_every_invariant_checked():
+    setup = trace_setup("dlrm", TRACES, 1, TraceOptions(max_groups=20))
+    result = run(with_outside_load(setup), "reserve")
+    assert result.outside_work > 0 and result.invariant_checks > 0
+    assert result.started == result.groups - result.rejected
+    assert result.partial_starts == 0 and result.deadlocked == 0
