@@ -16,15 +16,18 @@ moment costart binds there. This allocator models both through a `HostLoad` port
   raises `BindConflict` and takes nothing, and the step aborts the session and plans
   it again from a fresh reading (ADR 0024).
 
-Nothing is kept from one session to the next except the usage counts: this allocator
-tells the step nothing about which nodes moved, so the step compares every node and
-never repeats a session (`CoPlacementStep` keeps those shortcuts for the in-memory
-allocator, whose capacity is a function of the World alone).
+Kept from one session to the next: the usage counts and the last reading, recomputed
+on the nodes whose costart usage, other work or status moved. This allocator tells the
+step nothing about which nodes moved, so the step compares every node and never repeats
+a session (`CoPlacementStep` keeps those shortcuts for the in-memory allocator, whose
+capacity is a function of the World alone).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import compress
+from operator import is_not, ne
 from typing import Protocol
 
 from costart.domain.invariants import Capacity
@@ -34,6 +37,7 @@ from costart.placement.cluster import Cluster
 from costart.placement.usage import WorldUsage
 
 ZERO = Capacity()
+MAX_SHARED = 4096
 
 
 class HostLoad(Protocol):
@@ -70,6 +74,12 @@ class HostAllocator:
         self._cluster = cluster
         self._load = load
         self._usage = WorldUsage(cluster)
+        # Free capacity as of the last reading, and what it was computed from (the host's
+        # other work, node status); equal capacities share one object.
+        self._settled: list[Capacity] = [ZERO] * len(cluster)
+        self._outside: list[Capacity] = []
+        self._status: list[str] = []
+        self._shared: dict[tuple[int, int, int], Capacity] = {}
         self._free: list[Capacity] = []  # the session's free capacity, after its takes
         # Per node, what another scheduler may still take during this session: free at
         # the session's start minus the session's binds (releases never add to it).
@@ -82,30 +92,44 @@ class HostAllocator:
         return self._cluster
 
     def free_capacity(self, world: World) -> list[Capacity]:
-        self._usage.sync(world)
-        outside = self._load.outside_use()
-        if len(outside) != len(self._cluster):
+        changed = self._usage.sync(world)  # the nodes whose costart usage may have moved
+        outside = list(self._load.outside_use())
+        n = len(self._cluster)
+        if len(outside) != n:
             raise ValueError(
-                f"the host reported outside use for {len(outside)} nodes; "
-                f"the cluster has {len(self._cluster)}"
+                f"the host reported outside use for {len(outside)} nodes; the cluster has {n}"
             )
-        free: list[Capacity] = []
-        status, used = self._cluster.status, self._usage.used
-        for i, node in enumerate(self._cluster.nodes):
+        status = self._cluster.status
+        if len(self._outside) != n:
+            changed = set(range(n))
+        else:
+            # `Capacity` is frozen: an entry that is the same object has the same value,
+            # so only the nodes whose entry was replaced are computed again (C-level
+            # comparisons over every node, Python work only where something moved).
+            changed.update(compress(range(n), map(is_not, outside, self._outside)))
+            if status != self._status:
+                changed.update(compress(range(n), map(ne, status, self._status)))
+        self._outside, self._status = outside, list(status)
+        if len(self._shared) > MAX_SHARED:
+            self._shared.clear()  # only sharing is lost, never a value
+        settled, nodes, used = self._settled, self._cluster.nodes, self._usage.used
+        for i in sorted(changed):
             if status[i] != "up":
-                free.append(ZERO)
+                settled[i] = ZERO
                 continue
-            (ug, uc, um), other = used[i], outside[i]
-            free.append(
-                Capacity(
-                    max(0, node.gpu - ug - other.gpu),
-                    max(0, node.cpu - uc - other.cpu),
-                    max(0, node.mem_gb - um - other.mem_gb),
-                )
+            node, (ug, uc, um), other = nodes[i], used[i], outside[i]
+            vec = (
+                max(0, node.gpu - ug - other.gpu),
+                max(0, node.cpu - uc - other.cpu),
+                max(0, node.mem_gb - um - other.mem_gb),
             )
-        self._free = list(free)
-        self._room = list(free)
-        return free
+            capacity = self._shared.get(vec)
+            if capacity is None:
+                capacity = self._shared[vec] = Capacity(*vec)
+            settled[i] = capacity
+        self._free = list(settled)
+        self._room = list(settled)
+        return list(settled)
 
     def reserve(self, node: str, demand: Capacity) -> None:
         index = self._cluster.index[node]

@@ -168,7 +168,7 @@ def test_a_step_over_the_host_without_other_work_decides_as_recorded() -> None:
 class _ComparedWithFresh:
     """The step over the seeded host; each session, a fresh step over a copy of the
     cluster and the other work as the kept step last read it (no races) must decide
-    the same. Every race refuses its bind, so the final plan of a session ran without
+    the same, and the kept allocator's reading must equal a fresh one's. Every race refuses its bind, so the final plan of a session ran without
     one, unless the session gave up (then it decided nothing)."""
 
     def __init__(self, step: CoPlacementStep, load: SeededLoad) -> None:
@@ -191,7 +191,14 @@ class _ComparedWithFresh:
             return kept
         assert not self.load.raced_since_read
         cluster = Cluster(self.step.cluster.levels, self.step.cluster.nodes)
-        fresh = CoPlacementStep(HostAllocator(cluster, StaticLoad(self.load.last_read)))
+        cluster.sync_status(world.node_status)
+        reading = StaticLoad(self.load.last_read)
+        # The kept allocator recomputes only the nodes that moved: its reading equals
+        # one from scratch.
+        kept_free = self.step.allocator.free_capacity(world)
+        self.step.allocator.abort()
+        assert kept_free == HostAllocator(cluster, reading).free_capacity(world)
+        fresh = CoPlacementStep(HostAllocator(cluster, reading))
         for name, topology in sorted(self.step.placement_groups.items()):
             fresh.register_placement_group(name, topology)
         assert fresh.decide(world, now_ns) == kept, f"session {self.compared} differs"
