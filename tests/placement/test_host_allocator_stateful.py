@@ -79,9 +79,7 @@ class HostAllocatorMachine(RuleBasedStateMachine):
     @rule()
     def session_starts(self) -> None:
         reading = self.allocator.free_capacity(self.world)
-        expected = [
-            minus(CAP, self.other[i]) if self.up[i] else NOTHING for i in range(NODES)
-        ]
+        expected = [minus(CAP, self.other[i]) if self.up[i] else NOTHING for i in range(NODES)]
         note(f"session reads {[c.gpu for c in reading]}")
         assert reading == expected
         self.free, self.room = list(expected), list(expected)
