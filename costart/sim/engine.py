@@ -79,6 +79,7 @@ class Counters:
         self.restore_checks = 0
         self.node_losses = 0
         self.replans = 0  # sessions planned again after a refused bind
+        self.gave_up = 0  # sessions that decided nothing after too many refused binds
 
 
 class Engine:
@@ -141,10 +142,18 @@ class Engine:
             HostAllocator(definition.build(), self.outside), dict(definition.placement_groups)
         )
 
+    def _count_replans(self) -> None:
+        """Move the step's re-plan counts into the run's (a step is replaced on a
+        controller restart)."""
+        step = self.placement.step
+        self.counters.replans += step.replans
+        self.counters.gave_up += step.gave_up
+        step.replans = step.gave_up = 0
+
     def _build(self, restart_of: SimController | None) -> SimController:
         """A controller with a fresh placement step over the same cluster: the step reads
         node status from the restored World, so it decides as the old one would."""
-        self.counters.replans += self.placement.step.replans
+        self._count_replans()
         self.placement = FeasibilityCache(self._step(), self._feasibility)
         return self._factory(
             placement=self.placement, clock=self._clock, env=self._env, restart_of=restart_of
@@ -264,8 +273,7 @@ class Engine:
         self.checker.check_all(self.controller.world)
         self.counters.world_checks = self.checker.checks
         self.counters.full_checks = self.checker.full_checks
-        self.counters.replans += self.placement.step.replans
-        self.placement.step.replans = 0
+        self._count_replans()
         self.usage.sample(self.now_ns)
 
     def _end_quiescent(self, horizon: int) -> None:

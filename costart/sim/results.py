@@ -59,12 +59,14 @@ class PolicyResult(msgspec.Struct, frozen=True):
     timeline: list[Sample] = msgspec.field(default_factory=list)
     # The host's other work (the outside-load allocator): pieces placed, pieces the host
     # could not place, binds another scheduler raced (took the room first), sessions
-    # planned again after a refused bind.
+    # planned again after a refused bind, sessions that decided nothing after
+    # `MAX_REPLANS` refusals in a row.
     allocator: str = "in-memory"
     outside_work: int = 0
     outside_dropped: int = 0
     binds_raced: int = 0
     replans: int = 0
+    sessions_given_up: int = 0
 
 
 def log_digest(controller: SimController) -> tuple[int, str]:
@@ -152,6 +154,7 @@ def result_of(engine: Engine, embedder: Embedder) -> PolicyResult:
         outside_dropped=engine.outside.dropped if engine.outside is not None else 0,
         binds_raced=engine.outside.races if engine.outside is not None else 0,
         replans=c.replans,
+        sessions_given_up=c.gave_up,
     )
 
 

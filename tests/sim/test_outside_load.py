@@ -44,6 +44,7 @@ def test_each_scenario_runs_with_other_work_and_every_invariant_checked(scenario
 def test_raced_binds_are_planned_again_with_every_invariant_kept(scenario):
     results = [run(_outside(scenario, race=0.05), policy) for policy in ("atomic", "reserve")]
     assert all(r.binds_raced > 0 and r.replans > 0 for r in results)
+    assert all(r.replans == r.binds_raced and r.sessions_given_up == 0 for r in results)
     assert all(r.partial_starts == 0 and r.deadlocked == 0 for r in results)
 
 
