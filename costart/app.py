@@ -39,6 +39,7 @@ from costart.replay.rebuild import restore
 from costart.replay.source import RecorderSource
 from costart.store.anchor import chain_hash, check_snapshot_reached
 from costart.store.codec import MsgspecMapper
+from costart.store.host_term import HostTermFencing, check_term, claim_term
 from costart.store.memory import MemoryApplicationRecorder
 from costart.store.reading import read_events
 from costart.store.snapshots import SnapshotStore
@@ -90,6 +91,7 @@ class Controller(Application[UUID]):
         *,
         epoch: int | None = None,
         warm: World | None = None,
+        term: int | None = None,
     ) -> None:
         """``restart_of``: start over the same log and snapshots as that (crashed)
         controller, restoring from its newest snapshot plus the tail — how the simulator
@@ -100,9 +102,20 @@ class Controller(Application[UUID]):
         lease. Only a store that queues writes (LMDB) takes it here; a PostgreSQL store
         reads its epoch from ``COSTART_LEASE_EPOCH`` in ``env`` (ADR 0010). ``warm`` is a
         state a standby kept up with the log: the controller adopts it (and folds whatever
-        the log holds beyond it) instead of restoring."""
+        the log holds beyond it) instead of restoring.
+
+        The host's leadership term instead of costart's lease (ADR 0025): ``term`` is
+        claimed in the store before the state is read (`StaleTermError` if the log
+        already has a newer term), and every append carries it, so once the host's next
+        leader claimed its term this one cannot write."""
+        if term is not None and epoch is not None:
+            raise ValueError("term: give the host's term or a lease epoch, not both")
+        if term is not None:
+            check_term(term)
         self._restart_of = restart_of
         super().__init__(env=dict(env) if env is not None else None)
+        if term is not None:
+            claim_term(self.recorder, term)
         self._clock: Clock = clock or time.time_ns
         self.placement = placement
         self._lock = threading.RLock()
@@ -178,6 +191,12 @@ class Controller(Application[UUID]):
     def epoch(self) -> int | None:
         """The lease epoch this controller writes under (None: no lease)."""
         return self._writer.epoch
+
+    @property
+    def term(self) -> int | None:
+        """The host's term this controller writes under (None: not fenced by one)."""
+        recorder = self.recorder
+        return recorder.term if isinstance(recorder, HostTermFencing) else None
 
     @property
     def stopped(self) -> BaseException | None:

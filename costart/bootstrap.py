@@ -132,13 +132,15 @@ def bootstrap(
     epoch: int | None = None,
     warm: World | None = None,
     restart_of: Controller | None = None,
+    term: int | None = None,
 ) -> Controller:
     """Build the Controller the settings describe.
 
     ``placement`` overrides the step built from the settings (the simulator brings its
     own over the simulated cluster; None for none). ``env`` replaces the environment
     derived from the settings (a leader's environment fenced at its epoch). ``epoch``,
-    ``warm`` and ``restart_of`` are the Controller's HA and crash-restart arguments."""
+    ``warm`` and ``restart_of`` are the Controller's HA and crash-restart arguments;
+    ``term``, the host's leadership term instead of the lease (ADR 0025)."""
     step = (
         build_placement(settings)
         if placement is _UNSET
@@ -151,6 +153,7 @@ def bootstrap(
         restart_of=restart_of,
         epoch=epoch,
         warm=warm,
+        term=term,
     )
 
 

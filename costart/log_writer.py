@@ -13,7 +13,8 @@ Controller restores from the log. Databases treat a failed fsync the same way.
 
 Fencing (ADR 0009): a writer built with a lease ``epoch`` tags every queued write with
 it; the store refuses writes whose epoch is no longer the stored one (`FencedError`),
-which stops this writer like any other failed write.
+which stops this writer like any other failed write. So does a write refused because
+the host's leadership term moved on (`StaleTermError`, ADR 0025).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from eventsourcing.persistence import ApplicationRecorder
 from costart.domain.events import DomainEvent
 from costart.store.codec import MsgspecMapper
 from costart.store.committer import WriteChain
-from costart.store.errors import FencedError
+from costart.store.errors import FencedError, StaleTermError
 
 log = structlog.get_logger("costart.controller")
 
@@ -155,3 +156,7 @@ class LogWriter:
             self._durable.notify_all()
         if first and isinstance(error, FencedError):
             log.error("write fenced", epoch=error.epoch, current_epoch=error.current)
+        elif first and isinstance(error, StaleTermError):
+            log.error(
+                "write fenced by the host's term", term=error.term, current_term=error.current
+            )

@@ -24,9 +24,10 @@ from costart.domain.durations import format_duration_ns, parse_duration_ns
 from costart.logs import configure_logging
 from costart.sim.breakdown import WorkloadFigures
 from costart.sim.engine import Engine
+from costart.sim.outside_load import ALLOCATORS, with_outside_load
 from costart.sim.report import Report, build_report, report_json, write_plot
 from costart.sim.results import ALL_POLICIES, PolicyResult, run_policy
-from costart.sim.scenario import ScenarioError, load_scenario
+from costart.sim.scenario import OutsideLoadDoc, ScenarioError, load_scenario
 from costart.sim.setup import SimSetup, describe_setup, draw_setup
 from costart.sim.trace_setup import TRACE_KINDS, TraceKind, TraceOptions, trace_setup
 
@@ -63,6 +64,7 @@ def results_table(report: Report) -> Table:
             lambda r: f"{r.controller_restarts} ({r.restore_checks})",
         ),
         ("node losses", lambda r: r.node_losses),
+        ("other work placed / binds raced", lambda r: f"{r.outside_work} / {r.binds_raced}"),
         ("end (virtual s, why)", lambda r: f"{r.end_s:.0f} {r.end_reason}"),
     ]
     for label, value in rows:
@@ -158,11 +160,17 @@ def sim(
         "sim-report"
     ),
     verbose: Annotated[bool, typer.Option(help="controller logs on stderr")] = False,
+    allocator: Annotated[
+        str, typer.Option(help="in-memory | outside-load (the host's other work and races)")
+    ] = "in-memory",
 ) -> None:
     """Run the real controller on a virtual clock; compare costart's policies with the
     naive baseline and the peers' (Volcano, YuniKorn, Kueue, Slurm EASY)."""
     configure_logging(level=logging.INFO if verbose else logging.WARNING)
     console = Console()
+    if allocator not in ALLOCATORS:
+        raise typer.BadParameter(f"--allocator must be one of {', '.join(ALLOCATORS)}")
+    outside: OutsideLoadDoc | None = None
     try:
         if trace is not None:
             if trace not in TRACE_KINDS:
@@ -176,10 +184,14 @@ def sim(
             )
             setup = trace_setup(cast(TraceKind, trace), source, seed, options)
         else:
-            setup = draw_setup(load_scenario(source), seed)
+            scenario = load_scenario(source)
+            setup = draw_setup(scenario, seed)
+            outside = scenario.doc.outside_load
     except ScenarioError as error:
         typer.echo(f"invalid scenario {source}: {error}", err=True)
         raise typer.Exit(EXIT_INVALID) from None
+    if allocator == "outside-load":
+        setup = with_outside_load(setup, outside)
     for line in describe_setup(setup):
         console.print(line, highlight=False, markup=False)
     chosen = [p.strip() for p in policies.split(",") if p.strip()]

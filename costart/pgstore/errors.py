@@ -4,9 +4,15 @@ from __future__ import annotations
 
 from eventsourcing.persistence import PersistenceError
 
+from costart.store.errors import StaleTermError
+
 FENCED_SQLSTATE = "CSF01"
 """The SQLSTATE our epoch check raises inside the append transaction (class ``CS``:
 costart's own, used by no PostgreSQL condition)."""
+
+
+TERM_SQLSTATE = "CSF02"
+"""The SQLSTATE our host-term check raises (an older term than the stored one)."""
 
 
 class FencedError(PersistenceError):
@@ -29,13 +35,19 @@ class FencedError(PersistenceError):
         return type(self), (self.epoch, self.current)
 
 
-def fenced_error(error: BaseException, epoch: int) -> FencedError | None:
-    """The `FencedError` that ``error`` (as the library raised it) stands for, if any."""
+def fenced_error(
+    error: BaseException, epoch: int, term: int = 0
+) -> FencedError | StaleTermError | None:
+    """The `FencedError` (lease epoch) or `StaleTermError` (host term) that ``error`` (as
+    the library raised it) stands for, if any."""
     cause: BaseException | None = error
     while cause is not None:
-        if getattr(cause, "sqlstate", None) == FENCED_SQLSTATE:
+        sqlstate = getattr(cause, "sqlstate", None)
+        if sqlstate in (FENCED_SQLSTATE, TERM_SQLSTATE):
             diag = getattr(cause, "diag", None)
-            detail = getattr(diag, "message_detail", None) or "0"
-            return FencedError(epoch, int(detail))
+            detail = int(getattr(diag, "message_detail", None) or "0")
+            if sqlstate == TERM_SQLSTATE:
+                return StaleTermError(term, detail)
+            return FencedError(epoch, detail)
         cause = cause.__cause__
     return None

@@ -1,7 +1,8 @@
 """The Controller's log on PostgreSQL: the library's application recorder, appending
 through one server-side function (`schema.create_append_function`) that gives gapless
-positions and, when the recorder holds a lease epoch, fences the append in its own
-transaction. Reads, subscriptions and tables are the library's.
+positions and, when the recorder holds a lease epoch or the host's term (ADR 0025),
+fences the append in its own transaction. Reads, subscriptions and tables are the
+library's.
 
 Without an epoch (tests, tools, a single controller) appends are not fenced, as on the
 LMDB store.
@@ -18,10 +19,12 @@ from eventsourcing.postgres import PostgresApplicationRecorder, PostgresDatastor
 from costart.pgstore import schema
 from costart.pgstore.create import create_retrying
 from costart.pgstore.errors import fenced_error
+from costart.store.host_term import HostTermFencing, check_term
 
 
-class CostartApplicationRecorder(PostgresApplicationRecorder):
-    """``epoch``: the lease epoch every append must match (None: appends not fenced)."""
+class CostartApplicationRecorder(PostgresApplicationRecorder, HostTermFencing):
+    """``epoch``: the lease epoch every append must match (None: appends not fenced).
+    `claim_term`: the host's term every later append carries instead."""
 
     def __init__(
         self,
@@ -34,10 +37,15 @@ class CostartApplicationRecorder(PostgresApplicationRecorder):
         if epoch is not None and epoch <= 0:
             raise ValueError(f"a lease epoch is positive, not {epoch}")
         self.epoch = epoch
+        self.term: int | None = None
         function = f"{events_table_name}_append"
+        claim = f"{events_table_name}_claim_term"
         self.check_identifier_length(function)
+        self.check_identifier_length(claim)
         ds_schema = self.datastore.schema
         self.sql_create_statements.append(schema.create_lease_table(ds_schema))
+        self.sql_create_statements.append(schema.create_term_table(ds_schema))
+        self.sql_create_statements.append(schema.create_claim_function(ds_schema, claim))
         self.sql_create_statements.append(
             schema.create_append_function(
                 ds_schema,
@@ -48,6 +56,8 @@ class CostartApplicationRecorder(PostgresApplicationRecorder):
             )
         )
         self._append = schema.call_append(ds_schema, function)
+        self._claim = schema.call_claim(ds_schema, claim)
+        self._select_term = schema.select_term(ds_schema)
 
     @property
     def lease_name(self) -> str:
@@ -69,10 +79,30 @@ class CostartApplicationRecorder(PostgresApplicationRecorder):
         try:
             # Autocommit: the one statement is the whole transaction.
             with self.datastore.get_connection() as conn, conn.cursor() as curs:
-                curs.execute(self._append, (self.lease_name, self.epoch, rows), prepare=True)
+                curs.execute(
+                    self._append, (self.lease_name, self.epoch, self.term, rows), prepare=True
+                )
                 return [int(row["id"]) for row in curs.fetchall()]
         except PersistenceError as error:
-            fenced = fenced_error(error, self.epoch or 0)
+            fenced = fenced_error(error, self.epoch or 0, self.term or 0)
             if fenced is not None:
                 raise fenced from None
             raise
+
+    def claim_term(self, term: int) -> None:
+        check_term(term)
+        try:
+            with self.datastore.get_connection() as conn, conn.cursor() as curs:
+                curs.execute(self._claim, (self.lease_name, term))
+        except PersistenceError as error:
+            fenced = fenced_error(error, self.epoch or 0, term)
+            if fenced is not None:
+                raise fenced from None
+            raise
+        self.term = term
+
+    def stored_term(self) -> int:
+        with self.datastore.get_connection() as conn, conn.cursor() as curs:
+            curs.execute(self._select_term, (self.lease_name,))
+            row = curs.fetchone()
+        return 0 if row is None else int(row["term"])

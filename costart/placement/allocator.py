@@ -4,10 +4,13 @@ and the simulator.
 The placement step asks the allocator for free capacity once per session, then tells it
 what it takes (`reserve`) or gives back (`release`) while it decides, and `commit`s when
 the session's decisions are final. A real controller's allocator binds or pre-empts on
-those calls; the in-memory one derives free capacity from the `World` (node capacity
-minus every member's holds and placements), so it can never drift from the event log, and
-it re-checks every take, so a placement bug surfaces as an error instead of an
-overcommitted node.
+those calls, and a bind can lose a race with another scheduler (`BindConflict`): the step
+then `abort`s the session and plans it again from fresh free capacity (ADR 0024). The
+in-memory one derives free capacity from the `World` (node capacity minus every member's
+holds and placements), so it can never drift from the event log, and it re-checks every
+take, so a placement bug surfaces as an error instead of an overcommitted node; its binds
+never fail. `costart.placement.host_allocator` has the one whose capacity the host owns.
+The contract both keep is tested by `tests/placement/allocator_contract.py`.
 """
 
 from __future__ import annotations
@@ -25,16 +28,39 @@ MAX_SHARED = 4096
 
 
 class OvercommitError(DomainError):
-    """The step tried to take capacity a node does not have free."""
+    """The step tried to take capacity a node does not have free (a bug in the step)."""
+
+
+class BindConflict(Exception):
+    """A bind lost a race: another scheduler took capacity on ``node`` after this
+    session read it, so the session's reading is stale (``free``: what is free there
+    now). Not an error of the step's: the session is aborted and planned again."""
+
+    def __init__(self, node: str, demand: Capacity, free: Capacity) -> None:
+        self.node = node
+        self.demand = demand
+        self.free = free
+        super().__init__(
+            f"bind on node {node} lost a race: wanted gpu {demand.gpu} cpu {demand.cpu} "
+            f"mem {demand.mem_gb}, free now gpu {free.gpu} cpu {free.cpu} mem {free.mem_gb}"
+        )
 
 
 class Allocator(Protocol):
-    """Free capacity per node, and the session's reserve / release / commit.
+    """Free capacity per node, and the session's reserve / release / commit / abort.
 
-    Contract: `free_capacity` is called first in a session and returns one entry per node
-    of `cluster`, in cluster order; nodes that are not ``up`` report zero. `reserve`
-    raises `OvercommitError` if the node lacks the capacity; `release` gives back what a
-    `reserve` (or a hold or placement in the world) took; `commit` ends the session.
+    Contract (`tests/placement/allocator_contract.py` checks it for every allocator):
+    `free_capacity` is called first in a session and returns one entry per node of
+    `cluster`, in cluster order, never negative; nodes that are not ``up`` report zero.
+    `reserve` binds capacity on a node: it raises `OvercommitError` if the session's
+    own reading of the node lacks it (the step's bug), or `BindConflict` if the host
+    refuses it (another scheduler took capacity there since the session read it), and
+    a refused bind takes nothing.
+    `release` gives back what a `reserve` (or a hold or placement in the world) took;
+    capacity on a node that is not up is not given to anyone. `commit` ends the session
+    with its binds kept; `abort` ends it with every bind and release of it undone. After
+    either, the next `free_capacity` reads the World again: what the session took or
+    gave reaches it only through the decisions the Controller records.
     """
 
     @property
@@ -47,6 +73,8 @@ class Allocator(Protocol):
     def release(self, node: str, demand: Capacity) -> None: ...
 
     def commit(self) -> None: ...
+
+    def abort(self) -> None: ...
 
 
 def used_capacity(world: World, cluster: Cluster) -> tuple[list[int], list[int], list[int]]:
@@ -162,4 +190,9 @@ class InMemoryAllocator:
         )
 
     def commit(self) -> None:
+        self._free = []
+
+    def abort(self) -> None:
+        """Nothing is bound outside the World here: dropping the session's copy undoes
+        its takes and gives."""
         self._free = []

@@ -19,7 +19,7 @@ from costart.domain.spec_types import GroupSpec, Topology
 from costart.domain.states import GROUP_STARTED, GROUP_WAITING, GroupState, MemberState
 from costart.domain.world import World
 from costart.placement import reasons
-from costart.placement.allocator import Allocator, InMemoryAllocator
+from costart.placement.allocator import Allocator, BindConflict, InMemoryAllocator
 from costart.placement.cluster import Cluster, ClusterError
 from costart.placement.cluster_file import ClusterDefinition, load_cluster
 from costart.placement.constraints import Scope, check_references, resolve_scopes
@@ -38,6 +38,7 @@ from costart.placement.singles import place_singles
 from costart.placement.usage import WorldUsage
 
 MAX_INFEASIBLE_CACHE = 4096
+MAX_REPLANS = 16  # a session planned again at most this often after refused binds
 
 
 def session_order(groups: Sequence[GroupState]) -> list[GroupState]:
@@ -112,6 +113,8 @@ class CoPlacementStep:
         self._inputs = GroupInputs(allocator.cluster)  # waiting groups' scopes and demands
         self._ordered: tuple[object, list[tuple[GroupState, list[MemberState]]]] = (None, [])
         self._last: LastSession | None = None  # the last session, to answer a repeat
+        self.replans = 0  # sessions planned again after a refused bind
+        self.gave_up = 0  # sessions that decided nothing after `MAX_REPLANS` refusals
         for name, topology in sorted((placement_groups or {}).items()):
             self.register_placement_group(name, topology)
 
@@ -173,10 +176,29 @@ class CoPlacementStep:
             raise NotFound(f"the cluster has no node {node!r}")
 
     def decide(self, world: World, now_ns: int) -> list[dec.Decision]:
-        """One session's decisions, from a read-only view of the state."""
+        """One session's decisions, from a read-only view of the state.
+
+        A bind the host refuses (`BindConflict`: another scheduler got there first)
+        aborts the session, undoing every bind of it, and the session is planned again
+        from the allocator's fresh free capacity, which has lost what the race took; no
+        decision of the aborted plan is returned, so none of its holds reach the log.
+        After `MAX_REPLANS` refusals in a row the session decides nothing (the next
+        one tries again)."""
         self.cluster.sync_status(world.node_status)
         if self._own_usage:
             self._usage.sync(world)  # else the in-memory allocator syncs it for free capacity
+        for _ in range(MAX_REPLANS + 1):
+            try:
+                return self._session(world, now_ns)
+            except BindConflict:
+                self.allocator.abort()
+                self._last = None
+                self.replans += 1
+        self.gave_up += 1
+        return []
+
+    def _session(self, world: World, now_ns: int) -> list[dec.Decision]:
+        """One planning of the session (`decide`), ending in `Allocator.commit`."""
         free = self.allocator.free_capacity(world)
         status_key = tuple(self.cluster.status)
         usage = self._usage

@@ -4,12 +4,14 @@ embedded controller's ports, policies compared, and the report (DESIGN §7)."""
 from costart._lazy import lazy_exports
 
 __all__ = [
+    "ALLOCATORS",
     "ALL_POLICIES",
     "PEER_POLICIES",
     "POLICIES",
     "TRACE_KINDS",
     "ControllerFactory",
     "Engine",
+    "OutsideLoadDoc",
     "PlacementStepLike",
     "PolicyResult",
     "Report",
@@ -26,6 +28,7 @@ __all__ = [
     "report_json",
     "run_policy",
     "trace_setup",
+    "with_outside_load",
     "write_plot",
 ]
 
@@ -34,10 +37,12 @@ __getattr__, __dir__ = lazy_exports(
     __name__,
     {
         "ALL_POLICIES": "costart.sim.results",
+        "ALLOCATORS": "costart.sim.outside_load",
         "ControllerFactory": "costart.sim.ports",
         "PEER_POLICIES": "costart.sim.results",
         "WorkloadFigures": "costart.sim.breakdown",
         "Engine": "costart.sim.engine",
+        "OutsideLoadDoc": "costart.sim.scenario",
         "POLICIES": "costart.sim.results",
         "PlacementStepLike": "costart.sim.ports",
         "PolicyResult": "costart.sim.results",
@@ -55,6 +60,7 @@ __getattr__, __dir__ = lazy_exports(
         "report_json": "costart.sim.report",
         "run_policy": "costart.sim.results",
         "trace_setup": "costart.sim.trace_setup",
+        "with_outside_load": "costart.sim.outside_load",
         "write_plot": "costart.sim.report",
     },
 )

@@ -14,6 +14,9 @@ a step that wrote events, `StepChecker.check_step` checks
 So a step raises exactly when `check_world` over the whole World would. When the
 incremental check finds a violation, the full check over the live groups runs to raise
 it, so the violation names the same rule, group, member and node the full check names.
+In a run with the host's other work (``outside``), #3 counts it too: costart's holds and
+placements plus the other work never exceed a node's capacity; a node the other work
+moved on is checked like one a member event moved (`node_touched`).
 A full check over every live group runs every `FULL_CHECK_EVERY` steps and at the end,
 and it also recounts every node's totals from the World and compares them with the
 running ones. `EventAudit` sees every written event (in the engine).
@@ -21,7 +24,7 @@ running ones. `EventAudit` sees every written event (in the engine).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from operator import attrgetter
 
 from costart.domain.events import Assignment
@@ -33,6 +36,7 @@ from costart.sim.errors import SimError
 from costart.sim.ports import key_of
 
 FULL_CHECK_EVERY = 10_000
+NOTHING = Capacity()
 
 _submission_seq = attrgetter("submission_seq")
 
@@ -49,8 +53,14 @@ class _View(World, kw_only=True):
 class StepChecker:
     """Keeps what every node holds, and checks the part of the World a step touched."""
 
-    def __init__(self, capacities: Mapping[str, Capacity]) -> None:
+    def __init__(
+        self,
+        capacities: Mapping[str, Capacity],
+        outside: Callable[[str], Capacity] | None = None,
+    ) -> None:
+        """``outside``: what the host's other work uses on a node (None: no such work)."""
         self.capacities = dict(capacities)
+        self._outside = outside
         self.checks = 0
         self.full_checks = 0
         # member key -> the node of each task it holds or runs (repeats count)
@@ -81,9 +91,18 @@ class StepChecker:
     def group_touched(self, group_key: str) -> None:
         self._touched_groups.add(group_key)
 
+    def node_touched(self, node: str) -> None:
+        """The host's other work moved on ``node``."""
+        self._touched_nodes.add(node)
+
+    def used_on(self, node: str) -> Capacity:
+        """What costart's live members hold and use on ``node`` (the running totals)."""
+        totals = self._used.get(node)
+        return NOTHING if totals is None else Capacity(totals[1], totals[2], totals[3])
+
     @property
     def pending(self) -> bool:
-        return bool(self._touched_groups)
+        return bool(self._touched_groups or self._touched_nodes)
 
     def check_step(self, world: World) -> None:
         """Check the touched part of ``world``; raises `InvariantViolation`."""
@@ -95,7 +114,7 @@ class StepChecker:
             check_group(group, world.members_of(group))
         if any(map(self._over, self._touched_nodes)):
             self._check_live(world)
-            raise SimError("a node's running totals say overcommit; the World says not")
+            self._raise_over(sorted(filter(self._over, self._touched_nodes)))
         self._touched_groups.clear()
         self._touched_nodes.clear()
         self.checks += 1
@@ -115,13 +134,35 @@ class StepChecker:
                     _add(recounted, nodes, 1, member.spec.shape)
         if recounted != {node: used for node, used in self._used.items() if used[0]}:
             raise SimError("the nodes' running totals differ from the World's")
+        if self._outside is not None:
+            self._raise_over([node for node in sorted(self.capacities) if self._over(node)])
 
     def _over(self, node: str) -> bool:
-        tasks, gpu, cpu, mem = self._used[node]
+        tasks, gpu, cpu, mem = self._used.get(node) or (0, 0, 0, 0)
+        if self._outside is not None:
+            other = self._outside(node)
+            if other != NOTHING:
+                tasks, gpu, cpu, mem = 1, gpu + other.gpu, cpu + other.cpu, mem + other.mem_gb
         if not tasks:
             return False
         cap = self.capacities.get(node)
         return cap is None or gpu > cap.gpu or cpu > cap.cpu or mem > cap.mem_gb
+
+    def _raise_over(self, nodes: list[str]) -> None:
+        """Raise for the first of ``nodes`` (over capacity, the World alone not)."""
+        if not nodes:
+            return
+        if self._outside is None:
+            raise SimError("a node's running totals say overcommit; the World says not")
+        node = nodes[0]
+        ours, other = self.used_on(node), self._outside(node)
+        cap = self.capacities.get(node, NOTHING)
+        raise SimError(
+            f"#3 no overcommit: node {node}: costart holds and uses gpu {ours.gpu} cpu "
+            f"{ours.cpu} mem {ours.mem_gb}, the host's other work gpu {other.gpu} cpu "
+            f"{other.cpu} mem {other.mem_gb}; capacity gpu {cap.gpu} cpu {cap.cpu} "
+            f"mem {cap.mem_gb}"
+        )
 
     def _check_live(self, world: World) -> None:
         keys = set(world.live_names.values()) | self._touched_groups

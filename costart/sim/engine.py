@@ -12,6 +12,12 @@ same while keeping long traces fast.
 The controller is built by an injected factory (`ControllerFactory`); a controller crash
 replaces it with one restored from the same log and snapshots, and the restored state is
 compared with the state before the crash, byte for byte.
+
+With the ``outside-load`` allocator the engine also plays the host's other work
+(`costart.sim.outside_load`): its arrivals and ends are queue items that run whether or
+not the controller is up (the host does not wait for costart), each marks the state
+dirty (free capacity moved, so a session may now decide something new), and the
+overcommit check counts it.
 """
 
 from __future__ import annotations
@@ -25,12 +31,14 @@ from costart.domain import events as ev
 from costart.domain.errors import SpecError
 from costart.domain.events import DomainEvent
 from costart.domain.ids import ID_TEXTS
-from costart.domain.invariants import EventAudit
+from costart.domain.invariants import Capacity, EventAudit
 from costart.domain.spec_types import GroupSpec
+from costart.placement.host_allocator import HostAllocator
 from costart.placement.step import CoPlacementStep
 from costart.sim.checks import FULL_CHECK_EVERY, StepChecker
 from costart.sim.errors import SimError
 from costart.sim.metrics import Usage
+from costart.sim.outside_load import OutsideLoad
 from costart.sim.ports import ControllerFactory, FeasibilityCache, SimController, key_of
 from costart.sim.setup import SimSetup
 from costart.store.codec import canonical_encode, gc_paused
@@ -70,6 +78,8 @@ class Counters:
         self.controller_restarts = 0
         self.restore_checks = 0
         self.node_losses = 0
+        self.replans = 0  # sessions planned again after a refused bind
+        self.gave_up = 0  # sessions that decided nothing after too many refused binds
 
 
 class Engine:
@@ -103,11 +113,16 @@ class Engine:
         self.capacities = cluster.capacities()
         self.usage = Usage(sum(n.gpu for n in cluster.nodes))
         self.audit = EventAudit()
-        self.checker = StepChecker(self.capacities)
-        self._feasibility: dict[bytes, SpecError | None] = {}
-        self.placement = FeasibilityCache(
-            CoPlacementStep.in_memory(setup.cluster), self._feasibility
+        self.outside: OutsideLoad | None = None
+        if setup.outside is not None:
+            self.outside = OutsideLoad(cluster, setup.outside, setup.options.seed)
+        self._node_names = [node.name for node in cluster.nodes]
+        self._node_index = cluster.index
+        self.checker = StepChecker(
+            self.capacities, self._outside_of if self.outside is not None else None
         )
+        self._feasibility: dict[bytes, SpecError | None] = {}
+        self.placement = FeasibilityCache(self._step(), self._feasibility)
         self.controller: SimController = self._build(None)
         self.embedder = embedder
         embedder.bind(self)
@@ -117,12 +132,29 @@ class Engine:
     def _clock(self) -> int:
         return self.now_ns
 
+    def _step(self) -> CoPlacementStep:
+        """A fresh placement step over the run's allocator: the in-memory one, or the
+        host's over the other work (which outlives any controller)."""
+        if self.outside is None:
+            return CoPlacementStep.in_memory(self.setup.cluster)
+        definition = self.setup.cluster
+        return CoPlacementStep(
+            HostAllocator(definition.build(), self.outside), dict(definition.placement_groups)
+        )
+
+    def _count_replans(self) -> None:
+        """Move the step's re-plan counts into the run's (a step is replaced on a
+        controller restart)."""
+        step = self.placement.step
+        self.counters.replans += step.replans
+        self.counters.gave_up += step.gave_up
+        step.replans = step.gave_up = 0
+
     def _build(self, restart_of: SimController | None) -> SimController:
         """A controller with a fresh placement step over the same cluster: the step reads
         node status from the restored World, so it decides as the old one would."""
-        self.placement = FeasibilityCache(
-            CoPlacementStep.in_memory(self.setup.cluster), self._feasibility
-        )
+        self._count_replans()
+        self.placement = FeasibilityCache(self._step(), self._feasibility)
         return self._factory(
             placement=self.placement, clock=self._clock, env=self._env, restart_of=restart_of
         )
@@ -215,6 +247,9 @@ class Engine:
             self.push(loss.at_ns, "node_down", i)
         for i, crash in enumerate(self.setup.faults.crashes):
             self.push(crash.at_ns, "crash", i)
+        if self.setup.outside is not None:
+            for i, work in enumerate(self.setup.outside.arrivals):
+                self.push(work.at_ns, "outside_arrive", i)
         horizon = self.options.horizon_ns
         while True:
             item_ns = self._queue[0][0] if self._queue else INF
@@ -238,6 +273,7 @@ class Engine:
         self.checker.check_all(self.controller.world)
         self.counters.world_checks = self.checker.checks
         self.counters.full_checks = self.checker.full_checks
+        self._count_replans()
         self.usage.sample(self.now_ns)
 
     def _end_quiescent(self, horizon: int) -> None:
@@ -255,6 +291,10 @@ class Engine:
         _, _, seq, kind, payload = entry
         if kind == "restore":
             self._restore()
+        elif kind == "outside_arrive":
+            self._outside_arrive(payload[0])
+        elif kind == "outside_leave":
+            self._outside_moved(self._node_names[self._host().leave(payload[0])])
         elif self._down_until is not None:
             # The controller is down: what happens now reaches it when it is back.
             heapq.heappush(self._queue, (self._down_until, PHASE_ITEM, seq, kind, payload))
@@ -272,6 +312,8 @@ class Engine:
         self._dirty = False
         self._last_session_ns = self.now_ns
         self.command(self.controller.schedule, self.now_ns)
+        if self.outside is not None:
+            self._races_end_later()
         self.command(self.controller.tick, self.now_ns)
         if not self._dirty:
             self._timer_ns = self._next_timer()
@@ -293,6 +335,43 @@ class Engine:
                 if t is not None and t > now and (best is None or t < best):
                     best = t
         return best
+
+    # --- the host's other work -------------------------------------------------------
+
+    def _host(self) -> OutsideLoad:
+        if self.outside is None:
+            raise SimError("the host's other work moved in a run without it")
+        return self.outside
+
+    def _outside_of(self, node: str) -> Capacity:
+        return self._host().use[self._node_index[node]]
+
+    def _outside_arrive(self, index: int) -> None:
+        host = self._host()
+        work = host.plan.arrivals[index]
+        status = self.controller.world.node_status
+        names, used_on = self._node_names, self.checker.used_on
+        placed = host.place(
+            work,
+            lambda i: used_on(names[i]),
+            lambda i: status.get(names[i], "up") == "up",
+        )
+        if placed is not None:
+            item, node = placed
+            self.push(self.now_ns + work.runtime_ns, "outside_leave", item)
+            self._outside_moved(names[node])
+
+    def _races_end_later(self) -> None:
+        """Queue the ends of the work that won races in the session just run."""
+        host = self._host()
+        for item, runtime_ns in host.raced:
+            self.push(self.now_ns + runtime_ns, "outside_leave", item)
+            self._outside_moved(self._node_names[host.use_node(item)])
+        host.raced.clear()
+
+    def _outside_moved(self, node: str) -> None:
+        self._dirty = True  # free capacity moved: a session may decide something new
+        self.checker.node_touched(node)
 
     # --- checks ----------------------------------------------------------------------
 

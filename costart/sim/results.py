@@ -70,6 +70,16 @@ class PolicyResult(msgspec.Struct, frozen=True):
     deadlocked_groups: list[str] = msgspec.field(default_factory=list)
     timeline: list[Sample] = msgspec.field(default_factory=list)
     workloads: list[WorkloadFigures] = msgspec.field(default_factory=list)
+    # The host's other work (the outside-load allocator): pieces placed, pieces the host
+    # could not place, binds another scheduler raced (took the room first), sessions
+    # planned again after a refused bind, sessions that decided nothing after
+    # `MAX_REPLANS` refusals in a row.
+    allocator: str = "in-memory"
+    outside_work: int = 0
+    outside_dropped: int = 0
+    binds_raced: int = 0
+    replans: int = 0
+    sessions_given_up: int = 0
 
 
 def log_digest(controller: SimController) -> tuple[int, str]:
@@ -147,6 +157,12 @@ def result_of(engine: Engine, embedder: Embedder) -> PolicyResult:
         deadlocked_groups=deadlocked[:50],
         timeline=usage.timeline,
         workloads=by_workload(originals),
+        allocator=engine.options.allocator,
+        outside_work=engine.outside.placed if engine.outside is not None else 0,
+        outside_dropped=engine.outside.dropped if engine.outside is not None else 0,
+        binds_raced=engine.outside.races if engine.outside is not None else 0,
+        replans=c.replans,
+        sessions_given_up=c.gave_up,
     )
 
 

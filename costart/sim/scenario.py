@@ -44,7 +44,7 @@ from costart.domain.spec import parse_spec, spec_from_object
 from costart.domain.spec_types import FailureReason, GroupSpec
 from costart.placement.cluster import ClusterError
 from costart.placement.cluster_file import ClusterDefinition, load_cluster
-from costart.sim.distributions import ZERO, Dist, DistError
+from costart.sim.distributions import ZERO, Dist, DistError, Exp
 
 MAX_ARRIVALS = 100_000
 MAX_FAULTS = 10_000
@@ -109,6 +109,16 @@ class FaultsDoc(_Doc, frozen=True):
     controller_crash: CrashDoc | None = None
 
 
+class OutsideLoadDoc(_Doc, frozen=True):
+    """The ``[outside_load]`` table: the host's other work in a run with the
+    ``outside-load`` allocator (`costart.sim.outside_load`); every field optional."""
+
+    utilization: float = 0.3  # the share of the cluster's GPUs other work asks for
+    runtime: Dist = Exp("30m")
+    gpus: list[int] = msgspec.field(default_factory=lambda: [1, 2, 4, 8])
+    race: float = 0.01  # the probability that another scheduler beats one bind
+
+
 class ScenarioDoc(_Doc, frozen=True):
     name: str
     cluster: str
@@ -119,6 +129,7 @@ class ScenarioDoc(_Doc, frozen=True):
     task_skew: str = "30s"
     snapshot_every: int = 1000
     faults: FaultsDoc = msgspec.field(default_factory=FaultsDoc)
+    outside_load: OutsideLoadDoc = msgspec.field(default_factory=OutsideLoadDoc)
 
 
 class Scenario(msgspec.Struct, frozen=True):
@@ -222,6 +233,20 @@ def _check_faults(faults: FaultsDoc) -> None:
         _dist("faults.controller_crash.down_for", faults.controller_crash.down_for)
 
 
+def _check_outside(doc: OutsideLoadDoc) -> None:
+    path = "outside_load"
+    if not 0.0 <= doc.utilization <= 1.0:
+        raise ScenarioError(
+            f"{path}.utilization", f"must be between 0 and 1 (got {doc.utilization})"
+        )
+    _probability(f"{path}.race", doc.race)
+    if not doc.gpus or any(g <= 0 for g in doc.gpus):
+        raise ScenarioError(f"{path}.gpus", "list at least one positive GPU count")
+    _dist(f"{path}.runtime", doc.runtime)
+    if doc.runtime.mean_ns() <= 0:
+        raise ScenarioError(f"{path}.runtime", "must have a mean longer than 0s")
+
+
 def _decode(data: bytes) -> ScenarioDoc:
     try:
         return msgspec.toml.decode(data, type=ScenarioDoc)
@@ -266,6 +291,7 @@ def parse_scenario(data: bytes | str, base: Path) -> Scenario:
         _check_workload(path, workload, spec)
         specs.append(spec)
     _check_faults(doc.faults)
+    _check_outside(doc.outside_load)
     cluster_path = base / doc.cluster
     if not cluster_path.is_file():
         raise ScenarioError("cluster", f"no such cluster file {doc.cluster!r}")

@@ -19,7 +19,13 @@ from costart.domain.spec_types import GroupSpec
 from costart.placement.cluster_file import ClusterDefinition
 from costart.sim.distributions import describe
 from costart.sim.scenario import RunDoc, Scenario, WorkloadDoc
-from costart.sim.workload import Arrival, MemberBehaviour, MemberRun, Workload
+from costart.sim.workload import (
+    Arrival,
+    MemberBehaviour,
+    MemberRun,
+    OutsidePlan,
+    Workload,
+)
 
 HOUR_NS = 3600 * 10**9
 
@@ -32,6 +38,9 @@ class SimOptions(msgspec.Struct, frozen=True):
     horizon_ns: int = 24 * HOUR_NS
     task_skew_ns: int = 30 * 10**9
     snapshot_every: int = 1000
+    # The placement step's allocator: "in-memory" (costart's own capacity) or
+    # "outside-load" (the host's, with other work and races; `costart.sim.outside_load`).
+    allocator: str = "in-memory"
 
 
 class NodeLoss(msgspec.Struct, frozen=True):
@@ -63,6 +72,7 @@ class SimSetup(msgspec.Struct, frozen=True):
     cluster: ClusterDefinition
     workload: Workload
     faults: FaultPlan = FaultPlan()
+    outside: OutsidePlan | None = None  # the host's other work (the outside-load allocator)
 
 
 def keyed_random(seed: int, *key: object) -> random.Random:
@@ -210,6 +220,11 @@ def describe_setup(setup: SimSetup) -> list[str]:
         lines.append(
             f"fault: controller crash at t={format_duration_ns(crash.at_ns)} "
             f"down_for={format_duration_ns(crash.down_for_ns)}"
+        )
+    if setup.outside is not None:
+        lines.append(
+            f"allocator={o.allocator}: {len(setup.outside.arrivals)} pieces of other work, "
+            f"race={setup.outside.race} race_runtime~{describe(setup.outside.race_runtime)}"
         )
     lines.extend(f"assumption: {text}" for text in setup.workload.assumptions)
     return lines

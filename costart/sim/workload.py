@@ -86,3 +86,22 @@ class Workload(msgspec.Struct):
     name: str
     arrivals: list[Arrival]
     assumptions: list[str] = msgspec.field(default_factory=list)
+
+
+class OutsideWork(msgspec.Struct, frozen=True):
+    """One piece of other work: it arrives at ``at_ns`` asking for ``gpus`` GPUs of a
+    node (with that node's CPUs and memory per GPU) and runs ``runtime_ns``; the other
+    scheduler starts looking at node ``pick`` × the number of nodes."""
+
+    at_ns: int
+    gpus: int
+    runtime_ns: int
+    pick: float
+
+
+class OutsidePlan(msgspec.Struct, frozen=True):
+    """Everything drawn up front for the host's other work."""
+
+    arrivals: tuple[OutsideWork, ...]
+    race: float
+    race_runtime: Dist

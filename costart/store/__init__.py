@@ -2,7 +2,8 @@
 
 An append-only, hash-chained, checksummed event log per application in one LMDB
 environment, with group commit, automatic map growth, tailing subscriptions, and a
-leadership lease whose epoch fences every append (ADR 0009).
+leadership lease whose epoch fences every append (ADR 0009), or the host's leadership
+term instead (ADR 0025).
 Settings (environment, optionally prefixed with the application name):
 ``COSTART_LMDB_PATH``, ``COSTART_LMDB_MAP_SIZE``, ``COSTART_LMDB_DURABILITY``
 (``sync``/``async``), ``COSTART_LMDB_POLL_INTERVAL``.
@@ -36,9 +37,11 @@ from costart.store.errors import (
     Defect,
     FencedError,
     LogTailLostError,
+    StaleTermError,
     StoreFullError,
 )
 from costart.store.factory import Factory
+from costart.store.host_term import HostTermFencing, check_term, claim_term
 from costart.store.keeper import LeaseKeeper, LeaseLike
 from costart.store.lease import Lease, LeaseRecord
 from costart.store.lmdbenv import LmdbStore, open_store
@@ -68,6 +71,7 @@ __all__ = [
     "Factory",
     "FencedError",
     "HashChainedLog",
+    "HostTermFencing",
     "Lease",
     "LeaseKeeper",
     "LeaseLike",
@@ -87,6 +91,7 @@ __all__ = [
     "RecorderSource",
     "Snapshot",
     "SnapshotStore",
+    "StaleTermError",
     "Standby",
     "StoreFullError",
     "StoreSettings",
@@ -100,6 +105,8 @@ __all__ = [
     "check_not_lost",
     "check_reaches",
     "check_snapshot_reached",
+    "check_term",
+    "claim_term",
     "encode_world",
     "forget_new_environment",
     "free_bytes",

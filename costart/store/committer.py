@@ -21,6 +21,9 @@ Fencing (ADR 0009): a request may carry its writer's lease epoch. The stored epo
 read inside the same write transaction, and a request whose epoch differs is refused
 with `FencedError` (breaking its chain) -- a lease change and an append are ordered by
 the same lock, so no append of a deposed writer can land after a new epoch began.
+A request may instead carry the host's leadership term (ADR 0025): an older term than
+the stored one is refused with `StaleTermError`, a newer one is stored in the same
+transaction (a request without events is a bare claim of the term).
 """
 
 from __future__ import annotations
@@ -33,9 +36,9 @@ import lmdb
 from eventsourcing.persistence import IntegrityError, OperationalError
 
 from costart.store.datafile import free_bytes, is_space_error
-from costart.store.errors import CorruptRecordError, FencedError, StoreFullError
+from costart.store.errors import CorruptRecordError, FencedError, StaleTermError, StoreFullError
 from costart.store.headroom import COMMIT_PAGES
-from costart.store.lease import LEASE_DB, stored_epoch
+from costart.store.lease import LEASE_DB, store_term, stored_epoch, stored_term
 from costart.store.records import (
     GENESIS,
     PreparedEvent,
@@ -85,6 +88,7 @@ class WriteRequest:
         "leads",
         "log",
         "promoted",
+        "term",
         "tracking",
     )
 
@@ -94,12 +98,16 @@ class WriteRequest:
         events: list[PreparedEvent],
         tracking: tuple[lmdb._Database, bytes, int] | None = None,
         chain: WriteChain | None = None,
+        term: int | None = None,
     ) -> None:
+        """``term``: the host's leadership term the write carries (None: not fenced by
+        one)."""
         self.log = log
         self.events = events
         self.tracking = tracking
         self.chain = chain
         self.epoch = chain.epoch if chain is not None else None
+        self.term = term
         self.ids: range | None = None
         self.error: BaseException | None = None
         self.done: threading.Event | None = None
@@ -184,7 +192,7 @@ class GroupCommitter:
         store = self._store
         # Opened before the transaction: opening a database needs a transaction itself.
         lease_db = None
-        if any(request.epoch is not None for request in group):
+        if any(request.epoch is not None or request.term is not None for request in group):
             try:
                 lease_db = store.db(LEASE_DB)
             except BaseException as e:
@@ -198,8 +206,9 @@ class GroupCommitter:
                 return 0
             try:
                 lease_epoch = stored_epoch(txn, lease_db) if lease_db is not None else 0
+                terms = _Terms(txn, lease_db) if lease_db is not None else None
                 heads: dict[str, tuple[int, bytes]] = {}
-                touched = _write_group(txn, group, lease_epoch, heads, self._verified_heads)
+                touched = _write_group(txn, group, lease_epoch, heads, self._verified_heads, terms)
                 txn.commit()
             except lmdb.MapFullError:
                 txn.abort()
@@ -224,16 +233,37 @@ class GroupCommitter:
         return sum(len(event[4]) for request in group if request.ids for event in request.events)
 
 
+class _Terms:
+    """The stored host term within one write transaction: read once, raised as
+    requests with newer terms are written."""
+
+    __slots__ = ("current", "db", "txn")
+
+    def __init__(self, txn: lmdb.Transaction[bytes], db: lmdb._Database) -> None:
+        self.txn, self.db = txn, db
+        self.current = stored_term(txn, db)
+
+    def admit(self, term: int) -> None:
+        """Refuse an older term; store a newer one."""
+        if term < self.current:
+            raise StaleTermError(term, self.current)
+        if term > self.current:
+            store_term(self.txn, self.db, term)
+            self.current = term
+
+
 def _write_group(
     txn: lmdb.Transaction[bytes],
     group: list[WriteRequest],
     lease_epoch: int,
     heads: dict[str, tuple[int, bytes]],
     verified: dict[str, tuple[int, bytes]],
+    terms: _Terms | None = None,
 ) -> set[str]:
     """Write each request of a group that may be written; the names of the logs appended
     to. A request's own failure (a broken chain, fenced, a conflict) fails it alone.
-    ``heads`` collects each appended log's new (last id, checksum)."""
+    ``heads`` collects each appended log's new (last id, checksum); ``terms``: the
+    stored host term (None when no request of the group carries an epoch or term)."""
     touched: set[str] = set()
     for request in group:
         request.ids = request.error = None
@@ -246,9 +276,11 @@ def _write_group(
         try:
             if request.epoch is not None and request.epoch != lease_epoch:
                 raise FencedError(request.epoch, lease_epoch)
+            if request.term is not None and terms is not None:
+                terms.admit(request.term)
             if _apply(txn, request, heads, verified) and request.log is not None:
                 touched.add(request.log.name)
-        except (IntegrityError, CorruptRecordError, FencedError) as e:
+        except (IntegrityError, CorruptRecordError, FencedError, StaleTermError) as e:
             request.error = e
             if chain is not None:
                 chain.broken = e

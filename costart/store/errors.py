@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from enum import StrEnum
 
-from eventsourcing.persistence import DataError, OperationalError
+from eventsourcing.persistence import DataError, OperationalError, PersistenceError
 
 
 class Defect(StrEnum):
@@ -134,3 +134,20 @@ class StoreFullError(OperationalError):
 
     def __reduce__(self) -> tuple[type[StoreFullError], tuple[str, int, int | None, str]]:
         return type(self), (self.path, self.needed, self.free, self.cause)
+class StaleTermError(PersistenceError):
+    """An append (or a claim) carried the host's leadership term ``term``, and the log
+    already has a newer one (``current``): the host elected another leader, so this
+    writer was deposed and must not write again (ADR 0025).
+
+    Raised by both stores. Not an ``OperationalError``: the library retries those, and
+    a fenced write must never be retried."""
+
+    def __init__(self, term: int, current: int) -> None:
+        self.term = term
+        self.current = current
+        super().__init__(
+            f"write fenced: it carries host term {term}, the log is at host term {current}"
+        )
+
+    def __reduce__(self) -> tuple[type[StaleTermError], tuple[int, int]]:
+        return type(self), (self.term, self.current)

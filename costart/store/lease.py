@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 
 LEASE_DB: Final = b"lease"
 LEASE_KEY: Final = b"leader"
+TERM_KEY: Final = b"host-term"
 DEFAULT_LEASE_NS: Final = 2 * 10**9
 """How long a lease lasts unless renewed; the holder renews every third of it."""
 
@@ -58,6 +59,17 @@ def stored_epoch(txn: lmdb.Transaction[bytes], db: lmdb._Database) -> int:
     """The epoch appends must carry, read inside the appending write transaction."""
     record = read_record(txn, db)
     return 0 if record is None else record.epoch
+
+
+def stored_term(txn: lmdb.Transaction[bytes], db: lmdb._Database) -> int:
+    """The log's newest host term (ADR 0025), read inside the appending transaction;
+    0 before any claim. Kept beside the lease, under its own key."""
+    raw = txn.get(TERM_KEY, db=db)
+    return 0 if raw is None else int.from_bytes(raw, "big")
+
+
+def store_term(txn: lmdb.Transaction[bytes], db: lmdb._Database, term: int) -> None:
+    txn.put(TERM_KEY, term.to_bytes(8, "big"), db=db)
 
 
 def new_holder_id() -> str:

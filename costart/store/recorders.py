@@ -26,6 +26,8 @@ from eventsourcing.persistence import (
 from costart.store.anchor import HashChainedLog
 from costart.store.committer import GroupCommitter, WriteChain, WriteRequest
 from costart.store.errors import CorruptRecordError, Defect
+from costart.store.host_term import HostTermFencing, check_term
+from costart.store.lease import LEASE_DB, stored_term
 from costart.store.lmdbenv import LmdbStore, tracking_db_name
 from costart.store.reader import iter_log
 from costart.store.records import (
@@ -111,6 +113,8 @@ class DeferredWrite:
 class LmdbAggregateRecorder(LmdbRecorder, AggregateRecorder):
     """Events of aggregates, in one log (e.g. an application's snapshots)."""
 
+    term: int | None = None  # the host's term every append carries (`HostTermFencing`)
+
     def __init__(self, store: LmdbStore, *, log_name: str = "stored_events", create: bool = True):
         super().__init__(store)
         self.log = store.log_handles(log_name, create=create)
@@ -124,7 +128,8 @@ class LmdbAggregateRecorder(LmdbRecorder, AggregateRecorder):
     def _insert(self, stored_events: Sequence[StoredEvent], **kwargs: Any) -> list[int]:
         if not stored_events:
             return []
-        ids = self.store.committer.submit(WriteRequest(self.log, prepare_events(stored_events)))
+        request = WriteRequest(self.log, prepare_events(stored_events), term=self.term)
+        ids = self.store.committer.submit(request)
         return list(ids) if ids is not None else []
 
     def insert_events_deferred(
@@ -133,7 +138,7 @@ class LmdbAggregateRecorder(LmdbRecorder, AggregateRecorder):
         """Queue the events now, in the caller's order; `DeferredWrite.wait` blocks until
         they are committed (sharing one fsync with whatever else is queued). A failed
         write breaks ``chain``: every later write of the chain fails too."""
-        request = WriteRequest(self.log, prepare_events(stored_events), chain=chain)
+        request = WriteRequest(self.log, prepare_events(stored_events), chain=chain, term=self.term)
         self.store.committer.enqueue(request)
         return DeferredWrite(self.store.committer, request)
 
@@ -196,13 +201,29 @@ class LmdbAggregateRecorder(LmdbRecorder, AggregateRecorder):
         return results
 
 
-class LmdbApplicationRecorder(LmdbAggregateRecorder, ApplicationRecorder, HashChainedLog):
-    """An application's events, with gap-free notification ids in commit order."""
+class LmdbApplicationRecorder(
+    LmdbAggregateRecorder, ApplicationRecorder, HashChainedLog, HostTermFencing
+):
+    """An application's events, with gap-free notification ids in commit order; fenced
+    by the host's term once one is claimed (the environment's newest term is kept
+    beside its lease)."""
 
     def insert_events(
         self, stored_events: Sequence[StoredEvent], **kwargs: Any
     ) -> Sequence[int] | None:
         return self._insert(stored_events, **kwargs)
+
+    def claim_term(self, term: int) -> None:
+        check_term(term)
+        # A request without events: the committer checks and stores the term in a
+        # write transaction, ordered with every append by LMDB's writer lock.
+        self.store.committer.submit(WriteRequest(None, [], term=term))
+        self.term = term
+
+    def stored_term(self) -> int:
+        db = self.store.db(LEASE_DB)
+        with self.store.read() as txn:
+            return stored_term(txn, db)
 
     def select_notifications(
         self,
@@ -324,6 +345,11 @@ class LmdbProcessRecorder(LmdbTrackingRecorder, LmdbApplicationRecorder, Process
         if tracking is None:
             return super()._insert(stored_events)
         ids = self.store.committer.submit(
-            WriteRequest(self.log, prepare_events(stored_events), self._tracking_spec(tracking))
+            WriteRequest(
+                self.log,
+                prepare_events(stored_events),
+                self._tracking_spec(tracking),
+                term=self.term,
+            )
         )
         return list(ids) if ids is not None else []

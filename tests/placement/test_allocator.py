@@ -8,9 +8,10 @@ import pytest
 
 from costart.domain.invariants import Capacity
 from costart.domain.world import World
-from costart.placement import InMemoryAllocator
+from costart.placement import Allocator, Cluster, InMemoryAllocator
 from costart.placement.allocator import OvercommitError
 
+from .allocator_contract import AllocatorContract
 from .builders import a_cluster
 
 
@@ -41,3 +42,8 @@ def test_moved_nodes_are_every_node_first_then_only_what_changed() -> None:
     cluster.sync_status({"b0-r0-n2": "drained"})
     allocator.free_capacity(world)  # moved since the last take: accumulated
     assert allocator.take_moved() == {2}
+
+
+class TestInMemoryAllocatorContract(AllocatorContract):
+    def create_allocator(self, cluster: Cluster) -> Allocator:
+        return InMemoryAllocator(cluster)

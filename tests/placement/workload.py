@@ -29,7 +29,7 @@ from costart.domain.errors import SpecError
 from costart.domain.spec_types import GroupSpec, Topology
 from costart.domain.world import World
 from costart.logs import configure_logging
-from costart.placement import Cluster, CoPlacementStep, InMemoryAllocator, Node
+from costart.placement import Allocator, Cluster, CoPlacementStep, InMemoryAllocator, Node
 
 from .builders import ManualClock, a_group
 
@@ -146,12 +146,16 @@ def run_workload(
     sessions: int = 30,
     groups: int = 60,
     wrap: Callable[[CoPlacementStep], CoPlacementStep] | None = None,
+    allocator: Callable[[Cluster], Allocator] = InMemoryAllocator,
+    between: Callable[[Controller], None] | None = None,
 ) -> list[list[dec.Decision]]:
     """Drive a seeded workload for ``sessions`` sessions; every session's decisions.
-    ``wrap``: put something around the step (a checker)."""
+    ``wrap``: put something around the step (a checker); ``allocator``: the step's
+    allocator over the cluster; ``between``: called before each session (after the
+    workload's own disturbances), e.g. to move the host's other work."""
     rng = random.Random(seed)
     cluster = mixed_cluster(rng)
-    step = CoPlacementStep(InMemoryAllocator(cluster), PLACEMENT_GROUPS)
+    step = CoPlacementStep(allocator(cluster), PLACEMENT_GROUPS)
     recorder = RecordingStep(wrap(step) if wrap is not None else step)
     clock = ManualClock()
     controller = bootstrap(Settings(), placement=recorder, clock=clock)
@@ -164,6 +168,8 @@ def run_workload(
                     controller.submit(random_spec(rng, f"g{submitted}"))
                 submitted += 1
         _disturb(controller, rng, names)
+        if between is not None:
+            between(controller)
         now = clock.advance(rng.choice([1, 5, 20, 45]))
         controller.tick(now)
         controller.schedule(now)

@@ -62,6 +62,20 @@ def test_a_good_scenario_parses():
             "workloads[0].lifetime",
         ),
         (('name = "w"', 'name = "W!"'), "workloads[0].name"),
+        (
+            ("gpu = 1 } }]", "gpu = 1 } }]\n[outside_load]\nutilization = 2.0"),
+            "outside_load.utilization",
+        ),
+        (("gpu = 1 } }]", "gpu = 1 } }]\n[outside_load]\nrace = -0.1"), "outside_load.race"),
+        (("gpu = 1 } }]", "gpu = 1 } }]\n[outside_load]\ngpus = [4, 0]"), "outside_load.gpus"),
+        (
+            (
+                "gpu = 1 } }]",
+                'gpu = 1 } }]\n[outside_load]\nruntime = { dist = "exp", mean = "0s" }',
+            ),
+            "outside_load.runtime.mean",
+        ),
+        (("gpu = 1 } }]", "gpu = 1 } }]\n[outside_load]\ncolour = 1"), "outside_load.colour"),
     ],
 )
 def test_errors_name_the_field(change, path):
