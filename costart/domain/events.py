@@ -26,7 +26,7 @@ class Assignment(msgspec.Struct, frozen=True, gc=False, array_like=True):
 PendClass = Literal["capacity", "topology", "queue", "claims", "backoff", "infeasible"]
 
 
-class PendReason(msgspec.Struct, frozen=True, gc=False):
+class PendReason(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
     """Why a group is not running (DESIGN §3.5). Compared whole to detect a change."""
 
     cls: PendClass
@@ -37,7 +37,9 @@ class PendReason(msgspec.Struct, frozen=True, gc=False):
     queue_position: int | None = None
 
 
-class DomainEvent(msgspec.Struct, frozen=True, gc=False, kw_only=True, tag=True):
+class DomainEvent(
+    msgspec.Struct, frozen=True, gc=False, kw_only=True, tag=True, omit_defaults=True
+):
     originator_id: UUID
     originator_version: int
     group_id: UUID

@@ -18,6 +18,7 @@ from eventsourcing.persistence import AggregateRecorder, IntegrityError, StoredE
 from costart.domain.ids import COSTART_NAMESPACE
 from costart.domain.world import World
 from costart.store.codec import canonical_decode, canonical_encode, gc_paused
+from costart.store.snapshot_schema import SNAPSHOT_SCHEMA, restorable
 
 SNAPSHOT_STREAM_ID = uuid5(COSTART_NAMESPACE, "controller-snapshots")
 SNAPSHOT_TOPIC = "costart.snapshot:v1"
@@ -40,6 +41,9 @@ class Snapshot(msgspec.Struct, frozen=True, gc=False):
     state_checksum: bytes
     state: bytes
     log_hash: bytes | None = None
+    schema: int = 1
+    """The snapshot schema that encoded ``state`` (`costart.store.snapshot_schema`);
+    snapshots written before the field existed are schema 1."""
 
     def world(self, *, check: bool = True) -> World:
         """Decode the state after checking its checksum. ``check=False`` only when the
@@ -53,6 +57,10 @@ class Snapshot(msgspec.Struct, frozen=True, gc=False):
             raise CorruptSnapshotError(self.position, f"state does not decode: {error}") from None
         if world.position != self.position:
             raise CorruptSnapshotError(self.position, f"state is at position {world.position}")
+        if not restorable(self.schema):
+            raise CorruptSnapshotError(
+                self.position, f"snapshot schema {self.schema} does not hold the whole state"
+            )
         return world
 
 
@@ -78,7 +86,7 @@ class SnapshotStore:
         """Store the state at ``world.position``. Writing the same position twice keeps the
         first (a snapshot of a position is a function of the log up to it)."""
         state = encode_world(world)
-        snapshot = Snapshot(world.position, _checksum(state), state, log_hash)
+        snapshot = Snapshot(world.position, _checksum(state), state, log_hash, SNAPSHOT_SCHEMA)
         record = StoredEvent(
             originator_id=SNAPSHOT_STREAM_ID,
             originator_version=world.position,

@@ -196,9 +196,23 @@ def _disturb(controller: Controller, rng: random.Random, names: list[str]) -> No
         controller.set_node_status(rng.choice(names), "up")
 
 
+def _every_field(obj: Any) -> Any:
+    """``obj`` with every struct as a dict of all its fields, defaults included: the
+    form the digests were recorded in before structs left defaults out (ADR 0023)."""
+    if isinstance(obj, msgspec.Struct):
+        config = obj.__struct_config__
+        fields = {f: _every_field(getattr(obj, f)) for f in obj.__struct_fields__}
+        return list(fields.values()) if config.array_like else fields
+    if isinstance(obj, dict):
+        return {k: _every_field(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_every_field(v) for v in obj]
+    return obj
+
+
 def digests(sessions: list[list[dec.Decision]]) -> list[str]:
-    """One short digest per session of the exact decisions (order and bytes)."""
-    return [hashlib.sha256(_encoder.encode(s)).hexdigest()[:16] for s in sessions]
+    """One short digest per session of the exact decisions (order and every field)."""
+    return [hashlib.sha256(_encoder.encode(_every_field(s))).hexdigest()[:16] for s in sessions]
 
 
 if __name__ == "__main__":
