@@ -21,7 +21,7 @@ from costart.store.snapshots import (
     Snapshot,
     encode_world,
 )
-from tests.builders import ManualClock, a_group, full_placement
+from tests.builders import ManualClock, a_group, full_placement, ready
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -54,7 +54,7 @@ def test_a_new_controller_on_the_same_store_restores_and_carries_on(tmp_path):
     first.close()
     second = Controller(env=env, clock=ManualClock())
     assert encode_world(second.world) == live
-    second.claim_ready("g1/a", "c")
+    ready(second, "g1/a", "c")
     assert second.may_start("g1/b")
     assert encode_world(rebuild(RecorderSource(second.recorder))) == encode_world(second.world)
     second.close()
@@ -66,7 +66,7 @@ def test_restoring_on_lmdb_reads_only_the_newest_snapshot_and_checks_its_bytes_o
     controller = Controller(env=env, clock=ManualClock())
     controller.submit(spec)
     controller.apply_decisions([full_placement(spec)])
-    controller.claim_ready("g1/a", "c")
+    ready(controller, "g1/a", "c")
     store, source = controller.snapshots_store, RecorderSource(controller.recorder)
     taken = store.positions()
     assert len(taken) >= 2

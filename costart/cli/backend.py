@@ -12,6 +12,7 @@ the views up from their tracked position and never fold the whole log; commands 
 
 from __future__ import annotations
 
+import getpass
 import hashlib
 import os
 from pathlib import Path
@@ -23,6 +24,7 @@ import msgspec
 from costart.app import Controller
 from costart.cli.exits import AccessDenied, Unavailable
 from costart.cli.leadership import refuse_if_led
+from costart.domain.actors import Actor
 from costart.domain.errors import Conflict, DomainError, NotFound, SpecError
 from costart.domain.spec import SpecFormat
 from costart.pgstore import env_for_url, redact
@@ -81,6 +83,11 @@ def views_dir_for_url(url: str) -> Path:
     return cache / "costart" / f"views-{key}"
 
 
+def local_user() -> Actor:
+    """Who runs the CLI on the store directly: the operating-system user."""
+    return Actor.user(getpass.getuser())
+
+
 class LocalBackend:
     """The store opened directly: ``env`` selects the log, ``views_dir`` holds the views."""
 
@@ -105,13 +112,13 @@ class LocalBackend:
 
     def submit(self, data: bytes, fmt: SpecFormat) -> GroupView:
         controller = self._controller()
-        group = controller.submit_document(data, fmt)
+        group = controller.submit_document(data, fmt, actor=local_user())
         self.views.catch_up(controller)
         return self.views.group(group.name)
 
     def cancel(self, group: str) -> GroupView:
         controller = self._controller()
-        controller.cancel(group)
+        controller.cancel(group, actor=local_user())
         self.views.catch_up(controller)
         return self.views.group(group)
 

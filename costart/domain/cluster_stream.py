@@ -7,6 +7,7 @@ from __future__ import annotations
 from uuid import UUID
 
 from costart.domain import events as ev
+from costart.domain.actors import Actor
 from costart.domain.errors import DomainError
 from costart.domain.ids import CLUSTER_ID
 from costart.domain.world import World
@@ -15,9 +16,10 @@ from costart.domain.world import World
 class ClusterUnit:
     """The cluster stream as an aggregate for one command (``collect_events()``)."""
 
-    def __init__(self, world: World) -> None:
+    def __init__(self, world: World, actor: Actor | None = None) -> None:
         self._version = world.cluster_version
         self._events: list[ev.DomainEvent] = []
+        self._actor = actor
 
     @property
     def id(self) -> UUID:
@@ -40,6 +42,7 @@ class ClusterUnit:
                 originator_version=self._version,
                 group_id=CLUSTER_ID,
                 at_ns=at_ns,
+                actor=self._actor,
                 node=node,
                 status=status,
             )

@@ -39,7 +39,9 @@ class Shape(msgspec.Struct, frozen=True, gc=False, forbid_unknown_fields=True, o
     gpu_type: str | None = None
 
 
-class Topology(msgspec.Struct, frozen=True, gc=False, forbid_unknown_fields=True, omit_defaults=True):
+class Topology(
+    msgspec.Struct, frozen=True, gc=False, forbid_unknown_fields=True, omit_defaults=True
+):
     """Pack into (or spread across) domains of one topology level."""
 
     level: str

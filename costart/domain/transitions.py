@@ -43,6 +43,8 @@ MEMBER_FROM: Final[dict[type[ev.DomainEvent], frozenset[MemberStatus]]] = {
     ev.ClaimReady: frozenset({"PLACED"}),
     ev.ClaimFailed: frozenset({"PLACED", "READY"}),
     ev.MemberStarted: frozenset({"READY"}),
+    ev.TaskStarted: frozenset({"RUNNING"}),
+    ev.TaskSucceeded: frozenset({"RUNNING"}),
     ev.MemberFailed: frozenset({"PLACED", "READY", "RUNNING"}),
     ev.MemberRestarted: frozenset({"FAILED", "RUNNING"}),
     ev.MemberScaled: frozenset({"PENDING", "HELD", "PLACED", "READY", "RUNNING", "RESTARTING"}),

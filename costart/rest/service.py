@@ -19,6 +19,7 @@ from typing import Final
 import structlog
 
 from costart.app import Controller, PlacementStep
+from costart.domain.actors import Actor
 from costart.domain.errors import DomainError
 from costart.domain.spec import SpecFormat
 from costart.projections import GroupView, Views
@@ -70,13 +71,13 @@ class Service:
 
     # --- commands (the caller has checked who may run them) ----------------------------
 
-    def submit(self, data: bytes, fmt: SpecFormat) -> GroupView:
-        group = self.controller.submit_document(data, fmt)
+    def submit(self, data: bytes, fmt: SpecFormat, actor: Actor) -> GroupView:
+        group = self.controller.submit_document(data, fmt, actor=actor)
         self.refresh()
         return self.views.group(group.name)
 
-    def cancel(self, name: str) -> GroupView:
-        self.controller.cancel(name)
+    def cancel(self, name: str, actor: Actor) -> GroupView:
+        self.controller.cancel(name, actor=actor)
         self.refresh()
         return self.views.group(name)
 

@@ -20,6 +20,7 @@ from costart.cli.main import DEMO_SPEC, app
 from costart.cli.render import WALL_CLOCK_FLOOR_NS, age_reference
 from costart.domain.decisions import SetPendReason
 from costart.domain.events import PendReason
+from tests.builders import USER
 
 runner = CliRunner()
 
@@ -99,7 +100,7 @@ def test_describe_shows_the_pend_reason_with_its_numbers_and_recent_events(store
 
 def test_reads_catch_the_views_up_without_building_a_controller(store, monkeypatch):
     costart(store, "submit", str(DEMO_SPEC))
-    Controller(env=store_env(store)).cancel("grpo-run-42")  # another process writes
+    Controller(env=store_env(store)).cancel("grpo-run-42", actor=USER)  # another process writes
 
     def no_controller(*_args, **_kwargs):
         raise AssertionError("a read built a Controller (folding the whole log)")

@@ -20,7 +20,7 @@ from costart.replay.logfile import open_log
 from costart.replay.rebuild import rebuild
 from costart.replay.verify import verify
 from costart.store import verify_log
-from tests.builders import ManualClock
+from tests.builders import USER, ManualClock
 
 FIXTURE = Path(__file__).with_name("release_log")
 EVENTS = 63
@@ -65,7 +65,7 @@ def test_a_controller_carries_on_writing_to_the_release_log(store: Path) -> None
     env = {"PERSISTENCE_MODULE": "costart.store", "COSTART_LMDB_PATH": str(store)}
     controller = Controller(env=env, clock=ManualClock())
     assert controller.world.position == EVENTS
-    controller.cancel("g1")
+    controller.cancel("g1", actor=USER)
     assert controller.group("g1").status == "CANCELLED"
     controller.snapshot_now()
     controller.close()

@@ -32,7 +32,18 @@ from costart.domain.invariants import EventAudit, check_world
 from costart.replay.rebuild import rebuild, restore
 from costart.replay.source import RecorderSource
 from costart.store.codec import canonical_encode
-from tests.builders import ManualClock, a_group, full_placement
+from tests.builders import (
+    HOST,
+    USER,
+    ManualClock,
+    a_group,
+    claim_fail,
+    fail,
+    full_placement,
+    ready,
+    start,
+    succeed,
+)
 
 NAMES = ("g1", "g2", "g3")
 REASONS = ("error", "oom", "node-lost", "preempted", "claim-failed")
@@ -215,9 +226,9 @@ class ControllerMachine(RuleBasedStateMachine):
         c = m.spec.claims[claim % len(m.spec.claims)]
         ref = f"{name}/{m.name}"
         if ok:
-            self._run(f"claim_ready {ref} {c}", lambda: self.controller.claim_ready(ref, c))
+            self._run(f"claim_ready {ref} {c}", lambda: ready(self.controller, ref, c))
         else:
-            self._run(f"claim_failed {ref} {c}", lambda: self.controller.claim_failed(ref, c, "x"))
+            self._run(f"claim_failed {ref} {c}", lambda: claim_fail(self.controller, ref, c, "x"))
 
     @rule(name=st.sampled_from(NAMES), member=st.integers(0, 2))
     def start_member(self, name, member):
@@ -230,7 +241,7 @@ class ControllerMachine(RuleBasedStateMachine):
         assert self.controller.may_start(ref) == (
             self.barrier.get(name, False) and m.status in ("READY", "RUNNING")
         )
-        events = self._run(f"start {ref}", lambda: self.controller.member_started(ref))
+        events = self._run(f"start {ref}", lambda: start(self.controller, ref))
         assert bool(events) == expected
 
     @rule(
@@ -252,7 +263,7 @@ class ControllerMachine(RuleBasedStateMachine):
         ref = f"{name}/{m.name}"
         self._run(
             f"fail {ref} {reason} replica={index}",
-            lambda: self.controller.member_failed(ref, reason, 1, index),
+            lambda: fail(self.controller, ref, reason, 1, index),
         )
 
     @rule(name=st.sampled_from(NAMES), member=st.integers(0, 2))
@@ -261,7 +272,7 @@ class ControllerMachine(RuleBasedStateMachine):
             return
         members = self.controller.members(name)
         ref = f"{name}/{members[member % len(members)].name}"
-        self._run(f"succeed {ref}", lambda: self.controller.member_succeeded(ref))
+        self._run(f"succeed {ref}", lambda: succeed(self.controller, ref))
 
     @rule(name=st.sampled_from(NAMES), member=st.integers(0, 2), replicas=st.integers(-1, 6))
     def scale(self, name, member, replicas):
@@ -269,7 +280,9 @@ class ControllerMachine(RuleBasedStateMachine):
             return
         members = self.controller.members(name)
         ref = f"{name}/{members[member % len(members)].name}"
-        self._run(f"scale {ref} {replicas}", lambda: self.controller.scale(ref, replicas))
+        self._run(
+            f"scale {ref} {replicas}", lambda: self.controller.scale(ref, replicas, actor=USER)
+        )
 
     @rule(name=st.sampled_from(NAMES), member=st.integers(0, 2))
     def place_member(self, name, member):
@@ -292,7 +305,7 @@ class ControllerMachine(RuleBasedStateMachine):
         if name in self.controller.world.live_names or any(
             g.name == name for g in self.controller.groups()
         ):
-            self._run(f"cancel {name}", lambda: self.controller.cancel(name))
+            self._run(f"cancel {name}", lambda: self.controller.cancel(name, actor=USER))
 
     @rule(pick=st.integers(0, 1000))
     def node_down(self, pick):
@@ -305,7 +318,9 @@ class ControllerMachine(RuleBasedStateMachine):
         )
         if used:
             node = used[pick % len(used)]
-            events = self._run(f"node_down {node}", lambda: self.controller.node_down(node))
+            events = self._run(
+                f"node_down {node}", lambda: self.controller.node_down(node, actor=HOST)
+            )
             for e in events:
                 if isinstance(e, ev.MemberFailed):
                     assert e.reason == "node-lost"
@@ -321,7 +336,8 @@ class ControllerMachine(RuleBasedStateMachine):
         if reported:
             node = reported[pick % len(reported)]
             self._run(
-                f"node {node} {status}", lambda: self.controller.set_node_status(node, status)
+                f"node {node} {status}",
+                lambda: self.controller.set_node_status(node, status, actor=HOST),
             )
             assert self.controller.world.node_status.get(node, "up") == status
 

@@ -11,7 +11,7 @@ from costart.domain.errors import NotFound
 from costart.domain.events import DomainEvent
 from costart.projections import RecorderSource, Views
 from costart.projections.projector import SECOND_NS
-from tests.builders import ManualClock, new_controller
+from tests.builders import USER, ManualClock, new_controller
 from tests.hash_seed import stdout_lines
 from tests.multi_group_story import run_story
 
@@ -168,7 +168,7 @@ def test_catching_up_reads_only_the_log_after_the_tracked_position(tmp_path):
         assert reopened.catch_up(counting) == 0
         assert counting.afters == [total] and counting.read == 0
         clock.advance(1)
-        controller.cancel("g3")
+        controller.cancel("g3", actor=USER)
         assert reopened.catch_up(counting) == 2
         assert reopened.group("g3").state == "CANCELLED"
 

@@ -93,7 +93,9 @@ def test_an_integrity_failure_stops_verification_first(tmp_path):
 
 def _older_schema_snapshot(world, schema: int) -> Snapshot:
     state = canonical_encode(world)
-    return Snapshot(world.position, hashlib.blake2b(state, digest_size=32).digest(), state, None, schema)
+    return Snapshot(
+        world.position, hashlib.blake2b(state, digest_size=32).digest(), state, None, schema
+    )
 
 
 def _store_with(snapshot: Snapshot) -> SnapshotStore:

@@ -40,7 +40,9 @@ def _failed(cls: type[ev.MemberFailed]) -> ev.MemberFailed:
 
 
 def test_an_event_field_added_with_a_default_does_not_change_old_records() -> None:
-    assert canonical_encode(_failed(MemberFailedLater)) == canonical_encode(_failed(ev.MemberFailed))
+    assert canonical_encode(_failed(MemberFailedLater)) == canonical_encode(
+        _failed(ev.MemberFailed)
+    )
 
 
 def test_a_spec_field_added_with_a_default_does_not_change_old_records() -> None:

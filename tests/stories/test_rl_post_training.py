@@ -4,7 +4,7 @@ the whole group, until the group budget is spent and the group fails."""
 from __future__ import annotations
 
 from costart.domain.invariants import check_world
-from tests.builders import event_names
+from tests.builders import event_names, fail, ready
 from tests.stories.helpers import Story, load
 
 
@@ -23,10 +23,10 @@ def test_nothing_starts_until_the_last_claim_of_the_last_member_is_ready():
     story.place_gang()
     claims = [(m.name, c) for m in story.spec.members for c in m.claims]
     for member, claim in claims[:-1]:
-        story.controller.claim_ready(story.ref(member), claim)
+        ready(story.controller, story.ref(member), claim)
         assert not any(story.controller.may_start(story.ref(m.name)) for m in story.spec.members)
     member, claim = claims[-1]
-    assert event_names(story.controller.claim_ready(story.ref(member), claim)) == [
+    assert event_names(ready(story.controller, story.ref(member), claim)) == [
         "ClaimReady",
         "BarrierReleased",
     ]
@@ -35,7 +35,7 @@ def test_nothing_starts_until_the_last_claim_of_the_last_member_is_ready():
 
 def test_a_rollout_crash_restarts_only_the_rollout():
     story = running_story()
-    events = story.controller.member_failed(story.ref("rollout"), "error", exit_code=1)
+    events = fail(story.controller, story.ref("rollout"), "error", exit_code=1)
     assert event_names(events) == ["MemberFailed", "MemberRestarted"]
     assert story.status() == {
         "group": "RUNNING",
@@ -56,7 +56,7 @@ def test_a_rollout_crash_restarts_only_the_rollout():
 def test_a_trainer_crash_restarts_the_group_until_the_budget_is_spent():
     story = running_story()
     for attempt in (2, 3):
-        events = story.controller.member_failed(story.ref("trainer"), "oom", exit_code=137)
+        events = fail(story.controller, story.ref("trainer"), "oom", exit_code=137)
         assert event_names(events) == [
             "MemberFailed",
             "GroupRestarted",
@@ -77,7 +77,7 @@ def test_a_trainer_crash_restarts_the_group_until_the_budget_is_spent():
         story.ready_all_claims()
         story.start_all()
         assert story.status()["group"] == "RUNNING"
-    events = story.controller.member_failed(story.ref("trainer"), "error", exit_code=1)
+    events = fail(story.controller, story.ref("trainer"), "error", exit_code=1)
     assert event_names(events) == [
         "MemberFailed",
         "MemberStopped",
