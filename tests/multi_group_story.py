@@ -67,7 +67,7 @@ def run_story(
     step(1, lambda: start(controller, "g1/trainer"))
     step(0, lambda: start(controller, "g1/rollout"))
     step(60, lambda: fail(controller, "g1/rollout", "error", exit_code=137))
-    replaced = tuple(Assignment(i, f"r2-n{i + 1:03d}") for i in range(3))
+    replaced = (Assignment(0, "r2-n001"),)  # the failed replica, placed again alone
     step(
         2,
         lambda: controller.apply_decisions(

@@ -57,11 +57,26 @@ class Snapshot(msgspec.Struct, frozen=True, gc=False):
             raise CorruptSnapshotError(self.position, f"state does not decode: {error}") from None
         if world.position != self.position:
             raise CorruptSnapshotError(self.position, f"state is at position {world.position}")
-        if not restorable(self.schema):
-            raise CorruptSnapshotError(
-                self.position, f"snapshot schema {self.schema} does not hold the whole state"
-            )
         return world
+
+    def restorable_world(self, *, check: bool = True) -> World:
+        """`world`, if this snapshot's schema holds the whole state of this release;
+        else `OlderSchemaSnapshotError` (restore replays the log instead)."""
+        if not restorable(self.schema):
+            raise OlderSchemaSnapshotError(self.position, self.schema)
+        return self.world(check=check)
+
+
+class OlderSchemaSnapshotError(CorruptSnapshotError):
+    """A sound snapshot whose schema does not hold the whole state of this release: it
+    is still compared by `replay verify`, but not restored from."""
+
+    def __init__(self, position: int, schema: int) -> None:
+        super().__init__(
+            position,
+            f"written under snapshot schema {schema}, which lacks state this release keeps "
+            f"(schema {SNAPSHOT_SCHEMA}); the log is replayed instead",
+        )
 
 
 def _checksum(data: bytes) -> bytes:
@@ -143,7 +158,8 @@ class SnapshotStore:
                 break
             try:
                 snapshot = self._decode(records[0])
-                return snapshot, snapshot.world(check=not self._verified_reads), skipped
+                world = snapshot.restorable_world(check=not self._verified_reads)
+                return snapshot, world, skipped
             except CorruptSnapshotError as error:
                 skipped.append(error)
             below = records[0].originator_version - 1

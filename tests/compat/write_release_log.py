@@ -6,8 +6,8 @@ a cancel, node reports) and the rl-post-training demo (a whole group to success)
 snapshot every 8 events, then writes a compacted copy of the store to DIR.
 
 The fixture is never re-made: it stands for logs already written in production. This
-script is kept as the record of how it was made (at the commit that added it); it drives
-the API of that release.
+script is the record of how it was made: run at the commit that added the fixture it
+writes that release's log; run today, it writes the current release's.
 """
 
 from __future__ import annotations

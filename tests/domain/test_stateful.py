@@ -237,7 +237,8 @@ class ControllerMachine(RuleBasedStateMachine):
         members = self.controller.members(name)
         m = members[member % len(members)]
         ref = f"{name}/{m.name}"
-        expected = self.barrier.get(name, False) and m.status == "READY"
+        placed = any(t.status == "PLACED" and t.attempt == m.attempt for t in m.tasks)
+        expected = self.barrier.get(name, False) and m.status in ("READY", "RUNNING") and placed
         assert self.controller.may_start(ref) == (
             self.barrier.get(name, False) and m.status in ("READY", "RUNNING")
         )

@@ -89,9 +89,14 @@ def test_the_group_and_member_views_show_the_controllers_state(tmp_path):
     assert g1.members_by_state == {"RUNNING": 2}
     assert g1.gpu_placed == 2 * 8 + 3 * 1
     rollout = views.members("g1")[1]
-    assert rollout.nodes == ("r2-n001", "r2-n002", "r2-n003")
+    assert rollout.nodes[-1] == "r2-n001" and len(rollout.nodes) == 3
     assert rollout.restarts == 1 and rollout.last_reason == "error"
     assert rollout.claims == {"gpus": "READY"}
+    # Per task: replica 0 was placed again by the member's second placement, and runs.
+    assert (rollout.attempt, rollout.running) == (2, 3)
+    tasks = {t.index: (t.node, t.attempt, t.state) for t in rollout.tasks}
+    assert tasks[0] == ("r2-n001", 2, "RUNNING")
+    assert [tasks[i][1:] for i in (1, 2)] == [(1, "RUNNING"), (1, "RUNNING")]
 
 
 def test_groups_filter_by_owner_and_state_in_submission_order(tmp_path):
@@ -114,7 +119,9 @@ def test_pend_history_and_the_timeline_keep_every_change_with_its_time(tmp_path)
     assert names[:2] == ["GroupSubmitted", "MemberCreated"]
     assert "BarrierReleased" in names and "MemberRestarted" in names
     failed = next(e for e in timeline if e.event == "MemberFailed")
-    assert failed.member == "rollout" and failed.detail == "error exit 137 -> restart-member"
+    assert failed.member == "rollout"
+    assert failed.detail == "error exit 137 task 0 of attempt 1 -> restart-member"
+    assert failed.actor is not None and failed.actor.startswith("agent:")
     assert failed.at_ns == 75 * SECOND_NS
     assert views.timeline("g1", last=3) == timeline[-3:]
 

@@ -92,6 +92,12 @@ def test_an_integrity_failure_stops_verification_first(tmp_path):
 
 
 def _older_schema_snapshot(world, schema: int) -> Snapshot:
+    """What a release of ``schema`` wrote: members without per-task state (schema 3)."""
+    if schema < 3:
+        members = {
+            k: msgspec.structs.replace(m, attempt=0, tasks=[]) for k, m in world.members.items()
+        }
+        world = msgspec.structs.replace(world, members=members)
     state = canonical_encode(world)
     return Snapshot(
         world.position, hashlib.blake2b(state, digest_size=32).digest(), state, None, schema

@@ -55,11 +55,13 @@ class Story:
         return events
 
     def start_all(self) -> list:
+        """Every agent starts the placed tasks `may_start` allows (a READY member's, or
+        replicas placed alone into a RUNNING one)."""
         events = []
         for m in self.spec.members:
             if self.controller.may_start(self.ref(m.name)):
                 state = next(s for s in self.controller.members(self.spec.name) if s.name == m.name)
-                if state.status == "READY":
+                if any(t.status == "PLACED" for t in state.tasks):
                     events += start(self.controller, self.ref(m.name))
         return events
 
