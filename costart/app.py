@@ -22,12 +22,13 @@ from eventsourcing.persistence import ApplicationRecorder, Mapper
 from eventsourcing.popo import POPOFactory
 
 from costart.domain import decisions as dec
-from costart.domain import lifecycle, node_loss, reports, scheduling
+from costart.domain import lifecycle, node_loss, reconcile, reports, scheduling
 from costart.domain.actors import TIMER, Actor
 from costart.domain.aggregates import GroupUnit
 from costart.domain.cluster_stream import ClusterUnit
 from costart.domain.errors import DomainError, NotFound
 from costart.domain.events import DomainEvent, NodeStatus
+from costart.domain.reconcile import HostTask, HostView
 from costart.domain.reports import Outcome
 from costart.domain.spec import SpecFormat, parse_spec
 from costart.domain.spec_types import FailureReason, GroupSpec
@@ -61,6 +62,15 @@ class Report(NamedTuple):
     outcome: Outcome
     detail: str
     events: tuple[DomainEvent, ...]
+
+
+class Reconciled(NamedTuple):
+    """What `Controller.reconcile` did: the ``events`` it wrote, and the host's tasks
+    costart does not keep (``host_must_stop``: unknown, ended, or running before their
+    group's barrier)."""
+
+    events: tuple[DomainEvent, ...]
+    host_must_stop: tuple[HostTask, ...]
 
 
 class PlacementStep(Protocol):
@@ -414,7 +424,13 @@ class Controller(Application[UUID]):
         return fired
 
     def set_node_status(
-        self, node: str, status: NodeStatus, now_ns: int | None = None, *, actor: Actor
+        self,
+        node: str,
+        status: NodeStatus,
+        now_ns: int | None = None,
+        *,
+        actor: Actor,
+        note: str | None = None,
     ) -> list[DomainEvent]:
         """``actor``'s report of a node. ``down`` turns into the loss of everything on it
         (release before the start, ``node-lost`` failures after it); ``drained`` only
@@ -424,17 +440,53 @@ class Controller(Application[UUID]):
         with self._command():
             at = self._now(now_ns)
             cluster = ClusterUnit(self.world, actor)
-            if not cluster.report(self.world.node_status.get(node, "up"), node, status, at):
+            if not cluster.report(self.world.node_status.get(node, "up"), node, status, at, note):
                 return []
             units: list[GroupUnit | ClusterUnit] = [cluster]
             if status == "down":
                 for group in self.world.live_groups():
                     unit = GroupUnit(group, self.world.members_of(group), actor=actor)
+                    unit.set_note(note)
                     if node_loss.lose_node(unit, node, at):
                         units.append(unit)
             written = self._commit(*units)
         log.info("node status", node=node, status=status, events=len(written))
         return written
+
+    def reconcile(self, host: HostView, *, actor: Actor) -> Reconciled:
+        """Bring costart's state to the host's (``host``: which tasks exist and run
+        where, which nodes are up or down, replica counts it set) after a divergence —
+        a job cancelled in the host's own tools, a node lost while costart was down.
+        Writes the events that get there, each noting why (``reconciled: ...``), group by
+        group; returns them and the host's tasks costart does not keep (the host should
+        stop those). A second call with the same view writes nothing."""
+        written: list[DomainEvent] = []
+        for node, status in sorted(host.nodes.items()):
+            if self.world.node_status.get(node, "up") != status:
+                written += self.set_node_status(
+                    node, status, actor=actor, note=f"reconciled: {status} on the host"
+                )
+        stop: list[reconcile.HostTask] = []
+        with self._command():
+            at = self._now()
+            down = frozenset(n for n, s in self.world.node_status.items() if s == "down")
+            known: set[str] = set()
+            for group in self.world.live_groups():
+                known.add(group.name)
+                unit = GroupUnit(group, self.world.members_of(group), actor=actor)
+                tasks = host.by_task(group.name)
+                replicas = {
+                    ref.split("/", 1)[1]: n
+                    for ref, n in host.replicas.items()
+                    if ref.startswith(f"{group.name}/")
+                }
+                reconcile.reconcile_group(unit, tasks, replicas, down, at)
+                written += self._commit(unit)
+                stop += reconcile.must_stop(unit, tasks)
+            stop += [t for t in host.tasks if t.member.split("/", 1)[0] not in known]
+        log.info("reconciled", events=len(written), host_must_stop=len(stop), actor=str(actor))
+        stop.sort(key=lambda t: (t.member, t.task))
+        return Reconciled(tuple(written), tuple(stop))
 
     def node_down(self, node: str, now_ns: int | None = None, *, actor: Actor) -> list[DomainEvent]:
         """Shorthand for ``set_node_status(node, "down", actor=actor)``."""

@@ -47,6 +47,7 @@ class _Recorder:
     def __init__(self, actor: Actor | None = None) -> None:
         self.events: list[ev.DomainEvent] = []
         self.actor = actor
+        self.note: str | None = None  # why, stamped on the events until changed
 
 
 class _Versioned(Protocol):
@@ -98,6 +99,7 @@ class _Aggregate(Generic[S]):
             group_id=self._group_id,
             at_ns=at_ns,
             actor=self._recorder.actor,
+            note=self._recorder.note,
             **fields,
         )
         self._fold(state, event)
@@ -174,6 +176,10 @@ class GroupUnit:
     @property
     def actor(self) -> Actor | None:
         return self._recorder.actor
+
+    def set_note(self, note: str | None) -> None:
+        """Stamp ``note`` (why) on the events recorded from now on."""
+        self._recorder.note = note
 
     @property
     def id(self) -> UUID:

@@ -29,7 +29,14 @@ class ClusterUnit:
     def version(self) -> int:
         return self._version
 
-    def report(self, current: str, node: str, status: ev.NodeStatus, at_ns: int) -> bool:
+    def report(
+        self,
+        current: str,
+        node: str,
+        status: ev.NodeStatus,
+        at_ns: int,
+        note: str | None = None,
+    ) -> bool:
         """Record a status change; False (nothing recorded) when it is no change."""
         if not node:
             raise DomainError("a node report needs a node name")
@@ -43,6 +50,7 @@ class ClusterUnit:
                 group_id=CLUSTER_ID,
                 at_ns=at_ns,
                 actor=self._actor,
+                note=note,
                 node=node,
                 status=status,
             )

@@ -42,13 +42,15 @@ class DomainEvent(
     msgspec.Struct, frozen=True, gc=False, kw_only=True, tag=True, omit_defaults=True
 ):
     """``actor``: who sent the command that wrote this event (None: costart's own
-    placement step, or a record written before actors were kept)."""
+    placement step, or a record written before actors were kept). ``note``: why, when
+    the event's own fields do not say (``reconciled: ...``)."""
 
     originator_id: UUID
     originator_version: int
     group_id: UUID
     at_ns: int
     actor: Actor | None = None
+    note: str | None = None
 
 
 # --- Group aggregate events -------------------------------------------------------------

@@ -65,6 +65,10 @@ def fail_member(
     target = unit.member(member)
     if index is not None:
         _check_task_index(target, index)
+        if target.state.spec.kind == "replica-set" and target.state.status != "RUNNING":
+            # Before the set started, one replica's failure fails the set as a whole: a
+            # replica is placed again alone only into a running set.
+            index = None
     action = decide_action(group.spec, member, reason, target.state.restarts, group.group_restarts)
     target.trigger(
         ev.MemberFailed,

@@ -185,3 +185,19 @@ def test_replicas_placed_alone_get_a_new_attempt_and_old_reports_about_them_are_
     assert c.task_started("g1/svc", 1, 2, actor=AGENT).outcome == "applied"
     assert c.task_failed("g1/svc", 0, 1, "oom", actor=AGENT).outcome == "applied"  # still current
     check_world(c.world)
+
+
+def test_a_replica_failing_before_its_set_started_fails_the_set_as_a_whole():
+    """A replica is placed again alone only into a running set: before the start, the
+    policy restarts the whole set (found by the reconcile property test)."""
+    spec = trainer_and_services()
+    c = new_controller()
+    c.submit(spec)
+    c.apply_decisions([full_placement(spec)])
+    ready(c, "g1/trainer", "gpus")
+    assert c.members("g1")[1].status == "READY"
+    report = c.task_failed("g1/svc", 1, 1, "error", actor=AGENT)
+    assert event_names(list(report.events)) == ["MemberFailed", "MemberRestarted"]
+    assert report.events[0].index is None
+    assert c.members("g1")[1].status == "RESTARTING"
+    check_world(c.world)
