@@ -199,7 +199,7 @@ def _disturb(controller: Controller, rng: random.Random, names: list[str]) -> No
 
 def _every_field(obj: Any) -> Any:
     """``obj`` with every struct as a dict of all its fields, defaults included: the
-    form the digests were recorded in before structs left defaults out (ADR 0023)."""
+    form the digests were recorded in before structs left defaults out (ADR 0024)."""
     if isinstance(obj, msgspec.Struct):
         config = obj.__struct_config__
         fields = {f: _every_field(getattr(obj, f)) for f in obj.__struct_fields__}
