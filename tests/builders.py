@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from costart.app import Controller, split_member_ref
+from costart.bootstrap import Settings, bootstrap
 from costart.domain.actors import Actor
 from costart.domain.decisions import PlaceGroup
 from costart.domain.errors import DomainError, IllegalTransition
@@ -127,7 +128,7 @@ class ManualClock:
 
 
 def new_controller(clock: ManualClock | None = None, **env: str) -> Controller:
-    return Controller(env=env or None, clock=clock or ManualClock())
+    return bootstrap(Settings(cluster=None, env=env), clock=clock or ManualClock())
 
 
 def full_placement(spec: GroupSpec, rack: str = "r1") -> PlaceGroup:
