@@ -360,12 +360,23 @@ class Controller(Application[UUID]):
         )
 
     def claim_ready(
-        self, member: str, claim: str, attempt: int, *, actor: Actor, key: str | None = None
+        self,
+        member: str,
+        claim: str,
+        attempt: int,
+        *,
+        task: int | None = None,
+        actor: Actor,
+        key: str | None = None,
     ) -> Report:
-        """Claim ``claim`` of the member's placement ``attempt`` is READY; the gang's last
-        one releases the barrier."""
+        """Claim ``claim`` of the member's placement ``attempt`` is READY (``task``: the
+        claim is that task's own, one of the spec's ``task_claims``); the gang's last one
+        releases the barrier, and a task starts only once its own claims are READY."""
         return self._report(
-            member, actor, key, lambda u, m, at: reports.claim_ready(u, m, claim, attempt, key, at)
+            member,
+            actor,
+            key,
+            lambda u, m, at: reports.claim_ready(u, m, claim, attempt, key, at, task),
         )
 
     def claim_failed(
@@ -375,16 +386,18 @@ class Controller(Application[UUID]):
         attempt: int,
         reason: str,
         *,
+        task: int | None = None,
         actor: Actor,
         key: str | None = None,
     ) -> Report:
-        """Claim ``claim`` of the member's placement ``attempt`` failed (``reason``: free
-        text); before the start the whole group is released and retried."""
+        """Claim ``claim`` of the member's placement ``attempt`` (``task``: that task's
+        own) failed (``reason``: free text); before the start the whole group is released
+        and retried, after it the failure policy decides."""
         return self._report(
             member,
             actor,
             key,
-            lambda u, m, at: reports.claim_failed(u, m, claim, attempt, reason, key, at),
+            lambda u, m, at: reports.claim_failed(u, m, claim, attempt, reason, key, at, task),
         )
 
     def _report(

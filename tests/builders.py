@@ -35,6 +35,7 @@ class GroupBuilder:
         min_running: int | None = None,
         topology: dict[str, Any] | str | None = None,
         claims: tuple[str, ...] = (),
+        task_claims: tuple[str, ...] = (),
     ) -> GroupBuilder:
         shape: dict[str, Any] = {"gpu": gpu}
         if cpu or mem_gb:
@@ -47,6 +48,8 @@ class GroupBuilder:
             "shape": shape,
             "claims": list(claims),
         }
+        if task_claims:
+            member["task_claims"] = list(task_claims)
         for key, value in (
             ("tasks", tasks),
             ("replicas", replicas),

@@ -113,7 +113,8 @@ def members_table(members: Sequence[MemberView], with_group: bool = True) -> Tab
 def tasks_table(members: Sequence[MemberView], origin_ns: int) -> Table:
     """Every member's newest task of each index: node, attempt, state, exit."""
     table = Table(box=None, pad_edge=False)
-    for column in ("MEMBER", "TASK", "NODE", "ATTEMPT", "STATE", "EXIT", "STARTED", "ENDED"):
+    columns = ("MEMBER", "TASK", "NODE", "ATTEMPT", "STATE", "EXIT", "STARTED", "ENDED", "CLAIMS")
+    for column in columns:
         table.add_column(column)
     for m in members:
         for t in m.tasks:
@@ -126,6 +127,7 @@ def tasks_table(members: Sequence[MemberView], origin_ns: int) -> Table:
                 "-" if t.exit_code is None else str(t.exit_code),
                 _offset(t.started_at_ns, origin_ns),
                 _offset(t.ended_at_ns, origin_ns),
+                " ".join(f"{c}:{s}" for c, s in sorted(t.claims.items())) or "-",
             )
     return table
 

@@ -155,11 +155,13 @@ class MemberReleased(DomainEvent, frozen=True):
 
 class ClaimReady(DomainEvent, frozen=True):
     """``attempt``: the member attempt the report named (None in records written before
-    reports named one); ``key``: the reporter's idempotency key, if it sent one."""
+    reports named one); ``task``: the task whose own claim it is (None: a member claim);
+    ``key``: the reporter's idempotency key, if it sent one."""
 
     claim: str
     attempt: int | None = None
     key: str | None = None
+    task: int | None = None
 
 
 class ClaimFailed(DomainEvent, frozen=True):
@@ -167,6 +169,7 @@ class ClaimFailed(DomainEvent, frozen=True):
     reason: str
     attempt: int | None = None
     key: str | None = None
+    task: int | None = None
 
 
 class MemberStarted(DomainEvent, frozen=True):

@@ -26,12 +26,16 @@ def claim_failed(
     at_ns: int,
     attempt: int | None = None,
     key: str | None = None,
+    task: int | None = None,
 ) -> None:
     """Before the start a failed claim releases the whole group (retry with backoff); after
-    it, the failure policy decides for the member (reason ``claim-failed``)."""
+    it, the failure policy decides for the member, or for ``task`` when the claim is the
+    task's own (reason ``claim-failed``)."""
     target = unit.member(member)
-    if claim not in target.state.claims:
-        raise DomainError(f"member {member} has no claim {claim!r}")
+    owner = target.state if task is None else target.state.task(task)
+    if owner is None or claim not in owner.claims:
+        where = "" if task is None else f" task {task}"
+        raise DomainError(f"member {member}{where} has no claim {claim!r}")
     target.trigger(
         ev.ClaimFailed,
         at_ns,
@@ -39,11 +43,12 @@ def claim_failed(
         reason=reason[: limits.MAX_REASON_TEXT],
         attempt=attempt,
         key=key,
+        task=task,
     )
     if unit.group.state.status == "PLACED":
         release_and_retry(unit, f"claim {member}/{claim} failed", at_ns, counts_attempt=True)
     else:
-        fail_member(unit, member, "claim-failed", None, None, at_ns)
+        fail_member(unit, member, "claim-failed", None, task, at_ns, attempt)
 
 
 def fail_member(

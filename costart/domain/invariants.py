@@ -82,6 +82,8 @@ def _check_tasks(group: GroupState, members: list[MemberState]) -> None:
             newest = member.task(index)
             if newest is None or newest.node != node or newest.status not in _PLACED_TASK:
                 _fail("tasks", group, member, f"placed task {index} on {node} has no live task")
+        if member.status == "READY" and not member.claims_ready:
+            _fail("#1 all-or-nothing", group, member, "READY with a claim not READY")
         if member.status == "SUCCEEDED" and member.tasks:
             last = [t for t in member.tasks if t.attempt == member.attempt]
             if len(last) < member.spec.count or any(t.status != "SUCCEEDED" for t in last):

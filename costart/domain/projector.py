@@ -13,7 +13,14 @@ from msgspec.structs import replace
 
 from costart.domain import events as ev
 from costart.domain.errors import DomainError
-from costart.domain.states import TASK_LIVE, GroupState, MemberState, TaskState, TaskStatus
+from costart.domain.states import (
+    TASK_LIVE,
+    ClaimStatus,
+    GroupState,
+    MemberState,
+    TaskState,
+    TaskStatus,
+)
 from costart.domain.transitions import GROUP_FROM, MEMBER_FROM, check_group, check_member
 
 
@@ -159,8 +166,15 @@ def _set_task(m: MemberState, index: int, **changes: Any) -> None:
 
 def _placed(m: MemberState, e: ev.MemberPlaced) -> None:
     m.attempt += 1
+    claims = m.spec.task_claims
     placed = {
-        a.index: TaskState(index=a.index, node=a.node, attempt=m.attempt) for a in e.assignments
+        a.index: TaskState(
+            index=a.index,
+            node=a.node,
+            attempt=m.attempt,
+            claims=dict.fromkeys(claims, "PENDING") if claims else {},
+        )
+        for a in e.assignments
     }
     kept = [t for t in m.tasks if t.index not in placed]
     m.tasks = sorted([*kept, *placed.values()], key=lambda t: t.index)
@@ -170,7 +184,7 @@ def _placed(m: MemberState, e: ev.MemberPlaced) -> None:
     m.held.clear()
     m.assignments.extend(e.assignments)
     m.claims = dict.fromkeys(m.spec.claims, "PENDING")
-    m.status = "READY" if not m.claims else "PLACED"
+    m.status = "READY" if m.claims_ready else "PLACED"
 
 
 def _released(m: MemberState, e: ev.MemberReleased) -> None:
@@ -183,19 +197,34 @@ def _released(m: MemberState, e: ev.MemberReleased) -> None:
     _end_live_tasks(m, "STOPPED", e.at_ns)
 
 
+def _claims_of(m: MemberState, task: int | None) -> dict[str, ClaimStatus]:
+    """The member's claims, or (``task``) that task's own (a private copy to change)."""
+    if task is None:
+        return m.claims
+    current = m.task(task)
+    if current is None:
+        raise DomainError(f"member {m.name} has no task {task}")
+    claims = dict(current.claims)
+    _set_task(m, task, claims=claims)
+    return claims
+
+
 def _claim_ready(m: MemberState, e: ev.ClaimReady) -> None:
-    if m.claims.get(e.claim) != "PENDING":
+    claims = _claims_of(m, e.task)
+    if claims.get(e.claim) != "PENDING":
         raise DomainError(f"member {m.name}: claim {e.claim!r} is not PENDING")
-    m.claims[e.claim] = "READY"
-    if m.claims_ready:
+    claims[e.claim] = "READY"
+    if m.status == "PLACED" and m.claims_ready:
         m.status = "READY"
 
 
 def _claim_failed(m: MemberState, e: ev.ClaimFailed) -> None:
-    if e.claim not in m.claims:
+    claims = _claims_of(m, e.task)
+    if e.claim not in claims:
         raise DomainError(f"member {m.name}: no claim {e.claim!r}")
-    m.claims[e.claim] = "FAILED"
-    m.last_reason = f"claim {e.claim}: {e.reason}"
+    claims[e.claim] = "FAILED"
+    where = "" if e.task is None else f" of task {e.task}"
+    m.last_reason = f"claim {e.claim}{where}: {e.reason}"
 
 
 def _started(m: MemberState, e: ev.MemberStarted) -> None:

@@ -106,6 +106,11 @@ def task_started(
         raise IllegalTransition(
             f"member {member}", target.state.status, "start a task before the barrier is released"
         )
+    pending = sorted(c for c, status in task.claims.items() if status != "READY")
+    if pending:
+        raise IllegalTransition(
+            f"task {member}/{index}", "PLACED", f"start before its claims {pending} are READY"
+        )
     started = ev.TaskStarted if target.state.status == "RUNNING" else ev.MemberStarted
     target.trigger(started, at_ns, task=index, attempt=attempt, key=key)
     return APPLIED
@@ -161,11 +166,23 @@ def task_failed(
     return APPLIED
 
 
-def _claim_current(target: MemberAggregate, claim: str, attempt: int) -> str | Verdict:
-    """The claim's status, or the stale verdict if the report is not about the current
-    placement."""
+def _claim_current(
+    target: MemberAggregate, claim: str, attempt: int, task: int | None
+) -> str | Verdict:
+    """The claim's status (the member's, or ``task``'s own), or the stale verdict if the
+    report is not about the current placement."""
     state = target.state
     _check_attempt(state, attempt)
+    if task is not None:
+        current = _current_task(state, task, attempt)
+        if isinstance(current, Verdict):
+            return current
+        status = current.claims.get(claim)
+        if status is None:
+            raise DomainError(f"task {task} of member {target.name} has no claim {claim!r}")
+        if current.status != "PLACED":
+            return Verdict("stale", f"claim {claim} of task {task}: the task is {current.status}")
+        return status
     status = state.claims.get(claim)
     if status is None:
         raise DomainError(f"member {target.name} has no claim {claim!r}")
@@ -179,19 +196,25 @@ def _claim_current(target: MemberAggregate, claim: str, attempt: int) -> str | V
 
 
 def claim_ready(
-    unit: GroupUnit, member: str, claim: str, attempt: int, key: str | None, at_ns: int
+    unit: GroupUnit,
+    member: str,
+    claim: str,
+    attempt: int,
+    key: str | None,
+    at_ns: int,
+    task: int | None = None,
 ) -> Verdict:
-    """A claim of the member's placement ``attempt`` is READY; the last one of the gang
-    releases the barrier."""
+    """A claim of the member's placement ``attempt`` (or task ``task``'s own claim) is
+    READY; the gang's last one releases the barrier."""
     target = unit.member(member)
-    status = _claim_current(target, claim, attempt)
+    status = _claim_current(target, claim, attempt, task)
     if isinstance(status, Verdict):
         return status
     if status == "READY":
         return Verdict("repeated", f"claim {claim} of attempt {attempt} is READY already")
     if status == "FAILED":
         return Verdict("stale", f"claim {claim} of attempt {attempt} FAILED already")
-    target.trigger(ev.ClaimReady, at_ns, claim=claim, attempt=attempt, key=key)
+    target.trigger(ev.ClaimReady, at_ns, claim=claim, attempt=attempt, key=key, task=task)
     release_barrier_if_ready(unit, at_ns)
     return APPLIED
 
@@ -204,16 +227,18 @@ def claim_failed(
     reason: str,
     key: str | None,
     at_ns: int,
+    task: int | None = None,
 ) -> Verdict:
-    """A claim of the member's placement ``attempt`` failed: before the start the group
-    is released and retried (`costart.domain.failures.claim_failed`)."""
+    """A claim of the member's placement ``attempt`` (or task ``task``'s own) failed:
+    before the start the whole group is released and retried; after it the failure
+    policy decides (`costart.domain.failures.claim_failed`)."""
     target = unit.member(member)
-    status = _claim_current(target, claim, attempt)
+    status = _claim_current(target, claim, attempt, task)
     if isinstance(status, Verdict):
         return status
     if status == "FAILED":
         return Verdict("repeated", f"claim {claim} of attempt {attempt} FAILED already")
-    if target.state.status == "RUNNING":
+    if task is None and target.state.status == "RUNNING":
         return Verdict("stale", f"claim {claim} of attempt {attempt}: the member started since")
-    record_claim_failure(unit, member, claim, reason, at_ns, attempt, key)
+    record_claim_failure(unit, member, claim, reason, at_ns, attempt, key, task)
     return APPLIED

@@ -51,7 +51,9 @@ class Topology(
 
 class MemberSpec(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
     """One member. ``count`` is a job's tasks or a replica set's desired replicas;
-    for a job ``min_start == min_running == count``."""
+    for a job ``min_start == min_running == count``. ``claims`` are the member's (one
+    report each); ``task_claims`` are each task's own (a device healthy on its node:
+    one report per task)."""
 
     name: str
     kind: MemberKind
@@ -64,6 +66,7 @@ class MemberSpec(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
     topology: Topology | None = None
     placement_group: str | None = None
     claims: tuple[str, ...] = ()
+    task_claims: tuple[str, ...] = ()
 
 
 class PlacementPolicy(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):

@@ -52,6 +52,8 @@ class TaskState(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     started_at_ns: int | None = None
     ended_at_ns: int | None = None
     exit_code: int | None = None
+    claims: dict[str, ClaimStatus] = msgspec.field(default_factory=dict)
+    """The task's own claims (`MemberSpec.task_claims`)."""
 
 
 class GroupState(msgspec.Struct, kw_only=True, gc=False):
@@ -122,7 +124,15 @@ class MemberState(msgspec.Struct, kw_only=True, gc=False):
 
     @property
     def claims_ready(self) -> bool:
-        return all(status == "READY" for status in self.claims.values())
+        """Every member claim READY, and every claim of every placed task."""
+        if any(status != "READY" for status in self.claims.values()):
+            return False
+        return all(
+            status == "READY"
+            for task in self.tasks
+            if task.status == "PLACED"
+            for status in task.claims.values()
+        )
 
     @property
     def placed_count(self) -> int:

@@ -40,8 +40,9 @@ MEMBER_FROM: Final[dict[type[ev.DomainEvent], frozenset[MemberStatus]]] = {
     ev.MemberHeld: frozenset({"PENDING", "HELD"}),
     ev.MemberPlaced: frozenset({"PENDING", "HELD", "RESTARTING", "RUNNING"}),
     ev.MemberReleased: frozenset(MEMBER_STATUSES),
-    ev.ClaimReady: frozenset({"PLACED"}),
-    ev.ClaimFailed: frozenset({"PLACED", "READY"}),
+    # RUNNING: a task's own claim, of a replica placed alone into a running set.
+    ev.ClaimReady: frozenset({"PLACED", "RUNNING"}),
+    ev.ClaimFailed: frozenset({"PLACED", "READY", "RUNNING"}),
     ev.MemberStarted: frozenset({"READY"}),
     ev.TaskStarted: frozenset({"RUNNING"}),
     ev.TaskSucceeded: frozenset({"RUNNING"}),

@@ -88,6 +88,7 @@ def member_view(group: GroupState, member: MemberState, index: int) -> MemberVie
                 exit_code=t.exit_code,
                 started_at_ns=t.started_at_ns,
                 ended_at_ns=t.ended_at_ns,
+                claims=dict(t.claims),
             )
             for t in member.tasks
         ),
@@ -125,6 +126,10 @@ def _nodes(assignments: Sequence[ev.Assignment]) -> str:
     return f"{len(assignments)} task(s) on {shown}"
 
 
+def _task(task: int | None) -> str:
+    return "" if task is None else f" of task {task}"
+
+
 def _of(attempt: int | None) -> str:
     return "" if attempt is None else f" of attempt {attempt}"
 
@@ -144,10 +149,10 @@ def event_detail(event: ev.DomainEvent) -> str:
             return reason
         case ev.PendReasonChanged(reason=r):
             return f"{r.cls}: {r.message}"
-        case ev.ClaimReady(claim=claim, attempt=a):
-            return f"claim {claim}{_of(a)} READY"
-        case ev.ClaimFailed(claim=claim, reason=reason, attempt=a):
-            return f"claim {claim}{_of(a)} FAILED: {reason}"
+        case ev.ClaimReady(claim=claim, attempt=a, task=task):
+            return f"claim {claim}{_task(task)}{_of(a)} READY"
+        case ev.ClaimFailed(claim=claim, reason=reason, attempt=a, task=task):
+            return f"claim {claim}{_task(task)}{_of(a)} FAILED: {reason}"
         case ev.BarrierReleased(attempt=a):
             return f"attempt {a}: every claim READY, members may start"
         case ev.MemberFailed(reason=reason, exit_code=code, action=action, index=index):

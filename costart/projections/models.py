@@ -60,6 +60,7 @@ class TaskView(msgspec.Struct, frozen=True, kw_only=True):
     exit_code: int | None = None
     started_at_ns: int | None = None
     ended_at_ns: int | None = None
+    claims: dict[str, ClaimStatus] = msgspec.field(default_factory=dict)
 
 
 class MemberView(msgspec.Struct, frozen=True, kw_only=True):

@@ -24,6 +24,7 @@ from costart.rest.claims import ClaimDriver
 
 log = structlog.get_logger("costart.serve")
 
+
 class Service:
     """The controller as a long-running service. Thread-safe: the Controller serializes
     commands with its own lock; the views are caught up under ``_views_lock``."""

@@ -201,3 +201,73 @@ def test_a_replica_failing_before_its_set_started_fails_the_set_as_a_whole():
     assert report.events[0].index is None
     assert c.members("g1")[1].status == "RESTARTING"
     check_world(c.world)
+
+
+def with_task_claims():
+    """A two-task job whose tasks each prove their own device healthy, and a service."""
+    spec = (
+        a_group()
+        .with_member("trainer", tasks=2, claims=("gpus",), task_claims=("device",))
+        .with_member("svc", replicas=2)
+        .build()
+    )
+    c = new_controller()
+    c.submit(spec)
+    c.apply_decisions([full_placement(spec)])
+    return c
+
+
+def test_a_tasks_own_claims_gate_the_barrier_task_by_task():
+    c = with_task_claims()
+    trainer = c.members("g1")[0]
+    assert [t.claims for t in trainer.tasks] == [{"device": "PENDING"}] * 2
+    ready(c, "g1/trainer", "gpus")
+    assert c.members("g1")[0].status == "PLACED"  # the tasks' own claims are pending
+    first = c.claim_ready("g1/trainer", "device", 1, task=0, actor=HOST)
+    assert event_names(list(first.events)) == ["ClaimReady"] and first.events[0].task == 0
+    assert not c.may_start("g1/svc")
+    last = c.claim_ready("g1/trainer", "device", 1, task=1, actor=HOST)
+    assert event_names(list(last.events)) == ["ClaimReady", "BarrierReleased"]
+    again = c.claim_ready("g1/trainer", "device", 1, task=1, actor=HOST)
+    assert again.outcome == "repeated"
+    check_world(c.world)
+
+
+def test_a_tasks_failed_claim_releases_the_group_before_the_start():
+    c = with_task_claims()
+    report = c.claim_failed("g1/trainer", "device", 1, "ecc errors", task=1, actor=HOST)
+    assert event_names(list(report.events))[0] == "ClaimFailed"
+    assert c.group("g1").status == "PENDING"
+    late = c.claim_ready("g1/trainer", "device", 1, task=0, actor=HOST)
+    assert late.outcome == "stale"
+
+
+def test_a_task_claim_is_refused_for_a_claim_or_task_that_does_not_exist():
+    c = with_task_claims()
+    with pytest.raises(DomainError, match="has no claim 'gpus'"):
+        c.claim_ready("g1/trainer", "gpus", 1, task=0, actor=HOST)
+    with pytest.raises(DomainError, match="no task 7"):
+        c.claim_ready("g1/trainer", "device", 1, task=7, actor=HOST)
+
+
+def test_a_replica_placed_alone_starts_only_once_its_own_claims_are_ready():
+    spec = (
+        a_group()
+        .with_member("svc", replicas=2, task_claims=("device",))
+        .with_rule("restart-member", members=("svc",), reasons=("error",), max_restarts=2)
+        .build()
+    )
+    c = new_controller()
+    c.submit(spec)
+    c.apply_decisions([full_placement(spec)])
+    for task in (0, 1):
+        c.claim_ready("g1/svc", "device", 1, task=task, actor=HOST)
+    start(c, "g1/svc")
+    c.task_failed("g1/svc", 1, 1, "error", actor=AGENT)
+    c.apply_decisions([PlaceMember("g1", "svc", (Assignment(1, "r9-n001"),))])
+    with pytest.raises(IllegalTransition, match="claims"):
+        c.task_started("g1/svc", 1, 2, actor=AGENT)
+    c.claim_ready("g1/svc", "device", 2, task=1, actor=HOST)
+    assert c.task_started("g1/svc", 1, 2, actor=AGENT).outcome == "applied"
+    assert c.members("g1")[0].running_tasks == 2
+    check_world(c.world)
