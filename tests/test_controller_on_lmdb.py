@@ -15,6 +15,7 @@ from costart.replay.source import RecorderSource
 from costart.replay.verify import verify
 from costart.store import verify_log
 from costart.store.codec import canonical_encode
+from costart.store.snapshot_schema import SNAPSHOT_SCHEMA
 from costart.store.snapshots import (
     SNAPSHOT_STREAM_ID,
     SNAPSHOT_TOPIC,
@@ -89,7 +90,7 @@ def test_restoring_on_lmdb_reads_only_the_newest_snapshot_and_checks_its_bytes_o
     # `replay verify` checks both and names it.
     at = next(p for p in range(controller.world.position, 0, -1) if p not in taken)
     state = encode_world(rebuild(source, until=at))
-    mislabelled = Snapshot(at, bytes(32), state)
+    mislabelled = Snapshot(at, bytes(32), state, schema=SNAPSHOT_SCHEMA)
     store.recorder.insert_events(
         [StoredEvent(SNAPSHOT_STREAM_ID, at, SNAPSHOT_TOPIC, canonical_encode(mislabelled))]
     )

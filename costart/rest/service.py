@@ -53,7 +53,8 @@ class Service:
 
     # --- commands (the caller has checked who may run them) ----------------------------
 
-    def submit(self, data: bytes, fmt: SpecFormat, actor: Actor) -> GroupView:
+    def submit(self, data: bytes, fmt: SpecFormat, actor: Actor | None = None) -> GroupView:
+        """Submit a spec document as ``actor`` (default: the spec's owner)."""
         group = self.controller.submit_document(data, fmt, actor=actor)
         self.refresh()
         return self.views.group(group.name)

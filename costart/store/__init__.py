@@ -29,12 +29,14 @@ from costart.store.recorders import (
 )
 from costart.store.records import GENESIS, LogRecord
 from costart.store.settings import StoreSettings
+from costart.store.snapshot_schema import SNAPSHOT_SCHEMA, recorded_form
 from costart.store.snapshots import CorruptSnapshotError, Snapshot, SnapshotStore, encode_world
 from costart.store.standby import Standby, open_factory
 from costart.store.verify import LogSummary, Problem, VerifyReport, iter_verified, verify_log
 
 __all__ = [
     "GENESIS",
+    "SNAPSHOT_SCHEMA",
     "CorruptRecordError",
     "CorruptSnapshotError",
     "Defect",
@@ -73,5 +75,6 @@ __all__ = [
     "open_readonly",
     "open_store",
     "read_events",
+    "recorded_form",
     "verify_log",
 ]
