@@ -27,6 +27,7 @@ import lmdb
 from common import controller_on, write_results
 
 from costart.app import Controller
+from costart.domain.actors import Actor
 from costart.domain.decisions import PlaceGroup
 from costart.domain.events import Assignment
 from costart.domain.spec import spec_from_object
@@ -37,12 +38,15 @@ from costart.store.reading import RecorderSource
 from costart.store.snapshots import encode_world
 
 MEMBERS = 10
+TASKS = 2  # per member
 
+
+HOST = Actor.host("bench")  # the reports' sender
 
 
 def group_spec(i: int):
     members = [
-        {"name": f"m{j}", "kind": "job", "tasks": 2, "shape": {"gpu": 1}, "claims": ["gpus"]}
+        {"name": f"m{j}", "kind": "job", "tasks": TASKS, "shape": {"gpu": 1}, "claims": ["gpus"]}
         for j in range(MEMBERS)
     ]
     return spec_from_object({"name": f"g{i}", "owner": "bench", "members": members})
@@ -80,15 +84,22 @@ def lifecycle_tail(controller: Controller, groups: int, tail: int) -> dict[str, 
         if controller.world.position - first >= tail:
             break
         name = f"g{index}"
+        members = {m.name: m for m in controller.members(name)}
         for j in range(MEMBERS):
-            controller.claim_ready(f"{name}/m{j}", "gpus")
+            attempt = members[f"m{j}"].attempt
+            controller.claim_ready(f"{name}/m{j}", "gpus", attempt, actor=HOST)
         for j in range(MEMBERS):
-            controller.member_started(f"{name}/m{j}")
+            for task in range(TASKS):
+                controller.task_started(f"{name}/m{j}", task, members[f"m{j}"].attempt, actor=HOST)
         if index % 4 == 3:
-            controller.member_failed(f"{name}/m0", "error", 1)
+            controller.task_failed(
+                f"{name}/m0", 0, members["m0"].attempt, "error", exit_code=1, actor=HOST
+            )
         else:
             for j in range(MEMBERS):
-                controller.member_succeeded(f"{name}/m{j}")
+                for task in range(TASKS):
+                    attempt = members[f"m{j}"].attempt
+                    controller.task_succeeded(f"{name}/m{j}", task, attempt, actor=HOST)
     mix = Counter(type(event).__name__ for _, event in controller.read_events(first))
     return dict(sorted(mix.items()))
 

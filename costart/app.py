@@ -16,7 +16,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from types import TracebackType
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 from uuid import UUID
 
 import structlog
@@ -25,11 +25,14 @@ from eventsourcing.persistence import ApplicationRecorder, Mapper
 from eventsourcing.popo import POPOFactory
 
 from costart.domain import decisions as dec
-from costart.domain import failures, lifecycle, node_loss, scheduling
+from costart.domain import lifecycle, node_loss, reconcile, reports, scheduling
+from costart.domain.actors import TIMER, Actor
 from costart.domain.aggregates import GroupUnit
 from costart.domain.cluster_stream import ClusterUnit
 from costart.domain.errors import DomainError, NotFound
 from costart.domain.events import DomainEvent, NodeStatus
+from costart.domain.reconcile import HostTask, HostView
+from costart.domain.reports import Outcome
 from costart.domain.spec import SpecFormat, parse_spec
 from costart.domain.spec_types import FailureReason, GroupSpec
 from costart.domain.states import GroupState, MemberState
@@ -49,6 +52,24 @@ log = structlog.get_logger("costart.controller")
 Clock = Callable[[], int]
 SNAPSHOT_EVERY = "COSTART_SNAPSHOT_EVERY"  # events between automatic snapshots; 0 = never
 DEFAULT_SNAPSHOT_EVERY = 10_000
+
+
+class Report(NamedTuple):
+    """What a report from the host did: ``outcome`` "applied" (``events`` it wrote),
+    "repeated" or "stale" (nothing written; ``detail`` says why)."""
+
+    outcome: Outcome
+    detail: str
+    events: tuple[DomainEvent, ...]
+
+
+class Reconciled(NamedTuple):
+    """What `Controller.reconcile` did: the ``events`` it wrote, and the host's tasks
+    costart does not keep (``host_must_stop``: unknown, ended, or running before their
+    group's barrier)."""
+
+    events: tuple[DomainEvent, ...]
+    host_must_stop: tuple[HostTask, ...]
 
 
 class PlacementStep(Protocol):
@@ -232,9 +253,9 @@ class Controller(Application[UUID]):
         reading = self._clock() if at_ns is None else at_ns
         return max(reading, self.world.clock_ns)
 
-    def _unit(self, name: str) -> GroupUnit:
+    def _unit(self, name: str, actor: Actor | None = None) -> GroupUnit:
         group = self.world.group_named(name)
-        return GroupUnit(group, self.world.members_of(group))
+        return GroupUnit(group, self.world.members_of(group), actor=actor)
 
     def _commit(self, *units: GroupUnit | ClusterUnit) -> list[DomainEvent]:
         """Append the units' events as one atomic write, then fold them into the state.
@@ -261,72 +282,162 @@ class Controller(Application[UUID]):
         it (so concurrent commands share one fsync), then a snapshot if one is due."""
         return _CommandScope(self)
 
-    def _on_group(self, name: str, command: Callable[[GroupUnit, int], Any]) -> list[DomainEvent]:
+    def _on_group(
+        self, name: str, command: Callable[[GroupUnit, int], Any], actor: Actor
+    ) -> list[DomainEvent]:
         with self._command():
-            unit = self._unit(name)
+            unit = self._unit(name, actor)
             command(unit, self._now())
             return self._commit(unit)
 
     # --- commands --------------------------------------------------------------------
 
-    def submit(self, spec: GroupSpec) -> GroupState:
-        """Admit a validated spec. Raises `Conflict` if a live group has its name, or
-        `SpecError` if the placement step says it can never fit the cluster."""
-        group, _ = self.submit_events(spec)
+    def submit(self, spec: GroupSpec, *, actor: Actor | None = None) -> GroupState:
+        """Admit a validated spec, sent by ``actor`` (default: the spec's owner). Raises
+        `Conflict` if a live group has its name, or `SpecError` if the placement step
+        says it can never fit the cluster."""
+        group, _ = self.submit_events(spec, actor=actor)
         return group
 
-    def submit_events(self, spec: GroupSpec) -> tuple[GroupState, list[DomainEvent]]:
+    def submit_events(
+        self, spec: GroupSpec, *, actor: Actor | None = None
+    ) -> tuple[GroupState, list[DomainEvent]]:
         """`submit`, also returning the events it wrote (in log order)."""
         if self.placement is not None:
             self.placement.check_feasible(spec)
+        sender = actor if actor is not None else Actor.user(spec.owner)
         with self._command():
-            unit = lifecycle.submit(self.world, spec, self._now())
+            unit = lifecycle.submit(self.world, spec, self._now(), sender)
             written = self._commit(unit)
             group = self.world.group_by_id(unit.id)
-        log.info("group submitted", group=spec.name, members=len(spec.members))
+        log.info("group submitted", group=spec.name, members=len(spec.members), actor=str(sender))
         return group, written
 
-    def submit_document(self, data: bytes | str, fmt: SpecFormat) -> GroupState:
+    def submit_document(
+        self, data: bytes | str, fmt: SpecFormat, *, actor: Actor | None = None
+    ) -> GroupState:
         """Parse, validate and submit a TOML or JSON spec (nothing written on error)."""
-        return self.submit(parse_spec(data, fmt))
+        return self.submit(parse_spec(data, fmt), actor=actor)
 
-    def cancel(self, name: str) -> list[DomainEvent]:
-        return self._on_group(name, lifecycle.cancel)
+    def cancel(self, name: str, *, actor: Actor) -> list[DomainEvent]:
+        """Tear the group down from any live state; ``actor`` is who asked."""
+        return self._on_group(name, lifecycle.cancel, actor)
 
-    def claim_ready(self, member: str, claim: str) -> list[DomainEvent]:
-        group, name = split_member_ref(member)
-        return self._on_group(group, lambda u, at: lifecycle.claim_ready(u, name, claim, at))
-
-    def claim_failed(self, member: str, claim: str, reason: str) -> list[DomainEvent]:
+    def scale(self, member: str, replicas: int, *, actor: Actor) -> list[DomainEvent]:
+        """Set a replica set's desired replicas (``"GROUP/MEMBER"``)."""
         group, name = split_member_ref(member)
         return self._on_group(
-            group, lambda u, at: failures.claim_failed(u, name, claim, reason, at)
+            group, lambda u, at: lifecycle.scale_member(u, name, replicas, at), actor
         )
 
-    def member_started(self, member: str) -> list[DomainEvent]:
-        group, name = split_member_ref(member)
-        return self._on_group(group, lambda u, at: lifecycle.start_member(u, name, at))
+    # --- reports from the host (DESIGN §8): attempt-stamped, idempotent ----------------
 
-    def member_failed(
+    def task_started(
+        self, member: str, task: int, attempt: int, *, actor: Actor, key: str | None = None
+    ) -> Report:
+        """Task ``task`` of ``member`` (``"GROUP/MEMBER"``), placed by the member's
+        placement ``attempt``, started. A repeated or late report writes nothing and says
+        so (`Report.outcome`); a start before `may_start` raises `IllegalTransition`."""
+        return self._report(
+            member, actor, key, lambda u, m, at: reports.task_started(u, m, task, attempt, key, at)
+        )
+
+    def task_succeeded(
+        self, member: str, task: int, attempt: int, *, actor: Actor, key: str | None = None
+    ) -> Report:
+        """Task ``task`` of a job's ``attempt`` exited 0. The job succeeds when every one
+        of its tasks has; then the group's success policy applies."""
+        return self._report(
+            member,
+            actor,
+            key,
+            lambda u, m, at: reports.task_succeeded(u, m, task, attempt, key, at),
+        )
+
+    def task_failed(
         self,
         member: str,
+        task: int,
+        attempt: int,
         reason: FailureReason,
+        *,
         exit_code: int | None = None,
-        replica: int | None = None,
-    ) -> list[DomainEvent]:
-        group, name = split_member_ref(member)
-        return self._on_group(
-            group,
-            lambda u, at: failures.fail_member(u, name, reason, exit_code, replica, at),
+        actor: Actor,
+        key: str | None = None,
+    ) -> Report:
+        """Task ``task`` of ``attempt`` failed (``reason``: error, oom, node-lost,
+        preempted, claim-failed; ``exit_code`` if it exited). The group's failure policy
+        decides: one task's failure is a job's failure; a replica set loses the replica."""
+        return self._report(
+            member,
+            actor,
+            key,
+            lambda u, m, at: reports.task_failed(u, m, task, attempt, reason, exit_code, key, at),
         )
 
-    def member_succeeded(self, member: str) -> list[DomainEvent]:
-        group, name = split_member_ref(member)
-        return self._on_group(group, lambda u, at: lifecycle.succeed_member(u, name, at))
+    def claim_ready(
+        self,
+        member: str,
+        claim: str,
+        attempt: int,
+        *,
+        task: int | None = None,
+        actor: Actor,
+        key: str | None = None,
+    ) -> Report:
+        """Claim ``claim`` of the member's placement ``attempt`` is READY (``task``: the
+        claim is that task's own, one of the spec's ``task_claims``); the gang's last one
+        releases the barrier, and a task starts only once its own claims are READY."""
+        return self._report(
+            member,
+            actor,
+            key,
+            lambda u, m, at: reports.claim_ready(u, m, claim, attempt, key, at, task),
+        )
 
-    def scale(self, member: str, replicas: int) -> list[DomainEvent]:
+    def claim_failed(
+        self,
+        member: str,
+        claim: str,
+        attempt: int,
+        reason: str,
+        *,
+        task: int | None = None,
+        actor: Actor,
+        key: str | None = None,
+    ) -> Report:
+        """Claim ``claim`` of the member's placement ``attempt`` (``task``: that task's
+        own) failed (``reason``: free text); before the start the whole group is released
+        and retried, after it the failure policy decides."""
+        return self._report(
+            member,
+            actor,
+            key,
+            lambda u, m, at: reports.claim_failed(u, m, claim, attempt, reason, key, at, task),
+        )
+
+    def _report(
+        self,
+        member: str,
+        actor: Actor,
+        key: str | None,
+        decide: Callable[[GroupUnit, str, int], reports.Verdict],
+    ) -> Report:
         group, name = split_member_ref(member)
-        return self._on_group(group, lambda u, at: lifecycle.scale_member(u, name, replicas, at))
+        reports.check_key(key)
+        with self._command():
+            unit = self._unit(group, actor)
+            verdict = decide(unit, name, self._now())
+            written = self._commit(unit)
+        if not verdict.applied:
+            log.info(
+                "report changed nothing",
+                member=member,
+                outcome=verdict.outcome,
+                detail=verdict.detail,
+                actor=str(actor),
+            )
+        return Report(verdict.outcome, verdict.detail, tuple(written))
 
     def tick(self, now_ns: int | None = None) -> list[DomainEvent]:
         """Fire due timers (reservation and barrier deadlines) at ``now_ns``."""
@@ -341,37 +452,79 @@ class Controller(Application[UUID]):
             timed = scheduling.TIMED
             due = [g for g in live if g.status in timed and scheduling.deadline_due(g, now)]
             for group in sorted(due, key=lambda g: g.submission_seq):
-                unit = GroupUnit(group, self.world.members_of(group))
+                unit = GroupUnit(group, self.world.members_of(group), actor=TIMER)
                 if scheduling.on_tick(unit, now):
                     fired.extend(self._commit(unit))
         return fired
 
     def set_node_status(
-        self, node: str, status: NodeStatus, now_ns: int | None = None
+        self,
+        node: str,
+        status: NodeStatus,
+        now_ns: int | None = None,
+        *,
+        actor: Actor,
+        note: str | None = None,
     ) -> list[DomainEvent]:
-        """The embedding controller's report of a node. ``down`` turns into the loss of
-        everything on it (release before the start, ``node-lost`` failures after it);
-        ``drained`` only stops new placements. One atomic append for all of it."""
+        """``actor``'s report of a node. ``down`` turns into the loss of everything on it
+        (release before the start, ``node-lost`` failures after it); ``drained`` only
+        stops new placements. One atomic append for all of it."""
         if self.placement is not None:
             self.placement.check_node(node)
         with self._command():
             at = self._now(now_ns)
-            cluster = ClusterUnit(self.world)
-            if not cluster.report(self.world.node_status.get(node, "up"), node, status, at):
+            cluster = ClusterUnit(self.world, actor)
+            if not cluster.report(self.world.node_status.get(node, "up"), node, status, at, note):
                 return []
             units: list[GroupUnit | ClusterUnit] = [cluster]
             if status == "down":
                 for group in self.world.live_groups():
-                    unit = GroupUnit(group, self.world.members_of(group))
+                    unit = GroupUnit(group, self.world.members_of(group), actor=actor)
+                    unit.set_note(note)
                     if node_loss.lose_node(unit, node, at):
                         units.append(unit)
             written = self._commit(*units)
         log.info("node status", node=node, status=status, events=len(written))
         return written
 
-    def node_down(self, node: str, now_ns: int | None = None) -> list[DomainEvent]:
-        """Shorthand for ``set_node_status(node, "down")``."""
-        return self.set_node_status(node, "down", now_ns)
+    def reconcile(self, host: HostView, *, actor: Actor) -> Reconciled:
+        """Bring costart's state to the host's (``host``: which tasks exist and run
+        where, which nodes are up or down, replica counts it set) after a divergence —
+        a job cancelled in the host's own tools, a node lost while costart was down.
+        Writes the events that get there, each noting why (``reconciled: ...``), group by
+        group; returns them and the host's tasks costart does not keep (the host should
+        stop those). A second call with the same view writes nothing."""
+        written: list[DomainEvent] = []
+        for node, status in sorted(host.nodes.items()):
+            if self.world.node_status.get(node, "up") != status:
+                written += self.set_node_status(
+                    node, status, actor=actor, note=f"reconciled: {status} on the host"
+                )
+        stop: list[reconcile.HostTask] = []
+        with self._command():
+            at = self._now()
+            down = frozenset(n for n, s in self.world.node_status.items() if s == "down")
+            known: set[str] = set()
+            for group in self.world.live_groups():
+                known.add(group.name)
+                unit = GroupUnit(group, self.world.members_of(group), actor=actor)
+                tasks = host.by_task(group.name)
+                replicas = {
+                    ref.split("/", 1)[1]: n
+                    for ref, n in host.replicas.items()
+                    if ref.startswith(f"{group.name}/")
+                }
+                reconcile.reconcile_group(unit, tasks, replicas, down, at)
+                written += self._commit(unit)
+                stop += reconcile.must_stop(unit, tasks)
+            stop += [t for t in host.tasks if t.member.split("/", 1)[0] not in known]
+        log.info("reconciled", events=len(written), host_must_stop=len(stop), actor=str(actor))
+        stop.sort(key=lambda t: (t.member, t.task))
+        return Reconciled(tuple(written), tuple(stop))
+
+    def node_down(self, node: str, now_ns: int | None = None, *, actor: Actor) -> list[DomainEvent]:
+        """Shorthand for ``set_node_status(node, "down", actor=actor)``."""
+        return self.set_node_status(node, "down", now_ns, actor=actor)
 
     def apply_decisions(self, decisions: Iterable[dec.Decision]) -> list[DomainEvent]:
         """Record the placement step's decisions, one atomic append per group decision.

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from costart.app import Controller
+from costart.app import Controller, split_member_ref
 from costart.bootstrap import Settings, bootstrap
+from costart.domain.actors import Actor
 from costart.domain.decisions import PlaceGroup
+from costart.domain.errors import DomainError, IllegalTransition
 from costart.domain.events import Assignment
 from costart.domain.spec import spec_from_object
-from costart.domain.spec_types import GroupSpec
+from costart.domain.spec_types import FailureReason, GroupSpec
+from costart.domain.states import MemberState
 
 SECOND_NS = 10**9
 
@@ -32,6 +35,7 @@ class GroupBuilder:
         min_running: int | None = None,
         topology: dict[str, Any] | str | None = None,
         claims: tuple[str, ...] = (),
+        task_claims: tuple[str, ...] = (),
     ) -> GroupBuilder:
         shape: dict[str, Any] = {"gpu": gpu}
         if cpu or mem_gb:
@@ -44,6 +48,8 @@ class GroupBuilder:
             "shape": shape,
             "claims": list(claims),
         }
+        if task_claims:
+            member["task_claims"] = list(task_claims)
         for key, value in (
             ("tasks", tasks),
             ("replicas", replicas),
@@ -143,3 +149,80 @@ def full_placement(spec: GroupSpec, rack: str = "r1") -> PlaceGroup:
 
 def event_names(events: list[Any]) -> list[str]:
     return [type(e).__name__ for e in events]
+
+
+# --- reports as the host sends them (attempt-stamped, per task) ------------------------
+
+USER = Actor.user("alice")
+"""The user tests send commands as."""
+HOST = Actor.host("test-host")
+"""The host controller tests report nodes and claims as."""
+
+
+def _state(controller: Controller, ref: str) -> MemberState:
+    group, member = split_member_ref(ref)
+    return controller.world.member_named(controller.group(group), member)
+
+
+def ready(controller: Controller, ref: str, claim: str) -> list[Any]:
+    """Claim ``claim`` of the member's current attempt is READY; the events written."""
+    attempt = _state(controller, ref).attempt
+    return list(controller.claim_ready(ref, claim, attempt, actor=HOST).events)
+
+
+def claim_fail(controller: Controller, ref: str, claim: str, reason: str) -> list[Any]:
+    attempt = _state(controller, ref).attempt
+    return list(controller.claim_failed(ref, claim, attempt, reason, actor=HOST).events)
+
+
+def start(controller: Controller, ref: str) -> list[Any]:
+    """Every agent starts its placed tasks of the member's current attempt."""
+    state = _state(controller, ref)
+    written: list[Any] = []
+    for task in [t for t in state.tasks if t.status == "PLACED" and t.attempt == state.attempt]:
+        report = controller.task_started(
+            ref, task.index, task.attempt, actor=Actor.agent(task.node)
+        )
+        written.extend(report.events)
+    if not written:
+        # Nothing placed to start: say so the way the controller does for a member.
+        raise IllegalTransition(f"member {ref}", state.status, "start: no placed task")
+    return written
+
+
+def succeed(controller: Controller, ref: str) -> list[Any]:
+    """Every running task of the job exits 0 (the last one succeeds the job)."""
+    state = _state(controller, ref)
+    written: list[Any] = []
+    running = [t for t in state.tasks if t.status == "RUNNING"]
+    if not running:
+        raise IllegalTransition(f"member {ref}", state.status, "succeed: no running task")
+    for task in running:
+        report = controller.task_succeeded(
+            ref, task.index, task.attempt, actor=Actor.agent(task.node)
+        )
+        written.extend(report.events)
+    return written
+
+
+def fail(
+    controller: Controller,
+    ref: str,
+    reason: FailureReason,
+    exit_code: int | None = None,
+    replica: int | None = None,
+) -> list[Any]:
+    """Task ``replica`` (default: the member's lowest placed task) fails."""
+    state = _state(controller, ref)
+    if replica is None:
+        live = sorted(a.index for a in state.assignments)
+        if not live:
+            raise IllegalTransition(f"member {ref}", state.status, "fail: no placed task")
+        replica = live[0]
+    task = state.task(replica)
+    if task is None:
+        raise DomainError(f"member {ref} has no task {replica}")
+    report = controller.task_failed(
+        ref, replica, task.attempt, reason, exit_code=exit_code, actor=Actor.agent(task.node)
+    )
+    return list(report.events)

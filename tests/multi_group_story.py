@@ -11,7 +11,7 @@ from collections.abc import Callable
 from costart.app import Controller
 from costart.domain.decisions import HoldCapacity, PlaceMember, SetPendReason
 from costart.domain.events import Assignment, PendReason
-from tests.builders import ManualClock, a_group, full_placement
+from tests.builders import HOST, USER, ManualClock, a_group, fail, full_placement, ready, start
 
 SECOND_NS = 10**9
 
@@ -61,25 +61,25 @@ def run_story(
     queue = PendReason(cls="queue", message="behind 1 reservation", queue_position=2)
     step(0, lambda: controller.apply_decisions([SetPendReason(group="g2", reason=queue)]))
     step(5, lambda: controller.apply_decisions([full_placement(g1)]))
-    step(1, lambda: controller.claim_ready("g1/trainer", "gpus"))
-    step(1, lambda: controller.claim_ready("g1/trainer", "data"))
-    step(3, lambda: controller.claim_ready("g1/rollout", "gpus"))
-    step(1, lambda: controller.member_started("g1/trainer"))
-    step(0, lambda: controller.member_started("g1/rollout"))
-    step(60, lambda: controller.member_failed("g1/rollout", "error", exit_code=137))
-    replaced = tuple(Assignment(i, f"r2-n{i + 1:03d}") for i in range(3))
+    step(1, lambda: ready(controller, "g1/trainer", "gpus"))
+    step(1, lambda: ready(controller, "g1/trainer", "data"))
+    step(3, lambda: ready(controller, "g1/rollout", "gpus"))
+    step(1, lambda: start(controller, "g1/trainer"))
+    step(0, lambda: start(controller, "g1/rollout"))
+    step(60, lambda: fail(controller, "g1/rollout", "error", exit_code=137))
+    replaced = (Assignment(0, "r2-n001"),)  # the failed replica, placed again alone
     step(
         2,
         lambda: controller.apply_decisions(
             [PlaceMember(group="g1", member="rollout", assignments=replaced)]
         ),
     )
-    step(1, lambda: controller.claim_ready("g1/rollout", "gpus"))
-    step(1, lambda: controller.member_started("g1/rollout"))
-    step(10, lambda: controller.cancel("g2"))
+    step(1, lambda: ready(controller, "g1/rollout", "gpus"))
+    step(1, lambda: start(controller, "g1/rollout"))
+    step(10, lambda: controller.cancel("g2", actor=USER))
     step(1, lambda: controller.submit(g3))
     # The cluster's own stream: a spare node is drained, goes down and comes back.
-    step(1, lambda: controller.set_node_status("spare-n001", "drained"))
-    step(1, lambda: controller.set_node_status("spare-n001", "down"))
-    step(1, lambda: controller.set_node_status("spare-n001", "up"))
-    step(0, lambda: controller.set_node_status("spare-n002", "down"))
+    step(1, lambda: controller.set_node_status("spare-n001", "drained", actor=HOST))
+    step(1, lambda: controller.set_node_status("spare-n001", "down", actor=HOST))
+    step(1, lambda: controller.set_node_status("spare-n001", "up", actor=HOST))
+    step(0, lambda: controller.set_node_status("spare-n002", "down", actor=HOST))

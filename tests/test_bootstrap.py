@@ -56,9 +56,7 @@ def test_direct_cli_submit_uses_the_cluster_named_by_the_global_option(
     tmp_path: Path, too_big: Path
 ) -> None:
     roomy = tmp_path / "roomy.toml"
-    roomy.write_text(
-        DEMO_CLUSTER.read_text().replace("gpu = 8", "gpu = 64")
-    )
+    roomy.write_text(DEMO_CLUSTER.read_text().replace("gpu = 8", "gpu = 64"))
     assert roomy.read_text() != DEMO_CLUSTER.read_text()
     store = tmp_path / "store"
     args = ["--store", str(store), "--cluster", str(roomy), "submit", str(too_big)]

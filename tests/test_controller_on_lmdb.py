@@ -15,13 +15,14 @@ from costart.replay.source import RecorderSource
 from costart.replay.verify import verify
 from costart.store import verify_log
 from costart.store.codec import canonical_encode
+from costart.store.snapshot_schema import SNAPSHOT_SCHEMA
 from costart.store.snapshots import (
     SNAPSHOT_STREAM_ID,
     SNAPSHOT_TOPIC,
     Snapshot,
     encode_world,
 )
-from tests.builders import ManualClock, a_group, full_placement
+from tests.builders import ManualClock, a_group, full_placement, ready
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -33,7 +34,9 @@ def lmdb_env(path: Path, **extra: str) -> dict[str, str]:
 def test_the_demo_runs_on_lmdb_and_its_log_verifies(tmp_path):
     env = lmdb_env(tmp_path / "store", COSTART_SNAPSHOT_EVERY="6")
     controller = run_demo(
-        ROOT / "scenarios" / "rl-post-training.toml", Console(file=(tmp_path / "o").open("w")), env=env
+        ROOT / "scenarios" / "rl-post-training.toml",
+        Console(file=(tmp_path / "o").open("w")),
+        env=env,
     )
     assert controller.group("grpo-run-42").status == "SUCCEEDED"
     assert verify_log(tmp_path / "store").ok
@@ -54,7 +57,7 @@ def test_a_new_controller_on_the_same_store_restores_and_carries_on(tmp_path):
     first.close()
     second = Controller(env=env, clock=ManualClock())
     assert encode_world(second.world) == live
-    second.claim_ready("g1/a", "c")
+    ready(second, "g1/a", "c")
     assert second.may_start("g1/b")
     assert encode_world(rebuild(RecorderSource(second.recorder))) == encode_world(second.world)
     second.close()
@@ -66,7 +69,7 @@ def test_restoring_on_lmdb_reads_only_the_newest_snapshot_and_checks_its_bytes_o
     controller = Controller(env=env, clock=ManualClock())
     controller.submit(spec)
     controller.apply_decisions([full_placement(spec)])
-    controller.claim_ready("g1/a", "c")
+    ready(controller, "g1/a", "c")
     store, source = controller.snapshots_store, RecorderSource(controller.recorder)
     taken = store.positions()
     assert len(taken) >= 2
@@ -87,7 +90,7 @@ def test_restoring_on_lmdb_reads_only_the_newest_snapshot_and_checks_its_bytes_o
     # `replay verify` checks both and names it.
     at = next(p for p in range(controller.world.position, 0, -1) if p not in taken)
     state = encode_world(rebuild(source, until=at))
-    mislabelled = Snapshot(at, bytes(32), state)
+    mislabelled = Snapshot(at, bytes(32), state, schema=SNAPSHOT_SCHEMA)
     store.recorder.insert_events(
         [StoredEvent(SNAPSHOT_STREAM_ID, at, SNAPSHOT_TOPIC, canonical_encode(mislabelled))]
     )

@@ -40,7 +40,7 @@ def test_the_demo_runs_to_success_and_its_log_replays(tmp_path):
     assert controller.group("grpo-run-42").status == "SUCCEEDED"
     rollout = controller.members("grpo-run-42")[1]
     assert rollout.restarts == 1
-    assert controller.recorder.max_notification_id() == 32
+    assert controller.recorder.max_notification_id() == 47
     rebuilt = World()
     for position, event in controller.read_events():
         rebuilt.apply(event)

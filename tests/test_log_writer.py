@@ -19,7 +19,7 @@ from costart.replay.source import RecorderSource
 from costart.store.codec import MsgspecMapper
 from costart.store.memory import MemoryApplicationRecorder
 from costart.store.snapshots import encode_world
-from tests.builders import ManualClock, a_group
+from tests.builders import USER, ManualClock, a_group
 
 
 def lmdb_env(path):
@@ -64,7 +64,7 @@ def test_a_write_that_interleaves_with_another_writer_stops_the_controller(tmp_p
     with pytest.raises(ControllerStoppedError):
         first.submit(a_group("three").with_member("a").build())
     with pytest.raises(ControllerStoppedError):
-        first.cancel("one")
+        first.cancel("one", actor=USER)
     with pytest.raises(ControllerStoppedError):
         first.may_start("one/a")
     restarted = Controller(env=lmdb_env(tmp_path), clock=ManualClock())

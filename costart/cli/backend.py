@@ -10,6 +10,7 @@ never fit is refused here exactly as `serve` refuses it — and then catch the v
 
 from __future__ import annotations
 
+import getpass
 from typing import Any, Final, Protocol, TypeVar
 from urllib.parse import quote
 
@@ -22,6 +23,7 @@ from costart.bootstrap import Settings, bootstrap
 from costart.cli.checked_views import CheckedViews
 from costart.cli.exits import AccessDenied, Unavailable
 from costart.cli.leadership import refuse_if_led
+from costart.domain.actors import Actor
 from costart.domain.errors import Conflict, DomainError, NotFound, SpecError
 from costart.domain.spec import SpecFormat
 from costart.projections import (
@@ -55,6 +57,11 @@ def _warn(message: str) -> None:
     typer.echo(f"warning: {message}", err=True)
 
 
+def local_user() -> Actor:
+    """Who runs the CLI on the store directly: the operating-system user."""
+    return Actor.user(getpass.getuser())
+
+
 class LocalBackend:
     """The store the settings name, opened directly; its views in their directory.
 
@@ -82,12 +89,12 @@ class LocalBackend:
 
     def submit(self, data: bytes, fmt: SpecFormat) -> GroupView:
         controller = self._controller()
-        group = controller.submit_document(data, fmt)
+        group = controller.submit_document(data, fmt, actor=local_user())
         return self.checked.answer(lambda views: views.group(group.name))
 
     def cancel(self, group: str) -> GroupView:
         controller = self._controller()
-        controller.cancel(group)
+        controller.cancel(group, actor=local_user())
         return self.checked.answer(lambda views: views.group(group))
 
     def groups(self, owner: str | None, state: str | None) -> list[GroupView]:

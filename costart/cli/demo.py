@@ -20,6 +20,7 @@ from costart.domain.decisions import PlaceGroup, PlaceMember
 from costart.domain.events import Assignment
 from costart.domain.spec import parse_spec
 from costart.domain.spec_types import GroupSpec
+from costart.stand_in import CLAIM_DRIVER, agent_of_task, start_placed_tasks
 
 SECOND_NS = 10**9
 
@@ -62,9 +63,7 @@ def run_demo(
     replaces the environment the settings give (a test's store of its own)."""
     spec = parse_spec(spec_path.read_bytes(), "toml")
     clock = StepClock()
-    controller = bootstrap(
-        settings or Settings(cluster=None), clock=clock, placement=None, env=env
-    )
+    controller = bootstrap(settings or Settings(cluster=None), clock=clock, placement=None, env=env)
     name = spec.name
 
     def step(title: str, action: Callable[[], object], seconds: int = 5) -> None:
@@ -86,42 +85,54 @@ def run_demo(
     for member in spec.members:
         for claim in member.claims:
             ref = f"{name}/{member.name}"
-            step(f"claim {ref} {claim} READY", partial(controller.claim_ready, ref, claim), 1)
+            ready = partial(controller.claim_ready, ref, claim, 1, actor=CLAIM_DRIVER)
+            step(f"claim {ref} {claim} READY", ready, 1)
     console.print(
         f"may_start(trainer) = {controller.may_start(f'{name}/trainer')}  (barrier released)"
     )
     step(
-        "the embedding controller starts every member",
-        lambda: [controller.member_started(f"{name}/{m.name}") for m in spec.members],
+        "each node's agent starts the tasks placed on it",
+        lambda: [start_placed_tasks(controller, f"{name}/{m.name}") for m in spec.members],
     )
     step(
-        "a rollout replica set crashes (error): its rule says restart-member",
-        lambda: controller.member_failed(f"{name}/rollout", "error", exit_code=137),
+        "rollout replica 0 crashes (error): its rule says restart-member",
+        lambda: controller.task_failed(
+            f"{name}/rollout",
+            0,
+            1,
+            "error",
+            exit_code=137,
+            actor=agent_of_task(controller, f"{name}/rollout", 0),
+        ),
         60,
     )
-    rollout = spec.member("rollout")
     step(
-        "the rollout is re-placed alone (no gang)",
+        "the replica is re-placed alone (no gang)",
         lambda: controller.apply_decisions(
             [
                 PlaceMember(
                     group=name,
                     member="rollout",
-                    assignments=tuple(
-                        Assignment(index=i, node=f"b1-r2-n{i + 1:02d}")
-                        for i in range(rollout.count)
-                    ),
+                    assignments=(Assignment(index=0, node="b1-r2-n01"),),
                 )
             ]
         ),
     )
-    step("its claim is READY again", lambda: controller.claim_ready(f"{name}/rollout", "gpus"), 2)
-    step("and it starts", lambda: controller.member_started(f"{name}/rollout"))
-    step(
-        "the trainer finishes: success policy all-jobs stops the services",
-        lambda: controller.member_succeeded(f"{name}/trainer"),
-        3600,
-    )
+    step("and its agent starts it", lambda: start_placed_tasks(controller, f"{name}/rollout"), 2)
+    trainer = f"{name}/trainer"
+    for task in range(spec.member("trainer").count):
+        step(
+            f"trainer task {task} exits 0"
+            + (": success policy all-jobs stops the services" if task else ""),
+            partial(
+                controller.task_succeeded,
+                trainer,
+                task,
+                1,
+                actor=agent_of_task(controller, trainer, task),
+            ),
+            3600 if task == 0 else 1,
+        )
     position = controller.recorder.max_notification_id()
     console.print(
         f"[bold]{position}[/bold] events in the log; group {controller.group(name).status}"

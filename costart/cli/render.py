@@ -90,8 +90,8 @@ def groups_table(groups: Sequence[GroupView], now_ns: int, wide: bool = False) -
 
 def members_table(members: Sequence[MemberView], with_group: bool = True) -> Table:
     table = Table(box=None, pad_edge=False)
-    columns = ["MEMBER", "KIND", "OWNER", "PROFILE", "STATE", "TASKS", "NODES", "CLAIMS"]
-    columns += ["RESTARTS", "LAST REASON"]
+    columns = ["MEMBER", "KIND", "OWNER", "PROFILE", "STATE", "TASKS", "RUNNING", "NODES"]
+    columns += ["CLAIMS", "RESTARTS", "LAST REASON"]
     if with_group:
         columns.insert(0, "GROUP")
     for column in columns:
@@ -101,12 +101,39 @@ def members_table(members: Sequence[MemberView], with_group: bool = True) -> Tab
         nodes = ",".join(m.nodes or m.held_nodes) or "-"
         claims = " ".join(f"{c}:{s}" for c, s in sorted(m.claims.items())) or "-"
         row = [m.name, m.kind, m.owner, m.profile or "-", m.state]
-        row += [f"{m.placed}/{m.desired}{held}", nodes, claims, str(m.restarts)]
+        row += [f"{m.placed}/{m.desired}{held}", f"{m.running}/{m.desired}", nodes, claims]
+        row += [str(m.restarts)]
         row += [m.last_reason or "-"]
         if with_group:
             row.insert(0, m.group)
         table.add_row(*row)
     return table
+
+
+def tasks_table(members: Sequence[MemberView], origin_ns: int) -> Table:
+    """Every member's newest task of each index: node, attempt, state, exit."""
+    table = Table(box=None, pad_edge=False)
+    columns = ("MEMBER", "TASK", "NODE", "ATTEMPT", "STATE", "EXIT", "STARTED", "ENDED", "CLAIMS")
+    for column in columns:
+        table.add_column(column)
+    for m in members:
+        for t in m.tasks:
+            table.add_row(
+                m.name,
+                str(t.index),
+                t.node,
+                str(t.attempt),
+                t.state,
+                "-" if t.exit_code is None else str(t.exit_code),
+                _offset(t.started_at_ns, origin_ns),
+                _offset(t.ended_at_ns, origin_ns),
+                " ".join(f"{c}:{s}" for c, s in sorted(t.claims.items())) or "-",
+            )
+    return table
+
+
+def _offset(at_ns: int | None, origin_ns: int) -> str:
+    return "-" if at_ns is None else f"+{duration_text(at_ns - origin_ns)}"
 
 
 def holds_table(holds: Sequence[HoldView]) -> Table:
@@ -128,11 +155,12 @@ def holds_table(holds: Sequence[HoldView]) -> Table:
 
 def events_table(events: Sequence[TimelineEntry], origin_ns: int) -> Table:
     table = Table(box=None, pad_edge=False)
-    for column in ("POS", "TIME", "EVENT", "MEMBER", "DETAIL"):
+    for column in ("POS", "TIME", "EVENT", "MEMBER", "BY", "DETAIL"):
         table.add_column(column, overflow="fold")
     for e in events:
         at = f"+{(e.at_ns - origin_ns) / SECOND_NS:.1f}s"
-        table.add_row(str(e.position), at, e.event, e.member or "-", e.detail or "-")
+        row = [str(e.position), at, e.event, e.member or "-", e.actor or "-", e.detail or "-"]
+        table.add_row(*row)
     return table
 
 
@@ -174,6 +202,9 @@ def print_describe(console: Console, detail: GroupDetail, now_ns: int) -> None:
         console.print(line, highlight=False, markup=False)
     console.print("\n[bold]Members[/bold]")
     console.print(members_table(detail.members, with_group=False))
+    if any(m.tasks for m in detail.members):
+        console.print("\n[bold]Tasks[/bold]")
+        console.print(tasks_table(detail.members, g.submitted_at_ns))
     console.print("\n[bold]Holds[/bold]")
     console.print(holds_table(detail.holds) if detail.holds else "  (none)")
     console.print("\n[bold]Pend-reason history[/bold]")

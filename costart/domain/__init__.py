@@ -1,7 +1,18 @@
 """The pure model: specs, events, the Group and Member aggregates, policies and
 invariants (DESIGN §3). Imports only the standard library and msgspec."""
 
-from costart.domain import decisions, events, failures, lifecycle, limits, node_loss, scheduling
+from costart.domain import (
+    decisions,
+    events,
+    failures,
+    lifecycle,
+    limits,
+    node_loss,
+    reconcile,
+    reports,
+    scheduling,
+)
+from costart.domain.actors import TIMER, Actor
 from costart.domain.aggregates import GroupUnit
 from costart.domain.cluster_stream import ClusterUnit
 from costart.domain.decisions import Decision, PlaceGroup, PlaceMember
@@ -11,6 +22,8 @@ from costart.domain.events import Assignment, DomainEvent, NodeStatus, PendClass
 from costart.domain.ids import COSTART_NAMESPACE, ID_TEXTS, id_text
 from costart.domain.invariants import Capacity, EventAudit, check_group, check_world
 from costart.domain.limits import LABEL_PATTERN, MAX_SPEC_BYTES, NAME_PATTERN
+from costart.domain.reconcile import HostTask, HostView
+from costart.domain.reports import Outcome
 from costart.domain.spec import GroupDoc, SpecFormat, is_name, parse_spec, spec_from_object
 from costart.domain.spec_types import (
     FailurePolicy,
@@ -33,6 +46,8 @@ from costart.domain.states import (
     GroupStatus,
     MemberState,
     MemberStatus,
+    TaskState,
+    TaskStatus,
 )
 from costart.domain.world import ChangeJournal, World
 
@@ -46,6 +61,8 @@ __all__ = [
     "LABEL_PATTERN",
     "MAX_SPEC_BYTES",
     "NAME_PATTERN",
+    "TIMER",
+    "Actor",
     "Assignment",
     "Capacity",
     "ChangeJournal",
@@ -63,12 +80,15 @@ __all__ = [
     "GroupState",
     "GroupStatus",
     "GroupUnit",
+    "HostTask",
+    "HostView",
     "IllegalTransition",
     "MemberSpec",
     "MemberState",
     "MemberStatus",
     "NodeStatus",
     "NotFound",
+    "Outcome",
     "PendClass",
     "PendReason",
     "PlaceGroup",
@@ -78,6 +98,8 @@ __all__ = [
     "SpecError",
     "SpecFormat",
     "SuccessPolicy",
+    "TaskState",
+    "TaskStatus",
     "Topology",
     "TopologyPolicy",
     "World",
@@ -94,6 +116,8 @@ __all__ = [
     "node_loss",
     "parse_duration_ns",
     "parse_spec",
+    "reconcile",
+    "reports",
     "scheduling",
     "spec_from_object",
 ]

@@ -18,6 +18,7 @@ from uuid import UUID
 import msgspec
 
 from costart.domain import events as ev
+from costart.domain.actors import Actor
 from costart.domain.errors import NotFound
 from costart.domain.projector import apply_group_event, apply_member_event
 from costart.domain.states import GroupState, MemberState
@@ -32,15 +33,22 @@ def _copy_group(state: GroupState) -> GroupState:
 
 def _copy_member(state: MemberState) -> MemberState:
     return msgspec.structs.replace(
-        state, held=list(state.held), assignments=list(state.assignments), claims=dict(state.claims)
+        state,
+        held=list(state.held),
+        assignments=list(state.assignments),
+        claims=dict(state.claims),
+        tasks=list(state.tasks),
     )
 
 
 class _Recorder:
-    """The ordered event list one command produces, shared by the unit's aggregates."""
+    """The ordered event list one command produces, shared by the unit's aggregates,
+    and the actor who sent the command (stamped on each of its events)."""
 
-    def __init__(self) -> None:
+    def __init__(self, actor: Actor | None = None) -> None:
         self.events: list[ev.DomainEvent] = []
+        self.actor = actor
+        self.note: str | None = None  # why, stamped on the events until changed
 
 
 class _Versioned(Protocol):
@@ -91,6 +99,8 @@ class _Aggregate(Generic[S]):
             originator_version=state.version + 1,
             group_id=self._group_id,
             at_ns=at_ns,
+            actor=self._recorder.actor,
+            note=self._recorder.note,
             **fields,
         )
         self._fold(state, event)
@@ -129,11 +139,17 @@ class GroupUnit:
     """
 
     def __init__(
-        self, group: GroupState, members: list[MemberState], *, private: bool = False
+        self,
+        group: GroupState,
+        members: list[MemberState],
+        *,
+        private: bool = False,
+        actor: Actor | None = None,
     ) -> None:
         """Over the live states (each copied before its first change), or over states
-        this command created (``private``)."""
-        self._recorder = _Recorder()
+        this command created (``private``). ``actor``: who sent the command (None:
+        costart's own placement step); every event the unit records carries it."""
+        self._recorder = _Recorder(actor)
         self._private = private
         self._member_states = members
         self._members: list[MemberAggregate] | None = None
@@ -152,9 +168,19 @@ class GroupUnit:
         return members
 
     @classmethod
-    def from_events(cls, group: GroupState, members: list[MemberState]) -> GroupUnit:
+    def from_events(
+        cls, group: GroupState, members: list[MemberState], actor: Actor | None = None
+    ) -> GroupUnit:
         """A unit for a group created in this command (states already fresh)."""
-        return cls(group, members, private=True)
+        return cls(group, members, private=True, actor=actor)
+
+    @property
+    def actor(self) -> Actor | None:
+        return self._recorder.actor
+
+    def set_note(self, note: str | None) -> None:
+        """Stamp ``note`` (why) on the events recorded from now on."""
+        self._recorder.note = note
 
     @property
     def id(self) -> UUID:

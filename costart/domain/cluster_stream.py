@@ -7,6 +7,7 @@ from __future__ import annotations
 from uuid import UUID
 
 from costart.domain import events as ev
+from costart.domain.actors import Actor
 from costart.domain.errors import DomainError
 from costart.domain.ids import CLUSTER_ID
 from costart.domain.world import World
@@ -15,9 +16,10 @@ from costart.domain.world import World
 class ClusterUnit:
     """The cluster stream as an aggregate for one command (``collect_events()``)."""
 
-    def __init__(self, world: World) -> None:
+    def __init__(self, world: World, actor: Actor | None = None) -> None:
         self._version = world.cluster_version
         self._events: list[ev.DomainEvent] = []
+        self._actor = actor
 
     @property
     def id(self) -> UUID:
@@ -27,7 +29,14 @@ class ClusterUnit:
     def version(self) -> int:
         return self._version
 
-    def report(self, current: str, node: str, status: ev.NodeStatus, at_ns: int) -> bool:
+    def report(
+        self,
+        current: str,
+        node: str,
+        status: ev.NodeStatus,
+        at_ns: int,
+        note: str | None = None,
+    ) -> bool:
         """Record a status change; False (nothing recorded) when it is no change."""
         if not node:
             raise DomainError("a node report needs a node name")
@@ -40,6 +49,8 @@ class ClusterUnit:
                 originator_version=self._version,
                 group_id=CLUSTER_ID,
                 at_ns=at_ns,
+                actor=self._actor,
+                note=note,
                 node=node,
                 status=status,
             )

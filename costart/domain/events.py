@@ -13,6 +13,7 @@ from uuid import UUID
 
 import msgspec
 
+from costart.domain.actors import Actor
 from costart.domain.spec_types import FailureAction, FailureReason, GroupSpec, MemberSpec
 
 
@@ -26,7 +27,7 @@ class Assignment(msgspec.Struct, frozen=True, gc=False, array_like=True):
 PendClass = Literal["capacity", "topology", "queue", "claims", "backoff", "infeasible"]
 
 
-class PendReason(msgspec.Struct, frozen=True, gc=False):
+class PendReason(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
     """Why a group is not running (DESIGN §3.5). Compared whole to detect a change."""
 
     cls: PendClass
@@ -37,11 +38,19 @@ class PendReason(msgspec.Struct, frozen=True, gc=False):
     queue_position: int | None = None
 
 
-class DomainEvent(msgspec.Struct, frozen=True, gc=False, kw_only=True, tag=True):
+class DomainEvent(
+    msgspec.Struct, frozen=True, gc=False, kw_only=True, tag=True, omit_defaults=True
+):
+    """``actor``: who sent the command that wrote this event (None: costart's own
+    placement step, or a record written before actors were kept). ``note``: why, when
+    the event's own fields do not say (``reconciled: ...``)."""
+
     originator_id: UUID
     originator_version: int
     group_id: UUID
     at_ns: int
+    actor: Actor | None = None
+    note: str | None = None
 
 
 # --- Group aggregate events -------------------------------------------------------------
@@ -145,23 +154,63 @@ class MemberReleased(DomainEvent, frozen=True):
 
 
 class ClaimReady(DomainEvent, frozen=True):
+    """``attempt``: the member attempt the report named (None in records written before
+    reports named one); ``task``: the task whose own claim it is (None: a member claim);
+    ``key``: the reporter's idempotency key, if it sent one."""
+
     claim: str
+    attempt: int | None = None
+    key: str | None = None
+    task: int | None = None
 
 
 class ClaimFailed(DomainEvent, frozen=True):
     claim: str
     reason: str
+    attempt: int | None = None
+    key: str | None = None
+    task: int | None = None
 
 
 class MemberStarted(DomainEvent, frozen=True):
-    pass
+    """The member started: its task ``task`` of placement ``attempt`` was the first to
+    start (records written before tasks were reported name none: every task started)."""
+
+    task: int | None = None
+    attempt: int | None = None
+    key: str | None = None
+
+
+class TaskStarted(DomainEvent, frozen=True):
+    """Task ``task`` of the member's placement ``attempt`` started, the member already
+    RUNNING (its first task's start is `MemberStarted`)."""
+
+    task: int
+    attempt: int
+    key: str | None = None
+
+
+class TaskSucceeded(DomainEvent, frozen=True):
+    """Task ``task`` of a job's placement ``attempt`` exited successfully."""
+
+    task: int
+    attempt: int
+    exit_code: int = 0
+    key: str | None = None
 
 
 class MemberFailed(DomainEvent, frozen=True):
+    """The member failed, or (``index``) its task ``index`` did: a replica set loses that
+    replica and lives on with the rest; a job's task failure is the job's failure.
+    ``attempt``: the placement attempt the report named (None: the member as a whole,
+    or a record written before reports named one)."""
+
     reason: FailureReason
     exit_code: int | None
     action: FailureAction
     index: int | None = None
+    attempt: int | None = None
+    key: str | None = None
 
 
 class MemberRestarted(DomainEvent, frozen=True):
@@ -222,6 +271,8 @@ MEMBER_EVENTS: tuple[type[DomainEvent], ...] = (
     ClaimReady,
     ClaimFailed,
     MemberStarted,
+    TaskStarted,
+    TaskSucceeded,
     MemberFailed,
     MemberRestarted,
     MemberScaled,
@@ -252,6 +303,8 @@ AnyEvent = (
     | ClaimReady
     | ClaimFailed
     | MemberStarted
+    | TaskStarted
+    | TaskSucceeded
     | MemberFailed
     | MemberRestarted
     | MemberScaled

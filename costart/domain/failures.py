@@ -18,17 +18,37 @@ from costart.domain.states import GROUP_STARTED
 from costart.domain.teardown import fail_group, release_and_retry
 
 
-def claim_failed(unit: GroupUnit, member: str, claim: str, reason: str, at_ns: int) -> None:
+def claim_failed(
+    unit: GroupUnit,
+    member: str,
+    claim: str,
+    reason: str,
+    at_ns: int,
+    attempt: int | None = None,
+    key: str | None = None,
+    task: int | None = None,
+) -> None:
     """Before the start a failed claim releases the whole group (retry with backoff); after
-    it, the failure policy decides for the member (reason ``claim-failed``)."""
+    it, the failure policy decides for the member, or for ``task`` when the claim is the
+    task's own (reason ``claim-failed``)."""
     target = unit.member(member)
-    if claim not in target.state.claims:
-        raise DomainError(f"member {member} has no claim {claim!r}")
-    target.trigger(ev.ClaimFailed, at_ns, claim=claim, reason=reason[: limits.MAX_REASON_TEXT])
+    owner = target.state if task is None else target.state.task(task)
+    if owner is None or claim not in owner.claims:
+        where = "" if task is None else f" task {task}"
+        raise DomainError(f"member {member}{where} has no claim {claim!r}")
+    target.trigger(
+        ev.ClaimFailed,
+        at_ns,
+        claim=claim,
+        reason=reason[: limits.MAX_REASON_TEXT],
+        attempt=attempt,
+        key=key,
+        task=task,
+    )
     if unit.group.state.status == "PLACED":
         release_and_retry(unit, f"claim {member}/{claim} failed", at_ns, counts_attempt=True)
     else:
-        fail_member(unit, member, "claim-failed", None, None, at_ns)
+        fail_member(unit, member, "claim-failed", None, task, at_ns, attempt)
 
 
 def fail_member(
@@ -38,17 +58,32 @@ def fail_member(
     exit_code: int | None,
     index: int | None,
     at_ns: int,
+    attempt: int | None = None,
+    key: str | None = None,
 ) -> None:
-    """Record the failure of ``member`` (or of its replica ``index``) and apply the policy."""
+    """Record the failure of ``member`` (or of its task ``index`` of placement
+    ``attempt``) and apply the policy: a replica set loses the replica, a job's task
+    failure is the job's failure."""
     group = unit.group.state
     if group.status not in GROUP_STARTED:
         raise IllegalTransition(f"group {unit.name}", group.status, "report a member failure")
     target = unit.member(member)
     if index is not None:
-        _check_replica_index(target, index)
+        _check_task_index(target, index)
+        if target.state.spec.kind == "replica-set" and target.state.status != "RUNNING":
+            # Before the set started, one replica's failure fails the set as a whole: a
+            # replica is placed again alone only into a running set.
+            index = None
     action = decide_action(group.spec, member, reason, target.state.restarts, group.group_restarts)
     target.trigger(
-        ev.MemberFailed, at_ns, reason=reason, exit_code=exit_code, action=action, index=index
+        ev.MemberFailed,
+        at_ns,
+        reason=reason,
+        exit_code=exit_code,
+        action=action,
+        index=index,
+        attempt=attempt,
+        key=key,
     )
     if action == "fail-group":
         fail_group(unit, member, f"{member} failed: {reason}", at_ns)
@@ -72,11 +107,9 @@ def fail_member(
         _tolerate(unit, target, at_ns)
 
 
-def _check_replica_index(target: MemberAggregate, index: int) -> None:
-    if target.state.spec.kind != "replica-set":
-        raise DomainError(f"member {target.name} is a job; a replica index needs a replica-set")
+def _check_task_index(target: MemberAggregate, index: int) -> None:
     if index not in {a.index for a in target.state.assignments}:
-        raise DomainError(f"member {target.name} has no running replica {index}")
+        raise DomainError(f"member {target.name} has no placed task {index}")
 
 
 def _tolerate(unit: GroupUnit, target: MemberAggregate, at_ns: int) -> None:

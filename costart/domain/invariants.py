@@ -57,6 +57,39 @@ def _check_no_leaked_holds(group: GroupState, members: list[MemberState]) -> Non
             _fail("#4 no leaked holds", group, member, "placed tasks during a reservation")
 
 
+_PLACED_TASK = frozenset({"PLACED", "RUNNING", "SUCCEEDED"})  # a job's done task keeps its node
+
+
+def _check_tasks(group: GroupState, members: list[MemberState]) -> None:
+    """Per-task state agrees with the member's (DESIGN §8): every placed task is a live
+    task of a placement the member made, a task runs only in a running member (#1 per
+    task), and a job succeeded only when every task of its last placement did."""
+    for member in members:
+        placed = {a.index: a.node for a in member.assignments}
+        for task in member.tasks:
+            if task.attempt > member.attempt or task.attempt < 1:
+                _fail("tasks", group, member, f"task {task.index} has attempt {task.attempt}")
+            if task.status in ("PLACED", "RUNNING") and placed.get(task.index) != task.node:
+                _fail("tasks", group, member, f"task {task.index} is {task.status} but not placed")
+            if task.status == "RUNNING" and member.status != "RUNNING":
+                _fail(
+                    "#1 all-or-nothing",
+                    group,
+                    member,
+                    f"task {task.index} runs in a {member.status} member",
+                )
+        for index, node in placed.items():
+            newest = member.task(index)
+            if newest is None or newest.node != node or newest.status not in _PLACED_TASK:
+                _fail("tasks", group, member, f"placed task {index} on {node} has no live task")
+        if member.status == "READY" and not member.claims_ready:
+            _fail("#1 all-or-nothing", group, member, "READY with a claim not READY")
+        if member.status == "SUCCEEDED" and member.tasks:
+            last = [t for t in member.tasks if t.attempt == member.attempt]
+            if len(last) < member.spec.count or any(t.status != "SUCCEEDED" for t in last):
+                _fail("tasks", group, member, "SUCCEEDED before every task of its placement")
+
+
 def _member_budget(rules: list[FailureRule], member: str) -> int:
     """The largest budget of the restart rules that cover ``member`` (0 if none do)."""
     return max((r.max_restarts for r in rules if not r.members or member in r.members), default=0)
@@ -112,6 +145,7 @@ def check_group(group: GroupState, members: list[MemberState]) -> None:
     _check_all_or_nothing(group, members)
     _check_no_leaked_holds(group, members)
     _check_budgets(group, members)
+    _check_tasks(group, members)
 
 
 def check_world(world: World, capacities: Mapping[str, Capacity] | None = None) -> None:
@@ -174,6 +208,7 @@ _AUDIT: dict[type[ev.DomainEvent], Callable[[EventAudit, int, Any], None]] = {
     ev.PlacementReleased: EventAudit._placement_released,
     ev.BarrierReleased: EventAudit._barrier_released,
     ev.MemberStarted: EventAudit._member_started,
+    ev.TaskStarted: EventAudit._member_started,
     ev.GroupSucceeded: EventAudit._ended,
     ev.GroupFailed: EventAudit._ended,
     ev.GroupCancelled: EventAudit._ended,

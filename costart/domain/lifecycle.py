@@ -1,11 +1,12 @@
-"""The commands of a group's life (DESIGN §3.2, §5): submit, claims and the start barrier,
-start, success, scaling and cancel. Each works on one `GroupUnit`; an illegal command
+"""The commands of a group's life (DESIGN §3.2, §5): submit, the start barrier, success,
+scaling and cancel (the reports of tasks and claims are `costart.domain.reports`). Each works on one `GroupUnit`; an illegal command
 raises before any event is recorded."""
 
 from __future__ import annotations
 
 from costart.domain import events as ev
 from costart.domain import limits
+from costart.domain.actors import Actor
 from costart.domain.aggregates import GroupUnit
 from costart.domain.errors import Conflict, DomainError, IllegalTransition
 from costart.domain.ids import group_id, member_ids
@@ -16,8 +17,9 @@ from costart.domain.teardown import fail_group, stop_live_members
 from costart.domain.world import World
 
 
-def submit(world: World, spec: GroupSpec, at_ns: int) -> GroupUnit:
-    """A new group and its members. Raises `Conflict` if a live group has the name."""
+def submit(world: World, spec: GroupSpec, at_ns: int, actor: Actor | None = None) -> GroupUnit:
+    """A new group and its members, submitted by ``actor``. Raises `Conflict` if a live
+    group has the name."""
     if spec.name in world.live_names:
         raise Conflict(f"a live group named {spec.name!r} already exists")
     seq = world.submissions + 1
@@ -28,18 +30,24 @@ def submit(world: World, spec: GroupSpec, at_ns: int) -> GroupUnit:
         originator_version=1,
         group_id=gid,
         at_ns=at_ns,
+        actor=actor,
         spec=spec,
         submission_seq=seq,
         member_ids=mids,
     )
     created = [
         ev.MemberCreated(
-            originator_id=mid, originator_version=1, group_id=gid, at_ns=at_ns, spec=mspec
+            originator_id=mid,
+            originator_version=1,
+            group_id=gid,
+            at_ns=at_ns,
+            actor=actor,
+            spec=mspec,
         )
         for mid, mspec in zip(mids, spec.members, strict=True)
     ]
     group = new_group(submitted)
-    unit = GroupUnit.from_events(group, [new_member(e, group) for e in created])
+    unit = GroupUnit.from_events(group, [new_member(e, group) for e in created], actor)
     unit.add_events([submitted, *created])
     return unit
 
@@ -71,26 +79,6 @@ def release_barrier_if_ready(unit: GroupUnit, at_ns: int) -> bool:
     return True
 
 
-def claim_ready(unit: GroupUnit, member: str, claim: str, at_ns: int) -> None:
-    target = unit.member(member)
-    status = target.state.claims.get(claim)
-    if status is None:
-        raise DomainError(f"member {member} has no claim {claim!r}")
-    if status != "PENDING":
-        raise IllegalTransition(f"claim {member}/{claim}", status, "ClaimReady")
-    target.trigger(ev.ClaimReady, at_ns, claim=claim)
-    release_barrier_if_ready(unit, at_ns)
-
-
-def start_member(unit: GroupUnit, member: str, at_ns: int) -> None:
-    target = unit.member(member)
-    if not may_start(unit.group.state, target.state):
-        raise IllegalTransition(
-            f"member {member}", target.state.status, "start before the barrier is released"
-        )
-    target.trigger(ev.MemberStarted, at_ns)
-
-
 def _success_reached(unit: GroupUnit) -> bool:
     success = unit.group.state.spec.success
     jobs = [m.state for m in unit.members if m.state.spec.kind == "job"]
@@ -119,14 +107,6 @@ def conclude_if_done(unit: GroupUnit, at_ns: int) -> None:
     jobs = [m.state for m in unit.members if m.state.spec.kind == "job"]
     if jobs and all(j.status == "FAILED" for j in jobs):
         fail_group(unit, None, "every job failed", at_ns)
-
-
-def succeed_member(unit: GroupUnit, member: str, at_ns: int) -> None:
-    target = unit.member(member)
-    if target.state.spec.kind != "job":
-        raise DomainError(f"member {member} is a replica-set; only jobs succeed")
-    target.trigger(ev.MemberSucceeded, at_ns)
-    conclude_if_done(unit, at_ns)
 
 
 def scale_member(unit: GroupUnit, member: str, replicas: int, at_ns: int) -> None:

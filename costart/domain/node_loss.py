@@ -33,8 +33,13 @@ def lose_node(unit: GroupUnit, node: str, at_ns: int) -> bool:
         if not lost:
             continue
         survivors = len(member.state.assignments) - len(lost)
-        whole_member = member.state.spec.kind == "job" or survivors == 0
-        for index in [None] if whole_member else lost:
+        if member.state.spec.kind == "job":
+            indexes: list[int | None] = [lost[0]]  # the first lost task fails the job
+        elif survivors == 0:
+            indexes = [None]  # every replica lost: the member fails as a whole
+        else:
+            indexes = [*lost]
+        for index in indexes:
             if unit.group.state.status not in GROUP_STARTED:
                 return True  # an earlier failure ended or restarted the group
             fail_member(unit, member.name, "node-lost", None, index, at_ns)

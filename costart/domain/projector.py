@@ -9,9 +9,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from msgspec.structs import replace
+
 from costart.domain import events as ev
 from costart.domain.errors import DomainError
-from costart.domain.states import GroupState, MemberState
+from costart.domain.states import (
+    TASK_LIVE,
+    ClaimStatus,
+    GroupState,
+    MemberState,
+    TaskState,
+    TaskStatus,
+)
 from costart.domain.transitions import GROUP_FROM, MEMBER_FROM, check_group, check_member
 
 
@@ -137,14 +146,45 @@ def _held(m: MemberState, e: ev.MemberHeld) -> None:
     m.held.extend(e.assignments)
 
 
+def _end_live_tasks(m: MemberState, status: TaskStatus, at_ns: int) -> None:
+    """Every task still placed or running ends with ``status``."""
+    tasks = m.tasks
+    for i, task in enumerate(tasks):
+        if task.status in TASK_LIVE:
+            tasks[i] = replace(task, status=status, ended_at_ns=at_ns)
+
+
+def _set_task(m: MemberState, index: int, **changes: Any) -> None:
+    """Change the newest task of ``index`` (which must exist)."""
+    tasks = m.tasks
+    for i, task in enumerate(tasks):
+        if task.index == index:
+            tasks[i] = replace(task, **changes)
+            return
+    raise DomainError(f"member {m.name} has no task {index}")
+
+
 def _placed(m: MemberState, e: ev.MemberPlaced) -> None:
+    m.attempt += 1
+    claims = m.spec.task_claims
+    placed = {
+        a.index: TaskState(
+            index=a.index,
+            node=a.node,
+            attempt=m.attempt,
+            claims=dict.fromkeys(claims, "PENDING") if claims else {},
+        )
+        for a in e.assignments
+    }
+    kept = [t for t in m.tasks if t.index not in placed]
+    m.tasks = sorted([*kept, *placed.values()], key=lambda t: t.index)
     if m.status == "RUNNING":
         m.assignments.extend(e.assignments)  # a replica placed alone after the start
         return
     m.held.clear()
     m.assignments.extend(e.assignments)
     m.claims = dict.fromkeys(m.spec.claims, "PENDING")
-    m.status = "READY" if not m.claims else "PLACED"
+    m.status = "READY" if m.claims_ready else "PLACED"
 
 
 def _released(m: MemberState, e: ev.MemberReleased) -> None:
@@ -154,37 +194,84 @@ def _released(m: MemberState, e: ev.MemberReleased) -> None:
     m.claims = dict.fromkeys(m.spec.claims, "PENDING")
     m.started_at_ns = None
     m.ended_at_ns = None
+    _end_live_tasks(m, "STOPPED", e.at_ns)
+
+
+def _claims_of(m: MemberState, task: int | None) -> dict[str, ClaimStatus]:
+    """The member's claims, or (``task``) that task's own (a private copy to change)."""
+    if task is None:
+        return m.claims
+    current = m.task(task)
+    if current is None:
+        raise DomainError(f"member {m.name} has no task {task}")
+    claims = dict(current.claims)
+    _set_task(m, task, claims=claims)
+    return claims
 
 
 def _claim_ready(m: MemberState, e: ev.ClaimReady) -> None:
-    if m.claims.get(e.claim) != "PENDING":
+    claims = _claims_of(m, e.task)
+    if claims.get(e.claim) != "PENDING":
         raise DomainError(f"member {m.name}: claim {e.claim!r} is not PENDING")
-    m.claims[e.claim] = "READY"
-    if m.claims_ready:
+    claims[e.claim] = "READY"
+    if m.status == "PLACED" and m.claims_ready:
         m.status = "READY"
 
 
 def _claim_failed(m: MemberState, e: ev.ClaimFailed) -> None:
-    if e.claim not in m.claims:
+    claims = _claims_of(m, e.task)
+    if e.claim not in claims:
         raise DomainError(f"member {m.name}: no claim {e.claim!r}")
-    m.claims[e.claim] = "FAILED"
-    m.last_reason = f"claim {e.claim}: {e.reason}"
+    claims[e.claim] = "FAILED"
+    where = "" if e.task is None else f" of task {e.task}"
+    m.last_reason = f"claim {e.claim}{where}: {e.reason}"
 
 
 def _started(m: MemberState, e: ev.MemberStarted) -> None:
     m.status = "RUNNING"
     m.started_at_ns = e.at_ns
+    if e.task is not None:
+        _task_of(m, e.task, e.attempt, "PLACED")
+        _set_task(m, e.task, status="RUNNING", started_at_ns=e.at_ns)
+        return
+    tasks = m.tasks  # a record from before tasks were reported: every task started
+    for i, task in enumerate(tasks):
+        if task.status == "PLACED":
+            tasks[i] = replace(task, status="RUNNING", started_at_ns=e.at_ns)
+
+
+def _task_of(m: MemberState, index: int, attempt: int | None, status: str) -> TaskState:
+    task = m.task(index)
+    if task is None or task.attempt != attempt or task.status != status:
+        raise DomainError(f"member {m.name}: no {status} task {index} of attempt {attempt}")
+    return task
+
+
+def _task_started(m: MemberState, e: ev.TaskStarted) -> None:
+    _task_of(m, e.task, e.attempt, "PLACED")
+    _set_task(m, e.task, status="RUNNING", started_at_ns=e.at_ns)
+
+
+def _task_succeeded(m: MemberState, e: ev.TaskSucceeded) -> None:
+    _task_of(m, e.task, e.attempt, "RUNNING")
+    _set_task(m, e.task, status="SUCCEEDED", ended_at_ns=e.at_ns, exit_code=e.exit_code)
 
 
 def _failed(m: MemberState, e: ev.MemberFailed) -> None:
     m.last_reason = e.reason
     m.last_exit_code = e.exit_code
     if e.index is not None:
-        # One replica of a replica set failed: drop it; the member lives on with the rest.
-        m.assignments = [a for a in m.assignments if a.index != e.index]
-        m.failed_replicas += 1
-        if m.assignments:
-            return
+        if m.task(e.index) is not None:
+            _set_task(m, e.index, status="FAILED", ended_at_ns=e.at_ns, exit_code=e.exit_code)
+        if m.spec.kind == "replica-set":
+            # One replica failed: drop it; the member lives on with the rest.
+            m.assignments = [a for a in m.assignments if a.index != e.index]
+            m.failed_replicas += 1
+            if m.assignments:
+                return
+    # The member failed as a whole (a job's task failure is the job's): the tasks still
+    # running are stopped, or failed with it in records that named no task.
+    _end_live_tasks(m, "STOPPED" if e.index is not None else "FAILED", e.at_ns)
     m.status = "FAILED"
     m.ended_at_ns = e.at_ns
     m.held.clear()
@@ -206,12 +293,17 @@ def _scaled(m: MemberState, e: ev.MemberScaled) -> None:
     m.desired = e.replicas
     removed = {a.index for a in e.removed}
     m.assignments = [a for a in m.assignments if a.index not in removed]
+    for index in sorted(removed):
+        task = m.task(index)
+        if task is not None and task.status in TASK_LIVE:
+            _set_task(m, index, status="STOPPED", ended_at_ns=e.at_ns)
 
 
 def _succeeded(m: MemberState, e: ev.MemberSucceeded) -> None:
     m.status = "SUCCEEDED"
     m.ended_at_ns = e.at_ns
     m.assignments.clear()
+    _end_live_tasks(m, "SUCCEEDED", e.at_ns)  # records from before tasks were reported
 
 
 def _stopped(m: MemberState, e: ev.MemberStopped) -> None:
@@ -220,6 +312,7 @@ def _stopped(m: MemberState, e: ev.MemberStopped) -> None:
     m.last_reason = e.reason
     m.held.clear()
     m.assignments.clear()
+    _end_live_tasks(m, "STOPPED", e.at_ns)
 
 
 _GROUP_HANDLERS: dict[type[ev.DomainEvent], Callable[[GroupState, Any], None]] = {
@@ -244,6 +337,8 @@ _MEMBER_HANDLERS: dict[type[ev.DomainEvent], Callable[[MemberState, Any], None]]
     ev.ClaimReady: _claim_ready,
     ev.ClaimFailed: _claim_failed,
     ev.MemberStarted: _started,
+    ev.TaskStarted: _task_started,
+    ev.TaskSucceeded: _task_succeeded,
     ev.MemberFailed: _failed,
     ev.MemberRestarted: _restarted_member,
     ev.MemberScaled: _scaled,

@@ -98,6 +98,7 @@ class MemberDoc(_Doc):
     min_running: int | None = None
     topology: Topology | str | None = None
     claims: list[str] = msgspec.field(default_factory=list)
+    task_claims: list[str] = msgspec.field(default_factory=list)
 
 
 class GroupDoc(_Doc):
@@ -320,12 +321,11 @@ def _member(path: str, doc: MemberDoc, group_owner: str) -> MemberSpec:
     count, min_start, min_running = (
         _job_counts(path, doc) if doc.kind == "job" else _replica_counts(path, doc)
     )
-    if len(doc.claims) > limits.MAX_CLAIMS_PER_MEMBER:
-        raise SpecError(f"{path}.claims", f"more than {limits.MAX_CLAIMS_PER_MEMBER} claims")
-    for i, claim in enumerate(doc.claims):
-        _check_name(f"{path}.claims[{i}]", claim)
-        if claim in doc.claims[:i]:
-            raise SpecError(f"{path}.claims[{i}]", f"duplicate claim {claim!r}")
+    _check_claims(f"{path}.claims", doc.claims)
+    _check_claims(f"{path}.task_claims", doc.task_claims)
+    for i, claim in enumerate(doc.task_claims):
+        if claim in doc.claims:
+            raise SpecError(f"{path}.task_claims[{i}]", f"{claim!r} is a member claim already")
     topology, placement_group = _topology(f"{path}.topology", doc.topology)
     return MemberSpec(
         name=doc.name,
@@ -339,7 +339,17 @@ def _member(path: str, doc: MemberDoc, group_owner: str) -> MemberSpec:
         topology=topology,
         placement_group=placement_group,
         claims=tuple(doc.claims),
+        task_claims=tuple(doc.task_claims),
     )
+
+
+def _check_claims(path: str, claims: list[str]) -> None:
+    if len(claims) > limits.MAX_CLAIMS_PER_MEMBER:
+        raise SpecError(path, f"more than {limits.MAX_CLAIMS_PER_MEMBER} claims")
+    for i, claim in enumerate(claims):
+        _check_name(f"{path}[{i}]", claim)
+        if claim in claims[:i]:
+            raise SpecError(f"{path}[{i}]", f"duplicate claim {claim!r}")
 
 
 def _job_counts(path: str, doc: MemberDoc) -> tuple[int, int, int]:

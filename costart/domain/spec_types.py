@@ -30,7 +30,7 @@ SUCCESS_WHENS: Final = ("all-jobs", "any-job", "members")
 BUDGET_FREE_REASONS: Final = frozenset({"node-lost", "preempted"})
 
 
-class Shape(msgspec.Struct, frozen=True, gc=False, forbid_unknown_fields=True):
+class Shape(msgspec.Struct, frozen=True, gc=False, forbid_unknown_fields=True, omit_defaults=True):
     """Resources of one task or replica."""
 
     gpu: int = 0
@@ -39,7 +39,9 @@ class Shape(msgspec.Struct, frozen=True, gc=False, forbid_unknown_fields=True):
     gpu_type: str | None = None
 
 
-class Topology(msgspec.Struct, frozen=True, gc=False, forbid_unknown_fields=True):
+class Topology(
+    msgspec.Struct, frozen=True, gc=False, forbid_unknown_fields=True, omit_defaults=True
+):
     """Pack into (or spread across) domains of one topology level."""
 
     level: str
@@ -47,9 +49,11 @@ class Topology(msgspec.Struct, frozen=True, gc=False, forbid_unknown_fields=True
     required: bool = False
 
 
-class MemberSpec(msgspec.Struct, frozen=True, gc=False):
+class MemberSpec(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
     """One member. ``count`` is a job's tasks or a replica set's desired replicas;
-    for a job ``min_start == min_running == count``."""
+    for a job ``min_start == min_running == count``. ``claims`` are the member's (one
+    report each); ``task_claims`` are each task's own (a device healthy on its node:
+    one report per task)."""
 
     name: str
     kind: MemberKind
@@ -62,9 +66,10 @@ class MemberSpec(msgspec.Struct, frozen=True, gc=False):
     topology: Topology | None = None
     placement_group: str | None = None
     claims: tuple[str, ...] = ()
+    task_claims: tuple[str, ...] = ()
 
 
-class PlacementPolicy(msgspec.Struct, frozen=True, gc=False):
+class PlacementPolicy(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
     mode: PlacementMode
     timeout_ns: int
     backoff_ns: int
@@ -74,11 +79,11 @@ class PlacementPolicy(msgspec.Struct, frozen=True, gc=False):
     placement_group: str | None = None
 
 
-class BarrierPolicy(msgspec.Struct, frozen=True, gc=False):
+class BarrierPolicy(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
     timeout_ns: int
 
 
-class FailureRule(msgspec.Struct, frozen=True, gc=False):
+class FailureRule(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
     """First matching rule wins. Empty ``members`` matches every member."""
 
     members: tuple[str, ...]
@@ -87,18 +92,18 @@ class FailureRule(msgspec.Struct, frozen=True, gc=False):
     max_restarts: int = 0
 
 
-class FailurePolicy(msgspec.Struct, frozen=True, gc=False):
+class FailurePolicy(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
     default: FailureAction
     max_group_restarts: int
     rules: tuple[FailureRule, ...] = ()
 
 
-class SuccessPolicy(msgspec.Struct, frozen=True, gc=False):
+class SuccessPolicy(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
     when: SuccessWhen
     members: tuple[str, ...] = ()
 
 
-class GroupSpec(msgspec.Struct, frozen=True, gc=False):
+class GroupSpec(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
     name: str
     owner: str
     priority: int

@@ -18,6 +18,7 @@ MemberStatus = Literal[
     "PENDING", "HELD", "PLACED", "READY", "RUNNING", "RESTARTING", "SUCCEEDED", "FAILED", "STOPPED"
 ]
 ClaimStatus = Literal["PENDING", "READY", "FAILED"]
+TaskStatus = Literal["PLACED", "RUNNING", "SUCCEEDED", "FAILED", "STOPPED"]
 
 # Every status, in lifecycle order: the one list that tables, tests and metrics iterate.
 GROUP_STATUSES: Final[tuple[GroupStatus, ...]] = get_args(GroupStatus)
@@ -30,6 +31,29 @@ GROUP_STARTED: Final = frozenset({"RUNNING", "DEGRADED"})
 MEMBER_TERMINAL: Final = frozenset({"SUCCEEDED", "FAILED", "STOPPED"})
 # Member states in which the member uses (not merely holds) capacity.
 MEMBER_USING: Final = frozenset({"PLACED", "READY", "RUNNING"})
+TASK_STATUSES: Final[tuple[TaskStatus, ...]] = get_args(TaskStatus)
+TASK_LIVE: Final = frozenset({"PLACED", "RUNNING"})
+TASK_ENDED: Final = frozenset({"SUCCEEDED", "FAILED", "STOPPED"})
+
+
+class TaskState(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+    """One task (a job's task, a replica set's replica) as the host runs it: index
+    ``index`` of the member, placed on ``node`` by the member's placement ``attempt``.
+
+    A member keeps the newest task of each index: a task placed again (a restart, a
+    re-placed replica) replaces the one before, so a report about the earlier one is
+    recognised as late by its attempt. STOPPED: ended by costart (released, scaled away,
+    the member or group stopped or failed) rather than by its own exit."""
+
+    index: int
+    node: str
+    attempt: int
+    status: TaskStatus = "PLACED"
+    started_at_ns: int | None = None
+    ended_at_ns: int | None = None
+    exit_code: int | None = None
+    claims: dict[str, ClaimStatus] = msgspec.field(default_factory=dict)
+    """The task's own claims (`MemberSpec.task_claims`)."""
 
 
 class GroupState(msgspec.Struct, kw_only=True, gc=False):
@@ -75,6 +99,10 @@ class MemberState(msgspec.Struct, kw_only=True, gc=False):
     spec: MemberSpec
     status: MemberStatus = "PENDING"
     desired: int = 0
+    # The member's placements so far: the tasks a placement adds carry its number.
+    attempt: int = 0
+    # The newest task of each index, in index order (see TaskState).
+    tasks: list[TaskState] = msgspec.field(default_factory=list)
     held: list[Assignment] = msgspec.field(default_factory=list)
     assignments: list[Assignment] = msgspec.field(default_factory=list)
     claims: dict[str, ClaimStatus] = msgspec.field(default_factory=dict)
@@ -96,8 +124,28 @@ class MemberState(msgspec.Struct, kw_only=True, gc=False):
 
     @property
     def claims_ready(self) -> bool:
-        return all(status == "READY" for status in self.claims.values())
+        """Every member claim READY, and every claim of every placed task."""
+        if any(status != "READY" for status in self.claims.values()):
+            return False
+        return all(
+            status == "READY"
+            for task in self.tasks
+            if task.status == "PLACED"
+            for status in task.claims.values()
+        )
 
     @property
     def placed_count(self) -> int:
         return len(self.assignments)
+
+    @property
+    def running_tasks(self) -> int:
+        """How many of its tasks run now (a replica set's running count)."""
+        return sum(1 for t in self.tasks if t.status == "RUNNING")
+
+    def task(self, index: int) -> TaskState | None:
+        """The newest task of ``index``, if it was ever placed."""
+        for task in self.tasks:
+            if task.index == index:
+                return task
+        return None

@@ -40,9 +40,12 @@ MEMBER_FROM: Final[dict[type[ev.DomainEvent], frozenset[MemberStatus]]] = {
     ev.MemberHeld: frozenset({"PENDING", "HELD"}),
     ev.MemberPlaced: frozenset({"PENDING", "HELD", "RESTARTING", "RUNNING"}),
     ev.MemberReleased: frozenset(MEMBER_STATUSES),
-    ev.ClaimReady: frozenset({"PLACED"}),
-    ev.ClaimFailed: frozenset({"PLACED", "READY"}),
+    # RUNNING: a task's own claim, of a replica placed alone into a running set.
+    ev.ClaimReady: frozenset({"PLACED", "RUNNING"}),
+    ev.ClaimFailed: frozenset({"PLACED", "READY", "RUNNING"}),
     ev.MemberStarted: frozenset({"READY"}),
+    ev.TaskStarted: frozenset({"RUNNING"}),
+    ev.TaskSucceeded: frozenset({"RUNNING"}),
     ev.MemberFailed: frozenset({"PLACED", "READY", "RUNNING"}),
     # A replica of a member not yet started (PLACED, READY) can fail too: node lost.
     ev.MemberRestarted: frozenset({"PLACED", "READY", "FAILED", "RUNNING"}),

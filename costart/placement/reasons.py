@@ -73,6 +73,13 @@ def waiting_for_claims(members: list[MemberState]) -> PendReason | None:
         for m in members
         for claim, status in sorted(m.claims.items())
         if status == "PENDING"
+    ] + [
+        f"{m.name}/{claim}[task {t.index}]"
+        for m in members
+        for t in m.tasks
+        if t.status == "PLACED"
+        for claim, status in sorted(t.claims.items())
+        if status == "PENDING"
     ]
     if not pending:
         return None

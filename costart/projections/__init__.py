@@ -12,6 +12,7 @@ from costart.projections.models import (
     HoldView,
     MemberView,
     PendEntry,
+    TaskView,
     TimelineEntry,
 )
 from costart.projections.projector import EventSource, catch_up, rebuild
@@ -28,6 +29,7 @@ __all__ = [
     "MemberView",
     "PendEntry",
     "RecorderSource",
+    "TaskView",
     "TimelineEntry",
     "ViewDamagedError",
     "Views",

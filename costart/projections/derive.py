@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from costart.domain import events as ev
 from costart.domain.states import GroupState, MemberState
-from costart.projections.models import GroupView, HoldView, MemberView, TimelineEntry
+from costart.projections.models import GroupView, HoldView, MemberView, TaskView, TimelineEntry
 
 
 def group_view(group: GroupState, members: Sequence[MemberState], last_at_ns: int) -> GroupView:
@@ -77,6 +77,21 @@ def member_view(group: GroupState, member: MemberState, index: int) -> MemberVie
         last_exit_code=member.last_exit_code,
         started_at_ns=member.started_at_ns,
         ended_at_ns=member.ended_at_ns,
+        attempt=member.attempt,
+        running=member.running_tasks,
+        tasks=tuple(
+            TaskView(
+                index=t.index,
+                node=t.node,
+                attempt=t.attempt,
+                state=t.status,
+                exit_code=t.exit_code,
+                started_at_ns=t.started_at_ns,
+                ended_at_ns=t.ended_at_ns,
+                claims=dict(t.claims),
+            )
+            for t in member.tasks
+        ),
     )
 
 
@@ -85,7 +100,7 @@ def hold_views(group: GroupState, members: Sequence[MemberState]) -> list[HoldVi
     rows: list[HoldView] = []
     for member in members:
         shape = member.spec.shape
-        running = member.status == "RUNNING"
+        running = {t.index for t in member.tasks if t.status == "RUNNING"}
         for kind, assignments in (("held", member.held), ("used", member.assignments)):
             for a in assignments:
                 rows.append(
@@ -99,7 +114,7 @@ def hold_views(group: GroupState, members: Sequence[MemberState]) -> list[HoldVi
                         gpu=shape.gpu,
                         cpu=shape.cpu,
                         mem_gb=shape.mem_gb,
-                        running=running,
+                        running=kind == "used" and a.index in running,
                     )
                 )
     return rows
@@ -109,6 +124,14 @@ def _nodes(assignments: Sequence[ev.Assignment]) -> str:
     nodes = sorted({a.node for a in assignments})
     shown = ",".join(nodes[:4]) + (f",…(+{len(nodes) - 4})" if len(nodes) > 4 else "")
     return f"{len(assignments)} task(s) on {shown}"
+
+
+def _task(task: int | None) -> str:
+    return "" if task is None else f" of task {task}"
+
+
+def _of(attempt: int | None) -> str:
+    return "" if attempt is None else f" of attempt {attempt}"
 
 
 def event_detail(event: ev.DomainEvent) -> str:
@@ -126,16 +149,22 @@ def event_detail(event: ev.DomainEvent) -> str:
             return reason
         case ev.PendReasonChanged(reason=r):
             return f"{r.cls}: {r.message}"
-        case ev.ClaimReady(claim=claim):
-            return f"claim {claim} READY"
-        case ev.ClaimFailed(claim=claim, reason=reason):
-            return f"claim {claim} FAILED: {reason}"
+        case ev.ClaimReady(claim=claim, attempt=a, task=task):
+            return f"claim {claim}{_task(task)}{_of(a)} READY"
+        case ev.ClaimFailed(claim=claim, reason=reason, attempt=a, task=task):
+            return f"claim {claim}{_task(task)}{_of(a)} FAILED: {reason}"
         case ev.BarrierReleased(attempt=a):
             return f"attempt {a}: every claim READY, members may start"
         case ev.MemberFailed(reason=reason, exit_code=code, action=action, index=index):
-            where = "" if index is None else f" replica {index}"
+            where = "" if index is None else f" task {index}"
             exit_text = "" if code is None else f" exit {code}"
-            return f"{reason}{exit_text}{where} -> {action}"
+            return f"{reason}{exit_text}{where}{_of(event.attempt)} -> {action}"
+        case ev.MemberStarted(task=task, attempt=a) if task is not None:
+            return f"task {task}{_of(a)} started first"
+        case ev.TaskStarted(task=task, attempt=a):
+            return f"task {task}{_of(a)} started"
+        case ev.TaskSucceeded(task=task, attempt=a, exit_code=code):
+            return f"task {task}{_of(a)} exited {code}"
         case ev.MemberRestarted(restarts=n, counted=counted):
             return f"restart {n}" + ("" if counted else " (not counted)")
         case ev.MemberScaled(replicas=n, removed=removed):
@@ -163,4 +192,5 @@ def timeline_entry(
         event=type(event).__name__,
         member=None if member is None else member.name,
         detail=event_detail(event),
+        actor=None if event.actor is None else str(event.actor),
     )

@@ -13,7 +13,7 @@ from typing import Literal
 import msgspec
 
 from costart.domain.events import PendReason
-from costart.domain.states import ClaimStatus, GroupStatus, MemberStatus
+from costart.domain.states import ClaimStatus, GroupStatus, MemberStatus, TaskStatus
 
 HoldKind = Literal["held", "used"]
 
@@ -50,6 +50,19 @@ class GroupView(msgspec.Struct, frozen=True, kw_only=True):
     last_event_at_ns: int = 0
 
 
+class TaskView(msgspec.Struct, frozen=True, kw_only=True):
+    """One task of a member as the host runs it (`costart.domain.states.TaskState`)."""
+
+    index: int
+    node: str
+    attempt: int
+    state: TaskStatus
+    exit_code: int | None = None
+    started_at_ns: int | None = None
+    ended_at_ns: int | None = None
+    claims: dict[str, ClaimStatus] = msgspec.field(default_factory=dict)
+
+
 class MemberView(msgspec.Struct, frozen=True, kw_only=True):
     """One member: identity, state, tasks or replicas, nodes, claims, restarts."""
 
@@ -77,6 +90,9 @@ class MemberView(msgspec.Struct, frozen=True, kw_only=True):
     last_exit_code: int | None = None
     started_at_ns: int | None = None
     ended_at_ns: int | None = None
+    attempt: int = 0
+    running: int = 0
+    tasks: tuple[TaskView, ...] = ()
 
 
 class PendEntry(msgspec.Struct, frozen=True, kw_only=True):
@@ -95,6 +111,7 @@ class TimelineEntry(msgspec.Struct, frozen=True, kw_only=True):
     event: str
     member: str | None = None
     detail: str = ""
+    actor: str | None = None
 
 
 class HoldView(msgspec.Struct, frozen=True, kw_only=True):

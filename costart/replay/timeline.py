@@ -48,6 +48,8 @@ def _detail(event: ev.DomainEvent) -> str:
     fields = msgspec.structs.asdict(event)
     for key in ("originator_id", "originator_version", "group_id", "at_ns", "spec", "member_ids"):
         fields.pop(key, None)
+    if event.actor is not None:
+        fields["actor"] = str(event.actor)  # "user:alice", as `events` shows it
     return ", ".join(f"{k}={v}" for k, v in fields.items() if v not in (None, (), []))
 
 

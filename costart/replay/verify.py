@@ -2,8 +2,9 @@
 
 Walks the log once, folding every event from scratch (an event that breaks the state
 machine is a divergence too); at each snapshot position compares the canonical encoding
-of the rebuilt state with the stored snapshot and, on a mismatch, names the first
-differing field. Store-level integrity (checksums and the hash chain) is checked first
+of the rebuilt state with the stored snapshot (a snapshot of an older schema: its decoded
+state, encoded again, with what that schema records of the rebuilt one) and, on a
+mismatch, names the first differing field. Store-level integrity (checksums and the hash chain) is checked first
 when the store offers it.
 """
 
@@ -17,6 +18,7 @@ from costart.domain.errors import DomainError
 from costart.domain.world import World
 from costart.replay.diff import diff_worlds
 from costart.replay.source import EventSource
+from costart.store.snapshot_schema import SNAPSHOT_SCHEMA, recorded_form
 from costart.store.snapshots import CorruptSnapshotError, SnapshotStore, encode_world
 
 
@@ -94,8 +96,11 @@ def _compare(
     if not tied and snapshot.log_hash != log_hash_at(position):  # type: ignore[misc]
         # Taken from another log (or the log was rewritten since): not this history.
         return Divergence(position, "snapshot", "log_hash", "not tied to this log's hash chain")
-    if encode_world(world) == snapshot.state:
-        return None
+    if snapshot.schema == SNAPSHOT_SCHEMA:
+        if encode_world(world) == snapshot.state:
+            return None
+    elif encode_world(stored) == recorded_form(world, snapshot.schema):
+        return None  # an older schema's bytes: compared as this release reads them
     changes = diff_worlds(stored, world, limit=1)
     if changes:
         first = changes[0]

@@ -13,6 +13,7 @@ import structlog
 
 from costart.app import Controller
 from costart.domain.errors import DomainError
+from costart.stand_in import CLAIM_DRIVER, current_attempt, start_placed_tasks
 
 log = structlog.get_logger("costart.claims")
 
@@ -41,14 +42,15 @@ class ClaimDriver:
                     if now_ns - since >= self.delay_ns:
                         done += self._run(lambda r=ref, p=pending: self._ready(controller, r, p))
                 elif self.start_members and member.status == "READY" and group.barrier_released:
-                    done += self._run(lambda r=ref: controller.member_started(r))
+                    done += self._run(lambda r=ref: start_placed_tasks(controller, r))
         self._waiting_since = waiting
         return done
 
     @staticmethod
     def _ready(controller: Controller, ref: str, claims: list[str]) -> None:
+        attempt = current_attempt(controller, ref)
         for claim in claims:
-            controller.claim_ready(ref, claim)
+            controller.claim_ready(ref, claim, attempt, actor=CLAIM_DRIVER)
 
     @staticmethod
     def _run(command: object) -> int:

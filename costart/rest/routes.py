@@ -15,6 +15,7 @@ from litestar.exceptions import NotAuthorizedException, PermissionDeniedExceptio
 from litestar.params import Parameter
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
+from costart.domain.actors import Actor
 from costart.domain.errors import DomainError
 from costart.domain.spec import SpecFormat, is_name, parse_spec
 from costart.domain.states import GroupStatus
@@ -78,7 +79,7 @@ async def submit_group(
             raise PermissionDeniedException(
                 f"{user.name} may not submit groups owned by {spec.owner}"
             )
-        return _service(state).submit(data, fmt)
+        return _service(state).submit(data, fmt, Actor.user(user.name))
 
     return await to_thread.run_sync(run)
 
@@ -165,7 +166,7 @@ def cancel_group(name: GroupName, user: User, state: State) -> GroupView:
     owner = service.views.group(name).owner
     if not user.may_act_for(owner):
         raise PermissionDeniedException(f"{user.name} may not cancel groups owned by {owner}")
-    return service.cancel(name)
+    return service.cancel(name, Actor.user(user.name))
 
 
 @get(

@@ -16,12 +16,14 @@ from collections.abc import Callable
 import structlog
 
 from costart.app import Controller
+from costart.domain.actors import Actor
 from costart.domain.errors import DomainError
 from costart.domain.spec import SpecFormat
 from costart.projections import GroupView, Views
 from costart.rest.claims import ClaimDriver
 
 log = structlog.get_logger("costart.serve")
+
 
 class Service:
     """The controller as a long-running service. Thread-safe: the Controller serializes
@@ -51,13 +53,14 @@ class Service:
 
     # --- commands (the caller has checked who may run them) ----------------------------
 
-    def submit(self, data: bytes, fmt: SpecFormat) -> GroupView:
-        group = self.controller.submit_document(data, fmt)
+    def submit(self, data: bytes, fmt: SpecFormat, actor: Actor | None = None) -> GroupView:
+        """Submit a spec document as ``actor`` (default: the spec's owner)."""
+        group = self.controller.submit_document(data, fmt, actor=actor)
         self.refresh()
         return self.views.group(group.name)
 
-    def cancel(self, name: str) -> GroupView:
-        self.controller.cancel(name)
+    def cancel(self, name: str, actor: Actor) -> GroupView:
+        self.controller.cancel(name, actor=actor)
         self.refresh()
         return self.views.group(name)
 

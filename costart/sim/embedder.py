@@ -18,11 +18,13 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from costart.domain import events as ev
+from costart.domain.actors import Actor
 from costart.domain.errors import SpecError
 from costart.domain.spec_types import GroupSpec, PlacementMode
 from costart.domain.states import GROUP_STARTED, GroupState, MemberState
+from costart.sim.errors import SimError
 from costart.sim.metrics import Original
-from costart.sim.ports import key_of
+from costart.sim.ports import SIM_HOST, agent_of, key_of
 from costart.sim.setup import HOUR_NS, SimSetup, keyed_random
 from costart.sim.workload import Arrival
 
@@ -145,37 +147,63 @@ class Embedder:
             self.usage.waiting -= 1
             self.rejected.append(f"{original.name}: {why}")
 
-    def _on_claim(self, unit: Unit, member: str, claim: str, gen: int, fail: bool) -> None:
-        state = self._member(unit, member)
-        if unit.gens.get(member) != gen or state.status != "PLACED":
-            return  # placed again, released or gone since: this readiness is stale
-        if state.claims.get(claim) != "PENDING":
-            return
+    def _on_claim(self, unit: Unit, member: str, claim: str, attempt: int, fail: bool) -> None:
+        """The claim driver reports, naming the placement attempt it readied the claim
+        for: costart itself tells a late report (placed again, released) from a
+        current one, and writes nothing for it."""
         ref = f"{unit.name}/{member}"
+        controller = self.engine.controller
         if fail:
-            self.engine.command(self.engine.controller.claim_failed, ref, claim, "simulated")
+            self.engine.report(
+                controller.claim_failed, ref, claim, attempt, "simulated", actor=SIM_HOST
+            )
         else:
-            self.engine.command(self.engine.controller.claim_ready, ref, claim)
+            self.engine.report(controller.claim_ready, ref, claim, attempt, actor=SIM_HOST)
 
     def _on_end_run(self, unit: Unit, member: str, token: tuple[int, int], reason: str) -> None:
-        """A started member's run ends: ``reason`` "" is success, else a crash."""
+        """A started member's run ends: ``reason`` "" is success (every task of the job
+        exits 0), else a crash of its first task (a replica set: its lowest replica)."""
         state = self._member(unit, member)
         group = self._group(unit)
         if state.status != "RUNNING" or (state.started_at_ns, group.attempt) != token:
             return  # restarted, stopped or released since
         ref = f"{unit.name}/{member}"
         controller = self.engine.controller
+        running = [t for t in state.tasks if t.status == "RUNNING"]
         if not reason:
-            self.engine.command(controller.member_succeeded, ref)
-        elif state.spec.kind == "replica-set":
-            replica = min(a.index for a in state.assignments)
-            self.engine.command(controller.member_failed, ref, reason, None, replica)
+            for task in running:
+                self.engine.report(
+                    controller.task_succeeded,
+                    ref,
+                    task.index,
+                    task.attempt,
+                    actor=agent_of(task.node),
+                )
+            return
+        if state.spec.kind == "replica-set":
+            index = min(a.index for a in state.assignments)
+            exit_code = None
         else:
-            self.engine.command(controller.member_failed, ref, reason, EXIT_CODES.get(reason, 1))
+            index = min(t.index for t in running)
+            exit_code = EXIT_CODES.get(reason, 1)
+        failed = state.task(index)
+        if failed is None:
+            raise SimError(f"{ref}: placed task {index} has no task state")
+        self.engine.report(
+            controller.task_failed,
+            ref,
+            index,
+            failed.attempt,
+            reason,
+            exit_code=exit_code,
+            actor=agent_of(failed.node),
+        )
 
     def _on_cancel(self, unit: Unit) -> None:
         if not self._group(unit).is_terminal:
-            self.engine.command(self.engine.controller.cancel, unit.name)
+            self.engine.command(
+                self.engine.controller.cancel, unit.name, actor=Actor.user(unit.spec.owner)
+            )
 
     # --- reacting to written events ---------------------------------------------------
 
@@ -212,7 +240,9 @@ class Embedder:
         state = self._member_name(event)
         if state.status == "PLACED":
             self._schedule_claims(unit, state)
-        elif state.status == "READY":
+        elif state.status in ("READY", "RUNNING"):
+            # READY: a restarted member; RUNNING: replicas placed alone, which their
+            # agents start at once.
             self._start_after_barrier(unit, state)
 
     def _claim_ready(self, unit: Unit, event: ev.ClaimReady) -> None:
@@ -235,9 +265,15 @@ class Embedder:
                 self._start_if_allowed(unit, state)
 
     def _start_if_allowed(self, unit: Unit, state: MemberState) -> None:
+        """Each agent starts the member's placed tasks of its current attempt."""
         ref = f"{unit.name}/{state.name}"
-        if self._group(unit).status in GROUP_STARTED and self.engine.controller.may_start(ref):
-            self.engine.command(self.engine.controller.member_started, ref)
+        controller = self.engine.controller
+        if self._group(unit).status in GROUP_STARTED and controller.may_start(ref):
+            attempt = state.attempt
+            for task in [t for t in state.tasks if t.status == "PLACED" and t.attempt == attempt]:
+                self.engine.report(
+                    controller.task_started, ref, task.index, attempt, actor=agent_of(task.node)
+                )
 
     def _schedule_claims(self, unit: Unit, state: MemberState) -> None:
         gen = unit.gens.get(state.name, 0) + 1
@@ -251,7 +287,7 @@ class Embedder:
             )
             delay = behaviour.claim_delay.draw_ns(rng)
             fail = behaviour.claim_fail > 0 and rng.random() < behaviour.claim_fail
-            self.engine.push(now + delay, "claim", unit, state.name, claim, gen, fail)
+            self.engine.push(now + delay, "claim", unit, state.name, claim, state.attempt, fail)
 
     def arrival_of(self, unit: Unit) -> Arrival:
         return self.arrivals[unit.original.index]

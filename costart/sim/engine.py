@@ -39,7 +39,14 @@ from costart.sim.checks import FULL_CHECK_EVERY, StepChecker
 from costart.sim.errors import SimError
 from costart.sim.metrics import Usage
 from costart.sim.outside_load import OutsideLoad
-from costart.sim.ports import ControllerFactory, FeasibilityCache, SimController, key_of
+from costart.sim.ports import (
+    SIM_HOST,
+    ControllerFactory,
+    FeasibilityCache,
+    ReportLike,
+    SimController,
+    key_of,
+)
 from costart.sim.setup import SimSetup
 from costart.store.codec import canonical_encode, gc_paused
 
@@ -159,11 +166,20 @@ class Engine:
             placement=self.placement, clock=self._clock, env=self._env, restart_of=restart_of
         )
 
-    def command(self, fn: Callable[..., list[DomainEvent]], *args: Any) -> list[DomainEvent]:
+    def command(
+        self, fn: Callable[..., list[DomainEvent]], *args: Any, **kwargs: Any
+    ) -> list[DomainEvent]:
         """Call a controller command; audit, account and react to what it wrote."""
-        events = fn(*args)
+        events = fn(*args, **kwargs)
         self._written(events)
         return events
+
+    def report(self, fn: Callable[..., ReportLike], *args: Any, **kwargs: Any) -> ReportLike:
+        """Send a report (`SimController.task_started` ...); audit, account and react to
+        what it wrote (nothing, when costart found it repeated or stale)."""
+        report = fn(*args, **kwargs)
+        self._written(list(report.events))
+        return report
 
     def submit(self, spec: GroupSpec) -> list[DomainEvent]:
         """Submit a group (raises `SpecError` if it can never fit); returns its events."""
@@ -301,7 +317,7 @@ class Engine:
         elif kind == "node_down":
             self._node_down(payload[0])
         elif kind == "node_up":
-            self.command(self.controller.set_node_status, payload[0], "up")
+            self.command(self.controller.set_node_status, payload[0], "up", actor=SIM_HOST)
         elif kind == "crash":
             self._crash(payload[0])
         else:
@@ -406,7 +422,7 @@ class Engine:
             return
         node = candidates[min(int(loss.pick * len(candidates)), len(candidates) - 1)]
         self.counters.node_losses += 1
-        self.command(self.controller.set_node_status, node, "down")
+        self.command(self.controller.set_node_status, node, "down", actor=SIM_HOST)
         self.push(self.now_ns + loss.down_for_ns, "node_up", node)
 
     def _crash(self, index: int) -> None:

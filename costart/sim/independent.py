@@ -21,10 +21,12 @@ from typing import Any
 import msgspec
 
 from costart.domain import events as ev
+from costart.domain.actors import Actor
 from costart.domain.errors import SpecError
 from costart.domain.spec_types import FailurePolicy, GroupSpec, MemberSpec, SuccessPolicy
 from costart.sim.embedder import Embedder, Unit
 from costart.sim.metrics import Original
+from costart.sim.ports import agent_of
 from costart.sim.setup import SimSetup, keyed_random
 
 GENERATIONS_PER_ROUND = 1000
@@ -170,7 +172,9 @@ class IndependentEmbedder(Embedder):
     def _cancel_all(self, original: Original) -> None:
         for unit in self.task_units[original.index]:
             if unit.key and not unit.ended and not self._group(unit).is_terminal:
-                self.engine.command(self.engine.controller.cancel, unit.name)
+                self.engine.command(
+                    self.engine.controller.cancel, unit.name, actor=Actor.user(unit.spec.owner)
+                )
 
     def _on_end_member(self, original: Original, member: str, reason: str) -> None:
         """The original's job member finishes (every task succeeds) or one task crashes."""
@@ -181,10 +185,14 @@ class IndependentEmbedder(Embedder):
             if unit.member != member or unit.ended or not unit.running:
                 continue
             ref = f"{unit.name}/{member}"
+            task = self._member(unit, member).tasks[0]  # the one task of the unit's group
+            actor = agent_of(task.node)
             if not reason:
-                self.engine.command(controller.member_succeeded, ref)
+                self.engine.report(controller.task_succeeded, ref, 0, task.attempt, actor=actor)
             else:
-                self.engine.command(controller.member_failed, ref, reason, 1)
+                self.engine.report(
+                    controller.task_failed, ref, 0, task.attempt, reason, exit_code=1, actor=actor
+                )
                 return
 
     def _on_end_original(self, original: Original, *_: Any) -> None:

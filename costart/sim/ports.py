@@ -12,6 +12,7 @@ from typing import Any, Protocol
 
 import msgspec
 
+from costart.domain.actors import Actor
 from costart.domain.decisions import Decision
 from costart.domain.errors import SpecError
 from costart.domain.events import DomainEvent, NodeStatus
@@ -24,9 +25,29 @@ from costart.placement.step import CoPlacementStep
 Clock = Callable[[], int]
 
 
+SIM_HOST = Actor.host("sim")
+"""The simulated host controller: node reports, cancels, claim drivers."""
+_AGENTS: dict[str, Actor] = {}
+
+
+def agent_of(node: str) -> Actor:
+    """The simulated node agent of ``node`` (who reports its tasks)."""
+    actor = _AGENTS.get(node)
+    if actor is None:
+        actor = _AGENTS[node] = Actor.agent(node)
+    return actor
+
+
 # An id as the World's maps key it (its canonical text): the World's own cache of
 # id texts, by the id's integer.
 key_of = id_text
+
+
+class ReportLike(Protocol):
+    """What a report returns (`costart.app.Report`): the events it wrote, if any."""
+
+    @property
+    def events(self) -> tuple[DomainEvent, ...]: ...
 
 
 class SimController(Protocol):
@@ -44,26 +65,45 @@ class SimController(Protocol):
 
     def tick(self, now_ns: int | None = None) -> list[DomainEvent]: ...
 
-    def claim_ready(self, member: str, claim: str) -> list[DomainEvent]: ...
+    def claim_ready(
+        self, member: str, claim: str, attempt: int, *, actor: Actor, key: str | None = None
+    ) -> ReportLike: ...
 
-    def claim_failed(self, member: str, claim: str, reason: str) -> list[DomainEvent]: ...
-
-    def member_started(self, member: str) -> list[DomainEvent]: ...
-
-    def member_failed(
+    def claim_failed(
         self,
         member: str,
+        claim: str,
+        attempt: int,
+        reason: str,
+        *,
+        actor: Actor,
+        key: str | None = None,
+    ) -> ReportLike: ...
+
+    def task_started(
+        self, member: str, task: int, attempt: int, *, actor: Actor, key: str | None = None
+    ) -> ReportLike: ...
+
+    def task_succeeded(
+        self, member: str, task: int, attempt: int, *, actor: Actor, key: str | None = None
+    ) -> ReportLike: ...
+
+    def task_failed(
+        self,
+        member: str,
+        task: int,
+        attempt: int,
         reason: FailureReason,
+        *,
         exit_code: int | None = None,
-        replica: int | None = None,
-    ) -> list[DomainEvent]: ...
+        actor: Actor,
+        key: str | None = None,
+    ) -> ReportLike: ...
 
-    def member_succeeded(self, member: str) -> list[DomainEvent]: ...
-
-    def cancel(self, name: str) -> list[DomainEvent]: ...
+    def cancel(self, name: str, *, actor: Actor) -> list[DomainEvent]: ...
 
     def set_node_status(
-        self, node: str, status: NodeStatus, now_ns: int | None = None
+        self, node: str, status: NodeStatus, now_ns: int | None = None, *, actor: Actor
     ) -> list[DomainEvent]: ...
 
     def may_start(self, member: str) -> bool: ...

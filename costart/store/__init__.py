@@ -56,12 +56,14 @@ from costart.store.recorders import (
 )
 from costart.store.records import GENESIS, LogRecord
 from costart.store.settings import StoreSettings
+from costart.store.snapshot_schema import SNAPSHOT_SCHEMA, recorded_form
 from costart.store.snapshots import CorruptSnapshotError, Snapshot, SnapshotStore, encode_world
 from costart.store.standby import Standby, open_factory
 from costart.store.verify import LogSummary, Problem, VerifyReport, iter_verified, verify_log
 
 __all__ = [
     "GENESIS",
+    "SNAPSHOT_SCHEMA",
     "Anchor",
     "CorruptRecordError",
     "CorruptSnapshotError",
@@ -119,6 +121,7 @@ __all__ = [
     "open_readonly",
     "open_store",
     "read_events",
+    "recorded_form",
     "reserve_lock_file",
     "verify_log",
 ]

@@ -19,6 +19,7 @@ from costart.domain.ids import COSTART_NAMESPACE
 from costart.domain.world import World
 from costart.store.codec import canonical_decode, canonical_encode, gc_paused
 from costart.store.errors import CorruptRecordError
+from costart.store.snapshot_schema import SNAPSHOT_SCHEMA, restorable
 
 SNAPSHOT_STREAM_ID = uuid5(COSTART_NAMESPACE, "controller-snapshots")
 SNAPSHOT_TOPIC = "costart.snapshot:v1"
@@ -41,6 +42,9 @@ class Snapshot(msgspec.Struct, frozen=True, gc=False):
     state_checksum: bytes
     state: bytes
     log_hash: bytes | None = None
+    schema: int = 1
+    """The snapshot schema that encoded ``state`` (`costart.store.snapshot_schema`);
+    snapshots written before the field existed are schema 1."""
 
     def world(self, *, check: bool = True) -> World:
         """Decode the state after checking its checksum. ``check=False`` only when the
@@ -55,6 +59,25 @@ class Snapshot(msgspec.Struct, frozen=True, gc=False):
         if world.position != self.position:
             raise CorruptSnapshotError(self.position, f"state is at position {world.position}")
         return world
+
+    def restorable_world(self, *, check: bool = True) -> World:
+        """`world`, if this snapshot's schema holds the whole state of this release;
+        else `OlderSchemaSnapshotError` (restore replays the log instead)."""
+        if not restorable(self.schema):
+            raise OlderSchemaSnapshotError(self.position, self.schema)
+        return self.world(check=check)
+
+
+class OlderSchemaSnapshotError(CorruptSnapshotError):
+    """A sound snapshot whose schema does not hold the whole state of this release: it
+    is still compared by `replay verify`, but not restored from."""
+
+    def __init__(self, position: int, schema: int) -> None:
+        super().__init__(
+            position,
+            f"written under snapshot schema {schema}, which lacks state this release keeps "
+            f"(schema {SNAPSHOT_SCHEMA}); the log is replayed instead",
+        )
 
 
 def _checksum(data: bytes) -> bytes:
@@ -79,7 +102,7 @@ class SnapshotStore:
         """Store the state at ``world.position``. Writing the same position twice keeps the
         first (a snapshot of a position is a function of the log up to it)."""
         state = encode_world(world)
-        snapshot = Snapshot(world.position, _checksum(state), state, log_hash)
+        snapshot = Snapshot(world.position, _checksum(state), state, log_hash, SNAPSHOT_SCHEMA)
         record = StoredEvent(
             originator_id=SNAPSHOT_STREAM_ID,
             originator_version=world.position,
@@ -146,7 +169,8 @@ class SnapshotStore:
                 break
             try:
                 snapshot = self._decode(records[0])
-                return snapshot, snapshot.world(check=not self._verified_reads), skipped
+                world = snapshot.restorable_world(check=not self._verified_reads)
+                return snapshot, world, skipped
             except CorruptSnapshotError as error:
                 skipped.append(error)
             below = records[0].originator_version - 1

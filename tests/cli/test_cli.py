@@ -6,6 +6,7 @@ The store is eventsourcing's SQLite module (selected by the environment, which
 
 from __future__ import annotations
 
+import getpass
 import json
 import re
 
@@ -17,8 +18,10 @@ from costart.bootstrap import Settings, bootstrap
 from costart.cli import backend as backend_module
 from costart.cli.main import DEMO_SPEC, app
 from costart.cli.render import WALL_CLOCK_FLOOR_NS, age_reference
+from costart.domain.actors import Actor
 from costart.domain.decisions import SetPendReason
 from costart.domain.events import PendReason
+from tests.builders import USER, full_placement, ready, start
 
 runner = CliRunner()
 
@@ -98,7 +101,8 @@ def test_describe_shows_the_pend_reason_with_its_numbers_and_recent_events(store
 
 def test_reads_catch_the_views_up_without_building_a_controller(store, monkeypatch):
     costart(store, "submit", str(DEMO_SPEC))
-    bootstrap(Settings(store=str(store), cluster=None)).cancel("grpo-run-42")  # another process writes
+    writer = bootstrap(Settings(store=str(store), cluster=None))
+    writer.cancel("grpo-run-42", actor=USER)  # another process writes
 
     def no_controller(*_args, **_kwargs):
         raise AssertionError("a read built a Controller (folding the whole log)")
@@ -189,3 +193,27 @@ def test_ages_use_the_wall_clock_unless_the_log_runs_on_a_virtual_clock():
     assert age_reference([view(wall - 5)], wall) == wall
     assert age_reference([view(3_600 * 10**9), view(7_200 * 10**9)], wall) == 7_200 * 10**9
     assert age_reference([], wall) == wall
+
+
+def test_describe_shows_each_task_and_events_show_who_did_it(store):
+    costart(store, "submit", str(DEMO_SPEC))
+    controller = bootstrap(Settings(store=str(store), cluster=None))
+    spec = controller.group("grpo-run-42").spec
+    controller.apply_decisions([full_placement(spec)])
+    for member in spec.members:
+        for claim in member.claims:
+            ready(controller, f"grpo-run-42/{member.name}", claim)
+    start(controller, "grpo-run-42/trainer")
+    controller.task_failed(
+        "grpo-run-42/trainer", 2, 1, "oom", exit_code=137, actor=Actor.agent("r1-n003")
+    )
+    controller.cancel("grpo-run-42", actor=Actor.user("bob"))
+    out = costart(store, "describe", "group", "grpo-run-42").stdout
+    assert "Tasks" in out and "ATTEMPT" in out
+    row = next(line.split() for line in out.splitlines() if line.split()[:2] == ["trainer", "2"])
+    assert row[2:6] == ["r1-n003", "1", "FAILED", "137"]
+    events = costart(store, "events", "grpo-run-42").stdout
+    submitter = f"user:{getpass.getuser()}"  # the direct CLI submits as the OS user
+    assert "agent:r1-n003" in events and "user:bob" in events and submitter in events
+    rows = json.loads(costart(store, "events", "grpo-run-42", "-o", "json").stdout)
+    assert rows[-1]["event"] == "GroupCancelled" and rows[-1]["actor"] == "user:bob"

@@ -59,7 +59,7 @@ def test_the_demo_log_verifies_clean(demo_log):
         else costart("--store", str(demo_log), "replay", "verify", cwd=ROOT)
     )
     assert done.returncode == 0, done.stderr
-    assert "32 events" in done.stdout and "snapshots byte-identical" in done.stdout
+    assert "47 events" in done.stdout and "snapshots byte-identical" in done.stdout
 
 
 def test_a_flipped_byte_is_caught_at_its_position(log_copy):
@@ -126,7 +126,7 @@ def test_forensics_commands_on_a_copy(log_copy, tmp_path):
     assert diff.returncode == 0 and "barrier_released_attempt" in diff.stdout
     export = costart("--store", str(log_copy), "replay", "export", cwd=ROOT)
     lines = export.stdout.splitlines()
-    assert len(lines) == 32 and json.loads(lines[-1])["position"] == 32
+    assert len(lines) == 47 and json.loads(lines[-1])["position"] == 47
     missing = costart("--store", str(log_copy), "replay", "why", "nope", "--at", "3s", cwd=ROOT)
     assert missing.returncode == 4
     bad = costart("--store", str(log_copy), "replay", "state", "--at", "yesterday", cwd=ROOT)
@@ -135,7 +135,7 @@ def test_forensics_commands_on_a_copy(log_copy, tmp_path):
 
 def test_snapshot_on_demand(log_copy):
     done = costart("--store", str(log_copy), "snapshot", cwd=ROOT)
-    assert done.returncode == 0 and "snapshot at position 32" in done.stdout
+    assert done.returncode == 0 and "snapshot at position 47" in done.stdout
     verify = costart("--store", str(log_copy), "replay", "verify", cwd=ROOT)
     assert verify.returncode == 0, verify.stderr
 

@@ -22,7 +22,7 @@ from costart.log_writer import ControllerStoppedError
 from costart.pgstore import FencedError, env_for_url
 from costart.pgstore.ha import Standby, fenced_env, open_factory, open_lease
 from costart.pgstore.recorder import CostartApplicationRecorder
-from tests.builders import a_group
+from tests.builders import USER, a_group
 from tests.pg_support import base_url, fresh_schema
 
 
@@ -83,7 +83,7 @@ def test_a_deposed_leader_cannot_append_once_a_standby_took_the_lease(url):
     assert isinstance(stopped.value.__cause__, FencedError)
     assert (stopped.value.__cause__.epoch, stopped.value.__cause__.current) == (epoch, epoch + 1)
     with pytest.raises(ControllerStoppedError):
-        leader.cancel("before")  # stopped for good
+        leader.cancel("before", actor=USER)  # stopped for good
     assert Controller(env=env).world.position == written
 
 

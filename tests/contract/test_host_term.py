@@ -21,7 +21,7 @@ from costart.pgstore import env_for_url
 from costart.store.errors import StaleTermError
 from costart.store.host_term import HostTermFencing
 from costart.store.lease import LEASE_DB, store_term
-from tests.builders import a_group
+from tests.builders import USER, a_group
 from tests.pg_support import base_url, fresh_schema
 
 from .conftest import Store
@@ -56,7 +56,7 @@ def test_a_leader_of_an_older_term_cannot_append_once_the_next_term_is_claimed(s
     assert isinstance(stopped.value.__cause__, StaleTermError)
     assert (stopped.value.__cause__.term, stopped.value.__cause__.current) == (1, 2)
     with pytest.raises(ControllerStoppedError):
-        old.cancel("before")  # stopped for good
+        old.cancel("before", actor=USER)  # stopped for good
     new.submit(_spec("after"))
     assert _names(store) == ["before", "after"]
     old.close()

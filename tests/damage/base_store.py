@@ -23,6 +23,7 @@ from costart.domain.spec import parse_spec
 from costart.replay.logfile import EVENTS_LOG, SNAPSHOTS_LOG
 from costart.store.lmdbenv import index_db_name, log_db_name
 from costart.store.records import unpack_u64
+from tests.builders import USER
 
 ROOT = Path(__file__).resolve().parents[2]
 GROUP = "grpo-run-42"
@@ -45,7 +46,7 @@ def build(store: Path) -> None:
         spec = ROOT / "scenarios" / "rl-post-training.toml"
         controller = run_demo(spec, Console(file=out), settings)
     controller.submit(parse_spec(TAIL_GROUP, "toml"))
-    controller.cancel("tail-probe")
+    controller.cancel("tail-probe", actor=USER)
     controller.close()
     backend = LocalBackend(Settings(store=str(store), cluster=None))
     try:

@@ -25,6 +25,7 @@ from costart.cli.exits import EXIT_TAIL_LOST
 from costart.domain.spec import parse_spec
 from costart.store.errors import CorruptRecordError, DamagedStoreError, Defect, LogTailLostError
 from costart.store.snapshots import encode_world
+from tests.builders import USER
 from tests.contract.conftest import Store
 from tests.damage import classes
 from tests.damage.base_store import TAIL_GROUP, cut_log
@@ -59,7 +60,7 @@ def demo(store: Store, tmp_path: Path) -> Demo:
     env = {**store.env, "COSTART_SNAPSHOT_EVERY": str(SNAPSHOT_EVERY)}
     controller = run_demo(ROOT / "scenarios" / "rl-post-training.toml", console, env=env)
     controller.submit(parse_spec(TAIL_GROUP, "toml"))
-    controller.cancel("tail-probe")
+    controller.cancel("tail-probe", actor=USER)
     demo = Demo(
         encode_world(controller.world),
         *controller.snapshots_store.positions()[-1:-3:-1],

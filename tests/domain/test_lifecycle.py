@@ -14,7 +14,20 @@ from costart.domain.ids import CLUSTER_ID
 from costart.domain.invariants import check_world
 from costart.domain.scheduling import TIMED, deadline_due, on_tick
 from costart.domain.states import GroupState, GroupStatus
-from tests.builders import ManualClock, a_group, event_names, full_placement, new_controller
+from tests.builders import (
+    HOST,
+    USER,
+    ManualClock,
+    a_group,
+    claim_fail,
+    event_names,
+    fail,
+    full_placement,
+    new_controller,
+    ready,
+    start,
+    succeed,
+)
 
 
 def started_group(spec, controller):
@@ -22,9 +35,9 @@ def started_group(spec, controller):
     controller.apply_decisions([full_placement(spec)])
     for member in spec.members:
         for claim in member.claims:
-            controller.claim_ready(f"{spec.name}/{member.name}", claim)
+            ready(controller, f"{spec.name}/{member.name}", claim)
     for member in spec.members:
-        controller.member_started(f"{spec.name}/{member.name}")
+        start(controller, f"{spec.name}/{member.name}")
     return controller
 
 
@@ -39,12 +52,12 @@ def test_group_never_starts_before_every_claim_is_ready():
     c.submit(spec)
     c.apply_decisions([full_placement(spec)])
     assert c.group("g1").status == "PLACED"
-    c.claim_ready("g1/trainer", "gpus")
-    c.claim_ready("g1/trainer", "data")
+    ready(c, "g1/trainer", "gpus")
+    ready(c, "g1/trainer", "data")
     assert not c.may_start("g1/trainer")
     with pytest.raises(IllegalTransition):
-        c.member_started("g1/trainer")
-    events = c.claim_ready("g1/rollout", "gpus")
+        start(c, "g1/trainer")
+    events = ready(c, "g1/rollout", "gpus")
     assert event_names(events) == ["ClaimReady", "BarrierReleased"]
     assert c.may_start("g1/trainer") and c.may_start("g1/rollout")
 
@@ -63,7 +76,7 @@ def test_a_live_name_conflicts_but_an_ended_name_can_be_reused():
     first = c.submit(spec)
     with pytest.raises(Conflict):
         c.submit(spec)
-    c.cancel("g1")
+    c.cancel("g1", actor=USER)
     second = c.submit(spec)
     assert second.id != first.id and c.group("g1").id == second.id
 
@@ -82,9 +95,9 @@ def test_claim_failure_before_the_start_releases_the_whole_group_with_backoff():
     retry_delays = []
     for _ in range(4):
         c.apply_decisions([full_placement(spec)])
-        c.claim_ready("g1/a", "gpus")
+        ready(c, "g1/a", "gpus")
         now = clock.advance(1)
-        events = c.claim_failed("g1/b", "gpus", "volume attach failed")
+        events = claim_fail(c, "g1/b", "gpus", "volume attach failed")
         assert event_names(events) == [
             "ClaimFailed",
             "MemberReleased",
@@ -125,18 +138,18 @@ def test_restart_member_budget_then_escalates_to_fail_group():
     spec = (
         a_group()
         .with_member("trainer")
-        .with_member("rollout", replicas=2)
+        .with_member("rollout", tasks=2)
         .with_rule("restart-member", members=("rollout",), reasons=("error",), max_restarts=1)
         .build()
     )
     c = started_group(spec, new_controller())
-    events = c.member_failed("g1/rollout", "error", exit_code=1)
+    events = fail(c, "g1/rollout", "error", exit_code=1)
     assert event_names(events) == ["MemberFailed", "MemberRestarted"]
     assert c.members("g1")[1].status == "RESTARTING"
     c.apply_decisions([PlaceMember("g1", "rollout", (Assignment(0, "x1"), Assignment(1, "x2")))])
     assert c.may_start("g1/rollout")
-    c.member_started("g1/rollout")
-    events = c.member_failed("g1/rollout", "error", exit_code=1)
+    start(c, "g1/rollout")
+    events = fail(c, "g1/rollout", "error", exit_code=1)
     assert event_names(events)[-1] == "GroupFailed"
     assert c.group("g1").status == "FAILED"
     check_world(c.world)
@@ -153,10 +166,10 @@ def test_node_loss_and_preemption_never_consume_a_budget(reason):
     )
     c = started_group(spec, new_controller())
     for _ in range(3):
-        events = c.member_failed("g1/rollout", reason)
+        events = fail(c, "g1/rollout", reason)
         assert event_names(events) == ["MemberFailed", "MemberRestarted"]
         c.apply_decisions([PlaceMember("g1", "rollout", (Assignment(0, "y"),))])
-        c.member_started("g1/rollout")
+        start(c, "g1/rollout")
     rollout = c.members("g1")[0]
     assert rollout.restarts == 0 and rollout.uncounted_restarts == 3
 
@@ -171,7 +184,7 @@ def test_restart_group_uses_the_group_budget_then_fails():
         .build()
     )
     c = started_group(spec, new_controller())
-    events = c.member_failed("g1/trainer", "error")
+    events = fail(c, "g1/trainer", "error")
     assert event_names(events) == [
         "MemberFailed",
         "GroupRestarted",
@@ -183,10 +196,10 @@ def test_restart_group_uses_the_group_budget_then_fails():
     assert group.status == "PENDING" and group.attempt == 2 and not group.barrier_released
     assert not c.may_start("g1/rollout")
     c.apply_decisions([full_placement(spec)])
-    c.claim_ready("g1/trainer", "gpus")
-    c.member_started("g1/trainer")
-    c.member_started("g1/rollout")
-    events = c.member_failed("g1/trainer", "oom")
+    ready(c, "g1/trainer", "gpus")
+    start(c, "g1/trainer")
+    start(c, "g1/rollout")
+    events = fail(c, "g1/trainer", "oom")
     assert event_names(events)[-1] == "GroupFailed"
     check_world(c.world)
 
@@ -200,11 +213,11 @@ def test_tolerate_degrades_and_fails_below_min_running():
         .build()
     )
     c = started_group(spec, new_controller())
-    events = c.member_failed("g1/rollout", "error", replica=0)
+    events = fail(c, "g1/rollout", "error", replica=0)
     assert event_names(events) == ["MemberFailed", "GroupDegraded"]
     assert c.group("g1").status == "DEGRADED"
     assert c.members("g1")[1].status == "RUNNING" and len(c.members("g1")[1].assignments) == 3
-    events = c.member_failed("g1/rollout", "error", replica=1)
+    events = fail(c, "g1/rollout", "error", replica=1)
     assert event_names(events)[-1] == "GroupFailed"
 
 
@@ -217,7 +230,7 @@ def test_a_replaced_replica_recovers_a_degraded_group():
         .build()
     )
     c = started_group(spec, new_controller())
-    c.member_failed("g1/rollout", "error", replica=1)
+    fail(c, "g1/rollout", "error", replica=1)
     events = c.apply_decisions([PlaceMember("g1", "rollout", (Assignment(1, "z"),))])
     assert event_names(events) == ["MemberPlaced", "GroupRecovered"]
 
@@ -243,7 +256,7 @@ def test_success_policy(when, members, finish, done):
     )
     c = started_group(spec, new_controller())
     for name in finish:
-        c.member_succeeded(f"g1/{name}")
+        succeed(c, f"g1/{name}")
     assert (c.group("g1").status == "SUCCEEDED") is done
     if done:
         assert {m.name: m.status for m in c.members("g1")}["svc"] == "STOPPED"
@@ -255,19 +268,22 @@ def test_cancel_tears_down_from_any_state_and_terminal_groups_never_change():
     c = new_controller()
     c.submit(spec)
     c.apply_decisions([full_placement(spec)])
-    events = c.cancel("g1")
+    events = c.cancel("g1", actor=USER)
     assert event_names(events) == ["MemberStopped", "MemberStopped", "GroupCancelled"]
     check_world(c.world)
     version = c.group("g1").version
     for command in (
-        lambda: c.cancel("g1"),
-        lambda: c.claim_ready("g1/a", "c"),
-        lambda: c.member_started("g1/a"),
-        lambda: c.scale("g1/b", 3),
+        lambda: c.cancel("g1", actor=USER),
+        lambda: start(c, "g1/a"),
+        lambda: c.scale("g1/b", 3, actor=USER),
         lambda: c.apply_decisions([full_placement(spec)]),
     ):
         with pytest.raises(DomainError):
             command()
+    # A late report about the stopped member is told apart, and changes nothing.
+    late = c.claim_ready("g1/a", "c", 1, actor=HOST)
+    assert (late.outcome, late.events) == ("stale", ())
+    assert "STOPPED" in late.detail
     assert c.group("g1").version == version
 
 
@@ -279,10 +295,10 @@ def test_scale_down_stops_the_highest_replicas_and_scale_up_places_singles():
         .build()
     )
     c = started_group(spec, new_controller())
-    events = c.scale("g1/svc", 2)
+    events = c.scale("g1/svc", 2, actor=USER)
     assert event_names(events) == ["MemberScaled"]
     assert sorted(a.index for a in c.members("g1")[0].assignments) == [0, 1]
-    c.scale("g1/svc", 3)
+    c.scale("g1/svc", 3, actor=USER)
     c.apply_decisions([PlaceMember("g1", "svc", (Assignment(2, "n9"),))])
     assert len(c.members("g1")[0].assignments) == 3
     with pytest.raises(DomainError):
@@ -292,9 +308,9 @@ def test_scale_down_stops_the_highest_replicas_and_scale_up_places_singles():
 def test_unknown_names_are_reported_clearly():
     c = new_controller()
     with pytest.raises(NotFound, match="no group named 'nope'"):
-        c.cancel("nope")
+        c.cancel("nope", actor=USER)
     with pytest.raises(NotFound, match="GROUP/MEMBER"):
-        c.claim_ready("just-a-group", "gpus")
+        ready(c, "just-a-group", "gpus")
 
 
 def test_node_loss_before_the_start_releases_without_counting_an_attempt():
@@ -302,12 +318,12 @@ def test_node_loss_before_the_start_releases_without_counting_an_attempt():
     c = new_controller()
     c.submit(spec)
     c.apply_decisions([full_placement(spec)])
-    events = c.node_down("r1-n002")
+    events = c.node_down("r1-n002", actor=HOST)
     assert event_names(events) == ["NodeStatusChanged", "MemberReleased", "PlacementReleased"]
     assert c.group("g1").status == "PENDING"
     assert c.world.node_status == {"r1-n002": "down"}
-    assert c.node_down("r1-n002") == []  # no change, nothing written
-    assert event_names(c.set_node_status("r1-n002", "up")) == ["NodeStatusChanged"]
+    assert c.node_down("r1-n002", actor=HOST) == []  # no change, nothing written
+    assert event_names(c.set_node_status("r1-n002", "up", actor=HOST)) == ["NodeStatusChanged"]
     assert c.world.node_status == {}
 
 
@@ -321,7 +337,7 @@ def test_node_loss_after_the_start_fails_only_the_replicas_on_it():
     )
     c = started_group(spec, new_controller())
     rollout_node = c.members("g1")[1].assignments[1].node
-    events = c.node_down(rollout_node)
+    events = c.node_down(rollout_node, actor=HOST)
     assert event_names(events) == ["NodeStatusChanged", "MemberFailed", "GroupDegraded"]
     failed = events[1]
     assert failed.reason == "node-lost" and failed.index == 1
@@ -338,7 +354,7 @@ def test_node_loss_of_a_job_goes_through_the_policy_without_using_the_budget():
         .build()
     )
     c = started_group(spec, new_controller())
-    events = c.node_down(c.members("g1")[0].assignments[0].node)
+    events = c.node_down(c.members("g1")[0].assignments[0].node, actor=HOST)
     assert event_names(events)[:3] == ["NodeStatusChanged", "MemberFailed", "GroupRestarted"]
     assert c.group("g1").group_restarts == 0 and c.group("g1").status == "PENDING"
 

@@ -11,7 +11,20 @@ import pytest
 from costart.domain.errors import DomainError
 from costart.domain.limits import MAX_REPLICAS_PER_MEMBER as MAX_REPLICAS
 from costart.domain.policy import decide_action, matching_rule
-from tests.builders import ManualClock, a_group, event_names, full_placement, new_controller
+from tests.builders import (
+    HOST,
+    USER,
+    ManualClock,
+    a_group,
+    claim_fail,
+    event_names,
+    fail,
+    full_placement,
+    new_controller,
+    ready,
+    start,
+    succeed,
+)
 
 
 def two_matching_rules(first: str, second: str):
@@ -46,7 +59,7 @@ def test_the_first_matching_rule_wins_not_the_last(first, second):
 def test_the_first_rule_decides_through_the_controller():
     spec = two_matching_rules("restart-member", "fail-group")
     c = started(spec)
-    events = c.member_failed("g1/trainer", "error", 1)
+    events = fail(c, "g1/trainer", "error", 1)
     assert event_names(events) == ["MemberFailed", "MemberRestarted"]
     assert events[0].action == "restart-member"
     assert c.group("g1").status == "RUNNING"
@@ -73,9 +86,9 @@ def started(spec):
     c.apply_decisions([full_placement(spec)])
     for member in spec.members:
         for claim in member.claims:
-            c.claim_ready(f"{spec.name}/{member.name}", claim)
+            ready(c, f"{spec.name}/{member.name}", claim)
     for member in spec.members:
-        c.member_started(f"{spec.name}/{member.name}")
+        start(c, f"{spec.name}/{member.name}")
     assert c.group(spec.name).status == "RUNNING"
     return c
 
@@ -93,7 +106,7 @@ def test_success_by_members_needs_every_named_member(order):
     )
     c = started(spec)
     for done, name in enumerate(order, 1):
-        events = c.member_succeeded(f"g1/{name}")
+        events = succeed(c, f"g1/{name}")
         if done < len(order):
             assert "GroupSucceeded" not in event_names(events), f"after {order[:done]}"
             assert c.group("g1").status == "RUNNING"
@@ -104,8 +117,8 @@ def test_success_by_members_needs_every_named_member(order):
 def test_success_by_members_ignores_a_member_it_does_not_name():
     spec = a_group().with_member("a").with_member("other").with_success("members", ("a",)).build()
     c = started(spec)
-    assert "GroupSucceeded" not in event_names(c.member_succeeded("g1/other"))
-    assert event_names(c.member_succeeded("g1/a"))[-1] == "GroupSucceeded"
+    assert "GroupSucceeded" not in event_names(succeed(c, "g1/other"))
+    assert event_names(succeed(c, "g1/a"))[-1] == "GroupSucceeded"
 
 
 CLAIMS = (("trainer", "gpus"), ("trainer", "data"), ("rollout", "gpus"))
@@ -123,7 +136,7 @@ def test_the_barrier_holds_while_any_claim_is_pending(order):
     c.submit(spec)
     c.apply_decisions([full_placement(spec)])
     for reported, (member, claim) in enumerate(order, 1):
-        events = c.claim_ready(f"g1/{member}", claim)
+        events = ready(c, f"g1/{member}", claim)
         pending = order[reported:]
         if pending:
             assert event_names(events) == ["ClaimReady"], f"released with {pending} PENDING"
@@ -140,7 +153,7 @@ def test_a_member_with_one_of_two_claims_ready_is_not_ready():
     c = new_controller()
     c.submit(spec)
     c.apply_decisions([full_placement(spec)])
-    c.claim_ready("g1/trainer", "data")
+    ready(c, "g1/trainer", "data")
     (trainer,) = c.members("g1")
     assert trainer.status == "PLACED" and trainer.claims == {"gpus": "PENDING", "data": "READY"}
 
@@ -162,14 +175,14 @@ def test_a_replica_lost_before_its_member_started_restarts_it(claims):
     c.submit(spec)
     c.apply_decisions([full_placement(spec)])
     for claim in claims:
-        c.claim_ready("g1/rollout", claim)
+        ready(c, "g1/rollout", claim)
     rollout = c.members("g1")[1]
     assert rollout.status == "READY" and c.group("g1").status == "RUNNING"
-    events = c.node_down(rollout.assignments[0].node)
+    events = c.node_down(rollout.assignments[0].node, actor=HOST)
     assert event_names(events) == ["NodeStatusChanged", "MemberFailed", "MemberRestarted"]
     rollout = c.members("g1")[1]
     assert [a.index for a in rollout.assignments] == [1] and rollout.status == "READY"
-    c.member_started("g1/rollout")
+    start(c, "g1/rollout")
     assert c.members("g1")[1].status == "RUNNING"
 
 
@@ -192,9 +205,9 @@ def test_a_claim_failing_after_the_start_goes_through_the_failure_policy():
     c.submit(claims_group())
     c.apply_decisions([full_placement(claims_group())])
     for member, claim in (("trainer", "gpus"), ("rollout", "gpus"), ("rollout", "data")):
-        c.claim_ready(f"g1/{member}", claim)
-    c.member_started("g1/trainer")  # rollout is READY, not yet started
-    events = c.claim_failed("g1/rollout", "data", "volume detached")
+        ready(c, f"g1/{member}", claim)
+    start(c, "g1/trainer")  # rollout is READY, not yet started
+    events = claim_fail(c, "g1/rollout", "data", "volume detached")
     assert event_names(events) == ["ClaimFailed", "MemberFailed", "MemberRestarted"]
     failed = events[1]
     assert (failed.reason, failed.action, failed.index) == ("claim-failed", "restart-member", None)
@@ -206,7 +219,7 @@ def test_a_claim_failing_before_the_start_counts_a_placement_attempt():
     c = new_controller()
     c.submit(spec)
     c.apply_decisions([full_placement(spec)])
-    events = c.claim_failed("g1/trainer", "gpus", "no device")
+    events = claim_fail(c, "g1/trainer", "gpus", "no device")
     assert event_names(events)[-1] == "GroupFailed"
     assert "gave up after 1 attempts" in (c.group("g1").last_reason or "")
 
@@ -218,9 +231,9 @@ def test_a_claim_the_member_does_not_have_is_refused_by_name():
     c.apply_decisions([full_placement(spec)])
     before = c.recorder.max_notification_id()
     with pytest.raises(DomainError, match="member trainer has no claim 'data'"):
-        c.claim_failed("g1/trainer", "data", "x")
+        claim_fail(c, "g1/trainer", "data", "x")
     with pytest.raises(DomainError, match="member trainer has no claim 'data'"):
-        c.claim_ready("g1/trainer", "data")
+        ready(c, "g1/trainer", "data")
     assert c.recorder.max_notification_id() == before
 
 
@@ -241,24 +254,24 @@ def test_scaling_accepts_min_running_to_the_limit_inclusive(replicas, accepted):
     c = new_controller()
     c.submit(replica_group())
     if accepted:
-        assert event_names(c.scale("g1/rs", replicas)) == ["MemberScaled"]
+        assert event_names(c.scale("g1/rs", replicas, actor=USER)) == ["MemberScaled"]
         assert c.members("g1")[1].desired == replicas
         return
     with pytest.raises(
         DomainError,
         match=rf"replicas for rs must be between min_running \(2\) and {MAX_REPLICAS} \(got {replicas}\)",
     ):
-        c.scale("g1/rs", replicas)
+        c.scale("g1/rs", replicas, actor=USER)
 
 
 def test_scaling_a_job_or_an_ended_group_is_refused_by_name():
     c = new_controller()
     c.submit(replica_group())
     with pytest.raises(DomainError, match="member job is a job; only a replica-set scales"):
-        c.scale("g1/job", 2)
-    c.cancel("g1")
+        c.scale("g1/job", 2, actor=USER)
+    c.cancel("g1", actor=USER)
     with pytest.raises(DomainError, match="group g1 is CANCELLED: cannot scale"):
-        c.scale("g1/rs", 2)
+        c.scale("g1/rs", 2, actor=USER)
 
 
 def tolerant_group():
@@ -274,13 +287,13 @@ def tolerant_group():
 
 def test_tolerated_failures_say_what_is_left_and_the_floor_names_the_member():
     c = started(tolerant_group())
-    events = c.member_failed("g1/rs", "error", 1, 0)
+    events = fail(c, "g1/rs", "error", 1, 0)
     assert event_names(events) == ["MemberFailed", "GroupDegraded"]
     assert (events[1].member, events[1].detail) == ("rs", "3/4 replicas")
-    events = c.member_failed("g1/job", "oom", 137)
+    events = fail(c, "g1/job", "oom", 137)
     assert (events[-1].member, events[-1].detail) == ("job", "job failed (tolerated)")
     assert c.group("g1").last_reason == "job: job failed (tolerated)"
-    events = c.member_failed("g1/rs", "error", 1, 1)  # 2 left, below min_running 3
+    events = fail(c, "g1/rs", "error", 1, 1)  # 2 left, below min_running 3
     assert event_names(events)[-1] == "GroupFailed"
     assert events[-1].member == "rs"
     assert events[-1].reason == "rs has 2 replicas, below min_running 3"
@@ -292,11 +305,11 @@ def test_reports_about_the_wrong_kind_or_replica_are_refused_by_name():
     with pytest.raises(
         DomainError, match="member job is a job; a replica index needs a replica-set"
     ):
-        c.member_failed("g1/job", "error", 1, 0)
+        fail(c, "g1/job", "error", 1, 0)
     with pytest.raises(DomainError, match="member rs has no running replica 7"):
-        c.member_failed("g1/rs", "error", 1, 7)
+        fail(c, "g1/rs", "error", 1, 7)
     with pytest.raises(DomainError, match="member rs is a replica-set; only jobs succeed"):
-        c.member_succeeded("g1/rs")
+        succeed(c, "g1/rs")
     assert c.recorder.max_notification_id() == before
 
 
@@ -312,11 +325,11 @@ def test_a_tolerated_failure_of_the_last_running_job_concludes_the_group_at_that
     c = new_controller(clock)
     c.submit(spec)
     c.apply_decisions([full_placement(spec)])
-    c.member_started("g1/a")
-    c.member_started("g1/b")
-    c.member_succeeded("g1/a")
+    start(c, "g1/a")
+    start(c, "g1/b")
+    succeed(c, "g1/a")
     now = clock.advance(42)
-    events = c.member_failed("g1/b", "error", 1)
+    events = fail(c, "g1/b", "error", 1)
     assert event_names(events) == ["MemberFailed", "GroupDegraded", "GroupSucceeded"]
     assert {e.at_ns for e in events} == {now}
     assert c.group("g1").ended_at_ns == now

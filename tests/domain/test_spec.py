@@ -89,6 +89,26 @@ BAD = [
     (with_("success", {"when": "members"}), "success.members", "at least one"),
     (with_("members", []), "members", "at least one member"),
     (with_("members.0.claims", ["gpus", "gpus"]), "members[0].claims[1]", "duplicate claim"),
+    (
+        with_("members.0.task_claims", ["dev", "dev"]),
+        "members[0].task_claims[1]",
+        "duplicate claim",
+    ),
+    (
+        with_(
+            "members.0",
+            {
+                "name": "trainer",
+                "kind": "job",
+                "shape": {"gpu": 8},
+                "claims": ["gpus"],
+                "task_claims": ["gpus"],
+            },
+        ),
+        "members[0].task_claims[0]",
+        "is a member claim already",
+    ),
+    (with_("members.0.task_claims", ["Bad Name"]), "members[0].task_claims[0]", ""),
     (with_("priority", "high"), "priority", "Expected `int`"),
     (with_("members.0.name", None), "members[0].name", "Expected `str`"),
 ]

@@ -45,7 +45,17 @@ from costart.domain.states import GROUP_STARTED, GroupState, MemberState
 from costart.replay.rebuild import rebuild, restore
 from costart.replay.source import RecorderSource
 from costart.store.codec import canonical_encode
-from tests.builders import ManualClock, a_group
+from tests.builders import (
+    HOST,
+    USER,
+    ManualClock,
+    a_group,
+    claim_fail,
+    fail,
+    ready,
+    start,
+    succeed,
+)
 from tests.reference_model import PolicyModel
 
 NAMES = ("g1", "g2", "g3")
@@ -301,7 +311,7 @@ class ControllerMachine(RuleBasedStateMachine):
         self.accepted(
             "claim_ready",
             f"claim_ready {member} {claim}",
-            lambda: self.controller.claim_ready(member, claim),
+            lambda: ready(self.controller, member, claim),
         )
 
     def failable_claims(self) -> list[tuple[str, str]]:
@@ -317,7 +327,7 @@ class ControllerMachine(RuleBasedStateMachine):
         self.accepted(
             "claim_failed",
             f"claim_failed {member} {claim}",
-            lambda: self.controller.claim_failed(member, claim, "x"),
+            lambda: claim_fail(self.controller, member, claim, "x"),
         )
 
     def startable(self) -> list[tuple[GroupState, MemberState]]:
@@ -330,7 +340,7 @@ class ControllerMachine(RuleBasedStateMachine):
         target = ref(group, member)
         assert self.barrier.get(group.name, False)
         assert self.controller.may_start(target)
-        self.accepted("start", f"start {target}", lambda: self.controller.member_started(target))
+        self.accepted("start", f"start {target}", lambda: start(self.controller, target))
 
     @precondition(lambda self: self.live("PENDING", "RESERVING", "PLACED"))
     @rule(data=st.data(), gate=rarely(4))
@@ -341,9 +351,7 @@ class ControllerMachine(RuleBasedStateMachine):
         member = data.draw(st.sampled_from(self.controller.members(group.name)))
         target = ref(group, member)
         assert not self.controller.may_start(target)
-        self.refused(
-            "start", f"start {target} early", lambda: self.controller.member_started(target)
-        )
+        self.refused("start", f"start {target} early", lambda: start(self.controller, target))
 
     # --- after the start ----------------------------------------------------------
 
@@ -365,12 +373,16 @@ class ControllerMachine(RuleBasedStateMachine):
         self.accepted(
             f"fail:{reason}",
             f"fail {target} {reason} replica={index}",
-            lambda: self.controller.member_failed(target, reason, 1, index),
+            lambda: fail(self.controller, target, reason, 1, index),
         )
 
     def running_jobs(self) -> list[tuple[GroupState, MemberState]]:
+        # A job succeeds task by task: only one with a running task can report one.
         return self.members_where(
-            self.started(), lambda m: m.status == "RUNNING" and m.spec.kind == "job"
+            self.started(),
+            lambda m: m.status == "RUNNING"
+            and m.spec.kind == "job"
+            and any(t.status == "RUNNING" for t in m.tasks),
         )
 
     @precondition(lambda self: self.running_jobs())
@@ -378,9 +390,7 @@ class ControllerMachine(RuleBasedStateMachine):
     def succeed(self, data):
         group, member = data.draw(st.sampled_from(self.running_jobs()))
         target = ref(group, member)
-        self.accepted(
-            "succeed", f"succeed {target}", lambda: self.controller.member_succeeded(target)
-        )
+        self.accepted("succeed", f"succeed {target}", lambda: succeed(self.controller, target))
 
     def replica_sets(self) -> list[tuple[GroupState, MemberState]]:
         return self.members_where(self.live(), lambda m: m.spec.kind == "replica-set")
@@ -394,7 +404,7 @@ class ControllerMachine(RuleBasedStateMachine):
         replicas = data.draw(st.integers(member.spec.min_running - 1, member.spec.count + 2))
         target = ref(group, member)
         label = f"scale {target} {replicas}"
-        command = lambda: self.controller.scale(target, replicas)  # noqa: E731
+        command = lambda: self.controller.scale(target, replicas, actor=USER)  # noqa: E731
         if replicas < member.spec.min_running or member.status in (
             "SUCCEEDED",
             "FAILED",
@@ -439,7 +449,9 @@ class ControllerMachine(RuleBasedStateMachine):
         if gate:
             return
         group = data.draw(st.sampled_from(self.live()))
-        self.accepted("cancel", f"cancel {group.name}", lambda: self.controller.cancel(group.name))
+        self.accepted(
+            "cancel", f"cancel {group.name}", lambda: self.controller.cancel(group.name, actor=USER)
+        )
 
     @precondition(lambda self: self.used_nodes())
     @rule(data=st.data(), gate=rarely(3))
@@ -448,7 +460,7 @@ class ControllerMachine(RuleBasedStateMachine):
             return
         node = data.draw(st.sampled_from(self.used_nodes()))
         events = self.accepted(
-            "node_down", f"node_down {node}", lambda: self.controller.node_down(node)
+            "node_down", f"node_down {node}", lambda: self.controller.node_down(node, actor=HOST)
         )
         for e in events:
             if isinstance(e, ev.MemberFailed):
@@ -468,7 +480,7 @@ class ControllerMachine(RuleBasedStateMachine):
         self.run(
             "node_report",
             f"node {node} {status}",
-            lambda: self.controller.set_node_status(node, status),
+            lambda: self.controller.set_node_status(node, status, actor=HOST),
         )
         assert self.controller.world.node_status.get(node, "up") == status
 
@@ -492,18 +504,14 @@ class ControllerMachine(RuleBasedStateMachine):
         c = self.controller
         if which == 0 and group.status not in GROUP_STARTED:
             self.refused(
-                "fail", f"fail {target} before the start", lambda: c.member_failed(target, "error")
+                "fail", f"fail {target} before the start", lambda: fail(c, target, "error")
             )
         elif which == 1 and member.spec.kind == "replica-set":
-            self.refused(
-                "succeed", f"succeed replica-set {target}", lambda: c.member_succeeded(target)
-            )
+            self.refused("succeed", f"succeed replica-set {target}", lambda: succeed(c, target))
         elif which == 2 and member.spec.kind == "job":
-            self.refused("scale", f"scale job {target}", lambda: c.scale(target, 2))
+            self.refused("scale", f"scale job {target}", lambda: c.scale(target, 2, actor=USER))
         elif which == 3:
-            self.refused(
-                "claim_ready", f"claim {target} nope", lambda: c.claim_ready(target, "nope")
-            )
+            self.refused("claim_ready", f"claim {target} nope", lambda: ready(c, target, "nope"))
 
     # --- replay ---------------------------------------------------------------------
 
@@ -568,7 +576,7 @@ MIN_EVENTS = {
     "MemberSucceeded": 6,
     "GroupSucceeded": 5,
     "GroupFailed": 40,
-    "GroupDegraded": 10,
+    "GroupDegraded": 4,  # per-task reports: one replica lost at a time, degrading less often
     "ReservationTimedOut": 1,
     "ClaimFailed": 8,
 }

@@ -8,11 +8,11 @@ import itertools
 import pytest
 
 from costart.domain import events as ev
-from costart.domain.errors import IllegalTransition
+from costart.domain.errors import DomainError, IllegalTransition
 from costart.domain.states import GROUP_STATUSES, MEMBER_STATUSES
 from costart.domain.transitions import GROUP_FROM, MEMBER_FROM, check_group, check_member
 from costart.domain.world import World
-from tests.builders import a_group, new_controller
+from tests.builders import HOST, a_group, new_controller, start
 
 GROUP_STATES = list(GROUP_STATUSES)
 MEMBER_STATES = list(MEMBER_STATUSES)
@@ -36,9 +36,11 @@ MEMBER_EXPECTED = {
     ev.MemberHeld: {"PENDING", "HELD"},
     ev.MemberPlaced: {"PENDING", "HELD", "RESTARTING", "RUNNING"},
     ev.MemberReleased: set(MEMBER_STATES),
-    ev.ClaimReady: {"PLACED"},
-    ev.ClaimFailed: {"PLACED", "READY"},
+    ev.ClaimReady: {"PLACED", "RUNNING"},
+    ev.ClaimFailed: {"PLACED", "READY", "RUNNING"},
     ev.MemberStarted: {"READY"},
+    ev.TaskStarted: {"RUNNING"},
+    ev.TaskSucceeded: {"RUNNING"},
     ev.MemberFailed: {"PLACED", "READY", "RUNNING"},
     ev.MemberRestarted: {"PLACED", "READY", "FAILED", "RUNNING"},
     ev.MemberScaled: {"PENDING", "HELD", "PLACED", "READY", "RUNNING", "RESTARTING"},
@@ -91,14 +93,18 @@ def test_member_transition(event_type, state):
             check_member(member, event_type)
 
 
+def ready_at(controller, ref: str, claim: str, attempt: int):
+    return controller.claim_ready(ref, claim, attempt, actor=HOST)
+
+
 def test_refused_command_changes_nothing():
     controller = new_controller()
     controller.submit(a_group().with_member("a", claims=("c",)).build())
     before = controller.recorder.max_notification_id()
     version = controller.group("g1").version
     with pytest.raises(IllegalTransition):
-        controller.member_started("g1/a")
-    with pytest.raises(IllegalTransition):
-        controller.claim_ready("g1/a", "c")
+        start(controller, "g1/a")
+    with pytest.raises(DomainError, match="no placement attempt 1"):
+        ready_at(controller, "g1/a", "c", attempt=1)
     assert controller.recorder.max_notification_id() == before
     assert controller.group("g1").version == version

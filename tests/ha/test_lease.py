@@ -16,7 +16,7 @@ from costart.store import FencedError, Lease
 from costart.store.keeper import LeaseKeeper
 from costart.store.snapshots import encode_world
 from costart.store.standby import Standby, open_factory
-from tests.builders import ManualClock, a_group, full_placement
+from tests.builders import USER, ManualClock, a_group, full_placement, ready
 
 SECOND_NS = 10**9
 
@@ -114,7 +114,7 @@ def test_a_deposed_controller_is_fenced_on_its_next_append_and_stops(env, factor
     assert isinstance(leader.stopped, FencedError)
     assert leader.recorder.max_notification_id() == end
     with pytest.raises(ControllerStoppedError):
-        leader.cancel("before")
+        leader.cancel("before", actor=USER)
     leader.close()
 
 
@@ -136,7 +136,7 @@ def test_a_standby_promotes_from_its_warm_state_to_the_same_bytes_as_a_rebuild(e
     leader.submit(spec)
     standby = Standby(factory, b, poll_s=0.01)
     leader.apply_decisions([full_placement(spec)])
-    leader.claim_ready("g1/a", "c")
+    ready(leader, "g1/a", "c")
     clock.now_ns += 3 * SECOND_NS
     epoch = standby.wait_for_lease()
     assert epoch == 2
@@ -144,7 +144,7 @@ def test_a_standby_promotes_from_its_warm_state_to_the_same_bytes_as_a_rebuild(e
     promoted = Controller(env=env, clock=ManualClock(), epoch=epoch, warm=standby.world)
     promoted.submit(one_member("g2"))
     with pytest.raises(ControllerStoppedError):
-        leader.cancel("g1")
+        leader.cancel("g1", actor=USER)
     source = RecorderSource(promoted.recorder)
     assert encode_world(promoted.world) == encode_world(rebuild(source))
     leader.close()

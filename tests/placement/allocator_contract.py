@@ -18,6 +18,7 @@ import pytest
 from costart.domain.invariants import Capacity
 from costart.domain.world import World
 from costart.placement import Allocator, Cluster, CoPlacementStep, OvercommitError
+from tests.builders import HOST
 
 from .builders import Rig, a_cluster, a_group
 from .workload import digests, run_workload
@@ -69,8 +70,8 @@ class AllocatorContract:
 
     def test_nodes_that_are_not_up_report_nothing_free(self) -> None:
         rig = Rig(self._cluster())
-        rig.controller.set_node_status("b0-r0-n1", "drained")
-        rig.controller.set_node_status("b0-r0-n2", "down")
+        rig.controller.set_node_status("b0-r0-n1", "drained", actor=HOST)
+        rig.controller.set_node_status("b0-r0-n2", "down", actor=HOST)
         allocator = self.create_allocator(rig.cluster)
         free = self._session(allocator, rig.controller.world)
         assert free == [FULL, Capacity(), Capacity()]
@@ -113,7 +114,7 @@ class AllocatorContract:
     def test_a_release_on_a_node_not_up_gives_nothing(self) -> None:
         rig = Rig(self._cluster())
         rig.occupy("g-run", {"b0-r0-n2": 8})
-        rig.controller.set_node_status("b0-r0-n2", "drained")
+        rig.controller.set_node_status("b0-r0-n2", "drained", actor=HOST)
         allocator = self.create_allocator(rig.cluster)
         self._session(allocator, rig.controller.world)
         allocator.release(NODES[2], Capacity(gpu=8))

@@ -12,7 +12,7 @@ from costart.domain.invariants import check_world
 from costart.domain.spec_types import GroupSpec, Topology
 from costart.placement import Cluster, CoPlacementStep, InMemoryAllocator, Node
 from tests.builders import GroupBuilder as BaseGroupBuilder
-from tests.builders import ManualClock
+from tests.builders import ManualClock, start, succeed
 
 
 class GroupBuilder(BaseGroupBuilder):
@@ -132,13 +132,13 @@ class Rig:
         """Claims READY (none here) and start every member of a RUNNING group."""
         for member in self.controller.members(name):
             if member.status == "READY":
-                self.controller.member_started(f"{name}/{member.name}")
+                start(self.controller, f"{name}/{member.name}")
 
     def finish(self, name: str) -> None:
         self.start_all(name)
         for member in self.controller.members(name):
             if member.spec.kind == "job" and member.status == "RUNNING":
-                self.controller.member_succeeded(f"{name}/{member.name}")
+                succeed(self.controller, f"{name}/{member.name}")
 
     def nodes_of(self, name: str, member: str) -> list[str]:
         state = self.controller.world.member_named(self.controller.group(name), member)

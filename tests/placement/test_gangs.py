@@ -9,6 +9,7 @@ from costart.domain.errors import SpecError
 from costart.domain.events import Assignment
 from costart.domain.spec_types import Topology
 from costart.placement import Cluster, Node
+from tests.builders import HOST, USER, claim_fail, fail, ready
 
 from .builders import Rig, a_cluster, a_group
 
@@ -151,12 +152,12 @@ def test_nodes_going_down_make_a_waiting_group_infeasible() -> None:
     cluster = a_cluster(blocks=1, racks=1, nodes=4)
     rig = Rig(cluster)
     rig.submit(a_group("big").atomic().with_member("w", gpu=8, tasks=4).build())
-    rig.controller.set_node_status("b0-r0-n0", "down")
+    rig.controller.set_node_status("b0-r0-n0", "down", actor=HOST)
     rig.session()
     reason = rig.controller.group("big").pend_reason
     assert reason is not None and reason.cls == "infeasible"
     assert reason.need == "w: 4×{gpu:8}"
-    rig.controller.set_node_status("b0-r0-n0", "up")
+    rig.controller.set_node_status("b0-r0-n0", "up", actor=HOST)
     rig.session()
     assert rig.status("big") == "RUNNING"
 
@@ -170,8 +171,8 @@ def test_a_placed_group_waits_for_claims_with_a_claims_reason() -> None:
     assert group.status == "PLACED"
     assert group.pend_reason is not None and group.pend_reason.cls == "claims"
     assert group.pend_reason.message == "placed; waiting for claims: w/data, w/gpus"
-    rig.controller.claim_ready("g/w", "gpus")
-    rig.controller.claim_ready("g/w", "data")
+    ready(rig.controller, "g/w", "gpus")
+    ready(rig.controller, "g/w", "data")
     assert rig.status("g") == "RUNNING"
 
 
@@ -179,7 +180,7 @@ def test_a_released_group_backs_off_with_a_backoff_reason() -> None:
     rig = Rig(a_cluster(blocks=1, racks=1, nodes=2))
     rig.submit(a_group("g").with_member("w", gpu=8, tasks=1, claims=("gpus",)).build())
     rig.session()
-    rig.controller.claim_failed("g/w", "gpus", "driver")
+    claim_fail(rig.controller, "g/w", "gpus", "driver")
     events = rig.session()
     group = rig.controller.group("g")
     assert group.status == "PENDING" and group.pend_reason is not None
@@ -208,8 +209,8 @@ def test_a_restarting_member_is_placed_alone_and_a_replica_set_scales_up_singly(
     )
     rig.session()
     rig.start_all("g")
-    rig.controller.member_failed("g/trainer", "error")
-    rig.controller.scale("g/web", 3)
+    fail(rig.controller, "g/trainer", "error")
+    rig.controller.scale("g/web", 3, actor=USER)
     events = rig.session()
     placed = [e for e in events if type(e).__name__ == "MemberPlaced"]
     assert len(placed) == 2  # trainer alone, one more web replica alone
@@ -221,7 +222,7 @@ def test_a_restarting_member_is_placed_alone_and_a_replica_set_scales_up_singly(
 def test_drained_nodes_take_nothing_new() -> None:
     cluster = Cluster(["rack"], [Node("a", ("r0",), gpu=8), Node("b", ("r0",), gpu=8)])
     rig = Rig(cluster)
-    rig.controller.set_node_status("a", "drained")
+    rig.controller.set_node_status("a", "drained", actor=HOST)
     rig.submit(a_group("g").with_member("w", gpu=8, tasks=1).build())
     rig.session()
     assert rig.nodes_of("g", "w") == ["b"]

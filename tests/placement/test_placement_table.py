@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from costart.domain.errors import SpecError
+from tests.builders import HOST
 
 from .builders import GroupBuilder, Rig, a_group, a_zoned_cluster, domain_of
 
@@ -217,12 +218,12 @@ def test_a_type_mix_the_cluster_cannot_hold_is_refused_at_submit(
 def test_a_group_becomes_infeasible_when_nodes_close_and_runs_when_they_return(status: str) -> None:
     rig = Rig(a_zoned_cluster(zones=1, blocks=1))  # 4 nodes
     rig.submit(a_group("g").atomic().with_member("w", gpu=8, tasks=4).build())
-    rig.controller.set_node_status("z0-b0-r1-n1", status)  # type: ignore[arg-type]
+    rig.controller.set_node_status("z0-b0-r1-n1", status, actor=HOST)  # type: ignore[arg-type]
     rig.session()
     reason = rig.controller.group("g").pend_reason
     assert reason is not None and reason.cls == "infeasible"
     assert reason.message == "can never fit the cluster as it is now: w: 4×{gpu:8}; 3 fit"
-    rig.controller.set_node_status("z0-b0-r1-n1", "up")
+    rig.controller.set_node_status("z0-b0-r1-n1", "up", actor=HOST)
     rig.session()
     assert rig.status("g") == "RUNNING"
 
@@ -233,7 +234,7 @@ def test_a_reservation_that_the_shrunken_cluster_cannot_hold_releases_its_holds(
     rig.submit(a_group("g").reserve().with_member("w", gpu=8, tasks=4).build())
     rig.session()
     assert rig.status("g") == "RESERVING" and len(rig.nodes_of("g", "w")) == 3
-    rig.controller.set_node_status("z0-b0-r1-n0", "drained")
+    rig.controller.set_node_status("z0-b0-r1-n0", "drained", actor=HOST)
     rig.session()
     assert rig.status("g") == "PENDING" and rig.nodes_of("g", "w") == []
     rig.session(advance_s=61)  # after the backoff it says why it waits

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from costart.domain.errors import SpecError
 from costart.domain.states import GroupState
 from costart.placement import session_order
-from tests.builders import SECOND_NS
+from tests.builders import HOST, SECOND_NS, USER
 
 from .builders import Rig, a_cluster, a_group
 
@@ -100,14 +100,14 @@ def test_no_group_holds_anything_after_a_release_cancel_or_end_and_all_capacity_
             if rig.controller.group(name).is_terminal:
                 continue
             if action == "cancel":
-                rig.controller.cancel(name)
+                rig.controller.cancel(name, actor=USER)
             elif rig.status(name) == "RUNNING":
                 rig.finish(name)
             assert rig.controller.group(name).status not in ("CANCELLED",) or _holds_nothing(
                 rig, name
             )
         elif action in ("down", "drained", "up"):
-            rig.controller.set_node_status(nodes[arg % len(nodes)], action)  # type: ignore[arg-type]
+            rig.controller.set_node_status(nodes[arg % len(nodes)], action, actor=HOST)  # type: ignore[arg-type]
         rig.session(advance_s=arg if action == "wait" else 1)
         _check_all_or_nothing(rig)
         for group in rig.controller.groups():
@@ -116,9 +116,9 @@ def test_no_group_holds_anything_after_a_release_cancel_or_end_and_all_capacity_
     # Everything ends and every node is up: the whole cluster must be free again.
     for name in names:
         if not rig.controller.group(name).is_terminal:
-            rig.controller.cancel(name)
+            rig.controller.cancel(name, actor=USER)
     for node in nodes:
-        rig.controller.set_node_status(node, "up")
+        rig.controller.set_node_status(node, "up", actor=HOST)
     everything = len(nodes)
     rig.submit(a_group("all").atomic().with_member("w", gpu=8, tasks=everything).build())
     rig.session()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from costart.placement import idle_held_gpu_seconds, idle_held_gpus
 from costart.placement.accounting import IdleHeldMeter
-from tests.builders import SECOND_NS
+from tests.builders import HOST, SECOND_NS
 
 from .builders import Rig, a_cluster, a_group
 
@@ -106,7 +106,7 @@ def test_holds_on_a_node_that_goes_down_are_released() -> None:
     rig.occupy("running", {"b0-r0-n0": 8})
     rig.submit(a_group("g").reserve().with_member("w", gpu=8, tasks=2).build())
     rig.session()
-    rig.controller.set_node_status("b0-r0-n1", "down")
+    rig.controller.set_node_status("b0-r0-n1", "down", actor=HOST)
     rig.session()
     assert rig.status("g") == "PENDING"
 

@@ -30,6 +30,7 @@ from costart.domain.spec_types import GroupSpec, Topology
 from costart.domain.world import World
 from costart.logs import configure_logging
 from costart.placement import Allocator, Cluster, CoPlacementStep, InMemoryAllocator, Node
+from tests.builders import HOST, USER, fail, ready, start, succeed
 
 from .builders import ManualClock, a_group
 
@@ -185,27 +186,41 @@ def _disturb(controller: Controller, rng: random.Random, names: list[str]) -> No
             if member.status == "PLACED":
                 for claim, status in sorted(member.claims.items()):
                     if status == "PENDING" and rng.random() < 0.5:
-                        controller.claim_ready(ref, claim)
+                        ready(controller, ref, claim)
             elif member.status == "READY" and controller.may_start(ref):
-                controller.member_started(ref)
+                start(controller, ref)
             elif member.status == "RUNNING":
                 roll = rng.random()
                 if roll < 0.05:
-                    controller.member_failed(ref, "error")
+                    fail(controller, ref, "error")
                 elif roll < 0.1 and member.spec.kind == "replica-set" and member.desired < 16:
-                    controller.scale(ref, member.desired + 1)
+                    controller.scale(ref, member.desired + 1, actor=USER)
                 elif roll < 0.2 and member.spec.kind == "job":
-                    controller.member_succeeded(ref)
+                    succeed(controller, ref)
     roll = rng.random()
     if roll < 0.1:
-        controller.set_node_status(rng.choice(names), rng.choice(["down", "drained"]))
+        controller.set_node_status(rng.choice(names), rng.choice(["down", "drained"]), actor=HOST)
     elif roll < 0.2:
-        controller.set_node_status(rng.choice(names), "up")
+        controller.set_node_status(rng.choice(names), "up", actor=HOST)
+
+
+def _every_field(obj: Any) -> Any:
+    """``obj`` with every struct as a dict of all its fields, defaults included: the
+    form the digests were recorded in before structs left defaults out (ADR 0024)."""
+    if isinstance(obj, msgspec.Struct):
+        config = obj.__struct_config__
+        fields = {f: _every_field(getattr(obj, f)) for f in obj.__struct_fields__}
+        return list(fields.values()) if config.array_like else fields
+    if isinstance(obj, dict):
+        return {k: _every_field(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_every_field(v) for v in obj]
+    return obj
 
 
 def digests(sessions: list[list[dec.Decision]]) -> list[str]:
-    """One short digest per session of the exact decisions (order and bytes)."""
-    return [hashlib.sha256(_encoder.encode(s)).hexdigest()[:16] for s in sessions]
+    """One short digest per session of the exact decisions (order and every field)."""
+    return [hashlib.sha256(_encoder.encode(_every_field(s))).hexdigest()[:16] for s in sessions]
 
 
 if __name__ == "__main__":

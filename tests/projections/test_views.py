@@ -11,7 +11,7 @@ from costart.domain.errors import NotFound
 from costart.domain.events import DomainEvent
 from costart.projections import RecorderSource, Views
 from costart.projections.projector import SECOND_NS
-from tests.builders import ManualClock, new_controller
+from tests.builders import USER, ManualClock, new_controller
 from tests.hash_seed import stdout_lines
 from tests.multi_group_story import run_story
 
@@ -91,9 +91,14 @@ def test_the_group_and_member_views_show_the_controllers_state(tmp_path):
     assert g1.members_by_state == {"RUNNING": 2}
     assert g1.gpu_placed == 2 * 8 + 3 * 1
     rollout = views.members("g1")[1]
-    assert rollout.nodes == ("r2-n001", "r2-n002", "r2-n003")
+    assert rollout.nodes[-1] == "r2-n001" and len(rollout.nodes) == 3
     assert rollout.restarts == 1 and rollout.last_reason == "error"
     assert rollout.claims == {"gpus": "READY"}
+    # Per task: replica 0 was placed again by the member's second placement, and runs.
+    assert (rollout.attempt, rollout.running) == (2, 3)
+    tasks = {t.index: (t.node, t.attempt, t.state) for t in rollout.tasks}
+    assert tasks[0] == ("r2-n001", 2, "RUNNING")
+    assert [tasks[i][1:] for i in (1, 2)] == [(1, "RUNNING"), (1, "RUNNING")]
 
 
 def test_groups_filter_by_owner_and_state_in_submission_order(tmp_path):
@@ -116,7 +121,9 @@ def test_pend_history_and_the_timeline_keep_every_change_with_its_time(tmp_path)
     assert names[:2] == ["GroupSubmitted", "MemberCreated"]
     assert "BarrierReleased" in names and "MemberRestarted" in names
     failed = next(e for e in timeline if e.event == "MemberFailed")
-    assert failed.member == "rollout" and failed.detail == "error exit 137 -> restart-member"
+    assert failed.member == "rollout"
+    assert failed.detail == "error exit 137 task 0 of attempt 1 -> restart-member"
+    assert failed.actor is not None and failed.actor.startswith("agent:")
     assert failed.at_ns == 75 * SECOND_NS
     assert views.timeline("g1", last=3) == timeline[-3:]
 
@@ -170,7 +177,7 @@ def test_catching_up_reads_only_the_log_after_the_tracked_position(tmp_path):
         assert reopened.catch_up(counting) == 0
         assert counting.afters == [total] and counting.read == 0
         clock.advance(1)
-        controller.cancel("g3")
+        controller.cancel("g3", actor=USER)
         assert reopened.catch_up(counting) == 2
         assert reopened.group("g3").state == "CANCELLED"
 

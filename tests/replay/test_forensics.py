@@ -86,7 +86,10 @@ def test_timeline_has_a_lane_per_member_and_renders_self_contained_html(demo):
     ]
     rollout = [span.state for span in timeline.lanes[2].spans]
     assert rollout[:3] == ["PENDING", "PLACED", "READY"]
-    assert "RESTARTING" in rollout and rollout[-1] == "STOPPED"
+    assert rollout[3:] == ["RUNNING", "STOPPED"]  # a replica failed and was re-placed alone
+    failed = [e for e in timeline.events if e.event == "MemberFailed"]
+    assert [(e.aggregate, "index=0" in e.detail) for e in failed] == [("rollout", True)]
+    assert "actor=agent:" in failed[0].detail
     page = render_html(timeline)
     assert (
         page.startswith("<!DOCTYPE html>")

@@ -16,7 +16,18 @@ from costart.domain.world import World
 from costart.replay.rebuild import rebuild
 from costart.replay.source import RecorderSource
 from costart.store.snapshots import SNAPSHOT_STREAM_ID
-from tests.builders import ManualClock, a_group, full_placement, new_controller
+from tests.builders import (
+    HOST,
+    USER,
+    ManualClock,
+    a_group,
+    fail,
+    full_placement,
+    new_controller,
+    ready,
+    start,
+    succeed,
+)
 
 SECOND = 10**9
 
@@ -48,22 +59,22 @@ def busy_world():
     clock.advance(100)
     c.tick()  # barrier timed out: released, backoff
     c.apply_decisions([full_placement(g1, rack="b")])
-    c.claim_ready("g1/trainer", "gpus")
-    c.member_started("g1/trainer")
-    c.member_started("g1/rollout")
-    c.member_failed("g1/trainer", "error", 3)  # restart-group
+    ready(c, "g1/trainer", "gpus")
+    start(c, "g1/trainer")
+    start(c, "g1/rollout")
+    fail(c, "g1/trainer", "error", 3)  # restart-group
     c.apply_decisions([full_placement(g1, rack="c")])
-    c.claim_ready("g1/trainer", "gpus")
-    c.member_started("g1/trainer")
-    c.member_started("g1/rollout")
-    c.member_failed("g1/trainer", "oom", 137)  # counted restart
+    ready(c, "g1/trainer", "gpus")
+    start(c, "g1/trainer")
+    start(c, "g1/rollout")
+    fail(c, "g1/trainer", "oom", 137)  # counted restart
     c.apply_decisions([PlaceMember("g1", "trainer", (Assignment(0, "d-1"), Assignment(1, "d-2")))])
-    c.claim_ready("g1/trainer", "gpus")
-    c.member_started("g1/trainer")
-    c.member_failed("g1/trainer", "preempted", 143)  # uncounted restart
+    ready(c, "g1/trainer", "gpus")
+    start(c, "g1/trainer")
+    fail(c, "g1/trainer", "preempted", 143)  # uncounted restart
     c.apply_decisions([PlaceMember("g1", "trainer", (Assignment(0, "e-1"), Assignment(1, "e-2")))])
-    c.scale("g1/rollout", 4)
-    c.member_failed("g1/rollout", "error", 1, 0)  # one replica: tolerated, DEGRADED
+    c.scale("g1/rollout", 4, actor=USER)
+    fail(c, "g1/rollout", "error", 1, 0)  # one replica: tolerated, DEGRADED
     # g2: reserving, with a pend reason and holds.
     g2 = a_group("g2").with_member("a", tasks=2).reserve(timeout="5m").build()
     c.submit(g2)
@@ -77,9 +88,9 @@ def busy_world():
     g4 = a_group("g4").with_member("a").build()
     c.submit(g4)
     c.apply_decisions([full_placement(g4, rack="s")])
-    c.member_started("g4/a")
-    c.member_succeeded("g4/a")
-    c.set_node_status("x-9", "drained")
+    start(c, "g4/a")
+    succeed(c, "g4/a")
+    c.set_node_status("x-9", "drained", actor=HOST)
     return c
 
 

@@ -20,7 +20,7 @@ from costart.replay.diff import diff_worlds
 from costart.replay.rebuild import rebuild, restore
 from costart.replay.source import RecorderSource
 from costart.store.snapshots import SNAPSHOT_STREAM_ID, CorruptSnapshotError, encode_world
-from tests.builders import a_group, full_placement, new_controller
+from tests.builders import a_group, full_placement, new_controller, ready
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -104,7 +104,7 @@ def test_restore_replays_the_tail_after_the_snapshot():
     controller.submit(spec)
     at = controller.snapshot_now()
     controller.apply_decisions([full_placement(spec)])
-    controller.claim_ready("g1/a", "c")
+    ready(controller, "g1/a", "c")
     world, snapshot, _ = restore(controller.snapshots_store, RecorderSource(controller.recorder))
     assert snapshot is not None and snapshot.position == at < world.position
     assert world.group_named("g1").status == "RUNNING"
@@ -120,7 +120,7 @@ def test_a_restarted_controller_restores_snapshot_and_tail_and_carries_on():
         restart_of=clock_controller, env={"COSTART_SNAPSHOT_EVERY": "4"}
     )
     assert encode_world(restarted.world) == encode_world(clock_controller.world)
-    restarted.claim_ready("g1/a", "c")
+    ready(restarted, "g1/a", "c")
     assert restarted.may_start("g1/b")
 
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import msgspec
+from eventsourcing.persistence import StoredEvent
 from eventsourcing.popo import POPOAggregateRecorder
 from rich.console import Console
 
@@ -12,7 +14,9 @@ from costart.cli.demo import run_demo
 from costart.replay.rebuild import rebuild
 from costart.replay.source import RecorderSource
 from costart.replay.verify import verify
-from costart.store.snapshots import SnapshotStore
+from costart.store.codec import canonical_encode
+from costart.store.snapshot_schema import SNAPSHOT_SCHEMA
+from costart.store.snapshots import SNAPSHOT_STREAM_ID, SNAPSHOT_TOPIC, Snapshot, SnapshotStore
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -85,3 +89,60 @@ def test_an_integrity_failure_stops_verification_first(tmp_path):
 
     report = verify(RecorderSource(controller.recorder), controller.snapshots_store, check)
     assert report.divergence.position == 4 and report.divergence.aggregate == "log"
+
+
+def _older_schema_snapshot(world, schema: int) -> Snapshot:
+    """What a release of ``schema`` wrote: members without per-task state (schema 3)."""
+    if schema < 3:
+        members = {
+            k: msgspec.structs.replace(m, attempt=0, tasks=[]) for k, m in world.members.items()
+        }
+        world = msgspec.structs.replace(world, members=members)
+    state = canonical_encode(world)
+    return Snapshot(
+        world.position, hashlib.blake2b(state, digest_size=32).digest(), state, None, schema
+    )
+
+
+def _store_with(snapshot: Snapshot) -> SnapshotStore:
+    store = SnapshotStore(POPOAggregateRecorder())
+    store.recorder.insert_events(
+        [
+            StoredEvent(
+                originator_id=SNAPSHOT_STREAM_ID,
+                originator_version=snapshot.position,
+                topic=SNAPSHOT_TOPIC,
+                state=canonical_encode(snapshot),
+            )
+        ]
+    )
+    return store
+
+
+def test_a_snapshot_of_an_older_schema_is_compared_as_this_release_reads_it(tmp_path):
+    controller = _demo(tmp_path)
+    source = RecorderSource(controller.recorder)
+    snapshot = _older_schema_snapshot(rebuild(source, until=12), schema=1)
+    report = verify(source, _store_with(snapshot))
+    assert report.ok and report.snapshots_checked == 1, report.divergence
+
+
+def test_a_snapshot_of_an_older_schema_that_disagrees_is_named_by_field(tmp_path):
+    controller = _demo(tmp_path)
+    source = RecorderSource(controller.recorder)
+    world = rebuild(source, until=12)
+    group = world.group_named("grpo-run-42")
+    group.releases += 1
+    report = verify(source, _store_with(_older_schema_snapshot(world, schema=1)))
+    assert report.divergence is not None
+    assert (report.divergence.position, report.divergence.field) == (12, "releases")
+
+
+def test_a_snapshot_of_an_unknown_schema_is_not_restored(tmp_path):
+    controller = _demo(tmp_path)
+    world = rebuild(RecorderSource(controller.recorder), until=12)
+    store = _store_with(_older_schema_snapshot(world, schema=SNAPSHOT_SCHEMA + 1))
+    snapshot, restored, skipped = store.newest_valid()
+    assert snapshot is None and restored is None
+    assert [e.position for e in skipped] == [12]
+    assert "schema" in str(skipped[0])

@@ -9,7 +9,7 @@ from costart.domain.decisions import PlaceGroup, PlaceMember
 from costart.domain.events import Assignment
 from costart.domain.spec import parse_spec
 from costart.domain.spec_types import GroupSpec
-from tests.builders import ManualClock
+from tests.builders import ManualClock, ready, start
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
 
@@ -51,16 +51,18 @@ class Story:
         for m in self.spec.members:
             if member is None or m.name == member:
                 for claim in m.claims:
-                    events += self.controller.claim_ready(self.ref(m.name), claim)
+                    events += ready(self.controller, self.ref(m.name), claim)
         return events
 
     def start_all(self) -> list:
+        """Every agent starts the placed tasks `may_start` allows (a READY member's, or
+        replicas placed alone into a RUNNING one)."""
         events = []
         for m in self.spec.members:
             if self.controller.may_start(self.ref(m.name)):
                 state = next(s for s in self.controller.members(self.spec.name) if s.name == m.name)
-                if state.status == "READY":
-                    events += self.controller.member_started(self.ref(m.name))
+                if any(t.status == "PLACED" for t in state.tasks):
+                    events += start(self.controller, self.ref(m.name))
         return events
 
     def log(self) -> list[str]:

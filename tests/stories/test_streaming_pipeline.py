@@ -4,7 +4,7 @@ together, and restart on their own; the group succeeds when the named job succee
 from __future__ import annotations
 
 from costart.domain.invariants import check_world
-from tests.builders import event_names
+from tests.builders import event_names, fail, succeed
 from tests.stories.helpers import Story, load
 
 
@@ -21,16 +21,18 @@ def test_members_keep_their_own_owner_and_profile_and_restart_alone():
     story.place_gang()
     story.ready_all_claims()
     story.start_all()
-    assert event_names(c.member_failed(story.ref("consumer"), "oom")) == [
+    assert event_names(fail(c, story.ref("consumer"), "oom")) == [
         "MemberFailed",
         "MemberRestarted",
     ]
     assert story.status()["producer"] == "RUNNING"
-    story.place_alone("consumer", 0, 2)
-    story.ready_all_claims("consumer")
+    assert story.status()["consumer"] == "RUNNING"  # one replica failed, the rest run on
+    story.place_alone("consumer", 0, 1)  # the failed replica, placed again alone
     story.start_all()
-    assert c.members(story.spec.name)[1].restarts == 1
-    assert event_names(c.member_succeeded(story.ref("backfill"))) == [
+    consumer = c.members(story.spec.name)[1]
+    assert consumer.restarts == 1 and consumer.running_tasks == len(consumer.assignments)
+    done = event_names(succeed(c, story.ref("backfill")))
+    assert done[done.index("MemberSucceeded") :] == [
         "MemberSucceeded",
         "MemberStopped",
         "MemberStopped",

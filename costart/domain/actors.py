@@ -1,0 +1,67 @@
+"""Who caused a change (DESIGN §3.3, §8): every command from outside names its actor, and
+the events it writes carry it, so "who cancelled this?" has an answer in the log.
+
+Events written by costart's own placement step carry no actor (``None``): they are
+costart's decisions, not commands from outside.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final, Literal, get_args
+
+import msgspec
+
+from costart.domain import limits
+from costart.domain.errors import DomainError
+
+ActorKind = Literal["user", "agent", "host", "timer"]
+ACTOR_KINDS: Final[tuple[ActorKind, ...]] = get_args(ActorKind)
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@:/-]*")
+
+
+class Actor(msgspec.Struct, frozen=True, gc=False, omit_defaults=True, array_like=True):
+    """``kind``: a user (owner or admin, by name), a node agent (by its node or token
+    name), the host controller embedding costart (by its component name), or costart's
+    own timer (deadlines firing). Stored in events as ``[kind, name]``."""
+
+    kind: ActorKind
+    name: str = ""
+
+    def __post_init__(self) -> None:
+        if self.kind not in ACTOR_KINDS:
+            raise DomainError(f"actor kind {self.kind!r} is not one of {', '.join(ACTOR_KINDS)}")
+        if self.name and (len(self.name) > limits.MAX_ACTOR_NAME or not _NAME.fullmatch(self.name)):
+            raise DomainError(
+                f"actor name {self.name!r}: at most {limits.MAX_ACTOR_NAME} characters of "
+                "letters, digits and ._@:/- (starting with a letter or digit)"
+            )
+        if self.kind != "timer" and not self.name:
+            raise DomainError(f"a {self.kind} actor needs a name")
+
+    def __str__(self) -> str:
+        return f"{self.kind}:{self.name}" if self.name else self.kind
+
+    @classmethod
+    def user(cls, name: str) -> Actor:
+        return cls("user", name)
+
+    @classmethod
+    def agent(cls, name: str) -> Actor:
+        return cls("agent", name)
+
+    @classmethod
+    def host(cls, name: str = "host") -> Actor:
+        return cls("host", name)
+
+
+TIMER: Final = Actor("timer")
+"""Deadlines firing (`Controller.tick`)."""
+
+
+def parse_actor(text: str) -> Actor:
+    """``"user:alice"``, ``"agent:node-3"``, ``"host:slurmctld"`` or ``"timer"``."""
+    kind, sep, name = text.partition(":")
+    if kind not in ACTOR_KINDS or (not sep and kind != "timer"):
+        raise DomainError(f"bad actor {text!r}: expected KIND:NAME with KIND one of {ACTOR_KINDS}")
+    return Actor(kind, name)

@@ -1,0 +1,77 @@
+"""Which snapshot schema this release writes, and how an older snapshot is compared.
+
+A snapshot records the canonical encoding of the whole state. When the encoding rule or
+the state's fields change, the schema number moves on, and a snapshot of an older schema
+is compared (by `replay verify`) through `recorded_form`: what a snapshot of that schema
+holds of a state rebuilt by this release. Snapshots of an older schema carry on being
+restorable as long as decoding them gives the whole state (see `restorable`).
+
+Schemas:
+1. the first release: every field encoded, defaults included.
+2. spec and event structs leave fields at their default out of the encoding
+   (``omit_defaults``), so a field added later with a default does not change old
+   records; the values are those of schema 1.
+3. members carry their placement ``attempt`` and per-task state (``tasks``). A snapshot
+   of schema 1 or 2 does not hold them, and they cannot be derived from what it holds
+   (which tasks a replica's re-placement made newer), so it is not restored from: the
+   controller replays the log instead, once, and writes schema 3 snapshots from then on.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import msgspec
+
+from costart.domain.states import MemberState
+from costart.domain.world import World
+from costart.store.codec import canonical_encode
+
+SNAPSHOT_SCHEMA: Final = 3
+"""The schema of the snapshots this release writes."""
+
+_ADDED_IN: Final[dict[int, dict[type[msgspec.Struct], tuple[str, ...]]]] = {
+    3: {MemberState: ("attempt", "tasks")},
+}
+"""The state fields each schema added: a snapshot of an earlier schema does not hold them."""
+
+
+def _without(world: World, schema: int) -> World:
+    """A copy of ``world`` with the member fields added after ``schema`` at their
+    defaults (what decoding a snapshot of ``schema`` gives for them)."""
+    dropped = [
+        name
+        for added, fields in _ADDED_IN.items()
+        if added > schema
+        for name in fields[MemberState]
+    ]
+    if not dropped:
+        return world
+    blank = {f.name: f for f in msgspec.structs.fields(MemberState) if f.name in dropped}
+    members = {
+        key: msgspec.structs.replace(
+            member,
+            **{
+                name: field.default_factory()
+                if field.default is msgspec.NODEFAULT
+                else field.default
+                for name, field in blank.items()
+            },
+        )
+        for key, member in world.members.items()
+    }
+    return msgspec.structs.replace(world, members=members)
+
+
+def recorded_form(world: World, schema: int) -> bytes:
+    """The canonical bytes of ``world`` as a snapshot of ``schema`` records them, decoded
+    and encoded again by this release: the fields added since ``schema`` at their
+    defaults."""
+    if not 1 <= schema <= SNAPSHOT_SCHEMA:
+        raise ValueError(f"snapshot schema {schema} is unknown to this release")
+    return canonical_encode(_without(world, schema))
+
+
+def restorable(schema: int) -> bool:
+    """Does a snapshot of ``schema`` decode to the whole state of this release?"""
+    return schema == SNAPSHOT_SCHEMA
