@@ -67,6 +67,12 @@ def backend(ctx: typer.Context) -> Iterator[Backend]:
         chosen.close()
 
 
+def now_ns(b: Backend) -> int:
+    """The one point this command measures ages and deadlines to: the wall clock, or on
+    a virtual clock (a simulated run's log) its newest event in the whole log."""
+    return render.age_reference(b.groups(None, None), time.time_ns())
+
+
 get_app = typer.Typer(no_args_is_help=True, help="List groups, members or holds.")
 describe_app = typer.Typer(no_args_is_help=True, help="Show one object in detail.")
 
@@ -92,11 +98,11 @@ def get_groups(
     """Groups in submission order."""
     with reported(), backend(ctx) as b:
         groups = b.groups(owner, state)
+        now = now_ns(b) if owner or state else render.age_reference(groups, time.time_ns())
     if output in ("json", "yaml"):
         render.print_data(console(), groups, output)
     else:
-        now_ns = render.age_reference(groups, time.time_ns())
-        console().print(render.groups_table(groups, now_ns, wide=output == "wide"))
+        console().print(render.groups_table(groups, now, wide=output == "wide"))
 
 
 @get_app.command("members")
@@ -130,12 +136,11 @@ def describe_group(ctx: typer.Context, name: str, output: OutputOption = "table"
     """Members, holds, the pend reason with its numbers, and recent events."""
     with reported(), backend(ctx) as b:
         detail = b.describe(name)
+        now = now_ns(b)
     if output in ("json", "yaml"):
         render.print_data(console(), detail, output)
     else:
-        render.print_describe(
-            console(), detail, render.age_reference([detail.group], time.time_ns())
-        )
+        render.print_describe(console(), detail, now)
 
 
 def events(ctx: typer.Context, name: str, output: OutputOption = "table") -> None:
@@ -153,10 +158,11 @@ def why(ctx: typer.Context, name: str, output: OutputOption = "table") -> None:
     """Why a group is pending: its current reason and every change."""
     with reported(), backend(ctx) as b:
         answer = b.why(name)
+        now = now_ns(b)
     if output in ("json", "yaml"):
         render.print_data(console(), answer, output)
     else:
-        render.print_why(console(), answer)
+        render.print_why(console(), answer, now)
 
 
 def cancel(ctx: typer.Context, name: str) -> None:

@@ -18,9 +18,10 @@ from costart.bootstrap import VIEWS_DIR, bootstrap
 from costart.cli.commands import Target, console
 from costart.cli.exits import EXIT_ERROR, UsageError, reported
 from costart.cli.views import members_table
+from costart.display import clock, offset, queue_text, reason_text
 from costart.domain.world import World
 from costart.projections import Views
-from costart.replay.diff import diff_worlds
+from costart.replay.diff import diff_worlds, value_text
 from costart.replay.export import export_jsonl
 from costart.replay.logfile import LogIntegrityError, ReplayLog, open_log
 from costart.replay.pglog import PgReplayLog
@@ -143,9 +144,9 @@ def state_cmd(
             )
             return
         out = console()
-        out.print(f"position {world.position}, controller time {world.clock_ns} ns")
+        out.print(f"position {world.position}, controller time {clock(world.clock_ns)}")
         for g in groups:
-            out.print(members_table(g, world.members_of(g)))
+            out.print(members_table(g, world.members_of(g), world.clock_ns))
 
 
 @replay_app.command("why")
@@ -165,21 +166,30 @@ def why_cmd(
         answer = why_at(log.source, name, at_ns)
         out = console()
         reason = answer.reason
-        out.print(f"{answer.group}: {answer.status} at {at_ns} ns (last event {answer.last_event})")
-        if reason is not None:
-            out.print(f"  {reason.cls}: {reason.message}")
+        out.print(
+            f"{answer.group}: {answer.status} at {clock(at_ns)} (last event {answer.last_event})",
+            highlight=False,
+            markup=False,
+        )
+        if reason is None:
+            out.print("  no pend reason at that time", highlight=False)
+        else:
+            out.print(f"  {reason_text(reason, at_ns)}", highlight=False, markup=False)
             for label, value in (
                 ("member", reason.member),
                 ("needs", reason.need),
                 ("best", reason.best),
-                ("queue position", reason.queue_position),
+                ("queue", queue_text(reason)),
             ):
                 if value is not None:
-                    out.print(f"    {label}: {value}")
-        table = Table("position", "at_ns", "class", "reason", title="pend-reason history")
+                    out.print(f"    {label}: {value}", highlight=False, markup=False)
+        if not answer.history:
+            out.print("No pend-reason changes up to then.", highlight=False)
+            return
+        table = Table("position", "time", "reason", title="pend-reason history")
         for change in answer.history:
             table.add_row(
-                str(change.position), str(change.at_ns), change.reason.cls, change.reason.message
+                str(change.position), clock(change.at_ns), reason_text(change.reason, change.at_ns)
             )
         out.print(table)
 
@@ -199,11 +209,12 @@ def timeline_cmd(
             typer.echo(f"wrote {html}")
             return
         out = console()
+        out.print(f"{name}: first event at {clock(timeline.start_ns)}", highlight=False)
         for lane in timeline.lanes:
             spans = ", ".join(
-                f"{s.state}@{(s.start_ns - timeline.start_ns) / 1e9:.1f}s" for s in lane.spans
+                f"{s.state}@{offset(s.start_ns, timeline.start_ns)}" for s in lane.spans
             )
-            out.print(f"{lane.name:>12}  {spans}")
+            out.print(f"{lane.name:>12}  {spans}", highlight=False, markup=False)
 
 
 @replay_app.command("diff")
@@ -217,14 +228,31 @@ def diff_cmd(
     with reported(), _opened(ctx, log_dir) as log:
         before = _world_at(log, parse_point(from_, log.source))
         after = _world_at(log, parse_point(to, log.source))
-        table = Table(
-            "aggregate", "field", "before", "after", title=f"{before.position} -> {after.position}"
-        )
-        for change in diff_worlds(before, after):
-            table.add_row(
-                change.aggregate, change.field, repr(change.before)[:60], repr(change.after)[:60]
+        changes = diff_worlds(before, after)
+        out = console()
+        if not changes:
+            out.print(
+                f"No field changed between position {before.position} and {after.position}.",
+                highlight=False,
             )
-        console().print(table)
+            return
+        table = Table(
+            "aggregate",
+            "field",
+            "before",
+            "after",
+            title=f"position {before.position} -> {after.position}",
+        )
+        for column in table.columns:
+            column.overflow = "fold"
+        for change in changes:
+            table.add_row(
+                change.aggregate,
+                change.field,
+                value_text(change.field, change.before),
+                value_text(change.field, change.after),
+            )
+        out.print(table)
 
 
 @replay_app.command("export")

@@ -19,6 +19,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 from rich.table import Table
 
 from costart.bootstrap import sim_controller_factory
+from costart.display import clock, duration
 from costart.domain.durations import parse_duration_ns
 from costart.logs import configure_logging
 from costart.sim.engine import Engine
@@ -36,6 +37,11 @@ app = typer.Typer(add_completion=False, help="Simulate co-start groups.")
 controller_factory = sim_controller_factory()
 
 
+def seconds_text(seconds: float | None) -> str:
+    """A report's seconds (a JSON float) as a duration in two units, ``-`` if none."""
+    return "-" if seconds is None else duration(round(seconds * 1e9))
+
+
 def results_table(report: Report) -> Table:
     """The policies side by side."""
     table = Table(title=f"{report.scenario} — seed {report.seed}")
@@ -46,12 +52,12 @@ def results_table(report: Report) -> Table:
         ("groups (rejected)", lambda r: f"{r.groups} ({r.rejected})"),
         ("started / never started", lambda r: f"{r.started} / {r.never_started}"),
         ("succeeded / failed / cancelled", lambda r: f"{r.succeeded}/{r.failed}/{r.cancelled}"),
-        ("time to start p50 (s)", lambda r: r.time_to_start_p50_s),
-        ("time to start p90 (s)", lambda r: r.time_to_start_p90_s),
-        ("time to start p99 (s)", lambda r: r.time_to_start_p99_s),
-        ("idle-held GPU-hours", lambda r: r.idle_held_gpu_hours),
+        ("time to start p50", lambda r: seconds_text(r.time_to_start_p50_s)),
+        ("time to start p90", lambda r: seconds_text(r.time_to_start_p90_s)),
+        ("time to start p99", lambda r: seconds_text(r.time_to_start_p99_s)),
+        ("idle-held GPU-hours", lambda r: f"{r.idle_held_gpu_hours:.1f}"),
         ("partial starts", lambda r: r.partial_starts),
-        ("partial-start waste GPU-hours", lambda r: r.partial_start_waste_gpu_hours),
+        ("partial-start waste GPU-hours", lambda r: f"{r.partial_start_waste_gpu_hours:.1f}"),
         ("deadlocked groups", lambda r: r.deadlocked),
         ("utilization (busy/capacity)", lambda r: f"{r.utilization:.1%}"),
         ("invariant checks passed", lambda r: r.invariant_checks),
@@ -61,7 +67,7 @@ def results_table(report: Report) -> Table:
             lambda r: f"{r.controller_restarts} ({r.restore_checks})",
         ),
         ("node losses", lambda r: r.node_losses),
-        ("end (virtual s, why)", lambda r: f"{r.end_s:.0f} {r.end_reason}"),
+        ("end (virtual time, why)", lambda r: f"{seconds_text(r.end_s)} {r.end_reason}"),
     ]
     for label, value in rows:
         table.add_row(label, *("-" if value(r) is None else str(value(r)) for r in report.policies))
@@ -92,7 +98,7 @@ def run_report(
                 progress.update(
                     task,
                     completed=engine.embedder.arrived,
-                    status=f"t={engine.now_ns / 3.6e12:.1f}h steps={engine.counters.steps}",
+                    status=f"t={clock(engine.now_ns)} steps={engine.counters.steps}",
                 )
 
             start = time.perf_counter()

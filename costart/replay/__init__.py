@@ -18,6 +18,7 @@ __all__ = [
     "rebuild_until_time",
     "render_html",
     "restore",
+    "value_text",
     "verify",
     "why",
 ]
@@ -40,6 +41,7 @@ __getattr__, __dir__ = lazy_exports(
         "rebuild_until_time": "costart.replay.rebuild",
         "render_html": "costart.replay.timeline",
         "restore": "costart.replay.rebuild",
+        "value_text": "costart.replay.diff",
         "verify": "costart.replay.verify",
         "why": "costart.replay.why",
     },

@@ -16,7 +16,8 @@ from typer.testing import CliRunner
 from costart.bootstrap import Settings, bootstrap
 from costart.cli import backend as backend_module
 from costart.cli.main import DEMO_SPEC, app
-from costart.cli.render import WALL_CLOCK_FLOOR_NS, age_reference
+from costart.cli.render import age_reference
+from costart.display import WALL_CLOCK_FLOOR_NS
 from costart.domain.decisions import SetPendReason
 from costart.domain.events import PendReason
 
@@ -78,18 +79,21 @@ def test_describe_shows_the_pend_reason_with_its_numbers_and_recent_events(store
     controller.apply_decisions([SetPendReason(group="grpo-run-42", reason=reason)])
     described = costart(store, "describe", "group", "grpo-run-42")
     assert described.exit_code == 0, described.output
-    out = described.stdout
-    for text in (
-        "topology",
-        "8×{gpu:1} in one block",
-        "b3: 5 free",
-        "#2",
-        "GroupSubmitted",
-        "PendReasonChanged",
-        "Members",
-        "Holds",
-    ):
-        assert text in out
+    lines = [line.rstrip() for line in described.stdout.splitlines()]
+    # Whole lines: the reason, its numbers, and the queue position counted from 1.
+    reason_lines = [
+        "Pending:    topology: rollout: 8×{gpu:1} in one block; best block b3 has 5 free "
+        "after trainer",
+        "  member:   rollout",
+        "  needs:    8×{gpu:1} in one block",
+        "  best:     b3: 5 free",
+        "  queue:    #3 (behind 2 groups)",
+    ]
+    start = lines.index(reason_lines[0])
+    assert lines[start : start + len(reason_lines)] == reason_lines
+    for heading in ("Members", "Holds", "Pend-reason history", "Recent events"):
+        assert heading in lines
+    assert any(line.split()[2:3] == ["PendReasonChanged"] for line in lines)
     why = costart(store, "why", "grpo-run-42", "-o", "json")
     assert json.loads(why.stdout)["pend_reason"]["queue_position"] == 2
     events = costart(store, "events", "grpo-run-42").stdout
