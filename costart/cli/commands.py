@@ -17,7 +17,7 @@ import msgspec
 import typer
 from rich.console import Console
 
-from costart.bootstrap import DEMO_CLUSTER, Settings
+from costart.bootstrap import DEMO_CLUSTER, STORE_MODULE, Settings
 from costart.cli import render
 from costart.cli.backend import Backend, LocalBackend, RemoteBackend
 from costart.cli.exits import UsageError, reported
@@ -48,8 +48,26 @@ def console() -> Console:
     return Console(width=max(Console().width, 160), highlight=False)
 
 
+LMDB_DATA_FILE = "data.mdb"
+
+
+def require_store(target: Target) -> None:
+    """Refuse a store directory that does not exist or holds no LMDB log: a mistyped
+    ``--store`` must not read as an empty controller, nor leave a directory behind."""
+    store = target.store
+    if store is None:
+        return
+    if not store.is_dir():
+        raise UsageError(f"no store at {store}: no such directory (check --store)")
+    lmdb = target.settings().controller_env().get("PERSISTENCE_MODULE") == STORE_MODULE
+    if lmdb and not (store / LMDB_DATA_FILE).is_file():
+        raise UsageError(f"no store at {store}: the directory holds no controller log")
+
+
 @contextmanager
-def backend(ctx: typer.Context) -> Iterator[Backend]:
+def backend(ctx: typer.Context, *, create: bool = False) -> Iterator[Backend]:
+    """The controller the global options name. Only ``create`` (a submit) may start a
+    new store directory; every other command needs an existing one."""
     target: Target = ctx.obj
     chosen: Backend
     if target.server:
@@ -57,7 +75,10 @@ def backend(ctx: typer.Context) -> Iterator[Backend]:
     elif target.url is not None:
         chosen = LocalBackend(target.settings())
     elif target.store is not None:
-        target.store.mkdir(parents=True, exist_ok=True)
+        if create:
+            target.store.mkdir(parents=True, exist_ok=True)
+        else:
+            require_store(target)
         chosen = LocalBackend(target.settings())
     else:
         raise UsageError("no controller: pass --store DIR|postgresql://... or --server URL")
@@ -80,7 +101,7 @@ describe_app = typer.Typer(no_args_is_help=True, help="Show one object in detail
 def submit(ctx: typer.Context, file: Path, output: OutputOption = "table") -> None:
     """Submit a group spec (TOML, or JSON by the .json suffix)."""
     fmt: SpecFormat = "json" if file.suffix == ".json" else "toml"
-    with reported(), backend(ctx) as b:
+    with reported(), backend(ctx, create=True) as b:
         group = b.submit(file.read_bytes(), fmt)
     if output in ("json", "yaml"):
         render.print_data(console(), group, output)

@@ -15,7 +15,7 @@ import typer
 from rich.table import Table
 
 from costart.bootstrap import VIEWS_DIR, bootstrap
-from costart.cli.commands import Target, console
+from costart.cli.commands import Target, console, require_store
 from costart.cli.exits import EXIT_ERROR, UsageError, reported
 from costart.cli.views import members_table
 from costart.display import clock, offset, queue_text, reason_text
@@ -284,6 +284,7 @@ def snapshot(ctx: typer.Context) -> None:
         target: Target = ctx.obj
         if target.url is None and target.store is None:
             raise UsageError("snapshot needs --store DIR|postgresql://...")
+        require_store(target)
         # No placement step: a snapshot decides nothing.
         controller = bootstrap(target.settings(), placement=None)
         try:

@@ -6,6 +6,7 @@ Reads come from the views; commands go through the Service, after the ownership 
 
 from __future__ import annotations
 
+import time
 from typing import Annotated
 
 from anyio import to_thread
@@ -17,11 +18,23 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from costart.domain.spec import SpecFormat, parse_spec
 from costart.domain.states import GroupStatus
-from costart.projections import GroupDetail, GroupView, HoldView, MemberView, TimelineEntry
+from costart.projections import HoldView
 from costart.rest.auth import Tokens, User
-from costart.rest.models import Health, Why
+from costart.rest.models import Health
 from costart.rest.openapi import SubmitOperation, errors
 from costart.rest.service import Service
+from costart.rest.timed import (
+    EventDoc,
+    GroupDetailDoc,
+    GroupDoc,
+    MemberDoc,
+    WhyDoc,
+    detail_doc,
+    event_doc,
+    group_doc,
+    member_doc,
+    pend_entry_doc,
+)
 
 GroupName = Annotated[str, Parameter(description="group name", max_length=63)]
 
@@ -53,7 +66,7 @@ def _spec_format(request: Request[object, object, State]) -> SpecFormat:
 )
 async def submit_group(
     request: Request[object, object, State], user: User, state: State
-) -> GroupView:
+) -> GroupDoc:
     """Submit a group spec (JSON, or TOML with ``Content-Type: application/toml``).
 
     422 names the field at fault; 403 if the spec's owner is not the caller (admins may
@@ -63,13 +76,13 @@ async def submit_group(
     data = await request.body()
     fmt = _spec_format(request)
 
-    def run() -> GroupView:
+    def run() -> GroupDoc:
         spec = parse_spec(data, fmt)
         if not user.may_act_for(spec.owner):
             raise PermissionDeniedException(
                 f"{user.name} may not submit groups owned by {spec.owner}"
             )
-        return _service(state).submit(data, fmt)
+        return group_doc(_service(state).submit(data, fmt), time.time_ns())
 
     return await to_thread.run_sync(run)
 
@@ -80,9 +93,11 @@ def list_groups(
     state: State,
     owner: str | None = None,
     group_state: Annotated[GroupStatus | None, Parameter(query="state")] = None,
-) -> list[GroupView]:
+) -> list[GroupDoc]:
     """Groups in submission order, optionally only one owner's or one state's."""
-    return _service(state).views.groups(owner=owner, state=group_state)
+    now_ns = time.time_ns()
+    rows = _service(state).views.groups(owner=owner, state=group_state)
+    return [group_doc(g, now_ns) for g in rows]
 
 
 @get(
@@ -91,9 +106,9 @@ def list_groups(
     summary="Describe a group",
     responses=errors(400, 401, 404),
 )
-def get_group(name: GroupName, user: User, state: State) -> GroupDetail:
+def get_group(name: GroupName, user: User, state: State) -> GroupDetailDoc:
     """The group with its members, holds, pend-reason history and recent events."""
-    return _service(state).views.describe(name)
+    return detail_doc(_service(state).views.describe(name), time.time_ns())
 
 
 @get(
@@ -102,13 +117,13 @@ def get_group(name: GroupName, user: User, state: State) -> GroupDetail:
     summary="A group's members",
     responses=errors(400, 401, 404),
 )
-def get_members(name: GroupName, user: User, state: State) -> list[MemberView]:
-    return _service(state).views.members(name)
+def get_members(name: GroupName, user: User, state: State) -> list[MemberDoc]:
+    return [member_doc(m) for m in _service(state).views.members(name)]
 
 
 @get("/v1/members", sync_to_thread=True, summary="Every group's members", responses=errors(401))
-def all_members(user: User, state: State) -> list[MemberView]:
-    return _service(state).views.members()
+def all_members(user: User, state: State) -> list[MemberDoc]:
+    return [member_doc(m) for m in _service(state).views.members()]
 
 
 @get(
@@ -117,8 +132,8 @@ def all_members(user: User, state: State) -> list[MemberView]:
     summary="A group's timeline",
     responses=errors(400, 401, 404),
 )
-def get_events(name: GroupName, user: User, state: State) -> list[TimelineEntry]:
-    return _service(state).views.timeline(name)
+def get_events(name: GroupName, user: User, state: State) -> list[EventDoc]:
+    return [event_doc(e) for e in _service(state).views.timeline(name)]
 
 
 @get(
@@ -127,14 +142,14 @@ def get_events(name: GroupName, user: User, state: State) -> list[TimelineEntry]
     summary="Why a group is pending",
     responses=errors(400, 401, 404),
 )
-def why(name: GroupName, user: User, state: State) -> Why:
+def why(name: GroupName, user: User, state: State) -> WhyDoc:
     views = _service(state).views
     group = views.group(name)
-    return Why(
+    return WhyDoc(
         group=group.name,
         state=group.state,
         pend_reason=group.pend_reason,
-        history=tuple(views.pend_history(name)),
+        history=tuple(pend_entry_doc(p) for p in views.pend_history(name)),
     )
 
 
@@ -145,13 +160,13 @@ def why(name: GroupName, user: User, state: State) -> Why:
     summary="Cancel a group",
     responses=errors(400, 401, 403, 404, 409),
 )
-def cancel_group(name: GroupName, user: User, state: State) -> GroupView:
+def cancel_group(name: GroupName, user: User, state: State) -> GroupDoc:
     """Cancel a live group: 403 unless the caller owns it or is an admin."""
     service = _service(state)
     owner = service.views.group(name).owner
     if not user.may_act_for(owner):
         raise PermissionDeniedException(f"{user.name} may not cancel groups owned by {owner}")
-    return service.cancel(name)
+    return group_doc(service.cancel(name), time.time_ns())
 
 
 @get(

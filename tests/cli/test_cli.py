@@ -129,6 +129,7 @@ def test_cancel_then_cancel_again_is_a_conflict(store):
     ],
 )
 def test_unknown_groups_exit_4_with_a_message_on_stderr(store, args, code, message):
+    costart(store, "submit", str(DEMO_SPEC))  # the store exists; the group does not
     result = costart(store, *args)
     assert result.exit_code == code and message in result.stderr and result.stdout == ""
 
