@@ -3,9 +3,10 @@
 Binds 127.0.0.1 unless told otherwise. Logs are JSON lines on stderr (one per request).
 Without ``--store`` the log lives in memory (a demo that forgets everything on exit).
 
-On an LMDB ``--store`` the server is a leader only while it holds the store's lease
-(ADR 0009): it takes the lease at start (failing if another process holds it), renews
-it, and exits non-zero once it is lost. ``--standby`` tails the leader's log instead
+On a ``--store`` that keeps a lease (an LMDB directory, ADR 0009, or a PostgreSQL URL,
+ADR 0010) the server is a leader only while it holds the store's lease: it takes the
+lease at start (failing if another process holds it), renews it, and exits non-zero
+once it is lost. ``--standby`` tails the leader's log instead
 and promotes itself (lease, controller from its warm state, sessions, REST) when the
 leader's lease expires.
 """
