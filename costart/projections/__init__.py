@@ -5,6 +5,7 @@ log holds beyond the tracked position; the query methods read one consistent sna
 `RecorderSource` reads a controller's log without building a `Controller`.
 """
 
+from costart.projections.derive import event_detail
 from costart.projections.models import (
     GroupDetail,
     GroupView,
@@ -30,5 +31,6 @@ __all__ = [
     "TimelineEntry",
     "Views",
     "catch_up",
+    "event_detail",
     "rebuild",
 ]
