@@ -9,7 +9,7 @@ application; it gets its Controller from the composition root's factory
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Annotated, cast
 
@@ -18,7 +18,9 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
 from rich.table import Table
 
-from costart.bootstrap import sim_controller_factory
+from costart.app import Controller
+from costart.bootstrap import Settings, sim_controller_factory
+from costart.cli.exits import UsageError, reported
 from costart.display import clock, duration
 from costart.domain.durations import parse_duration_ns
 from costart.logs import configure_logging
@@ -75,9 +77,13 @@ def results_table(report: Report) -> Table:
 
 
 def run_report(
-    setup: SimSetup, policies: list[str], console: Console | None = None
+    setup: SimSetup,
+    policies: list[str],
+    console: Console | None = None,
+    log: tuple[str, Path] | None = None,
 ) -> tuple[Report, list[float]]:
-    """Run every policy over ``setup``; returns the report and each run's wall seconds."""
+    """Run every policy over ``setup``; returns the report and each run's wall seconds.
+    ``log``: (policy, store directory) — that policy's run writes its log there."""
     import time  # noqa: PLC0415 - wall time is for the operator only, never in the report
 
     results: list[PolicyResult] = []
@@ -101,16 +107,68 @@ def run_report(
                     status=f"t={clock(engine.now_ns)} steps={engine.counters.steps}",
                 )
 
+            logged = log is not None and log[0] == policy
+            factory = (
+                sim_controller_factory(Settings(store=str(log[1]), cluster=None))
+                if log is not None and logged
+                else controller_factory
+            )
             start = time.perf_counter()
-            result, engine = run_policy(setup, policy, controller_factory, tick)
+            result, engine = run_policy(setup, policy, factory, tick)
             walls.append(time.perf_counter() - start)
+            if logged:
+                cast(Controller, engine.controller).close()
             tick(engine)
             results.append(result)
             rejected = rejected or engine.embedder.rejected
     return build_report(setup, results, rejected), walls
 
 
+TRACE_ONLY_DEFAULTS: dict[str, object] = {
+    "max_groups": None,
+    "compress": 1.0,
+    "node_losses": 0,
+    "controller_crashes": 0,
+    "session_interval": "10s",
+}
+
+
+def check_options(
+    trace: str | None,
+    trace_options: Mapping[str, object],
+    chosen: list[str],
+    store: Path | None,
+    log_policy: str | None,
+) -> None:
+    """Refuse an option that would do nothing (never ignore it silently)."""
+    if trace is None:
+        given = [k for k, v in trace_options.items() if v != TRACE_ONLY_DEFAULTS[k]]
+        if given:
+            names = ", ".join("--" + k.replace("_", "-") for k in given)
+            raise UsageError(f"{names} apply to --trace runs only")
+    unknown = [p for p in chosen if p not in POLICIES]
+    if unknown or not chosen:
+        raise UsageError(
+            f"--policies: unknown {', '.join(unknown) or '(none given)'} "
+            f"(choose from {', '.join(POLICIES)})"
+        )
+    if log_policy is not None and store is None:
+        raise UsageError("--log-policy needs --store DIR (where the log goes)")
+    if store is not None:
+        policy = log_policy or DEFAULT_LOG_POLICY
+        if policy not in chosen:
+            raise UsageError(
+                f"--log-policy {policy} is not among the policies run ({', '.join(chosen)})"
+            )
+        if store.exists() and any(store.iterdir()):
+            raise UsageError(f"--store {store} is not empty: a simulated log needs a new one")
+
+
+DEFAULT_LOG_POLICY = "reserve"
+
+
 def sim(
+    ctx: typer.Context,
     source: Annotated[Path, typer.Argument(help="a sim scenario file, or the traces folder")],
     trace: Annotated[
         str | None, typer.Option(help=f"read SOURCE as a real trace: {'|'.join(TRACE_KINDS)}")
@@ -126,10 +184,31 @@ def sim(
         "sim-report"
     ),
     verbose: Annotated[bool, typer.Option(help="controller logs on stderr")] = False,
+    log_policy: Annotated[
+        str | None,
+        typer.Option(help=f"with --store: whose run writes its log (default {DEFAULT_LOG_POLICY})"),
+    ] = None,
 ) -> None:
-    """Run the real controller on a virtual clock; compare atomic, reserve and independent."""
+    """Run the real controller on a virtual clock; compare atomic, reserve and independent.
+
+    With the global ``--store DIR`` (a new directory), one policy's run writes its log
+    there, so `costart --store DIR replay ...` and `get`/`describe` open it."""
     configure_logging(level=logging.INFO if verbose else logging.WARNING)
     console = Console()
+    target = ctx.obj
+    store: Path | None = getattr(target, "store", None)
+    chosen = [p.strip() for p in policies.split(",") if p.strip()]
+    trace_options = {
+        "max_groups": max_groups,
+        "compress": compress,
+        "node_losses": node_losses,
+        "controller_crashes": controller_crashes,
+        "session_interval": session_interval,
+    }
+    with reported():
+        if getattr(target, "url", None) is not None:
+            raise UsageError("sim writes its log to a directory: --store DIR")
+        check_options(trace, trace_options, chosen, store, log_policy)
     try:
         if trace is not None:
             if trace not in TRACE_KINDS:
@@ -149,8 +228,8 @@ def sim(
         raise typer.Exit(EXIT_INVALID) from None
     for line in describe_setup(setup):
         console.print(line, highlight=False, markup=False)
-    chosen = [p.strip() for p in policies.split(",") if p.strip()]
-    report, walls = run_report(setup, chosen, console)
+    log = None if store is None else (log_policy or DEFAULT_LOG_POLICY, store)
+    report, walls = run_report(setup, chosen, console, log)
     console.print(results_table(report))
     for policy, wall in zip(chosen, walls, strict=True):
         console.print(f"{policy}: {wall:.1f}s wall", highlight=False)
@@ -158,6 +237,10 @@ def sim(
     (out / "report.json").write_bytes(report_json(report))
     write_plot(report, sum(n.gpu for n in setup.cluster.nodes), out / "report.png")
     console.print(f"wrote {out / 'report.json'} and {out / 'report.png'}")
+    if log is not None:
+        console.print(
+            f"the {log[0]} run's log is in {log[1]} (costart --store {log[1]} replay verify)"
+        )
 
 
 def register(main_app: typer.Typer) -> None:
