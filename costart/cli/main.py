@@ -17,6 +17,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from costart import __version__
 from costart.bootstrap import DEMO_CLUSTER, Settings, build_placement, configure_logging_once
 from costart.cli import commands, replay_cmd, sim_cmd
 from costart.cli.commands import Target
@@ -29,7 +30,8 @@ from costart.domain.spec import SpecFormat, parse_spec
 from costart.pgstore import is_url
 from costart.placement import ClusterError
 
-app = typer.Typer(no_args_is_help=True, add_completion=False, help="Co-start groups.")
+# Shell completion on: `costart --install-completion` (bash, zsh, fish, PowerShell).
+app = typer.Typer(no_args_is_help=True, add_completion=True, help="Co-start groups.")
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
 DEMO_SPEC = SCENARIOS / "rl-post-training.toml"
 
@@ -69,6 +71,12 @@ QUIET = {
 }
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"costart {__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
 def _setup(
     ctx: typer.Context,
@@ -92,6 +100,12 @@ def _setup(
             help="cluster file the placement step (and the feasibility check) works on",
         ),
     ] = DEMO_CLUSTER,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_print_version, is_eager=True, help="print the version and exit"
+        ),
+    ] = False,
 ) -> None:
     command = ctx.invoked_subcommand
     # Configure once per process (an embedding program or a test may have done it).

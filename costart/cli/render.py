@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.table import Table
 
 from costart import display
+from costart.cli.tables import plain_table
 from costart.display import clock, duration, moment, offset, queue_text, readable
 from costart.domain.events import PendReason
 from costart.projections import GroupDetail, GroupView, HoldView, MemberView, TimelineEntry
@@ -78,12 +79,10 @@ def members_summary(group: GroupView) -> str:
 
 
 def groups_table(groups: Sequence[GroupView], now_ns: int, wide: bool = False) -> Table:
-    table = Table(box=None, pad_edge=False)
     columns = ["NAME", "OWNER", "STATE", "RUNNING", "ATTEMPT", "AGE", "REASON"]
     if wide:
         columns[5:5] = ["PRIORITY", "MODE", "TASKS", "HELD", "GPU", "DEADLINE"]
-    for column in columns:
-        table.add_column(column, overflow="fold")
+    table = plain_table(columns)
     for g in groups:
         row = [g.name, g.owner, g.state, members_summary(g), str(g.attempt)]
         if wide:
@@ -101,13 +100,11 @@ def groups_table(groups: Sequence[GroupView], now_ns: int, wide: bool = False) -
 
 
 def members_table(members: Sequence[MemberView], with_group: bool = True) -> Table:
-    table = Table(box=None, pad_edge=False)
     columns = ["MEMBER", "KIND", "OWNER", "PROFILE", "STATE", "TASKS", "NODES", "CLAIMS"]
     columns += ["RESTARTS", "REASON"]
     if with_group:
         columns.insert(0, "GROUP")
-    for column in columns:
-        table.add_column(column, overflow="fold")
+    table = plain_table(columns)
     for m in members:
         held = f" (+{m.held} held)" if m.held else ""
         nodes = ",".join(m.nodes or m.held_nodes) or "-"
@@ -122,9 +119,7 @@ def members_table(members: Sequence[MemberView], with_group: bool = True) -> Tab
 
 
 def holds_table(holds: Sequence[HoldView]) -> Table:
-    table = Table(box=None, pad_edge=False)
-    for column in ("NODE", "GROUP", "MEMBER", "TASK", "KIND", "GPU", "RUNNING"):
-        table.add_column(column)
+    table = plain_table(("NODE", "GROUP", "MEMBER", "TASK", "KIND", "GPU", "RUNNING"))
     for h in holds:
         table.add_row(
             h.node,
@@ -139,9 +134,7 @@ def holds_table(holds: Sequence[HoldView]) -> Table:
 
 
 def events_table(events: Sequence[TimelineEntry], origin_ns: int) -> Table:
-    table = Table(box=None, pad_edge=False)
-    for column in ("POS", "TIME", "EVENT", "MEMBER", "DETAIL"):
-        table.add_column(column, overflow="fold")
+    table = plain_table(("POS", "TIME", "EVENT", "MEMBER", "DETAIL"))
     for e in events:
         at = offset(e.at_ns, origin_ns)
         detail = readable(e.detail) if e.detail else "-"
@@ -216,3 +209,31 @@ def print_why(console: Console, why: Why, now_ns: int) -> None:
     for p in why.history:
         text = f"  @{p.position} {clock(p.at_ns)} {reason_text(p.reason, p.at_ns)}"
         console.print(text, highlight=False, markup=False)
+
+
+def print_member(console: Console, m: MemberView, now_ns: int) -> None:
+    """`describe member GROUP/MEMBER`: one line per fact, times readable."""
+    held = f", {m.held} held on {', '.join(m.held_nodes)}" if m.held else ""
+    claims = " ".join(f"{c}:{s}" for c, s in sorted(m.claims.items())) or "-"
+    lines = [
+        f"Name:       {m.group}/{m.name}",
+        f"Kind:       {m.kind}",
+        f"Owner:      {m.owner}",
+        f"Profile:    {m.profile or '-'}",
+        f"State:      {m.state}",
+        f"Tasks:      {m.placed}/{m.desired} placed (start quorum {m.min_start}, "
+        f"run floor {m.min_running}){held}",
+        f"Nodes:      {', '.join(m.nodes) or '-'}",
+        f"Claims:     {claims}",
+        f"Restarts:   {m.restarts} ({m.uncounted_restarts} not counted), "
+        f"failed replicas {m.failed_replicas}",
+    ]
+    if m.started_at_ns is not None:
+        lines.append(f"Started:    {moment(m.started_at_ns, now_ns)}")
+    if m.ended_at_ns is not None:
+        lines.append(f"Ended:      {moment(m.ended_at_ns, now_ns)}")
+    if m.last_exit_code is not None:
+        lines.append(f"Exit code:  {m.last_exit_code}")
+    lines.append(f"Reason:     {display.member_reason(m.state, m.last_reason)}")
+    for line in lines:
+        console.print(line, highlight=False, markup=False)

@@ -12,11 +12,11 @@ from typing import Annotated
 
 import msgspec
 import typer
-from rich.table import Table
 
 from costart.bootstrap import VIEWS_DIR, bootstrap
 from costart.cli.commands import Target, console, require_store
 from costart.cli.exits import EXIT_ERROR, UsageError, reported
+from costart.cli.tables import plain_table
 from costart.cli.views import members_table
 from costart.display import clock, offset, queue_text, reason_text
 from costart.domain.world import World
@@ -187,7 +187,7 @@ def why_cmd(
         if not answer.history:
             out.print("No pend-reason changes up to then.", highlight=False)
             return
-        table = Table("position", "time", "reason", title="pend-reason history")
+        table = plain_table(("position", "time", "reason"), title="Pend-reason history")
         for change in answer.history:
             table.add_row(
                 str(change.position), clock(change.at_ns), reason_text(change.reason, change.at_ns)
@@ -237,15 +237,10 @@ def diff_cmd(
                 highlight=False,
             )
             return
-        table = Table(
-            "aggregate",
-            "field",
-            "before",
-            "after",
-            title=f"position {before.position} -> {after.position}",
+        table = plain_table(
+            ("aggregate", "field", "before", "after"),
+            title=f"Position {before.position} -> {after.position}",
         )
-        for column in table.columns:
-            column.overflow = "fold"
         for change in changes:
             table.add_row(
                 change.aggregate,

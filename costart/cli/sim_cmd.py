@@ -21,6 +21,7 @@ from rich.table import Table
 from costart.app import Controller
 from costart.bootstrap import Settings, sim_controller_factory
 from costart.cli.exits import UsageError, reported
+from costart.cli.tables import plain_table
 from costart.display import clock, duration
 from costart.domain.durations import parse_duration_ns
 from costart.logs import configure_logging
@@ -46,10 +47,10 @@ def seconds_text(seconds: float | None) -> str:
 
 def results_table(report: Report) -> Table:
     """The policies side by side."""
-    table = Table(title=f"{report.scenario} — seed {report.seed}")
-    table.add_column("figure")
-    for result in report.policies:
-        table.add_column(result.policy, justify="right")
+    names = [r.policy for r in report.policies]
+    table = plain_table(
+        ["figure", *names], title=f"{report.scenario} — seed {report.seed}", right=names
+    )
     rows: list[tuple[str, Callable[[PolicyResult], object]]] = [
         ("groups (rejected)", lambda r: f"{r.groups} ({r.rejected})"),
         ("started / never started", lambda r: f"{r.started} / {r.never_started}"),

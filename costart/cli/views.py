@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.markup import escape
 from rich.table import Table
 
+from costart.cli.tables import plain_table
 from costart.display import group_reason, member_reason
 from costart.domain.states import GroupState, MemberState
 
@@ -26,10 +27,8 @@ def members_table(group: GroupState, members: list[MemberState], now_ns: int) ->
     )
     if reason != "-":
         title += f"  {escape(reason)}"
-    table = Table(title=title, title_justify="left")
     columns = ("MEMBER", "KIND", "OWNER", "PROFILE", "STATE", "PLACED", "CLAIMS", "RESTARTS")
-    for column in (*columns, "REASON"):
-        table.add_column(column)
+    table = plain_table((*columns, "REASON"), title=title)
     for m in members:
         table.add_row(
             m.name,

@@ -171,7 +171,9 @@ def test_validate_and_demo_still_work(tmp_path):
     assert runner.invoke(app, ["validate", str(DEMO_SPEC)]).exit_code == 0
     demo = runner.invoke(app, ["--store", str(tmp_path / "sim"), "demo"])
     assert demo.exit_code == 0, demo.stdout
-    assert "partial starts" in demo.stdout and "independent" in demo.stdout
+    header = next(line for line in demo.stdout.splitlines() if line.startswith("FIGURE"))
+    assert header.split() == ["FIGURE", "ATOMIC", "RESERVE", "INDEPENDENT"]
+    assert "partial starts" in demo.stdout
     groups = runner.invoke(app, ["--store", str(tmp_path / "sim"), "get", "groups"])
     assert groups.exit_code == 0 and "grpo-000" in groups.stdout
     # The simulation's clock starts at 0: ages are simulated ones, not decades.

@@ -114,3 +114,59 @@ def test_a_directory_without_a_log_is_refused_and_left_empty(tmp_path):
         f"error: no store at {tmp_path}: the directory holds no controller log"
     ]
     assert list(tmp_path.iterdir()) == []
+
+
+def test_kubectl_habits_names_jsonpath_sort_by_and_picking_groups(reserving_store, tmp_path):
+    store = str(reserving_store)
+    second = tmp_path / "second.toml"
+    second.write_text(
+        DEMO_SPEC.read_text()
+        .replace('name = "grpo-run-42"', 'name = "grpo-run-43"')
+        .replace("priority = 10", "priority = 5")
+    )
+    assert costart("--store", store, "submit", str(second), "-o", "name").stdout == (
+        "group/grpo-run-43\n"
+    )
+    picked = costart("--store", store, "get", "groups", "grpo-run-43", "grpo-run-42", "-o", "name")
+    assert picked.stdout == "group/grpo-run-43\ngroup/grpo-run-42\n"
+    by_priority = costart(
+        "--store", store, "get", "groups", "--sort-by", ".priority", "-o",
+        'jsonpath={.items[*].name}{"\\n"}{.items[0].priority}',
+    )  # fmt: skip
+    assert by_priority.stdout == "grpo-run-43 grpo-run-42\n5\n"
+    missing = costart("--store", store, "get", "groups", "grpo-run-42", "nope")
+    assert missing.exit_code == 4 and lines(missing.stderr) == ["error: no group named 'nope'"]
+    bad = costart("--store", store, "get", "groups", "-o", "xml")
+    assert bad.exit_code == EXIT_USAGE
+    assert lines(bad.stderr) == [
+        "error: bad --output 'xml': use table, wide, json, yaml, name or jsonpath=TEMPLATE"
+    ]
+
+
+def test_describe_member_shows_one_member_line_by_line(reserving_store):
+    result = costart("--store", str(reserving_store), "describe", "member", "grpo-run-42/trainer")
+    assert result.exit_code == 0, result.output
+    assert lines(result.stdout) == [
+        "Name:       grpo-run-42/trainer",
+        "Kind:       job",
+        "Owner:      alice",
+        "Profile:    trainer:2.5",
+        "State:      HELD",
+        "Tasks:      0/4 placed (start quorum 4, run floor 4), 1 held on h100-0000",
+        "Nodes:      -",
+        "Claims:     dataset:PENDING gpus:PENDING",
+        "Restarts:   0 (0 not counted), failed replicas 0",
+        "Reason:     -",
+    ]
+    bad = costart("--store", str(reserving_store), "describe", "member", "grpo-run-42")
+    assert lines(bad.stderr) == ["error: bad member 'grpo-run-42': write GROUP/MEMBER"]
+
+
+def test_version_and_every_table_in_one_style(reserving_store):
+    from costart import __version__
+
+    assert costart("--version").stdout == f"costart {__version__}\n"
+    store = str(reserving_store)
+    for command in (("get", "groups"), ("get", "members"), ("get", "holds")):
+        header = lines(costart("--store", store, *command).stdout)[0]
+        assert header == header.upper() and "│" not in header and "┃" not in header
