@@ -27,6 +27,7 @@ from costart.cli.serve import serve
 from costart.cli.sim_demo import run_sim_demo
 from costart.domain.errors import SpecError
 from costart.domain.spec import SpecFormat, parse_spec
+from costart.logs import parse_level
 from costart.pgstore import is_url
 from costart.placement import ClusterError
 
@@ -100,6 +101,13 @@ def _setup(
             help="cluster file the placement step (and the feasibility check) works on",
         ),
     ] = DEMO_CLUSTER,
+    log_level: Annotated[
+        str | None,
+        typer.Option(
+            envvar="COSTART_LOG_LEVEL",
+            help="debug | info | warning | error (default: info for serve, warning for reads)",
+        ),
+    ] = None,
     version: Annotated[
         bool,
         typer.Option(
@@ -109,10 +117,16 @@ def _setup(
 ) -> None:
     command = ctx.invoked_subcommand
     # Configure once per process (an embedding program or a test may have done it).
+    try:
+        level = parse_level(log_level) if log_level is not None else None
+    except ValueError as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(EXIT_USAGE) from None
     if command == "serve":
-        configure_logging_once(json=True)
+        configure_logging_once(json=True, level=level or logging.INFO)
     else:
-        configure_logging_once(level=logging.WARNING if command in QUIET else logging.INFO)
+        quiet = logging.WARNING if command in QUIET else logging.INFO
+        configure_logging_once(level=level or quiet)
     if store is not None and is_url(store):
         ctx.obj = Target(url=store, server=server, token=token, cluster=cluster)
     else:

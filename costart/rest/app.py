@@ -104,6 +104,8 @@ def request_log(app: ASGIApp) -> ASGIApp:
 
 def create_app(service: Service, tokens: Tokens) -> Litestar:
     """The REST API of one `Service`. OpenAPI at ``/schema/openapi.json``."""
+    registry, session_timer = registry_for(service.views)
+    service.session_observer = session_timer.observe
     return Litestar(
         route_handlers=ROUTES,
         dependencies={"user": Provide(authenticate, sync_to_thread=False)},
@@ -121,8 +123,7 @@ def create_app(service: Service, tokens: Tokens) -> Litestar:
             path="/schema",
             components=Components(schemas=spec_components()),
         ),
-        state=State(
-            {"service": service, "tokens": tokens, "registry": registry_for(service.views)}
-        ),
+        state=State({"service": service, "tokens": tokens, "registry": registry}),
         debug=False,
+        logging_config=None,  # the process logs through structlog (costart.logs)
     )

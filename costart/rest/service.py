@@ -23,6 +23,7 @@ from costart.rest.claims import ClaimDriver
 
 log = structlog.get_logger("costart.serve")
 
+
 class Service:
     """The controller as a long-running service. Thread-safe: the Controller serializes
     commands with its own lock; the views are caught up under ``_views_lock``."""
@@ -42,6 +43,8 @@ class Service:
         self._views_lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        # Told each session's wall-clock seconds (the metrics' session histogram).
+        self.session_observer: Callable[[float], None] | None = None
         self.refresh()
 
     def refresh(self) -> None:
@@ -66,6 +69,7 @@ class Service:
     def step(self) -> None:
         """One session: place, fire timers, drive claims, then catch the views up."""
         now = self.clock()
+        started = time.perf_counter()
         try:
             if self.controller.placement is not None:
                 self.controller.schedule(now)
@@ -75,6 +79,8 @@ class Service:
         except DomainError as error:
             # A decision that no longer fits (state moved under it) is retried next session.
             log.warning("scheduling session stopped early", error=str(error))
+        if self.session_observer is not None:
+            self.session_observer(time.perf_counter() - started)
         self.refresh()
 
     def start(self, interval_s: float) -> None:
