@@ -102,7 +102,9 @@ def test_describe_shows_the_pend_reason_with_its_numbers_and_recent_events(store
 
 def test_reads_catch_the_views_up_without_building_a_controller(store, monkeypatch):
     costart(store, "submit", str(DEMO_SPEC))
-    bootstrap(Settings(store=str(store), cluster=None)).cancel("grpo-run-42")  # another process writes
+    bootstrap(Settings(store=str(store), cluster=None)).cancel(
+        "grpo-run-42"
+    )  # another process writes
 
     def no_controller(*_args, **_kwargs):
         raise AssertionError("a read built a Controller (folding the whole log)")
@@ -180,6 +182,12 @@ def test_validate_and_demo_still_work(tmp_path):
     assert not re.search(r"\b\d{3,}d\b", groups.stdout), groups.stdout
     walkthrough = runner.invoke(app, ["--store", str(tmp_path / "walk"), "demo", "--walkthrough"])
     assert walkthrough.exit_code == 0 and "SUCCEEDED" in walkthrough.stdout
+    # No raw nanoseconds anywhere a person reads (`make demo` runs both).
+    described = runner.invoke(
+        app, ["--store", str(tmp_path / "sim"), "describe", "group", "grpo-000"]
+    )
+    for text in (demo.stdout, walkthrough.stdout, groups.stdout, described.stdout):
+        assert not re.search(r"\b\d{10,}\b|t=\d+ns|\d+(ms|us)\d+ns", text), text
     again = runner.invoke(app, ["--store", str(tmp_path / "walk"), "demo"])
     assert again.exit_code == 0  # a demo store is made afresh
     (tmp_path / "mine").mkdir()
