@@ -26,7 +26,7 @@ from costart.log_writer import ControllerStoppedError
 from costart.rest.auth import Tokens
 from costart.rest.metrics import registry_for
 from costart.rest.models import ErrorBody
-from costart.rest.openapi import spec_components
+from costart.rest.openapi import BEARER, SECURITY_SCHEMES, spec_components
 from costart.rest.routes import ROUTES, authenticate
 from costart.rest.service import Service
 
@@ -34,8 +34,13 @@ log = structlog.get_logger("costart.rest")
 MAX_BODY_BYTES: Final = 2 * MAX_SPEC_BYTES
 
 
-def _error(status: int, message: str, field: str | None = None) -> Response[ErrorBody]:
-    return Response(ErrorBody(error=message, field=field), status_code=status)
+def _error(
+    status: int,
+    message: str,
+    field: str | None = None,
+    headers: dict[str, str] | None = None,
+) -> Response[ErrorBody]:
+    return Response(ErrorBody(error=message, field=field), status_code=status, headers=headers)
 
 
 def _domain_error(_: Request[Any, Any, Any], error: Exception) -> Response[ErrorBody]:
@@ -64,7 +69,9 @@ def _http_error(_: Request[Any, Any, Any], error: Exception) -> Response[ErrorBo
             if isinstance(item, dict)
         )
         message = f"invalid request: {fields}" if fields else message
-    return _error(error.status_code, message)
+    # The framework's own headers stay (a 405's Allow lists the methods the path takes).
+    headers = {str(k): str(v) for k, v in (error.headers or {}).items()}
+    return _error(error.status_code, message, headers=headers or None)
 
 
 def _internal_error(request: Request[Any, Any, Any], error: Exception) -> Response[ErrorBody]:
@@ -121,7 +128,8 @@ def create_app(service: Service, tokens: Tokens) -> Litestar:
             title="costart",
             version="0.1.0",
             path="/schema",
-            components=Components(schemas=spec_components()),
+            components=Components(schemas=spec_components(), security_schemes=SECURITY_SCHEMES),
+            security=[{BEARER: []}],
         ),
         state=State({"service": service, "tokens": tokens, "registry": registry}),
         debug=False,

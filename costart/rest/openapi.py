@@ -12,12 +12,28 @@ from typing import Any
 
 import msgspec
 from litestar.openapi import ResponseSpec
-from litestar.openapi.spec import OpenAPIMediaType, Operation, Reference, RequestBody, Schema
+from litestar.openapi.spec import (
+    OpenAPIMediaType,
+    Operation,
+    Reference,
+    RequestBody,
+    Schema,
+    SecurityScheme,
+)
 
 from costart.domain.spec import GroupDoc
 from costart.rest.models import ErrorBody
 
 _REF = "#/components/schemas/{name}"
+BEARER = "bearer"
+SECURITY_SCHEMES: dict[str, SecurityScheme | Reference] = {
+    BEARER: SecurityScheme(
+        type="http",
+        scheme="bearer",
+        description="A token from the server's tokens file: names the user and role "
+        "(owner, admin). Every operation needs one except /healthz and /metrics.",
+    )
+}
 _KEYS = {"$ref": None, "not": "schema_not", "if": "schema_if", "else": "schema_else"}
 
 

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import time
 from typing import Annotated
+from urllib.parse import quote
 
 from anyio import to_thread
 from litestar import Request, Response, get, post
-from litestar.datastructures import State
+from litestar.datastructures import ResponseHeader, State
 from litestar.exceptions import NotAuthorizedException, PermissionDeniedException
 from litestar.params import Parameter
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
@@ -63,10 +64,17 @@ def _spec_format(request: Request[object, object, State]) -> SpecFormat:
     summary="Submit a group spec",
     operation_class=SubmitOperation,
     responses=errors(400, 401, 403, 409, 413, 422),
+    response_headers=[
+        ResponseHeader(
+            name="Location",
+            description="the new group's URL (GET it for the group's detail)",
+            documentation_only=True,
+        )
+    ],
 )
 async def submit_group(
     request: Request[object, object, State], user: User, state: State
-) -> GroupDoc:
+) -> Response[GroupDoc]:
     """Submit a group spec (JSON, or TOML with ``Content-Type: application/toml``).
 
     422 names the field at fault; 403 if the spec's owner is not the caller (admins may
@@ -84,7 +92,9 @@ async def submit_group(
             )
         return group_doc(_service(state).submit(data, fmt), time.time_ns())
 
-    return await to_thread.run_sync(run)
+    created = await to_thread.run_sync(run)
+    location = f"/v1/groups/{quote(created.name, safe='')}"
+    return Response(created, status_code=201, headers={"Location": location})
 
 
 @get("/v1/groups", sync_to_thread=True, summary="List groups", responses=errors(400, 401))
@@ -179,12 +189,18 @@ def holds(user: User, state: State) -> list[HoldView]:
     return _service(state).views.holds()
 
 
-@get("/healthz", sync_to_thread=True, summary="Liveness", exclude_from_auth=True)
+@get("/healthz", sync_to_thread=True, summary="Liveness", exclude_from_auth=True, security=[{}])
 def healthz(state: State) -> Health:
     return Health(status="ok", position=_service(state).views.position())
 
 
-@get("/metrics", sync_to_thread=True, summary="Prometheus metrics", media_type=CONTENT_TYPE_LATEST)
+@get(
+    "/metrics",
+    sync_to_thread=True,
+    summary="Prometheus metrics",
+    media_type=CONTENT_TYPE_LATEST,
+    security=[{}],  # no token needed (an empty requirement)
+)
 def metrics(state: State) -> Response[bytes]:
     return Response(generate_latest(state.registry), media_type=CONTENT_TYPE_LATEST)
 
