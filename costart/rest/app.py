@@ -26,7 +26,7 @@ from costart.log_writer import ControllerStoppedError
 from costart.rest.auth import Tokens
 from costart.rest.metrics import registry_for
 from costart.rest.models import ErrorBody
-from costart.rest.openapi import BEARER, SECURITY_SCHEMES, spec_components
+from costart.rest.openapi import BEARER, SECURITY_SCHEMES
 from costart.rest.routes import ROUTES, authenticate
 from costart.rest.service import Service
 
@@ -128,7 +128,7 @@ def create_app(service: Service, tokens: Tokens) -> Litestar:
             title="costart",
             version="0.1.0",
             path="/schema",
-            components=Components(schemas=spec_components(), security_schemes=SECURITY_SCHEMES),
+            components=Components(security_schemes=SECURITY_SCHEMES),
             security=[{BEARER: []}],
         ),
         state=State({"service": service, "tokens": tokens, "registry": registry}),

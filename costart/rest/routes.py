@@ -25,11 +25,11 @@ from costart.rest.models import Health
 from costart.rest.openapi import SubmitOperation, errors
 from costart.rest.service import Service
 from costart.rest.timed import (
-    EventDoc,
-    GroupDetailDoc,
-    GroupDoc,
-    MemberDoc,
-    WhyDoc,
+    TimedEvent,
+    TimedGroup,
+    TimedGroupDetail,
+    TimedMember,
+    TimedWhy,
     detail_doc,
     event_doc,
     group_doc,
@@ -74,7 +74,7 @@ def _spec_format(request: Request[object, object, State]) -> SpecFormat:
 )
 async def submit_group(
     request: Request[object, object, State], user: User, state: State
-) -> Response[GroupDoc]:
+) -> Response[TimedGroup]:
     """Submit a group spec (JSON, or TOML with ``Content-Type: application/toml``).
 
     422 names the field at fault; 403 if the spec's owner is not the caller (admins may
@@ -84,7 +84,7 @@ async def submit_group(
     data = await request.body()
     fmt = _spec_format(request)
 
-    def run() -> GroupDoc:
+    def run() -> TimedGroup:
         spec = parse_spec(data, fmt)
         if not user.may_act_for(spec.owner):
             raise PermissionDeniedException(
@@ -103,7 +103,7 @@ def list_groups(
     state: State,
     owner: str | None = None,
     group_state: Annotated[GroupStatus | None, Parameter(query="state")] = None,
-) -> list[GroupDoc]:
+) -> list[TimedGroup]:
     """Groups in submission order, optionally only one owner's or one state's."""
     now_ns = time.time_ns()
     rows = _service(state).views.groups(owner=owner, state=group_state)
@@ -116,7 +116,7 @@ def list_groups(
     summary="Describe a group",
     responses=errors(400, 401, 404),
 )
-def get_group(name: GroupName, user: User, state: State) -> GroupDetailDoc:
+def get_group(name: GroupName, user: User, state: State) -> TimedGroupDetail:
     """The group with its members, holds, pend-reason history and recent events."""
     return detail_doc(_service(state).views.describe(name), time.time_ns())
 
@@ -127,12 +127,12 @@ def get_group(name: GroupName, user: User, state: State) -> GroupDetailDoc:
     summary="A group's members",
     responses=errors(400, 401, 404),
 )
-def get_members(name: GroupName, user: User, state: State) -> list[MemberDoc]:
+def get_members(name: GroupName, user: User, state: State) -> list[TimedMember]:
     return [member_doc(m) for m in _service(state).views.members(name)]
 
 
 @get("/v1/members", sync_to_thread=True, summary="Every group's members", responses=errors(401))
-def all_members(user: User, state: State) -> list[MemberDoc]:
+def all_members(user: User, state: State) -> list[TimedMember]:
     return [member_doc(m) for m in _service(state).views.members()]
 
 
@@ -142,7 +142,7 @@ def all_members(user: User, state: State) -> list[MemberDoc]:
     summary="A group's timeline",
     responses=errors(400, 401, 404),
 )
-def get_events(name: GroupName, user: User, state: State) -> list[EventDoc]:
+def get_events(name: GroupName, user: User, state: State) -> list[TimedEvent]:
     return [event_doc(e) for e in _service(state).views.timeline(name)]
 
 
@@ -152,10 +152,10 @@ def get_events(name: GroupName, user: User, state: State) -> list[EventDoc]:
     summary="Why a group is pending",
     responses=errors(400, 401, 404),
 )
-def why(name: GroupName, user: User, state: State) -> WhyDoc:
+def why(name: GroupName, user: User, state: State) -> TimedWhy:
     views = _service(state).views
     group = views.group(name)
-    return WhyDoc(
+    return TimedWhy(
         group=group.name,
         state=group.state,
         pend_reason=group.pend_reason,
@@ -170,7 +170,7 @@ def why(name: GroupName, user: User, state: State) -> WhyDoc:
     summary="Cancel a group",
     responses=errors(400, 401, 403, 404, 409),
 )
-def cancel_group(name: GroupName, user: User, state: State) -> GroupDoc:
+def cancel_group(name: GroupName, user: User, state: State) -> TimedGroup:
     """Cancel a live group: 403 unless the caller owns it or is an admin."""
     service = _service(state)
     owner = service.views.group(name).owner

@@ -37,7 +37,7 @@ class Deadline(msgspec.Struct, frozen=True, kw_only=True):
     left_ns: int
 
 
-class GroupDoc(GroupView, frozen=True, kw_only=True):
+class TimedGroup(GroupView, frozen=True, kw_only=True):
     """A group row with RFC 3339 times and its open deadlines."""
 
     submitted_at: str
@@ -51,42 +51,42 @@ class GroupDoc(GroupView, frozen=True, kw_only=True):
     deadlines: tuple[Deadline, ...] = ()
 
 
-class MemberDoc(MemberView, frozen=True, kw_only=True):
+class TimedMember(MemberView, frozen=True, kw_only=True):
     """A member row with RFC 3339 times."""
 
     started_at: str | None = None
     ended_at: str | None = None
 
 
-class EventDoc(TimelineEntry, frozen=True, kw_only=True):
+class TimedEvent(TimelineEntry, frozen=True, kw_only=True):
     """A timeline entry with its RFC 3339 time."""
 
     at: str
 
 
-class PendEntryDoc(PendEntry, frozen=True, kw_only=True):
+class TimedPendEntry(PendEntry, frozen=True, kw_only=True):
     """A pend-reason change with its RFC 3339 time."""
 
     at: str
 
 
-class GroupDetailDoc(msgspec.Struct, frozen=True, kw_only=True):
+class TimedGroupDetail(msgspec.Struct, frozen=True, kw_only=True):
     """`GroupDetail` with RFC 3339 times throughout."""
 
-    group: GroupDoc
-    members: tuple[MemberDoc, ...]
+    group: TimedGroup
+    members: tuple[TimedMember, ...]
     holds: tuple[HoldView, ...]
-    pend_history: tuple[PendEntryDoc, ...]
-    events: tuple[EventDoc, ...]
+    pend_history: tuple[TimedPendEntry, ...]
+    events: tuple[TimedEvent, ...]
 
 
-class WhyDoc(msgspec.Struct, frozen=True):
+class TimedWhy(msgspec.Struct, frozen=True):
     """Why a group is (or was) not running: its current reason and every change."""
 
     group: str
     state: str
     pend_reason: PendReason | None
-    history: tuple[PendEntryDoc, ...]
+    history: tuple[TimedPendEntry, ...]
 
 
 def _timed(row: msgspec.Struct, doc: type[T], **extra: Any) -> T:
@@ -115,25 +115,25 @@ def deadlines(group: GroupView, now_ns: int) -> tuple[Deadline, ...]:
     )
 
 
-def group_doc(group: GroupView, now_ns: int) -> GroupDoc:
+def group_doc(group: GroupView, now_ns: int) -> TimedGroup:
     retry = rfc3339(group.retry_at_ns) if group.retry_at_ns else None
-    return _timed(group, GroupDoc, retry_at=retry, deadlines=deadlines(group, now_ns))
+    return _timed(group, TimedGroup, retry_at=retry, deadlines=deadlines(group, now_ns))
 
 
-def member_doc(member: MemberView) -> MemberDoc:
-    return _timed(member, MemberDoc)
+def member_doc(member: MemberView) -> TimedMember:
+    return _timed(member, TimedMember)
 
 
-def event_doc(entry: TimelineEntry) -> EventDoc:
-    return _timed(entry, EventDoc)
+def event_doc(entry: TimelineEntry) -> TimedEvent:
+    return _timed(entry, TimedEvent)
 
 
-def pend_entry_doc(entry: PendEntry) -> PendEntryDoc:
-    return _timed(entry, PendEntryDoc)
+def pend_entry_doc(entry: PendEntry) -> TimedPendEntry:
+    return _timed(entry, TimedPendEntry)
 
 
-def detail_doc(detail: GroupDetail, now_ns: int) -> GroupDetailDoc:
-    return GroupDetailDoc(
+def detail_doc(detail: GroupDetail, now_ns: int) -> TimedGroupDetail:
+    return TimedGroupDetail(
         group=group_doc(detail.group, now_ns),
         members=tuple(member_doc(m) for m in detail.members),
         holds=detail.holds,

@@ -41,3 +41,25 @@ def test_a_method_a_path_does_not_take_gets_405_with_allow(server):  # noqa: F81
     assert wrong.status_code == 405
     assert set(wrong.headers["allow"].replace(" ", "").split(",")) >= {"GET", "POST"}
     assert "error" in wrong.json()
+
+
+def test_the_submit_body_schema_resolves_to_the_group_spec(server):  # noqa: F811
+    url, _, _ = server
+    doc = httpx.get(f"{url}/schema/openapi.json", timeout=10).json()
+    body = doc["paths"]["/v1/groups"]["post"]["requestBody"]["content"]["application/json"]
+    spec_schema = body["schema"]
+    assert {"name", "owner", "members"} <= set(spec_schema["properties"])
+    member = spec_schema["properties"]["members"]["items"]
+    assert {"name", "kind", "shape"} <= set(member["properties"])
+
+    # Every reference anywhere in the document resolves.
+    def refs(node: object) -> list[str]:
+        if isinstance(node, dict):
+            found = [node["$ref"]] if isinstance(node.get("$ref"), str) else []
+            return found + [r for value in node.values() for r in refs(value)]
+        if isinstance(node, list):
+            return [r for item in node for r in refs(item)]
+        return []
+
+    for ref in refs(doc):
+        assert ref.removeprefix("#/components/schemas/") in doc["components"]["schemas"], ref
