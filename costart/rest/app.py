@@ -17,6 +17,7 @@ from litestar.di import Provide
 from litestar.enums import ScopeType
 from litestar.exceptions import HTTPException, ValidationException
 from litestar.openapi import OpenAPIConfig
+from litestar.openapi.plugins import JsonRenderPlugin
 from litestar.openapi.spec import Components
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -24,6 +25,7 @@ from costart.domain.errors import Conflict, DomainError, IllegalTransition, NotF
 from costart.domain.limits import MAX_SPEC_BYTES
 from costart.log_writer import ControllerStoppedError
 from costart.rest.auth import Tokens
+from costart.rest.docs_page import OfflineDocsPlugin
 from costart.rest.metrics import registry_for
 from costart.rest.models import ErrorBody
 from costart.rest.openapi import BEARER, SECURITY_SCHEMES
@@ -130,6 +132,8 @@ def create_app(service: Service, tokens: Tokens) -> Litestar:
             path="/schema",
             components=Components(security_schemes=SECURITY_SCHEMES),
             security=[{BEARER: []}],
+            # The docs page is rendered here; the default ones load scripts from a CDN.
+            render_plugins=[OfflineDocsPlugin(), JsonRenderPlugin()],
         ),
         state=State({"service": service, "tokens": tokens, "registry": registry}),
         debug=False,

@@ -63,3 +63,15 @@ def test_the_submit_body_schema_resolves_to_the_group_spec(server):  # noqa: F81
 
     for ref in refs(doc):
         assert ref.removeprefix("#/components/schemas/") in doc["components"]["schemas"], ref
+
+
+def test_the_docs_page_lists_every_operation_and_fetches_nothing(server):  # noqa: F811
+    url, _, _ = server
+    page = httpx.get(f"{url}/schema", timeout=10)
+    assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+    text = page.text
+    assert "<script" not in text and "http://" not in text and "https://" not in text
+    doc = httpx.get(f"{url}/schema/openapi.json", timeout=10).json()
+    operations = [(m, p) for p, item in doc["paths"].items() for m in item if m != "parameters"]
+    for method, path in operations:
+        assert f'<td class="method">{method}</td><td class="path">{path}</td>' in text
