@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -61,3 +63,24 @@ def test_relative_times_say_in_or_ago() -> None:
 def test_rfc3339_keeps_every_nanosecond() -> None:
     assert rfc3339(WALL + 123_456_789) == "2026-12-01T14:18:10.123456789Z"
     assert rfc3339(0) == "1970-01-01T00:00:00.000000000Z"
+
+
+def test_diff_values_are_whole_and_readable() -> None:
+    from costart.replay.diff import value_text
+
+    long = ["trainer/dataset", "trainer/gpus", "rollout/gpus", "reward/gpus", "reward/weights"]
+    assert value_text("pend_reason.need", long) == json.dumps(long, separators=(",", ":"))
+    assert value_text("retry_at_ns", WALL) == "2026-12-01T14:18:10Z"
+    assert value_text("attempt", 3) == "3"
+    assert value_text("placed_at_ns", None) == "-"
+
+
+@pytest.mark.parametrize(
+    ("text", "ns"),
+    [("0.5s", 500 * MS), ("1m30.25s", 90 * SECOND_NS + 250 * MS), ("90s", 90 * SECOND_NS)],
+)
+def test_replay_offsets_may_be_fractional(text: str, ns: int) -> None:
+    from costart.replay.points import parse_offset_ns
+
+    assert parse_offset_ns(text) == ns
+    assert parse_offset_ns("0.5") is None and parse_offset_ns("s") is None
