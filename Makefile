@@ -18,6 +18,7 @@ demo: $(STAMP)
 test: $(STAMP)
 	@[ -n "$$COSTART_TEST_POSTGRES_URL" ] || scripts/ensure-postgres.sh >/dev/null
 	@scripts/install-fuse.sh
+	@[ -n "$$COSTART_CHROMIUM" ] || scripts/ensure-chromium.sh >/dev/null
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 	$(BIN)/pytest -q -m "not slow"

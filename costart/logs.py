@@ -1,4 +1,7 @@
-"""Logging set up once: readable on a terminal, JSON for services (``serve``)."""
+"""Logging set up once: readable on a terminal, JSON for services (``serve``).
+
+Libraries that log through the standard library (uvicorn, eventsourcing) go through the
+same renderer: one stream, one format (no plain-text lines between JSON ones)."""
 
 from __future__ import annotations
 
@@ -7,21 +10,56 @@ import sys
 
 import structlog
 
+LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING}
+LEVELS |= {"error": logging.ERROR}
+
+
+def parse_level(text: str) -> int:
+    """``--log-level`` as given (debug, info, warning, error); ValueError otherwise."""
+    level = LEVELS.get(text.lower())
+    if level is None:
+        raise ValueError(f"bad log level {text!r}: use {', '.join(LEVELS)}")
+    return level
+
+
+class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """Writes to whatever ``sys.stderr`` is at the time (a test may have replaced it)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.stream = sys.stderr
+        super().emit(record)
+
 
 def configure_logging(*, json: bool = False, level: int = logging.INFO) -> None:
-    """Configure structlog for the process. Call once from an entry point."""
+    """Configure structlog for the process, and route the standard library's loggers
+    (uvicorn's among them) through the same renderer at ``level``. Call once from an
+    entry point."""
     renderer: structlog.typing.Processor = (
         structlog.processors.JSONRenderer()
         if json
         else structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty())
     )
+    shared: list[structlog.typing.Processor] = [
+        structlog.contextvars.merge_contextvars,
+        structlog.processors.add_log_level,
+        structlog.processors.TimeStamper(fmt="iso", utc=True),
+    ]
+    handler = _StderrHandler()
+    handler.setFormatter(
+        structlog.stdlib.ProcessorFormatter(
+            foreign_pre_chain=[*shared, structlog.stdlib.add_logger_name],
+            processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, renderer],
+        )
+    )
+    root = logging.getLogger()
+    root.handlers = [handler]
+    root.setLevel(level)
+    for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
+        # uvicorn's own handlers (when it configured any) would print plain text.
+        logging.getLogger(name).handlers = []
+        logging.getLogger(name).propagate = True
     structlog.configure(
-        processors=[
-            structlog.contextvars.merge_contextvars,
-            structlog.processors.add_log_level,
-            structlog.processors.TimeStamper(fmt="iso", utc=True),
-            renderer,
-        ],
+        processors=[*shared, renderer],
         wrapper_class=structlog.make_filtering_bound_logger(level),
         logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
         cache_logger_on_first_use=True,

@@ -20,6 +20,8 @@ STDLIB = set(sys.stdlib_module_names)
 # Which costart layers (and third-party packages) each layer may import.
 ALLOWED: dict[str, tuple[set[str], set[str]]] = {
     "domain": ({"domain"}, {"msgspec"}),
+    # How people read times and reasons: pure words over domain facts.
+    "display": ({"domain", "display"}, set()),
     "placement": ({"domain", "placement"}, {"msgspec"}),
     "store": ({"domain", "store"}, {"msgspec", "eventsourcing", "lmdb", "structlog"}),
     "pgstore": (
@@ -27,20 +29,20 @@ ALLOWED: dict[str, tuple[set[str], set[str]]] = {
         {"msgspec", "eventsourcing", "psycopg", "structlog"},
     ),
     "projections": (
-        {"domain", "store", "projections"},
+        {"domain", "display", "store", "projections"},
         {"msgspec", "eventsourcing", "lmdb", "structlog"},
     ),
     "replay": (
-        {"domain", "placement", "store", "pgstore", "projections", "replay", "_lazy"},
+        {"domain", "display", "placement", "store", "pgstore", "projections", "replay", "_lazy"},
         {"msgspec", "eventsourcing", "lmdb", "structlog"},
     ),
     "sim": (
-        {"domain", "placement", "store", "projections", "replay", "sim", "_lazy"},
+        {"domain", "display", "placement", "store", "projections", "replay", "sim", "_lazy"},
         # matplotlib only in costart/sim/report.py (the PNG plot).
         {"msgspec", "eventsourcing", "lmdb", "structlog", "matplotlib"},
     ),
 }
-PURE_LAYERS = ("domain", "placement", "projections")
+PURE_LAYERS = ("domain", "display", "placement", "projections")
 BANNED_IN_DOMAIN = {
     "time",
     "datetime",

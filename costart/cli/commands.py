@@ -8,23 +8,27 @@ and an exit code from `costart.cli.exits`.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import msgspec
 import typer
 from rich.console import Console
 
-from costart.bootstrap import DEMO_CLUSTER, Settings
+from costart.bootstrap import DEMO_CLUSTER, STORE_MODULE, Settings
 from costart.cli import render
 from costart.cli.backend import Backend, LocalBackend, RemoteBackend
 from costart.cli.exits import UsageError, reported
+from costart.cli.output import Output, jsonpath, parse_output, sort_rows
+from costart.domain.errors import NotFound
 from costart.domain.spec import SpecFormat
+from costart.projections import MemberView
 
 OutputOption = Annotated[
-    render.Output, typer.Option("--output", "-o", help="table | wide | json | yaml")
+    str,
+    typer.Option("--output", "-o", help="table | wide | json | yaml | name | jsonpath=TEMPLATE"),
 ]
 
 
@@ -49,8 +53,26 @@ def console() -> Console:
     return Console(width=max(Console().width, 160), highlight=False)
 
 
+LMDB_DATA_FILE = "data.mdb"
+
+
+def require_store(target: Target) -> None:
+    """Refuse a store directory that does not exist or holds no LMDB log: a mistyped
+    ``--store`` must not read as an empty controller, nor leave a directory behind."""
+    store = target.store
+    if store is None:
+        return
+    if not store.is_dir():
+        raise UsageError(f"no store at {store}: no such directory (check --store)")
+    lmdb = target.settings().controller_env().get("PERSISTENCE_MODULE") == STORE_MODULE
+    if lmdb and not (store / LMDB_DATA_FILE).is_file():
+        raise UsageError(f"no store at {store}: the directory holds no controller log")
+
+
 @contextmanager
-def backend(ctx: typer.Context) -> Iterator[Backend]:
+def backend(ctx: typer.Context, *, create: bool = False) -> Iterator[Backend]:
+    """The controller the global options name. Only ``create`` (a submit) may start a
+    new store directory; every other command needs an existing one."""
     target: Target = ctx.obj
     chosen: Backend
     if target.server:
@@ -58,7 +80,10 @@ def backend(ctx: typer.Context) -> Iterator[Backend]:
     elif target.url is not None:
         chosen = LocalBackend(target.settings(), rebuild_views=target.rebuild_views)
     elif target.store is not None:
-        target.store.mkdir(parents=True, exist_ok=True)
+        if create:
+            target.store.mkdir(parents=True, exist_ok=True)
+        else:
+            require_store(target)
         chosen = LocalBackend(target.settings(), rebuild_views=target.rebuild_views)
     else:
         raise UsageError("no controller: pass --store DIR|postgresql://... or --server URL")
@@ -68,8 +93,31 @@ def backend(ctx: typer.Context) -> Iterator[Backend]:
         chosen.close()
 
 
+def now_ns(b: Backend) -> int:
+    """The one point this command measures ages and deadlines to: the wall clock, or on
+    a virtual clock (a simulated run's log) its newest event in the whole log."""
+    return render.age_reference(b.groups(None, None), time.time_ns())
+
+
 get_app = typer.Typer(no_args_is_help=True, help="List groups, members or holds.")
 describe_app = typer.Typer(no_args_is_help=True, help="Show one object in detail.")
+SortOption = Annotated[
+    str | None, typer.Option("--sort-by", help="a field to sort by, e.g. .priority")
+]
+
+
+def emit(data: Any, out: Output, table: Callable[[bool], None], names: Sequence[str]) -> None:
+    """Print ``data`` as ``-o`` asks: a table (``table(wide)``), JSON, YAML, names, or
+    a jsonpath template."""
+    if out.kind in ("json", "yaml"):
+        render.print_data(console(), data, "json" if out.kind == "json" else "yaml")
+    elif out.kind == "name":
+        for name in names:
+            typer.echo(name)
+    elif out.kind == "jsonpath":
+        typer.echo(jsonpath(data, out.template or ""))
+    else:
+        table(out.kind == "wide")
 
 
 def read_spec_file(file: Path) -> bytes:
@@ -85,30 +133,47 @@ def submit(ctx: typer.Context, file: Path, output: OutputOption = "table") -> No
     """Submit a group spec (TOML, or JSON by the .json suffix)."""
     fmt: SpecFormat = "json" if file.suffix == ".json" else "toml"
     with reported():
+        out = parse_output(output)
         data = read_spec_file(file)
-    with reported(), backend(ctx) as b:
-        group = b.submit(data, fmt)
-    if output in ("json", "yaml"):
-        render.print_data(console(), group, output)
-    else:
-        typer.echo(f"group/{group.name} submitted ({group.state})")
+        with backend(ctx, create=True) as b:
+            group = b.submit(data, fmt)
+        emit(
+            group,
+            out,
+            lambda _: typer.echo(f"group/{group.name} submitted ({group.state})"),
+            [f"group/{group.name}"],
+        )
 
 
 @get_app.command("groups")
 def get_groups(
     ctx: typer.Context,
+    names: Annotated[list[str] | None, typer.Argument(help="only these groups")] = None,
     output: OutputOption = "table",
     owner: Annotated[str | None, typer.Option(help="only this owner's groups")] = None,
     state: Annotated[str | None, typer.Option(help="only groups in this state")] = None,
+    sort_by: SortOption = None,
 ) -> None:
-    """Groups in submission order."""
-    with reported(), backend(ctx) as b:
-        groups = b.groups(owner, state)
-    if output in ("json", "yaml"):
-        render.print_data(console(), groups, output)
-    else:
-        now_ns = render.age_reference(groups, time.time_ns())
-        console().print(render.groups_table(groups, now_ns, wide=output == "wide"))
+    """Groups in submission order (or --sort-by a field); NAME... picks some."""
+    with reported():
+        out = parse_output(output)
+        with backend(ctx) as b:
+            groups = b.groups(owner, state)
+            now = now_ns(b)
+        if names:
+            by_name = {g.name: g for g in groups}
+            missing = [n for n in names if n not in by_name]
+            if missing:
+                raise NotFound(f"no group named {', '.join(map(repr, missing))}")
+            groups = [by_name[n] for n in dict.fromkeys(names)]
+        if sort_by:
+            groups = sort_rows(groups, sort_by)
+        emit(
+            groups,
+            out,
+            lambda wide: console().print(render.groups_table(groups, now, wide=wide)),
+            [f"group/{g.name}" for g in groups],
+        )
 
 
 @get_app.command("members")
@@ -116,59 +181,113 @@ def get_members(
     ctx: typer.Context,
     group: Annotated[str | None, typer.Argument(help="only this group's members")] = None,
     output: OutputOption = "table",
+    sort_by: SortOption = None,
 ) -> None:
     """Members with their state, tasks, nodes, claims and restarts."""
-    with reported(), backend(ctx) as b:
-        members = b.members(group)
-    if output in ("json", "yaml"):
-        render.print_data(console(), members, output)
-    else:
-        console().print(render.members_table(members))
+    with reported():
+        out = parse_output(output)
+        with backend(ctx) as b:
+            members = b.members(group)
+        if sort_by:
+            members = sort_rows(members, sort_by)
+        emit(
+            members,
+            out,
+            lambda _: console().print(render.members_table(members)),
+            [f"member/{m.group}/{m.name}" for m in members],
+        )
 
 
 @get_app.command("holds")
-def get_holds(ctx: typer.Context, output: OutputOption = "table") -> None:
+def get_holds(
+    ctx: typer.Context, output: OutputOption = "table", sort_by: SortOption = None
+) -> None:
     """Which nodes are held or used by which group and member."""
-    with reported(), backend(ctx) as b:
-        holds = b.holds()
-    if output in ("json", "yaml"):
-        render.print_data(console(), holds, output)
-    else:
-        console().print(render.holds_table(holds))
+    with reported():
+        out = parse_output(output)
+        with backend(ctx) as b:
+            holds = b.holds()
+        if sort_by:
+            holds = sort_rows(holds, sort_by)
+        emit(
+            holds,
+            out,
+            lambda _: console().print(render.holds_table(holds)),
+            [f"hold/{h.node}/{h.group}/{h.member}/{h.index}" for h in holds],
+        )
 
 
 @describe_app.command("group")
 def describe_group(ctx: typer.Context, name: str, output: OutputOption = "table") -> None:
     """Members, holds, the pend reason with its numbers, and recent events."""
-    with reported(), backend(ctx) as b:
-        detail = b.describe(name)
-    if output in ("json", "yaml"):
-        render.print_data(console(), detail, output)
-    else:
-        render.print_describe(
-            console(), detail, render.age_reference([detail.group], time.time_ns())
+    with reported():
+        out = parse_output(output)
+        with backend(ctx) as b:
+            detail = b.describe(name)
+            now = now_ns(b)
+        emit(
+            detail,
+            out,
+            lambda _: render.print_describe(console(), detail, now),
+            [f"group/{detail.group.name}"],
+        )
+
+
+@describe_app.command("member")
+def describe_member(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="GROUP/MEMBER")],
+    output: OutputOption = "table",
+) -> None:
+    """One member: state, tasks and nodes, claims, restarts, its times and reason."""
+    with reported():
+        out = parse_output(output)
+        group, sep, member = name.partition("/")
+        if not (sep and group and member) or "/" in member:
+            raise UsageError(f"bad member {name!r}: write GROUP/MEMBER")
+        with backend(ctx) as b:
+            detail = b.describe(group)
+            now = now_ns(b)
+        found = next((m for m in detail.members if m.name == member), None)
+        if found is None:
+            raise NotFound(f"group {group!r} has no member named {member!r}")
+        chosen: MemberView = found
+        emit(
+            chosen,
+            out,
+            lambda _: render.print_member(console(), chosen, now),
+            [f"member/{group}/{member}"],
         )
 
 
 def events(ctx: typer.Context, name: str, output: OutputOption = "table") -> None:
     """A group's timeline: every event with its controller time."""
-    with reported(), backend(ctx) as b:
-        timeline = b.events(name)
+    with reported():
+        out = parse_output(output)
+        with backend(ctx) as b:
+            timeline = b.events(name)
         origin = timeline[0].at_ns if timeline else 0
-    if output in ("json", "yaml"):
-        render.print_data(console(), timeline, output)
-    else:
-        console().print(render.events_table(timeline, origin))
+        emit(
+            timeline,
+            out,
+            lambda _: console().print(render.events_table(timeline, origin)),
+            [f"event/{name}/{e.position}" for e in timeline],
+        )
 
 
 def why(ctx: typer.Context, name: str, output: OutputOption = "table") -> None:
     """Why a group is pending: its current reason and every change."""
-    with reported(), backend(ctx) as b:
-        answer = b.why(name)
-    if output in ("json", "yaml"):
-        render.print_data(console(), answer, output)
-    else:
-        render.print_why(console(), answer)
+    with reported():
+        out = parse_output(output)
+        with backend(ctx) as b:
+            answer = b.why(name)
+            now = now_ns(b)
+        emit(
+            answer,
+            out,
+            lambda _: render.print_why(console(), answer, now),
+            [f"group/{answer.group}"],
+        )
 
 
 def cancel(ctx: typer.Context, name: str) -> None:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from costart import display
 from costart.app import Controller
 from costart.bootstrap import Settings, bootstrap
 from costart.cli.views import members_table
@@ -69,8 +70,8 @@ def run_demo(
     def step(title: str, action: Callable[[], object], seconds: int = 5) -> None:
         clock.advance(seconds)
         action()
-        console.rule(f"[bold]t={clock.now_ns // SECOND_NS}s[/bold]  {title}")
-        console.print(members_table(controller.group(name), controller.members(name)))
+        console.rule(f"[bold]{display.clock(clock.now_ns)}[/bold]  {title}")
+        console.print(members_table(controller.group(name), controller.members(name), clock.now_ns))
 
     step("submit the group", lambda: controller.submit(spec))
     step(

@@ -17,6 +17,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from costart import __version__
 from costart.bootstrap import DEMO_CLUSTER, Settings, build_placement, configure_logging_once
 from costart.cli import commands, replay_cmd, sim_cmd
 from costart.cli.commands import Target, read_spec_file
@@ -26,10 +27,12 @@ from costart.cli.serve import serve
 from costart.cli.sim_demo import run_sim_demo
 from costart.domain.errors import SpecError
 from costart.domain.spec import SpecFormat, parse_spec
+from costart.logs import parse_level
 from costart.pgstore import is_url
 from costart.placement import ClusterError
 
-app = typer.Typer(no_args_is_help=True, add_completion=False, help="Co-start groups.")
+# Shell completion on: `costart --install-completion` (bash, zsh, fish, PowerShell).
+app = typer.Typer(no_args_is_help=True, add_completion=True, help="Co-start groups.")
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
 DEMO_SPEC = SCENARIOS / "rl-post-training.toml"
 
@@ -69,6 +72,12 @@ QUIET = {
 }
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"costart {__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
 def _setup(
     ctx: typer.Context,
@@ -99,13 +108,32 @@ def _setup(
             help="rebuild the views from the log as it is, even if it lost its tail",
         ),
     ] = False,
+    log_level: Annotated[
+        str | None,
+        typer.Option(
+            envvar="COSTART_LOG_LEVEL",
+            help="debug | info | warning | error (default: info for serve, warning for reads)",
+        ),
+    ] = None,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_print_version, is_eager=True, help="print the version and exit"
+        ),
+    ] = False,
 ) -> None:
     command = ctx.invoked_subcommand
     # Configure once per process (an embedding program or a test may have done it).
+    try:
+        level = parse_level(log_level) if log_level is not None else None
+    except ValueError as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(EXIT_USAGE) from None
     if command == "serve":
-        configure_logging_once(json=True)
+        configure_logging_once(json=True, level=level or logging.INFO)
     else:
-        configure_logging_once(level=logging.WARNING if command in QUIET else logging.INFO)
+        quiet = logging.WARNING if command in QUIET else logging.INFO
+        configure_logging_once(level=level or quiet)
     if store is not None and is_url(store):
         ctx.obj = Target(
             url=store, server=server, token=token, cluster=cluster, rebuild_views=rebuild_views

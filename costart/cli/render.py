@@ -1,8 +1,9 @@
 """How the CLI prints views: rich tables for people, JSON or YAML for scripts.
 
-Times in the views are controller times (integer ns); ages are shown against
-`age_reference`: the wall clock, unless the log runs on a virtual clock (the simulator's
-starts at 0), whose ages are shown as of its newest event.
+Times in the views are controller times (integer ns), shown by `costart.display`: ages
+and deadlines against one ``now_ns`` per command (`costart.display.age_reference`: the
+wall clock, or a virtual clock's newest event in the whole log), controller times as
+ISO-8601 UTC (``t+1h06m`` on a virtual clock).
 """
 
 from __future__ import annotations
@@ -15,23 +16,19 @@ import yaml
 from rich.console import Console
 from rich.table import Table
 
+from costart import display
+from costart.cli.tables import plain_table
+from costart.display import clock, duration, moment, offset, queue_text, readable
 from costart.domain.events import PendReason
 from costart.projections import GroupDetail, GroupView, HoldView, MemberView, TimelineEntry
 from costart.rest.models import Why
 
 Output = Literal["table", "wide", "json", "yaml"]
-SECOND_NS = 10**9
 
 
-def duration_text(ns: int | None) -> str:
-    """kubectl-style short durations: 45s, 12m, 3h, 2d."""
-    if ns is None:
-        return "-"
-    seconds = max(ns, 0) // SECOND_NS
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        if seconds >= 2 * size:
-            return f"{seconds // size}{unit}"
-    return f"{seconds}s"
+def age_text(ns: int | None) -> str:
+    """An age or elapsed time: two units (``1h06m``), ``-`` when unknown."""
+    return "-" if ns is None else duration(max(ns, 0))
 
 
 def print_data(console: Console, data: Any, output: Output) -> None:
@@ -43,19 +40,37 @@ def print_data(console: Console, data: Any, output: Output) -> None:
         console.print(yaml.safe_dump(builtins, sort_keys=False, allow_unicode=True), end="")
 
 
-WALL_CLOCK_FLOOR_NS = 10**18
-"""2001-09-09: a controller time before this is a virtual clock's, not the wall's."""
-
-
 def age_reference(groups: Sequence[GroupView], wall_ns: int) -> int:
-    """The time ages are measured to: ``wall_ns``, or for a log on a virtual clock the
-    newest event time of ``groups`` (so a simulation's log shows simulated ages)."""
-    newest = max((g.last_event_at_ns for g in groups), default=wall_ns)
-    return wall_ns if newest >= WALL_CLOCK_FLOOR_NS else newest
+    """The one point a command measures ages and deadlines to (see `costart.display`):
+    pass every group of the log, so `get` and `describe` agree."""
+    return display.age_reference((g.last_event_at_ns for g in groups), wall_ns)
 
 
-def reason_text(reason: PendReason | None) -> str:
-    return "-" if reason is None else f"{reason.cls}: {reason.message}"
+def reason_text(reason: PendReason | None, now_ns: int) -> str:
+    return display.reason_text(reason, now_ns)
+
+
+def group_reason(g: GroupView, now_ns: int) -> str:
+    return display.group_reason(g.state, g.pend_reason, g.last_reason, g.retry_at_ns, now_ns)
+
+
+def deadlines(g: GroupView, now_ns: int) -> list[tuple[str, int]]:
+    """The group's open deadlines: reservation expiry, barrier deadline, retry time."""
+    found = [
+        ("reservation expires", g.reservation_deadline_ns),
+        ("barrier deadline", g.barrier_deadline_ns),
+        ("retry", g.retry_at_ns if g.state == "PENDING" and g.retry_at_ns > now_ns else None),
+    ]
+    return [(label, at) for label, at in found if at is not None]
+
+
+def deadline_text(g: GroupView, now_ns: int) -> str:
+    """The first open deadline with the time left: ``barrier in 3m20s``."""
+    for label, at_ns in deadlines(g, now_ns):
+        short = label.split()[0]
+        left = at_ns - now_ns
+        return f"{short} in {duration(left)}" if left > 0 else f"{short} due now"
+    return "-"
 
 
 def members_summary(group: GroupView) -> str:
@@ -64,12 +79,10 @@ def members_summary(group: GroupView) -> str:
 
 
 def groups_table(groups: Sequence[GroupView], now_ns: int, wide: bool = False) -> Table:
-    table = Table(box=None, pad_edge=False)
     columns = ["NAME", "OWNER", "STATE", "RUNNING", "ATTEMPT", "AGE", "REASON"]
     if wide:
-        columns[5:5] = ["PRIORITY", "MODE", "TASKS", "HELD", "GPU"]
-    for column in columns:
-        table.add_column(column, overflow="fold")
+        columns[5:5] = ["PRIORITY", "MODE", "TASKS", "HELD", "GPU", "DEADLINE"]
+    table = plain_table(columns)
     for g in groups:
         row = [g.name, g.owner, g.state, members_summary(g), str(g.attempt)]
         if wide:
@@ -79,31 +92,26 @@ def groups_table(groups: Sequence[GroupView], now_ns: int, wide: bool = False) -
                 f"{g.tasks_placed}/{g.tasks_desired}",
                 str(g.tasks_held),
                 str(g.gpu_placed + g.gpu_held),
+                deadline_text(g, now_ns),
             ]
-        row += [
-            duration_text(now_ns - g.submitted_at_ns),
-            reason_text(g.pend_reason) if g.pend_reason else (g.last_reason or "-"),
-        ]
+        row += [age_text(now_ns - g.submitted_at_ns), group_reason(g, now_ns)]
         table.add_row(*row)
     return table
 
 
 def members_table(members: Sequence[MemberView], with_group: bool = True) -> Table:
-    table = Table(box=None, pad_edge=False)
     columns = ["MEMBER", "KIND", "OWNER", "PROFILE", "STATE", "TASKS", "RUNNING", "NODES"]
-    columns += ["CLAIMS", "RESTARTS", "LAST REASON"]
+    columns += ["CLAIMS", "RESTARTS", "REASON"]
     if with_group:
         columns.insert(0, "GROUP")
-    for column in columns:
-        table.add_column(column, overflow="fold")
+    table = plain_table(columns)
     for m in members:
         held = f" (+{m.held} held)" if m.held else ""
         nodes = ",".join(m.nodes or m.held_nodes) or "-"
         claims = " ".join(f"{c}:{s}" for c, s in sorted(m.claims.items())) or "-"
         row = [m.name, m.kind, m.owner, m.profile or "-", m.state]
         row += [f"{m.placed}/{m.desired}{held}", f"{m.running}/{m.desired}", nodes, claims]
-        row += [str(m.restarts)]
-        row += [m.last_reason or "-"]
+        row += [str(m.restarts), display.member_reason(m.state, m.last_reason)]
         if with_group:
             row.insert(0, m.group)
         table.add_row(*row)
@@ -112,10 +120,8 @@ def members_table(members: Sequence[MemberView], with_group: bool = True) -> Tab
 
 def tasks_table(members: Sequence[MemberView], origin_ns: int) -> Table:
     """Every member's newest task of each index: node, attempt, state, exit."""
-    table = Table(box=None, pad_edge=False)
     columns = ("MEMBER", "TASK", "NODE", "ATTEMPT", "STATE", "EXIT", "STARTED", "ENDED", "CLAIMS")
-    for column in columns:
-        table.add_column(column)
+    table = plain_table(columns)
     for m in members:
         for t in m.tasks:
             table.add_row(
@@ -133,13 +139,11 @@ def tasks_table(members: Sequence[MemberView], origin_ns: int) -> Table:
 
 
 def _offset(at_ns: int | None, origin_ns: int) -> str:
-    return "-" if at_ns is None else f"+{duration_text(at_ns - origin_ns)}"
+    return "-" if at_ns is None else offset(at_ns, origin_ns)
 
 
 def holds_table(holds: Sequence[HoldView]) -> Table:
-    table = Table(box=None, pad_edge=False)
-    for column in ("NODE", "GROUP", "MEMBER", "TASK", "KIND", "GPU", "RUNNING"):
-        table.add_column(column)
+    table = plain_table(("NODE", "GROUP", "MEMBER", "TASK", "KIND", "GPU", "RUNNING"))
     for h in holds:
         table.add_row(
             h.node,
@@ -154,26 +158,26 @@ def holds_table(holds: Sequence[HoldView]) -> Table:
 
 
 def events_table(events: Sequence[TimelineEntry], origin_ns: int) -> Table:
-    table = Table(box=None, pad_edge=False)
-    for column in ("POS", "TIME", "EVENT", "MEMBER", "BY", "DETAIL"):
-        table.add_column(column, overflow="fold")
+    table = plain_table(("POS", "TIME", "EVENT", "MEMBER", "BY", "DETAIL"))
     for e in events:
-        at = f"+{(e.at_ns - origin_ns) / SECOND_NS:.1f}s"
-        row = [str(e.position), at, e.event, e.member or "-", e.actor or "-", e.detail or "-"]
-        table.add_row(*row)
+        at = offset(e.at_ns, origin_ns)
+        detail = readable(e.detail) if e.detail else "-"
+        table.add_row(str(e.position), at, e.event, e.member or "-", e.actor or "-", detail)
     return table
 
 
-def pend_lines(reason: PendReason | None) -> list[str]:
-    """The pend reason with its numbers: class, blocking member, need, best, queue."""
-    if reason is None:
-        return ["Pending:    -"]
-    lines = [f"Pending:    {reason.cls}: {reason.message}"]
+def pend_lines(reason: PendReason | None, now_ns: int, current: str | None = None) -> list[str]:
+    """The pend reason with its numbers: class, blocking member, need, best, queue.
+    ``current``: the reason as the group's state says it now, when that differs from
+    the stored one (a group that ended, or was just released)."""
+    if reason is None or (current is not None and current != reason_text(reason, now_ns)):
+        return [f"Reason:     {current or '-'}"]
+    lines = [f"Pending:    {reason_text(reason, now_ns)}"]
     for label, value in (
         ("  member", reason.member),
         ("  needs", reason.need),
         ("  best", reason.best),
-        ("  queue", None if reason.queue_position is None else f"#{reason.queue_position}"),
+        ("  queue", queue_text(reason)),
     ):
         if value is not None:
             lines.append(f"{label + ':':<12}{value}")
@@ -189,15 +193,22 @@ def print_describe(console: Console, detail: GroupDetail, now_ns: int) -> None:
         f"Mode:       {g.mode}",
         f"State:      {g.state}   attempt {g.attempt}, releases {g.releases}, "
         f"group restarts {g.group_restarts}",
-        f"Age:        {duration_text(now_ns - g.submitted_at_ns)}",
+        f"Submitted:  {moment(g.submitted_at_ns, now_ns)}",
         f"Tasks:      {g.tasks_placed}/{g.tasks_desired} placed, {g.tasks_held} held "
         f"({g.gpu_placed} GPU placed, {g.gpu_held} GPU held)",
     ]
     if g.started_at_ns is not None:
-        header.append(f"Started:    after {duration_text(g.started_at_ns - g.submitted_at_ns)}")
+        header.append(
+            f"Started:    {clock(g.started_at_ns)}, "
+            f"{duration(g.started_at_ns - g.submitted_at_ns)} after submission"
+        )
+    if g.ended_at_ns is not None:
+        header.append(f"Ended:      {moment(g.ended_at_ns, now_ns)}")
+    for label, at_ns in deadlines(g, now_ns):
+        header.append(f"{'Deadline:':<12}{label} {moment(at_ns, now_ns)}")
     if g.last_reason:
-        header.append(f"Last:       {g.last_reason}")
-    header += pend_lines(g.pend_reason)
+        header.append(f"Last cause: {g.last_reason}")
+    header += pend_lines(g.pend_reason, now_ns, group_reason(g, now_ns))
     for line in header:
         console.print(line, highlight=False, markup=False)
     console.print("\n[bold]Members[/bold]")
@@ -211,15 +222,45 @@ def print_describe(console: Console, detail: GroupDetail, now_ns: int) -> None:
     if not detail.pend_history:
         console.print("  (none)")
     for p in detail.pend_history:
-        at = duration_text(p.at_ns - g.submitted_at_ns)
-        console.print(f"  +{at} {reason_text(p.reason)}", highlight=False, markup=False)
+        at = offset(p.at_ns, g.submitted_at_ns)
+        text = reason_text(p.reason, p.at_ns)
+        console.print(f"  {at:>8} {text}", highlight=False, markup=False)
     console.print("\n[bold]Recent events[/bold]")
     console.print(events_table(detail.events, g.submitted_at_ns))
 
 
-def print_why(console: Console, why: Why) -> None:
+def print_why(console: Console, why: Why, now_ns: int) -> None:
     console.print(f"{why.group}: {why.state}", highlight=False, markup=False)
-    for line in pend_lines(why.pend_reason):
+    for line in pend_lines(why.pend_reason, now_ns):
         console.print(line, highlight=False, markup=False)
     for p in why.history:
-        console.print(f"  @{p.position} {reason_text(p.reason)}", highlight=False, markup=False)
+        text = f"  @{p.position} {clock(p.at_ns)} {reason_text(p.reason, p.at_ns)}"
+        console.print(text, highlight=False, markup=False)
+
+
+def print_member(console: Console, m: MemberView, now_ns: int) -> None:
+    """`describe member GROUP/MEMBER`: one line per fact, times readable."""
+    held = f", {m.held} held on {', '.join(m.held_nodes)}" if m.held else ""
+    claims = " ".join(f"{c}:{s}" for c, s in sorted(m.claims.items())) or "-"
+    lines = [
+        f"Name:       {m.group}/{m.name}",
+        f"Kind:       {m.kind}",
+        f"Owner:      {m.owner}",
+        f"Profile:    {m.profile or '-'}",
+        f"State:      {m.state}",
+        f"Tasks:      {m.placed}/{m.desired} placed (start quorum {m.min_start}, "
+        f"run floor {m.min_running}){held}",
+        f"Nodes:      {', '.join(m.nodes) or '-'}",
+        f"Claims:     {claims}",
+        f"Restarts:   {m.restarts} ({m.uncounted_restarts} not counted), "
+        f"failed replicas {m.failed_replicas}",
+    ]
+    if m.started_at_ns is not None:
+        lines.append(f"Started:    {moment(m.started_at_ns, now_ns)}")
+    if m.ended_at_ns is not None:
+        lines.append(f"Ended:      {moment(m.ended_at_ns, now_ns)}")
+    if m.last_exit_code is not None:
+        lines.append(f"Exit code:  {m.last_exit_code}")
+    lines.append(f"Reason:     {display.member_reason(m.state, m.last_reason)}")
+    for line in lines:
+        console.print(line, highlight=False, markup=False)

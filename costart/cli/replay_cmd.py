@@ -12,21 +12,23 @@ from typing import Annotated, NoReturn
 
 import msgspec
 import typer
-from rich.table import Table
 
 from costart.bootstrap import VIEWS_DIR, bootstrap
-from costart.cli.commands import Target, console
+from costart.cli.commands import Target, console, require_store
 from costart.cli.exits import EXIT_ERROR, UsageError, reported
+from costart.cli.tables import plain_table
 from costart.cli.views import members_table
+from costart.display import clock, offset, queue_text, reason_text
 from costart.domain.world import World
 from costart.projections import ViewDamagedError, Views
-from costart.replay.diff import diff_worlds
+from costart.replay.diff import diff_worlds, value_text
 from costart.replay.export import export_jsonl
 from costart.replay.logfile import LogIntegrityError, ReplayLog, open_log
 from costart.replay.pglog import PgReplayLog
 from costart.replay.points import Point, parse_point
 from costart.replay.rebuild import rebuild, rebuild_until_time
-from costart.replay.timeline import group_timeline, render_html
+from costart.replay.timeline import group_timeline
+from costart.replay.timeline_html import render_html
 from costart.replay.verify import verify
 from costart.replay.why import why as why_at
 from costart.store.anchor import check_reaches
@@ -158,9 +160,9 @@ def state_cmd(
             )
             return
         out = console()
-        out.print(f"position {world.position}, controller time {world.clock_ns} ns")
+        out.print(f"position {world.position}, controller time {clock(world.clock_ns)}")
         for g in groups:
-            out.print(members_table(g, world.members_of(g)))
+            out.print(members_table(g, world.members_of(g), world.clock_ns))
 
 
 @replay_app.command("why")
@@ -180,21 +182,30 @@ def why_cmd(
         answer = why_at(log.source, name, at_ns)
         out = console()
         reason = answer.reason
-        out.print(f"{answer.group}: {answer.status} at {at_ns} ns (last event {answer.last_event})")
-        if reason is not None:
-            out.print(f"  {reason.cls}: {reason.message}")
+        out.print(
+            f"{answer.group}: {answer.status} at {clock(at_ns)} (last event {answer.last_event})",
+            highlight=False,
+            markup=False,
+        )
+        if reason is None:
+            out.print("  no pend reason at that time", highlight=False)
+        else:
+            out.print(f"  {reason_text(reason, at_ns)}", highlight=False, markup=False)
             for label, value in (
                 ("member", reason.member),
                 ("needs", reason.need),
                 ("best", reason.best),
-                ("queue position", reason.queue_position),
+                ("queue", queue_text(reason)),
             ):
                 if value is not None:
-                    out.print(f"    {label}: {value}")
-        table = Table("position", "at_ns", "class", "reason", title="pend-reason history")
+                    out.print(f"    {label}: {value}", highlight=False, markup=False)
+        if not answer.history:
+            out.print("No pend-reason changes up to then.", highlight=False)
+            return
+        table = plain_table(("position", "time", "reason"), title="Pend-reason history")
         for change in answer.history:
             table.add_row(
-                str(change.position), str(change.at_ns), change.reason.cls, change.reason.message
+                str(change.position), clock(change.at_ns), reason_text(change.reason, change.at_ns)
             )
         out.print(table)
 
@@ -214,11 +225,12 @@ def timeline_cmd(
             typer.echo(f"wrote {html}")
             return
         out = console()
+        out.print(f"{name}: first event at {clock(timeline.start_ns)}", highlight=False)
         for lane in timeline.lanes:
             spans = ", ".join(
-                f"{s.state}@{(s.start_ns - timeline.start_ns) / 1e9:.1f}s" for s in lane.spans
+                f"{s.state}@{offset(s.start_ns, timeline.start_ns)}" for s in lane.spans
             )
-            out.print(f"{lane.name:>12}  {spans}")
+            out.print(f"{lane.name:>12}  {spans}", highlight=False, markup=False)
 
 
 @replay_app.command("diff")
@@ -232,14 +244,26 @@ def diff_cmd(
     with reported(), _opened(ctx, log_dir) as log:
         before = _world_at(log, parse_point(from_, log.source))
         after = _world_at(log, parse_point(to, log.source))
-        table = Table(
-            "aggregate", "field", "before", "after", title=f"{before.position} -> {after.position}"
-        )
-        for change in diff_worlds(before, after):
-            table.add_row(
-                change.aggregate, change.field, repr(change.before)[:60], repr(change.after)[:60]
+        changes = diff_worlds(before, after)
+        out = console()
+        if not changes:
+            out.print(
+                f"No field changed between position {before.position} and {after.position}.",
+                highlight=False,
             )
-        console().print(table)
+            return
+        table = plain_table(
+            ("aggregate", "field", "before", "after"),
+            title=f"Position {before.position} -> {after.position}",
+        )
+        for change in changes:
+            table.add_row(
+                change.aggregate,
+                change.field,
+                value_text(change.field, change.before),
+                value_text(change.field, change.after),
+            )
+        out.print(table)
 
 
 @replay_app.command("export")
@@ -271,6 +295,7 @@ def snapshot(ctx: typer.Context) -> None:
         target: Target = ctx.obj
         if target.url is None and target.store is None:
             raise UsageError("snapshot needs --store DIR|postgresql://...")
+        require_store(target)
         # No placement step: a snapshot decides nothing.
         controller = bootstrap(target.settings(), placement=None)
         try:

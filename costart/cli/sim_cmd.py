@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Annotated, cast
 
@@ -19,7 +19,11 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
 from rich.table import Table
 
-from costart.bootstrap import sim_controller_factory
+from costart.app import Controller
+from costart.bootstrap import Settings, sim_controller_factory
+from costart.cli.exits import UsageError, reported
+from costart.cli.tables import plain_table
+from costart.display import clock, duration
 from costart.domain.durations import format_duration_ns, parse_duration_ns
 from costart.logs import configure_logging
 from costart.sim.breakdown import WorkloadFigures
@@ -39,22 +43,27 @@ app = typer.Typer(add_completion=False, help="Simulate co-start groups.")
 controller_factory = sim_controller_factory()
 
 
+def seconds_text(seconds: float | None) -> str:
+    """A report's seconds (a JSON float) as a duration in two units, ``-`` if none."""
+    return "-" if seconds is None else duration(round(seconds * 1e9))
+
+
 def results_table(report: Report) -> Table:
     """The policies side by side."""
-    table = Table(title=f"{report.scenario} — seed {report.seed}")
-    table.add_column("figure", no_wrap=True)
-    for result in report.policies:
-        table.add_column(result.policy, justify="right")
+    names = [r.policy for r in report.policies]
+    table = plain_table(
+        ["figure", *names], title=f"{report.scenario} — seed {report.seed}", right=names
+    )
     rows: list[tuple[str, Callable[[PolicyResult], object]]] = [
         ("groups (rejected)", lambda r: f"{r.groups} ({r.rejected})"),
         ("started / never started", lambda r: f"{r.started} / {r.never_started}"),
         ("succeeded / failed / cancelled", lambda r: f"{r.succeeded}/{r.failed}/{r.cancelled}"),
-        ("time to start p50 (s)", lambda r: r.time_to_start_p50_s),
-        ("time to start p90 (s)", lambda r: r.time_to_start_p90_s),
-        ("time to start p99 (s)", lambda r: r.time_to_start_p99_s),
-        ("idle-held GPU-hours", lambda r: r.idle_held_gpu_hours),
+        ("time to start p50", lambda r: seconds_text(r.time_to_start_p50_s)),
+        ("time to start p90", lambda r: seconds_text(r.time_to_start_p90_s)),
+        ("time to start p99", lambda r: seconds_text(r.time_to_start_p99_s)),
+        ("idle-held GPU-hours", lambda r: f"{r.idle_held_gpu_hours:.1f}"),
         ("partial starts", lambda r: r.partial_starts),
-        ("partial-start waste GPU-hours", lambda r: r.partial_start_waste_gpu_hours),
+        ("partial-start waste GPU-hours", lambda r: f"{r.partial_start_waste_gpu_hours:.1f}"),
         ("deadlocked groups", lambda r: r.deadlocked),
         ("utilization (busy/capacity)", lambda r: f"{r.utilization:.1%}"),
         ("invariant checks passed", lambda r: r.invariant_checks),
@@ -65,7 +74,7 @@ def results_table(report: Report) -> Table:
         ),
         ("node losses", lambda r: r.node_losses),
         ("other work placed / binds raced", lambda r: f"{r.outside_work} / {r.binds_raced}"),
-        ("end (virtual s, why)", lambda r: f"{r.end_s:.0f} {r.end_reason}"),
+        ("end (virtual time, why)", lambda r: f"{seconds_text(r.end_s)} {r.end_reason}"),
     ]
     for label, value in rows:
         table.add_row(label, *("-" if value(r) is None else str(value(r)) for r in report.policies))
@@ -109,9 +118,13 @@ def workload_table(report: Report) -> Table:
 
 
 def run_report(
-    setup: SimSetup, policies: list[str], console: Console | None = None
+    setup: SimSetup,
+    policies: list[str],
+    console: Console | None = None,
+    log: tuple[str, Path] | None = None,
 ) -> tuple[Report, list[float]]:
-    """Run every policy over ``setup``; returns the report and each run's wall seconds."""
+    """Run every policy over ``setup``; returns the report and each run's wall seconds.
+    ``log``: (policy, store directory) — that policy's run writes its log there."""
     import time  # noqa: PLC0415 - wall time is for the operator only, never in the report
 
     results: list[PolicyResult] = []
@@ -132,19 +145,71 @@ def run_report(
                 progress.update(
                     task,
                     completed=engine.embedder.arrived,
-                    status=f"t={engine.now_ns / 3.6e12:.1f}h steps={engine.counters.steps}",
+                    status=f"t={clock(engine.now_ns)} steps={engine.counters.steps}",
                 )
 
+            logged = log is not None and log[0] == policy
+            factory = (
+                sim_controller_factory(Settings(store=str(log[1]), cluster=None))
+                if log is not None and logged
+                else controller_factory
+            )
             start = time.perf_counter()
-            result, engine = run_policy(setup, policy, controller_factory, tick)
+            result, engine = run_policy(setup, policy, factory, tick)
             walls.append(time.perf_counter() - start)
+            if logged:
+                cast(Controller, engine.controller).close()
             tick(engine)
             results.append(result)
             rejected = rejected or engine.embedder.rejected
     return build_report(setup, results, rejected), walls
 
 
+TRACE_ONLY_DEFAULTS: dict[str, object] = {
+    "max_groups": None,
+    "compress": 1.0,
+    "node_losses": 0,
+    "controller_crashes": 0,
+    "session_interval": "10s",
+}
+
+
+def check_options(
+    trace: str | None,
+    trace_options: Mapping[str, object],
+    chosen: list[str],
+    store: Path | None,
+    log_policy: str | None,
+) -> None:
+    """Refuse an option that would do nothing (never ignore it silently)."""
+    if trace is None:
+        given = [k for k, v in trace_options.items() if v != TRACE_ONLY_DEFAULTS[k]]
+        if given:
+            names = ", ".join("--" + k.replace("_", "-") for k in given)
+            raise UsageError(f"{names} apply to --trace runs only")
+    unknown = [p for p in chosen if p not in ALL_POLICIES]
+    if unknown or not chosen:
+        raise UsageError(
+            f"--policies: unknown {', '.join(unknown) or '(none given)'} "
+            f"(choose from {', '.join(ALL_POLICIES)})"
+        )
+    if log_policy is not None and store is None:
+        raise UsageError("--log-policy needs --store DIR (where the log goes)")
+    if store is not None:
+        policy = log_policy or DEFAULT_LOG_POLICY
+        if policy not in chosen:
+            raise UsageError(
+                f"--log-policy {policy} is not among the policies run ({', '.join(chosen)})"
+            )
+        if store.exists() and any(store.iterdir()):
+            raise UsageError(f"--store {store} is not empty: a simulated log needs a new one")
+
+
+DEFAULT_LOG_POLICY = "reserve"
+
+
 def sim(
+    ctx: typer.Context,
     source: Annotated[Path, typer.Argument(help="a sim scenario file, or the traces folder")],
     trace: Annotated[
         str | None, typer.Option(help=f"read SOURCE as a real trace: {'|'.join(TRACE_KINDS)}")
@@ -163,14 +228,35 @@ def sim(
     allocator: Annotated[
         str, typer.Option(help="in-memory | outside-load (the host's other work and races)")
     ] = "in-memory",
+    log_policy: Annotated[
+        str | None,
+        typer.Option(help=f"with --store: whose run writes its log (default {DEFAULT_LOG_POLICY})"),
+    ] = None,
 ) -> None:
     """Run the real controller on a virtual clock; compare costart's policies with the
-    naive baseline and the peers' (Volcano, YuniKorn, Kueue, Slurm EASY)."""
+    naive baseline and the peers' (Volcano, YuniKorn, Kueue, Slurm EASY).
+
+    With the global ``--store DIR`` (a new directory), one policy's run writes its log
+    there, so `costart --store DIR replay ...` and `get`/`describe` open it."""
     configure_logging(level=logging.INFO if verbose else logging.WARNING)
     console = Console()
     if allocator not in ALLOCATORS:
         raise typer.BadParameter(f"--allocator must be one of {', '.join(ALLOCATORS)}")
     outside: OutsideLoadDoc | None = None
+    target = ctx.obj
+    store: Path | None = getattr(target, "store", None)
+    chosen = [p.strip() for p in policies.split(",") if p.strip()]
+    trace_options = {
+        "max_groups": max_groups,
+        "compress": compress,
+        "node_losses": node_losses,
+        "controller_crashes": controller_crashes,
+        "session_interval": session_interval,
+    }
+    with reported():
+        if getattr(target, "url", None) is not None:
+            raise UsageError("sim writes its log to a directory: --store DIR")
+        check_options(trace, trace_options, chosen, store, log_policy)
     try:
         if trace is not None:
             if trace not in TRACE_KINDS:
@@ -194,8 +280,8 @@ def sim(
         setup = with_outside_load(setup, outside)
     for line in describe_setup(setup):
         console.print(line, highlight=False, markup=False)
-    chosen = [p.strip() for p in policies.split(",") if p.strip()]
-    report, walls = run_report(setup, chosen, console)
+    log = None if store is None else (log_policy or DEFAULT_LOG_POLICY, store)
+    report, walls = run_report(setup, chosen, console, log)
     console.print(results_table(report))
     console.print(workload_table(report))
     for policy, wall in zip(chosen, walls, strict=True):
@@ -204,6 +290,10 @@ def sim(
     (out / "report.json").write_bytes(report_json(report))
     write_plot(report, sum(n.gpu for n in setup.cluster.nodes), out / "report.png")
     console.print(f"wrote {out / 'report.json'} and {out / 'report.png'}")
+    if log is not None:
+        console.print(
+            f"the {log[0]} run's log is in {log[1]} (costart --store {log[1]} replay verify)"
+        )
 
 
 def register(main_app: typer.Typer) -> None:

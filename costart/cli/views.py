@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from rich.markup import escape
 from rich.table import Table
 
+from costart.cli.tables import plain_table
+from costart.display import group_reason, member_reason
 from costart.domain.states import GroupState, MemberState
 
 
@@ -16,13 +19,16 @@ def claims_text(member: MemberState) -> str:
     return " ".join(f"{name}:{status}" for name, status in member.claims.items()) or "-"
 
 
-def members_table(group: GroupState, members: list[MemberState]) -> Table:
+def members_table(group: GroupState, members: list[MemberState], now_ns: int) -> Table:
+    """The group's members as of ``now_ns`` (the controller time of the state shown)."""
     title = f"{group.name}  [bold]{group.status}[/bold]  attempt {group.attempt}"
-    if group.pend_reason is not None:
-        title += f"  pending: {group.pend_reason.cls}: {group.pend_reason.message}"
-    table = Table(title=title, title_justify="left")
-    for column in ("member", "kind", "owner", "profile", "state", "placed", "claims", "restarts"):
-        table.add_column(column)
+    reason = group_reason(
+        group.status, group.pend_reason, group.last_reason, group.retry_at_ns, now_ns
+    )
+    if reason != "-":
+        title += f"  {escape(reason)}"
+    columns = ("MEMBER", "KIND", "OWNER", "PROFILE", "STATE", "PLACED", "CLAIMS", "RESTARTS")
+    table = plain_table((*columns, "REASON"), title=title)
     for m in members:
         table.add_row(
             m.name,
@@ -33,5 +39,6 @@ def members_table(group: GroupState, members: list[MemberState]) -> Table:
             member_placed_text(m),
             claims_text(m),
             str(m.restarts),
+            member_reason(m.status, m.last_reason),
         )
     return table

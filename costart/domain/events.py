@@ -28,7 +28,14 @@ PendClass = Literal["capacity", "topology", "queue", "claims", "backoff", "infea
 
 
 class PendReason(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
-    """Why a group is not running (DESIGN §3.5). Compared whole to detect a change."""
+    """Why a group is not running (DESIGN §3.5). Compared whole to detect a change.
+
+    Only facts are stored; times and positions are rendered into words at display time
+    (`costart.display.reasons`), so the words can say "in 40s" and the log holds no
+    clock text. ``queue_position``: how many reservations are ahead (0: the head of the
+    queue; people see it 1-based). ``ahead``: the first of those groups, by name.
+    ``until_ns``: a backoff's retry time.
+    """
 
     cls: PendClass
     message: str
@@ -36,6 +43,8 @@ class PendReason(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
     need: str | None = None
     best: str | None = None
     queue_position: int | None = None
+    ahead: tuple[str, ...] = ()
+    until_ns: int | None = None
 
 
 class DomainEvent(

@@ -151,7 +151,8 @@ class GangSession:
     inputs: GroupInputs
     decisions: list[dec.Decision] = field(default_factory=list)
     released: set[UUID] = field(default_factory=set)
-    reservations_ahead: int = 0
+    reservations_ahead: list[str] = field(default_factory=list)
+    """Open reservations decided so far this session, in queue order (names)."""
 
     # --- entry -------------------------------------------------------------------------
 
@@ -342,7 +343,7 @@ class GangSession:
                 self.reservations_ahead,
             ),
         )
-        self.reservations_ahead += 1
+        self.reservations_ahead.append(group.name)
 
     def _complete(
         self,
@@ -374,9 +375,15 @@ class GangSession:
                 group, reasons.from_shortfall("infeasible", never, self.reservations_ahead)
             )
             return
-        self._reason(group, self._explain(group, demands, scopes, now))
+        if self.reservations_ahead:
+            # No plan even once running work ends, yet the group fits the cluster: what
+            # stands in its way is the reservations ahead (lower ones gave way above if
+            # that was enough), so it queues behind them.
+            self._reason(group, reasons.from_shortfall("queue", now, self.reservations_ahead))
+        else:
+            self._reason(group, self._explain(group, demands, scopes, now))
         if group.status == "RESERVING" and group.id not in self.released:
-            self.reservations_ahead += 1
+            self.reservations_ahead.append(group.name)
 
     def _holds_stuck(self, group: GroupState, scopes: Sequence[Scope]) -> bool:
         members = self.world.members_of(group)

@@ -1,27 +1,37 @@
-"""Pend reasons (DESIGN §3.5): one deterministic text per situation.
+"""Pend reasons (DESIGN §3.5): one deterministic reason per situation.
 
-The Controller records a reason only when it differs from the last one, so the text
+The Controller records a reason only when it differs from the last one, so a reason
 must depend only on the state (never on timing noise or iteration order): the same
-situation in the next session gives the same bytes and no new event.
+situation in the next session gives the same bytes and no new event. A reason stores
+facts (the retry time, the groups ahead) in its fields, never clock text in its words;
+`costart.display.reasons` renders them when someone reads it.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Final
 
 from costart.domain.events import PendClass, PendReason
 from costart.domain.states import GroupState, MemberState
 from costart.placement.planner import Shortfall
 
+MAX_AHEAD_NAMES: Final = 3
+"""Groups ahead named in a reason; the count covers the rest (a reason stays small)."""
 
-def _ahead(queue_position: int) -> str:
-    return f"behind {queue_position} reservation{'s' if queue_position != 1 else ''}"
+
+def _ahead(ahead: Sequence[str]) -> str:
+    n = len(ahead)
+    names = ", ".join(ahead[:MAX_AHEAD_NAMES]) + (", …" if n > MAX_AHEAD_NAMES else "")
+    return f"behind {n} reservation{'s' if n != 1 else ''} ({names})"
 
 
-def from_shortfall(cls: PendClass, shortfall: Shortfall, queue_position: int) -> PendReason:
+def from_shortfall(cls: PendClass, shortfall: Shortfall, ahead: Sequence[str]) -> PendReason:
     """A reason naming the blocking member, its need and the best the cluster offers."""
     lead = {
         "capacity": "not enough free capacity",
         "topology": "free capacity does not meet the topology constraints",
-        "queue": f"{_ahead(queue_position)} that need this capacity",
+        "queue": f"{_ahead(ahead)} that need this capacity",
         "infeasible": "can never fit the cluster as it is now",
     }.get(cls, cls)
     return PendReason(
@@ -30,32 +40,37 @@ def from_shortfall(cls: PendClass, shortfall: Shortfall, queue_position: int) ->
         member=shortfall.member,
         need=f"{shortfall.member}: {shortfall.need}",
         best=shortfall.best,
-        queue_position=queue_position,
+        queue_position=len(ahead),
+        ahead=tuple(ahead[:MAX_AHEAD_NAMES]),
     )
 
 
 def backoff(group: GroupState) -> PendReason:
+    """Waiting out the backoff after a release; the retry time is ``until_ns``."""
     after = f" after: {group.last_reason}" if group.last_reason else ""
     return PendReason(
         cls="backoff",
-        message=f"backing off until t={group.retry_at_ns}ns (attempt {group.attempt}){after}",
+        message=f"backing off (attempt {group.attempt}){after}",
+        until_ns=group.retry_at_ns,
     )
 
 
 def reserving(
-    member: str, need: str, held_tasks: int, total_tasks: int, queue_position: int
+    member: str, need: str, held_tasks: int, total_tasks: int, ahead: Sequence[str]
 ) -> PendReason:
-    """An open reservation waiting for running work to free the rest of its plan."""
-    where = f"; {_ahead(queue_position)}" if queue_position else "; head of the queue"
+    """An open reservation waiting for the rest of its plan: behind the reservations
+    ahead of it (class ``queue``), or at the head for running work to end (``capacity``)."""
+    where = f"; {_ahead(ahead)}" if ahead else "; head of the queue"
     return PendReason(
-        cls="capacity",
+        cls="queue" if ahead else "capacity",
         message=(
             f"reserving: {held_tasks}/{total_tasks} tasks held; waiting for {member}: {need}{where}"
         ),
         member=member,
         need=f"{member}: {need}",
         best=f"{held_tasks}/{total_tasks} tasks held",
-        queue_position=queue_position,
+        queue_position=len(ahead),
+        ahead=tuple(ahead[:MAX_AHEAD_NAMES]),
     )
 
 

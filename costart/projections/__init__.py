@@ -5,6 +5,7 @@ log holds beyond the tracked position; the query methods read one consistent sna
 `RecorderSource` reads a controller's log without building a `Controller`.
 """
 
+from costart.projections.derive import event_detail
 from costart.projections.models import (
     GroupDetail,
     GroupView,
@@ -34,5 +35,6 @@ __all__ = [
     "ViewDamagedError",
     "Views",
     "catch_up",
+    "event_detail",
     "rebuild",
 ]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from costart.display import clock
 from costart.domain import events as ev
 from costart.domain.states import GroupState, MemberState
 from costart.projections.models import GroupView, HoldView, MemberView, TaskView, TimelineEntry
@@ -148,7 +149,11 @@ def event_detail(event: ev.DomainEvent) -> str:
         case ev.PlacementReleased(reason=reason) | ev.MemberReleased(reason=reason):
             return reason
         case ev.PendReasonChanged(reason=r):
-            return f"{r.cls}: {r.message}"
+            # Exactly the old words for an old reason, so stored views stay valid; the
+            # facts newer reasons store are added (`costart.display` rewrites old
+            # reasons' clock text when the line is shown).
+            retry = "" if r.until_ns is None else f"; retry at {clock(r.until_ns)}"
+            return f"{r.cls}: {r.message}{retry}"
         case ev.ClaimReady(claim=claim, attempt=a, task=task):
             return f"claim {claim}{_task(task)}{_of(a)} READY"
         case ev.ClaimFailed(claim=claim, reason=reason, attempt=a, task=task):

@@ -38,6 +38,32 @@ BUCKETS_S: Final = (1, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 7200, 21600)
 TIME_TO_START: Final = "time_to_start"
 BARRIER_WAIT: Final = "barrier_wait"
 HISTOGRAMS: Final = (TIME_TO_START, BARRIER_WAIT)
+COUNTS: Final = "counts"
+SCHEMA: Final = b"schema"
+VIEWS_SCHEMA: Final = 2
+"""What the stored views hold. 2: event counters (`Views.counters`). Views written under
+another schema are rebuilt from the log on the next catch-up, so a count never starts
+from zero in the middle of a log."""
+
+
+def counter_key(event: ev.DomainEvent) -> str | None:
+    """The event counter an event adds one to (`Views.counters`), if any: member
+    failures by reason, restarts, timeouts and releases."""
+    match event:
+        case ev.MemberFailed(reason=reason):
+            return f"member_failures:{reason}"
+        case ev.MemberRestarted():
+            return "member_restarts"
+        case ev.GroupRestarted():
+            return "group_restarts"
+        case ev.ReservationTimedOut():
+            return "reservation_timeouts"
+        case ev.BarrierTimedOut():
+            return "barrier_timeouts"
+        case ev.PlacementReleased():
+            return "releases"
+        case _:
+            return None
 
 
 class EventSource(Protocol):
@@ -66,6 +92,7 @@ class _Batch:
         self.world = World()
         self.touched: dict[str, int] = {}  # group id -> last event time
         self.histograms: dict[str, Histogram] = {}
+        self.counts: dict[str, int] | None = None  # loaded on the first counted event
 
     def _load_group(self, group_id: UUID) -> GroupState | None:
         key = str(group_id)
@@ -103,6 +130,11 @@ class _Batch:
                 self._histogram(TIME_TO_START).observe(event.at_ns - group.submitted_at_ns)
             if group.placed_at_ns is not None:
                 self._histogram(BARRIER_WAIT).observe(event.at_ns - group.placed_at_ns)
+        key = counter_key(event)
+        if key is not None:
+            if self.counts is None:
+                self.counts = self.db.get(self.txn, "stats", COUNTS.encode(), dict[str, int]) or {}
+            self.counts[key] = self.counts.get(key, 0) + 1
         self.world.apply(event)
         gid = str(event.group_id)
         member = self.world.members.get(str(event.originator_id))
@@ -138,6 +170,9 @@ class _Batch:
             self._replace_holds(gid, derive.hold_views(group, members))
         for name in sorted(self.histograms):
             self.db.put(self.txn, "stats", name.encode(), self.histograms[name])
+        if self.counts is not None:
+            self.db.put(self.txn, "stats", COUNTS.encode(), dict(sorted(self.counts.items())))
+        self.db.put(self.txn, "stats", SCHEMA, VIEWS_SCHEMA)
         self.db.set_anchor(self.txn, anchor_at(recorder, position))
 
     def _replace_holds(self, gid: str, rows: list[HoldView]) -> None:
@@ -186,7 +221,16 @@ def catch_up(db: ViewDB, source: EventSource, batch_size: int = DEFAULT_BATCH) -
     batch. Returns the number of events applied. Safe to run from several processes.
 
     First checks that the log still reaches the position (and chain hash) the views were
-    built to: `LogTailLostError` otherwise, and the views are left as they are."""
+    built to: `LogTailLostError` otherwise, and the views are left as they are.
+    Views written under another `VIEWS_SCHEMA` are rebuilt instead."""
+    with db.read() as txn:
+        anchor = db.anchor(txn)
+        stale = anchor.position > 0 and db.get(txn, "stats", SCHEMA, int) != VIEWS_SCHEMA
+    if stale:
+        # Never rebuild over the evidence of a lost tail.
+        check_reaches(source.recorder, anchor, "the views were built to")
+        log.info("views rebuilt: written under another schema", schema=VIEWS_SCHEMA)
+        return rebuild(db, source, batch_size)
     total = 0
     recorder = source.recorder
     while True:

@@ -168,6 +168,13 @@ class Views:
                 for key, value in self.db.scan(txn, "nodes")
             }
 
+    def counters(self) -> dict[str, int]:
+        """Event counts (see `projector.counter_key`): ``member_failures:REASON``,
+        ``member_restarts``, ``group_restarts``, ``reservation_timeouts``,
+        ``barrier_timeouts``, ``releases``; absent ones have not happened."""
+        with self.db.read() as txn:
+            return self.db.get(txn, "stats", projector.COUNTS.encode(), dict[str, int]) or {}
+
     def histograms(self) -> dict[str, Histogram]:
         with self.db.read() as txn:
             return {

@@ -18,6 +18,7 @@ __all__ = [
     "rebuild_until_time",
     "render_html",
     "restore",
+    "value_text",
     "verify",
     "why",
 ]
@@ -38,8 +39,9 @@ __getattr__, __dir__ = lazy_exports(
         "parse_point": "costart.replay.points",
         "rebuild": "costart.replay.rebuild",
         "rebuild_until_time": "costart.replay.rebuild",
-        "render_html": "costart.replay.timeline",
+        "render_html": "costart.replay.timeline_html",
         "restore": "costart.replay.rebuild",
+        "value_text": "costart.replay.diff",
         "verify": "costart.replay.verify",
         "why": "costart.replay.why",
     },

@@ -7,6 +7,7 @@ from typing import Any
 
 import msgspec
 
+from costart.display import clock
 from costart.domain.world import World
 
 
@@ -17,6 +18,20 @@ class FieldChange(msgspec.Struct, frozen=True):
     field: str
     before: Any
     after: Any
+
+
+def value_text(field: str, value: Any) -> str:
+    """A field's value as a person reads it, whole: times as clock times, absent as
+    ``-``, text as is, structures as compact JSON (never a cut Python repr)."""
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int) and field.rsplit(".", 1)[-1].endswith("_ns"):
+        return clock(value)
+    if isinstance(value, str):
+        return value
+    return msgspec.json.encode(value).decode()
 
 
 def _label(kind: str, world: World, key: str) -> str:

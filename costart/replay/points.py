@@ -1,16 +1,39 @@
 """Points in a log's history as a user writes them: ``--at 1234`` (a log position),
-``--at 90s`` (that long after the first event), ``--at @1764428400000000000`` (controller
-time in ns) or ``--at 2026-11-29T16:00:00Z`` (controller time as UTC)."""
+``--at 90s`` or ``--at 0.5s`` or ``--at 1m30.25s`` (that long after the first event),
+``--at @1764428400000000000`` (controller time in ns) or ``--at 2026-11-29T16:00:00Z``
+(controller time as UTC)."""
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
+from decimal import Decimal
+from typing import Final
 
 import msgspec
 
-from costart.domain.durations import parse_duration_ns
 from costart.domain.errors import DomainError
 from costart.replay.source import EventSource
+
+_UNIT_NS: Final = {
+    "ns": 1,
+    "us": 10**3,
+    "ms": 10**6,
+    "s": 10**9,
+    "m": 60 * 10**9,
+    "h": 3600 * 10**9,
+}
+_PART: Final = re.compile(r"(\d+(?:\.\d+)?)(ns|us|ms|s|m|h)")
+_OFFSET: Final = re.compile(r"(?:\d+(?:\.\d+)?(?:ns|us|ms|s|m|h))+")
+
+
+def parse_offset_ns(text: str) -> int | None:
+    """An offset such as ``90s``, ``0.5s`` or ``1m30.25s`` in whole nanoseconds (exact
+    decimal arithmetic, rounded down), or None if ``text`` is not one."""
+    if not _OFFSET.fullmatch(text):
+        return None
+    total = sum(Decimal(n) * _UNIT_NS[unit] for n, unit in _PART.findall(text))
+    return int(total)
 
 
 class Point(msgspec.Struct, frozen=True):
@@ -25,11 +48,8 @@ def parse_point(text: str, source: EventSource) -> Point:
         return Point(position=int(text))
     if text.startswith("@") and text[1:].isdigit():
         return Point(at_ns=int(text[1:]))
-    try:
-        offset = parse_duration_ns(text.removeprefix("+"))
-    except ValueError:
-        pass
-    else:
+    offset = parse_offset_ns(text.removeprefix("+"))
+    if offset is not None:
         first = next(iter(source.read_events(after=0, until=1)), None)
         start = first[1].at_ns if first else 0
         return Point(at_ns=start + offset)
@@ -37,8 +57,8 @@ def parse_point(text: str, source: EventSource) -> Point:
         moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
         raise DomainError(
-            f"bad point {text!r}: use a position (1234), an offset from the first event (90s), "
-            "controller time in ns (@1764428400000000000) or an ISO time (2026-11-29T16:00:00Z)"
+            f"bad point {text!r}: use a position (1234), an offset from the first event "
+            "(90s, 0.5s), controller time in ns (@1764428400000000000) or an ISO time (2026-11-29T16:00:00Z)"
         ) from None
     if moment.tzinfo is None:
         raise DomainError(f"bad point {text!r}: give a time zone (e.g. Z)")

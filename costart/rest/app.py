@@ -18,6 +18,7 @@ from litestar.di import Provide
 from litestar.enums import ScopeType
 from litestar.exceptions import HTTPException, ValidationException
 from litestar.openapi import OpenAPIConfig
+from litestar.openapi.plugins import JsonRenderPlugin
 from litestar.openapi.spec import Components
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -27,9 +28,10 @@ from costart.domain.spec import is_name
 from costart.log_writer import ControllerStoppedError
 from costart.projections import ViewDamagedError
 from costart.rest.auth import Tokens
+from costart.rest.docs_page import OfflineDocsPlugin
 from costart.rest.metrics import registry_for
 from costart.rest.models import ErrorBody
-from costart.rest.openapi import spec_components
+from costart.rest.openapi import BEARER, SECURITY_SCHEMES
 from costart.rest.routes import ROUTES, authenticate
 from costart.rest.service import Service
 
@@ -38,8 +40,13 @@ MAX_BODY_BYTES: Final = 2 * MAX_SPEC_BYTES
 GROUPS_PREFIX: Final = b"/v1/groups/"
 
 
-def _error(status: int, message: str, field: str | None = None) -> Response[ErrorBody]:
-    return Response(ErrorBody(error=message, field=field), status_code=status)
+def _error(
+    status: int,
+    message: str,
+    field: str | None = None,
+    headers: dict[str, str] | None = None,
+) -> Response[ErrorBody]:
+    return Response(ErrorBody(error=message, field=field), status_code=status, headers=headers)
 
 
 def _domain_error(_: Request[Any, Any, Any], error: Exception) -> Response[ErrorBody]:
@@ -88,7 +95,9 @@ def _http_error(request: Request[Any, Any, Any], error: Exception) -> Response[E
             if isinstance(item, dict)
         )
         message = f"invalid request: {fields}" if fields else message
-    return _error(error.status_code, message)
+    # The framework's own headers stay (a 405's Allow lists the methods the path takes).
+    headers = {str(k): str(v) for k, v in (error.headers or {}).items()}
+    return _error(error.status_code, message, headers=headers or None)
 
 
 def _internal_error(request: Request[Any, Any, Any], error: Exception) -> Response[ErrorBody]:
@@ -128,6 +137,8 @@ def request_log(app: ASGIApp) -> ASGIApp:
 
 def create_app(service: Service, tokens: Tokens) -> Litestar:
     """The REST API of one `Service`. OpenAPI at ``/schema/openapi.json``."""
+    registry, session_timer = registry_for(service.views)
+    service.session_observer = session_timer.observe
     return Litestar(
         route_handlers=ROUTES,
         dependencies={"user": Provide(authenticate, sync_to_thread=False)},
@@ -144,10 +155,12 @@ def create_app(service: Service, tokens: Tokens) -> Litestar:
             title="costart",
             version="0.1.0",
             path="/schema",
-            components=Components(schemas=spec_components()),
+            components=Components(security_schemes=SECURITY_SCHEMES),
+            security=[{BEARER: []}],
+            # The docs page is rendered here; the default ones load scripts from a CDN.
+            render_plugins=[OfflineDocsPlugin(), JsonRenderPlugin()],
         ),
-        state=State(
-            {"service": service, "tokens": tokens, "registry": registry_for(service.views)}
-        ),
+        state=State({"service": service, "tokens": tokens, "registry": registry}),
         debug=False,
+        logging_config=None,  # the process logs through structlog (costart.logs)
     )

@@ -1,15 +1,19 @@
 """Prometheus metrics at ``/metrics``, computed from the views on each scrape.
 
-Durations come from event times (``at_ns``) folded into histograms by the projector,
-never from the wall clock, so a replayed log reports the same numbers.
+Durations of groups come from event times (``at_ns``) folded into histograms by the
+projector, and the event counters are counted by the projector too, never from the
+wall clock, so a replayed log reports the same numbers. The one wall-clock measure is
+the scheduling session's own duration (`SessionTimer`), which is about this process.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
+from prometheus_client import Histogram as PromHistogram
 from prometheus_client.core import (
     CollectorRegistry,
+    CounterMetricFamily,
     GaugeMetricFamily,
     HistogramMetricFamily,
     Metric,
@@ -20,6 +24,24 @@ from costart.domain.states import GROUP_STATUSES
 from costart.projections import Histogram, Views
 
 SECOND_NS = 1e9
+SESSION_BUCKETS_S = (0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+# Event counters: (metric name, help, key in `Views.counters`).
+COUNTERS = (
+    ("costart_member_restarts", "Member restarts (restart-member).", "member_restarts"),
+    ("costart_group_restarts", "Whole-group restarts (restart-group).", "group_restarts"),
+    (
+        "costart_reservation_timeouts",
+        "Reservations released at their deadline.",
+        "reservation_timeouts",
+    ),
+    (
+        "costart_barrier_timeouts",
+        "Placements released because claims were not READY by the barrier deadline.",
+        "barrier_timeouts",
+    ),
+    ("costart_releases", "Placements or reservations released (then backoff).", "releases"),
+)
+FAILURES_PREFIX = "member_failures:"
 
 
 def _histogram(name: str, doc: str, hist: Histogram) -> HistogramMetricFamily:
@@ -68,6 +90,16 @@ class ViewsCollector(Collector):
             "Last log position folded into the views.",
             value=self.views.position(),
         )
+        counts = self.views.counters()
+        failures = CounterMetricFamily(
+            "costart_member_failures", "Member failures by reason.", labels=["reason"]
+        )
+        for key, value in sorted(counts.items()):
+            if key.startswith(FAILURES_PREFIX):
+                failures.add_metric([key.removeprefix(FAILURES_PREFIX)], value)
+        yield failures
+        for name, doc, key in COUNTERS:
+            yield CounterMetricFamily(name, doc, value=counts.get(key, 0))
         hist = self.views.histograms()
         yield _histogram(
             "costart_time_to_start_seconds",
@@ -81,8 +113,24 @@ class ViewsCollector(Collector):
         )
 
 
-def registry_for(views: Views) -> CollectorRegistry:
-    """A registry of its own (not the process-global one): one per served store."""
+class SessionTimer:
+    """The wall-clock duration of each scheduling session of this process."""
+
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self.histogram = PromHistogram(
+            "costart_scheduling_session_duration_seconds",
+            "Wall-clock duration of one scheduling session (placement, timers, claims).",
+            buckets=SESSION_BUCKETS_S,
+            registry=registry,
+        )
+
+    def observe(self, seconds: float) -> None:
+        self.histogram.observe(seconds)
+
+
+def registry_for(views: Views) -> tuple[CollectorRegistry, SessionTimer]:
+    """A registry of its own (not the process-global one): one per served store, with
+    the timer the session loop reports to."""
     registry = CollectorRegistry(auto_describe=False)
     registry.register(ViewsCollector(views))
-    return registry
+    return registry, SessionTimer(registry)

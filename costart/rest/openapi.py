@@ -12,12 +12,28 @@ from typing import Any
 
 import msgspec
 from litestar.openapi import ResponseSpec
-from litestar.openapi.spec import OpenAPIMediaType, Operation, Reference, RequestBody, Schema
+from litestar.openapi.spec import (
+    OpenAPIMediaType,
+    Operation,
+    Reference,
+    RequestBody,
+    Schema,
+    SecurityScheme,
+)
 
 from costart.domain.spec import GroupDoc
 from costart.rest.models import ErrorBody
 
 _REF = "#/components/schemas/{name}"
+BEARER = "bearer"
+SECURITY_SCHEMES: dict[str, SecurityScheme | Reference] = {
+    BEARER: SecurityScheme(
+        type="http",
+        scheme="bearer",
+        description="A token from the server's tokens file: names the user and role "
+        "(owner, admin). Every operation needs one except /healthz and /metrics.",
+    )
+}
 _KEYS = {"$ref": None, "not": "schema_not", "if": "schema_if", "else": "schema_else"}
 
 
@@ -41,10 +57,24 @@ def _convert(node: Any) -> Any:
     return Schema(**fields)
 
 
-def spec_components() -> dict[str, Schema]:
-    """Component schemas of the group-spec document (GroupDoc and what it uses)."""
-    _, components = msgspec.json.schema_components([GroupDoc], ref_template=_REF)
-    return {name: _convert(schema) for name, schema in sorted(components.items())}
+def _inline(node: Any, components: dict[str, Any]) -> Any:
+    """``node`` with every ``$ref`` to ``components`` replaced by the schema it names."""
+    if isinstance(node, list):
+        return [_inline(item, components) for item in node]
+    if not isinstance(node, dict):
+        return node
+    if "$ref" in node:
+        return _inline(components[node["$ref"].removeprefix(_REF.format(name=""))], components)
+    return {key: _inline(value, components) for key, value in node.items()}
+
+
+def spec_schema() -> Schema | Reference:
+    """The group-spec document's schema, whole. Inlined, not referenced: the framework
+    writes the components section from its own registry and drops schemas given to it,
+    which left the submit body pointing at a schema the document did not hold."""
+    (root,), components = msgspec.json.schema_components([GroupDoc], ref_template=_REF)
+    converted: Schema | Reference = _convert(_inline(root, components))
+    return converted
 
 
 @dataclass
@@ -53,7 +83,7 @@ class SubmitOperation(Operation):
     ``Content-Type: application/toml`` is accepted too)."""
 
     def __post_init__(self) -> None:
-        document = Reference(ref=_REF.format(name="GroupDoc"))
+        document = spec_schema()
         self.request_body = RequestBody(
             required=True,
             description="the group spec (DESIGN §3.1)",

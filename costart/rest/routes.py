@@ -6,11 +6,13 @@ Reads come from the views; commands go through the Service, after the ownership 
 
 from __future__ import annotations
 
+import time
 from typing import Annotated
+from urllib.parse import quote
 
 from anyio import to_thread
 from litestar import Request, Response, get, post
-from litestar.datastructures import State
+from litestar.datastructures import ResponseHeader, State
 from litestar.exceptions import NotAuthorizedException, PermissionDeniedException
 from litestar.params import Parameter
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
@@ -19,11 +21,23 @@ from costart.domain.actors import Actor
 from costart.domain.errors import DomainError
 from costart.domain.spec import SpecFormat, is_name, parse_spec
 from costart.domain.states import GroupStatus
-from costart.projections import GroupDetail, GroupView, HoldView, MemberView, TimelineEntry
+from costart.projections import HoldView
 from costart.rest.auth import Tokens, User
-from costart.rest.models import Health, Why
+from costart.rest.models import Health
 from costart.rest.openapi import SubmitOperation, errors
 from costart.rest.service import Service
+from costart.rest.timed import (
+    TimedEvent,
+    TimedGroup,
+    TimedGroupDetail,
+    TimedMember,
+    TimedWhy,
+    detail_doc,
+    event_doc,
+    group_doc,
+    member_doc,
+    pend_entry_doc,
+)
 
 GroupName = Annotated[str, Parameter(description="group name", max_length=63)]
 
@@ -60,10 +74,17 @@ def _spec_format(request: Request[object, object, State]) -> SpecFormat:
     summary="Submit a group spec",
     operation_class=SubmitOperation,
     responses=errors(400, 401, 403, 409, 413, 422),
+    response_headers=[
+        ResponseHeader(
+            name="Location",
+            description="the new group's URL (GET it for the group's detail)",
+            documentation_only=True,
+        )
+    ],
 )
 async def submit_group(
     request: Request[object, object, State], user: User, state: State
-) -> GroupView:
+) -> Response[TimedGroup]:
     """Submit a group spec (JSON, or TOML with ``Content-Type: application/toml``).
 
     422 names the field at fault; 403 if the spec's owner is not the caller (admins may
@@ -73,15 +94,17 @@ async def submit_group(
     data = await request.body()
     fmt = _spec_format(request)
 
-    def run() -> GroupView:
+    def run() -> TimedGroup:
         spec = parse_spec(data, fmt)
         if not user.may_act_for(spec.owner):
             raise PermissionDeniedException(
                 f"{user.name} may not submit groups owned by {spec.owner}"
             )
-        return _service(state).submit(data, fmt, Actor.user(user.name))
+        return group_doc(_service(state).submit(data, fmt, Actor.user(user.name)), time.time_ns())
 
-    return await to_thread.run_sync(run)
+    created = await to_thread.run_sync(run)
+    location = f"/v1/groups/{quote(created.name, safe='')}"
+    return Response(created, status_code=201, headers={"Location": location})
 
 
 @get("/v1/groups", sync_to_thread=True, summary="List groups", responses=errors(400, 401))
@@ -90,9 +113,11 @@ def list_groups(
     state: State,
     owner: str | None = None,
     group_state: Annotated[GroupStatus | None, Parameter(query="state")] = None,
-) -> list[GroupView]:
+) -> list[TimedGroup]:
     """Groups in submission order, optionally only one owner's or one state's."""
-    return _service(state).views.groups(owner=owner, state=group_state)
+    now_ns = time.time_ns()
+    rows = _service(state).views.groups(owner=owner, state=group_state)
+    return [group_doc(g, now_ns) for g in rows]
 
 
 @get(
@@ -101,10 +126,10 @@ def list_groups(
     summary="Describe a group",
     responses=errors(400, 401, 404),
 )
-def get_group(name: GroupName, user: User, state: State) -> GroupDetail:
+def get_group(name: GroupName, user: User, state: State) -> TimedGroupDetail:
     """The group with its members, holds, pend-reason history and recent events."""
     name = _checked(name)
-    return _service(state).views.describe(name)
+    return detail_doc(_service(state).views.describe(name), time.time_ns())
 
 
 @get(
@@ -113,14 +138,14 @@ def get_group(name: GroupName, user: User, state: State) -> GroupDetail:
     summary="A group's members",
     responses=errors(400, 401, 404),
 )
-def get_members(name: GroupName, user: User, state: State) -> list[MemberView]:
+def get_members(name: GroupName, user: User, state: State) -> list[TimedMember]:
     name = _checked(name)
-    return _service(state).views.members(name)
+    return [member_doc(m) for m in _service(state).views.members(name)]
 
 
 @get("/v1/members", sync_to_thread=True, summary="Every group's members", responses=errors(401))
-def all_members(user: User, state: State) -> list[MemberView]:
-    return _service(state).views.members()
+def all_members(user: User, state: State) -> list[TimedMember]:
+    return [member_doc(m) for m in _service(state).views.members()]
 
 
 @get(
@@ -129,9 +154,9 @@ def all_members(user: User, state: State) -> list[MemberView]:
     summary="A group's timeline",
     responses=errors(400, 401, 404),
 )
-def get_events(name: GroupName, user: User, state: State) -> list[TimelineEntry]:
+def get_events(name: GroupName, user: User, state: State) -> list[TimedEvent]:
     name = _checked(name)
-    return _service(state).views.timeline(name)
+    return [event_doc(e) for e in _service(state).views.timeline(name)]
 
 
 @get(
@@ -140,15 +165,15 @@ def get_events(name: GroupName, user: User, state: State) -> list[TimelineEntry]
     summary="Why a group is pending",
     responses=errors(400, 401, 404),
 )
-def why(name: GroupName, user: User, state: State) -> Why:
+def why(name: GroupName, user: User, state: State) -> TimedWhy:
     name = _checked(name)
     views = _service(state).views
     group = views.group(name)
-    return Why(
+    return TimedWhy(
         group=group.name,
         state=group.state,
         pend_reason=group.pend_reason,
-        history=tuple(views.pend_history(name)),
+        history=tuple(pend_entry_doc(p) for p in views.pend_history(name)),
     )
 
 
@@ -159,14 +184,14 @@ def why(name: GroupName, user: User, state: State) -> Why:
     summary="Cancel a group",
     responses=errors(400, 401, 403, 404, 409),
 )
-def cancel_group(name: GroupName, user: User, state: State) -> GroupView:
+def cancel_group(name: GroupName, user: User, state: State) -> TimedGroup:
     """Cancel a live group: 403 unless the caller owns it or is an admin."""
     name = _checked(name)
     service = _service(state)
     owner = service.views.group(name).owner
     if not user.may_act_for(owner):
         raise PermissionDeniedException(f"{user.name} may not cancel groups owned by {owner}")
-    return service.cancel(name, Actor.user(user.name))
+    return group_doc(service.cancel(name, Actor.user(user.name)), time.time_ns())
 
 
 @get(
@@ -179,12 +204,18 @@ def holds(user: User, state: State) -> list[HoldView]:
     return _service(state).views.holds()
 
 
-@get("/healthz", sync_to_thread=True, summary="Liveness", exclude_from_auth=True)
+@get("/healthz", sync_to_thread=True, summary="Liveness", exclude_from_auth=True, security=[{}])
 def healthz(state: State) -> Health:
     return Health(status="ok", position=_service(state).views.position())
 
 
-@get("/metrics", sync_to_thread=True, summary="Prometheus metrics", media_type=CONTENT_TYPE_LATEST)
+@get(
+    "/metrics",
+    sync_to_thread=True,
+    summary="Prometheus metrics",
+    media_type=CONTENT_TYPE_LATEST,
+    security=[{}],  # no token needed (an empty requirement)
+)
 def metrics(state: State) -> Response[bytes]:
     return Response(generate_latest(state.registry), media_type=CONTENT_TYPE_LATEST)
 

@@ -44,6 +44,8 @@ class Service:
         self._views_lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        # Told each session's wall-clock seconds (the metrics' session histogram).
+        self.session_observer: Callable[[float], None] | None = None
         self.refresh()
 
     def refresh(self) -> None:
@@ -69,6 +71,7 @@ class Service:
     def step(self) -> None:
         """One session: place, fire timers, drive claims, then catch the views up."""
         now = self.clock()
+        started = time.perf_counter()
         try:
             if self.controller.placement is not None:
                 self.controller.schedule(now)
@@ -78,6 +81,8 @@ class Service:
         except DomainError as error:
             # A decision that no longer fits (state moved under it) is retried next session.
             log.warning("scheduling session stopped early", error=str(error))
+        if self.session_observer is not None:
+            self.session_observer(time.perf_counter() - started)
         self.refresh()
 
     def start(self, interval_s: float) -> None:

@@ -7,7 +7,7 @@ the same seed write the same bytes. The terminal table lives in the CLI.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import msgspec
 
@@ -17,6 +17,7 @@ from costart.sim.results import PolicyResult
 from costart.sim.setup import SimSetup, describe_setup
 
 MAX_PLOT_POINTS = 4000
+HOUR_NS: Final = 3600 * 10**9
 _encoder = msgspec.json.Encoder(order="sorted")
 
 
@@ -52,32 +53,80 @@ def _thin(timeline: list[Sample]) -> list[Sample]:
     return timeline[::step] + ([timeline[-1]] if timeline and len(timeline) % step else [])
 
 
+# One style per policy, so series that coincide (atomic and reserve often do) stay
+# distinguishable: the first is drawn widest, the later ones narrower and dashed on top.
+_STYLES: Final = (
+    {"linestyle": "-", "linewidth": 4.0, "alpha": 0.55},
+    {"linestyle": "--", "linewidth": 2.0, "alpha": 0.95},
+    {"linestyle": ":", "linewidth": 2.0, "alpha": 0.95},
+    {"linestyle": "-.", "linewidth": 1.5, "alpha": 0.95},
+)
+
+
+def series(result: PolicyResult, end_ns: int) -> tuple[list[float], list[float], list[int]]:
+    """One policy's plotted points (hours, utilization numerator, waiting groups), run
+    flat from its last sample to ``end_ns``: a run that stopped early (a deadlock with
+    nothing left to happen) stays visible to the end instead of vanishing."""
+    points = _thin(result.timeline)
+    hours = [p.t_ns / HOUR_NS for p in points]
+    busy = [float(p.busy_gpus) for p in points]
+    waiting = [p.waiting for p in points]
+    if points and points[-1].t_ns < end_ns:
+        hours.append(end_ns / HOUR_NS)
+        busy.append(busy[-1])
+        waiting.append(waiting[-1])
+    return hours, busy, waiting
+
+
 def write_plot(report: Report, capacity_gpus: int, path: Path) -> None:
-    """Utilization (busy / capacity GPUs) and queue length over time, one line per policy;
-    below, time to start per workload (p50 bars, p99 marks), policies side by side."""
+    """Utilization (busy / capacity GPUs) and groups waiting over time, one line per
+    policy, each to the end of the longest run; deadlocked groups are marked; below, time
+    to start per workload (p50 bars, p99 marks), policies side by side."""
     import matplotlib  # noqa: PLC0415 - only the report needs it, and it is slow to import
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt  # noqa: PLC0415
+    from matplotlib.ticker import MaxNLocator  # noqa: PLC0415
 
+    end_ns = max(
+        (
+            max(round(r.end_s * 1e9), r.timeline[-1].t_ns if r.timeline else 0)
+            for r in report.policies
+        ),
+        default=0,
+    )
     figure = plt.figure(figsize=(10, 9))
     top = figure.add_subplot(3, 1, 1)
     bottom = figure.add_subplot(3, 1, 2, sharex=top)
     _workload_bars(figure.add_subplot(3, 1, 3), report)
-    for result in report.policies:
-        points = _thin(result.timeline)
-        hours = [p.t_ns / 3.6e12 for p in points]
-        top.step(
-            hours,
-            [p.busy_gpus / max(capacity_gpus, 1) for p in points],
-            where="post",
-            label=result.policy,
-        )
-        bottom.step(hours, [p.waiting for p in points], where="post", label=result.policy)
+    for k, result in enumerate(report.policies):
+        style = _STYLES[k % len(_STYLES)]
+        hours, busy, waiting = series(result, end_ns)
+        label = result.policy
+        if result.deadlocked:
+            label += f" ({result.deadlocked} deadlocked)"
+        utilization = [b / max(capacity_gpus, 1) for b in busy]
+        (line,) = top.step(hours, utilization, where="post", label=label, **style)
+        bottom.step(hours, waiting, where="post", label=label, color=line.get_color(), **style)
+        if result.deadlocked and hours:
+            bottom.plot(
+                [hours[-1]], [waiting[-1]], marker="X", markersize=11, color=line.get_color()
+            )
+            bottom.annotate(
+                f"{result.deadlocked} deadlocked",
+                (hours[-1], waiting[-1]),
+                textcoords="offset points",
+                xytext=(-8, 8),
+                ha="right",
+                color=line.get_color(),
+            )
     top.set_ylabel("utilization (busy GPUs)")
     top.set_ylim(0, 1.05)
     top.legend(loc="upper right")
     bottom.set_ylabel("groups waiting to start")
+    bottom.yaxis.set_major_locator(MaxNLocator(integer=True))
+    most = max((p.waiting for r in report.policies for p in r.timeline), default=0)
+    bottom.set_ylim(0, most + 1)  # headroom for the deadlock marks
     bottom.set_xlabel("virtual time (hours)")
     figure.suptitle(f"costart sim: {report.scenario} (seed {report.seed})")
     figure.tight_layout()

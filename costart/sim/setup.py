@@ -14,7 +14,8 @@ import random
 
 import msgspec
 
-from costart.domain.durations import format_duration_ns, parse_duration_ns
+from costart.display import duration
+from costart.domain.durations import parse_duration_ns
 from costart.domain.spec_types import GroupSpec
 from costart.placement.cluster_file import ClusterDefinition
 from costart.sim.distributions import describe
@@ -192,8 +193,8 @@ def describe_setup(setup: SimSetup) -> list[str]:
     o = setup.options
     lines = [
         f"seed={o.seed}",
-        f"scenario={setup.name} session_interval={format_duration_ns(o.session_interval_ns)} "
-        f"horizon={format_duration_ns(o.horizon_ns)} task_skew={format_duration_ns(o.task_skew_ns)} "
+        f"scenario={setup.name} session_interval={duration(o.session_interval_ns)} "
+        f"horizon={duration(o.horizon_ns)} task_skew={duration(o.task_skew_ns)} "
         f"snapshot_every={o.snapshot_every}",
         f"cluster: {len(setup.cluster.nodes)} nodes, "
         f"{sum(n.gpu for n in setup.cluster.nodes)} GPUs",
@@ -201,25 +202,25 @@ def describe_setup(setup: SimSetup) -> list[str]:
     ]
     for a in setup.workload.arrivals[:50]:
         runs = " ".join(
-            f"{m}={format_duration_ns(r.runtime_ns)}" for m, r in a.runs.items() if r.runtime_ns
+            f"{m}={duration(r.runtime_ns)}" for m, r in a.runs.items() if r.runtime_ns
         )
         claims = sorted({describe(b.claim_delay) for b in a.behaviour.values()})
-        life = f" lifetime={format_duration_ns(a.lifetime_ns)}" if a.lifetime_ns else ""
+        life = f" lifetime={duration(a.lifetime_ns)}" if a.lifetime_ns else ""
         lines.append(
-            f"  t={format_duration_ns(a.at_ns)} {a.spec.name} mode={a.spec.placement.mode} "
+            f"  t={duration(a.at_ns)} {a.spec.name} mode={a.spec.placement.mode} "
             f"{runs}{life} claims~{','.join(claims)}"
         )
     if len(setup.workload.arrivals) > 50:
         lines.append(f"  ... {len(setup.workload.arrivals) - 50} more arrivals")
     for loss in setup.faults.node_losses:
         lines.append(
-            f"fault: node loss at t={format_duration_ns(loss.at_ns)} pick={loss.pick:.4f} "
-            f"down_for={format_duration_ns(loss.down_for_ns)}"
+            f"fault: node loss at t={duration(loss.at_ns)} pick={loss.pick:.4f} "
+            f"down_for={duration(loss.down_for_ns)}"
         )
     for crash in setup.faults.crashes:
         lines.append(
-            f"fault: controller crash at t={format_duration_ns(crash.at_ns)} "
-            f"down_for={format_duration_ns(crash.down_for_ns)}"
+            f"fault: controller crash at t={duration(crash.at_ns)} "
+            f"down_for={duration(crash.down_for_ns)}"
         )
     if setup.outside is not None:
         lines.append(

@@ -17,7 +17,8 @@ from typer.testing import CliRunner
 from costart.bootstrap import Settings, bootstrap
 from costart.cli import backend as backend_module
 from costart.cli.main import DEMO_SPEC, app
-from costart.cli.render import WALL_CLOCK_FLOOR_NS, age_reference
+from costart.cli.render import age_reference
+from costart.display import WALL_CLOCK_FLOOR_NS
 from costart.domain.actors import Actor
 from costart.domain.decisions import SetPendReason
 from costart.domain.events import PendReason
@@ -81,18 +82,21 @@ def test_describe_shows_the_pend_reason_with_its_numbers_and_recent_events(store
     controller.apply_decisions([SetPendReason(group="grpo-run-42", reason=reason)])
     described = costart(store, "describe", "group", "grpo-run-42")
     assert described.exit_code == 0, described.output
-    out = described.stdout
-    for text in (
-        "topology",
-        "8×{gpu:1} in one block",
-        "b3: 5 free",
-        "#2",
-        "GroupSubmitted",
-        "PendReasonChanged",
-        "Members",
-        "Holds",
-    ):
-        assert text in out
+    lines = [line.rstrip() for line in described.stdout.splitlines()]
+    # Whole lines: the reason, its numbers, and the queue position counted from 1.
+    reason_lines = [
+        "Pending:    topology: rollout: 8×{gpu:1} in one block; best block b3 has 5 free "
+        "after trainer",
+        "  member:   rollout",
+        "  needs:    8×{gpu:1} in one block",
+        "  best:     b3: 5 free",
+        "  queue:    #3 (behind 2 groups)",
+    ]
+    start = lines.index(reason_lines[0])
+    assert lines[start : start + len(reason_lines)] == reason_lines
+    for heading in ("Members", "Holds", "Pend-reason history", "Recent events"):
+        assert heading in lines
+    assert any(line.split()[2:3] == ["PendReasonChanged"] for line in lines)
     why = costart(store, "why", "grpo-run-42", "-o", "json")
     assert json.loads(why.stdout)["pend_reason"]["queue_position"] == 2
     events = costart(store, "events", "grpo-run-42").stdout
@@ -129,6 +133,7 @@ def test_cancel_then_cancel_again_is_a_conflict(store):
     ],
 )
 def test_unknown_groups_exit_4_with_a_message_on_stderr(store, args, code, message):
+    costart(store, "submit", str(DEMO_SPEC))  # the store exists; the group does not
     result = costart(store, *args)
     assert result.exit_code == code and message in result.stderr and result.stdout == ""
 
@@ -170,13 +175,21 @@ def test_validate_and_demo_still_work(tmp_path):
     assert runner.invoke(app, ["validate", str(DEMO_SPEC)]).exit_code == 0
     demo = runner.invoke(app, ["--store", str(tmp_path / "sim"), "demo"])
     assert demo.exit_code == 0, demo.stdout
-    assert "partial starts" in demo.stdout and "independent" in demo.stdout
+    header = next(line for line in demo.stdout.splitlines() if line.startswith("FIGURE"))
+    assert header.split() == ["FIGURE", "ATOMIC", "RESERVE", "INDEPENDENT"]
+    assert "partial starts" in demo.stdout
     groups = runner.invoke(app, ["--store", str(tmp_path / "sim"), "get", "groups"])
     assert groups.exit_code == 0 and "grpo-000" in groups.stdout
     # The simulation's clock starts at 0: ages are simulated ones, not decades.
     assert not re.search(r"\b\d{3,}d\b", groups.stdout), groups.stdout
     walkthrough = runner.invoke(app, ["--store", str(tmp_path / "walk"), "demo", "--walkthrough"])
     assert walkthrough.exit_code == 0 and "SUCCEEDED" in walkthrough.stdout
+    # No raw nanoseconds anywhere a person reads (`make demo` runs both).
+    described = runner.invoke(
+        app, ["--store", str(tmp_path / "sim"), "describe", "group", "grpo-000"]
+    )
+    for text in (demo.stdout, walkthrough.stdout, groups.stdout, described.stdout):
+        assert not re.search(r"\b\d{10,}\b|t=\d+ns|\d+(ms|us)\d+ns", text), text
     again = runner.invoke(app, ["--store", str(tmp_path / "walk"), "demo"])
     assert again.exit_code == 0  # a demo store is made afresh
     (tmp_path / "mine").mkdir()

@@ -133,6 +133,33 @@ def test_forensics_commands_on_a_copy(log_copy, tmp_path):
     assert bad.returncode == 1 and "bad point" in bad.stderr
 
 
+def test_forensics_output_reads_as_sentences_with_whole_values(log_copy):
+    def lines(*args: str) -> list[str]:
+        done = costart("--store", str(log_copy), "replay", *args, cwd=ROOT)
+        assert done.returncode == 0, done.stderr
+        return [line.rstrip() for line in done.stdout.splitlines()]
+
+    # A fractional offset from the first event (at t+5s), and a sentence, not a table.
+    assert lines("why", "grpo-run-42", "--at", "0.5s") == [
+        "grpo-run-42: PENDING at t+5.5s (last event MemberCreated)",
+        "  no pend reason at that time",
+        "No pend-reason changes up to then.",
+    ]
+    assert lines("diff", "--from", "10", "--to", "12") == [
+        "Position 10 -> 12",
+        "AGGREGATE                   FIELD           BEFORE   AFTER",
+        "member grpo-run-42/trainer  claims.dataset  PENDING  READY",
+        "member grpo-run-42/trainer  claims.gpus     PENDING  READY",
+        "member grpo-run-42/trainer  status          PLACED   READY",
+        "member grpo-run-42/trainer  version         2        4",
+        "world                       clock_ns        t+10s    t+12s",
+        "world                       position        10       12",
+    ]
+    assert lines("diff", "--from", "10", "--to", "10") == [
+        "No field changed between position 10 and 10."
+    ]
+
+
 def test_snapshot_on_demand(log_copy):
     done = costart("--store", str(log_copy), "snapshot", cwd=ROOT)
     assert done.returncode == 0 and "snapshot at position 47" in done.stdout

@@ -55,7 +55,11 @@ def test_a_lower_reservation_never_holds_what_the_head_plan_needs() -> None:
     assert rig.nodes_of("head", "w") == ["b0-r0-n3"]
     assert "b0-r0-n2" not in rig.nodes_of("next", "w")
     reason = rig.controller.group("next").pend_reason
-    assert reason is not None and reason.queue_position == 1
+    # Behind the head's reservation: class queue, naming the group ahead.
+    assert reason is not None and reason.cls == "queue"
+    assert (reason.queue_position, reason.ahead) == (1, ("head",))
+    head = rig.controller.group("head").pend_reason
+    assert head is not None and (head.cls, head.queue_position, head.ahead) == ("capacity", 0, ())
 
 
 def test_a_higher_priority_reservation_displaces_lower_holds_it_cannot_do_without() -> None:
@@ -83,7 +87,8 @@ def test_an_atomic_group_behind_a_reservation_pends_in_the_queue() -> None:
     assert rig.status("small") == "PENDING"
     reason = rig.controller.group("small").pend_reason
     assert reason is not None and reason.cls == "queue" and reason.queue_position == 1
-    assert reason.message.startswith("behind 1 reservation that need this capacity")
+    assert reason.ahead == ("head",)
+    assert reason.message.startswith("behind 1 reservation (head) that need this capacity")
 
 
 def test_a_reservation_times_out_releases_everything_and_backs_off() -> None:
@@ -98,6 +103,9 @@ def test_a_reservation_times_out_releases_everything_and_backs_off() -> None:
     group = rig.controller.group("g")
     assert group.status == "PENDING" and not rig.nodes_of("g", "w")
     assert group.pend_reason is not None and group.pend_reason.cls == "backoff"
+    # The retry time is a fact of the reason, not clock text in its words.
+    assert group.pend_reason.until_ns == group.retry_at_ns > 0
+    assert group.pend_reason.message == "backing off (attempt 2) after: reservation timed out"
 
 
 def test_holds_on_a_node_that_goes_down_are_released() -> None:

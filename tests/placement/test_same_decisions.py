@@ -28,6 +28,9 @@ ROOT = Path(__file__).resolve().parents[2]
 # workload's reports became per task and attempt-stamped (its "member fails" on a replica
 # set now fails one replica, which the set outlives, instead of the whole set); the step
 # itself (costart/placement) was not changed by that commit, only what it was given.
+# And again, every seed: pend reasons began storing facts instead of clock text (the
+# retry time in ``until_ns``, the groups ahead in ``ahead``) and a reservation that waits
+# behind others became class ``queue``.
 RECORDED = {
     0: "240511b5ac2cf088",
     1: "18d79526bcac63b1",

@@ -17,7 +17,8 @@ from costart.replay.diff import diff_worlds
 from costart.replay.export import export_jsonl
 from costart.replay.rebuild import position_at_time, rebuild, rebuild_until_time
 from costart.replay.source import RecorderSource
-from costart.replay.timeline import group_timeline, render_html
+from costart.replay.timeline import group_timeline
+from costart.replay.timeline_html import render_html
 from costart.replay.why import why
 from costart.store.codec import canonical_encode
 from tests.builders import ManualClock, a_group, new_controller

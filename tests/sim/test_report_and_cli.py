@@ -9,6 +9,7 @@ from collections.abc import Iterator
 import pytest
 from typer.testing import CliRunner
 
+from costart.cli.exits import EXIT_USAGE
 from costart.cli.sim_cmd import app
 from costart.logs import configure_logging
 from costart.sim.results import ALL_POLICIES
@@ -61,3 +62,62 @@ def test_an_unknown_allocator_is_refused(tmp_path):
     result = CliRunner().invoke(app, [*args, "--out", str(tmp_path)])
     assert result.exit_code == 2
     assert "--allocator must be one of in-memory, outside-load" in result.output
+
+
+def test_sim_with_a_store_keeps_that_policys_log_for_replay(tmp_path):
+    from costart.cli.main import app as main_app
+
+    runner = CliRunner()
+    store = tmp_path / "store"
+    trap = str(SCENARIOS / "sim-deadlock-trap.toml")
+    args = ["--store", str(store), "sim", trap, "--out", str(tmp_path / "r")]
+    ran = runner.invoke(main_app, [*args, "--log-policy", "atomic"])
+    assert ran.exit_code == 0, ran.output
+    report = json.loads((tmp_path / "r" / "report.json").read_bytes())
+    logged = {p["policy"]: p for p in report["policies"]}["atomic"]
+    verified = runner.invoke(main_app, ["--store", str(store), "replay", "verify"])
+    assert verified.exit_code == 0, verified.output
+    assert verified.stdout.startswith(f"ok: {logged['log_events']} events,")
+    groups = runner.invoke(main_app, ["--store", str(store), "get", "groups", "-o", "json"])
+    assert [g["name"] for g in json.loads(groups.stdout)] == ["gang-000", "gang-001", "gang-002"]
+
+
+def test_an_option_that_would_do_nothing_is_an_error(tmp_path):
+    from costart.cli.main import app as main_app
+
+    runner = CliRunner()
+    trap = str(SCENARIOS / "sim-deadlock-trap.toml")
+    out = ["--out", str(tmp_path / "r")]
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "x").write_text("")
+    cases = [
+        (["sim", trap, "--log-policy", "atomic", *out], "--log-policy needs --store DIR"),
+        (["sim", trap, "--compress", "2", *out], "--compress apply to --trace runs only"),
+        (["sim", trap, "--policies", "reserve,greedy", *out], "--policies: unknown greedy"),
+        (
+            ["--store", str(tmp_path / "s"), "sim", trap, "--policies", "atomic", *out],
+            "--log-policy reserve is not among the policies run (atomic)",
+        ),
+        (
+            ["--store", str(tmp_path / "full"), "sim", trap, *out],
+            "is not empty: a simulated log needs a new one",
+        ),
+    ]
+    for args, message in cases:
+        result = runner.invoke(main_app, args)
+        assert result.exit_code == EXIT_USAGE, (args, result.output)
+        assert result.stderr.startswith("error: ") and message in result.stderr, args
+    assert not (tmp_path / "r").exists() and not (tmp_path / "s").exists()
+
+
+def test_a_run_that_stopped_early_is_plotted_flat_to_the_end() -> None:
+    from costart.sim.metrics import Sample
+    from costart.sim.report import HOUR_NS, series
+    from tests.sim.helpers import run, setup_of
+
+    result = run(setup_of("deadlock-trap", 1), "atomic")
+    last = result.timeline[-1]
+    hours, busy, waiting = series(result, last.t_ns + 20 * HOUR_NS)
+    assert hours[-1] == last.t_ns / HOUR_NS + 20
+    assert (busy[-1], waiting[-1]) == (float(last.busy_gpus), last.waiting)
+    assert isinstance(result.timeline[0], Sample)

@@ -1,0 +1,41 @@
+"""How people read the controller's numbers: times, durations and pend reasons.
+
+One module per concern, shared by the CLI, REST, replay, the simulator and the demo,
+so every output speaks the same words. Pure functions: "now" is always an argument.
+"""
+
+from costart.display.reasons import (
+    group_reason,
+    member_reason,
+    queue_text,
+    readable,
+    reason_text,
+    retry_text,
+)
+from costart.display.timefmt import (
+    WALL_CLOCK_FLOOR_NS,
+    age_reference,
+    clock,
+    duration,
+    moment,
+    offset,
+    relative,
+    rfc3339,
+)
+
+__all__ = [
+    "WALL_CLOCK_FLOOR_NS",
+    "age_reference",
+    "clock",
+    "duration",
+    "group_reason",
+    "member_reason",
+    "moment",
+    "offset",
+    "queue_text",
+    "readable",
+    "reason_text",
+    "relative",
+    "retry_text",
+    "rfc3339",
+]

@@ -1,0 +1,142 @@
+"""REST bodies with readable times: every ``*_ns`` field of a view row gets an RFC 3339
+string beside it (``submitted_at_ns`` -> ``submitted_at``), null exactly when the ns
+field is null; a group also lists its open deadlines with the time left.
+
+The view rows stay as stored (rebuilt views equal incremental ones byte for byte); the
+strings are added on the way out. ``retry_at_ns`` is 0 for a group never released
+(the stored row's convention), and its ``retry_at`` is then null.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, TypeVar
+
+import msgspec
+
+from costart.display import rfc3339
+from costart.domain.events import PendReason
+from costart.projections import (
+    GroupDetail,
+    GroupView,
+    HoldView,
+    MemberView,
+    PendEntry,
+    TimelineEntry,
+)
+
+DeadlineKind = Literal["reservation", "barrier", "retry"]
+T = TypeVar("T", bound=msgspec.Struct)
+
+
+class Deadline(msgspec.Struct, frozen=True, kw_only=True):
+    """An open deadline of a group: when, and how long is left at the answer's time."""
+
+    kind: DeadlineKind  # reservation expiry | barrier deadline | retry after a release
+    at_ns: int
+    at: str
+    left_ns: int
+
+
+class TimedGroup(GroupView, frozen=True, kw_only=True):
+    """A group row with RFC 3339 times and its open deadlines."""
+
+    submitted_at: str
+    placed_at: str | None = None
+    started_at: str | None = None
+    ended_at: str | None = None
+    reservation_deadline: str | None = None
+    barrier_deadline: str | None = None
+    retry_at: str | None = None
+    last_event_at: str | None = None
+    deadlines: tuple[Deadline, ...] = ()
+
+
+class TimedMember(MemberView, frozen=True, kw_only=True):
+    """A member row with RFC 3339 times."""
+
+    started_at: str | None = None
+    ended_at: str | None = None
+
+
+class TimedEvent(TimelineEntry, frozen=True, kw_only=True):
+    """A timeline entry with its RFC 3339 time."""
+
+    at: str
+
+
+class TimedPendEntry(PendEntry, frozen=True, kw_only=True):
+    """A pend-reason change with its RFC 3339 time."""
+
+    at: str
+
+
+class TimedGroupDetail(msgspec.Struct, frozen=True, kw_only=True):
+    """`GroupDetail` with RFC 3339 times throughout."""
+
+    group: TimedGroup
+    members: tuple[TimedMember, ...]
+    holds: tuple[HoldView, ...]
+    pend_history: tuple[TimedPendEntry, ...]
+    events: tuple[TimedEvent, ...]
+
+
+class TimedWhy(msgspec.Struct, frozen=True):
+    """Why a group is (or was) not running: its current reason and every change."""
+
+    group: str
+    state: str
+    pend_reason: PendReason | None
+    history: tuple[TimedPendEntry, ...]
+
+
+def _timed(row: msgspec.Struct, doc: type[T], **extra: Any) -> T:
+    """``row`` as ``doc``: each ``X_ns`` field that ``doc`` pairs with an ``X`` field
+    gets its RFC 3339 string (null when the time is unset)."""
+    fields = msgspec.structs.asdict(row)
+    names = set(doc.__struct_fields__)
+    for name, value in list(fields.items()):
+        text_name = name.removesuffix("_ns")
+        if name.endswith("_ns") and text_name in names and text_name not in extra:
+            fields[text_name] = None if value is None else rfc3339(value)
+    return doc(**fields, **extra)
+
+
+def deadlines(group: GroupView, now_ns: int) -> tuple[Deadline, ...]:
+    """The group's open deadlines with the time left at ``now_ns``."""
+    found: list[tuple[DeadlineKind, int | None]] = [
+        ("reservation", group.reservation_deadline_ns),
+        ("barrier", group.barrier_deadline_ns),
+        ("retry", group.retry_at_ns if group.state == "PENDING" and group.retry_at_ns else None),
+    ]
+    return tuple(
+        Deadline(kind=kind, at_ns=at, at=rfc3339(at), left_ns=at - now_ns)
+        for kind, at in found
+        if at is not None
+    )
+
+
+def group_doc(group: GroupView, now_ns: int) -> TimedGroup:
+    retry = rfc3339(group.retry_at_ns) if group.retry_at_ns else None
+    return _timed(group, TimedGroup, retry_at=retry, deadlines=deadlines(group, now_ns))
+
+
+def member_doc(member: MemberView) -> TimedMember:
+    return _timed(member, TimedMember)
+
+
+def event_doc(entry: TimelineEntry) -> TimedEvent:
+    return _timed(entry, TimedEvent)
+
+
+def pend_entry_doc(entry: PendEntry) -> TimedPendEntry:
+    return _timed(entry, TimedPendEntry)
+
+
+def detail_doc(detail: GroupDetail, now_ns: int) -> TimedGroupDetail:
+    return TimedGroupDetail(
+        group=group_doc(detail.group, now_ns),
+        members=tuple(member_doc(m) for m in detail.members),
+        holds=detail.holds,
+        pend_history=tuple(pend_entry_doc(p) for p in detail.pend_history),
+        events=tuple(event_doc(e) for e in detail.events),
+    )
