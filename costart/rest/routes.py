@@ -69,7 +69,7 @@ async def submit_group(
             raise PermissionDeniedException(
                 f"{user.name} may not submit groups owned by {spec.owner}"
             )
-        return _service(state).submit(data, fmt)
+        return _service(state).submit(spec)
 
     return await to_thread.run_sync(run)
 

@@ -20,9 +20,10 @@ import structlog
 
 from costart.app import Controller, PlacementStep
 from costart.domain.errors import DomainError
-from costart.domain.spec import SpecFormat
+from costart.domain.spec_types import GroupSpec
 from costart.projections import GroupView, Views
 from costart.rest.claims import ClaimDriver
+from costart.rest.refresh import SharedRefresh
 
 log = structlog.get_logger("costart.serve")
 
@@ -44,7 +45,7 @@ def load_placement(ref: str | None, cluster: Path | None) -> PlacementStep:
 
 class Service:
     """The controller as a long-running service. Thread-safe: the Controller serializes
-    commands with its own lock; the views are caught up under ``_views_lock``."""
+    commands with its own lock; the views are caught up by one `SharedRefresh`."""
 
     def __init__(
         self,
@@ -58,20 +59,20 @@ class Service:
         self.views = views
         self.clock = clock
         self.driver = driver
-        self._views_lock = threading.Lock()
+        self._refresh = SharedRefresh(lambda: views.catch_up(controller))
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.refresh()
 
     def refresh(self) -> None:
-        """Fold the log's new events into the views."""
-        with self._views_lock:
-            self.views.catch_up(self.controller)
+        """Fold the log's new events into the views: returns once everything durable
+        before the call is in them (one catch-up shared by concurrent callers)."""
+        self._refresh.refresh()
 
     # --- commands (the caller has checked who may run them) ----------------------------
 
-    def submit(self, data: bytes, fmt: SpecFormat) -> GroupView:
-        group = self.controller.submit_document(data, fmt)
+    def submit(self, spec: GroupSpec) -> GroupView:
+        group = self.controller.submit(spec)
         self.refresh()
         return self.views.group(group.name)
 

@@ -1,0 +1,181 @@
+"""Benchmark of the dispatch path on the wire (issue 17): `costart serve` over REST
+against the embedded Controller, measured in the same run (medians; the machine is
+noisy). The load comes from a separate process with an async client
+(`dispatch_load.py`), so the server's figures are the server's.
+
+(a) durable submits per second of the issue's small 4-member spec: the embedded
+    Controller on an LMDB store with 16 threads (the baseline), and `serve` on an LMDB
+    store with 1 and 16 concurrent HTTP clients (auth, JSON, views caught up before the
+    answer). Target: REST with 16 clients >= 0.5x the embedded rate.
+
+Run: python bench/bench_dispatch.py [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+from common import write_results
+from dispatch_load import small_spec
+
+from costart.app import Controller
+from costart.logs import configure_logging
+from costart.rest.service import load_placement
+
+ROOT = Path(__file__).resolve().parents[1]
+HERE = Path(__file__).resolve().parent
+CLUSTER = ROOT / "scenarios" / "cluster-demo.toml"
+TOKEN = "bench-token-0123456789abcdef"
+CLIENTS = 16
+START_DEADLINE_S = 30.0
+
+
+def lmdb_env(store: Path) -> dict[str, str]:
+    return {**os.environ, "PERSISTENCE_MODULE": "costart.store", "COSTART_LMDB_PATH": str(store)}
+
+
+def embedded_rate(count: int, repeats: int) -> float:
+    """Durable submits/s with ``CLIENTS`` threads into one Controller on LMDB."""
+    with tempfile.TemporaryDirectory(prefix="costart-bench-embedded-") as tmp:
+        controller = Controller(env=lmdb_env(Path(tmp)), placement=load_placement(None, CLUSTER))
+        rates = []
+        for repeat in range(repeats):
+            bodies = [json.dumps(small_spec(f"e{repeat}-{i}")).encode() for i in range(count)]
+            chunks = [bodies[i::CLIENTS] for i in range(CLIENTS)]
+
+            def submit_all(chunk: list[bytes]) -> None:
+                for body in chunk:
+                    controller.submit_document(body, "json")
+
+            threads = [threading.Thread(target=submit_all, args=(c,)) for c in chunks]
+            started = time.perf_counter()
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            rates.append(count / (time.perf_counter() - started))
+        controller.close()
+        return statistics.median(rates)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Server:
+    """`costart serve` on an LMDB store in a temporary directory (sessions far apart, so
+    the figures are the request path's)."""
+
+    def __init__(self, tmp: Path, *extra: str) -> None:
+        tokens = tmp / "tokens.toml"
+        tokens.write_text(f'[tokens.{TOKEN}]\nuser = "alice"\nrole = "admin"\n')
+        self.url = f"http://127.0.0.1:{free_port()}"
+        self.stderr = (tmp / "serve.stderr").open("w")
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        env.pop("PERSISTENCE_MODULE", None)
+        args = [sys.executable, "-m", "costart.cli.main", "--store", str(tmp / "store"), "serve"]
+        args += ["--tokens", str(tokens), "--port", self.url.rsplit(":", 1)[1]]
+        args += ["--cluster", str(CLUSTER), "--interval", "3600", *extra]
+        self.process = subprocess.Popen(
+            args, env=env, stdout=subprocess.DEVNULL, stderr=self.stderr
+        )
+        deadline = time.monotonic() + START_DEADLINE_S
+        while True:
+            try:
+                if httpx.get(f"{self.url}/healthz", timeout=1).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"serve did not start: {(tmp / 'serve.stderr').read_text()}")
+            time.sleep(0.1)
+
+    def rss_kb(self) -> int:
+        for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+        raise RuntimeError("no VmRSS for the server")
+
+    def close(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self.stderr.close()
+
+
+def load(*args: str) -> dict[str, Any]:
+    """Run one load process to its end; its JSON result."""
+    out = subprocess.run(
+        [sys.executable, str(HERE / "dispatch_load.py"), *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=900,
+    )
+    if out.returncode != 0:
+        raise RuntimeError(f"load {args[0]} failed: {out.stderr}")
+    result: dict[str, Any] = json.loads(out.stdout)
+    return result
+
+
+def rest_rates(count: int, repeats: int) -> dict[str, float]:
+    """Durable submits/s through `serve` with 1 and ``CLIENTS`` clients (medians)."""
+    figures: dict[str, float] = {}
+    with tempfile.TemporaryDirectory(prefix="costart-bench-rest-") as tmp:
+        server = Server(Path(tmp))
+        try:
+            for clients in (1, CLIENTS):
+                runs = [
+                    load("submit", server.url, TOKEN, str(clients), str(count), f"c{clients}r{r}")
+                    for r in range(repeats)
+                ]
+                figures[f"rest_{clients}_clients_per_s"] = statistics.median(
+                    r["per_s"] for r in runs
+                )
+                figures[f"rest_{clients}_clients_median_ms"] = statistics.median(
+                    r["median_ms"] for r in runs
+                )
+        finally:
+            server.close()
+    return figures
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="smaller runs")
+    args = parser.parse_args()
+    configure_logging(level=logging.WARNING)
+    count, repeats = (300, 3) if args.quick else (1000, 3)
+    figures: dict[str, Any] = {"submits_per_run": count, "repeats": repeats}
+    figures["embedded_16_threads_per_s"] = embedded_rate(count, repeats)
+    figures.update(rest_rates(count, repeats))
+    ratios = {
+        "rest_16_vs_embedded_16": figures["rest_16_clients_per_s"]
+        / figures["embedded_16_threads_per_s"],
+    }
+    targets = {"rest_16_vs_embedded_16": ">= 0.5"}
+    for key, value in sorted({**figures, **ratios}.items()):
+        print(f"{key:40} {value:12.3f}" if isinstance(value, float) else f"{key:40} {value}")
+    write_results("dispatch", {"figures": figures, "ratios": ratios, "targets": targets})
+
+
+if __name__ == "__main__":
+    main()
