@@ -64,12 +64,16 @@ def _open_controller(
     return Controller(placement=step), None, Path(tempfile.mkdtemp(prefix="costart-views-"))
 
 
-def _server(service: Service, users: Tokens, host: str, port: int) -> uvicorn.Server:
+def _server(
+    service: Service, users: Tokens, host: str, port: int, tls: tuple[Path, Path] | None
+) -> uvicorn.Server:
     return uvicorn.Server(
         uvicorn.Config(
             create_app(service, users),
             host=host,
             port=port,
+            ssl_certfile=tls[0] if tls else None,
+            ssl_keyfile=tls[1] if tls else None,
             log_config=None,
             access_log=False,
             limit_concurrency=64,
@@ -94,8 +98,16 @@ def serve(
         float, typer.Option(help="simulated claims turn READY after this many seconds")
     ] = 2.0,
     simulate_claims: Annotated[
-        bool, typer.Option(help="run the simulated claim driver (laptop demos)")
-    ] = True,
+        bool,
+        typer.Option(help="turn claims READY and start members by themselves (laptop demos)"),
+    ] = False,
+    heartbeat_timeout: Annotated[
+        float, typer.Option(help="seconds without an agent's heartbeat before its node is down")
+    ] = 30.0,
+    cert: Annotated[
+        Path | None, typer.Option(help="TLS certificate (PEM): serve HTTPS; needs --key")
+    ] = None,
+    key: Annotated[Path | None, typer.Option(help="TLS private key (PEM) of --cert")] = None,
     standby: Annotated[
         bool, typer.Option(help="tail the leader's log; take over when its lease expires")
     ] = False,
@@ -112,16 +124,24 @@ def serve(
         _usage(str(error))
     if lease_duration <= 0:
         _usage("--lease-duration must be positive")
+    if heartbeat_timeout <= 0:
+        _usage("--heartbeat-timeout must be positive")
+    tls = _tls_files(cert, key)
     controller, lease, views_dir = _open_controller(target, step, standby, lease_duration)
     driver = ClaimDriver(int(claim_delay * SECOND_NS)) if simulate_claims else None
     with Views(views_dir) as views:
-        service = Service(controller, views, driver=driver)
-        server = _server(service, users, host, port)
+        service = Service(
+            controller,
+            views,
+            driver=driver,
+            heartbeat_timeout_ns=int(heartbeat_timeout * SECOND_NS),
+        )
+        server = _server(service, users, host, port, tls)
         keeper = _keep(lease, controller, server) if lease is not None else None
         service.start(interval)
         log.info(
             "serving",
-            url=f"http://{host}:{port}",
+            url=f"{'https' if tls else 'http'}://{host}:{port}",
             placement=step is not None,
             epoch=controller.epoch,
         )
@@ -149,6 +169,18 @@ def _stop_signals_return() -> Iterator[None]:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+
+
+def _tls_files(cert: Path | None, key: Path | None) -> tuple[Path, Path] | None:
+    """Both or neither; each must be a readable file (checked before anything starts)."""
+    if cert is None and key is None:
+        return None
+    if cert is None or key is None:
+        _usage("--cert and --key go together")
+    for option, path in (("--cert", cert), ("--key", key)):
+        if not path.is_file():
+            _usage(f"{option} {path}: no such file")
+    return cert, key
 
 
 def _usage(message: str) -> NoReturn:

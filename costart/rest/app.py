@@ -24,6 +24,7 @@ from costart.domain.errors import Conflict, DomainError, IllegalTransition, NotF
 from costart.domain.limits import MAX_SPEC_BYTES
 from costart.log_writer import ControllerStoppedError
 from costart.rest.auth import Tokens
+from costart.rest.dispatch_routes import DISPATCH_ROUTES
 from costart.rest.metrics import registry_for
 from costart.rest.models import ErrorBody
 from costart.rest.openapi import spec_components
@@ -105,7 +106,7 @@ def request_log(app: ASGIApp) -> ASGIApp:
 def create_app(service: Service, tokens: Tokens) -> Litestar:
     """The REST API of one `Service`. OpenAPI at ``/schema/openapi.json``."""
     return Litestar(
-        route_handlers=ROUTES,
+        route_handlers=[*ROUTES, *DISPATCH_ROUTES],
         dependencies={"user": Provide(authenticate, sync_to_thread=False)},
         exception_handlers={
             DomainError: _domain_error,

@@ -20,9 +20,12 @@ import structlog
 
 from costart.app import Controller, PlacementStep
 from costart.domain.errors import DomainError
+from costart.domain.events import NodeStatus
 from costart.domain.spec_types import GroupSpec
-from costart.projections import GroupView, Views
+from costart.projections import GroupView, MemberView, Views
 from costart.rest.claims import ClaimDriver
+from costart.rest.dispatch import Reports
+from costart.rest.nodes import Heartbeats
 from costart.rest.refresh import SharedRefresh
 
 log = structlog.get_logger("costart.serve")
@@ -30,6 +33,8 @@ log = structlog.get_logger("costart.serve")
 # Where `serve` finds its placement step unless `--placement MODULE:FACTORY` names
 # another. A factory takes the cluster file path and returns a `PlacementStep`.
 DEFAULT_PLACEMENT: Final = "costart.placement:from_cluster_file"
+SECOND_NS: Final = 10**9
+DEFAULT_HEARTBEAT_TIMEOUT_NS: Final = 30 * SECOND_NS
 PlacementFactory = Callable[[Path | None], PlacementStep]
 
 
@@ -54,12 +59,15 @@ class Service:
         *,
         clock: Callable[[], int] = time.time_ns,
         driver: ClaimDriver | None = None,
+        heartbeat_timeout_ns: int = DEFAULT_HEARTBEAT_TIMEOUT_NS,
     ) -> None:
         self.controller = controller
         self.views = views
         self.clock = clock
         self.driver = driver
         self._refresh = SharedRefresh(lambda: views.catch_up(controller))
+        self.reports = Reports(controller, views, self.refresh)
+        self.heartbeats = Heartbeats(heartbeat_timeout_ns)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.refresh()
@@ -81,6 +89,34 @@ class Service:
         self.refresh()
         return self.views.group(name)
 
+    def scale(self, group: str, member: str, replicas: int) -> MemberView:
+        self.controller.scale(f"{group}/{member}", replicas)
+        self.refresh()
+        return next(m for m in self.views.members(group) if m.name == member)
+
+    def set_node_status(self, node: str, status: NodeStatus) -> int:
+        """Report a node up, drained or down; the events written."""
+        written = len(self.controller.set_node_status(node, status, self.clock()))
+        self.refresh()
+        return written
+
+    def heartbeat(self, node: str) -> int:
+        """An agent's heartbeat; a node marked down by silence comes back up."""
+        if self.controller.placement is not None:
+            self.controller.placement.check_node(node)
+        if self.heartbeats.beat(node, self.clock()):
+            return self.set_node_status(node, "up")
+        return 0
+
+    def _mark_silent_nodes_down(self, now_ns: int) -> None:
+        for node in self.heartbeats.overdue(now_ns):
+            log.warning(
+                "node down: no heartbeat",
+                node=node,
+                timeout_s=self.heartbeats.timeout_ns / SECOND_NS,
+            )
+            self.controller.set_node_status(node, "down", now_ns)
+
     # --- the scheduling-session loop ----------------------------------------------------
 
     def step(self) -> None:
@@ -90,6 +126,7 @@ class Service:
             if self.controller.placement is not None:
                 self.controller.schedule(now)
             self.controller.tick(now)
+            self._mark_silent_nodes_down(now)
             if self.driver is not None:
                 self.driver.step(self.controller, now)
         except DomainError as error:

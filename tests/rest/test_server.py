@@ -66,6 +66,7 @@ def server(tmp_path_factory):
             str(port),
             "--interval",
             "0.1",
+            "--simulate-claims",
             "--claim-delay",
             "0.3",
             "--placement",
