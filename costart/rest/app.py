@@ -7,6 +7,7 @@ nothing a client sends should produce a 500.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import Any, Final
 
@@ -30,6 +31,7 @@ from costart.rest.models import ErrorBody
 from costart.rest.openapi import spec_components
 from costart.rest.routes import ROUTES, authenticate
 from costart.rest.service import Service
+from costart.rest.watch_routes import WATCH_ROUTES
 
 log = structlog.get_logger("costart.rest")
 MAX_BODY_BYTES: Final = 2 * MAX_SPEC_BYTES
@@ -103,10 +105,17 @@ def request_log(app: ASGIApp) -> ASGIApp:
     return middleware
 
 
+def _attach_watch(app: Litestar) -> None:
+    """The watch hub hands frames to watchers in the server's event loop."""
+    service: Service = app.state.service
+    service.watch.attach(asyncio.get_running_loop())
+
+
 def create_app(service: Service, tokens: Tokens) -> Litestar:
     """The REST API of one `Service`. OpenAPI at ``/schema/openapi.json``."""
     return Litestar(
-        route_handlers=[*ROUTES, *DISPATCH_ROUTES],
+        route_handlers=[*ROUTES, *DISPATCH_ROUTES, *WATCH_ROUTES],
+        on_startup=[_attach_watch],
         dependencies={"user": Provide(authenticate, sync_to_thread=False)},
         exception_handlers={
             DomainError: _domain_error,

@@ -27,6 +27,7 @@ from costart.rest.claims import ClaimDriver
 from costart.rest.dispatch import Reports
 from costart.rest.nodes import Heartbeats
 from costart.rest.refresh import SharedRefresh
+from costart.rest.watch import Names, WatchHub
 
 log = structlog.get_logger("costart.serve")
 
@@ -65,7 +66,9 @@ class Service:
         self.views = views
         self.clock = clock
         self.driver = driver
-        self._refresh = SharedRefresh(lambda: views.catch_up(controller))
+        world = controller.world  # no command runs yet: a consistent picture
+        self.watch = WatchHub(controller.read_events, Names(world), world.position)
+        self._refresh = SharedRefresh(self._catch_up)
         self.reports = Reports(controller, views, self.refresh)
         self.heartbeats = Heartbeats(heartbeat_timeout_ns)
         self._stop = threading.Event()
@@ -76,6 +79,10 @@ class Service:
         """Fold the log's new events into the views: returns once everything durable
         before the call is in them (one catch-up shared by concurrent callers)."""
         self._refresh.refresh()
+
+    def _catch_up(self) -> None:
+        self.views.catch_up(self.controller)
+        self.watch.feed()
 
     # --- commands (the caller has checked who may run them) ----------------------------
 
