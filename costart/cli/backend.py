@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import hashlib
 import os
+import urllib.parse
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final, Protocol, TypeVar
-
-import httpx
-import msgspec
 
 from costart.app import Controller
 from costart.cli.exits import AccessDenied, Unavailable
@@ -35,7 +34,8 @@ from costart.projections import (
     TimelineEntry,
     Views,
 )
-from costart.rest.models import ErrorBody, Why
+from costart.rest.client import ApiError, Client, WatchClosed, WatchEvent
+from costart.rest.models import Why
 
 T = TypeVar("T")
 VIEWS_DIR: Final = "views"
@@ -52,6 +52,7 @@ class Backend(Protocol):
     def events(self, group: str) -> list[TimelineEntry]: ...
     def why(self, group: str) -> Why: ...
     def cancel(self, group: str) -> GroupView: ...
+    def scale(self, group: str, member: str, replicas: int) -> MemberView: ...
     def holds(self) -> list[HoldView]: ...
     def close(self) -> None: ...
 
@@ -115,6 +116,12 @@ class LocalBackend:
         self.views.catch_up(controller)
         return self.views.group(group)
 
+    def scale(self, group: str, member: str, replicas: int) -> MemberView:
+        controller = self._controller()
+        controller.scale(f"{group}/{member}", replicas)
+        self.views.catch_up(controller)
+        return next(m for m in self.views.members(group) if m.name == member)
+
     def groups(self, owner: str | None, state: str | None) -> list[GroupView]:
         return self._fresh().groups(owner=owner, state=state)
 
@@ -138,23 +145,22 @@ class LocalBackend:
 
 
 class RemoteBackend:
-    """The REST API of `costart serve` (``--server URL --token T``)."""
+    """The REST API of `costart serve` (``--server URL --token T``, ``--ca-file``)."""
 
-    def __init__(self, url: str, token: str | None) -> None:
-        headers = {"Authorization": f"Bearer {token}"} if token else {}
-        self.client = httpx.Client(base_url=url, headers=headers, timeout=HTTP_TIMEOUT_S)
+    def __init__(self, url: str, token: str | None, ca_file: Path | None = None) -> None:
+        try:
+            self.client = Client(url, token, ca_file=ca_file, timeout_s=HTTP_TIMEOUT_S)
+        except ApiError as error:
+            raise error_for(error) from None
 
     def close(self) -> None:
         self.client.close()
 
     def _call(self, method: str, path: str, type_: type[T], **kwargs: Any) -> T:
         try:
-            response = self.client.request(method, path, **kwargs)
-        except httpx.HTTPError as error:
-            raise Unavailable(f"cannot reach {self.client.base_url}: {error}") from None
-        if response.is_success:
-            return msgspec.json.decode(response.content, type=type_)
-        raise _error_for(response)
+            return self.client.call(method, path, type_, **kwargs)
+        except ApiError as error:
+            raise error_for(error) from None
 
     def submit(self, data: bytes, fmt: SpecFormat) -> GroupView:
         headers = {"Content-Type": f"application/{fmt}"}
@@ -167,33 +173,45 @@ class RemoteBackend:
         return self._call("GET", "/v1/groups", list[GroupView], params=params)
 
     def members(self, group: str | None) -> list[MemberView]:
-        path = "/v1/members" if group is None else f"/v1/groups/{group}/members"
+        path = "/v1/members" if group is None else f"/v1/groups/{quote(group)}/members"
         return self._call("GET", path, list[MemberView])
 
     def describe(self, group: str) -> GroupDetail:
-        return self._call("GET", f"/v1/groups/{group}", GroupDetail)
+        return self._call("GET", f"/v1/groups/{quote(group)}", GroupDetail)
 
     def events(self, group: str) -> list[TimelineEntry]:
-        return self._call("GET", f"/v1/groups/{group}/events", list[TimelineEntry])
+        return self._call("GET", f"/v1/groups/{quote(group)}/events", list[TimelineEntry])
 
     def why(self, group: str) -> Why:
-        return self._call("GET", f"/v1/groups/{group}/why", Why)
+        return self._call("GET", f"/v1/groups/{quote(group)}/why", Why)
 
     def cancel(self, group: str) -> GroupView:
-        return self._call("POST", f"/v1/groups/{group}/cancel", GroupView)
+        return self._call("DELETE", f"/v1/groups/{quote(group)}", GroupView)
+
+    def scale(self, group: str, member: str, replicas: int) -> MemberView:
+        path = f"/v1/groups/{quote(group)}/members/{quote(member)}/scale"
+        return self._call("POST", path, MemberView, json={"replicas": replicas})
 
     def holds(self) -> list[HoldView]:
         return self._call("GET", "/v1/holds", list[HoldView])
 
+    def watch(self, after: int | None, group: str | None) -> Iterator[WatchEvent]:
+        try:
+            yield from self.client.watch(after=after, group=group)
+        except (ApiError, WatchClosed) as error:
+            raise (
+                error_for(error) if isinstance(error, ApiError) else Unavailable(str(error))
+            ) from None
 
-def _error_for(response: httpx.Response) -> Exception:
-    """The exception (hence exit code) a REST error response stands for."""
-    try:
-        body = msgspec.json.decode(response.content, type=ErrorBody)
-        message, field = body.error, body.field
-    except msgspec.DecodeError:
-        message, field = response.text[:200] or response.reason_phrase, None
-    status = response.status_code
+
+def quote(segment: str) -> str:
+    """A name as one URL path segment (anything put into a URL is quoted)."""
+    return urllib.parse.quote(segment, safe="")
+
+
+def error_for(error: ApiError) -> Exception:
+    """The exception (hence exit code) a REST error answer stands for."""
+    message, field, status = error.message, error.field, error.status
     if status in (401, 403):
         return AccessDenied(message)
     if status == 404:
@@ -206,4 +224,6 @@ def _error_for(response: httpx.Response) -> Exception:
         return SpecError("", message)
     if status == 400:
         return DomainError(message)
+    if status == 0:
+        return Unavailable(message)
     return Unavailable(f"server answered {status}: {message}")

@@ -42,6 +42,7 @@ class Target(msgspec.Struct):
     url: str | None = None  # a PostgreSQL store (``--store postgresql://...``)
     server: str | None = None
     token: str | None = None
+    ca_file: Path | None = None  # verify --server's TLS certificate against this CA
 
 
 def console() -> Console:
@@ -54,7 +55,7 @@ def backend(ctx: typer.Context) -> Iterator[Backend]:
     target: Target = ctx.obj
     chosen: Backend
     if target.server:
-        chosen = RemoteBackend(target.server, target.token)
+        chosen = RemoteBackend(target.server, target.token, target.ca_file)
     elif target.url is not None:
         chosen = LocalBackend(url_env(target.url), views_dir_for_url(target.url))
     elif target.store is not None:
@@ -89,15 +90,21 @@ def get_groups(
     output: OutputOption = "table",
     owner: Annotated[str | None, typer.Option(help="only this owner's groups")] = None,
     state: Annotated[str | None, typer.Option(help="only groups in this state")] = None,
+    watch: Annotated[
+        bool, typer.Option("--watch", "-w", help="then print each group again as it changes")
+    ] = False,
 ) -> None:
     """Groups in submission order."""
     with reported(), backend(ctx) as b:
+        remote = _watchable(b, watch)
         groups = b.groups(owner, state)
-    if output in ("json", "yaml"):
-        render.print_data(console(), groups, output)
-    else:
-        now_ns = render.age_reference(groups, time.time_ns())
-        console().print(render.groups_table(groups, now_ns, wide=output == "wide"))
+        if output in ("json", "yaml"):
+            render.print_data(console(), groups, output)
+        else:
+            now_ns = render.age_reference(groups, time.time_ns())
+            console().print(render.groups_table(groups, now_ns, wide=output == "wide"))
+        if remote is not None:
+            _follow_groups(remote, owner, state, output)
 
 
 @get_app.command("members")
@@ -139,15 +146,68 @@ def describe_group(ctx: typer.Context, name: str, output: OutputOption = "table"
         )
 
 
-def events(ctx: typer.Context, name: str, output: OutputOption = "table") -> None:
+def events(
+    ctx: typer.Context,
+    name: str,
+    output: OutputOption = "table",
+    follow: Annotated[
+        bool, typer.Option("--follow", "-f", help="then print new events as they happen")
+    ] = False,
+) -> None:
     """A group's timeline: every event with its controller time."""
     with reported(), backend(ctx) as b:
+        remote = _watchable(b, follow)
         timeline = b.events(name)
         origin = timeline[0].at_ns if timeline else 0
-    if output in ("json", "yaml"):
-        render.print_data(console(), timeline, output)
-    else:
-        console().print(render.events_table(timeline, origin))
+        if output in ("json", "yaml"):
+            render.print_data(console(), timeline, output)
+        else:
+            console().print(render.events_table(timeline, origin))
+        if remote is not None:
+            after = timeline[-1].position if timeline else 0
+            for event in remote.watch(after, name):
+                if output in ("json", "yaml"):
+                    render.print_data(console(), event, output)
+                else:
+                    typer.echo(render.watch_line(event))
+
+
+def _watchable(b: Backend, wanted: bool) -> RemoteBackend | None:
+    """The backend to watch through, if watching was asked for (needs ``--server``)."""
+    if not wanted:
+        return None
+    if not isinstance(b, RemoteBackend):
+        raise UsageError("watching needs --server URL (the watch stream of `costart serve`)")
+    return b
+
+
+def _follow_groups(
+    b: RemoteBackend, owner: str | None, state: str | None, output: render.Output
+) -> None:
+    """Print a group's row again after each event about it (that still matches)."""
+    for event in b.watch(None, None):
+        if event.group is None:
+            continue
+        rows = [g for g in b.groups(owner, state) if g.name == event.group]
+        for row in rows:
+            if output in ("json", "yaml"):
+                render.print_data(console(), row, output)
+            else:
+                typer.echo(render.group_line(row, event))
+
+
+def scale(
+    ctx: typer.Context,
+    member: Annotated[str, typer.Argument(help="GROUP/MEMBER of a replica set")],
+    replicas: Annotated[int, typer.Option(help="desired replicas")],
+) -> None:
+    """Scale a replica set: scale-up places single replicas, scale-down stops the highest."""
+    group, sep, name = member.partition("/")
+    if not sep or not group or not name or "/" in name:
+        raise UsageError(f"expected GROUP/MEMBER, got {member!r}")
+    with reported(), backend(ctx) as b:
+        row = b.scale(group, name, replicas)
+    typer.echo(f"member/{row.group}/{row.name} scaled to {row.desired} ({row.state})")
 
 
 def why(ctx: typer.Context, name: str, output: OutputOption = "table") -> None:
@@ -174,3 +234,4 @@ def register(app: typer.Typer) -> None:
     app.command()(events)
     app.command()(why)
     app.command()(cancel)
+    app.command()(scale)

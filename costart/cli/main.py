@@ -18,7 +18,7 @@ import structlog
 import typer
 from rich.console import Console
 
-from costart.cli import commands, replay_cmd, sim_cmd
+from costart.cli import commands, replay_cmd, sim_cmd, token_cmd
 from costart.cli.backend import store_env
 from costart.cli.commands import Target
 from costart.cli.demo import run_demo
@@ -63,6 +63,8 @@ QUIET = {
     "events",
     "why",
     "cancel",
+    "scale",
+    "token",
     "replay",
     "snapshot",
     "demo",
@@ -86,6 +88,12 @@ def _setup(
     token: Annotated[
         str | None, typer.Option(envvar="COSTART_TOKEN", help="bearer token for --server")
     ] = None,
+    ca_file: Annotated[
+        Path | None,
+        typer.Option(
+            envvar="COSTART_CA_FILE", help="verify --server's TLS certificate with this CA"
+        ),
+    ] = None,
 ) -> None:
     command = ctx.invoked_subcommand
     # Configure once per process (an embedding program or a test may have done it).
@@ -95,9 +103,10 @@ def _setup(
         else:
             configure_logging(level=logging.WARNING if command in QUIET else logging.INFO)
     if store is not None and is_url(store):
-        ctx.obj = Target(url=store, server=server, token=token)
+        ctx.obj = Target(url=store, server=server, token=token, ca_file=ca_file)
     else:
-        ctx.obj = Target(store=Path(store) if store else None, server=server, token=token)
+        store_dir = Path(store) if store else None
+        ctx.obj = Target(store=store_dir, server=server, token=token, ca_file=ca_file)
 
 
 @app.command()
@@ -146,6 +155,7 @@ def validate(file: Path) -> None:
 
 
 commands.register(app)
+app.add_typer(token_cmd.token_app, name="token")
 replay_cmd.register(app)
 sim_cmd.register(app)
 app.command()(serve)

@@ -17,6 +17,7 @@ from rich.table import Table
 
 from costart.domain.events import PendReason
 from costart.projections import GroupDetail, GroupView, HoldView, MemberView, TimelineEntry
+from costart.rest.client import WatchEvent
 from costart.rest.models import Why
 
 Output = Literal["table", "wide", "json", "yaml"]
@@ -192,3 +193,16 @@ def print_why(console: Console, why: Why) -> None:
         console.print(line, highlight=False, markup=False)
     for p in why.history:
         console.print(f"  @{p.position} {reason_text(p.reason)}", highlight=False, markup=False)
+
+
+def watch_line(event: WatchEvent) -> str:
+    """One watched event as a line: when (ISO-8601 UTC), where in the log, what, whom."""
+    who = f"{event.group}/{event.member}" if event.member else (event.group or "-")
+    return f"{event.at}  #{event.position}  {event.type:<20} {who}"
+
+
+def group_line(group: GroupView, event: WatchEvent) -> str:
+    """A watched group's row after an event about it."""
+    return (
+        f"{event.at}  {group.name:<24} {group.state:<10} {members_summary(group):<24} {event.type}"
+    )
