@@ -148,6 +148,9 @@ class Reports:
         def check(s: Subject) -> None:
             s.node_of(task)
 
+        if task >= max(subject(self.views, group, member).member.desired, 1):
+            raise NotFound(f"member {group}/{member} has no task {task}")
+
         def done(s: Subject) -> bool:
             state = s.member.state
             if report.event == "started":
@@ -186,10 +189,12 @@ class Reports:
         what: str,
     ) -> ReportAnswer:
         now = subject(self.views, group, member)
+        if attempt == now.group.attempt and done(now):
+            # Before the other checks: the last report of a group's life (a success that
+            # ended it) repeated is a repeat, not a report about a terminal group.
+            return ReportAnswer(False, f"{what}: already reported", now.member)
         check(now)
         check_current(now, attempt)
-        if done(now):
-            return ReportAnswer(False, f"{what}: already reported", now.member)
         try:
             apply(now)
         except DomainError:

@@ -11,7 +11,8 @@ position to resume from; nothing grows without bound. A watcher that starts befo
 ring reads the log itself in chunks, then joins the ring.
 
 Filters: by group name, and by nodes (an agent watches only its nodes: an event passes
-when it names one of them, or its group has a task placed on one).
+when it names one of them, or its member -- for a group's event, its group -- has had a
+task placed on one).
 """
 
 from __future__ import annotations
@@ -61,17 +62,19 @@ class Names:
     def __init__(self, world: World) -> None:
         self.groups: dict[str, str] = {}
         self.members: dict[str, str] = {}
-        self.nodes: dict[str, set[str]] = {}
+        self.nodes: dict[str, set[str]] = {}  # group id or member id -> nodes it has tasks on
         for key, group in world.groups.items():
             self.groups[key] = group.name
         for key, member in world.members.items():
             self.members[key] = member.name
             assigned = {a.node for a in (*member.assignments, *member.held)}
             if assigned:
+                self.nodes.setdefault(key, set()).update(assigned)
                 self.nodes.setdefault(str(member.group_id), set()).update(assigned)
 
     def frame(self, position: int, event: ev.DomainEvent) -> Frame:
         gid = str(event.group_id)
+        oid = str(event.originator_id)  # the group's id for group events, else the member's
         named: set[str] = set()
         if isinstance(event, ev.GroupSubmitted):
             self.groups[gid] = event.spec.name
@@ -79,15 +82,17 @@ class Names:
             self.members[str(event.originator_id)] = event.spec.name
         elif isinstance(event, ev.MemberHeld | ev.MemberPlaced):
             named = {a.node for a in event.assignments}
+            self.nodes.setdefault(oid, set()).update(named)
             self.nodes.setdefault(gid, set()).update(named)
         elif isinstance(event, ev.MemberScaled):
             named = {a.node for a in event.removed}
         elif isinstance(event, ev.NodeStatusChanged):
             named = {event.node}
-        nodes = frozenset(named | self.nodes.get(gid, set()))
+        # A member's event concerns its own nodes; a group's event all of the group's.
+        nodes = frozenset(named | self.nodes.get(oid, set()))
         if isinstance(event, _TERMINAL):
             self.nodes.pop(gid, None)  # a terminal group holds nothing
-        member = self.members.get(str(event.originator_id))
+        member = self.members.get(oid)
         body = _encode(
             {
                 "position": position,
