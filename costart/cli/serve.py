@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import signal
 import tempfile
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -33,6 +34,7 @@ from costart.projections import Views
 from costart.rest.app import create_app
 from costart.rest.auth import TokenError, Tokens
 from costart.rest.claims import ClaimDriver
+from costart.rest.not_leader import not_leader_app, publish_leader, read_leader
 from costart.rest.service import Service, load_placement
 from costart.store.keeper import LeaseKeeper, LeaseLike
 from costart.store.standby import Standby
@@ -114,6 +116,10 @@ def serve(
     lease_duration: Annotated[
         float, typer.Option(help="seconds a leader's lease lasts unless renewed")
     ] = 2.0,
+    advertise: Annotated[
+        str | None,
+        typer.Option(help="the URL clients reach this server at (a standby names it)"),
+    ] = None,
 ) -> None:
     """Run the controller: REST API, scheduling sessions, timers, simulated claims."""
     target: Target = ctx.obj
@@ -127,7 +133,11 @@ def serve(
     if heartbeat_timeout <= 0:
         _usage("--heartbeat-timeout must be positive")
     tls = _tls_files(cert, key)
-    controller, lease, views_dir = _open_controller(target, step, standby, lease_duration)
+    url = advertise or f"{'https' if tls else 'http'}://{host}:{port}"
+    with _not_leader_while_standby(standby, target.store, host, port, tls):
+        controller, lease, views_dir = _open_controller(target, step, standby, lease_duration)
+    if target.store is not None and lease is not None:
+        publish_leader(target.store, url)
     driver = ClaimDriver(int(claim_delay * SECOND_NS)) if simulate_claims else None
     with Views(views_dir) as views:
         service = Service(
@@ -141,7 +151,7 @@ def serve(
         service.start(interval)
         log.info(
             "serving",
-            url=f"{'https' if tls else 'http'}://{host}:{port}",
+            url=url,
             placement=step is not None,
             epoch=controller.epoch,
         )
@@ -156,6 +166,36 @@ def serve(
                 _hand_over(controller, lease)
     if keeper is not None and keeper.lost is not None:
         raise typer.Exit(EXIT_ERROR)
+
+
+@contextmanager
+def _not_leader_while_standby(
+    standby: bool, store: Path | None, host: str, port: int, tls: tuple[Path, Path] | None
+) -> Iterator[None]:
+    """While a standby waits for the lease, its port answers 503 "not leader" with the
+    leader's published URL (a client follows it) instead of refusing connections."""
+    if not standby:
+        yield
+        return
+    app = not_leader_app(lambda: read_leader(store) if store is not None else None)
+    server = uvicorn.Server(
+        uvicorn.Config(
+            app,  # type: ignore[arg-type]
+            host=host,
+            port=port,
+            log_config=None,
+            access_log=False,
+            ssl_certfile=tls[0] if tls else None,
+            ssl_keyfile=tls[1] if tls else None,
+        )
+    )
+    thread = threading.Thread(target=server.run, name="costart-not-leader", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
 
 
 @contextmanager

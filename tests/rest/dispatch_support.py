@@ -33,7 +33,7 @@ def tokens_toml() -> str:
     )
 
 
-def life_spec(name: str, rollout_replicas: int = 2) -> dict[str, Any]:
+def life_spec(name: str, rollout_replicas: int = 2, trainer_tasks: int = 2) -> dict[str, Any]:
     """A trainer job on H100 nodes and a rollout service on L40S nodes; an OOM of the
     rollout restarts it alone; the group succeeds when the trainer does."""
     return {
@@ -54,7 +54,7 @@ def life_spec(name: str, rollout_replicas: int = 2) -> dict[str, Any]:
             {
                 "name": "trainer",
                 "kind": "job",
-                "tasks": 2,
+                "tasks": trainer_tasks,
                 "shape": {"gpu": 8, "gpu_type": "H100"},
                 "claims": ["gpus"],
             },

@@ -4,6 +4,7 @@ temporary store, the given tokens file and options; every wait is a bounded poll
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -46,13 +47,18 @@ def serving(
     env: dict[str, str] | None = None,
     scheme: str = "http",
     verify: object = True,
+    store: Path | None = None,
+    ready_status: int = 200,
+    processes: list[subprocess.Popen[bytes]] | None = None,
 ) -> Iterator[tuple[str, Path, dict[str, str]]]:
-    """(url, stderr log path, environment) of a running server; stopped on exit."""
-    tokens_file = tmp / "tokens.toml"
-    tokens_file.write_text(tokens)
+    """(url, stderr log path, environment) of a running server; stopped on exit.
+    ``store``: another server's store (a standby, answering ``ready_status`` 503 until
+    it leads); ``processes`` receives the process (to kill it)."""
     port = free_port()
     env = env if env is not None else serve_env(tmp)
     log_path = tmp / f"serve-{port}.stderr"
+    tokens_file = tmp / f"tokens-{port}.toml"
+    tokens_file.write_text(tokens)
     with log_path.open("w") as stderr:
         process = subprocess.Popen(
             [
@@ -60,7 +66,7 @@ def serving(
                 "-m",
                 "costart.cli.main",
                 "--store",
-                str(tmp / "store"),
+                str(store or tmp / "store"),
                 "serve",
                 "--tokens",
                 str(tokens_file),
@@ -73,12 +79,15 @@ def serving(
             stdout=subprocess.DEVNULL,
             stderr=stderr,
         )
+        if processes is not None:
+            processes.append(process)
         url = f"{scheme}://127.0.0.1:{port}"
         try:
             deadline = time.monotonic() + DEADLINE_S
             while True:
                 try:
-                    if httpx.get(f"{url}/healthz", timeout=1, verify=verify).status_code == 200:
+                    answer = httpx.get(f"{url}/healthz", timeout=1, verify=verify)
+                    if answer.status_code == ready_status:
                         break
                 except httpx.HTTPError:
                     pass
@@ -87,6 +96,7 @@ def serving(
                 time.sleep(0.1)
             yield url, log_path, env
         finally:
+            process.send_signal(signal.SIGCONT)
             process.terminate()
             try:
                 process.wait(timeout=10)
