@@ -7,6 +7,17 @@ noisy). The load comes from a separate process with an async client
     Controller on an LMDB store with 16 threads (the baseline), and `serve` on an LMDB
     store with 1 and 16 concurrent HTTP clients (auth, JSON, views caught up before the
     answer). Target: REST with 16 clients >= 0.5x the embedded rate.
+(b) barrier latency: from the response to a group's last claim READY to its
+    `BarrierReleased` reaching a watching client (p99), against the median time of one
+    durable command of the embedded Controller (one thread). Target: p99 <= 5x.
+(c) 1,000 watchers each receive every event of a 10,000-event burst in log order; the
+    server's resident memory per connected watcher (RSS with the watchers connected minus
+    RSS before, over the watchers). Target: <= 50 KB.
+(d) the server's resident memory with 10,000 live groups / 100,000 members (written by
+    the embedded Controller, then served). Target: <= 400 MB.
+
+--quick runs smaller versions (100 watchers, 1,000 events, 1,000 groups); the targets
+are for the full run.
 
 Run: python bench/bench_dispatch.py [--quick]
 """
@@ -71,6 +82,49 @@ def embedded_rate(count: int, repeats: int) -> float:
         return statistics.median(rates)
 
 
+def embedded_single_ms(count: int) -> float:
+    """Median time of one durable submit into the embedded Controller, one thread."""
+    with tempfile.TemporaryDirectory(prefix="costart-bench-single-") as tmp:
+        controller = Controller(env=lmdb_env(Path(tmp)), placement=load_placement(None, CLUSTER))
+        times = []
+        for i in range(count):
+            body = json.dumps(small_spec(f"s{i}")).encode()
+            started = time.perf_counter()
+            controller.submit_document(body, "json")
+            times.append(time.perf_counter() - started)
+        controller.close()
+        return statistics.median(times) * 1000
+
+
+def populate(store: Path, groups: int, members: int) -> int:
+    """``groups`` live groups of ``members`` one-task members, written by the embedded
+    Controller with 16 threads; the log position at the end."""
+    controller = Controller(env=lmdb_env(store))
+
+    def spec(name: str) -> bytes:
+        rows = [
+            {"name": f"m{i}", "kind": "job", "tasks": 1, "shape": {"gpu": 1}}
+            for i in range(members)
+        ]
+        return json.dumps({"name": name, "owner": "alice", "members": rows}).encode()
+
+    def submit_all(names: list[str]) -> None:
+        for name in names:
+            controller.submit_document(spec(name), "json")
+
+    names = [f"live-{i}" for i in range(groups)]
+    threads = [
+        threading.Thread(target=submit_all, args=(names[i::CLIENTS],)) for i in range(CLIENTS)
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    end = controller.world.position
+    controller.close()
+    return end
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -121,6 +175,79 @@ class Server:
         self.stderr.close()
 
 
+def wait_views(url: str, position: int) -> None:
+    """Until the server's views (`/healthz`) reached ``position``."""
+    deadline = time.monotonic() + 900
+    while httpx.get(f"{url}/healthz", timeout=30).json()["position"] < position:
+        if time.monotonic() > deadline:
+            raise RuntimeError("the server's views never caught up")
+        time.sleep(0.5)
+
+
+def barrier_figures(trials: int) -> dict[str, float]:
+    with tempfile.TemporaryDirectory(prefix="costart-bench-barrier-") as tmp:
+        server = Server(Path(tmp), "--interval", "0.05")
+        try:
+            result = load("barrier", server.url, TOKEN, str(trials))
+        finally:
+            server.close()
+    return {"barrier_median_ms": result["median_ms"], "barrier_p99_ms": result["p99_ms"]}
+
+
+def watcher_figures(watchers: int, events: int) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="costart-bench-watch-") as tmp:
+        server = Server(Path(tmp))
+        ready, go = Path(tmp) / "ready", Path(tmp) / "go"
+        try:
+            idle_kb = server.rss_kb()
+            argv = [sys.executable, str(HERE / "dispatch_load.py"), "watchers", server.url]
+            argv += [TOKEN, str(watchers), str(events), str(ready), str(go)]
+            process = subprocess.Popen(
+                argv,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            deadline = time.monotonic() + 600
+            while not ready.exists():
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"watchers never connected: {process.communicate()[1]}")
+                time.sleep(0.1)
+            time.sleep(1.0)  # let the server settle after the last connection
+            connected_kb = server.rss_kb()
+            go.write_text("go\n")
+            out, err = process.communicate(timeout=1800)
+            if process.returncode != 0:
+                raise RuntimeError(f"watchers failed: {err}")
+            result = json.loads(out)
+            after_kb = server.rss_kb()
+        finally:
+            server.close()
+    return {
+        "watchers": watchers,
+        "burst_events": result["events"],
+        "watchers_all_in_order": result["all_in_order"],
+        "watchers_complete": result["complete_watchers"],
+        "burst_delivery_s": result["seconds"],
+        "rss_idle_mb": idle_kb / 1024,
+        "rss_with_watchers_mb": connected_kb / 1024,
+        "rss_after_burst_mb": after_kb / 1024,
+        "kb_per_watcher": (connected_kb - idle_kb) / watchers,
+    }
+
+
+def live_groups_rss(groups: int, members: int) -> dict[str, float]:
+    with tempfile.TemporaryDirectory(prefix="costart-bench-live-") as tmp:
+        end = populate(Path(tmp) / "store", groups, members)
+        server = Server(Path(tmp))
+        try:
+            wait_views(server.url, end)
+            rss_kb = server.rss_kb()
+        finally:
+            server.close()
+    return {"live_groups": groups, "live_members": groups * members, "rss_live_mb": rss_kb / 1024}
+
+
 def load(*args: str) -> dict[str, Any]:
     """Run one load process to its end; its JSON result."""
     out = subprocess.run(
@@ -164,14 +291,28 @@ def main() -> None:
     args = parser.parse_args()
     configure_logging(level=logging.WARNING)
     count, repeats = (300, 3) if args.quick else (1000, 3)
+    watchers, events = (100, 1_000) if args.quick else (1_000, 10_000)
+    groups = 1_000 if args.quick else 10_000
     figures: dict[str, Any] = {"submits_per_run": count, "repeats": repeats}
     figures["embedded_16_threads_per_s"] = embedded_rate(count, repeats)
     figures.update(rest_rates(count, repeats))
+    figures["embedded_single_command_ms"] = embedded_single_ms(200)
+    figures.update(barrier_figures(30 if args.quick else 200))
+    figures.update(watcher_figures(watchers, events))
+    figures.update(live_groups_rss(groups, 10))
     ratios = {
         "rest_16_vs_embedded_16": figures["rest_16_clients_per_s"]
         / figures["embedded_16_threads_per_s"],
+        "barrier_p99_vs_single_command": figures["barrier_p99_ms"]
+        / figures["embedded_single_command_ms"],
     }
-    targets = {"rest_16_vs_embedded_16": ">= 0.5"}
+    targets = {
+        "rest_16_vs_embedded_16": ">= 0.5",
+        "barrier_p99_vs_single_command": "<= 5",
+        "kb_per_watcher": "<= 50 (1,000 watchers)",
+        "watchers_all_in_order": "true",
+        "rss_live_mb": "<= 400 (10,000 groups / 100,000 members)",
+    }
     for key, value in sorted({**figures, **ratios}.items()):
         print(f"{key:40} {value:12.3f}" if isinstance(value, float) else f"{key:40} {value}")
     write_results("dispatch", {"figures": figures, "ratios": ratios, "targets": targets})

@@ -67,7 +67,12 @@ def _open_controller(
 
 
 def _server(
-    service: Service, users: Tokens, host: str, port: int, tls: tuple[Path, Path] | None
+    service: Service,
+    users: Tokens,
+    host: str,
+    port: int,
+    tls: tuple[Path, Path] | None,
+    max_connections: int,
 ) -> uvicorn.Server:
     return uvicorn.Server(
         uvicorn.Config(
@@ -78,7 +83,8 @@ def _server(
             ssl_keyfile=tls[1] if tls else None,
             log_config=None,
             access_log=False,
-            limit_concurrency=64,
+            # Watchers hold their connection open: the limit counts them too.
+            limit_concurrency=max_connections,
             timeout_graceful_shutdown=5,
         )
     )
@@ -116,6 +122,9 @@ def serve(
     lease_duration: Annotated[
         float, typer.Option(help="seconds a leader's lease lasts unless renewed")
     ] = 2.0,
+    max_connections: Annotated[
+        int, typer.Option(help="open connections (watchers included) before 503s")
+    ] = 2048,
     advertise: Annotated[
         str | None,
         typer.Option(help="the URL clients reach this server at (a standby names it)"),
@@ -132,6 +141,8 @@ def serve(
         _usage("--lease-duration must be positive")
     if heartbeat_timeout <= 0:
         _usage("--heartbeat-timeout must be positive")
+    if max_connections < 1:
+        _usage("--max-connections must be at least 1")
     tls = _tls_files(cert, key)
     url = advertise or f"{'https' if tls else 'http'}://{host}:{port}"
     with _not_leader_while_standby(standby, target.store, host, port, tls):
@@ -146,7 +157,7 @@ def serve(
             driver=driver,
             heartbeat_timeout_ns=int(heartbeat_timeout * SECOND_NS),
         )
-        server = _server(service, users, host, port, tls)
+        server = _server(service, users, host, port, tls, max_connections)
         keeper = _keep(lease, controller, server) if lease is not None else None
         service.start(interval)
         log.info(
