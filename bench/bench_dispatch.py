@@ -43,8 +43,8 @@ from common import write_results
 from dispatch_load import small_spec
 
 from costart.app import Controller
+from costart.bootstrap import Settings, bootstrap
 from costart.logs import configure_logging
-from costart.rest.service import load_placement
 
 ROOT = Path(__file__).resolve().parents[1]
 HERE = Path(__file__).resolve().parent
@@ -54,14 +54,17 @@ CLIENTS = 16
 START_DEADLINE_S = 30.0
 
 
-def lmdb_env(store: Path) -> dict[str, str]:
-    return {**os.environ, "PERSISTENCE_MODULE": "costart.store", "COSTART_LMDB_PATH": str(store)}
+def embedded(store: Path) -> Controller:
+    """The embedded Controller on an LMDB store, with the placement step over the
+    cluster (its feasibility check is on the submit path, as in `serve`)."""
+    env = {**os.environ, "PERSISTENCE_MODULE": "costart.store"}
+    return bootstrap(Settings(store=str(store), cluster=CLUSTER, env=env))
 
 
 def embedded_rate(count: int, repeats: int) -> float:
     """Durable submits/s with ``CLIENTS`` threads into one Controller on LMDB."""
     with tempfile.TemporaryDirectory(prefix="costart-bench-embedded-") as tmp:
-        controller = Controller(env=lmdb_env(Path(tmp)), placement=load_placement(None, CLUSTER))
+        controller = embedded(Path(tmp))
         rates = []
         for repeat in range(repeats):
             bodies = [json.dumps(small_spec(f"e{repeat}-{i}")).encode() for i in range(count)]
@@ -85,7 +88,7 @@ def embedded_rate(count: int, repeats: int) -> float:
 def embedded_single_ms(count: int) -> float:
     """Median time of one durable submit into the embedded Controller, one thread."""
     with tempfile.TemporaryDirectory(prefix="costart-bench-single-") as tmp:
-        controller = Controller(env=lmdb_env(Path(tmp)), placement=load_placement(None, CLUSTER))
+        controller = embedded(Path(tmp))
         times = []
         for i in range(count):
             body = json.dumps(small_spec(f"s{i}")).encode()
@@ -99,7 +102,7 @@ def embedded_single_ms(count: int) -> float:
 def populate(store: Path, groups: int, members: int) -> int:
     """``groups`` live groups of ``members`` one-task members, written by the embedded
     Controller with 16 threads; the log position at the end."""
-    controller = Controller(env=lmdb_env(store))
+    controller = embedded(store)
 
     def spec(name: str) -> bytes:
         rows = [

@@ -16,10 +16,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_store import Clock, lmdb_env, rl_spec
-from common import median_rate, write_results
+from bench_store import lmdb_env, rl_spec
+from common import controller_on, median_rate, write_results
 
-from costart.app import Controller
 from costart.domain.decisions import SetPendReason
 from costart.domain.events import PendReason
 from costart.logs import configure_logging
@@ -34,7 +33,7 @@ COPY_BATCH = 1000
 
 
 def command_rate(env: dict[str, str]) -> float:
-    controller = Controller(env=env, clock=Clock())
+    controller = controller_on(env)
     controller.submit(rl_spec("single"))
     reasons = [PendReason("capacity", f"reason {i % 2}") for i in range(2)]
 
@@ -50,10 +49,10 @@ def command_rate(env: dict[str, str]) -> float:
 
 def fill(lmdb: dict[str, str], pg: dict[str, str]) -> int:
     """A log of REPLAY_GROUPS submits, written on LMDB and copied record for record."""
-    source = Controller(env=lmdb, clock=Clock())
+    source = controller_on(lmdb)
     for n in range(REPLAY_GROUPS):
         source.submit(rl_spec(f"g{n}"))
-    target = Controller(env=pg, clock=Clock())
+    target = controller_on(pg)
     start = 1
     while True:
         page = source.recorder.select_notifications(start=start, limit=COPY_BATCH)

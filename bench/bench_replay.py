@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 import lmdb
-from common import write_results
+from common import controller_on, write_results
 
 from costart.app import Controller
 from costart.domain.decisions import PlaceGroup, SetPendReason
@@ -34,14 +34,6 @@ from costart.store.snapshots import encode_world
 
 MEMBERS = 10
 
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 0
-
-    def __call__(self) -> int:
-        self.now += 1000
-        return self.now
 
 
 def group_spec(i: int):
@@ -61,7 +53,7 @@ def build_log(path: Path, groups: int, tail: int) -> Controller:
         "COSTART_LMDB_MAP_SIZE": str(4 << 30),
         "COSTART_SNAPSHOT_EVERY": "0",
     }
-    controller = Controller(env=env, clock=Clock())
+    controller = controller_on(env)
     for i in range(groups):
         spec = group_spec(i)
         controller.submit(spec)

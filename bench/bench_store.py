@@ -31,9 +31,8 @@ import threading
 from pathlib import Path
 
 import lmdb
-from common import median_rate, write_results
+from common import controller_on, median_rate, write_results
 
-from costart.app import Controller
 from costart.domain.decisions import SetPendReason
 from costart.domain.events import PendReason
 from costart.domain.spec import parse_spec
@@ -45,16 +44,6 @@ ROOT = Path(__file__).resolve().parents[1]
 RL_SPEC = (ROOT / "scenarios" / "rl-post-training.toml").read_bytes()
 THREADS = 8
 
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 0
-        self.lock = threading.Lock()
-
-    def __call__(self) -> int:
-        with self.lock:
-            self.now += 1000
-            return self.now
 
 
 def lmdb_env(path: Path) -> dict[str, str]:
@@ -74,7 +63,7 @@ def rl_spec(name: str):
 
 
 def single_commands(env: dict[str, str], commands: int) -> tuple[float, int]:
-    controller = Controller(env=env, clock=Clock())
+    controller = controller_on(env)
     controller.submit(rl_spec("single"))
     reasons = [PendReason("capacity", f"reason {i % 2}") for i in range(2)]
 
@@ -136,7 +125,7 @@ def raw_single_indexed(path: Path, record_bytes: int, commands: int) -> float:
 
 
 def concurrent_submits(env: dict[str, str], per_thread: int) -> float:
-    controller = Controller(env=env, clock=Clock())
+    controller = controller_on(env)
     # Parsing the TOML is the client's work, not the store's: done before timing.
     rounds = [
         [[rl_spec(f"r{r}-t{t}-{i}") for i in range(per_thread)] for t in range(THREADS)]
@@ -209,7 +198,7 @@ def raw_submit_batches(path: Path, submit_records: list[int], events: int) -> fl
 
 def submit_record_sizes(env: dict[str, str]) -> list[int]:
     """Sizes of the records one RL submit wrote (the last submit in the log at ``env``)."""
-    controller = Controller(env=env, clock=Clock())
+    controller = controller_on(env)
     recorder = controller.recorder
     last = recorder.max_notification_id() or 0
     events = len(rl_spec("probe").members) + 1
@@ -224,7 +213,7 @@ def submit_record_sizes(env: dict[str, str]) -> list[int]:
 
 
 def full_read(env: dict[str, str]) -> tuple[float, list[tuple[int, bytes]]]:
-    controller = Controller(env=env, clock=Clock())
+    controller = controller_on(env)
     mapper = MsgspecMapper()
     events = [
         (n.id, n.state) for n in controller.recorder.select_notifications(start=1, limit=10**7)

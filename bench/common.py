@@ -1,16 +1,39 @@
-"""Shared benchmark helpers: median timing and the results file."""
+"""Shared benchmark helpers: median timing, the results file, and a controller over a
+store built by the composition root on a ticking clock."""
 
 from __future__ import annotations
 
 import json
 import statistics
 import sys
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from costart.app import Controller
+from costart.bootstrap import Settings, bootstrap
+
 RESULTS = Path(__file__).resolve().parent / "results"
+
+
+class Clock:
+    """Controller time that advances 1 µs per reading (thread-safe)."""
+
+    def __init__(self) -> None:
+        self.now = 0
+        self.lock = threading.Lock()
+
+    def __call__(self) -> int:
+        with self.lock:
+            self.now += 1000
+            return self.now
+
+
+def controller_on(env: Mapping[str, str]) -> Controller:
+    """A controller over the store ``env`` selects, placed by hand (no placement step)."""
+    return bootstrap(Settings(cluster=None), clock=Clock(), env=env, placement=None)
 
 
 def median_rate(run: Callable[[], int], repeats: int) -> float:

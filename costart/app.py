@@ -1,10 +1,13 @@
 """The Controller: the co-start application the embedding cluster controller calls.
 
 Commands load a `GroupUnit` (copies of the group's aggregates), run a domain command on
-it, append all its events in one atomic save, and only then fold them into the live
-`World`. A command that raises, or whose save fails, changes nothing. Persistence is the
-eventsourcing library's, chosen by configuration (``PERSISTENCE_MODULE``); time comes from
-an injected clock (integer nanoseconds).
+it, append all its events as one atomic write (through `costart.log_writer.LogWriter`),
+and only then fold them into the live `World`. A command that raises changes nothing. On
+a store that queues writes the fold happens before the write is durable and the command
+is acknowledged after it; a failed write stops the controller (`ControllerStoppedError`)
+and a new one restores from the log (ADR 0011). Persistence is the eventsourcing
+library's, chosen by configuration (``PERSISTENCE_MODULE``); time comes from an injected
+clock (integer nanoseconds). Entry points build a Controller through `costart.bootstrap`.
 """
 
 from __future__ import annotations
@@ -99,8 +102,10 @@ class Controller(Application[UUID]):
 
         High availability (ADR 0009): ``epoch`` is the store lease epoch this controller
         holds; every append carries it and is refused once another process took the
-        lease. ``warm`` is a state a standby kept up with the log: the controller adopts
-        it (and folds whatever the log holds beyond it) instead of restoring."""
+        lease. Only a store that queues writes (LMDB) takes it here; a PostgreSQL store
+        reads its epoch from ``COSTART_LEASE_EPOCH`` in ``env`` (ADR 0010). ``warm`` is a
+        state a standby kept up with the log: the controller adopts it (and folds whatever
+        the log holds beyond it) instead of restoring."""
         self._restart_of = restart_of
         super().__init__(env=dict(env) if env is not None else None)
         self._clock: Clock = clock or time.time_ns
@@ -330,7 +335,7 @@ class Controller(Application[UUID]):
     ) -> list[DomainEvent]:
         """The embedding controller's report of a node. ``down`` turns into the loss of
         everything on it (release before the start, ``node-lost`` failures after it);
-        ``drained`` only stops new placements. One atomic save for all of it."""
+        ``drained`` only stops new placements. One atomic append for all of it."""
         if self.placement is not None:
             self.placement.check_node(node)
         with self._command():
@@ -353,7 +358,7 @@ class Controller(Application[UUID]):
         return self.set_node_status(node, "down", now_ns)
 
     def apply_decisions(self, decisions: Iterable[dec.Decision]) -> list[DomainEvent]:
-        """Record the placement step's decisions, one atomic save per group decision.
+        """Record the placement step's decisions, one atomic append per group decision.
 
         Decisions are applied in the given order; an invalid one raises `DomainError`
         (earlier ones stay recorded, the invalid one and later ones are not).

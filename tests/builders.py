@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from costart.app import Controller
+from costart.bootstrap import Settings, bootstrap
 from costart.domain.decisions import PlaceGroup
 from costart.domain.events import Assignment
 from costart.domain.spec import spec_from_object
@@ -124,7 +125,7 @@ class ManualClock:
 
 
 def new_controller(clock: ManualClock | None = None, **env: str) -> Controller:
-    return Controller(env=env or None, clock=clock or ManualClock())
+    return bootstrap(Settings(cluster=None, env=env), clock=clock or ManualClock())
 
 
 def full_placement(spec: GroupSpec, rack: str = "r1") -> PlaceGroup:

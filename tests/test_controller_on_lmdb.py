@@ -33,7 +33,7 @@ def lmdb_env(path: Path, **extra: str) -> dict[str, str]:
 def test_the_demo_runs_on_lmdb_and_its_log_verifies(tmp_path):
     env = lmdb_env(tmp_path / "store", COSTART_SNAPSHOT_EVERY="6")
     controller = run_demo(
-        ROOT / "scenarios" / "rl-post-training.toml", Console(file=(tmp_path / "o").open("w")), env
+        ROOT / "scenarios" / "rl-post-training.toml", Console(file=(tmp_path / "o").open("w")), env=env
     )
     assert controller.group("grpo-run-42").status == "SUCCEEDED"
     assert verify_log(tmp_path / "store").ok

@@ -1,7 +1,8 @@
 """The dependency rule of DESIGN §2, and the determinism rule of the pure layers.
 
-Imports point inward: domain <- placement <- ...; only app.py, cli/ and rest/ wire
-everything. Code in domain/, placement/ and projections/ never reads a clock, makes a
+Imports point inward: domain <- placement <- ...; only bootstrap.py wires everything
+(tests/test_bootstrap.py holds every entry point to it); `_lazy` is the packages' shared
+helper for lazy public names. Code in domain/, placement/ and projections/ never reads a clock, makes a
 random id or draws unseeded randomness.
 """
 
@@ -30,11 +31,11 @@ ALLOWED: dict[str, tuple[set[str], set[str]]] = {
         {"msgspec", "eventsourcing", "lmdb", "structlog"},
     ),
     "replay": (
-        {"domain", "placement", "store", "pgstore", "projections", "replay"},
+        {"domain", "placement", "store", "pgstore", "projections", "replay", "_lazy"},
         {"msgspec", "eventsourcing", "lmdb", "structlog"},
     ),
     "sim": (
-        {"domain", "placement", "store", "projections", "replay", "sim"},
+        {"domain", "placement", "store", "projections", "replay", "sim", "_lazy"},
         # matplotlib only in costart/sim/report.py (the PNG plot).
         {"msgspec", "eventsourcing", "lmdb", "structlog", "matplotlib"},
     ),

@@ -1,30 +1,26 @@
 """Where the CLI's answers come from: the store directly, or `costart serve` over REST.
 
 Both speak the view rows of `costart.projections`, so the rendering does not care.
-`LocalBackend` opens the controller's log through its persistence module (``--store DIR``
-selects ``PERSISTENCE_MODULE=costart.store`` with ``COSTART_LMDB_PATH=DIR``, unless the
-environment already names a module, and keeps the views in ``DIR/views``;
-``--store postgresql://...`` selects ``costart.pgstore`` and keeps the views in a local
-cache directory, ADR 0010): reads catch
-the views up from their tracked position and never fold the whole log; commands build a
-`Controller` (which loads its state as its store allows) and then catch the views up.
+`LocalBackend` opens the controller's log the `costart.bootstrap.Settings` name
+(``--store DIR`` or ``--store postgresql://...``, ADR 0010): reads catch the views up from
+their tracked position and never fold the whole log; commands get their `Controller` from
+`costart.bootstrap` — with the placement step over the cluster file, so a group that can
+never fit is refused here exactly as `serve` refuses it — and then catch the views up.
 """
 
 from __future__ import annotations
 
-import hashlib
-import os
 import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final, Protocol, TypeVar
 
 from costart.app import Controller
+from costart.bootstrap import Settings, bootstrap
 from costart.cli.exits import AccessDenied, Unavailable
 from costart.cli.leadership import refuse_if_led
 from costart.domain.errors import Conflict, DomainError, NotFound, SpecError
 from costart.domain.spec import SpecFormat
-from costart.pgstore import env_for_url, redact
 from costart.projections import (
     GroupDetail,
     GroupView,
@@ -38,9 +34,6 @@ from costart.rest.client import ApiError, Client, WatchClosed, WatchEvent
 from costart.rest.models import Why
 
 T = TypeVar("T")
-VIEWS_DIR: Final = "views"
-VIEWS_DIR_VARIABLE: Final = "COSTART_VIEWS_DIR"
-STORE_MODULE: Final = "costart.store"
 HTTP_TIMEOUT_S: Final = 30.0
 
 
@@ -57,36 +50,15 @@ class Backend(Protocol):
     def close(self) -> None: ...
 
 
-def store_env(store: Path) -> dict[str, str]:
-    """The controller's environment for a store directory: the process environment,
-    with the LMDB store selected unless it names another persistence module."""
-    env = dict(os.environ)
-    env.setdefault("PERSISTENCE_MODULE", STORE_MODULE)
-    env["COSTART_LMDB_PATH"] = str(store)
-    return env
-
-
-def url_env(url: str) -> dict[str, str]:
-    """The controller's environment for a PostgreSQL store URL (ADR 0010)."""
-    return {**os.environ, **env_for_url(url)}
-
-
-def views_dir_for_url(url: str) -> Path:
-    """Where this host keeps its views of a PostgreSQL log: ``$COSTART_VIEWS_DIR``, else
-    a per-log directory in the user's cache (views are a local, rebuildable cache)."""
-    configured = os.environ.get(VIEWS_DIR_VARIABLE)
-    if configured:
-        return Path(configured)
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    key = hashlib.sha256(redact(url).encode()).hexdigest()[:16]
-    return cache / "costart" / f"views-{key}"
-
-
 class LocalBackend:
-    """The store opened directly: ``env`` selects the log, ``views_dir`` holds the views."""
+    """The store the settings name, opened directly; its views in their directory."""
 
-    def __init__(self, env: dict[str, str], views_dir: Path) -> None:
-        self.env = env
+    def __init__(self, settings: Settings) -> None:
+        views_dir = settings.views_dir()
+        if views_dir is None:
+            raise ValueError("the direct CLI needs a store (--store DIR|postgresql://...)")
+        self.settings = settings
+        self.env = settings.controller_env()
         self.views = Views(views_dir)
 
     def close(self) -> None:
@@ -102,7 +74,7 @@ class LocalBackend:
 
     def _controller(self) -> Controller:
         refuse_if_led(self.env)
-        return Controller(env=self.env)
+        return bootstrap(self.settings)
 
     def submit(self, data: bytes, fmt: SpecFormat) -> GroupView:
         controller = self._controller()

@@ -17,16 +17,9 @@ import msgspec
 import typer
 from rich.console import Console
 
+from costart.bootstrap import DEMO_CLUSTER, Settings
 from costart.cli import render
-from costart.cli.backend import (
-    VIEWS_DIR,
-    Backend,
-    LocalBackend,
-    RemoteBackend,
-    store_env,
-    url_env,
-    views_dir_for_url,
-)
+from costart.cli.backend import Backend, LocalBackend, RemoteBackend
 from costart.cli.exits import UsageError, reported
 from costart.domain.spec import SpecFormat
 
@@ -36,13 +29,19 @@ OutputOption = Annotated[
 
 
 class Target(msgspec.Struct):
-    """The global options: where the controller is."""
+    """The global options: where the controller is, and the cluster it places on."""
 
     store: Path | None = None
     url: str | None = None  # a PostgreSQL store (``--store postgresql://...``)
     server: str | None = None
     token: str | None = None
     ca_file: Path | None = None  # verify --server's TLS certificate against this CA
+    cluster: Path | None = DEMO_CLUSTER
+
+    def settings(self) -> Settings:
+        """The composition root's settings for the store these options name."""
+        store = self.url if self.url is not None else self.store
+        return Settings(store=None if store is None else str(store), cluster=self.cluster)
 
 
 def console() -> Console:
@@ -57,10 +56,10 @@ def backend(ctx: typer.Context) -> Iterator[Backend]:
     if target.server:
         chosen = RemoteBackend(target.server, target.token, target.ca_file)
     elif target.url is not None:
-        chosen = LocalBackend(url_env(target.url), views_dir_for_url(target.url))
+        chosen = LocalBackend(target.settings())
     elif target.store is not None:
         target.store.mkdir(parents=True, exist_ok=True)
-        chosen = LocalBackend(store_env(target.store), target.store / VIEWS_DIR)
+        chosen = LocalBackend(target.settings())
     else:
         raise UsageError("no controller: pass --store DIR|postgresql://... or --server URL")
     try:

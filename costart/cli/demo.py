@@ -7,13 +7,14 @@ READY, and a rollout crash restarts only the rollout.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import partial
 from pathlib import Path
 
 from rich.console import Console
 
 from costart.app import Controller
+from costart.bootstrap import Settings, bootstrap
 from costart.cli.views import members_table
 from costart.domain.decisions import PlaceGroup, PlaceMember
 from costart.domain.events import Assignment
@@ -49,11 +50,21 @@ def hand_made_placement(spec: GroupSpec) -> dict[str, tuple[Assignment, ...]]:
     return placed
 
 
-def run_demo(spec_path: Path, console: Console, env: dict[str, str] | None = None) -> Controller:
-    """Drive the scenario; print the group after each step. Returns the controller."""
+def run_demo(
+    spec_path: Path,
+    console: Console,
+    settings: Settings | None = None,
+    *,
+    env: Mapping[str, str] | None = None,
+) -> Controller:
+    """Drive the scenario; print the group after each step. Returns the controller. The
+    placement is made by hand here, so the controller has no placement step. ``env``
+    replaces the environment the settings give (a test's store of its own)."""
     spec = parse_spec(spec_path.read_bytes(), "toml")
     clock = StepClock()
-    controller = Controller(env=env, clock=clock)
+    controller = bootstrap(
+        settings or Settings(cluster=None), clock=clock, placement=None, env=env
+    )
     name = spec.name
 
     def step(title: str, action: Callable[[], object], seconds: int = 5) -> None:

@@ -14,12 +14,11 @@ import sys
 from pathlib import Path
 from typing import Annotated
 
-import structlog
 import typer
 from rich.console import Console
 
+from costart.bootstrap import DEMO_CLUSTER, Settings, build_placement, configure_logging_once
 from costart.cli import commands, replay_cmd, sim_cmd, token_cmd
-from costart.cli.backend import store_env
 from costart.cli.commands import Target
 from costart.cli.demo import run_demo
 from costart.cli.exits import EXIT_INVALID, EXIT_USAGE
@@ -27,8 +26,8 @@ from costart.cli.serve import serve
 from costart.cli.sim_demo import run_sim_demo
 from costart.domain.errors import SpecError
 from costart.domain.spec import SpecFormat, parse_spec
-from costart.logs import configure_logging
 from costart.pgstore import is_url
+from costart.placement import ClusterError
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help="Co-start groups.")
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
@@ -94,19 +93,30 @@ def _setup(
             envvar="COSTART_CA_FILE", help="verify --server's TLS certificate with this CA"
         ),
     ] = None,
+    cluster: Annotated[
+        Path,
+        typer.Option(
+            envvar="COSTART_CLUSTER",
+            help="cluster file the placement step (and the feasibility check) works on",
+        ),
+    ] = DEMO_CLUSTER,
 ) -> None:
     command = ctx.invoked_subcommand
     # Configure once per process (an embedding program or a test may have done it).
-    if not structlog.is_configured():
-        if command == "serve":
-            configure_logging(json=True)
-        else:
-            configure_logging(level=logging.WARNING if command in QUIET else logging.INFO)
-    if store is not None and is_url(store):
-        ctx.obj = Target(url=store, server=server, token=token, ca_file=ca_file)
+    if command == "serve":
+        configure_logging_once(json=True)
     else:
-        store_dir = Path(store) if store else None
-        ctx.obj = Target(store=store_dir, server=server, token=token, ca_file=ca_file)
+        configure_logging_once(level=logging.WARNING if command in QUIET else logging.INFO)
+    if store is not None and is_url(store):
+        ctx.obj = Target(url=store, server=server, token=token, cluster=cluster, ca_file=ca_file)
+    else:
+        ctx.obj = Target(
+            store=Path(store) if store else None,
+            server=server,
+            token=token,
+            cluster=cluster,
+            ca_file=ca_file,
+        )
 
 
 @app.command()
@@ -124,10 +134,14 @@ def demo(
     store = target.store or DEMO_STORE
     prepare_demo_store(store)
     console = Console(width=max(Console().width, 120))
-    env = store_env(store)
-    env.setdefault("COSTART_SNAPSHOT_EVERY", "8")  # a few snapshots for `replay verify`
+    # A few snapshots for `replay verify` (unless the environment asks for another interval).
+    settings = Settings(
+        store=str(store),
+        cluster=None,
+        env={"COSTART_SNAPSHOT_EVERY": os.environ.get("COSTART_SNAPSHOT_EVERY", "8")},
+    )
     if walkthrough:
-        run_demo(spec, console, env=env)
+        run_demo(spec, console, settings)
         group = "grpo-run-42"
     else:
         run_sim_demo(store, store.parent / "demo-report", console)
@@ -143,15 +157,29 @@ def demo(
 
 
 @app.command()
-def validate(file: Path) -> None:
+def validate(
+    file: Path,
+    cluster: Annotated[
+        Path | None,
+        typer.Option(help="also check that the group can ever fit this cluster file"),
+    ] = None,
+) -> None:
     """Check a group spec; print the first error with its field path."""
     fmt: SpecFormat = "json" if file.suffix == ".json" else "toml"
     try:
+        step = build_placement(Settings(cluster=cluster)) if cluster is not None else None
+    except (ClusterError, ValueError) as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(EXIT_USAGE) from None
+    try:
         spec = parse_spec(file.read_bytes(), fmt)
+        if step is not None:
+            step.check_feasible(spec)
     except SpecError as error:
         typer.echo(f"invalid spec {file}: {error}", err=True)
         raise typer.Exit(EXIT_INVALID) from None
-    typer.echo(f"{spec.name}: valid ({len(spec.members)} members)")
+    fits = f", fits {cluster}" if cluster is not None else ""
+    typer.echo(f"{spec.name}: valid ({len(spec.members)} members{fits})")
 
 
 commands.register(app)

@@ -14,7 +14,7 @@ import msgspec
 import typer
 from rich.table import Table
 
-from costart.cli.backend import VIEWS_DIR, store_env, url_env, views_dir_for_url
+from costart.bootstrap import VIEWS_DIR, bootstrap
 from costart.cli.commands import Target, console
 from costart.cli.exits import EXIT_ERROR, UsageError, reported
 from costart.cli.views import members_table
@@ -39,8 +39,9 @@ def _opened(ctx: typer.Context, log_dir: Path | None) -> Iterator[ReplayLog | Pg
     target: Target = ctx.obj
     if log_dir is None and target.url is not None:
         # A PostgreSQL log, through connections the server keeps read-only.
-        with PgReplayLog(url_env(target.url), target.url) as pg_log:
-            pg_log.views_dir = views_dir_for_url(target.url)
+        settings = target.settings()
+        with PgReplayLog(settings.controller_env(), target.url) as pg_log:
+            pg_log.views_dir = settings.views_dir()
             yield pg_log
         return
     path = log_dir or target.store
@@ -251,17 +252,12 @@ def export_cmd(
 
 def snapshot(ctx: typer.Context) -> None:
     """Write a whole-state snapshot of the store's log now (`--store DIR`)."""
-    from costart.app import Controller  # noqa: PLC0415 (only this command builds one)
-
     with reported():
         target: Target = ctx.obj
-        if target.url is not None:
-            env = url_env(target.url)
-        elif target.store is not None:
-            env = store_env(target.store)
-        else:
+        if target.url is None and target.store is None:
             raise UsageError("snapshot needs --store DIR|postgresql://...")
-        controller = Controller(env=env)
+        # No placement step: a snapshot decides nothing.
+        controller = bootstrap(target.settings(), placement=None)
         try:
             position = controller.snapshot_now()
         finally:

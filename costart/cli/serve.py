@@ -3,9 +3,10 @@
 Binds 127.0.0.1 unless told otherwise. Logs are JSON lines on stderr (one per request).
 Without ``--store`` the log lives in memory (a demo that forgets everything on exit).
 
-On an LMDB ``--store`` the server is a leader only while it holds the store's lease
-(ADR 0009): it takes the lease at start (failing if another process holds it), renews
-it, and exits non-zero once it is lost. ``--standby`` tails the leader's log instead
+On a ``--store`` that keeps a lease (an LMDB directory, ADR 0009, or a PostgreSQL URL,
+ADR 0010) the server is a leader only while it holds the store's lease: it takes the
+lease at start (failing if another process holds it), renews it, and exits non-zero
+once it is lost. ``--standby`` tails the leader's log instead
 and promotes itself (lease, controller from its warm state, sessions, REST) when the
 leader's lease expires.
 """
@@ -20,12 +21,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, NoReturn
 
+import msgspec
 import structlog
 import typer
 import uvicorn
 
 from costart.app import Controller, PlacementStep
-from costart.cli.backend import VIEWS_DIR, store_env, url_env, views_dir_for_url
+from costart.bootstrap import Settings, bootstrap, build_placement
 from costart.cli.commands import Target
 from costart.cli.exits import EXIT_ERROR, EXIT_USAGE
 from costart.cli.leadership import Leadership
@@ -35,7 +37,7 @@ from costart.rest.app import create_app
 from costart.rest.auth import TokenError, Tokens
 from costart.rest.claims import ClaimDriver
 from costart.rest.not_leader import not_leader_app, publish_leader, read_leader
-from costart.rest.service import Service, load_placement
+from costart.rest.service import Service
 from costart.store.keeper import LeaseKeeper, LeaseLike
 from costart.store.standby import Standby
 
@@ -43,27 +45,26 @@ log = structlog.get_logger("costart.serve")
 PG_MODULE = "costart.pgstore"
 SECOND_NS = 10**9
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
-DEMO_CLUSTER = Path(__file__).resolve().parents[2] / "scenarios" / "cluster-demo.toml"
 
 
 def _open_controller(
-    target: Target, step: PlacementStep, standby: bool, lease_duration: float
+    settings: Settings, step: PlacementStep | None, standby: bool, lease_duration: float
 ) -> tuple[Controller, LeaseLike | None, Path]:
-    """The controller on the store the global options name (leading it under the
-    store's lease, after a standby wait with ``--standby``), its lease, and where its
-    views live."""
+    """The controller on the store the settings name (leading it under the store's
+    lease, after a standby wait with ``--standby``), its lease, and where its views
+    live."""
     lease_ns = int(lease_duration * SECOND_NS)
-    if target.url is not None:
-        controller, lease = _lead(url_env(target.url), step, standby, lease_ns)
-        return controller, lease, views_dir_for_url(target.url)
-    if target.store is not None:
-        target.store.mkdir(parents=True, exist_ok=True)
-        controller, lease = _lead(store_env(target.store), step, standby, lease_ns)
-        return controller, lease, target.store / VIEWS_DIR
+    views_dir = settings.views_dir()
+    if views_dir is not None:
+        if settings.store_dir is not None:
+            settings.store_dir.mkdir(parents=True, exist_ok=True)
+        controller, lease = _lead(settings, step, standby, lease_ns)
+        return controller, lease, views_dir
     if standby:
         _usage("--standby needs a store shared with the leader (--store DIR or URL)")
     log.warning("no --store: the log is kept in memory and lost on exit")
-    return Controller(placement=step), None, Path(tempfile.mkdtemp(prefix="costart-views-"))
+    controller = bootstrap(settings, placement=step)
+    return controller, None, Path(tempfile.mkdtemp(prefix="costart-views-"))
 
 
 def _server(
@@ -96,8 +97,9 @@ def serve(
     host: Annotated[str, typer.Option(help="address to bind")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="port to bind")] = 8080,
     cluster: Annotated[
-        Path | None, typer.Option(help="cluster file for the placement")
-    ] = DEMO_CLUSTER,
+        Path | None,
+        typer.Option(help="cluster file for the placement (default: the global --cluster)"),
+    ] = None,
     placement: Annotated[
         str | None, typer.Option(help="placement factory MODULE:FUNCTION (cluster path -> step)")
     ] = None,
@@ -132,9 +134,12 @@ def serve(
 ) -> None:
     """Run the controller: REST API, scheduling sessions, timers, simulated claims."""
     target: Target = ctx.obj
+    settings = msgspec.structs.replace(
+        target.settings(), cluster=cluster or target.cluster, placement=placement
+    )
     try:
         users = Tokens.from_toml(tokens)
-        step = load_placement(placement, cluster)
+        step = build_placement(settings)
     except (TokenError, ClusterError, ValueError) as error:
         _usage(str(error))
     if lease_duration <= 0:
@@ -146,7 +151,7 @@ def serve(
     tls = _tls_files(cert, key)
     url = advertise or f"{'https' if tls else 'http'}://{host}:{port}"
     with _not_leader_while_standby(standby, target.store, host, port, tls):
-        controller, lease, views_dir = _open_controller(target, step, standby, lease_duration)
+        controller, lease, views_dir = _open_controller(settings, step, standby, lease_duration)
     if target.store is not None and lease is not None:
         publish_leader(target.store, url)
     driver = ClaimDriver(int(claim_delay * SECOND_NS)) if simulate_claims else None
@@ -240,24 +245,26 @@ def _usage(message: str) -> NoReturn:
 
 
 def _lead(
-    env: dict[str, str], step: PlacementStep, standby: bool, lease_ns: int
+    settings: Settings, step: PlacementStep | None, standby: bool, lease_ns: int
 ) -> tuple[Controller, LeaseLike | None]:
     """The controller of this process, and the lease it writes under (None when the
     store keeps no lease, e.g. SQLite). A standby returns only once promoted."""
+    env = settings.controller_env()
     try:
         leadership = Leadership(env, lease_ns)
     except ValueError as error:
         if standby:
             _usage(str(error))
-        return Controller(env=env, placement=step), None
+        return bootstrap(settings, placement=step, env=env), None
     lease = leadership.lease
     if standby:
         warm = Standby(leadership.factory, lease)
         epoch = warm.wait_for_lease()
         assert epoch is not None  # no stop event: waits until it holds the lease
-        controller = Controller(
-            env=leadership.fenced(epoch),
+        controller = bootstrap(
+            settings,
             placement=step,
+            env=leadership.fenced(epoch),
             epoch=leadership.writer_epoch(epoch),
             warm=warm.world,
         )
@@ -273,8 +280,11 @@ def _lead(
         )
         raise typer.Exit(EXIT_ERROR)
     log.info("lease acquired", epoch=epoch, holder=lease.holder)
-    controller = Controller(
-        env=leadership.fenced(epoch), placement=step, epoch=leadership.writer_epoch(epoch)
+    controller = bootstrap(
+        settings,
+        placement=step,
+        env=leadership.fenced(epoch),
+        epoch=leadership.writer_epoch(epoch),
     )
     log.info("leading", epoch=epoch, position=controller.world.position)
     return controller, lease

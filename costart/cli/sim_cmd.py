@@ -1,14 +1,15 @@
 """`costart sim`: the real controller on a virtual clock, policies compared in one run.
 
 Register it on the main app with ``costart.cli.sim_cmd.register(app)`` (or mount
-``costart.cli.sim_cmd.app``). This module wires the simulator (`costart.sim`) to the
-application (`costart.app.Controller`), which the simulator itself may not import.
+``costart.cli.sim_cmd.app``). The simulator (`costart.sim`) may not import the
+application; it gets its Controller from the composition root's factory
+(`costart.bootstrap.sim_controller_factory`).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, cast
 
@@ -17,11 +18,10 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
 from rich.table import Table
 
-from costart.app import Controller
+from costart.bootstrap import sim_controller_factory
 from costart.domain.durations import parse_duration_ns
 from costart.logs import configure_logging
 from costart.sim.engine import Engine
-from costart.sim.ports import Clock, PlacementStepLike, SimController
 from costart.sim.report import Report, build_report, report_json, write_plot
 from costart.sim.results import POLICIES, PolicyResult, run_policy
 from costart.sim.scenario import ScenarioError, load_scenario
@@ -32,18 +32,8 @@ EXIT_INVALID = 3
 app = typer.Typer(add_completion=False, help="Simulate co-start groups.")
 
 
-def controller_factory(
-    *,
-    placement: PlacementStepLike,
-    clock: Clock,
-    env: Mapping[str, str],
-    restart_of: SimController | None,
-) -> SimController:
-    """Build the real Controller for the simulator (a restart reuses the crashed one's
-    log and snapshots)."""
-    return Controller(
-        env=env, clock=clock, placement=placement, restart_of=cast(Controller | None, restart_of)
-    )
+# The real Controller for the simulator, as every simulated run builds it.
+controller_factory = sim_controller_factory()
 
 
 def results_table(report: Report) -> Table:

@@ -7,16 +7,14 @@ log to the demo store, so `costart get groups`, `describe` and `replay` can open
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
 from typing import cast
 
 from rich.console import Console
 
 from costart.app import Controller
-from costart.cli.backend import store_env
+from costart.bootstrap import Settings, sim_controller_factory
 from costart.cli.sim_cmd import results_table
-from costart.sim.ports import Clock, PlacementStepLike, SimController
 from costart.sim.report import build_report, report_json, write_plot
 from costart.sim.results import POLICIES, PolicyResult, run_policy
 from costart.sim.scenario import load_scenario
@@ -27,24 +25,6 @@ LOGGED_POLICY = "reserve"
 SEED = 1
 
 
-def _factory(extra_env: Mapping[str, str]):  # type: ignore[no-untyped-def]
-    def build(
-        *,
-        placement: PlacementStepLike,
-        clock: Clock,
-        env: Mapping[str, str],
-        restart_of: SimController | None,
-    ) -> SimController:
-        return Controller(
-            env={**env, **extra_env},
-            clock=clock,
-            placement=placement,
-            restart_of=cast(Controller | None, restart_of),
-        )
-
-    return build
-
-
 def run_sim_demo(store: Path, report_dir: Path, console: Console) -> list[PolicyResult]:
     setup = draw_setup(load_scenario(SCENARIO), SEED)
     for line in describe_setup(setup):
@@ -52,8 +32,8 @@ def run_sim_demo(store: Path, report_dir: Path, console: Console) -> list[Policy
     results: list[PolicyResult] = []
     rejected: list[str] = []
     for policy in POLICIES:
-        extra = store_env(store) if policy == LOGGED_POLICY else {}
-        result, engine = run_policy(setup, policy, _factory(extra))
+        settings = Settings(store=str(store), cluster=None) if policy == LOGGED_POLICY else None
+        result, engine = run_policy(setup, policy, sim_controller_factory(settings))
         results.append(result)
         rejected = rejected or engine.embedder.rejected
         if policy == LOGGED_POLICY:

@@ -1,1 +1,97 @@
-"""costart.domain."""
+"""The pure model: specs, events, the Group and Member aggregates, policies and
+invariants (DESIGN §3). Imports only the standard library and msgspec."""
+
+from costart.domain import decisions, events, failures, lifecycle, limits, node_loss, scheduling
+from costart.domain.aggregates import GroupUnit
+from costart.domain.cluster_stream import ClusterUnit
+from costart.domain.decisions import Decision, PlaceGroup, PlaceMember
+from costart.domain.durations import format_duration_ns, parse_duration_ns
+from costart.domain.errors import Conflict, DomainError, IllegalTransition, NotFound, SpecError
+from costart.domain.events import Assignment, DomainEvent, NodeStatus, PendClass, PendReason
+from costart.domain.ids import COSTART_NAMESPACE, ID_TEXTS, id_text
+from costart.domain.invariants import Capacity, EventAudit, check_group, check_world
+from costart.domain.limits import MAX_SPEC_BYTES, NAME_PATTERN
+from costart.domain.spec import GroupDoc, SpecFormat, parse_spec, spec_from_object
+from costart.domain.spec_types import (
+    FailurePolicy,
+    FailureReason,
+    GroupSpec,
+    MemberSpec,
+    PlacementMode,
+    Shape,
+    SuccessPolicy,
+    Topology,
+    TopologyPolicy,
+)
+from costart.domain.states import (
+    GROUP_STARTED,
+    GROUP_STATUSES,
+    GROUP_TERMINAL,
+    GROUP_WAITING,
+    ClaimStatus,
+    GroupState,
+    GroupStatus,
+    MemberState,
+    MemberStatus,
+)
+from costart.domain.world import ChangeJournal, World
+
+__all__ = [
+    "COSTART_NAMESPACE",
+    "GROUP_STARTED",
+    "GROUP_STATUSES",
+    "GROUP_TERMINAL",
+    "GROUP_WAITING",
+    "ID_TEXTS",
+    "MAX_SPEC_BYTES",
+    "NAME_PATTERN",
+    "Assignment",
+    "Capacity",
+    "ChangeJournal",
+    "ClaimStatus",
+    "ClusterUnit",
+    "Conflict",
+    "Decision",
+    "DomainError",
+    "DomainEvent",
+    "EventAudit",
+    "FailurePolicy",
+    "FailureReason",
+    "GroupDoc",
+    "GroupSpec",
+    "GroupState",
+    "GroupStatus",
+    "GroupUnit",
+    "IllegalTransition",
+    "MemberSpec",
+    "MemberState",
+    "MemberStatus",
+    "NodeStatus",
+    "NotFound",
+    "PendClass",
+    "PendReason",
+    "PlaceGroup",
+    "PlaceMember",
+    "PlacementMode",
+    "Shape",
+    "SpecError",
+    "SpecFormat",
+    "SuccessPolicy",
+    "Topology",
+    "TopologyPolicy",
+    "World",
+    "check_group",
+    "check_world",
+    "decisions",
+    "events",
+    "failures",
+    "format_duration_ns",
+    "id_text",
+    "lifecycle",
+    "limits",
+    "node_loss",
+    "parse_duration_ns",
+    "parse_spec",
+    "scheduling",
+    "spec_from_object",
+]

@@ -3,9 +3,10 @@
 They follow the eventsourcing library's aggregate protocol (``id``, ``version``,
 ``collect_events()``) with msgspec events instead of the library's dataclass events (ADR
 0001). A command works on private copies of the states: if it raises, the copies are
-dropped and the live state is untouched; if its events are saved, the copies replace the
-live states. Events get ``originator_version`` = version + 1 and the injected ``at_ns``;
-nothing here reads a clock or makes a random id.
+dropped and the live state is untouched. Otherwise the Controller collects the unit's
+events, appends them to the log (`costart.log_writer.LogWriter`) and folds them into the
+live `World`; the copies are dropped either way. Events get ``originator_version`` =
+version + 1 and the injected ``at_ns``; nothing here reads a clock or makes a random id.
 """
 
 from __future__ import annotations
@@ -122,9 +123,9 @@ class MemberAggregate(_Aggregate[MemberState]):
 class GroupUnit:
     """A group aggregate with its member aggregates: the consistency unit of a command.
 
-    Implements ``collect_events()`` for the library's ``Application.save``, returning the
-    events of all its aggregates in the order they happened, so one command is one
-    atomic append in causal order.
+    ``collect_events()`` (the library's aggregate protocol) returns the events of all its
+    aggregates in the order they happened; `Controller._commit` appends them as one
+    atomic write, so one command is one append in causal order.
     """
 
     def __init__(

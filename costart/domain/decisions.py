@@ -1,7 +1,7 @@
 """What the co-placement step decides, as the Controller's ``apply_decisions`` takes it.
 
 Placement computes decisions from a read-only view; the Controller turns each into
-events on one group, saved atomically per decision.
+events on one group, appended atomically per decision.
 """
 
 from __future__ import annotations

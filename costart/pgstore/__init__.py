@@ -12,6 +12,8 @@ This module must define exactly one ``InfrastructureFactory`` subclass,
 
 from costart.pgstore.errors import FencedError
 from costart.pgstore.factory import Factory
+from costart.pgstore.gaps import first_gap
+from costart.pgstore.ha import fenced_env, open_factory, open_lease
 from costart.pgstore.lease import LeaseRecord, PgLease
 from costart.pgstore.recorder import CostartApplicationRecorder
 from costart.pgstore.settings import LEASE_EPOCH, READ_ONLY, env_for_url, is_url, redact
@@ -25,6 +27,10 @@ __all__ = [
     "LeaseRecord",
     "PgLease",
     "env_for_url",
+    "fenced_env",
+    "first_gap",
     "is_url",
+    "open_factory",
+    "open_lease",
     "redact",
 ]

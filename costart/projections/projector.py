@@ -113,7 +113,7 @@ class _Batch:
         for gid in sorted(self.touched):
             group = self.world.groups[gid]
             # A batch may end between a group's submission and its members' creation
-            # (one atomic save, several notifications): show the members created so far.
+            # (one atomic append, several notifications): show the members created so far.
             members = [
                 self.world.members[str(mid)]
                 for mid in group.member_ids

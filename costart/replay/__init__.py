@@ -1,1 +1,46 @@
-"""costart.replay."""
+"""Forensics on a log opened read-only: rebuild, restore, verify, why, timeline, diff
+and export (DESIGN §7)."""
+
+from costart._lazy import lazy_exports
+
+__all__ = [
+    "LogIntegrityError",
+    "PgReplayLog",
+    "Point",
+    "RecorderSource",
+    "ReplayLog",
+    "diff_worlds",
+    "export_jsonl",
+    "group_timeline",
+    "open_log",
+    "parse_point",
+    "rebuild",
+    "rebuild_until_time",
+    "render_html",
+    "restore",
+    "verify",
+    "why",
+]
+
+# Resolved on first use: importing one light module must not import the heavy ones.
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "LogIntegrityError": "costart.replay.logfile",
+        "PgReplayLog": "costart.replay.pglog",
+        "Point": "costart.replay.points",
+        "RecorderSource": "costart.replay.source",
+        "ReplayLog": "costart.replay.logfile",
+        "diff_worlds": "costart.replay.diff",
+        "export_jsonl": "costart.replay.export",
+        "group_timeline": "costart.replay.timeline",
+        "open_log": "costart.replay.logfile",
+        "parse_point": "costart.replay.points",
+        "rebuild": "costart.replay.rebuild",
+        "rebuild_until_time": "costart.replay.rebuild",
+        "render_html": "costart.replay.timeline",
+        "restore": "costart.replay.rebuild",
+        "verify": "costart.replay.verify",
+        "why": "costart.replay.why",
+    },
+)

@@ -9,16 +9,14 @@ never fold the log themselves. The loop runs every ``interval``: a scheduling se
 
 from __future__ import annotations
 
-import importlib
 import threading
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Final
 
 import structlog
 
-from costart.app import Controller, PlacementStep
+from costart.app import Controller
 from costart.domain.errors import DomainError
 from costart.domain.events import NodeStatus
 from costart.domain.spec_types import GroupSpec
@@ -31,22 +29,8 @@ from costart.rest.watch import Names, WatchHub
 
 log = structlog.get_logger("costart.serve")
 
-# Where `serve` finds its placement step unless `--placement MODULE:FACTORY` names
-# another. A factory takes the cluster file path and returns a `PlacementStep`.
-DEFAULT_PLACEMENT: Final = "costart.placement:from_cluster_file"
 SECOND_NS: Final = 10**9
 DEFAULT_HEARTBEAT_TIMEOUT_NS: Final = 30 * SECOND_NS
-PlacementFactory = Callable[[Path | None], PlacementStep]
-
-
-def load_placement(ref: str | None, cluster: Path | None) -> PlacementStep:
-    """Build the placement step named by ``MODULE:FACTORY`` (the default one if None)."""
-    module_name, _, attr = (ref or DEFAULT_PLACEMENT).partition(":")
-    try:
-        factory: PlacementFactory = getattr(importlib.import_module(module_name), attr)
-    except (ImportError, AttributeError) as error:
-        raise ValueError(f"cannot load placement factory {ref!r}: {error}") from error
-    return factory(cluster)
 
 
 class Service:

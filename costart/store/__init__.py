@@ -11,11 +11,16 @@ This module must define exactly one ``InfrastructureFactory`` subclass,
 ``Factory``: ``InfrastructureFactory.construct`` looks for it here.
 """
 
+from costart.store.codec import MsgspecMapper, canonical_decode, canonical_encode, gc_paused
+from costart.store.committer import WriteChain
 from costart.store.errors import CorruptRecordError, Defect, FencedError
 from costart.store.factory import Factory
+from costart.store.keeper import LeaseKeeper, LeaseLike
 from costart.store.lease import Lease, LeaseRecord
 from costart.store.lmdbenv import LmdbStore, open_store
+from costart.store.memory import MemoryApplicationRecorder
 from costart.store.reader import LogReader, iter_log, open_readonly
+from costart.store.reading import RecorderSource, log_records, read_events
 from costart.store.recorders import (
     LmdbAggregateRecorder,
     LmdbApplicationRecorder,
@@ -24,15 +29,20 @@ from costart.store.recorders import (
 )
 from costart.store.records import GENESIS, LogRecord
 from costart.store.settings import StoreSettings
+from costart.store.snapshots import CorruptSnapshotError, Snapshot, SnapshotStore, encode_world
+from costart.store.standby import Standby, open_factory
 from costart.store.verify import LogSummary, Problem, VerifyReport, iter_verified, verify_log
 
 __all__ = [
     "GENESIS",
     "CorruptRecordError",
+    "CorruptSnapshotError",
     "Defect",
     "Factory",
     "FencedError",
     "Lease",
+    "LeaseKeeper",
+    "LeaseLike",
     "LeaseRecord",
     "LmdbAggregateRecorder",
     "LmdbApplicationRecorder",
@@ -42,12 +52,26 @@ __all__ = [
     "LogReader",
     "LogRecord",
     "LogSummary",
+    "MemoryApplicationRecorder",
+    "MsgspecMapper",
     "Problem",
+    "RecorderSource",
+    "Snapshot",
+    "SnapshotStore",
+    "Standby",
     "StoreSettings",
     "VerifyReport",
+    "WriteChain",
+    "canonical_decode",
+    "canonical_encode",
+    "encode_world",
+    "gc_paused",
     "iter_log",
     "iter_verified",
+    "log_records",
+    "open_factory",
     "open_readonly",
     "open_store",
+    "read_events",
     "verify_log",
 ]

@@ -13,9 +13,8 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from costart.app import Controller
+from costart.bootstrap import Settings, bootstrap
 from costart.cli import backend as backend_module
-from costart.cli.backend import store_env
 from costart.cli.main import DEMO_SPEC, app
 from costart.cli.render import WALL_CLOCK_FLOOR_NS, age_reference
 from costart.domain.decisions import SetPendReason
@@ -67,7 +66,7 @@ def test_get_members_shows_kind_owner_profile_and_claims(store):
 
 def test_describe_shows_the_pend_reason_with_its_numbers_and_recent_events(store):
     costart(store, "submit", str(DEMO_SPEC))
-    controller = Controller(env=store_env(store))
+    controller = bootstrap(Settings(store=str(store), cluster=None))
     reason = PendReason(
         cls="topology",
         message="rollout: 8×{gpu:1} in one block; best block b3 has 5 free after trainer",
@@ -99,7 +98,7 @@ def test_describe_shows_the_pend_reason_with_its_numbers_and_recent_events(store
 
 def test_reads_catch_the_views_up_without_building_a_controller(store, monkeypatch):
     costart(store, "submit", str(DEMO_SPEC))
-    Controller(env=store_env(store)).cancel("grpo-run-42")  # another process writes
+    bootstrap(Settings(store=str(store), cluster=None)).cancel("grpo-run-42")  # another process writes
 
     def no_controller(*_args, **_kwargs):
         raise AssertionError("a read built a Controller (folding the whole log)")
@@ -155,11 +154,12 @@ def test_without_a_store_or_server_the_cli_exits_2(monkeypatch):
 
 def test_store_selects_the_lmdb_module_unless_the_environment_names_one(tmp_path, monkeypatch):
     monkeypatch.delenv("PERSISTENCE_MODULE", raising=False)
-    env = store_env(tmp_path)
+    settings = Settings(store=str(tmp_path))
+    env = settings.controller_env()
     assert env["PERSISTENCE_MODULE"] == "costart.store"
     assert env["COSTART_LMDB_PATH"] == str(tmp_path)
     monkeypatch.setenv("PERSISTENCE_MODULE", "eventsourcing.sqlite")
-    assert store_env(tmp_path)["PERSISTENCE_MODULE"] == "eventsourcing.sqlite"
+    assert settings.controller_env()["PERSISTENCE_MODULE"] == "eventsourcing.sqlite"
 
 
 def test_validate_and_demo_still_work(tmp_path):

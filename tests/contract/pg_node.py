@@ -14,7 +14,7 @@ import os
 import sys
 import threading
 
-from costart.app import Controller
+from costart.bootstrap import Settings, bootstrap
 from costart.log_writer import ControllerStoppedError
 from costart.logs import configure_logging
 from costart.pgstore import env_for_url
@@ -50,7 +50,7 @@ def main(url: str, role: str, prefix: str) -> None:
         if epoch is None:
             deposed("the lease is held")
             return
-    controller = Controller(env=fenced_env(env, epoch))
+    controller = bootstrap(Settings(cluster=None), env=fenced_env(env, epoch))
     keeper = LeaseKeeper(lease, deposed)
     keeper.start()
     for n in range(MAX_SUBMITS):

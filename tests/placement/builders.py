@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from costart.app import Controller
+from costart.bootstrap import Settings, bootstrap
 from costart.domain.decisions import PlaceGroup
 from costart.domain.events import Assignment
 from costart.domain.invariants import check_world
@@ -99,7 +99,7 @@ class Rig:
         self.cluster = cluster
         self.clock = ManualClock()
         self.step = CoPlacementStep(InMemoryAllocator(cluster), placement_groups)
-        self.controller = Controller(placement=self.step, clock=self.clock)
+        self.controller = bootstrap(Settings(), placement=self.step, clock=self.clock)
 
     def submit(self, *specs: GroupSpec) -> None:
         for spec in specs:

@@ -23,6 +23,7 @@ from typing import Any
 import msgspec
 
 from costart.app import Controller
+from costart.bootstrap import Settings, bootstrap
 from costart.domain import decisions as dec
 from costart.domain.errors import SpecError
 from costart.domain.spec_types import GroupSpec, Topology
@@ -153,7 +154,7 @@ def run_workload(
     step = CoPlacementStep(InMemoryAllocator(cluster), PLACEMENT_GROUPS)
     recorder = RecordingStep(wrap(step) if wrap is not None else step)
     clock = ManualClock()
-    controller = Controller(placement=recorder, clock=clock)
+    controller = bootstrap(Settings(), placement=recorder, clock=clock)
     names = [n.name for n in cluster.nodes]
     submitted = 0
     for _ in range(sessions):

@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from costart.bootstrap import Settings, build_placement
 from costart.placement import ClusterError, CoPlacementStep
 from costart.projections import Views
 from costart.rest.auth import TokenError, Tokens
 from costart.rest.claims import ClaimDriver
-from costart.rest.service import Service, load_placement
+from costart.rest.service import Service
 from tests.builders import ManualClock, a_group, new_controller
 from tests.rest.fake_placement import PlaceEverything
 
@@ -64,13 +65,15 @@ def test_the_loop_runs_sessions_until_stopped(tmp_path):
 
 
 def test_placement_factories_load_by_name_and_the_default_is_the_co_placement_step():
-    assert isinstance(load_placement("tests.rest.fake_placement:factory", None), PlaceEverything)
+    fake = Settings(cluster=None, placement="tests.rest.fake_placement:factory")
+    assert isinstance(build_placement(fake), PlaceEverything)
     with pytest.raises(ValueError, match="cannot load placement factory"):
-        load_placement("tests.rest.fake_placement:nope", None)
-    step = load_placement(None, ROOT / "scenarios" / "cluster-demo.toml")
+        build_placement(Settings(cluster=None, placement="tests.rest.fake_placement:nope"))
+    step = build_placement(Settings(cluster=ROOT / "scenarios" / "cluster-demo.toml"))
     assert isinstance(step, CoPlacementStep) and len(step.cluster) == 64
+    assert build_placement(Settings(cluster=None)) is None  # a controller placed by hand
     with pytest.raises(ClusterError, match="cluster file is needed"):
-        load_placement(None, None)
+        build_placement(Settings(cluster=None, placement="costart.placement:from_cluster_file"))
 
 
 def test_tokens_files_map_tokens_to_users_and_roles(tmp_path):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from costart.app import Controller
+from costart.bootstrap import Settings, bootstrap
 from costart.domain.decisions import PlaceGroup, PlaceMember
 from costart.domain.events import Assignment
 from costart.domain.spec import parse_spec
@@ -24,7 +24,7 @@ class Story:
     def __init__(self, spec: GroupSpec) -> None:
         self.spec = spec
         self.clock = ManualClock()
-        self.controller = Controller(clock=self.clock)
+        self.controller = bootstrap(Settings(cluster=None), clock=self.clock)
         self.node_seq = 0
 
     def ref(self, member: str) -> str:
