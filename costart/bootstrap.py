@@ -116,7 +116,9 @@ def build_placement(settings: Settings) -> PlacementStep | None:
     try:
         factory: PlacementFactory = getattr(importlib.import_module(module_name), attr)
     except (ImportError, AttributeError) as error:
-        raise ValueError(f"cannot load placement factory {settings.placement!r}: {error}") from error
+        raise ValueError(
+            f"cannot load placement factory {settings.placement!r}: {error}"
+        ) from error
     return factory(settings.cluster)
 
 
@@ -140,9 +142,7 @@ def bootstrap(
     derived from the settings (a leader's environment fenced at its epoch). ``epoch``,
     ``warm`` and ``restart_of`` are the Controller's HA and crash-restart arguments."""
     step = (
-        build_placement(settings)
-        if placement is _UNSET
-        else cast(PlacementStep | None, placement)
+        build_placement(settings) if placement is _UNSET else cast(PlacementStep | None, placement)
     )
     return Controller(
         env=dict(env) if env is not None else settings.controller_env(),

@@ -62,9 +62,7 @@ def run_demo(
     replaces the environment the settings give (a test's store of its own)."""
     spec = parse_spec(spec_path.read_bytes(), "toml")
     clock = StepClock()
-    controller = bootstrap(
-        settings or Settings(cluster=None), clock=clock, placement=None, env=env
-    )
+    controller = bootstrap(settings or Settings(cluster=None), clock=clock, placement=None, env=env)
     name = spec.name
 
     def step(title: str, action: Callable[[], object], seconds: int = 5) -> None:

@@ -26,8 +26,8 @@ from typing import Literal
 import msgspec
 
 from costart.app import Controller
+from costart.domain import limits
 from costart.domain.errors import Conflict, DomainError, NotFound, SpecError
-from costart.domain.limits import MAX_REASON_TEXT
 from costart.domain.spec_types import FailureReason
 from costart.domain.states import GROUP_TERMINAL
 from costart.projections import GroupView, HoldView, MemberView, Views
@@ -109,8 +109,8 @@ def check_current(subject: Subject, attempt: int) -> None:
 def check_claim(report: ClaimReport) -> None:
     if report.status == "FAILED" and not report.reason:
         raise SpecError("reason", "a FAILED claim needs a reason")
-    if report.reason is not None and len(report.reason) > MAX_REASON_TEXT:
-        raise SpecError("reason", f"longer than {MAX_REASON_TEXT} characters")
+    if report.reason is not None and len(report.reason) > limits.MAX_REASON_TEXT:
+        raise SpecError("reason", f"longer than {limits.MAX_REASON_TEXT} characters")
 
 
 def check_task(report: TaskReport) -> None:

@@ -25,8 +25,8 @@ from litestar.datastructures import State
 from litestar.exceptions import PermissionDeniedException
 from litestar.params import Parameter
 
+from costart.domain import limits
 from costart.domain.errors import SpecError
-from costart.domain.limits import MAX_REPLICAS_PER_MEMBER
 from costart.domain.states import GROUP_STARTED
 from costart.projections import GroupView, MemberView
 from costart.rest.auth import User
@@ -43,7 +43,7 @@ from costart.rest.service import Service
 
 Name = Annotated[str, Parameter(max_length=63, pattern=r"^[a-z0-9-]{1,63}$")]
 NodeName = Annotated[str, Parameter(max_length=253, pattern=r"^[A-Za-z0-9._-]{1,253}$")]
-TaskIndex = Annotated[int, Parameter(ge=0, le=MAX_REPLICAS_PER_MEMBER)]
+TaskIndex = Annotated[int, Parameter(ge=0, le=limits.MAX_REPLICAS_PER_MEMBER)]
 
 
 class ScaleRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -123,11 +123,11 @@ def scale_member(
         raise SpecError(
             "replicas", f"member {member} is a {target.member.kind}; only a replica-set scales"
         )
-    if not target.member.min_running <= data.replicas <= MAX_REPLICAS_PER_MEMBER:
+    if not target.member.min_running <= data.replicas <= limits.MAX_REPLICAS_PER_MEMBER:
         raise SpecError(
             "replicas",
             f"must be between min_running ({target.member.min_running}) and "
-            f"{MAX_REPLICAS_PER_MEMBER} (got {data.replicas})",
+            f"{limits.MAX_REPLICAS_PER_MEMBER} (got {data.replicas})",
         )
     return service.scale(name, member, data.replicas)
 
