@@ -202,10 +202,11 @@ def scale(
 ) -> None:
     """Scale a replica set: scale-up places single replicas, scale-down stops the highest."""
     group, sep, name = member.partition("/")
-    if not sep or not group or not name or "/" in name:
-        raise UsageError(f"expected GROUP/MEMBER, got {member!r}")
-    with reported(), backend(ctx) as b:
-        row = b.scale(group, name, replicas)
+    with reported():
+        if not sep or not group or not name or "/" in name:
+            raise UsageError(f"expected GROUP/MEMBER, got {member!r}")
+        with backend(ctx) as b:
+            row = b.scale(group, name, replicas)
     typer.echo(f"member/{row.group}/{row.name} scaled to {row.desired} ({row.state})")
 
 

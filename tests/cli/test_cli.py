@@ -98,7 +98,9 @@ def test_describe_shows_the_pend_reason_with_its_numbers_and_recent_events(store
 
 def test_reads_catch_the_views_up_without_building_a_controller(store, monkeypatch):
     costart(store, "submit", str(DEMO_SPEC))
-    bootstrap(Settings(store=str(store), cluster=None)).cancel("grpo-run-42")  # another process writes
+    bootstrap(Settings(store=str(store), cluster=None)).cancel(
+        "grpo-run-42"
+    )  # another process writes
 
     def no_controller(*_args, **_kwargs):
         raise AssertionError("a read built a Controller (folding the whole log)")
