@@ -118,7 +118,7 @@ async def _open_watch(
     host: str, port: int, token: str, after: int
 ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
     """A raw watch connection (the writer is kept: dropping it closes the socket)."""
-    reader, writer = await asyncio.open_connection(host, port, limit=2**20)
+    reader, writer = await asyncio.open_connection(host, port, limit=2**16)
     writer.write(
         f"GET /v1/watch?after={after} HTTP/1.1\r\nHost: {host}\r\n"
         f"Authorization: Bearer {token}\r\nAccept: text/event-stream\r\n\r\n".encode()
@@ -186,11 +186,14 @@ async def watchers_burst(
         Path(ready_file).write_text("connected\n")
         while not Path(go_file).exists():
             await asyncio.sleep(0.05)
-        first = start + 1
+        first, last = start + 1, start + events  # each flip writes exactly one event
         started = time.perf_counter()
+        # Every watcher reads while the burst is made, as a live client would.
+        counting = [asyncio.create_task(_count(r, first, last)) for r, _ in connections]
         await _flip_nodes(c, events, [f"h100-{i:04d}" for i in range(16)])
-        last = await position(c)
-        results = await asyncio.gather(*(_count(r, first, last) for r, _ in connections))
+        if await position(c) != last:
+            raise RuntimeError("the burst wrote other events than the node flips")
+        results = await asyncio.gather(*counting)
         for _, writer in connections:
             writer.close()
         elapsed = time.perf_counter() - started
