@@ -69,7 +69,7 @@ async def submit_group(
             raise PermissionDeniedException(
                 f"{user.name} may not submit groups owned by {spec.owner}"
             )
-        return _service(state).submit(spec)
+        return _service(state).submit_spec(spec)
 
     return await to_thread.run_sync(run)
 

@@ -19,6 +19,7 @@ import structlog
 from costart.app import Controller
 from costart.domain.errors import DomainError
 from costart.domain.events import NodeStatus
+from costart.domain.spec import SpecFormat, parse_spec
 from costart.domain.spec_types import GroupSpec
 from costart.projections import GroupView, MemberView, Views
 from costart.rest.claims import ClaimDriver
@@ -70,7 +71,12 @@ class Service:
 
     # --- commands (the caller has checked who may run them) ----------------------------
 
-    def submit(self, spec: GroupSpec) -> GroupView:
+    def submit(self, data: bytes, fmt: SpecFormat) -> GroupView:
+        """Parse, validate and submit a spec document (nothing written on error)."""
+        return self.submit_spec(parse_spec(data, fmt))
+
+    def submit_spec(self, spec: GroupSpec) -> GroupView:
+        """Submit a spec the caller parsed already (the REST handler checks its owner)."""
         group = self.controller.submit(spec)
         self.refresh()
         return self.views.group(group.name)
