@@ -293,30 +293,43 @@ def rest_rates(count: int, repeats: int) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller runs")
+    parser.add_argument(
+        "--part",
+        action="append",
+        choices=("submits", "barrier", "watchers", "live"),
+        help="run only this part (repeatable); the results file then has only its figures",
+    )
     args = parser.parse_args()
     configure_logging(level=logging.WARNING)
     count, repeats = (300, 3) if args.quick else (1000, 3)
     watchers, events = (100, 1_000) if args.quick else (1_000, 10_000)
     groups = 1_000 if args.quick else 10_000
     figures: dict[str, Any] = {"submits_per_run": count, "repeats": repeats}
-    steps = [
-        lambda: {"embedded_16_threads_per_s": embedded_rate(count, repeats)},
-        lambda: rest_rates(count, repeats),
-        lambda: {"embedded_single_command_ms": embedded_single_ms(200)},
-        lambda: barrier_figures(30 if args.quick else 200),
-        lambda: watcher_figures(watchers, events),
-        lambda: live_groups_rss(groups, 10),
-    ]
-    for step in steps:
-        measured = step()
+    steps = {
+        "submits": lambda: {
+            "embedded_16_threads_per_s": embedded_rate(count, repeats),
+            **rest_rates(count, repeats),
+        },
+        "barrier": lambda: {
+            "embedded_single_command_ms": embedded_single_ms(200),
+            **barrier_figures(30 if args.quick else 200),
+        },
+        "watchers": lambda: watcher_figures(watchers, events),
+        "live": lambda: live_groups_rss(groups, 10),
+    }
+    for part in args.part or list(steps):
+        measured = steps[part]()
         print(json.dumps(measured), file=sys.stderr, flush=True)  # a crash keeps these
         figures.update(measured)
-    ratios = {
-        "rest_16_vs_embedded_16": figures["rest_16_clients_per_s"]
-        / figures["embedded_16_threads_per_s"],
-        "barrier_p99_vs_single_command": figures["barrier_p99_ms"]
-        / figures["embedded_single_command_ms"],
-    }
+    ratios = {}
+    if "rest_16_clients_per_s" in figures:
+        ratios["rest_16_vs_embedded_16"] = (
+            figures["rest_16_clients_per_s"] / figures["embedded_16_threads_per_s"]
+        )
+    if "barrier_p99_ms" in figures:
+        ratios["barrier_p99_vs_single_command"] = (
+            figures["barrier_p99_ms"] / figures["embedded_single_command_ms"]
+        )
     targets = {
         "rest_16_vs_embedded_16": ">= 0.5",
         "barrier_p99_vs_single_command": "<= 5",
@@ -326,7 +339,8 @@ def main() -> None:
     }
     for key, value in sorted({**figures, **ratios}.items()):
         print(f"{key:40} {value:12.3f}" if isinstance(value, float) else f"{key:40} {value}")
-    write_results("dispatch", {"figures": figures, "ratios": ratios, "targets": targets})
+    name = "dispatch" if not args.part else "dispatch-" + "-".join(args.part)
+    write_results(name, {"figures": figures, "ratios": ratios, "targets": targets})
 
 
 if __name__ == "__main__":
