@@ -163,11 +163,13 @@ class Server:
                 raise RuntimeError(f"serve did not start: {(tmp / 'serve.stderr').read_text()}")
             time.sleep(0.1)
 
-    def rss_kb(self) -> int:
+    def rss_kb(self, kind: str = "VmRSS") -> int:
+        """Resident memory: ``VmRSS`` (all), ``RssAnon`` (the heap: what the process
+        holds) or ``RssFile`` (mapped file pages, e.g. LMDB's, which the kernel may drop)."""
         for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
+            if line.startswith(f"{kind}:"):
                 return int(line.split()[1])
-        raise RuntimeError("no VmRSS for the server")
+        raise RuntimeError(f"no {kind} for the server")
 
     def close(self) -> None:
         self.process.terminate()
@@ -247,10 +249,17 @@ def live_groups_rss(groups: int, members: int) -> dict[str, float]:
         server = Server(Path(tmp), start_deadline_s=900)
         try:
             wait_views(server.url, end)
-            rss_kb = server.rss_kb()
+            rss_kb, anon_kb = server.rss_kb(), server.rss_kb("RssAnon")
+            file_kb = server.rss_kb("RssFile")
         finally:
             server.close()
-    return {"live_groups": groups, "live_members": groups * members, "rss_live_mb": rss_kb / 1024}
+    return {
+        "live_groups": groups,
+        "live_members": groups * members,
+        "rss_live_mb": rss_kb / 1024,
+        "rss_live_anon_mb": anon_kb / 1024,
+        "rss_live_file_mb": file_kb / 1024,
+    }
 
 
 def load(*args: str) -> dict[str, Any]:
