@@ -11,11 +11,11 @@ never fit is refused here exactly as `serve` refuses it — and then catch the v
 from __future__ import annotations
 
 import getpass
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any, Final, Protocol, TypeVar
 from urllib.parse import quote
 
-import httpx
-import msgspec
 import typer
 
 from costart.app import Controller
@@ -35,7 +35,8 @@ from costart.projections import (
     TimelineEntry,
     Views,
 )
-from costart.rest.models import ErrorBody, Why
+from costart.rest.client import ApiError, Client, WatchClosed, WatchEvent
+from costart.rest.models import Why
 
 T = TypeVar("T")
 HTTP_TIMEOUT_S: Final = 30.0
@@ -49,6 +50,7 @@ class Backend(Protocol):
     def events(self, group: str) -> list[TimelineEntry]: ...
     def why(self, group: str) -> Why: ...
     def cancel(self, group: str) -> GroupView: ...
+    def scale(self, group: str, member: str, replicas: int) -> MemberView: ...
     def holds(self) -> list[HoldView]: ...
     def close(self) -> None: ...
 
@@ -97,6 +99,13 @@ class LocalBackend:
         controller.cancel(group, actor=local_user())
         return self.checked.answer(lambda views: views.group(group))
 
+    def scale(self, group: str, member: str, replicas: int) -> MemberView:
+        controller = self._controller()
+        controller.scale(f"{group}/{member}", replicas, actor=local_user())
+        return self.checked.answer(
+            lambda views: next(m for m in views.members(group) if m.name == member)
+        )
+
     def groups(self, owner: str | None, state: str | None) -> list[GroupView]:
         return self.checked.answer(lambda views: views.groups(owner=owner, state=state))
 
@@ -131,23 +140,22 @@ def _segment(value: str) -> str:
 
 
 class RemoteBackend:
-    """The REST API of `costart serve` (``--server URL --token T``)."""
+    """The REST API of `costart serve` (``--server URL --token T``, ``--ca-file``)."""
 
-    def __init__(self, url: str, token: str | None) -> None:
-        headers = {"Authorization": f"Bearer {token}"} if token else {}
-        self.client = httpx.Client(base_url=url, headers=headers, timeout=HTTP_TIMEOUT_S)
+    def __init__(self, url: str, token: str | None, ca_file: Path | None = None) -> None:
+        try:
+            self.client = Client(url, token, ca_file=ca_file, timeout_s=HTTP_TIMEOUT_S)
+        except ApiError as error:
+            raise error_for(error) from None
 
     def close(self) -> None:
         self.client.close()
 
     def _call(self, method: str, path: str, type_: type[T], **kwargs: Any) -> T:
         try:
-            response = self.client.request(method, path, **kwargs)
-        except httpx.HTTPError as error:
-            raise Unavailable(f"cannot reach {self.client.base_url}: {error}") from None
-        if response.is_success:
-            return msgspec.json.decode(response.content, type=type_)
-        raise _error_for(response)
+            return self.client.call(method, path, type_, **kwargs)
+        except ApiError as error:
+            raise error_for(error) from None
 
     def submit(self, data: bytes, fmt: SpecFormat) -> GroupView:
         headers = {"Content-Type": f"application/{fmt}"}
@@ -173,20 +181,27 @@ class RemoteBackend:
         return self._call("GET", f"/v1/groups/{_segment(group)}/why", Why)
 
     def cancel(self, group: str) -> GroupView:
-        return self._call("POST", f"/v1/groups/{_segment(group)}/cancel", GroupView)
+        return self._call("DELETE", f"/v1/groups/{_segment(group)}", GroupView)
+
+    def scale(self, group: str, member: str, replicas: int) -> MemberView:
+        path = f"/v1/groups/{_segment(group)}/members/{_segment(member)}/scale"
+        return self._call("POST", path, MemberView, json={"replicas": replicas})
 
     def holds(self) -> list[HoldView]:
         return self._call("GET", "/v1/holds", list[HoldView])
 
+    def watch(self, after: int | None, group: str | None) -> Iterator[WatchEvent]:
+        try:
+            yield from self.client.watch(after=after, group=group)
+        except (ApiError, WatchClosed) as error:
+            raise (
+                error_for(error) if isinstance(error, ApiError) else Unavailable(str(error))
+            ) from None
 
-def _error_for(response: httpx.Response) -> Exception:
-    """The exception (hence exit code) a REST error response stands for."""
-    try:
-        body = msgspec.json.decode(response.content, type=ErrorBody)
-        message, field = body.error, body.field
-    except msgspec.DecodeError:
-        message, field = response.text[:200] or response.reason_phrase, None
-    status = response.status_code
+
+def error_for(error: ApiError) -> Exception:
+    """The exception (hence exit code) a REST error answer stands for."""
+    message, field, status = error.message, error.field, error.status
     if status in (401, 403):
         return AccessDenied(message)
     if status == 404:
@@ -199,4 +214,6 @@ def _error_for(response: httpx.Response) -> Exception:
         return SpecError("", message)
     if status == 400:
         return DomainError(message)
+    if status == 0:
+        return Unavailable(message)
     return Unavailable(f"server answered {status}: {message}")

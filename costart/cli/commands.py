@@ -21,7 +21,7 @@ from costart.bootstrap import DEMO_CLUSTER, STORE_MODULE, Settings
 from costart.cli import render
 from costart.cli.backend import Backend, LocalBackend, RemoteBackend
 from costart.cli.exits import UsageError, reported
-from costart.cli.output import Output, jsonpath, parse_output, sort_rows
+from costart.cli.output import Output, OutputKind, jsonpath, parse_output, sort_rows
 from costart.domain.errors import NotFound
 from costart.domain.spec import SpecFormat
 from costart.projections import MemberView
@@ -39,6 +39,7 @@ class Target(msgspec.Struct):
     url: str | None = None  # a PostgreSQL store (``--store postgresql://...``)
     server: str | None = None
     token: str | None = None
+    ca_file: Path | None = None  # verify --server's TLS certificate against this CA
     cluster: Path | None = DEMO_CLUSTER
     rebuild_views: bool = False  # rebuild the views even over a log that lost its tail
 
@@ -76,7 +77,7 @@ def backend(ctx: typer.Context, *, create: bool = False) -> Iterator[Backend]:
     target: Target = ctx.obj
     chosen: Backend
     if target.server:
-        chosen = RemoteBackend(target.server, target.token)
+        chosen = RemoteBackend(target.server, target.token, target.ca_file)
     elif target.url is not None:
         chosen = LocalBackend(target.settings(), rebuild_views=target.rebuild_views)
     elif target.store is not None:
@@ -153,27 +154,33 @@ def get_groups(
     owner: Annotated[str | None, typer.Option(help="only this owner's groups")] = None,
     state: Annotated[str | None, typer.Option(help="only groups in this state")] = None,
     sort_by: SortOption = None,
+    watch: Annotated[
+        bool, typer.Option("--watch", "-w", help="then print each group again as it changes")
+    ] = False,
 ) -> None:
-    """Groups in submission order (or --sort-by a field); NAME... picks some."""
+    """Groups in submission order (or --sort-by a field); NAME... picks some; -w follows."""
     with reported():
         out = parse_output(output)
         with backend(ctx) as b:
+            remote = _watchable(b, watch)
             groups = b.groups(owner, state)
             now = now_ns(b)
-        if names:
-            by_name = {g.name: g for g in groups}
-            missing = [n for n in names if n not in by_name]
-            if missing:
-                raise NotFound(f"no group named {', '.join(map(repr, missing))}")
-            groups = [by_name[n] for n in dict.fromkeys(names)]
-        if sort_by:
-            groups = sort_rows(groups, sort_by)
-        emit(
-            groups,
-            out,
-            lambda wide: console().print(render.groups_table(groups, now, wide=wide)),
-            [f"group/{g.name}" for g in groups],
-        )
+            if names:
+                by_name = {g.name: g for g in groups}
+                missing = [n for n in names if n not in by_name]
+                if missing:
+                    raise NotFound(f"no group named {', '.join(map(repr, missing))}")
+                groups = [by_name[n] for n in dict.fromkeys(names)]
+            if sort_by:
+                groups = sort_rows(groups, sort_by)
+            emit(
+                groups,
+                out,
+                lambda wide: console().print(render.groups_table(groups, now, wide=wide)),
+                [f"group/{g.name}" for g in groups],
+            )
+            if remote is not None:
+                _follow_groups(remote, owner, state, out.kind)
 
 
 @get_app.command("members")
@@ -260,19 +267,73 @@ def describe_member(
         )
 
 
-def events(ctx: typer.Context, name: str, output: OutputOption = "table") -> None:
+def events(
+    ctx: typer.Context,
+    name: str,
+    output: OutputOption = "table",
+    follow: Annotated[
+        bool, typer.Option("--follow", "-f", help="then print new events as they happen")
+    ] = False,
+) -> None:
     """A group's timeline: every event with its controller time."""
     with reported():
         out = parse_output(output)
         with backend(ctx) as b:
+            remote = _watchable(b, follow)
             timeline = b.events(name)
-        origin = timeline[0].at_ns if timeline else 0
-        emit(
-            timeline,
-            out,
-            lambda _: console().print(render.events_table(timeline, origin)),
-            [f"event/{name}/{e.position}" for e in timeline],
-        )
+            origin = timeline[0].at_ns if timeline else 0
+            emit(
+                timeline,
+                out,
+                lambda _: console().print(render.events_table(timeline, origin)),
+                [f"event/{name}/{e.position}" for e in timeline],
+            )
+            if remote is not None:
+                after = timeline[-1].position if timeline else 0
+                for event in remote.watch(after, name):
+                    if out.kind in ("json", "yaml"):
+                        render.print_data(console(), event, out.kind)
+                    else:
+                        typer.echo(render.watch_line(event))
+
+
+def _watchable(b: Backend, wanted: bool) -> RemoteBackend | None:
+    """The backend to watch through, if watching was asked for (needs ``--server``)."""
+    if not wanted:
+        return None
+    if not isinstance(b, RemoteBackend):
+        raise UsageError("watching needs --server URL (the watch stream of `costart serve`)")
+    return b
+
+
+def _follow_groups(
+    b: RemoteBackend, owner: str | None, state: str | None, output: OutputKind
+) -> None:
+    """Print a group's row again after each event about it (that still matches)."""
+    for event in b.watch(None, None):
+        if event.group is None:
+            continue
+        rows = [g for g in b.groups(owner, state) if g.name == event.group]
+        for row in rows:
+            if output in ("json", "yaml"):
+                render.print_data(console(), row, output)
+            else:
+                typer.echo(render.group_line(row, event))
+
+
+def scale(
+    ctx: typer.Context,
+    member: Annotated[str, typer.Argument(help="GROUP/MEMBER of a replica set")],
+    replicas: Annotated[int, typer.Option(help="desired replicas")],
+) -> None:
+    """Scale a replica set: scale-up places single replicas, scale-down stops the highest."""
+    group, sep, name = member.partition("/")
+    with reported():
+        if not sep or not group or not name or "/" in name:
+            raise UsageError(f"expected GROUP/MEMBER, got {member!r}")
+        with backend(ctx) as b:
+            row = b.scale(group, name, replicas)
+    typer.echo(f"member/{row.group}/{row.name} scaled to {row.desired} ({row.state})")
 
 
 def why(ctx: typer.Context, name: str, output: OutputOption = "table") -> None:
@@ -304,3 +365,4 @@ def register(app: typer.Typer) -> None:
     app.command()(events)
     app.command()(why)
     app.command()(cancel)
+    app.command()(scale)

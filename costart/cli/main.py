@@ -19,7 +19,7 @@ from rich.console import Console
 
 from costart import __version__
 from costart.bootstrap import DEMO_CLUSTER, Settings, build_placement, configure_logging_once
-from costart.cli import commands, replay_cmd, sim_cmd
+from costart.cli import commands, replay_cmd, sim_cmd, token_cmd
 from costart.cli.commands import Target, read_spec_file
 from costart.cli.demo import run_demo
 from costart.cli.exits import EXIT_INVALID, EXIT_USAGE, reported
@@ -65,6 +65,8 @@ QUIET = {
     "events",
     "why",
     "cancel",
+    "scale",
+    "token",
     "replay",
     "snapshot",
     "demo",
@@ -93,6 +95,12 @@ def _setup(
     ] = None,
     token: Annotated[
         str | None, typer.Option(envvar="COSTART_TOKEN", help="bearer token for --server")
+    ] = None,
+    ca_file: Annotated[
+        Path | None,
+        typer.Option(
+            envvar="COSTART_CA_FILE", help="verify --server's TLS certificate with this CA"
+        ),
     ] = None,
     cluster: Annotated[
         Path,
@@ -136,7 +144,12 @@ def _setup(
         configure_logging_once(level=level or quiet)
     if store is not None and is_url(store):
         ctx.obj = Target(
-            url=store, server=server, token=token, cluster=cluster, rebuild_views=rebuild_views
+            url=store,
+            server=server,
+            token=token,
+            cluster=cluster,
+            rebuild_views=rebuild_views,
+            ca_file=ca_file,
         )
     else:
         ctx.obj = Target(
@@ -145,6 +158,7 @@ def _setup(
             token=token,
             cluster=cluster,
             rebuild_views=rebuild_views,
+            ca_file=ca_file,
         )
 
 
@@ -214,6 +228,7 @@ def validate(
 
 
 commands.register(app)
+app.add_typer(token_cmd.token_app, name="token")
 replay_cmd.register(app)
 sim_cmd.register(app)
 app.command()(serve)

@@ -21,6 +21,7 @@ from costart.cli.tables import plain_table
 from costart.display import clock, duration, moment, offset, queue_text, readable
 from costart.domain.events import PendReason
 from costart.projections import GroupDetail, GroupView, HoldView, MemberView, TimelineEntry
+from costart.rest.client import WatchEvent
 from costart.rest.models import Why
 
 Output = Literal["table", "wide", "json", "yaml"]
@@ -264,3 +265,16 @@ def print_member(console: Console, m: MemberView, now_ns: int) -> None:
     lines.append(f"Reason:     {display.member_reason(m.state, m.last_reason)}")
     for line in lines:
         console.print(line, highlight=False, markup=False)
+
+
+def watch_line(event: WatchEvent) -> str:
+    """One watched event as a line: when (ISO-8601 UTC), where in the log, what, whom."""
+    who = f"{event.group}/{event.member}" if event.member else (event.group or "-")
+    return f"{event.at}  #{event.position}  {event.type:<20} {who}"
+
+
+def group_line(group: GroupView, event: WatchEvent) -> str:
+    """A watched group's row after an event about it."""
+    return (
+        f"{event.at}  {group.name:<24} {group.state:<10} {members_summary(group):<24} {event.type}"
+    )

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import signal
 import tempfile
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -36,6 +37,7 @@ from costart.placement import ClusterError
 from costart.rest.app import create_app
 from costart.rest.auth import TokenError, Tokens
 from costart.rest.claims import ClaimDriver
+from costart.rest.not_leader import not_leader_app, publish_leader, read_leader
 from costart.rest.service import Service
 from costart.store.errors import DamagedStoreError, StoreFullError
 from costart.store.keeper import LeaseKeeper, LeaseLike
@@ -67,15 +69,25 @@ def _open_controller(
     return controller, None, Path(tempfile.mkdtemp(prefix="costart-views-"))
 
 
-def _server(service: Service, users: Tokens, host: str, port: int) -> uvicorn.Server:
+def _server(
+    service: Service,
+    users: Tokens,
+    host: str,
+    port: int,
+    tls: tuple[Path, Path] | None,
+    max_connections: int,
+) -> uvicorn.Server:
     return uvicorn.Server(
         uvicorn.Config(
             create_app(service, users),
             host=host,
             port=port,
+            ssl_certfile=tls[0] if tls else None,
+            ssl_keyfile=tls[1] if tls else None,
             log_config=None,
             access_log=False,
-            limit_concurrency=64,
+            # Watchers hold their connection open: the limit counts them too.
+            limit_concurrency=max_connections,
             timeout_graceful_shutdown=5,
         )
     )
@@ -98,14 +110,29 @@ def serve(
         float, typer.Option(help="simulated claims turn READY after this many seconds")
     ] = 2.0,
     simulate_claims: Annotated[
-        bool, typer.Option(help="run the simulated claim driver (laptop demos)")
-    ] = True,
+        bool,
+        typer.Option(help="turn claims READY and start members by themselves (laptop demos)"),
+    ] = False,
+    heartbeat_timeout: Annotated[
+        float, typer.Option(help="seconds without an agent's heartbeat before its node is down")
+    ] = 30.0,
+    cert: Annotated[
+        Path | None, typer.Option(help="TLS certificate (PEM): serve HTTPS; needs --key")
+    ] = None,
+    key: Annotated[Path | None, typer.Option(help="TLS private key (PEM) of --cert")] = None,
     standby: Annotated[
         bool, typer.Option(help="tail the leader's log; take over when its lease expires")
     ] = False,
     lease_duration: Annotated[
         float, typer.Option(help="seconds a leader's lease lasts unless renewed")
     ] = 2.0,
+    max_connections: Annotated[
+        int, typer.Option(help="open connections (watchers included) before 503s")
+    ] = 2048,
+    advertise: Annotated[
+        str | None,
+        typer.Option(help="the URL clients reach this server at (a standby names it)"),
+    ] = None,
 ) -> None:
     """Run the controller: REST API, scheduling sessions, timers, simulated claims."""
     target: Target = ctx.obj
@@ -118,15 +145,26 @@ def serve(
     except (TokenError, ClusterError, ValueError) as error:
         _usage(str(error))
     # Refused before anything is opened, like a zero timeout in a spec.
-    for option, seconds in (("--lease-duration", lease_duration), ("--interval", interval)):
+    for option, seconds in (
+        ("--lease-duration", lease_duration),
+        ("--interval", interval),
+        ("--heartbeat-timeout", heartbeat_timeout),
+    ):
         if not seconds > 0:  # also NaN
             _usage(f"{option} must be longer than 0 seconds (got {seconds})")
     if not claim_delay >= 0:
         _usage(f"--claim-delay must not be negative (got {claim_delay})")
+    if max_connections < 1:
+        _usage("--max-connections must be at least 1")
+    tls = _tls_files(cert, key)
+    url = advertise or f"{'https' if tls else 'http'}://{host}:{port}"
     try:
-        controller, lease, views_dir = _open_controller(settings, step, standby, lease_duration)
+        with _not_leader_while_standby(standby, target.store, host, port, tls):
+            controller, lease, views_dir = _open_controller(settings, step, standby, lease_duration)
     except (DamagedStoreError, StoreFullError) as error:
         _refuse(error)
+    if target.store is not None and lease is not None:
+        publish_leader(target.store, url)
     driver = ClaimDriver(int(claim_delay * SECOND_NS)) if simulate_claims else None
     try:
         # Every stored view value checked once, and the views' anchor against the log.
@@ -143,13 +181,18 @@ def serve(
         _refuse(error)
     with contextlib.closing(checked):
         views = checked.views
-        service = Service(controller, views, driver=driver)
-        server = _server(service, users, host, port)
+        service = Service(
+            controller,
+            views,
+            driver=driver,
+            heartbeat_timeout_ns=int(heartbeat_timeout * SECOND_NS),
+        )
+        server = _server(service, users, host, port, tls, max_connections)
         keeper = _keep(lease, controller, server) if lease is not None else None
         service.start(interval)
         log.info(
             "serving",
-            url=f"http://{host}:{port}",
+            url=url,
             placement=step is not None,
             epoch=controller.epoch,
         )
@@ -164,6 +207,36 @@ def serve(
                 _hand_over(controller, lease)
     if keeper is not None and keeper.lost is not None:
         raise typer.Exit(EXIT_ERROR)
+
+
+@contextmanager
+def _not_leader_while_standby(
+    standby: bool, store: Path | None, host: str, port: int, tls: tuple[Path, Path] | None
+) -> Iterator[None]:
+    """While a standby waits for the lease, its port answers 503 "not leader" with the
+    leader's published URL (a client follows it) instead of refusing connections."""
+    if not standby:
+        yield
+        return
+    app = not_leader_app(lambda: read_leader(store) if store is not None else None)
+    server = uvicorn.Server(
+        uvicorn.Config(
+            app,  # type: ignore[arg-type]
+            host=host,
+            port=port,
+            log_config=None,
+            access_log=False,
+            ssl_certfile=tls[0] if tls else None,
+            ssl_keyfile=tls[1] if tls else None,
+        )
+    )
+    thread = threading.Thread(target=server.run, name="costart-not-leader", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
 
 
 @contextmanager
@@ -183,6 +256,18 @@ def _refuse(error: BaseException) -> NoReturn:
     """Stop before serving: the store cannot be trusted (or has no room)."""
     typer.echo(f"error: {error}", err=True)
     raise typer.Exit(exit_code(error))
+
+
+def _tls_files(cert: Path | None, key: Path | None) -> tuple[Path, Path] | None:
+    """Both or neither; each must be a readable file (checked before anything starts)."""
+    if cert is None and key is None:
+        return None
+    if cert is None or key is None:
+        _usage("--cert and --key go together")
+    for option, path in (("--cert", cert), ("--key", key)):
+        if not path.is_file():
+            _usage(f"{option} {path}: no such file")
+    return cert, key
 
 
 def _usage(message: str) -> NoReturn:

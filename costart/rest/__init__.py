@@ -1,28 +1,47 @@
 """The REST API of `costart serve`: the Litestar app, bearer-token auth, the service
-loop, the simulated claim driver and the wire models (ADR 0007)."""
+loop, the simulated claim driver, the wire models (ADR 0007), and the client the CLI and
+agents use (ADR 0028)."""
 
 from costart._lazy import lazy_exports
 
 __all__ = [
+    "ApiError",
     "ClaimDriver",
+    "Client",
     "ErrorBody",
     "Service",
     "TokenError",
     "Tokens",
+    "WatchClosed",
+    "WatchEvent",
     "Why",
     "create_app",
+    "new_token",
+    "not_leader_app",
+    "publish_leader",
+    "read_leader",
+    "token_hash",
 ]
 
 # Resolved on first use: importing one light module must not import the heavy ones.
 __getattr__, __dir__ = lazy_exports(
     __name__,
     {
+        "ApiError": "costart.rest.client",
         "ClaimDriver": "costart.rest.claims",
+        "Client": "costart.rest.client",
         "ErrorBody": "costart.rest.models",
         "Service": "costart.rest.service",
         "TokenError": "costart.rest.auth",
         "Tokens": "costart.rest.auth",
+        "WatchClosed": "costart.rest.client",
+        "WatchEvent": "costart.rest.client",
         "Why": "costart.rest.models",
         "create_app": "costart.rest.app",
+        "new_token": "costart.rest.auth",
+        "not_leader_app": "costart.rest.not_leader",
+        "publish_leader": "costart.rest.not_leader",
+        "read_leader": "costart.rest.not_leader",
+        "token_hash": "costart.rest.auth",
     },
 )

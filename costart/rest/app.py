@@ -7,6 +7,7 @@ nothing a client sends should produce a 500.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import Any, Final
 from urllib.parse import unquote
@@ -28,12 +29,14 @@ from costart.domain.spec import is_name
 from costart.log_writer import ControllerStoppedError
 from costart.projections import ViewDamagedError
 from costart.rest.auth import Tokens
+from costart.rest.dispatch_routes import DISPATCH_ROUTES
 from costart.rest.docs_page import OfflineDocsPlugin
 from costart.rest.metrics import registry_for
 from costart.rest.models import ErrorBody
 from costart.rest.openapi import BEARER, SECURITY_SCHEMES
 from costart.rest.routes import ROUTES, authenticate
 from costart.rest.service import Service
+from costart.rest.watch_routes import WATCH_ROUTES
 
 log = structlog.get_logger("costart.rest")
 MAX_BODY_BYTES: Final = 2 * MAX_SPEC_BYTES
@@ -135,12 +138,19 @@ def request_log(app: ASGIApp) -> ASGIApp:
     return middleware
 
 
+def _attach_watch(app: Litestar) -> None:
+    """The watch hub hands frames to watchers in the server's event loop."""
+    service: Service = app.state.service
+    service.watch.attach(asyncio.get_running_loop())
+
+
 def create_app(service: Service, tokens: Tokens) -> Litestar:
     """The REST API of one `Service`. OpenAPI at ``/schema/openapi.json``."""
     registry, session_timer = registry_for(service.views)
     service.session_observer = session_timer.observe
     return Litestar(
-        route_handlers=ROUTES,
+        route_handlers=[*ROUTES, *DISPATCH_ROUTES, *WATCH_ROUTES],
+        on_startup=[_attach_watch],
         dependencies={"user": Provide(authenticate, sync_to_thread=False)},
         exception_handlers={
             DomainError: _domain_error,

@@ -100,7 +100,7 @@ async def submit_group(
             raise PermissionDeniedException(
                 f"{user.name} may not submit groups owned by {spec.owner}"
             )
-        return group_doc(_service(state).submit(data, fmt, Actor.user(user.name)), time.time_ns())
+        return group_doc(_service(state).submit_spec(spec, Actor.user(user.name)), time.time_ns())
 
     created = await to_thread.run_sync(run)
     location = f"/v1/groups/{quote(created.name, safe='')}"

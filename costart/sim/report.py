@@ -55,7 +55,7 @@ def _thin(timeline: list[Sample]) -> list[Sample]:
 
 # One style per policy, so series that coincide (atomic and reserve often do) stay
 # distinguishable: the first is drawn widest, the later ones narrower and dashed on top.
-_STYLES: Final = (
+_STYLES: Final[tuple[dict[str, Any], ...]] = (
     {"linestyle": "-", "linewidth": 4.0, "alpha": 0.55},
     {"linestyle": "--", "linewidth": 2.0, "alpha": 0.95},
     {"linestyle": ":", "linewidth": 2.0, "alpha": 0.95},

@@ -71,6 +71,7 @@ class ServeProcess:
             str(self.port),
             "--interval",
             "0.1",
+            "--simulate-claims",
             "--claim-delay",
             "0.2",
             "--placement",

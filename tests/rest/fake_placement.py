@@ -6,17 +6,27 @@ serve loop's hook (``--placement tests.rest.fake_placement:factory``).
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from costart.domain.decisions import Decision, PlaceGroup
+from costart.domain.errors import NotFound
 from costart.domain.events import Assignment
 from costart.domain.spec_types import GroupSpec
 from costart.domain.world import World
+
+# The nodes `decide` names: GROUP-MEMBER-nINDEX.
+NODE = re.compile(r"[a-z0-9-]+-n[0-9]+")
 
 
 class PlaceEverything:
     def check_feasible(self, spec: GroupSpec) -> None:
         return None
+
+    def check_node(self, node: str) -> None:
+        """Every node a placement here names exists; any other name is unknown."""
+        if not NODE.fullmatch(node):
+            raise NotFound(f"the cluster has no node {node!r}")
 
     def decide(self, world: World, now_ns: int) -> list[Decision]:
         decisions: list[Decision] = []

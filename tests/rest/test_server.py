@@ -7,29 +7,18 @@ bounded poll.
 from __future__ import annotations
 
 import json
-import os
-import socket
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import httpx
 import pytest
 
-from tests import child_processes
+from tests.rest.serving import DEADLINE_S, serving
 
-ROOT = Path(__file__).resolve().parents[2]
 ALICE = "alice-token-0123456789"
 BOB = "bob-token-0123456789ab"
 ROOT_TOKEN = "root-token-0123456789"
-DEADLINE_S = 20
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def spec(name: str, owner: str = "alice", **member: object) -> dict[str, object]:
@@ -41,63 +30,14 @@ def spec(name: str, owner: str = "alice", **member: object) -> dict[str, object]
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("serve")
-    tokens = tmp / "tokens.toml"
-    tokens.write_text(
+    tokens = (
         f'[tokens.{ALICE}]\nuser = "alice"\n[tokens.{BOB}]\nuser = "bob"\n'
         f'[tokens.{ROOT_TOKEN}]\nuser = "root"\nrole = "admin"\n'
     )
-    port = free_port()
-    env = {
-        **os.environ,
-        "PYTHONPATH": str(ROOT),
-        "PERSISTENCE_MODULE": "eventsourcing.sqlite",
-        "SQLITE_DBNAME": str(tmp / "events.sqlite"),
-    }
-    stderr = (tmp / "stderr.log").open("w")
-    process = child_processes.popen(
-        [
-            sys.executable,
-            "-m",
-            "costart.cli.main",
-            "--store",
-            str(tmp / "store"),
-            "serve",
-            "--tokens",
-            str(tokens),
-            "--port",
-            str(port),
-            "--interval",
-            "0.1",
-            "--claim-delay",
-            "0.3",
-            "--placement",
-            "tests.rest.fake_placement:factory",
-        ],
-        env=env,
-        cwd=tmp,
-        stdout=subprocess.DEVNULL,
-        stderr=stderr,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + DEADLINE_S
-        while True:
-            try:
-                if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError((tmp / "stderr.log").read_text())
-            time.sleep(0.1)
-        yield url, tmp / "stderr.log", env
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-        stderr.close()
+    options = ("--interval", "0.1", "--simulate-claims", "--claim-delay", "0.3")
+    placement = ("--placement", "tests.rest.fake_placement:factory")
+    with serving(tmp, tokens, *options, *placement) as running:
+        yield running
 
 
 def client(url: str, token: str | None) -> httpx.Client:

@@ -1,0 +1,356 @@
+"""Benchmark of the dispatch path on the wire (issue 17): `costart serve` over REST
+against the embedded Controller, measured in the same run (medians; the machine is
+noisy). The load comes from a separate process with an async client
+(`dispatch_load.py`), so the server's figures are the server's.
+
+(a) durable submits per second of the issue's small 4-member spec: the embedded
+    Controller on an LMDB store with 16 threads (the baseline), and `serve` on an LMDB
+    store with 1 and 16 concurrent HTTP clients (auth, JSON, views caught up before the
+    answer). Target: REST with 16 clients >= 0.5x the embedded rate.
+(b) barrier latency: from the response to a group's last claim READY to its
+    `BarrierReleased` reaching a watching client (p99), against the median time of one
+    durable command of the embedded Controller (one thread). Target: p99 <= 5x.
+(c) 1,000 watchers each receive every event of a 10,000-event burst in log order; the
+    server's resident memory per connected watcher (RSS with the watchers connected minus
+    RSS before, over the watchers). Target: <= 50 KB.
+(d) the server's resident memory with 10,000 live groups / 100,000 members (written by
+    the embedded Controller, then served). Target: <= 400 MB.
+
+--quick runs smaller versions (100 watchers, 1,000 events, 1,000 groups); the targets
+are for the full run.
+
+Run: python bench/bench_dispatch.py [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+from common import write_results
+from dispatch_load import small_spec
+
+from costart.app import Controller
+from costart.bootstrap import Settings, bootstrap
+from costart.logs import configure_logging
+
+ROOT = Path(__file__).resolve().parents[1]
+HERE = Path(__file__).resolve().parent
+CLUSTER = ROOT / "scenarios" / "cluster-demo.toml"
+TOKEN = "bench-token-0123456789abcdef"
+CLIENTS = 16
+START_DEADLINE_S = 30.0
+
+
+def embedded(store: Path) -> Controller:
+    """The embedded Controller on an LMDB store, with the placement step over the
+    cluster (its feasibility check is on the submit path, as in `serve`)."""
+    env = {**os.environ, "PERSISTENCE_MODULE": "costart.store"}
+    return bootstrap(Settings(store=str(store), cluster=CLUSTER, env=env))
+
+
+def embedded_rate(count: int, repeats: int) -> float:
+    """Durable submits/s with ``CLIENTS`` threads into one Controller on LMDB."""
+    with tempfile.TemporaryDirectory(prefix="costart-bench-embedded-") as tmp:
+        controller = embedded(Path(tmp))
+        rates = []
+        for repeat in range(repeats):
+            bodies = [json.dumps(small_spec(f"e{repeat}-{i}")).encode() for i in range(count)]
+            chunks = [bodies[i::CLIENTS] for i in range(CLIENTS)]
+
+            def submit_all(chunk: list[bytes]) -> None:
+                for body in chunk:
+                    controller.submit_document(body, "json")
+
+            threads = [threading.Thread(target=submit_all, args=(c,)) for c in chunks]
+            started = time.perf_counter()
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            rates.append(count / (time.perf_counter() - started))
+        controller.close()
+        return statistics.median(rates)
+
+
+def embedded_single_ms(count: int) -> float:
+    """Median time of one durable submit into the embedded Controller, one thread."""
+    with tempfile.TemporaryDirectory(prefix="costart-bench-single-") as tmp:
+        controller = embedded(Path(tmp))
+        times = []
+        for i in range(count):
+            body = json.dumps(small_spec(f"s{i}")).encode()
+            started = time.perf_counter()
+            controller.submit_document(body, "json")
+            times.append(time.perf_counter() - started)
+        controller.close()
+        return statistics.median(times) * 1000
+
+
+def populate(store: Path, groups: int, members: int) -> int:
+    """``groups`` live groups of ``members`` one-task members, written by the embedded
+    Controller with 16 threads; the log position at the end."""
+    controller = embedded(store)
+
+    def spec(name: str) -> bytes:
+        rows = [
+            {"name": f"m{i}", "kind": "job", "tasks": 1, "shape": {"gpu": 1}}
+            for i in range(members)
+        ]
+        return json.dumps({"name": name, "owner": "alice", "members": rows}).encode()
+
+    def submit_all(names: list[str]) -> None:
+        for name in names:
+            controller.submit_document(spec(name), "json")
+
+    names = [f"live-{i}" for i in range(groups)]
+    threads = [
+        threading.Thread(target=submit_all, args=(names[i::CLIENTS],)) for i in range(CLIENTS)
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    end = controller.world.position
+    controller.close()
+    return end
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Server:
+    """`costart serve` on an LMDB store in a temporary directory (sessions far apart, so
+    the figures are the request path's)."""
+
+    def __init__(self, tmp: Path, *extra: str, start_deadline_s: float = START_DEADLINE_S) -> None:
+        tokens = tmp / "tokens.toml"
+        tokens.write_text(f'[tokens.{TOKEN}]\nuser = "alice"\nrole = "admin"\n')
+        self.url = f"http://127.0.0.1:{free_port()}"
+        self.stderr = (tmp / "serve.stderr").open("w")
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        env.pop("PERSISTENCE_MODULE", None)
+        args = [sys.executable, "-m", "costart.cli.main", "--store", str(tmp / "store"), "serve"]
+        args += ["--tokens", str(tokens), "--port", self.url.rsplit(":", 1)[1]]
+        args += ["--cluster", str(CLUSTER), "--interval", "3600", *extra]
+        self.process = subprocess.Popen(
+            args, env=env, stdout=subprocess.DEVNULL, stderr=self.stderr
+        )
+        deadline = time.monotonic() + start_deadline_s
+        while True:
+            try:
+                if httpx.get(f"{self.url}/healthz", timeout=1).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                self.close()
+                raise RuntimeError(f"serve did not start: {(tmp / 'serve.stderr').read_text()}")
+            time.sleep(0.1)
+
+    def rss_kb(self, kind: str = "VmRSS") -> int:
+        """Resident memory: ``VmRSS`` (all), ``RssAnon`` (the heap: what the process
+        holds) or ``RssFile`` (mapped file pages, e.g. LMDB's, which the kernel may drop)."""
+        for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
+            if line.startswith(f"{kind}:"):
+                return int(line.split()[1])
+        raise RuntimeError(f"no {kind} for the server")
+
+    def close(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self.stderr.close()
+
+
+def wait_views(url: str, position: int) -> None:
+    """Until the server's views (`/healthz`) reached ``position``."""
+    deadline = time.monotonic() + 900
+    while httpx.get(f"{url}/healthz", timeout=30).json()["position"] < position:
+        if time.monotonic() > deadline:
+            raise RuntimeError("the server's views never caught up")
+        time.sleep(0.5)
+
+
+def barrier_figures(trials: int) -> dict[str, float]:
+    with tempfile.TemporaryDirectory(prefix="costart-bench-barrier-") as tmp:
+        server = Server(Path(tmp), "--interval", "0.05")
+        try:
+            result = load("barrier", server.url, TOKEN, str(trials))
+        finally:
+            server.close()
+    return {"barrier_median_ms": result["median_ms"], "barrier_p99_ms": result["p99_ms"]}
+
+
+def watcher_figures(watchers: int, events: int) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="costart-bench-watch-") as tmp:
+        server = Server(Path(tmp))
+        ready, go = Path(tmp) / "ready", Path(tmp) / "go"
+        try:
+            idle_kb = server.rss_kb()
+            argv = [sys.executable, str(HERE / "dispatch_load.py"), "watchers", server.url]
+            argv += [TOKEN, str(watchers), str(events), str(ready), str(go)]
+            process = subprocess.Popen(
+                argv,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            deadline = time.monotonic() + 600
+            while not ready.exists():
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"watchers never connected: {process.communicate()[1]}")
+                time.sleep(0.1)
+            time.sleep(1.0)  # let the server settle after the last connection
+            connected_kb = server.rss_kb()
+            go.write_text("go\n")
+            out, err = process.communicate(timeout=1800)
+            if process.returncode != 0:
+                raise RuntimeError(f"watchers failed: {err}")
+            result = json.loads(out)
+            after_kb = server.rss_kb()
+        finally:
+            server.close()
+    return {
+        "watchers": watchers,
+        "burst_events": result["events"],
+        "watchers_all_in_order": result["all_in_order"],
+        "watchers_complete": result["complete_watchers"],
+        "burst_delivery_s": result["seconds"],
+        "rss_idle_mb": idle_kb / 1024,
+        "rss_with_watchers_mb": connected_kb / 1024,
+        "rss_after_burst_mb": after_kb / 1024,
+        "kb_per_watcher": (connected_kb - idle_kb) / watchers,
+    }
+
+
+def live_groups_rss(groups: int, members: int) -> dict[str, float]:
+    with tempfile.TemporaryDirectory(prefix="costart-bench-live-") as tmp:
+        end = populate(Path(tmp) / "store", groups, members)
+        # The views of the whole log are built before the server answers.
+        server = Server(Path(tmp), start_deadline_s=900)
+        try:
+            wait_views(server.url, end)
+            rss_kb, anon_kb = server.rss_kb(), server.rss_kb("RssAnon")
+            file_kb = server.rss_kb("RssFile")
+        finally:
+            server.close()
+    return {
+        "live_groups": groups,
+        "live_members": groups * members,
+        "rss_live_mb": rss_kb / 1024,
+        "rss_live_anon_mb": anon_kb / 1024,
+        "rss_live_file_mb": file_kb / 1024,
+    }
+
+
+def load(*args: str) -> dict[str, Any]:
+    """Run one load process to its end; its JSON result."""
+    out = subprocess.run(
+        [sys.executable, str(HERE / "dispatch_load.py"), *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=900,
+    )
+    if out.returncode != 0:
+        raise RuntimeError(f"load {args[0]} failed: {out.stderr}")
+    result: dict[str, Any] = json.loads(out.stdout)
+    return result
+
+
+def rest_rates(count: int, repeats: int) -> dict[str, float]:
+    """Durable submits/s through `serve` with 1 and ``CLIENTS`` clients (medians)."""
+    figures: dict[str, float] = {}
+    with tempfile.TemporaryDirectory(prefix="costart-bench-rest-") as tmp:
+        server = Server(Path(tmp))
+        try:
+            for clients in (1, CLIENTS):
+                runs = [
+                    load("submit", server.url, TOKEN, str(clients), str(count), f"c{clients}r{r}")
+                    for r in range(repeats)
+                ]
+                figures[f"rest_{clients}_clients_per_s"] = statistics.median(
+                    r["per_s"] for r in runs
+                )
+                figures[f"rest_{clients}_clients_median_ms"] = statistics.median(
+                    r["median_ms"] for r in runs
+                )
+        finally:
+            server.close()
+    return figures
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="smaller runs")
+    parser.add_argument(
+        "--part",
+        action="append",
+        choices=("submits", "barrier", "watchers", "live"),
+        help="run only this part (repeatable); the results file then has only its figures",
+    )
+    args = parser.parse_args()
+    configure_logging(level=logging.WARNING)
+    count, repeats = (300, 3) if args.quick else (1000, 3)
+    watchers, events = (100, 1_000) if args.quick else (1_000, 10_000)
+    groups = 1_000 if args.quick else 10_000
+    figures: dict[str, Any] = {"submits_per_run": count, "repeats": repeats}
+    steps = {
+        "submits": lambda: {
+            "embedded_16_threads_per_s": embedded_rate(count, repeats),
+            **rest_rates(count, repeats),
+        },
+        "barrier": lambda: {
+            "embedded_single_command_ms": embedded_single_ms(200),
+            **barrier_figures(30 if args.quick else 200),
+        },
+        "watchers": lambda: watcher_figures(watchers, events),
+        "live": lambda: live_groups_rss(groups, 10),
+    }
+    for part in args.part or list(steps):
+        measured = steps[part]()
+        print(json.dumps(measured), file=sys.stderr, flush=True)  # a crash keeps these
+        figures.update(measured)
+    ratios = {}
+    if "rest_16_clients_per_s" in figures:
+        ratios["rest_16_vs_embedded_16"] = (
+            figures["rest_16_clients_per_s"] / figures["embedded_16_threads_per_s"]
+        )
+    if "barrier_p99_ms" in figures:
+        ratios["barrier_p99_vs_single_command"] = (
+            figures["barrier_p99_ms"] / figures["embedded_single_command_ms"]
+        )
+    targets = {
+        "rest_16_vs_embedded_16": ">= 0.5",
+        "barrier_p99_vs_single_command": "<= 5",
+        "kb_per_watcher": "<= 50 (1,000 watchers)",
+        "watchers_all_in_order": "true",
+        "rss_live_mb": "<= 400 (10,000 groups / 100,000 members)",
+    }
+    for key, value in sorted({**figures, **ratios}.items()):
+        print(f"{key:40} {value:12.3f}" if isinstance(value, float) else f"{key:40} {value}")
+    name = "dispatch" if not args.part else "dispatch-" + "-".join(args.part)
+    write_results(name, {"figures": figures, "ratios": ratios, "targets": targets})
+
+
+if __name__ == "__main__":
+    main()

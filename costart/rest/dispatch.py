@@ -1,0 +1,185 @@
+"""Reports from agents and claim drivers, made idempotent and stale-safe for the wire.
+
+Every report names its group, member, attempt (and task or claim). Checked against the
+views (a consistent, durable picture; caught up after every command) before the
+Controller is called:
+
+- an unknown group, member, task or claim is `NotFound` (404);
+- a report about a terminal group or an older attempt is `Conflict` (409) naming why;
+- a report that is already true (a claim already READY, a member already RUNNING) is
+  answered with the current state and ``applied = false``, and writes nothing.
+
+A report that races an identical one may reach the Controller second and be refused
+there; it is then answered as a repeat, because it is one.
+
+The attempt is the member's placement attempt (`MemberView.attempt`); the Controller's
+attempt- and task-stamped commands (DESIGN §8) decide whether a report is new, a repeat
+(answered ``applied = false``) or stale (409).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Literal
+
+import msgspec
+
+from costart.app import Controller, Report
+from costart.domain import limits
+from costart.domain.actors import Actor
+from costart.domain.errors import Conflict, NotFound, SpecError
+from costart.domain.spec_types import FailureReason
+from costart.domain.states import GROUP_TERMINAL
+from costart.projections import GroupView, HoldView, MemberView, Views
+
+TaskEvent = Literal["started", "exited", "succeeded"]
+ClaimOutcome = Literal["READY", "FAILED"]
+ExitReason = Literal["error", "oom", "preempted", "node-lost"]
+NOT_STARTED = frozenset({"PENDING", "HELD", "PLACED", "READY"})
+
+
+class ClaimReport(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A claim of a member turned READY or failed, in the group's ``attempt``."""
+
+    attempt: int
+    status: ClaimOutcome
+    reason: str | None = None  # required for FAILED
+
+
+class TaskReport(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A task of a member started, exited (with a code and a reason) or succeeded."""
+
+    attempt: int
+    event: TaskEvent
+    exit_code: int | None = None
+    reason: ExitReason | None = None  # required for exited
+
+
+class ReportAnswer(msgspec.Struct, frozen=True):
+    """``applied``: whether this report changed anything (false: it was a repeat)."""
+
+    applied: bool
+    detail: str
+    member: MemberView
+
+
+class Subject(msgspec.Struct, frozen=True):
+    """What a report is about, as the views show it now."""
+
+    group: GroupView
+    member: MemberView
+    tasks: tuple[HoldView, ...]  # the member's placed tasks (kind "used")
+
+    @property
+    def ref(self) -> str:
+        return f"{self.group.name}/{self.member.name}"
+
+    def node_of(self, task: int) -> str:
+        for hold in self.tasks:
+            if hold.index == task:
+                return hold.node
+        raise NotFound(f"member {self.ref} has no placed task {task}")
+
+    @property
+    def nodes(self) -> frozenset[str]:
+        return frozenset(hold.node for hold in self.tasks)
+
+
+def subject(views: Views, group: str, member: str) -> Subject:
+    """The group and member a report names (`NotFound` if either is unknown)."""
+    found = views.group(group)
+    for row in views.members(group):
+        if row.name == member:
+            tasks = tuple(h for h in views.holds(group) if h.member == member and h.kind == "used")
+            return Subject(found, row, tasks)
+    raise NotFound(f"group {group} has no member {member!r}")
+
+
+def check_current(subject: Subject, attempt: int) -> None:
+    """`Conflict` for a report about a terminal group or an earlier attempt."""
+    group = subject.group
+    if group.state in GROUP_TERMINAL:
+        raise Conflict(f"group {group.name} is {group.state}: the report changes nothing")
+    if attempt != group.attempt:
+        raise Conflict(
+            f"stale report: attempt {attempt}, but group {group.name} is on attempt {group.attempt}"
+        )
+
+
+def check_claim(report: ClaimReport) -> None:
+    if report.status == "FAILED" and not report.reason:
+        raise SpecError("reason", "a FAILED claim needs a reason")
+    if report.reason is not None and len(report.reason) > limits.MAX_REASON_TEXT:
+        raise SpecError("reason", f"longer than {limits.MAX_REASON_TEXT} characters")
+
+
+def check_task(report: TaskReport) -> None:
+    if report.event == "exited" and report.reason is None:
+        raise SpecError("reason", "an exited task needs a reason")
+    if report.event != "exited" and (report.reason is not None or report.exit_code is not None):
+        raise SpecError("reason", "only an exited task has a reason and an exit_code")
+
+
+class Reports:
+    """Applies reports through the Controller's attempt- and task-stamped commands, which
+    decide whether a report is new, a repeat or stale; ``refresh`` catches the views up."""
+
+    def __init__(self, controller: Controller, views: Views, refresh: Callable[[], None]) -> None:
+        self.controller = controller
+        self.views = views
+        self.refresh = refresh
+
+    def claim(
+        self, group: str, member: str, claim: str, report: ClaimReport, actor: Actor
+    ) -> ReportAnswer:
+        def apply(s: Subject) -> Report:
+            if claim not in s.member.claims:
+                raise NotFound(f"member {s.ref} has no claim {claim!r}")
+            if report.status == "READY":
+                return self.controller.claim_ready(s.ref, claim, report.attempt, actor=actor)
+            reason = report.reason or ""
+            return self.controller.claim_failed(s.ref, claim, report.attempt, reason, actor=actor)
+
+        return self._report(group, member, report.attempt, apply, f"claim {claim}")
+
+    def task(
+        self, group: str, member: str, task: int, report: TaskReport, actor: Actor
+    ) -> ReportAnswer:
+        if task >= max(subject(self.views, group, member).member.desired, 1):
+            raise NotFound(f"member {group}/{member} has no task {task}")
+
+        def apply(s: Subject) -> Report:
+            ref, attempt = s.ref, report.attempt
+            if report.event == "started":
+                return self.controller.task_started(ref, task, attempt, actor=actor)
+            if report.event == "succeeded":
+                return self.controller.task_succeeded(ref, task, attempt, actor=actor)
+            reason: FailureReason = report.reason or "error"
+            return self.controller.task_failed(
+                ref, task, attempt, reason, exit_code=report.exit_code, actor=actor
+            )
+
+        return self._report(group, member, report.attempt, apply, f"task {task} {report.event}")
+
+    def _report(
+        self,
+        group: str,
+        member: str,
+        attempt: int,
+        apply: Callable[[Subject], Report],
+        what: str,
+    ) -> ReportAnswer:
+        now = subject(self.views, group, member)
+        if attempt > now.member.attempt:
+            raise Conflict(
+                f"stale report: attempt {attempt}, but member {now.ref} is on attempt "
+                f"{now.member.attempt}"
+            )
+        result = apply(now)
+        if result.outcome == "stale":
+            raise Conflict(f"stale report: {what}: {result.detail}")
+        applied = result.outcome == "applied"
+        if applied:
+            self.refresh()
+        detail = f"{what}: recorded" if applied else f"{what}: already reported ({result.detail})"
+        return ReportAnswer(applied, detail, subject(self.views, group, member).member)

@@ -1,0 +1,267 @@
+"""The dispatch path's routes: scale, cancel by DELETE, claim and task reports, nodes.
+
+Who may call what (DESIGN §9, ADR 0007 extended):
+
+============================ ===== ===== ===================== ======
+route                        owner admin agent                 claims
+============================ ===== ===== ===================== ======
+scale, DELETE group          own   all   no                    no
+claim report                 no    all   member on its nodes   all
+task report                  no    all   task on its nodes     no
+node heartbeat, status       no    all   its nodes             no
+tasks of a node              no    all   its nodes             no
+============================ ===== ===== ===================== ======
+
+A refusal is 403 naming the caller and what it may not do; nothing is written.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+import msgspec
+from litestar import delete, get, post, put
+from litestar.datastructures import State
+from litestar.exceptions import PermissionDeniedException
+from litestar.params import Parameter
+
+from costart.domain import limits
+from costart.domain.actors import Actor
+from costart.domain.errors import SpecError
+from costart.domain.states import GROUP_STARTED
+from costart.projections import GroupView, MemberView
+from costart.rest.auth import User
+from costart.rest.dispatch import (
+    ClaimReport,
+    ReportAnswer,
+    TaskReport,
+    check_claim,
+    check_task,
+    subject,
+)
+from costart.rest.openapi import errors
+from costart.rest.service import Service
+
+Name = Annotated[str, Parameter(max_length=63, pattern=r"^[a-z0-9-]{1,63}$")]
+NodeName = Annotated[str, Parameter(max_length=253, pattern=r"^[A-Za-z0-9._-]{1,253}$")]
+TaskIndex = Annotated[int, Parameter(ge=0, le=limits.MAX_REPLICAS_PER_MEMBER)]
+
+
+class ScaleRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    replicas: int
+
+
+class NodeStatusRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    status: Literal["up", "drained"]
+
+
+class NodeAnswer(msgspec.Struct, frozen=True):
+    node: str
+    events: int  # how many events the call wrote (0: nothing changed)
+
+
+class TaskView(msgspec.Struct, frozen=True):
+    """One task placed on a node, and whether it may start now (the dispatch barrier)."""
+
+    group: str
+    member: str
+    task: int
+    node: str
+    attempt: int
+    kind: str
+    state: str
+    may_start: bool
+
+
+def _service(state: State) -> Service:
+    service: Service = state.service
+    return service
+
+
+def _deny(user: User, what: str) -> PermissionDeniedException:
+    return PermissionDeniedException(f"{user.name} ({user.role}) may not {what}")
+
+
+def actor_of(user: User) -> Actor:
+    """Who a caller is in the log: a node agent by its token's name, anyone else (owner,
+    admin, claims driver) a user by name."""
+    return Actor.agent(user.name) if user.role == "agent" else Actor.user(user.name)
+
+
+def _require_node(user: User, node: str, what: str) -> None:
+    if user.is_admin or (user.role == "agent" and node in user.nodes):
+        return
+    raise _deny(user, f"{what} for node {node}")
+
+
+@delete(
+    "/v1/groups/{name:str}",
+    status_code=200,
+    sync_to_thread=True,
+    summary="Cancel a group",
+    responses=errors(400, 401, 403, 404, 409),
+)
+def delete_group(name: Name, user: User, state: State) -> GroupView:
+    """The same as ``POST .../cancel``: 403 unless the caller owns it or is an admin."""
+    service = _service(state)
+    owner = service.views.group(name).owner
+    if not user.may_act_for(owner):
+        raise _deny(user, f"cancel groups owned by {owner}")
+    return service.cancel(name, actor_of(user))
+
+
+@post(
+    "/v1/groups/{name:str}/members/{member:str}/scale",
+    status_code=200,
+    sync_to_thread=True,
+    summary="Scale a replica set",
+    responses=errors(400, 401, 403, 404, 409, 422),
+)
+def scale_member(
+    name: Name, member: Name, data: ScaleRequest, user: User, state: State
+) -> MemberView:
+    """Set a replica set's desired replicas (``min_running`` .. the limit): 422 names
+    ``replicas`` for a job member or a count out of range."""
+    service = _service(state)
+    target = subject(service.views, name, member)
+    if not user.may_act_for(target.group.owner):
+        raise _deny(user, f"scale groups owned by {target.group.owner}")
+    if target.member.kind != "replica-set":
+        raise SpecError(
+            "replicas", f"member {member} is a {target.member.kind}; only a replica-set scales"
+        )
+    if not target.member.min_running <= data.replicas <= limits.MAX_REPLICAS_PER_MEMBER:
+        raise SpecError(
+            "replicas",
+            f"must be between min_running ({target.member.min_running}) and "
+            f"{limits.MAX_REPLICAS_PER_MEMBER} (got {data.replicas})",
+        )
+    return service.scale(name, member, data.replicas, actor_of(user))
+
+
+@post(
+    "/v1/groups/{name:str}/members/{member:str}/claims/{claim:str}",
+    status_code=200,
+    sync_to_thread=True,
+    summary="Report a claim READY or failed",
+    responses=errors(400, 401, 403, 404, 409, 422),
+)
+def report_claim(
+    name: Name,
+    member: Name,
+    claim: Annotated[str, Parameter(max_length=63)],
+    data: ClaimReport,
+    user: User,
+    state: State,
+) -> ReportAnswer:
+    """Claims role, admins, or an agent with a task of this member on its nodes. A repeat
+    answers ``applied: false``; an older attempt or a terminal group is 409."""
+    check_claim(data)
+    service = _service(state)
+    if not (user.is_admin or user.role == "claims"):
+        target = subject(service.views, name, member)
+        if user.role != "agent" or not target.nodes & set(user.nodes):
+            raise _deny(user, f"report claims of {name}/{member}")
+    return service.reports.claim(name, member, claim, data, actor_of(user))
+
+
+@post(
+    "/v1/groups/{name:str}/members/{member:str}/tasks/{task:int}",
+    status_code=200,
+    sync_to_thread=True,
+    summary="Report a task started, exited or succeeded",
+    responses=errors(400, 401, 403, 404, 409, 422),
+)
+def report_task(
+    name: Name,
+    member: Name,
+    task: TaskIndex,
+    data: TaskReport,
+    user: User,
+    state: State,
+) -> ReportAnswer:
+    """Admins, or the agent of the task's node. A repeat answers ``applied: false``; an
+    older attempt or a terminal group is 409; a task not placed is 404."""
+    check_task(data)
+    service = _service(state)
+    if not user.is_admin:
+        node = subject(service.views, name, member).node_of(task)
+        _require_node(user, node, f"report task {name}/{member}/{task}")
+    return service.reports.task(name, member, task, data, actor_of(user))
+
+
+@post(
+    "/v1/nodes/{node:str}/heartbeat",
+    status_code=200,
+    sync_to_thread=True,
+    summary="An agent's heartbeat for its node",
+    responses=errors(400, 401, 403, 404),
+)
+def heartbeat(node: NodeName, user: User, state: State) -> NodeAnswer:
+    """A node whose agent stops heartbeating is reported down after the timeout."""
+    _require_node(user, node, "heartbeat")
+    return NodeAnswer(node=node, events=_service(state).heartbeat(node, actor_of(user)))
+
+
+@put(
+    "/v1/nodes/{node:str}/status",
+    status_code=200,
+    sync_to_thread=True,
+    summary="Mark a node drained (no new placements) or up",
+    responses=errors(400, 401, 403, 404),
+)
+def set_node_status(
+    node: NodeName, data: NodeStatusRequest, user: User, state: State
+) -> NodeAnswer:
+    _require_node(user, node, "set the status")
+    return NodeAnswer(
+        node=node, events=_service(state).set_node_status(node, data.status, actor_of(user))
+    )
+
+
+@get(
+    "/v1/nodes/{node:str}/tasks",
+    sync_to_thread=True,
+    summary="The tasks placed on a node, with may_start",
+    responses=errors(400, 401, 403),
+)
+def node_tasks(node: NodeName, user: User, state: State) -> list[TaskView]:
+    """What an agent runs: each task placed on the node, its attempt and ``may_start``."""
+    _require_node(user, node, "read the tasks")
+    views = _service(state).views
+    tasks = []
+    groups: dict[str, GroupView] = {}
+    members: dict[tuple[str, str], MemberView] = {}
+    for hold in views.holds():
+        if hold.node != node or hold.kind != "used":
+            continue
+        if hold.group not in groups:
+            groups[hold.group] = views.group(hold.group)
+            for row in views.members(hold.group):
+                members[(hold.group, row.name)] = row
+        group = groups[hold.group]
+        member = members[(hold.group, hold.member)]
+        tasks.append(
+            TaskView(
+                group=group.name,
+                member=member.name,
+                task=hold.index,
+                node=node,
+                attempt=member.attempt,
+                kind=member.kind,
+                state=member.state,
+                may_start=group.state in GROUP_STARTED and member.state in ("READY", "RUNNING"),
+            )
+        )
+    return tasks
+
+
+DISPATCH_ROUTES = [
+    delete_group,
+    scale_member,
+    report_claim,
+    report_task,
+    heartbeat,
+    set_node_status,
+    node_tasks,
+]

@@ -1,0 +1,223 @@
+"""The watch stream: every committed event as a Server-Sent Event, from a log position.
+
+One `WatchHub` per server. After each views catch-up (`Service.refresh`) the hub reads
+the log's new events, encodes each once as an SSE frame (``id:`` is the log position, so
+a client resumes with ``Last-Event-ID``), and appends the frames to one shared ring.
+Each watcher is only a cursor into that ring, so a watcher costs a few objects, not a
+copy of the stream. A watcher that falls more than the ring behind (a slow reader; the
+server's socket send blocks while the client reads slowly, bounded by the transport's
+flow control) is closed with an ``event: close`` frame naming the reason and the
+position to resume from; nothing grows without bound. A watcher that starts before the
+ring reads the log itself in chunks, then joins the ring.
+
+Filters: by group name, and by nodes (an agent watches only its nodes: an event passes
+when it names one of them, or its member -- for a group's event, its group -- has had a
+task placed on one).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable, Iterator
+from datetime import UTC, datetime
+from typing import Final, NamedTuple
+
+import msgspec
+from anyio import to_thread
+
+from costart.domain import events as ev
+from costart.domain.world import World
+
+DEFAULT_RING_EVENTS: Final = 20_000
+HISTORY_CHUNK: Final = 2_000
+FRAMES_PER_SEND: Final = 32
+KEEPALIVE_S: Final = 15.0
+_TERMINAL = (ev.GroupSucceeded, ev.GroupFailed, ev.GroupCancelled)
+_encode = msgspec.json.Encoder().encode
+
+ReadEvents = Callable[[int, int | None], Iterator[tuple[int, ev.DomainEvent]]]
+
+
+class Frame(NamedTuple):
+    position: int
+    group_id: str
+    nodes: frozenset[str]
+    data: bytes  # the whole SSE frame
+
+
+def _iso(at_ns: int) -> str:
+    stamp = datetime.fromtimestamp(at_ns // 10**9, tz=UTC)
+    return stamp.isoformat().replace("+00:00", "Z")
+
+
+def close_frame(reason: str, resume_after: int) -> bytes:
+    body = _encode({"reason": reason, "resume_after": resume_after})
+    return b"event: close\ndata: " + body + b"\n\n"
+
+
+class Names:
+    """Group and member names and the nodes each group has tasks on, by id: what a frame
+    says and what the node filter reads. Seeded from the live state, kept by the feed."""
+
+    def __init__(self, world: World) -> None:
+        self.groups: dict[str, str] = {}
+        self.members: dict[str, str] = {}
+        self.nodes: dict[str, set[str]] = {}  # group id or member id -> nodes it has tasks on
+        for key, group in world.groups.items():
+            self.groups[key] = group.name
+        for key, member in world.members.items():
+            self.members[key] = member.name
+            assigned = {a.node for a in (*member.assignments, *member.held)}
+            if assigned:
+                self.nodes.setdefault(key, set()).update(assigned)
+                self.nodes.setdefault(str(member.group_id), set()).update(assigned)
+
+    def frame(self, position: int, event: ev.DomainEvent) -> Frame:
+        gid = str(event.group_id)
+        oid = str(event.originator_id)  # the group's id for group events, else the member's
+        named: set[str] = set()
+        if isinstance(event, ev.GroupSubmitted):
+            self.groups[gid] = event.spec.name
+        elif isinstance(event, ev.MemberCreated):
+            self.members[str(event.originator_id)] = event.spec.name
+        elif isinstance(event, ev.MemberHeld | ev.MemberPlaced):
+            named = {a.node for a in event.assignments}
+            self.nodes.setdefault(oid, set()).update(named)
+            self.nodes.setdefault(gid, set()).update(named)
+        elif isinstance(event, ev.MemberScaled):
+            named = {a.node for a in event.removed}
+        elif isinstance(event, ev.NodeStatusChanged):
+            named = {event.node}
+        # A member's event concerns its own nodes; a group's event all of the group's.
+        nodes = frozenset(named | self.nodes.get(oid, set()))
+        if isinstance(event, _TERMINAL):
+            self.nodes.pop(gid, None)  # a terminal group holds nothing
+        member = self.members.get(oid)
+        body = _encode(
+            {
+                "position": position,
+                "type": type(event).__name__,
+                "group": self.groups.get(gid),
+                "member": member,
+                "at": _iso(event.at_ns),
+                "event": event,
+            }
+        )
+        head = b"id: %d\nevent: %s\ndata: " % (position, type(event).__name__.encode())
+        return Frame(position, gid, nodes, head + body + b"\n\n")
+
+
+class WatchFilter(NamedTuple):
+    group_id: str | None = None
+    nodes: frozenset[str] | None = None
+
+    def passes(self, frame: Frame) -> bool:
+        if self.group_id is not None and frame.group_id != self.group_id:
+            return False
+        return self.nodes is None or not self.nodes.isdisjoint(frame.nodes)
+
+
+class WatchHub:
+    """The shared ring of frames. `feed` runs in a worker thread (after a catch-up);
+    everything else in the event loop of the server (`attach` it on startup)."""
+
+    def __init__(
+        self,
+        read_events: ReadEvents,
+        names: Names,
+        position: int,
+        ring_events: int = DEFAULT_RING_EVENTS,
+    ) -> None:
+        if ring_events <= 0:
+            raise ValueError("the watch ring must hold at least one event")
+        self._read_events = read_events
+        self._names = names
+        self.ring_events = ring_events
+        self._fed = position  # the feed's position in the log (worker thread)
+        self._frames: list[Frame] = []
+        self._first = position + 1  # the position of _frames[0]
+        self._changed = asyncio.Event()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self.watchers = 0
+
+    @property
+    def last_position(self) -> int:
+        return self._first + len(self._frames) - 1
+
+    def attach(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._changed = asyncio.Event()
+
+    # --- the feed (worker thread) ------------------------------------------------------
+
+    def feed(self) -> None:
+        """Encode the log's events beyond the last fed position and hand them to the loop.
+        Called by one thread at a time (the views' catch-up)."""
+        frames = [self._names.frame(p, e) for p, e in self._read_events(self._fed, None)]
+        if not frames:
+            return
+        self._fed = frames[-1].position
+        if self._loop is not None:
+            self._loop.call_soon_threadsafe(self._append, frames)
+        else:  # not serving yet (or tests without a loop): keep them for later watchers
+            self._append(frames)
+
+    def _append(self, frames: list[Frame]) -> None:
+        self._frames.extend(frames)
+        excess = len(self._frames) - self.ring_events
+        if excess > self.ring_events // 4:  # trim in steps, not per event
+            del self._frames[:excess]
+            self._first += excess
+        changed, self._changed = self._changed, asyncio.Event()
+        changed.set()
+
+    # --- watchers (event loop) ---------------------------------------------------------
+
+    async def stream(self, after: int, where: WatchFilter) -> AsyncIterator[bytes]:
+        """Frames after log position ``after`` that pass ``where``, live, until the
+        client goes away or falls more than the ring behind (then a close frame)."""
+        self.watchers += 1
+        try:
+            cursor = after + 1  # the next position to send
+            live = False  # joined the ring (before: catching up from the log)
+            yield b": watching from %d\n\n" % cursor
+            while True:
+                index = cursor - self._first
+                if index < 0:
+                    if live:
+                        yield close_frame(
+                            f"too slow: fell more than {self.ring_events} events behind",
+                            cursor - 1,
+                        )
+                        return
+                    history = await to_thread.run_sync(self._history, cursor, self._first - 1)
+                    chunk = b"".join(f.data for f in history if where.passes(f))
+                    if chunk:
+                        yield chunk
+                    cursor = history[-1].position + 1 if history else self._first
+                    continue
+                live = True
+                frames = self._frames
+                if index < len(frames):
+                    # A few frames per send: fewer writes, and no copy of the ring.
+                    end = min(len(frames), index + FRAMES_PER_SEND)
+                    chunk = b"".join(
+                        frames[i].data for i in range(index, end) if where.passes(frames[i])
+                    )
+                    cursor += end - index
+                    if chunk:
+                        yield chunk
+                    continue
+                changed = self._changed
+                try:
+                    await asyncio.wait_for(changed.wait(), KEEPALIVE_S)
+                except TimeoutError:
+                    yield b": keepalive\n\n"
+        finally:
+            self.watchers -= 1
+
+    def _history(self, first: int, last: int) -> list[Frame]:
+        """Frames read from the log for positions ``first..last`` (one chunk)."""
+        until = min(last, first + HISTORY_CHUNK - 1)
+        names = self._names
+        return [names.frame(p, e) for p, e in self._read_events(first - 1, until)]

@@ -1,0 +1,79 @@
+"""``GET /v1/watch``: the Server-Sent Events stream of committed changes (`WatchHub`).
+
+Resumable: ``Last-Event-ID`` (or ``?after=``) is the last log position the client has;
+without either the stream starts at the present. ``?group=NAME`` keeps one group's
+events; ``?node=N`` (repeatable) keeps events that concern those nodes. An agent sees
+only its own nodes: it may name some of them, and gets all of them if it names none.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from litestar import Request, get
+from litestar.datastructures import State
+from litestar.exceptions import PermissionDeniedException, ValidationException
+from litestar.params import Parameter
+from litestar.response import Stream
+
+from costart.rest.auth import User
+from costart.rest.openapi import errors
+from costart.rest.service import Service
+from costart.rest.watch import WatchFilter
+
+EVENT_STREAM = "text/event-stream"
+
+
+def _resume_position(request: Request[object, object, State], after: int | None) -> int | None:
+    header = request.headers.get("last-event-id")
+    if header is None:
+        return after
+    if not header.isdigit() or len(header) > 19:
+        raise ValidationException("Last-Event-ID: expected a log position (digits)")
+    return int(header)
+
+
+def _nodes(user: User, node: list[str] | None) -> frozenset[str] | None:
+    if user.role != "agent":
+        return frozenset(node) if node else None
+    if not node:
+        return frozenset(user.nodes)
+    foreign = sorted(set(node) - set(user.nodes))
+    if foreign:
+        raise PermissionDeniedException(
+            f"{user.name} (agent) may not watch node {foreign[0]}: not one of its nodes"
+        )
+    return frozenset(node)
+
+
+@get(
+    "/v1/watch",
+    summary="Watch committed changes (Server-Sent Events)",
+    media_type=EVENT_STREAM,
+    responses=errors(400, 401, 403, 404),
+)
+async def watch(
+    request: Request[object, object, State],
+    user: User,
+    state: State,
+    after: Annotated[int | None, Parameter(ge=0, le=2**62)] = None,
+    group: Annotated[str | None, Parameter(max_length=63, pattern=r"^[a-z0-9-]{1,63}$")] = None,
+    node: Annotated[list[str] | None, Parameter(max_items=1024)] = None,
+) -> Stream:
+    """Each event is ``id: POSITION``, ``event: TYPE``, ``data: {position, type, group,
+    member, at, event}``. A slow client is closed with ``event: close`` and
+    ``data: {reason, resume_after}``."""
+    service: Service = state.service
+    hub = service.watch
+    group_id = service.views.group(group).id if group is not None else None
+    where = WatchFilter(group_id=group_id, nodes=_nodes(user, node))
+    position = _resume_position(request, after)
+    start = hub.last_position if position is None else position
+    return Stream(
+        hub.stream(start, where),
+        media_type=EVENT_STREAM,
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+    )
+
+
+WATCH_ROUTES = [watch]

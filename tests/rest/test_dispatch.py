@@ -1,0 +1,354 @@
+"""The dispatch path over REST against a real `costart serve` on LMDB with the real
+placement on the demo cluster: idempotent and stale-safe reports, the authorization
+matrix of the new roles, bad inputs, node heartbeats, the watch stream."""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+
+import httpx
+import pytest
+
+from tests.rest.dispatch_support import (
+    ADMIN,
+    CLAIMS,
+    OTHER,
+    OWNER,
+    SERVE_AGENT,
+    TRAIN_AGENT,
+    client,
+    group_state,
+    life_spec,
+    member,
+    position,
+    task_nodes,
+    tokens_toml,
+    wait_until,
+)
+from tests.rest.serving import serve_env, serving
+
+HEARTBEAT_TIMEOUT_S = 2.0
+WATCH_QUIET_S = 3.0
+_names = (f"disp-{i}" for i in itertools.count())
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("dispatch")
+    options = ("--interval", "0.1", "--heartbeat-timeout", str(HEARTBEAT_TIMEOUT_S))
+    with serving(tmp, tokens_toml(), *options, env=serve_env(tmp, lmdb=True)) as running:
+        yield running[0]
+
+
+def placed_group(url: str) -> str:
+    name = next(_names)
+    owner = client(url, OWNER)
+    assert owner.post("/v1/groups", json=life_spec(name)).status_code == 201
+    wait_until(lambda: group_state(owner, name), lambda s: s == "PLACED", f"{name} placed")
+    return name
+
+
+def running_group(url: str) -> str:
+    name = placed_group(url)
+    claims = client(url, CLAIMS)
+    for m in ("trainer", "rollout"):
+        answer = claims.post(
+            f"/v1/groups/{name}/members/{m}/claims/gpus", json={"attempt": 1, "status": "READY"}
+        )
+        assert answer.status_code == 200, answer.text
+    owner = client(url, OWNER)
+    wait_until(lambda: group_state(owner, name), lambda s: s == "RUNNING", f"{name} running")
+    return name
+
+
+def twice(url: str, c: httpx.Client, path: str, body: dict) -> tuple[dict, dict]:
+    """Send a report twice; the second writes nothing and says it was a repeat."""
+    first = c.post(path, json=body)
+    assert first.status_code == 200, first.text
+    assert first.json()["applied"] is True, first.text
+    before = position(url)
+    second = c.post(path, json=body)
+    assert second.status_code == 200, second.text
+    assert second.json()["applied"] is False and "already" in second.json()["detail"], (
+        first.text,
+        second.text,
+    )
+    assert position(url) == before
+    return first.json(), second.json()
+
+
+def test_every_report_type_sent_twice_writes_once(server):
+    name = placed_group(server)
+    claims, train, serve = (
+        client(server, CLAIMS),
+        client(server, TRAIN_AGENT),
+        client(server, SERVE_AGENT),
+    )
+    twice(
+        server,
+        claims,
+        f"/v1/groups/{name}/members/trainer/claims/gpus",
+        {"attempt": 1, "status": "READY"},
+    )
+    twice(
+        server,
+        serve,
+        f"/v1/groups/{name}/members/rollout/claims/gpus",
+        {"attempt": 1, "status": "READY"},
+    )
+    owner = client(server, OWNER)
+    wait_until(lambda: group_state(owner, name), lambda s: s == "RUNNING", "running")
+    twice(
+        server,
+        train,
+        f"/v1/groups/{name}/members/trainer/tasks/0",
+        {"attempt": 1, "event": "started"},
+    )
+    twice(
+        server,
+        serve,
+        f"/v1/groups/{name}/members/rollout/tasks/0",
+        {"attempt": 1, "event": "started"},
+    )
+    succeeded = {"attempt": 1, "event": "succeeded"}
+    path = f"/v1/groups/{name}/members/trainer/tasks/1"
+    _, again = twice(server, client(server, ADMIN), path, succeeded)
+    assert again["member"]["state"] == "SUCCEEDED"
+    # The trainer's tasks are released: an agent can no longer show the task is its own.
+    before = position(server)
+    assert train.post(path, json=succeeded).status_code == 404
+    assert position(server) == before
+
+
+def test_a_task_exit_sent_twice_writes_once(server):
+    name = running_group(server)
+    serve = client(server, SERVE_AGENT)
+    started = {"attempt": 1, "event": "started"}
+    twice(server, serve, f"/v1/groups/{name}/members/rollout/tasks/0", started)
+    exited = {"attempt": 1, "event": "exited", "exit_code": 137, "reason": "oom"}
+    twice(server, serve, f"/v1/groups/{name}/members/rollout/tasks/1", exited)
+
+
+def test_stale_unknown_and_terminal_reports_are_refused_and_write_nothing(server):
+    name = placed_group(server)
+    claims = client(server, CLAIMS)
+    before = position(server)
+    stale = claims.post(
+        f"/v1/groups/{name}/members/trainer/claims/gpus", json={"attempt": 2, "status": "READY"}
+    )
+    assert stale.status_code == 409 and "stale" in stale.json()["error"]
+    unknown_member = claims.post(
+        f"/v1/groups/{name}/members/nobody/claims/gpus", json={"attempt": 1, "status": "READY"}
+    )
+    assert unknown_member.status_code == 404 and "nobody" in unknown_member.json()["error"]
+    unknown_claim = claims.post(
+        f"/v1/groups/{name}/members/trainer/claims/disk", json={"attempt": 1, "status": "READY"}
+    )
+    assert unknown_claim.status_code == 404 and "disk" in unknown_claim.json()["error"]
+    admin = client(server, ADMIN)
+    unknown_task = admin.post(
+        f"/v1/groups/{name}/members/trainer/tasks/7", json={"attempt": 1, "event": "started"}
+    )
+    assert unknown_task.status_code == 404 and "task 7" in unknown_task.json()["error"]
+    assert position(server) == before
+    assert client(server, OWNER).delete(f"/v1/groups/{name}").json()["state"] == "CANCELLED"
+    before = position(server)
+    late = claims.post(
+        f"/v1/groups/{name}/members/trainer/claims/gpus", json={"attempt": 1, "status": "READY"}
+    )
+    assert late.status_code == 409 and "CANCELLED" in late.json()["error"]
+    assert position(server) == before
+
+
+CALLERS = {
+    "owner": OWNER,
+    "other-owner": OTHER,
+    "admin": ADMIN,
+    "claims": CLAIMS,
+    "train-agent": TRAIN_AGENT,
+    "serve-agent": SERVE_AGENT,
+    "anonymous": None,
+}
+# Each probe is refused after authorization (a stale attempt, a count out of range, a
+# terminal group), so an allowed caller gets that 4xx and a refused one 403 or 401:
+# the matrix writes nothing either way.
+MATRIX = {
+    "claim-of-trainer": dict(zip(CALLERS, (403, 403, 409, 409, 409, 403, 401), strict=True)),
+    "task-of-trainer": dict(zip(CALLERS, (403, 403, 409, 403, 409, 403, 401), strict=True)),
+    "scale-rollout": dict(zip(CALLERS, (422, 403, 422, 403, 403, 403, 401), strict=True)),
+    "delete-ended-group": dict(zip(CALLERS, (409, 403, 409, 403, 403, 403, 401), strict=True)),
+    "tasks-of-h100-node": dict(zip(CALLERS, (403, 403, 200, 403, 200, 403, 401), strict=True)),
+    "tasks-of-l40s-node": dict(zip(CALLERS, (403, 403, 200, 403, 403, 200, 401), strict=True)),
+    "watch-h100-node": dict(zip(CALLERS, (200, 200, 200, 200, 200, 403, 401), strict=True)),
+}
+
+
+@pytest.fixture(scope="module")
+def matrix_groups(server):
+    live = placed_group(server)
+    ended = placed_group(server)
+    admin = client(server, ADMIN)
+    assert admin.delete(f"/v1/groups/{ended}").status_code == 200
+    nodes = {m: task_nodes(admin, live, m)[0] for m in ("trainer", "rollout")}
+    return live, ended, nodes
+
+
+def _probe(c: httpx.Client, action: str, live: str, ended: str, nodes: dict[str, str]) -> int:
+    trainer = f"/v1/groups/{live}/members/trainer"
+    if action == "claim-of-trainer":
+        return c.post(f"{trainer}/claims/gpus", json={"attempt": 99, "status": "READY"}).status_code
+    if action == "task-of-trainer":
+        return c.post(f"{trainer}/tasks/0", json={"attempt": 99, "event": "started"}).status_code
+    if action == "scale-rollout":
+        return c.post(f"/v1/groups/{live}/members/rollout/scale", json={"replicas": 0}).status_code
+    if action == "delete-ended-group":
+        return c.delete(f"/v1/groups/{ended}").status_code
+    if action == "tasks-of-h100-node":
+        return c.get(f"/v1/nodes/{nodes['trainer']}/tasks").status_code
+    if action == "tasks-of-l40s-node":
+        return c.get(f"/v1/nodes/{nodes['rollout']}/tasks").status_code
+    with c.stream("GET", "/v1/watch", params={"node": "h100-0000"}) as response:
+        return response.status_code
+
+
+@pytest.mark.parametrize(("action", "who"), [(a, w) for a in MATRIX for w in CALLERS])
+def test_authorization_matrix_of_the_dispatch_path(server, matrix_groups, action, who):
+    live, ended, nodes = matrix_groups
+    before = position(server)
+    status = _probe(client(server, CALLERS[who]), action, live, ended, nodes)
+    assert status == MATRIX[action][who]
+    assert position(server) == before
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "status", "field_or_text"),
+    [
+        ("rollout/scale", {"replicas": -1}, 422, "replicas"),
+        ("rollout/scale", {"replicas": 100_000}, 422, "replicas"),
+        ("trainer/scale", {"replicas": 3}, 422, "replicas"),
+        ("rollout/scale", {"replicas": "many"}, 400, "replicas"),
+        ("rollout/scale", {"replicas": 2, "colour": "red"}, 400, "colour"),
+        ("trainer/tasks/0", {"attempt": 1, "event": "exited", "reason": "bored"}, 400, "reason"),
+        ("trainer/tasks/0", {"attempt": 1, "event": "exited"}, 422, "reason"),
+        ("trainer/tasks/0", {"attempt": 1, "event": "started", "exit_code": 1}, 422, "reason"),
+        ("trainer/claims/gpus", {"attempt": 1, "status": "FAILED"}, 422, "reason"),
+        ("trainer/claims/gpus", {"attempt": 1, "status": "LOST"}, 400, "status"),
+    ],
+)
+def test_bad_inputs_get_a_4xx_naming_the_field_and_write_nothing(
+    server, matrix_groups, path, body, status, field_or_text
+):
+    live, _, _ = matrix_groups
+    before = position(server)
+    answer = client(server, ADMIN).post(f"/v1/groups/{live}/members/{path}", json=body)
+    assert answer.status_code == status, answer.text
+    error = answer.json()
+    assert field_or_text in (error.get("field") or "") + error["error"]
+    assert position(server) == before
+
+
+def test_a_huge_report_body_is_refused_with_413(server, matrix_groups):
+    live, _, _ = matrix_groups
+    answer = client(server, ADMIN).post(
+        f"/v1/groups/{live}/members/trainer/claims/gpus",
+        content=b'{"attempt": 1, "status": "FAILED", "reason": "' + b"x" * 400_000 + b'"}',
+        headers={"Content-Type": "application/json"},
+    )
+    assert answer.status_code == 413
+
+
+def test_a_silent_node_goes_down_after_the_timeout_and_a_heartbeat_brings_it_up(server):
+    agent = client(server, TRAIN_AGENT)
+    node = "h100-0029"
+    assert agent.post(f"/v1/nodes/{node}/heartbeat").json() == {"node": node, "events": 0}
+    admin = client(server, ADMIN)
+    down = wait_until(
+        lambda: _node_events(admin, node),
+        lambda events: events and events[-1] == "down",
+        f"{node} reported down",
+    )
+    assert down[-1] == "down"
+    assert agent.post(f"/v1/nodes/{node}/heartbeat").json()["events"] == 1
+    assert _node_events(admin, node)[-1] == "up"
+    assert agent.put(f"/v1/nodes/{node}/status", json={"status": "drained"}).json()["events"] == 1
+    assert _node_events(admin, node)[-1] == "drained"
+
+
+def _node_events(c: httpx.Client, node: str) -> list[str]:
+    """The statuses reported for ``node``, read from the watch stream's history."""
+    events = _watch(c, {"after": 0, "node": node}, {}, position(str(c.base_url).rstrip("/")))
+    return [e["event"]["status"] for e in events if e["type"] == "NodeStatusChanged"]
+
+
+def _watch(c: httpx.Client, params: dict, headers: dict, until: int) -> list[dict]:
+    """Events of the stream up to log position ``until`` (a filtered stream may have
+    none there: then until it stays quiet for a while)."""
+    events: list[dict] = []
+    quiet = httpx.Timeout(10, read=WATCH_QUIET_S)
+    try:
+        with c.stream(
+            "GET", "/v1/watch", params=params, headers=headers, timeout=quiet
+        ) as response:
+            assert response.status_code == 200
+            for line in response.iter_lines():
+                if line.startswith("data:"):
+                    events.append(httpx.Response(200, content=line[5:]).json())
+                    if events[-1]["position"] >= until:
+                        break
+    except httpx.ReadTimeout:
+        pass
+    return events
+
+
+def test_the_watch_resumes_after_the_last_event_id_and_filters_by_group_and_node(server):
+    name = running_group(server)
+    end = position(server)
+    owner = client(server, OWNER)
+    everything = _watch(owner, {"group": name, "after": 0}, {}, end)
+    positions = [e["position"] for e in everything]
+    assert positions == sorted(positions) and everything[0]["type"] == "GroupSubmitted"
+    assert {e["group"] for e in everything} == {name}
+    assert "BarrierReleased" in [e["type"] for e in everything]
+    middle = positions[len(positions) // 2]
+    resumed = _watch(owner, {"group": name}, {"Last-Event-ID": str(middle)}, end)
+    assert [e["position"] for e in resumed] == [p for p in positions if p > middle]
+    serve_view = _watch(client(server, SERVE_AGENT), {"group": name, "after": 0}, {}, end)
+    kinds = [(e["type"], e["member"]) for e in serve_view]
+    assert ("BarrierReleased", None) in kinds and ("MemberPlaced", "rollout") in kinds
+    assert ("MemberPlaced", "trainer") not in kinds  # not on the serving agent's nodes
+
+
+def test_a_watcher_sees_the_barrier_release_live(server):
+    name = placed_group(server)
+    seen: list[dict] = []
+    start = position(server)
+
+    def watch() -> None:
+        agent = client(server, TRAIN_AGENT)
+        with agent.stream("GET", "/v1/watch", params={"after": start, "group": name}) as response:
+            for line in response.iter_lines():
+                if line.startswith("data:"):
+                    seen.append(httpx.Response(200, content=line[5:]).json())
+                    if seen[-1]["type"] == "BarrierReleased":
+                        return
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    time.sleep(0.3)
+    claims = client(server, CLAIMS)
+    for m in ("trainer", "rollout"):
+        claims.post(
+            f"/v1/groups/{name}/members/{m}/claims/gpus", json={"attempt": 1, "status": "READY"}
+        )
+    watcher.join(timeout=20)
+    assert seen and seen[-1]["type"] == "BarrierReleased"
+    tasks = (
+        client(server, TRAIN_AGENT)
+        .get(f"/v1/nodes/{task_nodes(client(server, ADMIN), name, 'trainer')[0]}/tasks")
+        .json()
+    )
+    mine = [t for t in tasks if t["group"] == name]
+    assert mine and all(t["may_start"] for t in mine)
+    assert member(client(server, ADMIN), name, "trainer")["state"] == "READY"
