@@ -125,7 +125,7 @@ class Controller(Application[UUID]):
         state a standby kept up with the log: the controller adopts it (and folds whatever
         the log holds beyond it) instead of restoring.
 
-        The host's leadership term instead of costart's lease (ADR 0025): ``term`` is
+        The host's leadership term instead of costart's lease (ADR 0027): ``term`` is
         claimed in the store before the state is read (`StaleTermError` if the log
         already has a newer term), and every append carries it, so once the host's next
         leader claimed its term this one cannot write."""

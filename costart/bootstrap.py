@@ -142,7 +142,7 @@ def bootstrap(
     own over the simulated cluster; None for none). ``env`` replaces the environment
     derived from the settings (a leader's environment fenced at its epoch). ``epoch``,
     ``warm`` and ``restart_of`` are the Controller's HA and crash-restart arguments;
-    ``term``, the host's leadership term instead of the lease (ADR 0025)."""
+    ``term``, the host's leadership term instead of the lease (ADR 0027)."""
     step = (
         build_placement(settings) if placement is _UNSET else cast(PlacementStep | None, placement)
     )

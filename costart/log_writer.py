@@ -14,7 +14,7 @@ Controller restores from the log. Databases treat a failed fsync the same way.
 Fencing (ADR 0009): a writer built with a lease ``epoch`` tags every queued write with
 it; the store refuses writes whose epoch is no longer the stored one (`FencedError`),
 which stops this writer like any other failed write. So does a write refused because
-the host's leadership term moved on (`StaleTermError`, ADR 0025).
+the host's leadership term moved on (`StaleTermError`, ADR 0027).
 """
 
 from __future__ import annotations

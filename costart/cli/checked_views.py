@@ -1,5 +1,5 @@
 """The views as the CLI and `costart serve` open them: anchored to the log, checked, and
-never quietly rebuilt (ADR 0023).
+never quietly rebuilt (ADR 0028).
 
 * The views' anchor (the log position and chain hash they were built to) is checked on
   every catch-up; a log that no longer reaches it raises `LogTailLostError` and nothing

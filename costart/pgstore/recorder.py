@@ -1,6 +1,6 @@
 """The Controller's log on PostgreSQL: the library's application recorder, appending
 through one server-side function (`schema.create_append_function`) that gives gapless
-positions and, when the recorder holds a lease epoch or the host's term (ADR 0025),
+positions and, when the recorder holds a lease epoch or the host's term (ADR 0027),
 fences the append in its own transaction. Reads, subscriptions and tables are the
 library's.
 

@@ -7,7 +7,7 @@ epoch with a share lock on the lease row before inserting, so a lease change
 (``UPDATE``, an exclusive row lock) and an append are ordered: once a new epoch is
 committed, no append of the old one can commit.
 
-The host's leadership term (ADR 0025) is one row per log in its own table: an append
+The host's leadership term (ADR 0027) is one row per log in its own table: an append
 that carries a term upserts it to the greater of the stored and its own (a row lock held
 to the end of the append's one statement) and is refused when the stored one is newer.
 """

@@ -5,7 +5,7 @@ The placement step asks the allocator for free capacity once per session, then t
 what it takes (`reserve`) or gives back (`release`) while it decides, and `commit`s when
 the session's decisions are final. A real controller's allocator binds or pre-empts on
 those calls, and a bind can lose a race with another scheduler (`BindConflict`): the step
-then `abort`s the session and plans it again from fresh free capacity (ADR 0024). The
+then `abort`s the session and plans it again from fresh free capacity (ADR 0026). The
 in-memory one derives free capacity from the `World` (node capacity minus every member's
 holds and placements), so it can never drift from the event log, and it re-checks every
 take, so a placement bug surfaces as an error instead of an overcommitted node; its binds

@@ -14,7 +14,7 @@ moment costart binds there. This allocator models both through a `HostLoad` port
   effect only once the session's decisions are recorded, and an aborted session's
   never do). If it took anything, the session's reading of that node is stale: the bind
   raises `BindConflict` and takes nothing, and the step aborts the session and plans
-  it again from a fresh reading (ADR 0024).
+  it again from a fresh reading (ADR 0026).
 
 Kept from one session to the next: the usage counts and the last reading, recomputed
 on the nodes whose costart usage, other work or status moved. This allocator tells the

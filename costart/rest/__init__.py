@@ -1,6 +1,6 @@
 """The REST API of `costart serve`: the Litestar app, bearer-token auth, the service
 loop, the simulated claim driver, the wire models (ADR 0007), and the client the CLI and
-agents use (ADR 0028)."""
+agents use (ADR 0036)."""
 
 from costart._lazy import lazy_exports
 

@@ -12,7 +12,7 @@ nodes = ["h100-0-0", "h100-0-1"]   # an agent acts for these nodes only
 ```
 
 Tokens are random and long (at least 16 characters, `costart token new` makes 32 bytes),
-so one SHA-256 is enough to make the file useless to a reader (ADR 0028): there is no
+so one SHA-256 is enough to make the file useless to a reader (ADR 0036): there is no
 password to guess. Who may do what is `costart.rest.authz`. No or an unknown token is 401.
 """
 

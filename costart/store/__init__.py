@@ -3,7 +3,7 @@
 An append-only, hash-chained, checksummed event log per application in one LMDB
 environment, with group commit, automatic map growth, tailing subscriptions, and a
 leadership lease whose epoch fences every append (ADR 0009), or the host's leadership
-term instead (ADR 0025).
+term instead (ADR 0027).
 Settings (environment, optionally prefixed with the application name):
 ``COSTART_LMDB_PATH``, ``COSTART_LMDB_MAP_SIZE``, ``COSTART_LMDB_DURABILITY``
 (``sync``/``async``), ``COSTART_LMDB_POLL_INTERVAL``.

@@ -1,4 +1,4 @@
-"""Tail anchoring (ADR 0023): what was built from the log names the log's end it saw.
+"""Tail anchoring (ADR 0028): what was built from the log names the log's end it saw.
 
 The views and every snapshot record the log position they were built to and, when the
 store keeps a hash chain, the chain hash of the record at that position. An opener

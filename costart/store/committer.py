@@ -21,7 +21,7 @@ Fencing (ADR 0009): a request may carry its writer's lease epoch. The stored epo
 read inside the same write transaction, and a request whose epoch differs is refused
 with `FencedError` (breaking its chain) -- a lease change and an append are ordered by
 the same lock, so no append of a deposed writer can land after a new epoch began.
-A request may instead carry the host's leadership term (ADR 0025): an older term than
+A request may instead carry the host's leadership term (ADR 0027): an older term than
 the stored one is refused with `StaleTermError`, a newer one is stored in the same
 transaction (a request without events is a bare claim of the term).
 """

@@ -1,4 +1,4 @@
-"""Checks of an LMDB data file made *before* it is mapped (ADR 0023).
+"""Checks of an LMDB data file made *before* it is mapped (ADR 0028).
 
 LMDB maps ``data.mdb`` and trusts it: a file shorter than its meta pages claim kills the
 process with SIGBUS on the first read past the end, an empty file is silently taken for

@@ -137,7 +137,7 @@ class StoreFullError(OperationalError):
 class StaleTermError(PersistenceError):
     """An append (or a claim) carried the host's leadership term ``term``, and the log
     already has a newer one (``current``): the host elected another leader, so this
-    writer was deposed and must not write again (ADR 0025).
+    writer was deposed and must not write again (ADR 0027).
 
     Raised by both stores. Not an ``OperationalError``: the library retries those, and
     a fenced write must never be retried."""

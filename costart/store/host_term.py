@@ -1,4 +1,4 @@
-"""The host's leadership term as a fence on the log (ADR 0025).
+"""The host's leadership term as a fence on the log (ADR 0027).
 
 An embedding host controller runs its own leader election and numbers its terms; the
 costart Controller it runs can be given that term instead of costart's own lease

@@ -62,7 +62,7 @@ def stored_epoch(txn: lmdb.Transaction[bytes], db: lmdb._Database) -> int:
 
 
 def stored_term(txn: lmdb.Transaction[bytes], db: lmdb._Database) -> int:
-    """The log's newest host term (ADR 0025), read inside the appending transaction;
+    """The log's newest host term (ADR 0027), read inside the appending transaction;
     0 before any claim. Kept beside the lease, under its own key."""
     raw = txn.get(TERM_KEY, db=db)
     return 0 if raw is None else int.from_bytes(raw, "big")

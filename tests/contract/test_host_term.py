@@ -1,4 +1,4 @@
-"""The host's leadership term fences costart's appends, on both stores (ADR 0025): a
+"""The host's leadership term fences costart's appends, on both stores (ADR 0027): a
 controller given the host's term claims it before reading the log, every append carries
 it, and an append under an older term is refused inside its write transaction."""
 

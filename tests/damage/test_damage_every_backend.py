@@ -1,4 +1,4 @@
-"""The damage classes that apply on every backend (ADR 0024), on LMDB and on PostgreSQL:
+"""The damage classes that apply on every backend (ADR 0028), on LMDB and on PostgreSQL:
 a damaged or deleted newest snapshot falls back to an older one with a warning naming its
 position (the log is intact: the state is the same); a missing or altered event stops
 startup with an error naming its position; a log that lost its tail is refused by what

@@ -1,4 +1,4 @@
-"""The damage suite (ADR 0023): for each class of damage, every reader of the store
+"""The damage suite (ADR 0028): for each class of damage, every reader of the store
 either answers correctly or fails with a clear message and a non-zero exit -- none
 answers wrongly with exit 0 -- and where the log is intact (only a snapshot or the views
 damaged) every reader but the verifier still answers, after a loud fallback or rebuild.

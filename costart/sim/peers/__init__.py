@@ -1,5 +1,5 @@
 """Peers' placement policies, modelled in the simulator beside costart's own, so the
-report compares them on the same workload (see ADRs 0024-0027 for how close each is to
+report compares them on the same workload (see ADRs 0030-0033 for how close each is to
 the published behaviour): Volcano's per-session gang, YuniKorn's placeholders with a
 timeout, Kueue's quota admission with wait-for-pods-ready and requeue backoff, and
 Slurm's EASY backfill."""

@@ -1,4 +1,4 @@
-"""Kueue with ``waitForPodsReady`` (ADR 0026).
+"""Kueue with ``waitForPodsReady`` (ADR 0032).
 
 Kueue admits a Workload when its ClusterQueue has quota for all of it, in queue order
 (``BestEffortFIFO``, the default: a workload that does not fit does not block the ones

@@ -1,4 +1,4 @@
-"""Slurm's EASY backfill (ADR 0027).
+"""Slurm's EASY backfill (ADR 0033).
 
 Jobs wait in priority order (priority, then submission). A job starts when its
 resources are free, but once one is left pending no lower job may start in its way: the

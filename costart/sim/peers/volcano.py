@@ -1,4 +1,4 @@
-"""Volcano's per-session gang (ADR 0024): the PodGroup is bound only when ``minAvailable``
+"""Volcano's per-session gang (ADR 0030): the PodGroup is bound only when ``minAvailable``
 pods fit in one scheduling session, nothing is held between sessions, and there is no
 start barrier on claims: each pod runs as soon as its own volumes are attached.
 

@@ -1,4 +1,4 @@
-"""YuniKorn's gang scheduling with placeholders (ADR 0025).
+"""YuniKorn's gang scheduling with placeholders (ADR 0031).
 
 An application with task groups gets one placeholder pod per member task (``minMember``).
 Placeholders are scheduled one by one as capacity frees, like any pod, and hold what
