@@ -52,14 +52,12 @@ def test_every_name_the_cli_puts_in_a_url_reaches_the_server_as_one_segment(name
         return httpx.Response(404, json={"error": "no such group"})
 
     backend = RemoteBackend("http://127.0.0.1:9", None)
-    backend.client = httpx.Client(
-        base_url="http://127.0.0.1:9", transport=httpx.MockTransport(answer)
-    )
+    backend.client._http = httpx.Client(transport=httpx.MockTransport(answer))
     for call in (backend.describe, backend.events, backend.why, backend.cancel, backend.members):
         with pytest.raises(Exception, match="no such group"):
             call(name)
     assert len(paths) == 5
-    for path, suffix in zip(paths, ["", "/events", "/why", "/cancel", "/members"], strict=True):
+    for path, suffix in zip(paths, ["", "/events", "/why", "", "/members"], strict=True):
         # One segment for the name, nothing of it read as a path, query or fragment.
         assert "?" not in path and "#" not in path, path
         assert path.startswith("/v1/groups/"), path
