@@ -17,7 +17,7 @@ import msgspec
 import typer
 from rich.console import Console
 
-from costart.bootstrap import DEMO_CLUSTER, STORE_MODULE, Settings
+from costart.bootstrap import DEMO_CLUSTER, STORE_MODULE, VIEWS_DIR, Settings
 from costart.cli import render
 from costart.cli.backend import Backend, LocalBackend, RemoteBackend
 from costart.cli.exits import UsageError, reported
@@ -55,6 +55,7 @@ def console() -> Console:
 
 
 LMDB_DATA_FILE = "data.mdb"
+LMDB_LOCK_FILE = "lock.mdb"
 
 
 def require_store(target: Target) -> None:
@@ -67,6 +68,8 @@ def require_store(target: Target) -> None:
         raise UsageError(f"no store at {store}: no such directory (check --store)")
     lmdb = target.settings().controller_env().get("PERSISTENCE_MODULE") == STORE_MODULE
     if lmdb and not (store / LMDB_DATA_FILE).is_file():
+        if (store / VIEWS_DIR).exists() or (store / LMDB_LOCK_FILE).exists():
+            return  # it held a log once: the store's own checks say what was lost (exit 7)
         raise UsageError(f"no store at {store}: the directory holds no controller log")
 
 

@@ -33,11 +33,12 @@ OLDER: Final = "older"
 DAMAGED: Final = 7
 TAIL_LOST: Final = 8
 READERS: Final = ("verify", "get", "describe", "controller", "standby", "serve")
-OLD_END: Final = 20
-"""Where the older copy of the log ends (`cut_log`): mid-run, the group RUNNING."""
-TAIL: Final = 34
-"""A position after the newest snapshot (32): a restoring reader must read it."""
-LAST: Final = 36
+OLD_END: Final = 38
+"""Where the older copy of the log ends (`cut_log`): mid-run, the group RUNNING (a
+restarted rollout task just started again)."""
+TAIL: Final = 49
+"""A position after the newest snapshot (47): a restoring reader must read it."""
+LAST: Final = 51
 """The log's last position."""
 
 
