@@ -239,7 +239,8 @@ def sim(
     With the global ``--store DIR`` (a new directory), one policy's run writes its log
     there, so `costart --store DIR replay ...` and `get`/`describe` open it."""
     configure_logging(level=logging.INFO if verbose else logging.WARNING)
-    console = Console()
+    # Wide enough for every policy side by side (a narrow terminal folds, never cuts).
+    console = Console(width=max(Console().width, 200))
     if allocator not in ALLOCATORS:
         raise typer.BadParameter(f"--allocator must be one of {', '.join(ALLOCATORS)}")
     outside: OutsideLoadDoc | None = None

@@ -89,8 +89,8 @@ def test_timeline_has_a_lane_per_member_and_renders_self_contained_html(demo):
     assert rollout[:3] == ["PENDING", "PLACED", "READY"]
     assert rollout[3:] == ["RUNNING", "STOPPED"]  # a replica failed and was re-placed alone
     failed = [e for e in timeline.events if e.event == "MemberFailed"]
-    assert [(e.aggregate, "index=0" in e.detail) for e in failed] == [("rollout", True)]
-    assert "actor=agent:" in failed[0].detail
+    assert [(e.aggregate, " task 0" in e.detail) for e in failed] == [("rollout", True)]
+    assert "(by agent:" in failed[0].detail
     page = render_html(timeline)
     assert (
         page.startswith("<!DOCTYPE html>")

@@ -40,10 +40,10 @@ def test_a_header_names_a_user_only_with_a_known_bearer_token(tokens, header, us
     assert (found.name if found else None) == user
 
 
-def test_roles_default_to_user_and_only_admins_act_for_others(tokens):
+def test_roles_default_to_owner_and_only_admins_act_for_others(tokens):
     alice = tokens.user_for_header(f"Bearer {ALICE}")
     root = tokens.user_for_header(f"Bearer {ROOT}")
-    assert alice == User("alice", "user") and not alice.is_admin
+    assert alice == User("alice", "owner") and not alice.is_admin
     assert root == User("root", "admin") and root.is_admin
     assert alice.may_act_for("alice") and not alice.may_act_for("bob")
     assert root.may_act_for("bob") and root.may_act_for("root")
@@ -54,7 +54,7 @@ def test_roles_default_to_user_and_only_admins_act_for_others(tokens):
     [
         ('[tokens.short-token-0123]\nuser = "x"\n', None),
         ('[tokens.short-token-012]\nuser = "x"\n', "shorter than 16"),
-        (f'[tokens.{ALICE}]\nuser = "x"\nrole = "owner"\n', "role"),
+        (f'[tokens.{ALICE}]\nuser = "x"\nrole = "superuser"\n', "role"),
         (f'[tokens.{ALICE}]\nuser = "x"\ncolour = "red"\n', "colour"),
         (f"[tokens.{ALICE}]\n", "user"),
         ("tokens = [", "tokens file"),
