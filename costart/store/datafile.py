@@ -104,7 +104,10 @@ def _read_pair(path: Path, fd: int) -> tuple[Meta, Meta]:
     page_size = first.page_size
     if page_size < MIN_PAGE or page_size > MAX_PAGE or page_size & (page_size - 1):
         raise DataFileError(path, f"meta page 0 names an impossible page size {page_size}")
+    # Both meta pages from one read: a writer in another process commits between two
+    # reads often enough to make an intact pair look non-consecutive.
     both = os.pread(fd, page_size + PAGE_HEADER + _META.size, 0)
+    first = _meta(path, both, 0, 0)
     second = _meta(path, both, 1, page_size)
     _check_meta(path, first, page_size)
     _check_meta(path, second, page_size)
