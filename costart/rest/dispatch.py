@@ -177,6 +177,9 @@ class Reports:
             )
         result = apply(now)
         if result.outcome == "stale":
+            state = now.group.state
+            if state in GROUP_TERMINAL:
+                raise Conflict(f"group {group} is {state}: {what} changes nothing")
             raise Conflict(f"stale report: {what}: {result.detail}")
         applied = result.outcome == "applied"
         if applied:

@@ -63,6 +63,32 @@ def running_group(url: str) -> str:
     return name
 
 
+def written_about(url: str, path: str, after: int) -> list[str]:
+    """The events after position ``after`` about the member a report path names (the
+    session loop may write group-level events, such as a pend reason, meanwhile)."""
+    _, _, _, group, _, member, *_ = path.split("/")
+    events = client(url, ADMIN).get(f"/v1/groups/{group}/events").json()
+    return [
+        e["event"]
+        for e in events
+        if e["position"] > after and e["member"] == member and e["event"] in REPORTED
+    ]
+
+
+# What a report writes; the session loop's own events (placements, pend reasons) may
+# appear meanwhile and are not the report's doing.
+REPORTED = {
+    "ClaimReady",
+    "ClaimFailed",
+    "MemberStarted",
+    "TaskStarted",
+    "TaskSucceeded",
+    "MemberSucceeded",
+    "MemberFailed",
+    "MemberRestarted",
+}
+
+
 def twice(url: str, c: httpx.Client, path: str, body: dict) -> tuple[dict, dict]:
     """Send a report twice; the second writes nothing and says it was a repeat."""
     first = c.post(path, json=body)
@@ -75,7 +101,7 @@ def twice(url: str, c: httpx.Client, path: str, body: dict) -> tuple[dict, dict]
         first.text,
         second.text,
     )
-    assert position(url) == before
+    assert written_about(url, path, before) == []
     return first.json(), second.json()
 
 
@@ -100,19 +126,13 @@ def test_every_report_type_sent_twice_writes_once(server):
     )
     owner = client(server, OWNER)
     wait_until(lambda: group_state(owner, name), lambda s: s == "RUNNING", "running")
-    twice(
-        server,
-        train,
-        f"/v1/groups/{name}/members/trainer/tasks/0",
-        {"attempt": 1, "event": "started"},
-    )
-    twice(
-        server,
-        serve,
-        f"/v1/groups/{name}/members/rollout/tasks/0",
-        {"attempt": 1, "event": "started"},
-    )
+    started = {"attempt": 1, "event": "started"}
+    for task in (0, 1):  # a job starts task by task
+        twice(server, train, f"/v1/groups/{name}/members/trainer/tasks/{task}", started)
+    twice(server, serve, f"/v1/groups/{name}/members/rollout/tasks/0", started)
     succeeded = {"attempt": 1, "event": "succeeded"}
+    twice(server, train, f"/v1/groups/{name}/members/trainer/tasks/0", succeeded)
+    # The job succeeds with its last task.
     path = f"/v1/groups/{name}/members/trainer/tasks/1"
     _, again = twice(server, client(server, ADMIN), path, succeeded)
     assert again["member"]["state"] == "SUCCEEDED"
@@ -127,8 +147,18 @@ def test_a_task_exit_sent_twice_writes_once(server):
     serve = client(server, SERVE_AGENT)
     started = {"attempt": 1, "event": "started"}
     twice(server, serve, f"/v1/groups/{name}/members/rollout/tasks/0", started)
+    twice(server, serve, f"/v1/groups/{name}/members/rollout/tasks/1", started)
     exited = {"attempt": 1, "event": "exited", "exit_code": 137, "reason": "oom"}
-    twice(server, serve, f"/v1/groups/{name}/members/rollout/tasks/1", exited)
+    path = f"/v1/groups/{name}/members/rollout/tasks/1"
+    first = serve.post(path, json=exited)
+    assert first.status_code == 200 and first.json()["applied"] is True, first.text
+    before = position(server)
+    # The OOM restarted the replica under a new attempt: the same report again is about
+    # an attempt that is over now, so it is refused as stale and writes nothing.
+    second = serve.post(path, json=exited)
+    # (Or, once the agent cannot show the task is on its node any more, not found.)
+    assert second.status_code in (404, 409), second.text
+    assert written_about(server, path, before) == []
 
 
 def test_stale_unknown_and_terminal_reports_are_refused_and_write_nothing(server):
@@ -152,14 +182,13 @@ def test_stale_unknown_and_terminal_reports_are_refused_and_write_nothing(server
         f"/v1/groups/{name}/members/trainer/tasks/7", json={"attempt": 1, "event": "started"}
     )
     assert unknown_task.status_code == 404 and "task 7" in unknown_task.json()["error"]
-    assert position(server) == before
+    assert written_about(server, f"/v1/groups/{name}/members/trainer/x", before) == []
     assert client(server, OWNER).delete(f"/v1/groups/{name}").json()["state"] == "CANCELLED"
     before = position(server)
-    late = claims.post(
-        f"/v1/groups/{name}/members/trainer/claims/gpus", json={"attempt": 1, "status": "READY"}
-    )
+    late_path = f"/v1/groups/{name}/members/trainer/claims/gpus"
+    late = claims.post(late_path, json={"attempt": 1, "status": "READY"})
     assert late.status_code == 409 and "CANCELLED" in late.json()["error"]
-    assert position(server) == before
+    assert written_about(server, late_path, before) == []
 
 
 CALLERS = {
