@@ -1,0 +1,113 @@
+"""Direct tests of edges the mutation run found unguarded: who may start in a running
+group, what a restarted member's claims do, what a group's end says, and node losses that
+do not touch a group or take a whole replica set."""
+
+from __future__ import annotations
+
+import pytest
+
+from costart.domain.decisions import HoldCapacity, PlaceMember
+from costart.domain.errors import IllegalTransition
+from costart.domain.events import Assignment
+from tests.builders import a_group, event_names, full_placement, new_controller
+
+
+def running(spec):
+    c = new_controller()
+    c.submit(spec)
+    c.apply_decisions([full_placement(spec)])
+    for member in spec.members:
+        for claim in member.claims:
+            c.claim_ready(f"{spec.name}/{member.name}", claim)
+    for member in spec.members:
+        c.member_started(f"{spec.name}/{member.name}")
+    return c
+
+
+def restartable():
+    return (
+        a_group()
+        .with_member("trainer", claims=("gpus",))
+        .with_member("rs", replicas=2, min_start=2, min_running=1)
+        .with_rule("restart-member", members=("trainer",), max_restarts=3)
+        .build()
+    )
+
+
+def test_in_a_running_group_only_ready_or_running_members_may_start():
+    c = running(restartable())
+    assert c.may_start("g1/trainer") and c.may_start("g1/rs")
+    c.member_failed("g1/trainer", "error", 1)
+    assert c.members("g1")[0].status == "RESTARTING"
+    assert not c.may_start("g1/trainer")
+    with pytest.raises(
+        IllegalTransition,
+        match="member trainer is RESTARTING: cannot start before the barrier is released",
+    ):
+        c.member_started("g1/trainer")
+    c.apply_decisions([PlaceMember("g1", "trainer", (Assignment(0, "again-1"),))])
+    assert c.members("g1")[0].status == "PLACED" and not c.may_start("g1/trainer")
+    # Its claim turning READY makes it startable; the group's barrier is not released again.
+    assert event_names(c.claim_ready("g1/trainer", "gpus")) == ["ClaimReady"]
+    assert c.may_start("g1/trainer")
+    assert event_names(c.member_started("g1/trainer")) == ["MemberStarted"]
+
+
+def test_success_stops_the_services_saying_why():
+    spec = a_group().with_member("job").with_member("rs", replicas=2).build()
+    c = running(spec)
+    events = c.member_succeeded("g1/job")
+    assert event_names(events) == ["MemberSucceeded", "MemberStopped", "GroupSucceeded"]
+    assert events[1].reason == "group succeeded"
+
+
+def test_a_group_whose_every_job_failed_under_tolerate_fails():
+    spec = (
+        a_group()
+        .with_member("a")
+        .with_member("b")
+        .with_member("rs", replicas=1)
+        .with_failure(default="tolerate", max_group_restarts=0)
+        .build()
+    )
+    c = running(spec)
+    c.member_failed("g1/a", "error", 1)
+    events = c.member_failed("g1/b", "oom", 137)
+    assert event_names(events) == ["MemberFailed", "GroupDegraded", "MemberStopped", "GroupFailed"]
+    assert (events[-1].member, events[-1].reason) == (None, "every job failed")
+    assert events[2].reason == "group failed: every job failed"
+    assert events[-1].at_ns == events[0].at_ns
+
+
+def test_losing_a_node_the_group_does_not_use_changes_nothing_of_it():
+    spec = a_group("r").with_member("a", tasks=2).reserve(timeout="5m").build()
+    c = new_controller()
+    c.submit(spec)
+    c.apply_decisions([HoldCapacity("r", {"a": (Assignment(0, "held-node"),)})])
+    events = c.node_down("unrelated-node")
+    assert event_names(events) == ["NodeStatusChanged"]
+    assert c.group("r").status == "RESERVING"
+    events = c.node_down("held-node")
+    assert event_names(events) == ["NodeStatusChanged", "MemberReleased", "PlacementReleased"]
+    assert c.group("r").status == "PENDING"
+
+
+def test_losing_the_node_of_every_replica_fails_the_whole_member_once():
+    spec = (
+        a_group()
+        .with_member("job")
+        .with_member("rs", replicas=2, min_start=2, min_running=1)
+        .with_rule("tolerate", members=("rs",))
+        .build()
+    )
+    c = new_controller()
+    c.submit(spec)
+    placement = full_placement(spec)
+    shared = (Assignment(0, "one-node"), Assignment(1, "one-node"))
+    c.apply_decisions([type(placement)("g1", {**placement.assignments, "rs": shared})])
+    c.member_started("g1/job")
+    c.member_started("g1/rs")
+    events = c.node_down("one-node")
+    failed = [e for e in events if type(e).__name__ == "MemberFailed"]
+    assert [(e.index, e.reason) for e in failed] == [(None, "node-lost")]
+    assert event_names(events)[-1] == "GroupFailed"  # 0 replicas left, below min_running 1
