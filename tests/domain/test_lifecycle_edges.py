@@ -9,7 +9,17 @@ import pytest
 from costart.domain.decisions import HoldCapacity, PlaceMember
 from costart.domain.errors import IllegalTransition
 from costart.domain.events import Assignment
-from tests.builders import a_group, event_names, full_placement, new_controller
+from tests.builders import (
+    HOST,
+    a_group,
+    event_names,
+    fail,
+    full_placement,
+    new_controller,
+    ready,
+    start,
+    succeed,
+)
 
 
 def running(spec):
@@ -18,9 +28,9 @@ def running(spec):
     c.apply_decisions([full_placement(spec)])
     for member in spec.members:
         for claim in member.claims:
-            c.claim_ready(f"{spec.name}/{member.name}", claim)
+            ready(c, f"{spec.name}/{member.name}", claim)
     for member in spec.members:
-        c.member_started(f"{spec.name}/{member.name}")
+        start(c, f"{spec.name}/{member.name}")
     return c
 
 
@@ -37,28 +47,33 @@ def restartable():
 def test_in_a_running_group_only_ready_or_running_members_may_start():
     c = running(restartable())
     assert c.may_start("g1/trainer") and c.may_start("g1/rs")
-    c.member_failed("g1/trainer", "error", 1)
+    fail(c, "g1/trainer", "error", 1)
     assert c.members("g1")[0].status == "RESTARTING"
     assert not c.may_start("g1/trainer")
     with pytest.raises(
         IllegalTransition,
-        match="member trainer is RESTARTING: cannot start before the barrier is released",
+        match="member g1/trainer is RESTARTING: cannot start: no placed task",
     ):
-        c.member_started("g1/trainer")
+        start(c, "g1/trainer")
     c.apply_decisions([PlaceMember("g1", "trainer", (Assignment(0, "again-1"),))])
     assert c.members("g1")[0].status == "PLACED" and not c.may_start("g1/trainer")
     # Its claim turning READY makes it startable; the group's barrier is not released again.
-    assert event_names(c.claim_ready("g1/trainer", "gpus")) == ["ClaimReady"]
+    assert event_names(ready(c, "g1/trainer", "gpus")) == ["ClaimReady"]
     assert c.may_start("g1/trainer")
-    assert event_names(c.member_started("g1/trainer")) == ["MemberStarted"]
+    assert event_names(start(c, "g1/trainer")) == ["MemberStarted"]
 
 
 def test_success_stops_the_services_saying_why():
     spec = a_group().with_member("job").with_member("rs", replicas=2).build()
     c = running(spec)
-    events = c.member_succeeded("g1/job")
-    assert event_names(events) == ["MemberSucceeded", "MemberStopped", "GroupSucceeded"]
-    assert events[1].reason == "group succeeded"
+    events = succeed(c, "g1/job")
+    assert event_names(events) == [
+        "TaskSucceeded",
+        "MemberSucceeded",
+        "MemberStopped",
+        "GroupSucceeded",
+    ]
+    assert events[2].reason == "group succeeded"
 
 
 def test_a_group_whose_every_job_failed_under_tolerate_fails():
@@ -71,8 +86,8 @@ def test_a_group_whose_every_job_failed_under_tolerate_fails():
         .build()
     )
     c = running(spec)
-    c.member_failed("g1/a", "error", 1)
-    events = c.member_failed("g1/b", "oom", 137)
+    fail(c, "g1/a", "error", 1)
+    events = fail(c, "g1/b", "oom", 137)
     assert event_names(events) == ["MemberFailed", "GroupDegraded", "MemberStopped", "GroupFailed"]
     assert (events[-1].member, events[-1].reason) == (None, "every job failed")
     assert events[2].reason == "group failed: every job failed"
@@ -84,10 +99,10 @@ def test_losing_a_node_the_group_does_not_use_changes_nothing_of_it():
     c = new_controller()
     c.submit(spec)
     c.apply_decisions([HoldCapacity("r", {"a": (Assignment(0, "held-node"),)})])
-    events = c.node_down("unrelated-node")
+    events = c.node_down("unrelated-node", actor=HOST)
     assert event_names(events) == ["NodeStatusChanged"]
     assert c.group("r").status == "RESERVING"
-    events = c.node_down("held-node")
+    events = c.node_down("held-node", actor=HOST)
     assert event_names(events) == ["NodeStatusChanged", "MemberReleased", "PlacementReleased"]
     assert c.group("r").status == "PENDING"
 
@@ -105,9 +120,9 @@ def test_losing_the_node_of_every_replica_fails_the_whole_member_once():
     placement = full_placement(spec)
     shared = (Assignment(0, "one-node"), Assignment(1, "one-node"))
     c.apply_decisions([type(placement)("g1", {**placement.assignments, "rs": shared})])
-    c.member_started("g1/job")
-    c.member_started("g1/rs")
-    events = c.node_down("one-node")
+    start(c, "g1/job")
+    start(c, "g1/rs")
+    events = c.node_down("one-node", actor=HOST)
     failed = [e for e in events if type(e).__name__ == "MemberFailed"]
     assert [(e.index, e.reason) for e in failed] == [(None, "node-lost")]
     assert event_names(events)[-1] == "GroupFailed"  # 0 replicas left, below min_running 1
