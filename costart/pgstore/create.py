@@ -14,10 +14,11 @@ from typing import Final
 
 from eventsourcing.persistence import IntegrityError
 from eventsourcing.postgres import (
-    PostgresAggregateRecorder,
     PostgresProcessRecorder,
     PostgresTrackingRecorder,
 )
+
+from costart.pgstore.checked import ChecksummedRecorder
 
 ATTEMPTS: Final = 5
 BACKOFF_S: Final = 0.05
@@ -35,8 +36,9 @@ def create_retrying(create: Callable[[], None]) -> None:
             time.sleep(BACKOFF_S * attempt)
 
 
-class AggregateRecorder(PostgresAggregateRecorder):
-    """The library's recorder (snapshots), created race-safely."""
+class AggregateRecorder(ChecksummedRecorder):
+    """The library's recorder (snapshots) with costart's row checksums, created
+    race-safely."""
 
     def create_table(self) -> None:
         create_retrying(super().create_table)

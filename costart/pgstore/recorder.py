@@ -1,8 +1,8 @@
 """The Controller's log on PostgreSQL: the library's application recorder, appending
 through one server-side function (`schema.create_append_function`) that gives gapless
 positions and, when the recorder holds a lease epoch or the host's term (ADR 0027),
-fences the append in its own transaction. Reads, subscriptions and tables are the
-library's.
+fences the append in its own transaction. Every row carries costart's checksum, checked
+on every read (ADR 0038). Subscriptions and tables are the library's.
 
 Without an epoch (tests, tools, a single controller) appends are not fenced, as on the
 LMDB store.
@@ -13,18 +13,31 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from eventsourcing.persistence import PersistenceError, StoredEvent
+from eventsourcing.persistence import (
+    InterfaceError,
+    Notification,
+    OperationalError,
+    PersistenceError,
+    StoredEvent,
+)
 from eventsourcing.postgres import PostgresApplicationRecorder, PostgresDatastore
+from eventsourcing.utils import retry
+from psycopg.sql import SQL, Composable, Identifier
 
-from costart.pgstore import schema
+from costart.pgstore import checksums, schema
+from costart.pgstore.checked import ChecksummedRecorder
 from costart.pgstore.create import create_retrying
 from costart.pgstore.errors import fenced_error
 from costart.store.host_term import HostTermFencing, check_term
 
 
-class CostartApplicationRecorder(PostgresApplicationRecorder, HostTermFencing):
+class CostartApplicationRecorder(ChecksummedRecorder, PostgresApplicationRecorder, HostTermFencing):
     """``epoch``: the lease epoch every append must match (None: appends not fenced).
     `claim_term`: the host's term every later append carries instead."""
+
+    position_column = "notification_id"
+    first_checked_scope = ""
+    """Legacy rows are a prefix of the whole log."""
 
     def __init__(
         self,
@@ -80,7 +93,9 @@ class CostartApplicationRecorder(PostgresApplicationRecorder, HostTermFencing):
             # Autocommit: the one statement is the whole transaction.
             with self.datastore.get_connection() as conn, conn.cursor() as curs:
                 curs.execute(
-                    self._append, (self.lease_name, self.epoch, self.term, rows), prepare=True
+                    self._append,
+                    (self.lease_name, self.epoch, self.term, rows, checksums.checksums_of(rows)),
+                    prepare=True,
                 )
                 return [int(row["id"]) for row in curs.fetchall()]
         except PersistenceError as error:
@@ -106,3 +121,49 @@ class CostartApplicationRecorder(PostgresApplicationRecorder, HostTermFencing):
             curs.execute(self._select_term, (self.lease_name,))
             row = curs.fetchone()
         return 0 if row is None else int(row["term"])
+
+    @retry((InterfaceError, OperationalError), max_attempts=10, wait=0.2)
+    def select_notifications(
+        self,
+        start: int | None,
+        limit: int,
+        stop: int | None = None,
+        topics: Sequence[str] = (),
+        *,
+        inclusive_of_start: bool = True,
+    ) -> Sequence[Notification]:
+        """The library's read of the log, each row checked against its checksum."""
+        conditions: list[Composable] = []
+        params: list[Any] = []
+        if start is not None:
+            conditions.append(
+                SQL("notification_id >= %s" if inclusive_of_start else "notification_id > %s")
+            )
+            params.append(start)
+        if stop is not None:
+            conditions.append(SQL("notification_id <= %s"))
+            params.append(stop)
+        if topics:
+            conditions.append(SQL("topic = ANY(%s)"))
+            params.append(list(topics))
+        statement = SQL("SELECT * FROM {schema}.{table}").format(
+            schema=Identifier(self.datastore.schema), table=Identifier(self.events_table_name)
+        )
+        if conditions:
+            statement += SQL(" WHERE ") + SQL(" AND ").join(conditions)
+        statement += SQL(" ORDER BY notification_id LIMIT %s")
+        params.append(limit)
+        with self.datastore.get_connection() as conn, conn.cursor() as curs:
+            curs.execute(statement, params, prepare=True)
+            rows = curs.fetchall()
+        self.check_rows(rows)
+        return [
+            Notification(
+                id=row["notification_id"],
+                originator_id=row["originator_id"],
+                originator_version=row["originator_version"],
+                topic=row["topic"],
+                state=bytes(row["state"]),
+            )
+            for row in rows
+        ]

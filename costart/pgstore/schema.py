@@ -99,7 +99,8 @@ def create_append_function(
 ) -> Composed:
     """One server-side statement per append: check the epoch (share-locking the lease
     row) or the host's term (claiming it, see `create_claim_function`), lock the table (the library's rule: commit order = position order), notify
-    subscribers, and insert at positions max + 1, max + 2, ...
+    subscribers, and insert at positions max + 1, max + 2, ..., each row with the
+    checksum the client computed for it (`costart.pgstore.checksums`).
 
     Positions come from the table, not the ``bigserial`` sequence: a sequence hands out
     numbers that a rolled-back insert or a server crash never returns, and the
@@ -109,7 +110,8 @@ def create_append_function(
     """
     return SQL(
         "CREATE OR REPLACE FUNCTION {schema}.{function}"
-        "(lease_name text, expected bigint, host_term bigint, events {schema}.{type}[]) "
+        "(lease_name text, expected bigint, host_term bigint, events {schema}.{type}[], "
+        "checksums bytea[]) "
         "RETURNS SETOF bigint LANGUAGE plpgsql AS $body$ "
         "DECLARE stored bigint; stored_term bigint; last bigint; "
         "BEGIN "
@@ -126,8 +128,9 @@ def create_append_function(
         "  NOTIFY {channel}; "
         "  SELECT coalesce(max(notification_id), 0) INTO last FROM {schema}.{table}; "
         "  RETURN QUERY INSERT INTO {schema}.{table} "
-        "    (originator_id, originator_version, topic, state, notification_id) "
-        "    SELECT e.originator_id, e.originator_version, e.topic, e.state, last + e.n "
+        "    (originator_id, originator_version, topic, state, checksum, notification_id) "
+        "    SELECT e.originator_id, e.originator_version, e.topic, e.state, checksums[e.n], "
+        "      last + e.n "
         "    FROM unnest(events) WITH ORDINALITY "
         "      AS e(originator_id, originator_version, topic, state, n) "
         "    ORDER BY e.n RETURNING notification_id; "
@@ -146,6 +149,6 @@ def create_append_function(
 
 
 def call_append(schema: str, function: str) -> Composed:
-    return SQL("SELECT id FROM {schema}.{function}(%s, %s, %s, %s) AS appended(id)").format(
+    return SQL("SELECT id FROM {schema}.{function}(%s, %s, %s, %s, %s) AS appended(id)").format(
         schema=Identifier(schema), function=Identifier(function)
     )

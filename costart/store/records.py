@@ -109,6 +109,16 @@ def encode_record(notification_id: int, event: PreparedEvent, prev: bytes) -> tu
     return canonical + checksum, checksum
 
 
+def content_checksum(
+    originator_id: UUID | str, originator_version: int, topic: str, state: bytes
+) -> bytes:
+    """The record checksum of an event stored where the store itself assigns positions
+    (PostgreSQL): BLAKE2b-128 of the same canonical encoding of the same fields as a log
+    record's, without the two the writer cannot know (the position and the chain link)."""
+    canonical = _encode((originator_value(originator_id), originator_version, topic, state))
+    return blake2b(canonical, digest_size=CHECKSUM_SIZE).digest()
+
+
 def _diagnose(value: bytes, log: str, position: int) -> CorruptRecordError:
     """Name what is wrong with a record whose checksum does not match."""
     if (

@@ -1,7 +1,8 @@
 """The damage classes that apply on every backend (ADR 0028), on LMDB and on PostgreSQL:
 a damaged or deleted newest snapshot falls back to an older one with a warning naming its
 position (the log is intact: the state is the same); a missing or altered event stops
-startup with an error naming its position; a log that lost its tail is refused by what
+startup with an error naming its position (on PostgreSQL also an altered row that still
+decodes: rows carry costart's checksum, ADR 0038); a log that lost its tail is refused by what
 was built past it (the newest snapshot, the views)."""
 
 from __future__ import annotations
@@ -11,20 +12,23 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
+import msgspec
 import psycopg
 import pytest
 import structlog
+from psycopg.rows import dict_row
 from rich.console import Console
 
 from costart.app import Controller
 from costart.bootstrap import Settings, bootstrap
 from costart.cli.demo import run_demo
-from costart.cli.exits import EXIT_TAIL_LOST
+from costart.cli.exits import EXIT_DAMAGED, EXIT_TAIL_LOST
 from costart.domain.spec import parse_spec
 from costart.store.errors import CorruptRecordError, DamagedStoreError, Defect, LogTailLostError
-from costart.store.snapshots import encode_world
+from costart.store.codec import canonical_decode, canonical_encode, decode_event
+from costart.store.snapshots import Snapshot, encode_world
 from tests.builders import USER
 from tests.contract.conftest import Store
 from tests.damage import classes
@@ -185,3 +189,129 @@ def test_views_built_past_the_end_of_the_log_refuse_the_cli(store, demo, tmp_pat
     expected = f"error: log ends at {demo.end - 3}, the views were built to {demo.end}"
     assert expected in refused.stderr
     assert "the log lost its tail" in refused.stderr
+
+
+# PostgreSQL rows carry costart's checksum (ADR 0038): an altered row that still decodes,
+# which only the checksum can tell from a written one, is found on every read path.
+ON_POSTGRESQL = pytest.mark.parametrize("store", ["postgresql"], indirect=True)
+
+
+def _row(store: Store, table: str, where: str) -> dict[str, Any]:
+    schema = store.env["POSTGRES_SCHEMA"]
+    with psycopg.connect(store.location.split("?")[0], row_factory=dict_row) as conn:
+        conn.execute(f'SET search_path TO "{schema}"')
+        row = conn.execute(f"SELECT * FROM {table} WHERE {where}").fetchone()
+    assert row is not None, where
+    return row
+
+
+def _set_state(store: Store, table: str, where: str, state: bytes) -> None:
+    schema = store.env["POSTGRES_SCHEMA"]
+    with psycopg.connect(store.location.split("?")[0]) as conn:
+        conn.execute(f'SET search_path TO "{schema}"')
+        conn.execute(f"UPDATE {table} SET state = %s WHERE {where}", (state,))
+
+
+def alter_event_decodably(store: Store, position: int) -> None:
+    """Move the event at ``position`` one nanosecond later: it still decodes and folds."""
+    where = f"notification_id = {position}"
+    row = _row(store, "costart_events", where)
+    event = decode_event(row["topic"], bytes(row["state"]))
+    altered = canonical_encode(msgspec.structs.replace(event, at_ns=event.at_ns + 1))
+    assert decode_event(row["topic"], altered) != event
+    _set_state(store, "costart_events", where, altered)
+
+
+@ON_POSTGRESQL
+def test_an_altered_event_that_still_decodes_stops_startup_naming_its_position(store, demo):
+    position = demo.newest_snapshot + 1
+    alter_event_decodably(store, position)
+    with pytest.raises(CorruptRecordError) as error:
+        _controller(store)
+    assert error.value.position == position and error.value.defect is Defect.CHECKSUM
+    assert str(error.value) == (
+        f"checksum mismatch at notification id {position} in log 'events': the row was altered"
+    )
+
+
+def _cli(store: Store, tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "COSTART_VIEWS_DIR": str(tmp_path / "views"), "PYTHONPATH": str(ROOT)}
+    command = [sys.executable, "-m", "costart.cli.main", "--store", store.location, *args]
+    return subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+
+
+@ON_POSTGRESQL
+def test_an_altered_event_that_still_decodes_fails_verify_and_the_views(store, demo, tmp_path):
+    alter_event_decodably(store, 3)
+    verified = _cli(store, tmp_path, "replay", "verify")
+    assert verified.returncode != 0
+    assert "checksum mismatch at notification id 3" in verified.stdout + verified.stderr
+    listed = _cli(store, tmp_path, "get", "groups")  # the views are built from the log
+    assert listed.returncode == EXIT_DAMAGED, listed.stderr
+    assert "checksum mismatch at notification id 3" in listed.stderr
+
+
+@ON_POSTGRESQL
+def test_an_altered_snapshot_that_still_decodes_falls_back_loudly(store, demo):
+    where = f"originator_version = {demo.newest_snapshot}"
+    row = _row(store, "costart_snapshots", where)
+    snapshot = canonical_decode(bytes(row["state"]), Snapshot)
+    # A log hash PostgreSQL keeps no chain to compare with: only the row checksum sees it.
+    forged = msgspec.structs.replace(snapshot, log_hash=bytes(16))
+    _set_state(store, "costart_snapshots", where, canonical_encode(forged))
+    with structlog.testing.capture_logs() as logs:
+        restarted = _controller(store)
+    try:
+        assert encode_world(restarted.world) == demo.state
+        assert restarted._last_snapshot_position == demo.previous_snapshot
+    finally:
+        _closed(restarted)
+    skipped = [e for e in logs if e["event"] == "snapshot skipped"]
+    assert [e["position"] for e in skipped] == [demo.newest_snapshot]
+
+
+def _forget_checksums(store: Store, where: str) -> None:
+    _sql(store, f"UPDATE costart_events SET checksum = NULL WHERE {where}")
+
+
+@ON_POSTGRESQL
+def test_rows_written_before_the_checksum_column_existed_are_read_unchecked(store, demo):
+    # A log of an earlier release: the column is added on open, its rows are NULL.
+    _sql(store, "ALTER TABLE costart_events DROP COLUMN checksum")
+    _sql(store, "ALTER TABLE costart_snapshots DROP COLUMN checksum")
+    controller = _controller(store)
+    try:
+        assert encode_world(controller.world) == demo.state
+        controller.submit(parse_spec(TAIL_GROUP, "toml"))  # new rows carry a checksum
+        end, state = controller.world.position, encode_world(controller.world)
+    finally:
+        _closed(controller)
+    new_row = _row(store, "costart_events", f"notification_id = {end}")
+    assert new_row["checksum"] is not None
+    legacy = _row(store, "costart_events", f"notification_id = {demo.end}")
+    assert legacy["checksum"] is None
+    restarted = _controller(store)  # legacy rows, then checked ones: read in full
+    try:
+        assert encode_world(restarted.world) == state
+    finally:
+        _closed(restarted)
+
+
+@ON_POSTGRESQL
+def test_a_checksum_removed_after_checksummed_rows_is_damage_not_a_legacy_row(store, demo):
+    position = demo.newest_snapshot + 1
+    _forget_checksums(store, f"notification_id = {position}")
+    with pytest.raises(CorruptRecordError) as error:
+        _controller(store)
+    assert error.value.position == position and error.value.defect is Defect.CHECKSUM
+    assert "checksum missing after the first checksummed row (1)" in str(error.value)
+
+
+@ON_POSTGRESQL
+def test_a_legacy_prefix_of_rows_without_checksums_is_accepted(store, demo):
+    _forget_checksums(store, f"notification_id <= {demo.newest_snapshot + 1}")
+    restarted = _controller(store)
+    try:
+        assert encode_world(restarted.world) == demo.state
+    finally:
+        _closed(restarted)

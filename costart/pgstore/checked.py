@@ -1,0 +1,116 @@
+"""Recorders whose rows carry costart's checksum (`costart.pgstore.checksums`): written
+with every insert, checked on every read the library offers (``select_events`` here,
+``select_notifications`` in the application recorder)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+from uuid import UUID
+
+from eventsourcing.persistence import InterfaceError, OperationalError, StoredEvent
+from eventsourcing.postgres import PostgresAggregateRecorder, PostgresDatastore
+from eventsourcing.utils import retry
+from psycopg import Cursor
+from psycopg.rows import DictRow
+from psycopg.sql import SQL
+
+from costart.pgstore import checksums
+
+
+class ChecksummedRecorder(PostgresAggregateRecorder):
+    """The library's aggregate recorder with a checksum per row; a row read that fails it
+    raises `CorruptRecordError` naming its position (here its ``originator_version``, so
+    the snapshot fallback can skip it)."""
+
+    position_column = "originator_version"
+
+    def __init__(
+        self, datastore: PostgresDatastore, *, events_table_name: str = "stored_events"
+    ) -> None:
+        super().__init__(datastore, events_table_name=events_table_name)
+        self.log_name = events_table_name.rsplit("_", 1)[-1]
+        """The log named in errors ("snapshots" for ``costart_snapshots``)."""
+        ds_schema = self.datastore.schema
+        self.sql_create_statements.append(
+            checksums.add_checksum_column(ds_schema, events_table_name)
+        )
+        self.insert_events_statement = checksums.insert_checksummed(
+            ds_schema, events_table_name, self.stored_event_type_name
+        )
+        self._first_checked_statement = checksums.first_checked(
+            ds_schema, events_table_name, self.position_column, self.first_checked_scope
+        )
+        self._first_checked: dict[Any, int] = {}
+
+    first_checked_scope = " AND originator_id = %s"
+    """Legacy rows are a prefix of each originator's versions."""
+
+    def _insert_stored_events(
+        self, curs: Cursor[DictRow], stored_events: Sequence[StoredEvent], **_: Any
+    ) -> None:
+        rows = [
+            self.construct_pg_stored_event(e.originator_id, e.originator_version, e.topic, e.state)
+            for e in stored_events
+        ]
+        curs.execute(self.insert_events_statement, (checksums.checksums_of(stored_events), rows))
+
+    def first_checked(self, row: DictRow) -> int | None:
+        """The first checksummed position of the row's scope; cached once there is one
+        (rows are only appended, and new rows always carry a checksum)."""
+        key = row["originator_id"] if self.first_checked_scope else None
+        known = self._first_checked.get(key)
+        if known is not None:
+            return known
+        params = (key,) if self.first_checked_scope else ()
+        with self.datastore.get_connection() as conn, conn.cursor() as curs:
+            found = curs.execute(self._first_checked_statement, params).fetchone()
+        first = None if found is None else found["first"]
+        if first is not None:
+            self._first_checked[key] = int(first)
+        return first
+
+    def check_rows(self, rows: Sequence[DictRow]) -> None:
+        for row in rows:
+            if checksums.COLUMN not in row:
+                continue  # a table of an earlier release, opened read-only: all legacy
+            first = self.first_checked(row) if row[checksums.COLUMN] is None else None
+            checksums.check_row(row, self.log_name, int(row[self.position_column]), first)
+
+    @retry((InterfaceError, OperationalError), max_attempts=10, wait=0.2)
+    def select_events(
+        self,
+        originator_id: UUID | str,
+        *,
+        gt: int | None = None,
+        lte: int | None = None,
+        desc: bool = False,
+        limit: int | None = None,
+    ) -> Sequence[StoredEvent]:
+        statement = self.select_events_statement
+        params: list[Any] = [originator_id]
+        if gt is not None:
+            params.append(gt)
+            statement += SQL(" AND originator_version > %s")
+        if lte is not None:
+            params.append(lte)
+            statement += SQL(" AND originator_version <= %s")
+        statement += SQL(
+            " ORDER BY originator_version DESC" if desc else " ORDER BY originator_version ASC"
+        )
+        if limit is not None:
+            params.append(limit)
+            statement += SQL(" LIMIT %s")
+        with self.datastore.get_connection() as conn, conn.cursor() as curs:
+            curs.execute(statement, params, prepare=True)
+            rows = curs.fetchall()
+        self.check_rows(rows)
+        return [
+            StoredEvent(
+                originator_id=row["originator_id"],
+                originator_version=row["originator_version"],
+                topic=row["topic"],
+                state=bytes(row["state"]),
+            )
+            for row in rows
+        ]
