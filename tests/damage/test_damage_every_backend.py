@@ -26,8 +26,8 @@ from costart.bootstrap import Settings, bootstrap
 from costart.cli.demo import run_demo
 from costart.cli.exits import EXIT_DAMAGED, EXIT_TAIL_LOST
 from costart.domain.spec import parse_spec
-from costart.store.errors import CorruptRecordError, DamagedStoreError, Defect, LogTailLostError
 from costart.store.codec import canonical_decode, canonical_encode, decode_event
+from costart.store.errors import CorruptRecordError, DamagedStoreError, Defect, LogTailLostError
 from costart.store.snapshots import Snapshot, encode_world
 from tests.builders import USER
 from tests.contract.conftest import Store
