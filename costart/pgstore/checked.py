@@ -29,8 +29,8 @@ class ChecksummedRecorder(PostgresAggregateRecorder):
         self, datastore: PostgresDatastore, *, events_table_name: str = "stored_events"
     ) -> None:
         super().__init__(datastore, events_table_name=events_table_name)
-        self.log_name = events_table_name.rsplit("_", 1)[-1]
-        """The log named in errors ("snapshots" for ``costart_snapshots``)."""
+        self.log_name = events_table_name
+        """The log named in errors: the table, as LMDB names its log by its database."""
         ds_schema = self.datastore.schema
         self.sql_create_statements.append(
             checksums.add_checksum_column(ds_schema, events_table_name)

@@ -19,8 +19,9 @@ from costart.pgstore.gaps import first_gap
 from costart.pgstore.recorder import CostartApplicationRecorder
 from costart.replay.logfile import EVENTS_LOG, ClosingLog, LogIntegrityError
 from costart.store.codec import MsgspecMapper
-from costart.store.reading import RecorderSource
-from costart.store.snapshots import SnapshotStore
+from costart.store.errors import CorruptRecordError
+from costart.store.reading import RecorderSource, log_records
+from costart.store.snapshots import SNAPSHOT_STREAM_ID, SnapshotStore
 
 
 class PgReplayLog(ClosingLog):
@@ -48,10 +49,19 @@ class PgReplayLog(ClosingLog):
         )
 
     def integrity_check(self) -> None:
-        """Raise `LogIntegrityError` at the first missing position."""
+        """Raise `LogIntegrityError` at the first missing position, or the first row (of
+        the events, then the snapshots) that fails its checksum (ADR 0038)."""
         gap = first_gap(self.recorder)
         if gap is not None:
             raise LogIntegrityError(EVENTS_LOG, gap, "missing: positions must have no holes")
+        try:
+            for _ in log_records(self.recorder):
+                pass
+            if self.snapshots is not None:
+                self.snapshots.recorder.select_events(SNAPSHOT_STREAM_ID)
+        except CorruptRecordError as error:
+            detail = f"{error.defect}: {error.detail}" if error.detail else str(error.defect)
+            raise LogIntegrityError(error.log, error.position, detail) from None
 
     def close(self) -> None:
         self.factory.close()

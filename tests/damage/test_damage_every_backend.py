@@ -24,7 +24,7 @@ from rich.console import Console
 from costart.app import Controller
 from costart.bootstrap import Settings, bootstrap
 from costart.cli.demo import run_demo
-from costart.cli.exits import EXIT_DAMAGED, EXIT_TAIL_LOST
+from costart.cli.exits import EXIT_DAMAGED, EXIT_ERROR, EXIT_TAIL_LOST
 from costart.domain.spec import parse_spec
 from costart.store.codec import canonical_decode, canonical_encode, decode_event
 from costart.store.errors import CorruptRecordError, DamagedStoreError, Defect, LogTailLostError
@@ -230,7 +230,7 @@ def test_an_altered_event_that_still_decodes_stops_startup_naming_its_position(s
         _controller(store)
     assert error.value.position == position and error.value.defect is Defect.CHECKSUM
     assert str(error.value) == (
-        f"checksum mismatch at notification id {position} in log 'events': the row was altered"
+        f"checksum mismatch at notification id {position} in log 'costart_events': the row was altered"
     )
 
 
@@ -240,15 +240,33 @@ def _cli(store: Store, tmp_path: Path, *args: str) -> subprocess.CompletedProces
     return subprocess.run(command, env=env, capture_output=True, text=True, check=False)
 
 
+def _damage_row(store: Store, how: str, position: int) -> None:
+    where = f"notification_id = {position}"
+    if how == "altered, still decodes":
+        alter_event_decodably(store, position)
+    elif how == "altered, undecodable":
+        _set_state(store, "costart_events", where, b"\x00\xff")
+    elif how == "checksum removed":
+        _forget_checksums(store, where)
+    else:
+        _sql(store, f"DELETE FROM costart_events WHERE {where}")
+
+
+ROW_DAMAGE = ["altered, still decodes", "altered, undecodable", "checksum removed", "deleted"]
+
+
 @ON_POSTGRESQL
-def test_an_altered_event_that_still_decodes_fails_verify_and_the_views(store, demo, tmp_path):
-    alter_event_decodably(store, 3)
+@pytest.mark.parametrize("how", ROW_DAMAGE)
+def test_a_damaged_event_row_fails_verify_and_the_views_naming_its_position(
+    store, demo, tmp_path, how
+):
+    _damage_row(store, how, 3)
     verified = _cli(store, tmp_path, "replay", "verify")
-    assert verified.returncode != 0
-    assert "checksum mismatch at notification id 3" in verified.stdout + verified.stderr
+    assert verified.returncode == EXIT_ERROR, verified.stdout + verified.stderr
+    assert "DIVERGENCE at position 3 (costart_events)" in verified.stderr
     listed = _cli(store, tmp_path, "get", "groups")  # the views are built from the log
     assert listed.returncode == EXIT_DAMAGED, listed.stderr
-    assert "checksum mismatch at notification id 3" in listed.stderr
+    assert "at notification id 3 in log" in listed.stderr
 
 
 @ON_POSTGRESQL
