@@ -19,8 +19,7 @@ from typing import Any, Final
 
 from psycopg.sql import SQL, Composed, Identifier
 
-from costart.store.errors import CorruptRecordError, Defect
-from costart.store.records import content_checksum
+from costart.store import CorruptRecordError, Defect, content_checksum
 
 COLUMN: Final = "checksum"
 

@@ -18,10 +18,10 @@ from costart.pgstore.factory import Factory
 from costart.pgstore.gaps import first_gap
 from costart.pgstore.recorder import CostartApplicationRecorder
 from costart.replay.logfile import EVENTS_LOG, ClosingLog, LogIntegrityError
+from costart.store import SNAPSHOT_STREAM_ID, CorruptRecordError, log_records
 from costart.store.codec import MsgspecMapper
-from costart.store.errors import CorruptRecordError
-from costart.store.reading import RecorderSource, log_records
-from costart.store.snapshots import SNAPSHOT_STREAM_ID, SnapshotStore
+from costart.store.reading import RecorderSource
+from costart.store.snapshots import SnapshotStore
 
 
 class PgReplayLog(ClosingLog):

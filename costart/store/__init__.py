@@ -54,16 +54,23 @@ from costart.store.recorders import (
     LmdbProcessRecorder,
     LmdbTrackingRecorder,
 )
-from costart.store.records import GENESIS, LogRecord
+from costart.store.records import GENESIS, LogRecord, content_checksum
 from costart.store.settings import StoreSettings
 from costart.store.snapshot_schema import SNAPSHOT_SCHEMA, recorded_form
-from costart.store.snapshots import CorruptSnapshotError, Snapshot, SnapshotStore, encode_world
+from costart.store.snapshots import (
+    SNAPSHOT_STREAM_ID,
+    CorruptSnapshotError,
+    Snapshot,
+    SnapshotStore,
+    encode_world,
+)
 from costart.store.standby import Standby, open_factory
 from costart.store.verify import LogSummary, Problem, VerifyReport, iter_verified, verify_log
 
 __all__ = [
     "GENESIS",
     "SNAPSHOT_SCHEMA",
+    "SNAPSHOT_STREAM_ID",
     "Anchor",
     "CorruptRecordError",
     "CorruptSnapshotError",
@@ -109,6 +116,7 @@ __all__ = [
     "check_snapshot_reached",
     "check_term",
     "claim_term",
+    "content_checksum",
     "encode_world",
     "forget_new_environment",
     "free_bytes",
