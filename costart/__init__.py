@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING
 from costart._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from costart.domain.actors import Actor
     from costart.app import Controller
     from costart.bootstrap import Settings
+    from costart.domain.actors import Actor
     from costart.domain.errors import Conflict, DomainError, NotFound, SpecError
     from costart.domain.spec import parse_spec
     from costart.domain.spec_types import GroupSpec
