@@ -48,6 +48,7 @@ class GroupView(msgspec.Struct, frozen=True, kw_only=True):
     barrier_deadline_ns: int | None = None
     retry_at_ns: int = 0
     last_event_at_ns: int = 0
+    labels: dict[str, str] = msgspec.field(default_factory=dict)
 
 
 class TaskView(msgspec.Struct, frozen=True, kw_only=True):
