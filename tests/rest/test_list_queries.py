@@ -115,3 +115,17 @@ def test_groups_are_selected_by_every_label_asked_for(server):  # noqa: F811
         assert [g.name for g in remote.groups(None, None, (("team", "rl"),))] == ["labelled"]
     finally:
         remote.close()
+
+
+def test_users_get_the_client_from_costart_client(three_groups):
+    from costart.client import ApiError as PublicApiError
+    from costart.client import Client as PublicClient
+    from costart.projections import GroupView
+
+    assert PublicClient is Client
+    with PublicClient(three_groups, ALICE) as api:
+        groups = api.call_list("/v1/groups", GroupView, [("owner", "alice"), ("limit", "2")])
+        assert [g.name for g in groups][:3] == list(NAMES)
+        with pytest.raises(PublicApiError) as raised:
+            api.call("GET", "/v1/groups/no-such-group", dict)
+    assert raised.value.status == 404
