@@ -113,9 +113,10 @@ class Client:
         """Every row of a paged list operation: follows each page's ``Link: rel="next"``
         (the server's own URL, its continue token already quoted) to the last page."""
         rows: list[T] = []
+        page_type: Any = list[item_type]  # type: ignore[valid-type]
         response = self._send("GET", path, params=list(params))
         while True:
-            rows.extend(msgspec.json.decode(response.content, type=list[item_type]))  # type: ignore[valid-type]
+            rows.extend(msgspec.json.decode(response.content, type=page_type))
             following = response.links.get("next", {}).get("url")
             if following is None:
                 return rows

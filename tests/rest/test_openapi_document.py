@@ -1,5 +1,6 @@
-"""OpenAPI links from `POST /v1/groups` to every per-group operation, each resolving to
-an operation of the document that takes the created group's name."""
+"""The OpenAPI document as a reader or a fuzzer uses it: a description on every field
+of every model, and links from `POST /v1/groups` to every per-group operation, each
+resolving to an operation of the document that takes the created group's name."""
 
 from __future__ import annotations
 
@@ -43,3 +44,18 @@ def test_a_created_group_links_to_each_operation_on_it(server):  # noqa: F811
     created = client(url, ALICE).post("/v1/groups", json=spec("linked"))
     name = resolve(created.json(), "#/name")
     assert client(url, ALICE).get(f"/v1/groups/{name}").status_code == 200
+
+
+def test_every_field_of_every_model_is_described(server):  # noqa: F811
+    url, _, _ = server
+    doc = httpx.get(f"{url}/schema/openapi.json", timeout=10).json()
+    schemas = doc["components"]["schemas"]
+    fields = [
+        (name, field, sub)
+        for name, schema in schemas.items()
+        for field, sub in (schema.get("properties") or {}).items()
+    ]
+    assert len(schemas) >= 15 and len(fields) >= 150
+    assert [f"{name}.{field}" for name, field, sub in fields if not sub.get("description")] == []
+    group = schemas["GroupView"]["properties"]
+    assert group["labels"]["description"] == "the group's labels, key to value"
