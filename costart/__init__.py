@@ -19,6 +19,7 @@ from costart._lazy import lazy_exports
 if TYPE_CHECKING:
     from costart.app import Controller
     from costart.bootstrap import Settings
+    from costart.domain.actors import Actor
     from costart.domain.errors import Conflict, DomainError, NotFound, SpecError
     from costart.domain.spec import parse_spec
     from costart.domain.spec_types import GroupSpec
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
 __version__ = "0.1.0"
 
 __all__ = [
+    "Actor",
     "Conflict",
     "Controller",
     "DomainError",
@@ -43,6 +45,7 @@ __all__ = [
 __getattr__, __dir__ = lazy_exports(
     __name__,
     {
+        "Actor": "costart.domain.actors",
         "Conflict": "costart.domain.errors",
         "Controller": "costart.app",
         "DomainError": "costart.domain.errors",

@@ -389,7 +389,3 @@ def _no_handler(state: Any, event: ev.DomainEvent) -> None:
 _NO_FOLD: tuple[frozenset[str], Callable[[Any, Any], None]] = (frozenset(), _no_handler)
 _GROUP_FOLD = {kind: (GROUP_FROM[kind], handler) for kind, handler in _GROUP_HANDLERS.items()}
 _MEMBER_FOLD = {kind: (MEMBER_FROM[kind], handler) for kind, handler in _MEMBER_HANDLERS.items()}
-
-
-def is_group_event(event: ev.DomainEvent) -> bool:
-    return type(event) in _GROUP_HANDLERS or isinstance(event, ev.GroupSubmitted)

@@ -8,10 +8,6 @@ from costart.domain.aggregates import GroupUnit
 from costart.domain.policy import backoff_delay_ns
 
 
-def _holds_anything(unit: GroupUnit) -> list[str]:
-    return [m.name for m in unit.members if m.state.held or m.state.assignments]
-
-
 def release_and_retry(unit: GroupUnit, reason: str, at_ns: int, *, counts_attempt: bool) -> None:
     """Release every member, then back off; fail the group when its attempts are spent.
 
@@ -44,8 +40,3 @@ def stop_live_members(unit: GroupUnit, reason: str, at_ns: int) -> None:
 def fail_group(unit: GroupUnit, member: str | None, reason: str, at_ns: int) -> None:
     stop_live_members(unit, f"group failed: {reason}", at_ns)
     unit.group.trigger(ev.GroupFailed, at_ns, member=member, reason=reason)
-
-
-def leftover_holders(unit: GroupUnit) -> list[str]:
-    """Members still holding or using capacity (must be none after a teardown)."""
-    return _holds_anything(unit)

@@ -168,10 +168,6 @@ class Cluster:
             self._gpu_type_masks[gpu_type] = mask
         return mask
 
-    def domain_contains(self, outer_level: str, outer: str, level: str, domain: str) -> bool:
-        nodes = self.nodes_in(level, domain)
-        return bool(nodes) and self.domain_of(outer_level, nodes[0]) == outer
-
     # --- status ----------------------------------------------------------------------
 
     def set_status(self, node: str, status: NodeStatus) -> None:

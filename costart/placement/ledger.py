@@ -309,9 +309,6 @@ class SessionLedger:
         g, c, m = self.held_total[node]
         self.held_total[node] = (g + sign * vec[0], c + sign * vec[1], m + sign * vec[2])
 
-    def holds_of(self, group: str) -> NodeVecs:
-        return dict(self.held_by.get(group, {}))
-
     # --- changes ---------------------------------------------------------------------
 
     def take(self, node: int, vec: Vec) -> None:

@@ -17,6 +17,7 @@ from typing import Final
 import structlog
 
 from costart.app import Controller
+from costart.display import duration
 from costart.domain.actors import TIMER, Actor
 from costart.domain.errors import DomainError
 from costart.domain.events import NodeStatus
@@ -116,8 +117,9 @@ class Service:
                 node=node,
                 timeout_s=self.heartbeats.timeout_ns / SECOND_NS,
             )
-            # costart's own timer: the agent fell silent.
-            self.controller.set_node_status(node, "down", now_ns, actor=TIMER)
+            # costart's own timer: the agent fell silent; the event says so.
+            note = f"no heartbeat for {duration(self.heartbeats.timeout_ns)}"
+            self.controller.set_node_status(node, "down", now_ns, actor=TIMER, note=note)
 
     # --- the scheduling-session loop ----------------------------------------------------
 

@@ -133,6 +133,20 @@ class Embedder:
         self.usage.waiting += 1
         self._submit(Unit(spec.name, spec, original, None, 0))
 
+    def _admit(self, index: int) -> Arrival | None:
+        """For the policies that place by themselves: count the arrival as waiting, and
+        None (rejected, saying why) when it can never fit the cluster — the same admission
+        check as costart's, so every policy runs the same groups."""
+        self.arrived += 1
+        arrival = self.arrivals[index]
+        self.usage.waiting += 1
+        try:
+            self.engine.placement.check_feasible(arrival.spec)
+        except SpecError as error:
+            self._reject(self.originals[index], str(error))
+            return None
+        return arrival
+
     def _submit(self, unit: Unit) -> None:
         self.units_by_name[unit.name] = unit
         try:

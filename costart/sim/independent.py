@@ -22,7 +22,6 @@ import msgspec
 
 from costart.domain import events as ev
 from costart.domain.actors import Actor
-from costart.domain.errors import SpecError
 from costart.domain.spec_types import FailurePolicy, GroupSpec, MemberSpec, SuccessPolicy
 from costart.sim.embedder import Embedder, Unit
 from costart.sim.metrics import Original
@@ -69,15 +68,8 @@ class IndependentEmbedder(Embedder):
         self.task_units: dict[int, list[Unit]] = {}
 
     def _on_arrive(self, index: int) -> None:
-        self.arrived += 1
-        arrival = self.arrivals[index]
-        original = self.originals[index]
-        self.usage.waiting += 1
-        try:
-            # The same admission check as costart's, so both run the same groups.
-            self.engine.placement.check_feasible(arrival.spec)
-        except SpecError as error:
-            self._reject(original, str(error))
+        arrival = self._admit(index)
+        if arrival is None:
             return
         self.split(index, arrival.at_ns)
 

@@ -135,14 +135,25 @@ def write_plot(report: Report, capacity_gpus: int, path: Path) -> None:
 
 
 def _workload_bars(axes: Any, report: Report) -> None:
-    """Time to start per workload: a p50 bar and a p99 mark per policy (hours)."""
+    """Time to start per workload: a p50 bar and a p99 mark per policy, in minutes when
+    every figure is under two hours (0.03 h reads badly), else in hours."""
     names = sorted({w.workload for r in report.policies for w in r.workloads})
     width = 0.8 / max(len(report.policies), 1)
+    longest_s = max(
+        (
+            getattr(w, field) or 0.0
+            for r in report.policies
+            for w in r.workloads
+            for field in ("time_to_start_p50_s", "time_to_start_p99_s")
+        ),
+        default=0.0,
+    )
+    unit, per_s = ("min", 60.0) if longest_s < 2 * 3600 else ("h", 3600.0)
     for k, result in enumerate(report.policies):
         figures = {w.workload: w for w in result.workloads}
         xs = [i + k * width for i in range(len(names))]
-        p50 = [_hours_or_zero(figures.get(n), "time_to_start_p50_s") for n in names]
-        p99 = [_hours_or_zero(figures.get(n), "time_to_start_p99_s") for n in names]
+        p50 = [_in_unit(figures.get(n), "time_to_start_p50_s", per_s) for n in names]
+        p99 = [_in_unit(figures.get(n), "time_to_start_p99_s", per_s) for n in names]
         bars = axes.bar(xs, p50, width, label=f"{result.policy} p50")
         axes.scatter(
             xs,
@@ -152,10 +163,10 @@ def _workload_bars(axes: Any, report: Report) -> None:
             color=bars.patches[0].get_facecolor() if bars.patches else None,
         )
     axes.set_xticks([i + 0.4 - width / 2 for i in range(len(names))], names)
-    axes.set_ylabel("time to start (h): p50 bar, p99 mark")
+    axes.set_ylabel(f"time to start ({unit}): p50 bar, p99 mark")
     axes.legend(loc="upper right", fontsize="small")
 
 
-def _hours_or_zero(figures: WorkloadFigures | None, field: str) -> float:
+def _in_unit(figures: WorkloadFigures | None, field: str, per_s: float) -> float:
     value = None if figures is None else getattr(figures, field)
-    return 0.0 if value is None else value / 3600
+    return 0.0 if value is None else value / per_s

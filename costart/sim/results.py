@@ -7,7 +7,7 @@ the report is the same for the same seed.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 import msgspec
 
@@ -201,12 +201,3 @@ def run_policy(
     engine = Engine(setup, embedder, factory, progress=progress)
     engine.run()
     return result_of(engine, embedder), engine
-
-
-def run_policies(
-    setup: SimSetup,
-    factory: ControllerFactory,
-    policies: Sequence[str] = POLICIES,
-    progress: Callable[[Engine], None] | None = None,
-) -> list[PolicyResult]:
-    return [run_policy(setup, p, factory, progress)[0] for p in policies]

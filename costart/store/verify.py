@@ -68,12 +68,6 @@ class VerifyReport:
     def ok(self) -> bool:
         return not self.problems
 
-    def raise_first(self) -> None:
-        """Raise the first problem as ``CorruptRecordError`` (if there is one)."""
-        if self.problems:
-            p = self.problems[0]
-            raise CorruptRecordError(p.log, p.position, p.defect, p.detail)
-
 
 def _resolve(target: Target) -> tuple[LmdbStore, str | None, bool]:
     """(store, log or None for all, whether we opened it and must release)."""

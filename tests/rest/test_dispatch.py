@@ -299,6 +299,11 @@ def test_a_silent_node_goes_down_after_the_timeout_and_a_heartbeat_brings_it_up(
         f"{node} reported down",
     )
     assert down[-1] == "down"
+    watched = _watch(admin, {"after": 0, "node": node}, {}, position(server))
+    (silent,) = [e["event"] for e in watched if e["type"] == "NodeStatusChanged"]
+    # The event says why, and that costart's own timer (not the agent) marked it down.
+    assert silent["status"] == "down" and silent["note"].startswith("no heartbeat for "), silent
+    assert silent["actor"][0] == "timer", silent
     assert agent.post(f"/v1/nodes/{node}/heartbeat").json()["events"] == 1
     assert _node_events(admin, node)[-1] == "up"
     assert agent.put(f"/v1/nodes/{node}/status", json={"status": "drained"}).json()["events"] == 1

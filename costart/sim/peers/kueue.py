@@ -22,7 +22,6 @@ from __future__ import annotations
 from bisect import insort
 
 from costart.domain import events as ev
-from costart.domain.errors import SpecError
 from costart.sim.embedder import Unit
 from costart.sim.independent import IndependentEmbedder
 from costart.sim.metrics import Original
@@ -55,13 +54,8 @@ class KueueEmbedder(IndependentEmbedder):
         self.evicting: set[int] = set()
 
     def _on_arrive(self, index: int) -> None:
-        self.arrived += 1
-        arrival = self.arrivals[index]
-        self.usage.waiting += 1
-        try:
-            self.engine.placement.check_feasible(arrival.spec)
-        except SpecError as error:
-            self._reject(self.originals[index], str(error))
+        arrival = self._admit(index)
+        if arrival is None:
             return
         self._enqueue(index, arrival.at_ns)
         self.admit()

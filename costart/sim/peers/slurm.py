@@ -25,7 +25,6 @@ from bisect import insort
 import msgspec
 
 from costart.domain import events as ev
-from costart.domain.errors import SpecError
 from costart.sim.embedder import Embedder, Unit
 from costart.sim.peers.pool import Demand, GpuPool, demand_of
 from costart.sim.setup import SimSetup
@@ -45,13 +44,8 @@ class SlurmEasyEmbedder(Embedder):
         self.backfilled = 0
 
     def _on_arrive(self, index: int) -> None:
-        self.arrived += 1
-        arrival = self.arrivals[index]
-        self.usage.waiting += 1
-        try:
-            self.engine.placement.check_feasible(arrival.spec)
-        except SpecError as error:
-            self._reject(self.originals[index], str(error))
+        arrival = self._admit(index)
+        if arrival is None:
             return
         insort(self.queue, (-arrival.spec.priority, arrival.at_ns, index))
         self.schedule()
