@@ -11,7 +11,7 @@ never fit is refused here exactly as `serve` refuses it — and then catch the v
 from __future__ import annotations
 
 import getpass
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Final, Protocol, TypeVar
 from urllib.parse import quote
@@ -25,6 +25,7 @@ from costart.cli.exits import AccessDenied, Unavailable
 from costart.cli.leadership import refuse_if_led
 from costart.domain.actors import Actor
 from costart.domain.errors import Conflict, DomainError, NotFound, SpecError
+from costart.domain.labels import Selector
 from costart.domain.spec import SpecFormat
 from costart.projections import (
     GroupDetail,
@@ -44,7 +45,9 @@ HTTP_TIMEOUT_S: Final = 30.0
 
 class Backend(Protocol):
     def submit(self, data: bytes, fmt: SpecFormat) -> GroupView: ...
-    def groups(self, owner: str | None, state: str | None) -> list[GroupView]: ...
+    def groups(
+        self, owner: str | None, state: str | None, selector: Selector = ()
+    ) -> list[GroupView]: ...
     def members(self, group: str | None) -> list[MemberView]: ...
     def describe(self, group: str) -> GroupDetail: ...
     def events(self, group: str) -> list[TimelineEntry]: ...
@@ -106,8 +109,12 @@ class LocalBackend:
             lambda views: next(m for m in views.members(group) if m.name == member)
         )
 
-    def groups(self, owner: str | None, state: str | None) -> list[GroupView]:
-        return self.checked.answer(lambda views: views.groups(owner=owner, state=state))
+    def groups(
+        self, owner: str | None, state: str | None, selector: Selector = ()
+    ) -> list[GroupView]:
+        return self.checked.answer(
+            lambda views: views.groups(owner=owner, state=state, selector=selector)
+        )
 
     def members(self, group: str | None) -> list[MemberView]:
         return self.checked.answer(lambda views: views.members(group))
@@ -157,25 +164,36 @@ class RemoteBackend:
         except ApiError as error:
             raise error_for(error) from None
 
+    def _list(
+        self, path: str, item_type: type[T], params: Sequence[tuple[str, str]] = ()
+    ) -> list[T]:
+        try:
+            return self.client.call_list(path, item_type, params)
+        except ApiError as error:
+            raise error_for(error) from None
+
     def submit(self, data: bytes, fmt: SpecFormat) -> GroupView:
         headers = {"Content-Type": f"application/{fmt}"}
         return self._call("POST", "/v1/groups", GroupView, content=data, headers=headers)
 
-    def groups(self, owner: str | None, state: str | None) -> list[GroupView]:
-        params = {k: v for k, v in (("owner", owner), ("state", state)) if v is not None}
-        if "state" in params:
-            params["state"] = params["state"].upper()
-        return self._call("GET", "/v1/groups", list[GroupView], params=params)
+    def groups(
+        self, owner: str | None, state: str | None, selector: Selector = ()
+    ) -> list[GroupView]:
+        params: list[tuple[str, str]] = [("owner", owner)] if owner is not None else []
+        if state is not None:
+            params.append(("state", state.upper()))
+        params.extend(("label", f"{key}={value}") for key, value in selector)
+        return self._list("/v1/groups", GroupView, params)
 
     def members(self, group: str | None) -> list[MemberView]:
         path = "/v1/members" if group is None else f"/v1/groups/{_segment(group)}/members"
-        return self._call("GET", path, list[MemberView])
+        return self._list(path, MemberView)
 
     def describe(self, group: str) -> GroupDetail:
         return self._call("GET", f"/v1/groups/{_segment(group)}", GroupDetail)
 
     def events(self, group: str) -> list[TimelineEntry]:
-        return self._call("GET", f"/v1/groups/{_segment(group)}/events", list[TimelineEntry])
+        return self._list(f"/v1/groups/{_segment(group)}/events", TimelineEntry)
 
     def why(self, group: str) -> Why:
         return self._call("GET", f"/v1/groups/{_segment(group)}/why", Why)
@@ -188,7 +206,7 @@ class RemoteBackend:
         return self._call("POST", path, MemberView, json={"replicas": replicas})
 
     def holds(self) -> list[HoldView]:
-        return self._call("GET", "/v1/holds", list[HoldView])
+        return self._list("/v1/holds", HoldView)
 
     def watch(self, after: int | None, group: str | None) -> Iterator[WatchEvent]:
         try:

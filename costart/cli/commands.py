@@ -23,6 +23,7 @@ from costart.cli.backend import Backend, LocalBackend, RemoteBackend
 from costart.cli.exits import UsageError, reported
 from costart.cli.output import Output, OutputKind, jsonpath, parse_output, sort_rows
 from costart.domain.errors import NotFound
+from costart.domain.labels import Selector, parse_selector
 from costart.domain.spec import SpecFormat
 from costart.projections import MemberView
 
@@ -156,6 +157,13 @@ def get_groups(
     output: OutputOption = "table",
     owner: Annotated[str | None, typer.Option(help="only this owner's groups")] = None,
     state: Annotated[str | None, typer.Option(help="only groups in this state")] = None,
+    selector: Annotated[
+        list[str] | None,
+        typer.Option("--selector", "-l", help="only groups with these labels (key=value,...)"),
+    ] = None,
+    show_labels: Annotated[
+        bool, typer.Option("--show-labels", help="add each group's labels as a last column")
+    ] = False,
     sort_by: SortOption = None,
     watch: Annotated[
         bool, typer.Option("--watch", "-w", help="then print each group again as it changes")
@@ -166,7 +174,8 @@ def get_groups(
         out = parse_output(output)
         with backend(ctx) as b:
             remote = _watchable(b, watch)
-            groups = b.groups(owner, state)
+            labels = parse_selector(selector or ())
+            groups = b.groups(owner, state, labels)
             now = now_ns(b)
             if names:
                 by_name = {g.name: g for g in groups}
@@ -179,11 +188,13 @@ def get_groups(
             emit(
                 groups,
                 out,
-                lambda wide: console().print(render.groups_table(groups, now, wide=wide)),
+                lambda wide: console().print(
+                    render.groups_table(groups, now, wide=wide, show_labels=show_labels)
+                ),
                 [f"group/{g.name}" for g in groups],
             )
             if remote is not None:
-                _follow_groups(remote, owner, state, out.kind)
+                _follow_groups(remote, owner, state, labels, out.kind)
 
 
 @get_app.command("members")
@@ -310,13 +321,17 @@ def _watchable(b: Backend, wanted: bool) -> RemoteBackend | None:
 
 
 def _follow_groups(
-    b: RemoteBackend, owner: str | None, state: str | None, output: OutputKind
+    b: RemoteBackend,
+    owner: str | None,
+    state: str | None,
+    labels: Selector,
+    output: OutputKind,
 ) -> None:
     """Print a group's row again after each event about it (that still matches)."""
     for event in b.watch(None, None):
         if event.group is None:
             continue
-        rows = [g for g in b.groups(owner, state) if g.name == event.group]
+        rows = [g for g in b.groups(owner, state, labels) if g.name == event.group]
         for row in rows:
             if output in ("json", "yaml"):
                 render.print_data(console(), row, output)

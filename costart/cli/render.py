@@ -79,8 +79,19 @@ def members_summary(group: GroupView) -> str:
     return f"{running}/{group.members}"
 
 
-def groups_table(groups: Sequence[GroupView], now_ns: int, wide: bool = False) -> Table:
+def labels_text(labels: dict[str, str]) -> str:
+    """``key=value,...`` in key order (the selector syntax), or ``-`` for none."""
+    return ",".join(f"{key}={value}" for key, value in sorted(labels.items())) or "-"
+
+
+def groups_table(
+    groups: Sequence[GroupView], now_ns: int, wide: bool = False, show_labels: bool = False
+) -> Table:
+    """The groups as a table; ``show_labels`` adds a LABELS column last (kubectl's
+    ``--show-labels``)."""
     columns = ["NAME", "OWNER", "STATE", "RUNNING", "ATTEMPT", "AGE", "REASON"]
+    if show_labels:
+        columns.append("LABELS")
     if wide:
         columns[5:5] = ["PRIORITY", "MODE", "TASKS", "HELD", "GPU", "DEADLINE"]
     table = plain_table(columns)
@@ -96,6 +107,8 @@ def groups_table(groups: Sequence[GroupView], now_ns: int, wide: bool = False) -
                 deadline_text(g, now_ns),
             ]
         row += [age_text(now_ns - g.submitted_at_ns), group_reason(g, now_ns)]
+        if show_labels:
+            row.append(labels_text(g.labels))
         table.add_row(*row)
     return table
 
@@ -190,6 +203,7 @@ def print_describe(console: Console, detail: GroupDetail, now_ns: int) -> None:
     header = [
         f"Name:       {g.name}",
         f"Owner:      {g.owner}",
+        f"Labels:     {labels_text(g.labels)}",
         f"Priority:   {g.priority}",
         f"Mode:       {g.mode}",
         f"State:      {g.state}   attempt {g.attempt}, releases {g.releases}, "

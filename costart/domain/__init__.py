@@ -21,6 +21,7 @@ from costart.domain.errors import Conflict, DomainError, IllegalTransition, NotF
 from costart.domain.events import Assignment, DomainEvent, NodeStatus, PendClass, PendReason
 from costart.domain.ids import COSTART_NAMESPACE, ID_TEXTS, id_text
 from costart.domain.invariants import Capacity, EventAudit, check_group, check_world
+from costart.domain.labels import Selector, matches, parse_selector
 from costart.domain.limits import LABEL_PATTERN, MAX_SPEC_BYTES, NAME_PATTERN
 from costart.domain.reconcile import HostTask, HostView
 from costart.domain.reports import Outcome
@@ -94,6 +95,7 @@ __all__ = [
     "PlaceGroup",
     "PlaceMember",
     "PlacementMode",
+    "Selector",
     "Shape",
     "SpecError",
     "SpecFormat",
@@ -113,8 +115,10 @@ __all__ = [
     "is_name",
     "lifecycle",
     "limits",
+    "matches",
     "node_loss",
     "parse_duration_ns",
+    "parse_selector",
     "parse_spec",
     "reconcile",
     "reports",

@@ -8,10 +8,11 @@ a default, so old records still decode (see ADR 0004).
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 from uuid import UUID
 
 import msgspec
+from msgspec import Meta
 
 from costart.domain.actors import Actor
 from costart.domain.spec_types import FailureAction, FailureReason, GroupSpec, MemberSpec
@@ -37,14 +38,31 @@ class PendReason(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
     ``until_ns``: a backoff's retry time.
     """
 
-    cls: PendClass
-    message: str
-    member: str | None = None
-    need: str | None = None
-    best: str | None = None
-    queue_position: int | None = None
-    ahead: tuple[str, ...] = ()
-    until_ns: int | None = None
+    cls: Annotated[
+        PendClass,
+        Meta(
+            description="why the group waits: capacity, topology, queue (behind other "
+            "reservations), claims, backoff or infeasible (can never fit)"
+        ),
+    ]
+    message: Annotated[
+        str, Meta(description="the reason in words, without times (rendered at display time)")
+    ]
+    member: Annotated[
+        str | None, Meta(description="the member that blocks the group, if one does")
+    ] = None
+    need: Annotated[str | None, Meta(description="what the blocking member needs")] = None
+    best: Annotated[str | None, Meta(description="the best capacity available for it now")] = None
+    queue_position: Annotated[
+        int | None, Meta(description="how many reservations are ahead (0: the head of the queue)")
+    ] = None
+    ahead: Annotated[
+        tuple[str, ...], Meta(description="the groups ahead in the reservation queue, first first")
+    ] = ()
+    until_ns: Annotated[
+        int | None,
+        Meta(description="a backoff's retry time, controller nanoseconds since the Unix epoch"),
+    ] = None
 
 
 class DomainEvent(

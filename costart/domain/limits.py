@@ -13,6 +13,7 @@ OWNER_PATTERN: Final = r"[A-Za-z0-9][A-Za-z0-9._@-]*"
 LABEL_PATTERN: Final = r"[A-Za-z0-9]([A-Za-z0-9._/-]{0,251}[A-Za-z0-9])?"
 """Node names, topology domain names, label keys and values, GPU types (matched whole)."""
 MAX_OWNER_LENGTH: Final = 63
+MAX_LABELS_PER_GROUP: Final = 32
 MAX_PROFILE_LENGTH: Final = 253
 MAX_MEMBERS_PER_GROUP: Final = 64
 MAX_TASKS_PER_MEMBER: Final = 4096

@@ -17,6 +17,7 @@ import msgspec
 from costart.domain import limits
 from costart.domain.durations import parse_duration_ns
 from costart.domain.errors import SpecError
+from costart.domain.labels import check_labels
 from costart.domain.spec_types import (
     FAILURE_ACTIONS,
     MEMBER_KINDS,
@@ -110,6 +111,7 @@ class GroupDoc(_Doc):
     barrier: BarrierDoc = msgspec.field(default_factory=BarrierDoc)
     failure: FailureDoc = msgspec.field(default_factory=FailureDoc)
     success: SuccessDoc = msgspec.field(default_factory=SuccessDoc)
+    labels: dict[str, str] = msgspec.field(default_factory=dict)
 
 
 _ALLOWED_BY_FIELD: dict[str, Sequence[str]] = {
@@ -207,6 +209,7 @@ def normalize(doc: GroupDoc) -> GroupSpec:
         failure=_failure(doc.failure, names),
         success=_success(doc.success, members),
         members=members,
+        labels=check_labels("labels", doc.labels),
     )
 
 

@@ -112,6 +112,9 @@ class GroupSpec(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
     failure: FailurePolicy
     success: SuccessPolicy
     members: tuple[MemberSpec, ...]
+    labels: tuple[tuple[str, str], ...] = ()
+    """Sorted by key (`costart.domain.labels`); left out of the encoding when empty, so
+    a spec without labels keeps the bytes it had before labels existed."""
 
     def member(self, name: str) -> MemberSpec:
         for member in self.members:

@@ -48,6 +48,7 @@ def group_view(group: GroupState, members: Sequence[MemberState], last_at_ns: in
         barrier_deadline_ns=group.barrier_deadline_ns,
         retry_at_ns=group.retry_at_ns,
         last_event_at_ns=last_at_ns,
+        labels=dict(group.spec.labels),
     )
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from costart.domain.errors import NotFound
+from costart.domain.labels import Selector, matches
 from costart.domain.states import GROUP_TERMINAL
 from costart.projections import projector
 from costart.projections.models import (
@@ -85,9 +86,14 @@ class Views:
             yield self.db.decode(db, key, raw, type_)
 
     def groups(
-        self, owner: str | None = None, state: str | None = None, live_only: bool = False
+        self,
+        owner: str | None = None,
+        state: str | None = None,
+        live_only: bool = False,
+        selector: Selector = (),
     ) -> list[GroupView]:
-        """Groups in submission order, optionally filtered by owner and state."""
+        """Groups in submission order, optionally filtered by owner, state and a label
+        selector."""
         rows = []
         with self.db.read() as txn:
             for key, gid in self.db.scan(txn, "order"):
@@ -98,6 +104,8 @@ class Views:
                 if state is not None and row.state != state.upper():
                     continue
                 if live_only and row.state in GROUP_TERMINAL:
+                    continue
+                if not matches(row.labels, selector):
                     continue
                 rows.append(row)
         return rows

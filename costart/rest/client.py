@@ -107,6 +107,23 @@ class Client:
         response = self._send(method, path, **kwargs)
         return msgspec.json.decode(response.content, type=type_)
 
+    def call_list(
+        self, path: str, item_type: type[T], params: Sequence[tuple[str, str]] = ()
+    ) -> list[T]:
+        """Every row of a paged list operation: follows each page's ``Link: rel="next"``
+        (the server's own URL, its continue token already quoted) to the last page."""
+        rows: list[T] = []
+        page_type: Any = list[item_type]  # type: ignore[valid-type]
+        response = self._send("GET", path, params=list(params))
+        while True:
+            rows.extend(msgspec.json.decode(response.content, type=page_type))
+            following = response.links.get("next", {}).get("url")
+            if following is None:
+                return rows
+            if not following.startswith("/"):
+                raise ApiError(0, f"bad next-page link from {self.current}: {following!r}")
+            response = self._send("GET", following)
+
     def _send(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
         deadline = time.monotonic() + self.failover_s
         while True:

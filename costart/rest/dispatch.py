@@ -20,9 +20,10 @@ attempt- and task-stamped commands (DESIGN §8) decide whether a report is new, 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Literal
+from typing import Annotated, Literal
 
 import msgspec
+from msgspec import Meta
 
 from costart.app import Controller, Report
 from costart.domain import limits
@@ -41,26 +42,39 @@ NOT_STARTED = frozenset({"PENDING", "HELD", "PLACED", "READY"})
 class ClaimReport(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """A claim of a member turned READY or failed, in the group's ``attempt``."""
 
-    attempt: int
-    status: ClaimOutcome
-    reason: str | None = None  # required for FAILED
+    attempt: Annotated[
+        int, Meta(description="the group attempt the report is about (an older one writes nothing)")
+    ]
+    status: Annotated[ClaimOutcome, Meta(description="READY or FAILED")]
+    reason: Annotated[
+        str | None, Meta(description="why the claim failed (required for FAILED)")
+    ] = None
 
 
 class TaskReport(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """A task of a member started, exited (with a code and a reason) or succeeded."""
 
-    attempt: int
-    event: TaskEvent
-    exit_code: int | None = None
-    reason: ExitReason | None = None  # required for exited
+    attempt: Annotated[
+        int, Meta(description="the group attempt the report is about (an older one writes nothing)")
+    ]
+    event: Annotated[TaskEvent, Meta(description="started, exited or succeeded")]
+    exit_code: Annotated[int | None, Meta(description="the process's exit code (exited)")] = None
+    reason: Annotated[
+        ExitReason | None,
+        Meta(
+            description="why it exited: error, oom, node-lost, preempted... (required for exited)"
+        ),
+    ] = None
 
 
 class ReportAnswer(msgspec.Struct, frozen=True):
     """``applied``: whether this report changed anything (false: it was a repeat)."""
 
-    applied: bool
-    detail: str
-    member: MemberView
+    applied: Annotated[
+        bool, Meta(description="whether the report changed anything (false: a repeat)")
+    ]
+    detail: Annotated[str, Meta(description="what the report did, in words")]
+    member: Annotated[MemberView, Meta(description="the member as it is now")]
 
 
 class Subject(msgspec.Struct, frozen=True):

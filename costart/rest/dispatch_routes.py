@@ -24,6 +24,7 @@ from litestar import delete, get, post, put
 from litestar.datastructures import State
 from litestar.exceptions import PermissionDeniedException
 from litestar.params import Parameter
+from msgspec import Meta
 
 from costart.domain import limits
 from costart.domain.actors import Actor
@@ -48,29 +49,31 @@ TaskIndex = Annotated[int, Parameter(ge=0, le=limits.MAX_REPLICAS_PER_MEMBER)]
 
 
 class ScaleRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    replicas: int
+    replicas: Annotated[int, Meta(description="the desired replicas (min_running .. the limit)")]
 
 
 class NodeStatusRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    status: Literal["up", "drained"]
+    status: Annotated[Literal["up", "drained"], Meta(description="up, or drained (no new tasks)")]
 
 
 class NodeAnswer(msgspec.Struct, frozen=True):
-    node: str
-    events: int  # how many events the call wrote (0: nothing changed)
+    node: Annotated[str, Meta(description="the node")]
+    events: Annotated[int, Meta(description="how many events the call wrote (0: nothing changed)")]
 
 
 class TaskView(msgspec.Struct, frozen=True):
     """One task placed on a node, and whether it may start now (the dispatch barrier)."""
 
-    group: str
-    member: str
-    task: int
-    node: str
-    attempt: int
-    kind: str
-    state: str
-    may_start: bool
+    group: Annotated[str, Meta(description="the group's name")]
+    member: Annotated[str, Meta(description="the member's name")]
+    task: Annotated[int, Meta(description="the task's index")]
+    node: Annotated[str, Meta(description="the node it is placed on")]
+    attempt: Annotated[int, Meta(description="the group attempt it belongs to")]
+    kind: Annotated[str, Meta(description="job or replica-set")]
+    state: Annotated[str, Meta(description="the member's state")]
+    may_start: Annotated[
+        bool, Meta(description="whether the task may start now (the start barrier)")
+    ]
 
 
 def _service(state: State) -> Service:

@@ -13,7 +13,9 @@ from typing import Any
 import msgspec
 from litestar.openapi import ResponseSpec
 from litestar.openapi.spec import (
+    Link,
     OpenAPIMediaType,
+    OpenAPIResponse,
     Operation,
     Reference,
     RequestBody,
@@ -77,10 +79,35 @@ def spec_schema() -> Schema | Reference:
     return converted
 
 
+GROUP_OPERATIONS: dict[str, tuple[str, str]] = {
+    "GetGroup": ("/v1/groups/{name}", "get"),
+    "GetMembers": ("/v1/groups/{name}/members", "get"),
+    "GetEvents": ("/v1/groups/{name}/events", "get"),
+    "Why": ("/v1/groups/{name}/why", "get"),
+    "CancelGroup": ("/v1/groups/{name}/cancel", "post"),
+    "DeleteGroup": ("/v1/groups/{name}", "delete"),
+}
+"""The per-group operations a created group's name leads to (OpenAPI links)."""
+
+
+def group_links() -> dict[str, Link | Reference]:
+    """Links from a created group to each per-group operation, by ``operationRef`` (a
+    JSON pointer into this document: ``/`` in a path is escaped as ``~1``)."""
+    return {
+        name: Link(
+            operation_ref="#/paths/" + path.replace("~", "~0").replace("/", "~1") + "/" + method,
+            parameters={"name": "$response.body#/name"},
+            description=f"{method.upper()} {path} of the group just created",
+        )
+        for name, (path, method) in GROUP_OPERATIONS.items()
+    }
+
+
 @dataclass
 class SubmitOperation(Operation):
     """The submit operation with its request body: a group spec document (JSON; TOML with
-    ``Content-Type: application/toml`` is accepted too)."""
+    ``Content-Type: application/toml`` is accepted too), and links from the created group
+    to the operations on it."""
 
     def __post_init__(self) -> None:
         document = spec_schema()
@@ -89,6 +116,9 @@ class SubmitOperation(Operation):
             description="the group spec (DESIGN §3.1)",
             content={"application/json": OpenAPIMediaType(schema=document)},
         )
+        created = (self.responses or {}).get("201")
+        if isinstance(created, OpenAPIResponse):
+            created.links = group_links()
 
 
 _DESCRIPTIONS = {

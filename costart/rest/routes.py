@@ -17,14 +17,17 @@ from litestar.exceptions import NotAuthorizedException, PermissionDeniedExceptio
 from litestar.params import Parameter
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
+from costart.domain import limits
 from costart.domain.actors import Actor
 from costart.domain.errors import DomainError
+from costart.domain.labels import parse_selector
 from costart.domain.spec import SpecFormat, is_name, parse_spec
 from costart.domain.states import GroupStatus
 from costart.projections import HoldView
 from costart.rest.auth import Tokens, User
 from costart.rest.models import Health
 from costart.rest.openapi import SubmitOperation, errors
+from costart.rest.paging import LINK_HEADER, Continue, Limit, page
 from costart.rest.service import Service
 from costart.rest.timed import (
     TimedEvent,
@@ -107,17 +110,35 @@ async def submit_group(
     return Response(created, status_code=201, headers={"Location": location})
 
 
-@get("/v1/groups", sync_to_thread=True, summary="List groups", responses=errors(400, 401))
+@get(
+    "/v1/groups",
+    sync_to_thread=True,
+    summary="List groups",
+    responses=errors(400, 401),
+    response_headers=[LINK_HEADER],
+)
 def list_groups(
+    request: Request[object, object, State],
     user: User,
     state: State,
     owner: str | None = None,
     group_state: Annotated[GroupStatus | None, Parameter(query="state")] = None,
-) -> list[TimedGroup]:
-    """Groups in submission order, optionally only one owner's or one state's."""
+    label: Annotated[
+        list[str] | None,
+        Parameter(
+            description="only groups with this label, as key=value (repeat for more)",
+            max_items=limits.MAX_LABELS_PER_GROUP,
+        ),
+    ] = None,
+    limit: Limit = None,
+    continue_token: Continue = None,
+) -> Response[list[TimedGroup]]:
+    """Groups in submission order, optionally only one owner's, one state's or those
+    with some labels; paged (`costart.rest.paging`)."""
+    selector = parse_selector(label or ())
     now_ns = time.time_ns()
-    rows = _service(state).views.groups(owner=owner, state=group_state)
-    return [group_doc(g, now_ns) for g in rows]
+    rows = _service(state).views.groups(owner=owner, state=group_state, selector=selector)
+    return page(request, "groups", [group_doc(g, now_ns) for g in rows], limit, continue_token)
 
 
 @get(
@@ -137,15 +158,37 @@ def get_group(name: GroupName, user: User, state: State) -> TimedGroupDetail:
     sync_to_thread=True,
     summary="A group's members",
     responses=errors(400, 401, 404),
+    response_headers=[LINK_HEADER],
 )
-def get_members(name: GroupName, user: User, state: State) -> list[TimedMember]:
+def get_members(
+    request: Request[object, object, State],
+    name: GroupName,
+    user: User,
+    state: State,
+    limit: Limit = None,
+    continue_token: Continue = None,
+) -> Response[list[TimedMember]]:
     name = _checked(name)
-    return [member_doc(m) for m in _service(state).views.members(name)]
+    rows = [member_doc(m) for m in _service(state).views.members(name)]
+    return page(request, f"members of {name}", rows, limit, continue_token)
 
 
-@get("/v1/members", sync_to_thread=True, summary="Every group's members", responses=errors(401))
-def all_members(user: User, state: State) -> list[TimedMember]:
-    return [member_doc(m) for m in _service(state).views.members()]
+@get(
+    "/v1/members",
+    sync_to_thread=True,
+    summary="Every group's members",
+    responses=errors(400, 401),
+    response_headers=[LINK_HEADER],
+)
+def all_members(
+    request: Request[object, object, State],
+    user: User,
+    state: State,
+    limit: Limit = None,
+    continue_token: Continue = None,
+) -> Response[list[TimedMember]]:
+    rows = [member_doc(m) for m in _service(state).views.members()]
+    return page(request, "members", rows, limit, continue_token)
 
 
 @get(
@@ -153,10 +196,19 @@ def all_members(user: User, state: State) -> list[TimedMember]:
     sync_to_thread=True,
     summary="A group's timeline",
     responses=errors(400, 401, 404),
+    response_headers=[LINK_HEADER],
 )
-def get_events(name: GroupName, user: User, state: State) -> list[TimedEvent]:
+def get_events(
+    request: Request[object, object, State],
+    name: GroupName,
+    user: User,
+    state: State,
+    limit: Limit = None,
+    continue_token: Continue = None,
+) -> Response[list[TimedEvent]]:
     name = _checked(name)
-    return [event_doc(e) for e in _service(state).views.timeline(name)]
+    rows = [event_doc(e) for e in _service(state).views.timeline(name)]
+    return page(request, f"events of {name}", rows, limit, continue_token)
 
 
 @get(
@@ -198,10 +250,17 @@ def cancel_group(name: GroupName, user: User, state: State) -> TimedGroup:
     "/v1/holds",
     sync_to_thread=True,
     summary="Capacity held or used per node",
-    responses=errors(401),
+    responses=errors(400, 401),
+    response_headers=[LINK_HEADER],
 )
-def holds(user: User, state: State) -> list[HoldView]:
-    return _service(state).views.holds()
+def holds(
+    request: Request[object, object, State],
+    user: User,
+    state: State,
+    limit: Limit = None,
+    continue_token: Continue = None,
+) -> Response[list[HoldView]]:
+    return page(request, "holds", _service(state).views.holds(), limit, continue_token)
 
 
 @get("/healthz", sync_to_thread=True, summary="Liveness", exclude_from_auth=True, security=[{}])

@@ -9,9 +9,10 @@ strings are added on the way out. ``retry_at_ns`` is 0 for a group never release
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 import msgspec
+from msgspec import Meta
 
 from costart.display import rfc3339
 from costart.domain.events import PendReason
@@ -31,62 +32,84 @@ T = TypeVar("T", bound=msgspec.Struct)
 class Deadline(msgspec.Struct, frozen=True, kw_only=True):
     """An open deadline of a group: when, and how long is left at the answer's time."""
 
-    kind: DeadlineKind  # reservation expiry | barrier deadline | retry after a release
-    at_ns: int
-    at: str
-    left_ns: int
+    kind: Annotated[
+        DeadlineKind,
+        Meta(description="reservation expiry, barrier deadline, or retry after a release"),
+    ]
+    at_ns: Annotated[int, Meta(description="when, nanoseconds since the Unix epoch")]
+    at: Annotated[str, Meta(description="when, RFC 3339 UTC")]
+    left_ns: Annotated[
+        int, Meta(description="time left at the answer's time, nanoseconds (negative: passed)")
+    ]
 
 
 class TimedGroup(GroupView, frozen=True, kw_only=True):
     """A group row with RFC 3339 times and its open deadlines."""
 
-    submitted_at: str
-    placed_at: str | None = None
-    started_at: str | None = None
-    ended_at: str | None = None
-    reservation_deadline: str | None = None
-    barrier_deadline: str | None = None
-    retry_at: str | None = None
-    last_event_at: str | None = None
-    deadlines: tuple[Deadline, ...] = ()
+    submitted_at: Annotated[str, Meta(description="submitted_at_ns as RFC 3339 UTC")]
+    placed_at: Annotated[str | None, Meta(description="placed_at_ns as RFC 3339 UTC")] = None
+    started_at: Annotated[str | None, Meta(description="started_at_ns as RFC 3339 UTC")] = None
+    ended_at: Annotated[str | None, Meta(description="ended_at_ns as RFC 3339 UTC")] = None
+    reservation_deadline: Annotated[
+        str | None, Meta(description="reservation_deadline_ns as RFC 3339 UTC")
+    ] = None
+    barrier_deadline: Annotated[
+        str | None, Meta(description="barrier_deadline_ns as RFC 3339 UTC")
+    ] = None
+    retry_at: Annotated[
+        str | None, Meta(description="retry_at_ns as RFC 3339 UTC (null: none)")
+    ] = None
+    last_event_at: Annotated[str | None, Meta(description="last_event_at_ns as RFC 3339 UTC")] = (
+        None
+    )
+    deadlines: Annotated[
+        tuple[Deadline, ...], Meta(description="the group's open deadlines with the time left")
+    ] = ()
 
 
 class TimedMember(MemberView, frozen=True, kw_only=True):
     """A member row with RFC 3339 times."""
 
-    started_at: str | None = None
-    ended_at: str | None = None
+    started_at: Annotated[str | None, Meta(description="started_at_ns as RFC 3339 UTC")] = None
+    ended_at: Annotated[str | None, Meta(description="ended_at_ns as RFC 3339 UTC")] = None
 
 
 class TimedEvent(TimelineEntry, frozen=True, kw_only=True):
     """A timeline entry with its RFC 3339 time."""
 
-    at: str
+    at: Annotated[str, Meta(description="at_ns as RFC 3339 UTC")]
 
 
 class TimedPendEntry(PendEntry, frozen=True, kw_only=True):
     """A pend-reason change with its RFC 3339 time."""
 
-    at: str
+    at: Annotated[str, Meta(description="at_ns as RFC 3339 UTC")]
 
 
 class TimedGroupDetail(msgspec.Struct, frozen=True, kw_only=True):
     """`GroupDetail` with RFC 3339 times throughout."""
 
-    group: TimedGroup
-    members: tuple[TimedMember, ...]
-    holds: tuple[HoldView, ...]
-    pend_history: tuple[TimedPendEntry, ...]
-    events: tuple[TimedEvent, ...]
+    group: Annotated[TimedGroup, Meta(description="the group")]
+    members: Annotated[tuple[TimedMember, ...], Meta(description="its members in spec order")]
+    holds: Annotated[tuple[HoldView, ...], Meta(description="capacity it holds or uses, per node")]
+    pend_history: Annotated[
+        tuple[TimedPendEntry, ...], Meta(description="every change of its pend reason")
+    ]
+    events: Annotated[tuple[TimedEvent, ...], Meta(description="its recent events")]
 
 
 class TimedWhy(msgspec.Struct, frozen=True):
     """Why a group is (or was) not running: its current reason and every change."""
 
-    group: str
-    state: str
-    pend_reason: PendReason | None
-    history: tuple[TimedPendEntry, ...]
+    group: Annotated[str, Meta(description="the group's name")]
+    state: Annotated[str, Meta(description="the group's state")]
+    pend_reason: Annotated[
+        PendReason | None,
+        Meta(description="why it is not running now (null: nothing holds it back)"),
+    ]
+    history: Annotated[
+        tuple[TimedPendEntry, ...], Meta(description="every change of its pend reason")
+    ]
 
 
 def _timed(row: msgspec.Struct, doc: type[T], **extra: Any) -> T:
