@@ -1,5 +1,5 @@
 """Row checksums on PostgreSQL: every stored event (and snapshot) row carries the record
-checksum costart computed on insert, checked on every read (ADR 0038).
+checksum costart computed on insert, checked on every read (ADR 0040).
 
 PostgreSQL's page checksums guard against the disk; they do not see a row altered through
 SQL, which still decodes and would be folded as if it had been written. The ``checksum``

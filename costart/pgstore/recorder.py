@@ -2,7 +2,7 @@
 through one server-side function (`schema.create_append_function`) that gives gapless
 positions and, when the recorder holds a lease epoch or the host's term (ADR 0027),
 fences the append in its own transaction. Every row carries costart's checksum, checked
-on every read (ADR 0038). Subscriptions and tables are the library's.
+on every read (ADR 0040). Subscriptions and tables are the library's.
 
 Without an epoch (tests, tools, a single controller) appends are not fenced, as on the
 LMDB store.

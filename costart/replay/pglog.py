@@ -50,7 +50,7 @@ class PgReplayLog(ClosingLog):
 
     def integrity_check(self) -> None:
         """Raise `LogIntegrityError` at the first missing position, or the first row (of
-        the events, then the snapshots) that fails its checksum (ADR 0038)."""
+        the events, then the snapshots) that fails its checksum (ADR 0040)."""
         gap = first_gap(self.recorder)
         if gap is not None:
             raise LogIntegrityError(EVENTS_LOG, gap, "missing: positions must have no holes")

@@ -2,7 +2,7 @@
 a damaged or deleted newest snapshot falls back to an older one with a warning naming its
 position (the log is intact: the state is the same); a missing or altered event stops
 startup with an error naming its position (on PostgreSQL also an altered row that still
-decodes: rows carry costart's checksum, ADR 0038); a log that lost its tail is refused by what
+decodes: rows carry costart's checksum, ADR 0040); a log that lost its tail is refused by what
 was built past it (the newest snapshot, the views)."""
 
 from __future__ import annotations
@@ -191,7 +191,7 @@ def test_views_built_past_the_end_of_the_log_refuse_the_cli(store, demo, tmp_pat
     assert "the log lost its tail" in refused.stderr
 
 
-# PostgreSQL rows carry costart's checksum (ADR 0038): an altered row that still decodes,
+# PostgreSQL rows carry costart's checksum (ADR 0040): an altered row that still decodes,
 # which only the checksum can tell from a written one, is found on every read path.
 ON_POSTGRESQL = pytest.mark.parametrize("store", ["postgresql"], indirect=True)
 
