@@ -226,3 +226,18 @@ def fail(
         ref, replica, task.attempt, reason, exit_code=exit_code, actor=Actor.agent(task.node)
     )
     return list(report.events)
+
+
+def running_controller(spec: GroupSpec) -> Controller:
+    """A controller whose group ``spec`` is RUNNING: placed whole, every claim READY,
+    every member started."""
+    c = new_controller()
+    c.submit(spec)
+    c.apply_decisions([full_placement(spec)])
+    for member in spec.members:
+        for claim in member.claims:
+            ready(c, f"{spec.name}/{member.name}", claim)
+    for member in spec.members:
+        start(c, f"{spec.name}/{member.name}")
+    assert c.group(spec.name).status == "RUNNING"
+    return c

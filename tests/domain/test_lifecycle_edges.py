@@ -17,21 +17,10 @@ from tests.builders import (
     full_placement,
     new_controller,
     ready,
+    running_controller,
     start,
     succeed,
 )
-
-
-def running(spec):
-    c = new_controller()
-    c.submit(spec)
-    c.apply_decisions([full_placement(spec)])
-    for member in spec.members:
-        for claim in member.claims:
-            ready(c, f"{spec.name}/{member.name}", claim)
-    for member in spec.members:
-        start(c, f"{spec.name}/{member.name}")
-    return c
 
 
 def restartable():
@@ -45,7 +34,7 @@ def restartable():
 
 
 def test_in_a_running_group_only_ready_or_running_members_may_start():
-    c = running(restartable())
+    c = running_controller(restartable())
     assert c.may_start("g1/trainer") and c.may_start("g1/rs")
     fail(c, "g1/trainer", "error", 1)
     assert c.members("g1")[0].status == "RESTARTING"
@@ -65,7 +54,7 @@ def test_in_a_running_group_only_ready_or_running_members_may_start():
 
 def test_success_stops_the_services_saying_why():
     spec = a_group().with_member("job").with_member("rs", replicas=2).build()
-    c = running(spec)
+    c = running_controller(spec)
     events = succeed(c, "g1/job")
     assert event_names(events) == [
         "TaskSucceeded",
@@ -85,7 +74,7 @@ def test_a_group_whose_every_job_failed_under_tolerate_fails():
         .with_failure(default="tolerate", max_group_restarts=0)
         .build()
     )
-    c = running(spec)
+    c = running_controller(spec)
     fail(c, "g1/a", "error", 1)
     events = fail(c, "g1/b", "oom", 137)
     assert event_names(events) == ["MemberFailed", "GroupDegraded", "MemberStopped", "GroupFailed"]

@@ -22,6 +22,7 @@ from tests.builders import (
     full_placement,
     new_controller,
     ready,
+    running_controller,
     start,
     succeed,
 )
@@ -58,7 +59,7 @@ def test_the_first_matching_rule_wins_not_the_last(first, second):
 
 def test_the_first_rule_decides_through_the_controller():
     spec = two_matching_rules("restart-member", "fail-group")
-    c = started(spec)
+    c = running_controller(spec)
     events = fail(c, "g1/trainer", "error", 1)
     assert event_names(events) == ["MemberFailed", "MemberRestarted"]
     assert events[0].action == "restart-member"
@@ -80,19 +81,6 @@ def test_a_rule_for_other_members_or_reasons_does_not_match():
     assert decide_action(spec, "trainer", "oom", 0, 0) == "tolerate"
 
 
-def started(spec):
-    c = new_controller()
-    c.submit(spec)
-    c.apply_decisions([full_placement(spec)])
-    for member in spec.members:
-        for claim in member.claims:
-            ready(c, f"{spec.name}/{member.name}", claim)
-    for member in spec.members:
-        start(c, f"{spec.name}/{member.name}")
-    assert c.group(spec.name).status == "RUNNING"
-    return c
-
-
 @pytest.mark.parametrize("order", list(itertools.permutations(["a", "b", "c"])))
 def test_success_by_members_needs_every_named_member(order):
     spec = (
@@ -104,7 +92,7 @@ def test_success_by_members_needs_every_named_member(order):
         .with_success("members", ("a", "b", "c"))
         .build()
     )
-    c = started(spec)
+    c = running_controller(spec)
     for done, name in enumerate(order, 1):
         events = succeed(c, f"g1/{name}")
         if done < len(order):
@@ -116,7 +104,7 @@ def test_success_by_members_needs_every_named_member(order):
 
 def test_success_by_members_ignores_a_member_it_does_not_name():
     spec = a_group().with_member("a").with_member("other").with_success("members", ("a",)).build()
-    c = started(spec)
+    c = running_controller(spec)
     assert "GroupSucceeded" not in event_names(succeed(c, "g1/other"))
     assert event_names(succeed(c, "g1/a"))[-1] == "GroupSucceeded"
 
@@ -287,7 +275,7 @@ def tolerant_group():
 
 
 def test_tolerated_failures_say_what_is_left_and_the_floor_names_the_member():
-    c = started(tolerant_group())
+    c = running_controller(tolerant_group())
     events = fail(c, "g1/rs", "error", 1, 0)
     assert event_names(events) == ["MemberFailed", "GroupDegraded"]
     assert (events[1].member, events[1].detail) == ("rs", "3/4 replicas")
@@ -301,7 +289,7 @@ def test_tolerated_failures_say_what_is_left_and_the_floor_names_the_member():
 
 
 def test_reports_about_the_wrong_kind_or_replica_are_refused_by_name():
-    c = started(tolerant_group())
+    c = running_controller(tolerant_group())
     before = c.recorder.max_notification_id()
     rs, job = (next(m for m in c.members("g1") if m.name == n) for n in ("rs", "job"))
     with pytest.raises(DomainError, match="member job has no task 9 in attempt 1"):
