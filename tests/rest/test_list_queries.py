@@ -17,6 +17,7 @@ from tests.rest.test_server import (
     client,
     server,  # noqa: F401  (the module-scoped fixture)
     spec,
+    wait_for_state,
 )
 
 NAMES = ("page-a", "page-b", "page-c")
@@ -28,6 +29,10 @@ def three_groups(server):  # noqa: F811
     alice = client(url, ALICE)
     for name in NAMES:
         assert alice.post("/v1/groups", json=spec(name)).status_code == 201
+    # The simulated claim driver appends ClaimReady/BarrierReleased a moment later; a
+    # group at RUNNING has no more events coming, so page walks compare stable lists.
+    for name in NAMES:
+        wait_for_state(alice, name, "RUNNING")
     return url
 
 
