@@ -261,7 +261,7 @@ def test_per_task_reports_late_and_repeated_keep_the_state_right():
     SEEN.clear()
     run_state_machine_as_test(
         TaskReportMachine,
-        settings=settings(max_examples=15 if MUTATE else 50, stateful_step_count=60, deadline=None),
+        settings=settings(max_examples=25 if MUTATE else 50, stateful_step_count=60, deadline=None),
     )
     # The machine reached what it is for: every outcome, and groups that ended by tasks.
     assert {"applied", "repeated", "stale", "refused"} <= SEEN, sorted(SEEN)
