@@ -24,13 +24,18 @@ NAME_RULE = (
         ("host:ns/ctl:1", Actor("host", "ns/ctl:1")),
         ("timer", TIMER),
     ],
+    ids=["user", "agent", "host", "host-with-separators", "timer"],
 )
 def test_an_actor_reads_back_from_its_text(text: str, actor: Actor) -> None:
     assert parse_actor(text) == actor
     assert str(actor) == text
 
 
-@pytest.mark.parametrize("text", ["alice", "admin:root", "user", "agent", ":x", ""])
+@pytest.mark.parametrize(
+    "text",
+    ["alice", "admin:root", "user", "agent", ":x", ""],
+    ids=["no-kind", "unknown-kind", "user-alone", "agent-alone", "no-kind-before-colon", "empty"],
+)
 def test_a_text_without_a_known_kind_and_a_name_is_refused_naming_it(text: str) -> None:
     with pytest.raises(DomainError) as refused:
         parse_actor(text)
@@ -55,7 +60,9 @@ def test_an_unknown_kind_is_refused_listing_the_kinds() -> None:
 
 
 @pytest.mark.parametrize(
-    "name", ["-alice", "al ice", "alice\n", "a" * (limits.MAX_ACTOR_NAME + 1), "é"]
+    "name",
+    ["-alice", "al ice", "alice\n", "a" * (limits.MAX_ACTOR_NAME + 1), "é"],
+    ids=["leading-dash", "space", "final-newline", "too-long", "not-ascii"],
 )
 def test_a_bad_name_is_refused_with_the_rule(name: str) -> None:
     with pytest.raises(DomainError) as refused:
