@@ -473,3 +473,12 @@ def test_a_document_as_text_parses_as_its_bytes_do() -> None:
 
     text = json.dumps(base())
     assert parse_spec(text, "json") == parse_spec(text.encode(), "json")
+
+
+def test_a_spec_finds_its_members_by_name_and_names_the_one_it_lacks() -> None:
+    spec = spec_from_object(base())
+    assert spec.member("rollout").kind == "replica-set"
+    assert spec.member("trainer").kind == "job"
+    with pytest.raises(KeyError) as missing:
+        spec.member("ghost")
+    assert missing.value.args == ("ghost",)
