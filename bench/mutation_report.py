@@ -8,6 +8,8 @@ Target: >= 95% in the domain. A bounded run leaves some mutants "not checked": t
 per-module counts say which.
 
 Run: python bench/mutation_report.py   (after `make mutate`)
+     python bench/mutation_report.py --pending 'costart.domain.policy.*'   (the mutants
+     of a module still to run: unchecked, or surviving and not listed as equivalent)
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import subprocess
 import sys
 import tomllib
 from collections import Counter
+from fnmatch import fnmatch
 from pathlib import Path
 
 from common import write_results
@@ -76,7 +79,24 @@ def report(statuses: dict[str, str], equivalents: dict[str, str]) -> dict[str, o
     return {"scopes": scopes, "equivalents_not_surviving": stale}
 
 
+def pending(patterns: list[str]) -> list[str]:
+    """Mutants matching ``patterns`` (fnmatch, as mutmut takes them) that no run has
+    checked yet, or that survived and are not listed as equivalent: what the next
+    `make mutate MUTANTS=...` should run (mutmut re-runs every mutant it is given by
+    name, so naming only these resumes a module instead of starting it over)."""
+    equivalents = tomllib.loads(EQUIVALENTS.read_text()).get("equivalent", {})
+    return sorted(
+        name
+        for name, status in mutmut_results().items()
+        if any(fnmatch(name, p) for p in patterns)
+        and (status in UNCHECKED or (status == "survived" and name not in equivalents))
+    )
+
+
 def main() -> None:
+    if sys.argv[1:2] == ["--pending"]:
+        print(" ".join(pending(sys.argv[2:])))
+        return
     equivalents = tomllib.loads(EQUIVALENTS.read_text()).get("equivalent", {})
     result = report(mutmut_results(), equivalents)
     for scope, figures in result["scopes"].items():  # type: ignore[union-attr]
