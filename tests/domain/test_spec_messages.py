@@ -482,3 +482,13 @@ def test_a_spec_finds_its_members_by_name_and_names_the_one_it_lacks() -> None:
     with pytest.raises(KeyError) as missing:
         spec.member("ghost")
     assert missing.value.args == ("ghost",)
+
+
+def test_counts_left_out_default_to_one_task_or_replica_and_the_whole_set_to_start() -> None:
+    spec = spec_from_object(with_("members", [job(), replicas()]))
+    trainer, rollout = spec.member("trainer"), spec.member("rollout")
+    assert (trainer.count, trainer.min_start, trainer.min_running) == (1, 1, 1)
+    assert (rollout.count, rollout.min_start, rollout.min_running) == (1, 1, 1)
+    started = spec_from_object(with_("members", [job(tasks=3), replicas(replicas=5, min_start=3)]))
+    assert started.member("trainer").min_start == 3
+    assert (started.member("rollout").min_start, started.member("rollout").min_running) == (3, 3)
