@@ -492,3 +492,40 @@ def test_counts_left_out_default_to_one_task_or_replica_and_the_whole_set_to_sta
     started = spec_from_object(with_("members", [job(tasks=3), replicas(replicas=5, min_start=3)]))
     assert started.member("trainer").min_start == 3
     assert (started.member("rollout").min_start, started.member("rollout").min_running) == (3, 3)
+
+
+@pytest.mark.parametrize(
+    ("message", "path", "reason"),
+    [
+        ("Invalid enum value 'x' - at `$.top`", "top", "unknown value 'x'"),
+        (
+            "Invalid enum value 'x' - at `$.Xtra.mode`",
+            "Xtra.mode",
+            "unknown value 'x' (expected one of: atomic, reserve)",
+        ),
+        ("Invalid enum value 'x' - at `$.a.b[3]`", "a.b[3]", "unknown value 'x'"),
+        ("Object contains unknown field `q` - at `$.a[1]`", "a[1].q", "unknown field"),
+        ("Object contains unknown field `q`", "q", "unknown field"),
+        ("Expected `int`, got `str`", "", "Expected `int`, got `str`"),
+    ],
+    ids=[
+        "enum-at-top",
+        "capital-field",
+        "enum-of-unknown-field",
+        "unknown-nested",
+        "unknown-at-root",
+        "no-path",
+    ],
+)
+def test_msgspec_findings_are_turned_into_a_path_and_a_reason(
+    message: str, path: str, reason: str
+) -> None:
+    """The translation itself, on messages as msgspec words them, including paths no
+    document type has today (a field the allowed-values table does not know gets the
+    value alone; an enum at the top level; a path at the root)."""
+    import msgspec
+
+    from costart.domain.spec import _spec_error_from_msgspec
+
+    error = _spec_error_from_msgspec(msgspec.ValidationError(message))
+    assert (error.path, error.reason) == (path, reason)
