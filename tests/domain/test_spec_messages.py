@@ -141,6 +141,12 @@ REFUSED = [
     ),
     (with_("barrier.timeout", "0ms"), "barrier.timeout", "'0ms': a timeout must be longer than 0s"),
     (
+        with_("placement.backoff", "1 m"),
+        "placement.backoff",
+        "bad duration '1 m': expected an integer with a unit (ns, us, ms, s, m, h), "
+        "e.g. '90s' or '1h30m'",
+    ),
+    (
         with_("placement.backoff", "1h"),
         "placement.backoff_max",
         "'30m' is shorter than placement.backoff '1h'",
@@ -529,3 +535,16 @@ def test_msgspec_findings_are_turned_into_a_path_and_a_reason(
 
     error = _spec_error_from_msgspec(msgspec.ValidationError(message))
     assert (error.path, error.reason) == (path, reason)
+
+
+def test_a_placement_topology_is_kept_inline_or_by_its_placement_group_name() -> None:
+    inline = spec_from_object(with_("placement.topology", {"level": "block", "policy": "spread"}))
+    assert (inline.placement.topology.level, inline.placement.topology.policy) == (
+        "block",
+        "spread",
+    )
+    assert inline.placement.placement_group is None
+    named = spec_from_object(with_("placement.topology", "pool-a"))
+    assert (named.placement.topology, named.placement.placement_group) == (None, "pool-a")
+    member = spec_from_object(with_("members.0.topology", "pool-b")).member("trainer")
+    assert (member.topology, member.placement_group) == (None, "pool-b")
