@@ -548,3 +548,7 @@ def test_a_placement_topology_is_kept_inline_or_by_its_placement_group_name() ->
     assert (named.placement.topology, named.placement.placement_group) == (None, "pool-a")
     member = spec_from_object(with_("members.0.topology", "pool-b")).member("trainer")
     assert (member.topology, member.placement_group) == (None, "pool-b")
+    rack = {"level": "rack", "policy": "pack"}
+    packed = spec_from_object(with_("members.0.topology", rack)).member("trainer")
+    assert packed.topology is not None and packed.placement_group is None
+    assert (packed.topology.level, packed.topology.policy) == ("rack", "pack")
