@@ -224,7 +224,13 @@ def main() -> None:
         ratio = figures["full_replay_events_per_s"] / figures["raw_decode_fold_events_per_s"]
         for key, value in figures.items():
             if isinstance(value, dict):
-                print(f"  {key}: " + ", ".join(f"{k} {v:,.3g}" for k, v in value.items()))
+                print(
+                    f"  {key}: "
+                    + ", ".join(
+                        f"{k} {v:,.3g}" if isinstance(v, float) else f"{k} {v:,}"
+                        for k, v in value.items()
+                    )
+                )
             elif isinstance(value, float):
                 print(f"  {key:30s} {value:>14,.3f}")
             else:
