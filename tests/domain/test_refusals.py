@@ -40,3 +40,39 @@ def test_a_second_live_group_of_a_name_is_a_conflict_and_an_ended_ones_name_is_f
     c.cancel("g1", actor=USER)
     c.submit(SPEC)
     assert c.group("g1").status == "PENDING"
+
+
+def placed_unit():
+    """A unit (the copies a command works on) of a placed group whose member ``a`` has
+    a member claim ``gpus`` and a task claim ``dev``."""
+    from costart.domain.aggregates import GroupUnit
+    from tests.builders import full_placement
+
+    spec = a_group("g1").with_member("a", tasks=2, claims=("gpus",), task_claims=("dev",)).build()
+    c = new_controller()
+    c.submit(spec)
+    c.apply_decisions([full_placement(spec)])
+    group = c.world.group_named("g1")
+    return GroupUnit(group, c.world.members_of(group))
+
+
+@pytest.mark.parametrize(
+    ("claim", "task", "message"),
+    [
+        ("nope", None, "member a has no claim 'nope'"),
+        ("dev", None, "member a has no claim 'dev'"),
+        ("gpus", 0, "member a task 0 has no claim 'gpus'"),
+        ("dev", 7, "member a task 7 has no claim 'dev'"),
+    ],
+    ids=["unknown", "task-claim-asked-of-member", "member-claim-asked-of-task", "no-such-task"],
+)
+def test_a_claim_failure_names_the_claim_the_member_or_task_lacks(claim, task, message) -> None:
+    """The domain command's own check, below the report layer (which checks first)."""
+    from costart.domain.errors import DomainError
+    from costart.domain.failures import claim_failed
+
+    unit = placed_unit()
+    with pytest.raises(DomainError) as refused:
+        claim_failed(unit, "a", claim, "broken", 5, attempt=1, task=task)
+    assert str(refused.value) == message
+    assert unit.pending_events == []
