@@ -76,3 +76,15 @@ def test_a_claim_failure_names_the_claim_the_member_or_task_lacks(claim, task, m
         claim_failed(unit, "a", claim, "broken", 5, attempt=1, task=task)
     assert str(refused.value) == message
     assert unit.pending_events == []
+
+
+def test_cancel_stops_every_live_member_saying_why_and_names_who_asked() -> None:
+    spec = a_group("g1").with_member("a").with_member("b", replicas=2).build()
+    c = running_controller(spec)
+    events = c.cancel("g1", actor=USER)
+    assert [(type(e).__name__, getattr(e, "reason", None)) for e in events] == [
+        ("MemberStopped", "group cancelled"),
+        ("MemberStopped", "group cancelled"),
+        ("GroupCancelled", None),
+    ]
+    assert all(e.actor == USER for e in events)
