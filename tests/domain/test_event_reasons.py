@@ -1,0 +1,146 @@
+"""What the log says when an attempt or a group ends: each event with its exact reason,
+deadline and counters, as an incident responder reads them back (DESIGN §3.3, §5)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from costart.domain import limits
+from tests.builders import (
+    HOST,
+    SECOND_NS,
+    ManualClock,
+    a_group,
+    claim_fail,
+    fail,
+    full_placement,
+    new_controller,
+    running_controller,
+)
+
+SKIP = {"originator_id", "group_id", "originator_version", "actor", "spec", "note", "at_ns"}
+
+
+def story(events: list[Any]) -> list[tuple[str, dict[str, Any]]]:
+    return [
+        (type(e).__name__, {k: getattr(e, k) for k in e.__struct_fields__ if k not in SKIP})
+        for e in events
+    ]
+
+
+def claims_group(**placement: Any):
+    return (
+        a_group("g1")
+        .with_member("a", claims=("gpus",))
+        .with_member("b")
+        .with_placement(backoff="10s", backoff_max="25s", **placement)
+        .build()
+    )
+
+
+def test_a_failed_claim_before_the_start_releases_the_gang_and_backs_off():
+    spec = claims_group()
+    clock = ManualClock(10 * SECOND_NS)
+    c = new_controller(clock)
+    c.submit(spec)
+    c.apply_decisions([full_placement(spec)])
+    long_reason = "x" * (limits.MAX_REASON_TEXT + 88)
+    released = "claim a/gpus failed"
+    assert story(claim_fail(c, "g1/a", "gpus", long_reason)) == [
+        (
+            "ClaimFailed",
+            {
+                "claim": "gpus",
+                "reason": "x" * limits.MAX_REASON_TEXT,
+                "attempt": 1,
+                "key": None,
+                "task": None,
+            },
+        ),
+        ("MemberReleased", {"reason": released}),
+        ("MemberReleased", {"reason": released}),
+        ("PlacementReleased", {"reason": released, "retry_at_ns": 20 * SECOND_NS}),
+    ]
+
+
+def test_backoff_doubles_per_release_up_to_its_cap():
+    spec = claims_group()
+    clock = ManualClock(0)
+    c = new_controller(clock)
+    c.submit(spec)
+    delays = []
+    for _ in range(4):
+        c.apply_decisions([full_placement(spec)])
+        released = claim_fail(c, "g1/a", "gpus", "bad")[-1]
+        delays.append((released.retry_at_ns - clock.now_ns) // SECOND_NS)
+        clock.advance(100)
+    assert delays == [10, 20, 25, 25]
+
+
+def test_placement_gives_up_after_its_attempts_and_fails_the_group_saying_so():
+    spec = claims_group(max_attempts=2)
+    clock = ManualClock(0)
+    c = new_controller(clock)
+    c.submit(spec)
+    c.apply_decisions([full_placement(spec)])
+    assert story(claim_fail(c, "g1/a", "gpus", "bad"))[-1][0] == "PlacementReleased"
+    clock.advance(100)
+    c.apply_decisions([full_placement(spec)])
+    gave_up = "claim a/gpus failed; gave up after 2 attempts"
+    assert story(claim_fail(c, "g1/a", "gpus", "bad"))[1:] == [
+        ("MemberStopped", {"reason": f"group failed: {gave_up}"}),
+        ("MemberStopped", {"reason": f"group failed: {gave_up}"}),
+        ("GroupFailed", {"member": None, "reason": gave_up}),
+    ]
+
+
+def test_a_node_lost_before_the_start_releases_without_counting_an_attempt():
+    spec = claims_group(max_attempts=1)
+    c = new_controller(ManualClock(0))
+    c.submit(spec)
+    c.apply_decisions([full_placement(spec)])
+    lost = "node r1-n001 lost"
+    assert story(c.node_down("r1-n001", actor=HOST))[1:] == [
+        ("MemberReleased", {"reason": lost}),
+        ("MemberReleased", {"reason": lost}),
+        ("PlacementReleased", {"reason": lost, "retry_at_ns": 10 * SECOND_NS}),
+    ]
+    assert c.group("g1").status == "PENDING"
+
+
+def test_a_restart_group_says_which_member_failed_and_starts_a_new_attempt():
+    spec = (
+        a_group("g3")
+        .with_member("a")
+        .with_member("b")
+        .with_rule("restart-group")
+        .with_failure(max_group_restarts=1)
+        .build()
+    )
+    c = running_controller(spec)
+    after = "restart-group after a failed"
+    assert story(fail(c, "g3/a", "error", exit_code=3)) == [
+        (
+            "MemberFailed",
+            {
+                "reason": "error",
+                "exit_code": 3,
+                "action": "restart-group",
+                "index": 0,
+                "attempt": 1,
+                "key": None,
+            },
+        ),
+        ("GroupRestarted", {"attempt": 2, "restarts": 1, "member": "a", "reason": "error"}),
+        ("MemberReleased", {"reason": after}),
+        ("MemberReleased", {"reason": after}),
+        ("PlacementReleased", {"reason": after, "retry_at_ns": 60 * SECOND_NS}),
+    ]
+
+
+def test_a_failed_group_names_the_member_and_the_reason_and_stops_the_rest():
+    c = running_controller(a_group("g4").with_member("a").with_member("b").build())
+    assert story(fail(c, "g4/a", "oom", exit_code=137))[1:] == [
+        ("MemberStopped", {"reason": "group failed: a failed: oom"}),
+        ("GroupFailed", {"member": "a", "reason": "a failed: oom"}),
+    ]
