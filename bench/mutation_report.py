@@ -53,24 +53,46 @@ def mutmut_results() -> dict[str, str]:
     return statuses
 
 
+def _figures(mine: dict[str, str], equivalents: dict[str, str]) -> dict[str, object]:
+    """Counts and the kill rate of one set of mutants (a scope or a module)."""
+    counts = Counter(mine.values())
+    checked = [n for n, s in mine.items() if s not in UNCHECKED]
+    equivalent = [n for n in checked if mine[n] == "survived" and n in equivalents]
+    detected = [n for n in checked if mine[n] in DETECTED]
+    judged = len(checked) - len(equivalent)
+    return {
+        "mutants": len(mine),
+        "checked": len(checked),
+        "killed": counts["killed"],
+        "timeout": counts["timeout"],
+        "equivalent": len(equivalent),
+        "survived_not_equivalent": counts["survived"] - len(equivalent),
+        "no_tests": counts["no tests"],
+        "not_checked": len(mine) - len(checked),
+        "kill_rate": round(len(detected) / judged, 4) if judged else None,
+    }
+
+
 def report(statuses: dict[str, str], equivalents: dict[str, str]) -> dict[str, object]:
+    """Per scope: its totals, each module's (so a bounded run says exactly which modules
+    it checked whole, which in part and which not at all), and every survivor."""
     scopes: dict[str, object] = {}
     for scope, prefix in SCOPES.items():
         mine = {n: s for n, s in statuses.items() if n.startswith(prefix)}
-        counts = Counter(mine.values())
-        checked = [n for n, s in mine.items() if s not in UNCHECKED]
-        equivalent = [n for n in checked if mine[n] == "survived" and n in equivalents]
-        detected = [n for n in checked if mine[n] in DETECTED]
-        judged = len(checked) - len(equivalent)
-        modules: dict[str, Counter[str]] = {}
+        by_module: dict[str, dict[str, str]] = {}
         for name, status in mine.items():
-            modules.setdefault(name.split(".x", 1)[0], Counter())[status] += 1
+            by_module.setdefault(name.split(".x", 1)[0], {})[name] = status
+        modules = {m: _figures(ms, equivalents) for m, ms in sorted(by_module.items())}
+        totals = _figures(mine, equivalents)
         scopes[scope] = {
-            "mutants": len(mine),
-            "statuses": dict(sorted(counts.items())),
-            "modules": {m: dict(sorted(c.items())) for m, c in sorted(modules.items())},
-            "equivalent": len(equivalent),
-            "kill_rate": round(len(detected) / judged, 4) if judged else None,
+            **totals,
+            "checked_share": round(int(totals["checked"]) / len(mine), 4) if mine else None,
+            "modules_checked_whole": [m for m, f in modules.items() if f["not_checked"] == 0],
+            "modules_checked_in_part": [
+                m for m, f in modules.items() if 0 < f["checked"] < f["mutants"]
+            ],
+            "modules_not_run": [m for m, f in modules.items() if f["checked"] == 0],
+            "modules": modules,
             "survivors": {
                 n: equivalents.get(n, "NOT KILLED") for n in sorted(mine) if mine[n] == "survived"
             },
@@ -101,7 +123,10 @@ def main() -> None:
     result = report(mutmut_results(), equivalents)
     for scope, figures in result["scopes"].items():  # type: ignore[union-attr]
         print(
-            f"{scope}: {figures['mutants']} mutants {figures['statuses']} kill rate {figures['kill_rate']}"
+            f"{scope}: {figures['mutants']} mutants, {figures['checked']} checked: "
+            f"{figures['killed']} killed, {figures['timeout']} timed out, "
+            f"{figures['equivalent']} equivalent, {figures['survived_not_equivalent']} not killed, "
+            f"{figures['no_tests']} reached by no test; kill rate {figures['kill_rate']}"
         )
         for name, why in figures["survivors"].items():
             print(f"  survived {name}: {why}")
