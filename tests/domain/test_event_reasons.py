@@ -144,3 +144,18 @@ def test_a_failed_group_names_the_member_and_the_reason_and_stops_the_rest():
         ("MemberStopped", {"reason": "group failed: a failed: oom"}),
         ("GroupFailed", {"member": "a", "reason": "a failed: oom"}),
     ]
+
+
+def test_a_claim_failure_records_the_reports_key_and_attempt():
+    spec = claims_group()
+    c = new_controller(ManualClock(0))
+    c.submit(spec)
+    c.apply_decisions([full_placement(spec)])
+    report = c.claim_failed("g1/a", "gpus", 1, "driver said no", actor=HOST, key="k-17")
+    failed = report.events[0]
+    assert (type(failed).__name__, failed.key, failed.attempt, failed.reason) == (
+        "ClaimFailed",
+        "k-17",
+        1,
+        "driver said no",
+    )
