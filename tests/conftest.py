@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, settings
 
 settings.register_profile(
     "ci",
@@ -16,8 +16,15 @@ settings.register_profile(
 settings.register_profile(
     "slow", max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
-# `make mutate`: the suite runs once per mutant, so fewer examples (still fixed seeds).
-settings.register_profile("mutate", parent=settings.get_profile("ci"), max_examples=20)
+# `make mutate`: the suite runs once per mutant, so fewer examples (still fixed seeds),
+# and no shrinking: a mutant is killed by the first failing example; shrinking it (many
+# more runs of a stateful machine) would only make a kill cost more than a survivor.
+settings.register_profile(
+    "mutate",
+    parent=settings.get_profile("ci"),
+    max_examples=20,
+    phases=(Phase.explicit, Phase.reuse, Phase.generate),
+)
 # `make test-explore`: fresh seeds (printed by pytest's hypothesis plugin) and more examples.
 settings.register_profile(
     "explore",
