@@ -159,3 +159,83 @@ def test_a_claim_failure_records_the_reports_key_and_attempt():
         1,
         "driver said no",
     )
+
+
+def test_a_task_claim_failing_after_the_start_fails_that_task_of_that_attempt():
+    spec = (
+        a_group("g5")
+        .with_member("a", tasks=2, task_claims=("dev",))
+        .with_rule("restart-member", reasons=("claim-failed",), max_restarts=3)
+        .build()
+    )
+    c = new_controller(ManualClock(0))
+    c.submit(spec)
+    c.apply_decisions([full_placement(spec)])
+    for task in (0, 1):
+        c.claim_ready("g5/a", "dev", 1, task=task, actor=HOST)
+    c.task_started("g5/a", 0, 1, actor=HOST)
+    assert c.group("g5").status == "RUNNING"
+    events = c.claim_failed("g5/a", "dev", 1, "device gone", task=1, actor=HOST).events
+    assert story(events)[:2] == [
+        (
+            "ClaimFailed",
+            {"claim": "dev", "reason": "device gone", "attempt": 1, "key": None, "task": 1},
+        ),
+        (
+            "MemberFailed",
+            {
+                "reason": "claim-failed",
+                "exit_code": None,
+                "action": "restart-member",
+                "index": 1,
+                "attempt": 1,
+                "key": None,
+            },
+        ),
+    ]
+
+
+def two_on_one_node(spec, node_of: dict[str, tuple[str, ...]]):
+    """A running controller whose members' tasks sit on the nodes given (by index)."""
+    from costart.domain.decisions import PlaceGroup
+    from costart.domain.events import Assignment
+    from tests.builders import start
+
+    c = new_controller(ManualClock(0))
+    c.submit(spec)
+    placed = {
+        m: tuple(Assignment(i, n) for i, n in enumerate(nodes)) for m, nodes in node_of.items()
+    }
+    c.apply_decisions([PlaceGroup(spec.name, placed)])
+    for member in node_of:
+        start(c, f"{spec.name}/{member}")
+    assert c.group(spec.name).status == "RUNNING"
+    return c
+
+
+def test_a_job_losing_several_tasks_on_one_node_fails_once_by_its_first_task():
+    spec = a_group("g6").with_member("j", tasks=3).with_rule("tolerate").build()
+    c = two_on_one_node(spec, {"j": ("n1", "n1", "n2")})
+    failed = [e for e in c.node_down("n1", actor=HOST) if type(e).__name__ == "MemberFailed"]
+    assert [(e.reason, e.index) for e in failed] == [("node-lost", 0)]
+
+
+def test_a_job_losing_its_only_task_fails_by_that_task():
+    spec = a_group("g7").with_member("j").with_member("k").with_rule("tolerate").build()
+    c = two_on_one_node(spec, {"j": ("n1",), "k": ("n2",)})
+    failed = [e for e in c.node_down("n1", actor=HOST) if type(e).__name__ == "MemberFailed"]
+    assert [(e.reason, e.index) for e in failed] == [("node-lost", 0)]
+
+
+def test_a_node_loss_that_fails_the_group_midway_is_still_written_whole():
+    spec = a_group("g8").with_member("rs", replicas=3).build()  # default: fail-group
+    c = two_on_one_node(spec, {"rs": ("n1", "n1", "n2")})
+    written = story(c.node_down("n1", actor=HOST))
+    assert [kind for kind, _ in written] == [
+        "NodeStatusChanged",
+        "MemberFailed",
+        "MemberStopped",
+        "GroupFailed",
+    ]
+    assert written[1][1]["index"] == 0
+    assert c.group("g8").status == "FAILED"
