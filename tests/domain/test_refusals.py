@@ -88,3 +88,22 @@ def test_cancel_stops_every_live_member_saying_why_and_names_who_asked() -> None
         ("GroupCancelled", None),
     ]
     assert all(e.actor == USER for e in events)
+
+
+def test_a_member_failure_is_refused_before_the_start_and_for_a_task_never_placed() -> None:
+    from costart.domain.errors import DomainError
+    from costart.domain.failures import fail_member
+
+    unit = placed_unit()
+    with pytest.raises(IllegalTransition) as refused:
+        fail_member(unit, "a", "error", 1, 0, 5)
+    assert str(refused.value) == "group g1 is PLACED: cannot report a member failure"
+    running = running_controller(a_group("g2").with_member("a", tasks=2).build())
+    from costart.domain.aggregates import GroupUnit
+
+    group = running.world.group_named("g2")
+    unit = GroupUnit(group, running.world.members_of(group))
+    with pytest.raises(DomainError) as missing:
+        fail_member(unit, "a", "error", 1, 5, 5)
+    assert str(missing.value) == "member a has no placed task 5"
+    assert unit.pending_events == []
