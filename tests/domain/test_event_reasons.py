@@ -239,3 +239,10 @@ def test_a_node_loss_that_fails_the_group_midway_is_still_written_whole():
     ]
     assert written[1][1]["index"] == 0
     assert c.group("g8").status == "FAILED"
+
+
+def test_a_task_failure_records_the_reports_key():
+    c = running_controller(a_group("g9").with_member("a").with_rule("tolerate").build())
+    events = c.task_failed("g9/a", 0, 1, "error", exit_code=2, actor=HOST, key="k-9").events
+    failed = next(e for e in events if type(e).__name__ == "MemberFailed")
+    assert (failed.key, failed.exit_code, failed.attempt, failed.index) == ("k-9", 2, 1, 0)
