@@ -246,3 +246,19 @@ def test_a_task_failure_records_the_reports_key():
     events = c.task_failed("g9/a", 0, 1, "error", exit_code=2, actor=HOST, key="k-9").events
     failed = next(e for e in events if type(e).__name__ == "MemberFailed")
     assert (failed.key, failed.exit_code, failed.attempt, failed.index) == ("k-9", 2, 1, 0)
+
+
+def test_a_restart_group_has_its_own_budget_not_the_placement_attempts():
+    spec = (
+        a_group("g10")
+        .with_member("a")
+        .with_rule("restart-group")
+        .with_failure(max_group_restarts=1)
+        .with_placement(max_attempts=1)
+        .build()
+    )
+    c = running_controller(spec)
+    written = [type(e).__name__ for e in fail(c, "g10/a", "error")]
+    assert written[-1] == "PlacementReleased"
+    assert "GroupFailed" not in written
+    assert (c.group("g10").status, c.group("g10").attempt) == ("PENDING", 2)
