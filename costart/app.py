@@ -25,7 +25,7 @@ from eventsourcing.persistence import ApplicationRecorder, Mapper
 from eventsourcing.popo import POPOFactory
 
 from costart.domain import decisions as dec
-from costart.domain import lifecycle, node_loss, reconcile, reports, scheduling
+from costart.domain import backfill, lifecycle, node_loss, reconcile, reports, scheduling
 from costart.domain.actors import TIMER, Actor
 from costart.domain.aggregates import GroupUnit
 from costart.domain.cluster_stream import ClusterUnit
@@ -595,6 +595,12 @@ def _record_decision(unit: GroupUnit, decision: dec.Decision, at: int) -> None:
         scheduling.release_group(unit, decision.reason, at)
     elif isinstance(decision, dec.SetPendReason):
         scheduling.set_pend_reason(unit, decision.reason, at)
+    elif isinstance(decision, dec.LendHolds):
+        backfill.lend_holds(unit, decision.holds, decision.borrower, at)
+    elif isinstance(decision, dec.PlaceBorrower):
+        backfill.place_borrower(unit, decision.assignments, decision.lender, at)
+    elif isinstance(decision, dec.Preempt):
+        backfill.preempt(unit, decision.nodes, decision.lender, at)
     else:
         raise DomainError(f"unknown decision {type(decision).__name__}")
 

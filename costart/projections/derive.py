@@ -147,6 +147,8 @@ def event_detail(event: ev.DomainEvent) -> str:
             return f"attempt {a}: every member placed, waiting at the barrier"
         case ev.MemberHeld(assignments=assignments) | ev.MemberPlaced(assignments=assignments):
             return _nodes(assignments)
+        case ev.HoldLent(assignments=assignments, borrower=borrower):
+            return f"{_nodes(assignments)} lent to {borrower}"
         case ev.PlacementReleased(reason=reason) | ev.MemberReleased(reason=reason):
             return reason
         case ev.PendReasonChanged(reason=r):

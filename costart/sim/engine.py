@@ -61,6 +61,7 @@ SNAPSHOT_EVERY = "COSTART_SNAPSHOT_EVERY"
 MEMBER_EVENTS: frozenset[type[DomainEvent]] = frozenset(
     {
         ev.MemberHeld,
+        ev.HoldLent,
         ev.MemberPlaced,
         ev.MemberReleased,
         ev.MemberStarted,
