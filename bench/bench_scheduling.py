@@ -36,7 +36,7 @@ SCENARIOS = ("mixed", "starvation", "deadlock-trap")
 TRACES = ("pai", "dlrm")
 # "as-specified": each spec's own mode (in the scenarios, gangs reserve and small jobs
 # are atomic), beside every group forced to one mode.
-BENCH_POLICIES = (*ALL_POLICIES[:2], "as-specified", *ALL_POLICIES[2:])
+BENCH_POLICIES = (*ALL_POLICIES[:3], "as-specified", *ALL_POLICIES[3:])
 NOT_MEASURED = {
     "reserve+backfill": "backfill into held capacity is not built yet (issue 21, part 2)",
 }

@@ -24,8 +24,8 @@ from eventsourcing.application import Application
 from eventsourcing.persistence import ApplicationRecorder, Mapper
 from eventsourcing.popo import POPOFactory
 
-from costart.domain import decisions as dec
 from costart.domain import backfill, lifecycle, node_loss, reconcile, reports, scheduling
+from costart.domain import decisions as dec
 from costart.domain.actors import TIMER, Actor
 from costart.domain.aggregates import GroupUnit
 from costart.domain.cluster_stream import ClusterUnit

@@ -11,7 +11,7 @@ from __future__ import annotations
 from costart.domain.aggregates import GroupUnit
 from costart.domain.failures import fail_member
 from costart.domain.spec_types import GroupSpec
-from costart.domain.states import GROUP_STARTED, GroupState
+from costart.domain.states import GROUP_STARTED, GroupState, MemberState
 
 
 def shortest_limit_ns(spec: GroupSpec) -> int | None:
@@ -47,3 +47,18 @@ def fire_runtime_limits(unit: GroupUnit, now_ns: int) -> bool:
         fail_member(unit, member.name, "max-runtime", None, None, now_ns)
         fired = True
     return fired
+
+
+def next_runtime_deadline(group: GroupState, members: list[MemberState]) -> int | None:
+    """When the first of the group's running members reaches its limit (None: never)."""
+    if group.status not in GROUP_STARTED:
+        return None
+    best: int | None = None
+    for member in members:
+        limit = member.spec.max_runtime_ns
+        if limit is None or member.status != "RUNNING" or member.started_at_ns is None:
+            continue
+        at = member.started_at_ns + limit
+        if best is None or at < best:
+            best = at
+    return best

@@ -337,7 +337,8 @@ def _member(path: str, doc: MemberDoc, group_owner: str) -> MemberSpec:
         max_runtime_ns = _duration(f"{path}.max_runtime", doc.max_runtime)
         if max_runtime_ns <= 0:
             raise SpecError(
-                f"{path}.max_runtime", f"{doc.max_runtime!r}: a run-time limit must be longer than 0s"
+                f"{path}.max_runtime",
+                f"{doc.max_runtime!r}: a run-time limit must be longer than 0s",
             )
     return MemberSpec(
         name=doc.name,

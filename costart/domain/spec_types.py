@@ -16,9 +16,7 @@ PlacementMode = Literal["atomic", "reserve", "reserve-backfill"]
 TopologyPolicy = Literal["pack", "spread"]
 FailureAction = Literal["fail-group", "restart-member", "restart-group", "tolerate"]
 FailureReason = Literal["error", "oom", "node-lost", "preempted", "claim-failed", "max-runtime"]
-RuleReason = Literal[
-    "error", "oom", "node-lost", "preempted", "claim-failed", "max-runtime", "any"
-]
+RuleReason = Literal["error", "oom", "node-lost", "preempted", "claim-failed", "max-runtime", "any"]
 SuccessWhen = Literal["all-jobs", "any-job", "members"]
 
 MEMBER_KINDS: Final = ("job", "replica-set")

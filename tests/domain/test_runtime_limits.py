@@ -34,7 +34,7 @@ def test_the_failure_policy_decides_and_a_limit_consumes_the_restart_budget():
     started = c.members("g1")[0].started_at_ns
     events = c.tick(started + 60 * SECOND_NS)
     assert event_names(events) == ["MemberFailed", "MemberRestarted"]
-    restarted = [e for e in events if isinstance(e, ev.MemberRestarted)][0]
+    restarted = next(e for e in events if isinstance(e, ev.MemberRestarted))
     assert restarted.counted and restarted.restarts == 1
     # Only the limited member: the service has none.
     assert c.members("g1")[1].status == "RUNNING"
