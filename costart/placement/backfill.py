@@ -91,8 +91,11 @@ class BackfillSession:
         self.position = {group.name: i for i, (group, _) in enumerate(order)}
         self.lenders: list[Lender] = []
         self.preempted: set[str] = set()
-        self.active = False  # a backfill reservation was seen: the session is not repeated
+        # A lender, or work a reservation may stop, was seen: decisions read other groups'
+        # placements and the time, so the step does not repeat the session.
+        self.active = False
         self._work: dict[int, list[tuple[GroupState, MemberState]]] | None = None
+        self._stoppable_groups: list[Taken] | None = None
 
     # --- lenders ---------------------------------------------------------------------
 
@@ -236,13 +239,18 @@ class BackfillSession:
     def take_back(
         self, group: GroupState, members: Sequence[MemberState], plan_in: PlanIn
     ) -> tuple[Plan, list[dec.Decision]] | None:
-        """If the reservation's gang fits once the groups it may take capacity back
-        from leave its nodes: the plan and the preemptions (capacity given back in the
-        ledger), else None."""
+        """If the reservation's gang fits once the groups it may stop leave its nodes:
+        the plan and the preemptions (capacity given back in the ledger), else None. Any
+        reservation may stop lower preemptible work (so a borrower of a lower lender
+        never blocks a higher reservation for longer than a session); a lending one also
+        stops limited work placed since it opened."""
         if group.status != "RESERVING" or group.reservation_deadline_ns is None:
             return None
+        if not self._stoppable():
+            return None
         opened = group.reservation_deadline_ns - group.spec.placement.timeout_ns
-        taken = self._taken_back_from(self.position[group.name], opened)
+        lends = group.spec.placement.mode == BACKFILL
+        taken = self._taken_back_from(self.position[group.name], opened, lends)
         if not taken:
             return None
         ledger = self.ledger
@@ -271,29 +279,42 @@ class BackfillSession:
             self._give_back(t, set(names))
         return plan, decisions
 
-    def _taken_back_from(self, position: int, opened_ns: int) -> list[Taken]:
-        """Lower placed or started groups that borrowed, or may have: every member
-        preemptible, or every member preemptible or limited and placed since the
-        reservation opened."""
-        index = self.cluster.index
+    def _taken_back_from(self, position: int, opened_ns: int, limited_too: bool) -> list[Taken]:
+        """Lower placed or started groups the reservation may stop: every member
+        preemptible; or (``limited_too``: a lending reservation) every member preemptible
+        or limited and placed since the reservation opened (they borrowed, or may have)."""
         out: list[Taken] = []
-        for group, members in self.order[position + 1 :]:
-            if group.status not in _TAKEN_BACK or group.name in self.preempted:
+        for t in self._stoppable():
+            group = t.group
+            if t.position <= position or group.name in self.preempted:
                 continue
-            preemptible, eligible = _borrower_kind(group)
+            preemptible, _ = _borrower_kind(group)
             placed = group.placed_at_ns
-            if not (preemptible or (eligible and placed is not None and placed >= opened_ns)):
-                continue
-            uses: NodeVecs = {}
-            for member in members:
-                vec = shape_vec(member.spec.shape)
-                for a in member.assignments:
-                    node = index.get(a.node)
-                    if node is not None:
-                        add_vecs(uses, node, vec)
-            if uses:
-                out.append(Taken(self.position[group.name], group, members, uses))
+            if preemptible or (limited_too and placed is not None and placed >= opened_ns):
+                out.append(t)
         return out
+
+    def _stoppable(self) -> list[Taken]:
+        """Placed or started groups whose every member is preemptible or limited, with
+        what they use per node (made once per session)."""
+        if self._stoppable_groups is None:
+            index = self.cluster.index
+            found: list[Taken] = []
+            for position, (group, members) in enumerate(self.order):
+                if group.status not in _TAKEN_BACK or not _borrower_kind(group)[1]:
+                    continue
+                uses: NodeVecs = {}
+                for member in members:
+                    vec = shape_vec(member.spec.shape)
+                    for a in member.assignments:
+                        node = index.get(a.node)
+                        if node is not None:
+                            add_vecs(uses, node, vec)
+                if uses:
+                    found.append(Taken(position, group, members, uses))
+            self._stoppable_groups = found
+            self.active = self.active or bool(found)
+        return self._stoppable_groups
 
     def _give_back(self, taken: Taken, nodes: set[str]) -> None:
         """In the ledger, what the preemption surely frees: a job's every task (its

@@ -21,7 +21,6 @@ from itertools import compress
 from uuid import UUID
 
 from costart.domain import decisions as dec
-from costart.domain.backfill import BACKFILL
 from costart.domain.events import Assignment, PendReason
 from costart.domain.spec_types import Shape, Topology
 from costart.domain.states import GroupState, MemberState
@@ -199,15 +198,14 @@ class GangSession:
         """A lending reservation taking back what it lent, or a borrower placed on lent
         capacity (`costart.placement.backfill`). True if decided."""
         backfill = self.backfill
-        if not backfill.lenders and group.spec.placement.mode != BACKFILL:
+        if not backfill.lenders and group.status != "RESERVING":
             return False
 
         def plan_in(view: View) -> Plan | Shortfall:
             demands = self.inputs.demands(group, members, fixed=False)
             return self.memo.plan(demands, scopes, view)
 
-        if group.spec.placement.mode == BACKFILL:
-            backfill.active = True
+        if group.status == "RESERVING":
             taken = backfill.take_back(group, members, plan_in)
             if taken is not None:
                 plan, preemptions = taken
