@@ -177,16 +177,21 @@ class BackfillSession:
         return None
 
     def _lendable(self, lender: Lender) -> dict[int, Vec]:
-        """Per node of its plan: free capacity outside other groups' claims, plus its
-        holds there."""
+        """Per node of its plan: free capacity outside other groups' claims, plus the
+        holds it has there from earlier sessions."""
         ledger = self.ledger
         out: dict[int, Vec] = {}
         for node in sorted({*lender.claims, *lender.holds}):
             own = lender.claims.get(node, (0, 0, 0))
-            held = ledger.held_by.get(lender.name, {}).get(node, (0, 0, 0))
+            # Only holds recorded before this session can be lent (`lend_holds` names
+            # them); a hold this session's decision adds is not in the World yet.
+            held: NodeVecs = {}
+            for _, _, vec in lender.holds.get(node, ()):
+                add_vecs(held, node, vec)
+            h = held.get(node, (0, 0, 0))
             free, claim = ledger.free[node], ledger.claim[node]
             out[node] = tuple(  # type: ignore[assignment]
-                max(0, free[d] + held[d] - (claim[d] - own[d])) for d in range(3)
+                max(0, free[d] + h[d] - (claim[d] - own[d])) for d in range(3)
             )
         return out
 
