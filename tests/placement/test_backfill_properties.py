@@ -14,9 +14,9 @@ from hypothesis import assume, event, given, note
 from hypothesis import strategies as st
 
 from costart.domain import events as ev
+from costart.domain.decisions import PlaceGroup
 from costart.domain.errors import SpecError
 from costart.domain.events import Assignment
-from costart.domain.decisions import PlaceGroup
 from costart.domain.spec_types import GroupSpec
 from costart.placement import session_order
 from tests.builders import USER, start
