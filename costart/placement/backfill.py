@@ -24,8 +24,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from costart.domain import backfill as lending
 from costart.domain import decisions as dec
-from costart.domain.backfill import BACKFILL
 from costart.domain.events import Assignment
 from costart.domain.states import GROUP_STARTED, GroupState, MemberState
 from costart.placement.cluster import Cluster
@@ -101,7 +101,7 @@ class BackfillSession:
 
     def claims_for(self, group: GroupState) -> NodeVecs | None:
         """Where the reservation records its claims, if it lends (else None)."""
-        if group.spec.placement.mode != BACKFILL:
+        if group.spec.placement.mode != lending.BACKFILL:
             return None
         self.active = True
         return {}
@@ -254,7 +254,7 @@ class BackfillSession:
         if not self._stoppable():
             return None
         opened = group.reservation_deadline_ns - group.spec.placement.timeout_ns
-        lends = group.spec.placement.mode == BACKFILL
+        lends = group.spec.placement.mode == lending.BACKFILL
         taken = self._taken_back_from(self.position[group.name], opened, lends)
         if not taken:
             return None

@@ -28,11 +28,11 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from costart.domain import events as ev
+from costart.domain import runtime_limits
 from costart.domain.errors import SpecError
 from costart.domain.events import DomainEvent
 from costart.domain.ids import ID_TEXTS
 from costart.domain.invariants import Capacity, EventAudit
-from costart.domain.runtime_limits import next_runtime_deadline, shortest_limit_ns
 from costart.domain.spec_types import GroupSpec
 from costart.placement.host_allocator import HostAllocator
 from costart.placement.step import CoPlacementStep
@@ -347,8 +347,13 @@ class Engine:
         for key in self.controller.world.live_names.values():
             group = groups[key]
             limit = None
-            if group.started_at_ns is not None and shortest_limit_ns(group.spec) is not None:
-                limit = next_runtime_deadline(group, self.controller.world.members_of(group))
+            if (
+                group.started_at_ns is not None
+                and runtime_limits.shortest_limit_ns(group.spec) is not None
+            ):
+                limit = runtime_limits.next_runtime_deadline(
+                    group, self.controller.world.members_of(group)
+                )
             for t in (
                 group.retry_at_ns if group.status == "PENDING" else None,
                 group.reservation_deadline_ns,
