@@ -6,8 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from costart.domain import events as ev
-from costart.domain.decisions import PlaceGroup
+from costart.domain.decisions import LendHolds, PlaceBorrower, PlaceGroup, Preempt
+from costart.domain.errors import DomainError
 from costart.domain.events import Assignment
 from costart.placement import idle_held_gpus
 from costart.replay.rebuild import rebuild
@@ -177,3 +180,29 @@ def test_lending_and_preempting_replay_to_the_same_state_bytes() -> None:
     live = rig.controller.world
     rebuilt = rebuild(RecorderSource(rig.controller.recorder))
     assert encode_world(rebuilt) == encode_world(live)
+
+
+def test_decisions_that_break_the_lending_rules_are_refused_and_write_nothing() -> None:
+    rig = _rig(mode="reserve")
+    rig.submit(a_group("plain").atomic().with_member("job", gpu=2).build())
+    controller = rig.controller
+    before = controller.recorder.max_notification_id()
+    n3 = (Assignment(0, "b0-r0-n3"),)
+    refused = [
+        (LendHolds("big", {"w": n3}, "plain"), "not in reserve-backfill mode"),
+        (PlaceBorrower("plain", {"job": n3}, "big"), "neither declares max_runtime"),
+        (Preempt("plain", ("b0-r0-n3",), "big"), "PENDING"),
+    ]
+    for decision, why in refused:
+        with pytest.raises(DomainError, match=why):
+            controller.apply_decisions([decision])
+    assert controller.recorder.max_notification_id() == before
+
+
+def test_a_lender_can_only_lend_what_it_holds() -> None:
+    rig = _rig()
+    rig.submit(_small("s1", preemptible=True).build())
+    with pytest.raises(DomainError, match="is not held"):
+        rig.controller.apply_decisions(
+            [LendHolds("big", {"w": (Assignment(0, "b0-r0-n0"),)}, "s1")]
+        )
