@@ -9,8 +9,12 @@ GPU-hours and utilisation, each as the median over seeds with its range. Checks 
 issue-21 targets on starvation-backfill and writes bench/results/scheduling.json (a run
 of some workloads keeps the others' entries from the file).
 
-Run: python bench/bench_scheduling.py [--seeds N] [--workloads a,b] [--policies a,b]
-     [--traces PATH] [--trace-groups N]
+Run: python bench/bench_scheduling.py [--seeds N] [--first-seed K] [--workloads a,b]
+     [--policies a,b] [--traces PATH] [--trace-groups N] [--add-runs FILE]
+
+Runs are kept per workload, policy and seed: runs of other seeds already in the output
+file (or in ``--add-runs`` files, other parts of the same benchmark run elsewhere, e.g.
+seeds 11-20 in a second process) are summarised with this run's.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
@@ -89,6 +94,19 @@ def starvation_targets(summary: dict[str, dict[str, Spread]]) -> dict[str, objec
     }
 
 
+def with_runs_of_other_seeds(
+    runs: dict[str, list[RunFigures]], recorded: dict[str, list[Any]]
+) -> dict[str, list[RunFigures]]:
+    """``runs`` plus the recorded runs (JSON) of the same policies for other seeds, by seed."""
+    out: dict[str, list[RunFigures]] = {}
+    for policy, fresh in runs.items():
+        seeds = {r.seed for r in fresh}
+        older = [msgspec.convert(r, RunFigures) for r in recorded.get(policy, [])]
+        merged = [*fresh, *(r for r in older if r.seed not in seeds)]
+        out[policy] = sorted(merged, key=lambda r: r.seed)
+    return out
+
+
 def main(argv: list[str] | None = None) -> dict[str, object]:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--seeds", type=int, default=20)
@@ -97,20 +115,23 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     default = Path(os.environ.get("COSTART_TRACES", ROOT.parent / "shared" / "traces"))
     parser.add_argument("--traces", type=Path, default=default)
     parser.add_argument("--trace-groups", type=int, default=150)
+    parser.add_argument("--first-seed", type=int, default=1)
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--add-runs", type=Path, action="append", default=[])
     args = parser.parse_args(argv)
     configure_logging(level=logging.WARNING)
     policies = [p for p in args.policies.split(",") if p]
-    seeds = list(range(1, args.seeds + 1))
+    seeds = list(range(args.first_seed, args.first_seed + args.seeds))
     results: dict[str, object] = {
         "benchmark": "scheduling quality per policy (virtual time; medians over seeds)",
         "seeds": args.seeds,
         "workloads": {},
     }
-    workloads: dict[str, object] = {}
+    workloads: dict[str, Any] = {}
     if args.out.exists():  # the workloads not run this time keep their entries
         kept = msgspec.json.decode(args.out.read_bytes())
         workloads.update(kept.get("workloads", {}))
+    added = [msgspec.json.decode(f.read_bytes()).get("workloads", {}) for f in args.add_runs]
     for name in [w for w in args.workloads.split(",") if w]:
         if name in TRACES and not (args.traces / "README.md").exists():
             print(f"no traces at {args.traces}: {name} skipped", file=sys.stderr)
@@ -127,6 +148,8 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
             progress,
         )
         print(file=sys.stderr)
+        for earlier in (workloads.get(name, {}), *(a.get(name, {}) for a in added)):
+            runs = with_runs_of_other_seeds(runs, earlier.get("runs", {}))
         summary = {p: summarise(r) for p, r in runs.items()}
         entry: dict[str, object] = {
             "summary": msgspec.to_builtins(summary),
@@ -134,9 +157,10 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
         }
         if name == TARGETS_ON:
             entry["targets"] = starvation_targets(summary)
-        entry["seeds"] = args.seeds
+        all_seeds = sorted({r.seed for rs in runs.values() for r in rs})
+        entry["seeds"] = all_seeds
         workloads[name] = entry
-        print(f"== {name} ({len(seeds)} seeds): median [min..max]")
+        print(f"== {name} ({len(all_seeds)} seeds): median [min..max]")
         for policy, figures in summary.items():
             print(
                 f"  {policy:16} gang p50 {_text(figures['gang_time_to_start_p50_s'])}s"

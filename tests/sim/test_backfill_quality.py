@@ -7,8 +7,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import msgspec
+
 from costart.cli.sim_cmd import controller_factory
 from costart.domain import events as ev
+from costart.sim.quality import RunFigures
 from costart.sim.results import BACKFILL_POLICY, run_policy
 from costart.sim.scenario import parse_scenario
 from costart.sim.setup import SimSetup, draw_setup
@@ -78,3 +81,17 @@ def test_the_simulator_stops_a_job_at_its_declared_limit() -> None:
     stopped = [e for e in events if isinstance(e, ev.MemberFailed) and e.reason == "max-runtime"]
     assert len(stopped) > 10
     assert all(e.at_ns - started[e.originator_id] == 40 * 60 * 10**9 for e in stopped)
+
+
+def test_the_benchmark_summarises_runs_of_other_seeds_recorded_before() -> None:
+    def figures(seed: int, gang_p99: float) -> RunFigures:
+        return RunFigures(seed, 1, 1, 0, 0, 1.0, gang_p99, 1.0, 1.0, 0.0, 0.0, 0.5, "quiescent")
+
+    fresh = {"atomic": [figures(2, 20.0)]}
+    recorded = {"atomic": [msgspec.to_builtins(figures(s, 99.0)) for s in (1, 2, 3)]}
+    merged = _bench().with_runs_of_other_seeds(fresh, recorded)["atomic"]
+    assert [(r.seed, r.gang_time_to_start_p99_s) for r in merged] == [
+        (1, 99.0),
+        (2, 20.0),
+        (3, 99.0),
+    ]
