@@ -206,3 +206,21 @@ def test_a_lender_can_only_lend_what_it_holds() -> None:
         rig.controller.apply_decisions(
             [LendHolds("big", {"w": (Assignment(0, "b0-r0-n0"),)}, "s1")]
         )
+
+
+def test_a_lower_lending_reservation_never_holds_what_the_head_plan_needs() -> None:
+    # As for reserve (test_reservations.py), with both reservations lending and a
+    # preemptible job around to borrow: n2's free half is the head's, not the lower's.
+    rig = Rig(a_cluster(blocks=1, racks=1, nodes=4))
+    rig.occupy("running", {"b0-r0-n0": 8, "b0-r0-n1": 8, "b0-r0-n2": 4})
+    rig.submit(_backfill("head").with_member("w", gpu=8, tasks=4).build())
+    rig.submit(_backfill("next").with_member("w", gpu=4, tasks=2).build())
+    rig.submit(_small("s1", preemptible=True).build())
+    rig.session()
+    assert rig.nodes_of("head", "w") == ["b0-r0-n3"]
+    assert "b0-r0-n2" not in rig.nodes_of("next", "w")
+    rig.session()
+    # The borrower got the head's capacity (lent, counted once), never the lower's holds
+    # on what the head needs.
+    assert rig.nodes_of("s1", "job") in (["b0-r0-n2"], ["b0-r0-n3"])
+    assert "b0-r0-n2" not in rig.nodes_of("next", "w")
