@@ -16,8 +16,12 @@ from costart.domain.states import GROUP_STARTED, GroupState, MemberState
 
 def shortest_limit_ns(spec: GroupSpec) -> int | None:
     """The smallest ``max_runtime`` of the group's members (None: no member has one)."""
-    limits = [m.max_runtime_ns for m in spec.members if m.max_runtime_ns is not None]
-    return min(limits) if limits else None
+    shortest: int | None = None
+    for member in spec.members:  # every tick, for every started group: no list built
+        limit = member.max_runtime_ns
+        if limit is not None and (shortest is None or limit < shortest):
+            shortest = limit
+    return shortest
 
 
 def runtime_limit_may_be_due(group: GroupState, now_ns: int) -> bool:

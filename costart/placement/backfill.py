@@ -50,6 +50,15 @@ def may_borrow(group: GroupState, lender: Lender, now_ns: int) -> bool:
     return True
 
 
+def _declares(group: GroupState) -> bool:
+    """Every member preemptible or limited (checked for every placed group of a session
+    with a reservation: stops at the first member that declares neither)."""
+    for member in group.spec.members:
+        if not member.preemptible and member.max_runtime_ns is None:
+            return False
+    return True
+
+
 def _borrower_kind(group: GroupState) -> tuple[bool, bool]:
     """(every member preemptible, every member preemptible or limited)."""
     members = group.spec.members
@@ -88,7 +97,9 @@ class BackfillSession:
         self.ledger = ledger
         self.now_ns = now_ns
         self.order = order
-        self.position = {group.name: i for i, (group, _) in enumerate(order)}
+        self._position: dict[str, int] | None = (
+            None  # made on first use: most sessions lend nothing
+        )
         self.lenders: list[Lender] = []
         self.preempted: set[str] = set()
         # A lender, or work a reservation may stop, was seen: decisions read other groups'
@@ -96,6 +107,13 @@ class BackfillSession:
         self.active = False
         self._work: dict[int, list[tuple[GroupState, MemberState]]] | None = None
         self._stoppable_groups: list[Taken] | None = None
+
+    @property
+    def position(self) -> dict[str, int]:
+        """Each live group's place in the session order."""
+        if self._position is None:
+            self._position = {group.name: i for i, (group, _) in enumerate(self.order)}
+        return self._position
 
     # --- lenders ---------------------------------------------------------------------
 
@@ -306,7 +324,7 @@ class BackfillSession:
             index = self.cluster.index
             found: list[Taken] = []
             for position, (group, members) in enumerate(self.order):
-                if group.status not in _TAKEN_BACK or not _borrower_kind(group)[1]:
+                if group.status not in _TAKEN_BACK or not _declares(group):
                     continue
                 uses: NodeVecs = {}
                 for member in members:
