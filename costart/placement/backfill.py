@@ -16,7 +16,9 @@ When the lender's gang fits once the borrowers on its nodes are gone (the groups
 on capacity it could have lent: lower groups whose members are all preemptible, or all
 preemptible or limited and placed since the reservation opened), those borrowers are
 stopped (`Preempt`, reason ``preempted``) and the gang is placed in the same session.
-Every decision here is a function of the World, the order and the time.
+Any reservation (``reserve`` too) may stop lower preemptible work this way, so a
+borrower of a lower lender never blocks a higher reservation. Every decision here is a
+function of the World, the order and the time.
 """
 
 from __future__ import annotations
@@ -59,12 +61,8 @@ def _declares(group: GroupState) -> bool:
     return True
 
 
-def _borrower_kind(group: GroupState) -> tuple[bool, bool]:
-    """(every member preemptible, every member preemptible or limited)."""
-    members = group.spec.members
-    preemptible = all(m.preemptible for m in members)
-    eligible = all(m.preemptible or m.max_runtime_ns is not None for m in members)
-    return preemptible, eligible
+def _preemptible(group: GroupState) -> bool:
+    return all(m.preemptible for m in group.spec.members)
 
 
 @dataclass
@@ -97,9 +95,7 @@ class BackfillSession:
         self.ledger = ledger
         self.now_ns = now_ns
         self.order = order
-        self._position: dict[str, int] | None = (
-            None  # made on first use: most sessions lend nothing
-        )
+        self._position: dict[str, int] | None = None  # made on first use
         self.lenders: list[Lender] = []
         self.preempted: set[str] = set()
         # A lender, or work a reservation may stop, was seen: decisions read other groups'
@@ -203,10 +199,9 @@ class BackfillSession:
             own = lender.claims.get(node, (0, 0, 0))
             # Only holds recorded before this session can be lent (`lend_holds` names
             # them); a hold this session's decision adds is not in the World yet.
-            held: NodeVecs = {}
+            h = [0, 0, 0]
             for _, _, vec in lender.holds.get(node, ()):
-                add_vecs(held, node, vec)
-            h = held.get(node, (0, 0, 0))
+                h = [h[0] + vec[0], h[1] + vec[1], h[2] + vec[2]]
             free, claim = ledger.free[node], ledger.claim[node]
             out[node] = tuple(  # type: ignore[assignment]
                 max(0, free[d] + h[d] - (claim[d] - own[d])) for d in range(3)
@@ -311,9 +306,8 @@ class BackfillSession:
             group = t.group
             if t.position <= position or group.name in self.preempted:
                 continue
-            preemptible, _ = _borrower_kind(group)
             placed = group.placed_at_ns
-            if preemptible or (limited_too and placed is not None and placed >= opened_ns):
+            if _preemptible(group) or (limited_too and placed is not None and placed >= opened_ns):
                 out.append(t)
         return out
 
