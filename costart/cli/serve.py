@@ -200,7 +200,7 @@ def serve(
             with _stop_signals_return():
                 server.run()
         finally:
-            service.stop()
+            service.close()
             if keeper is not None:
                 keeper.stop()
             if lease is not None and keeper is not None and keeper.lost is None:

@@ -146,7 +146,7 @@ def _attach_watch(app: Litestar) -> None:
 
 def create_app(service: Service, tokens: Tokens) -> Litestar:
     """The REST API of one `Service`. OpenAPI at ``/schema/openapi.json``."""
-    registry, session_timer = registry_for(service.views)
+    registry, session_timer = registry_for(lambda: service.views)
     service.session_observer = session_timer.observe
     return Litestar(
         route_handlers=[*ROUTES, *DISPATCH_ROUTES, *WATCH_ROUTES],

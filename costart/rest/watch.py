@@ -1,6 +1,6 @@
 """The watch stream: every committed event as a Server-Sent Event, from a log position.
 
-One `WatchHub` per server. After each views catch-up (`Service.refresh`) the hub reads
+One `WatchHub` per server. After each command the service's feed thread has the hub read
 the log's new events, encodes each once as an SSE frame (``id:`` is the log position, so
 a client resumes with ``Last-Event-ID``), and appends the frames to one shared ring.
 Each watcher is only a cursor into that ring, so a watcher costs a few objects, not a
@@ -118,7 +118,7 @@ class WatchFilter(NamedTuple):
 
 
 class WatchHub:
-    """The shared ring of frames. `feed` runs in a worker thread (after a catch-up);
+    """The shared ring of frames. `feed` runs in a worker thread (the service's feed);
     everything else in the event loop of the server (`attach` it on startup)."""
 
     def __init__(
@@ -141,6 +141,11 @@ class WatchHub:
         self.watchers = 0
 
     @property
+    def fed_position(self) -> int:
+        """The last log position the feed has read (frames up to it may be out)."""
+        return self._fed
+
+    @property
     def last_position(self) -> int:
         return self._first + len(self._frames) - 1
 
@@ -150,17 +155,18 @@ class WatchHub:
 
     # --- the feed (worker thread) ------------------------------------------------------
 
-    def feed(self) -> None:
-        """Encode the log's events beyond the last fed position and hand them to the loop.
-        Called by one thread at a time (the views' catch-up)."""
+    def feed(self) -> int:
+        """Encode the log's events beyond the last fed position and hand them to the loop;
+        the position fed. Called by one thread at a time (the service's feed thread)."""
         frames = [self._names.frame(p, e) for p, e in self._read_events(self._fed, None)]
         if not frames:
-            return
+            return self._fed
         self._fed = frames[-1].position
         if self._loop is not None:
             self._loop.call_soon_threadsafe(self._append, frames)
         else:  # not serving yet (or tests without a loop): keep them for later watchers
             self._append(frames)
+        return self._fed
 
     def _append(self, frames: list[Frame]) -> None:
         self._frames.extend(frames)
