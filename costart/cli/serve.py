@@ -86,6 +86,8 @@ def _server(
             ssl_keyfile=tls[1] if tls else None,
             log_config=None,
             access_log=False,
+            http="httptools",  # the C parser and loop (ADR 0050), not the pure-Python ones
+            loop="uvloop",
             # Watchers hold their connection open: the limit counts them too.
             limit_concurrency=max_connections,
             timeout_graceful_shutdown=5,

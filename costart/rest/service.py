@@ -27,6 +27,7 @@ from costart.domain.spec import SpecFormat, parse_spec
 from costart.domain.spec_types import GroupSpec
 from costart.log_writer import ControllerStoppedError
 from costart.projections import GroupView, MemberView, Views, derive
+from costart.rest.batcher import CommandBatcher
 from costart.rest.claims import ClaimDriver
 from costart.rest.dispatch import Reports
 from costart.rest.log_follower import LogFollower
@@ -66,6 +67,7 @@ class Service:
             self._catch_up, views.position(), check=self._check_running, name="views"
         )
         self.reports = Reports(controller, lambda: self.views, self.changed)
+        self.commands = CommandBatcher(controller, on_batch=self.changed)
         self.heartbeats = Heartbeats(heartbeat_timeout_ns)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -99,6 +101,7 @@ class Service:
     def close(self) -> None:
         """Stop the scheduling loop and the follower threads."""
         self.stop()
+        self.commands.close()
         self._follower.stop()
         self._feed.stop()
 
@@ -121,12 +124,21 @@ class Service:
     def submit_spec(self, spec: GroupSpec, actor: Actor | None = None) -> GroupView:
         """Submit a spec the caller parsed already (the REST handler checks its owner);
         the group's row as the views will show it, once durable."""
-        controller = self.controller
-        with controller.batch():
-            group, written = controller.submit_events(spec, actor=actor)
-            row = derive.group_view(group, controller.world.members_of(group), written[-1].at_ns)
+        with self.controller.batch():
+            row = self._submitted(spec, actor)
         self.changed()
         return row
+
+    async def submit_batched(self, check: Callable[[], GroupSpec], actor: Actor) -> GroupView:
+        """`submit_spec` from the event loop, batched with the submits in flight (`CommandBatcher`):
+        ``check`` parses and checks the spec (outside the Controller's lock)."""
+        return await self.commands.run(check, lambda spec: self._submitted(spec, actor))
+
+    def _submitted(self, spec: GroupSpec, actor: Actor | None) -> GroupView:
+        """Submit inside `Controller.batch`; the group's row right after the submit."""
+        controller = self.controller
+        group, written = controller.submit_events(spec, actor=actor)
+        return derive.group_view(group, controller.world.members_of(group), written[-1].at_ns)
 
     def cancel(self, name: str, actor: Actor) -> GroupView:
         controller = self.controller

@@ -38,11 +38,51 @@ _encode = msgspec.json.Encoder().encode
 ReadEvents = Callable[[int, int | None], Iterator[tuple[int, ev.DomainEvent]]]
 
 
-class Frame(NamedTuple):
-    position: int
-    group_id: str
-    nodes: frozenset[str]
-    data: bytes  # the whole SSE frame
+class Frame:
+    """One event as the watch stream sends it. The SSE bytes are encoded on first use
+    and kept: a server nobody watches encodes nothing, and a thousand watchers share
+    one encoding."""
+
+    __slots__ = ("_data", "_event", "group", "group_id", "member", "nodes", "position")
+
+    def __init__(
+        self,
+        position: int,
+        group_id: str,
+        nodes: frozenset[str],
+        event: ev.DomainEvent,
+        group: str | None,
+        member: str | None,
+    ) -> None:
+        self.position = position
+        self.group_id = group_id
+        self.nodes = nodes
+        self._event: ev.DomainEvent | None = event  # dropped once encoded
+        self.group = group  # the names as they were at the event
+        self.member = member
+        self._data: bytes | None = None
+
+    @property
+    def data(self) -> bytes:
+        """The whole SSE frame."""
+        data = self._data
+        if data is None:
+            event = self._event
+            assert event is not None  # kept until encoded
+            body = _encode(
+                {
+                    "position": self.position,
+                    "type": type(event).__name__,
+                    "group": self.group,
+                    "member": self.member,
+                    "at": _iso(event.at_ns),
+                    "event": event,
+                }
+            )
+            head = b"id: %d\nevent: %s\ndata: " % (self.position, type(event).__name__.encode())
+            data = self._data = head + body + b"\n\n"
+            self._event = None
+        return data
 
 
 def _iso(at_ns: int) -> str:
@@ -92,19 +132,7 @@ class Names:
         nodes = frozenset(named | self.nodes.get(oid, set()))
         if isinstance(event, _TERMINAL):
             self.nodes.pop(gid, None)  # a terminal group holds nothing
-        member = self.members.get(oid)
-        body = _encode(
-            {
-                "position": position,
-                "type": type(event).__name__,
-                "group": self.groups.get(gid),
-                "member": member,
-                "at": _iso(event.at_ns),
-                "event": event,
-            }
-        )
-        head = b"id: %d\nevent: %s\ndata: " % (position, type(event).__name__.encode())
-        return Frame(position, gid, nodes, head + body + b"\n\n")
+        return Frame(position, gid, nodes, event, self.groups.get(gid), self.members.get(oid))
 
 
 class WatchFilter(NamedTuple):
