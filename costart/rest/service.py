@@ -26,7 +26,7 @@ from costart.domain.events import NodeStatus
 from costart.domain.spec import SpecFormat, parse_spec
 from costart.domain.spec_types import GroupSpec
 from costart.log_writer import ControllerStoppedError
-from costart.projections import GroupView, MemberView, Views, derive
+from costart.projections import GroupView, MemberView, Views, group_view, member_view
 from costart.rest.batcher import CommandBatcher
 from costart.rest.claims import ClaimDriver
 from costart.rest.dispatch import Reports
@@ -138,7 +138,7 @@ class Service:
         """Submit inside `Controller.batch`; the group's row right after the submit."""
         controller = self.controller
         group, written = controller.submit_events(spec, actor=actor)
-        return derive.group_view(group, controller.world.members_of(group), written[-1].at_ns)
+        return group_view(group, controller.world.members_of(group), written[-1].at_ns)
 
     def cancel(self, name: str, actor: Actor) -> GroupView:
         controller = self.controller
@@ -147,7 +147,7 @@ class Service:
             if written:
                 group = controller.world.group_by_id(written[-1].group_id)
                 members = controller.world.members_of(group)
-                row = derive.group_view(group, members, written[-1].at_ns)
+                row = group_view(group, members, written[-1].at_ns)
         self.changed()
         return row if written else self.views.group(name)
 
@@ -157,7 +157,7 @@ class Service:
             controller.scale(f"{group}/{member}", replicas, actor=actor)
             state = controller.world.group_named(group)
             found = controller.world.member_named(state, member)
-            row = derive.member_view(state, found, state.member_ids.index(found.id))
+            row = member_view(state, found, state.member_ids.index(found.id))
         self.changed()
         return row
 
