@@ -32,7 +32,7 @@ log = structlog.get_logger("costart.serve")
 
 WAIT_S: Final = 60.0
 """The longest a read waits for the views (then `ViewsBehindError`)."""
-PAUSE_S: Final = 0.05
+PAUSE_S: Final = 0.25
 """The longest new events wait for a fold while no read waits for them."""
 
 
