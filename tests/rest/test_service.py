@@ -123,3 +123,25 @@ def test_reads_wait_for_the_views_to_hold_every_command_answered_before(tmp_path
         assert svc.views.position() == svc.controller.world.position
     finally:
         svc.close()
+
+
+def test_a_read_whose_views_cannot_catch_up_is_503_naming_the_position(tmp_path):
+    from litestar.testing import TestClient
+
+    from costart.rest.app import create_app
+    from costart.rest.auth import User
+
+    svc, _ = service(tmp_path)
+    stuck = svc.views_position
+    svc._follower._catch_up = lambda: stuck  # the views stop moving (a stuck disk)
+    svc._follower._wait_s = 0.5
+    svc.controller.submit(a_group("late").with_member("a").build())
+    app = create_app(svc, Tokens({"t0k3n": User(name="root", role="admin")}))
+    try:
+        with TestClient(app=app) as client:
+            answer = client.get("/v1/groups/late", headers={"Authorization": "Bearer t0k3n"})
+        assert answer.status_code == 503, answer.text
+        position = svc.controller.world.position
+        assert f"did not reach log position {position} within 0.5s" in answer.json()["error"]
+    finally:
+        svc.close()
