@@ -84,7 +84,7 @@ class Service:
 
     @property
     def views_position(self) -> int:
-        """The log position the views have folded, without waiting (health, metrics)."""
+        """The log position the views have folded, without waiting."""
         return self._follower.position
 
     def refresh(self) -> None:
