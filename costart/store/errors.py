@@ -134,8 +134,6 @@ class StoreFullError(OperationalError):
 
     def __reduce__(self) -> tuple[type[StoreFullError], tuple[str, int, int | None, str]]:
         return type(self), (self.path, self.needed, self.free, self.cause)
-
-
 class StaleTermError(PersistenceError):
     """An append (or a claim) carried the host's leadership term ``term``, and the log
     already has a newer one (``current``): the host elected another leader, so this
