@@ -1,8 +1,9 @@
 """The Controller's log on PostgreSQL: the library's application recorder, appending
 through one server-side function (`schema.create_append_function`) that gives gapless
 positions and, when the recorder holds a lease epoch or the host's term (ADR 0027),
-fences the append in its own transaction. Every row carries costart's checksum, checked
-on every read (ADR 0040). Subscriptions and tables are the library's.
+fences the append in its own transaction. Every row carries costart's checksum, bound to
+its position, checked on every read (ADR 0040, ADR 0048). Subscriptions and tables are
+the library's.
 
 Without an epoch (tests, tools, a single controller) appends are not fenced, as on the
 LMDB store.
@@ -36,8 +37,9 @@ class CostartApplicationRecorder(ChecksummedRecorder, PostgresApplicationRecorde
     `claim_term`: the host's term every later append carries instead."""
 
     position_column = "notification_id"
+    places_rows = True
     first_checked_scope = ""
-    """Legacy rows are a prefix of the whole log."""
+    """Older forms are a prefix of the whole log."""
 
     def __init__(
         self,

@@ -230,7 +230,7 @@ def test_an_altered_event_that_still_decodes_stops_startup_naming_its_position(s
         _controller(store)
     assert error.value.position == position and error.value.defect is Defect.CHECKSUM
     assert str(error.value) == (
-        f"checksum mismatch at notification id {position} in log 'costart_events': the row was altered"
+        f"checksum mismatch at notification id {position} in log 'costart_events': the row was altered or moved"
     )
 
 
