@@ -17,7 +17,7 @@ from costart.projections.models import (
     TimelineEntry,
 )
 from costart.projections.projector import EventSource, catch_up, rebuild
-from costart.projections.viewdb import ViewDamagedError
+from costart.projections.viewdb import ViewDamagedError, stored_anchor
 from costart.projections.views import Views
 from costart.store.reading import RecorderSource
 
@@ -37,4 +37,5 @@ __all__ = [
     "catch_up",
     "event_detail",
     "rebuild",
+    "stored_anchor",
 ]
