@@ -17,16 +17,7 @@ from costart.store.errors import CorruptRecordError, Defect
 from costart.store.snapshots import encode_world
 from tests.contract.conftest import Store
 from tests.damage.base_store import TAIL_GROUP
-from tests.damage.test_damage_every_backend import (  # noqa: F401  (the fixture)
-    ON_POSTGRESQL,
-    Demo,
-    _cli,
-    _closed,
-    _controller,
-    _row,
-    _sql,
-    demo,
-)
+from tests.damage.demo_store import ON_POSTGRESQL, Demo, cli, closed, controller_of, row_of, sql
 
 pytestmark = ON_POSTGRESQL
 
@@ -34,7 +25,7 @@ PARKED = -1  # a position no row has: where a row waits while another takes its 
 
 
 def _move(store: Store, source: int, target: int) -> None:
-    _sql(
+    sql(
         store,
         f"UPDATE costart_events SET notification_id = {target} WHERE notification_id = {source}",
     )
@@ -50,20 +41,20 @@ def swap_rows(store: Store, a: int, b: int) -> None:
 def move_last_row_into(store: Store, position: int, end: int) -> None:
     """The row at ``position`` deleted and the last row moved into its place: positions
     stay gapless, the log is one shorter."""
-    _sql(store, f"DELETE FROM costart_events WHERE notification_id = {position}")
+    sql(store, f"DELETE FROM costart_events WHERE notification_id = {position}")
     _move(store, end, position)
 
 
 def _refused_at(store: Store, position: int) -> CorruptRecordError:
     with pytest.raises(CorruptRecordError) as error:
-        _controller(store)
+        controller_of(store)
     assert error.value.position == position and error.value.defect is Defect.CHECKSUM
     return error.value
 
 
 def test_every_new_event_row_carries_its_position_bound_checksum(store, demo: Demo):
     for position in (1, demo.newest_snapshot, demo.end):
-        row = _row(store, "costart_events", f"notification_id = {position}")
+        row = row_of(store, "costart_events", f"notification_id = {position}")
         content = content_checksum(
             row["originator_id"], row["originator_version"], row["topic"], bytes(row["state"])
         )
@@ -71,7 +62,7 @@ def test_every_new_event_row_carries_its_position_bound_checksum(store, demo: De
         assert bytes(row["checksum"]) == placed_checksum(content, position)
         assert len(row["checksum"]) == PLACED_SIZE and row["checksum"][:1] == PLACED_FORM
     # A snapshot row's place is its key (originator and version): its content checksum.
-    snapshot = _row(store, "costart_snapshots", f"originator_version = {demo.newest_snapshot}")
+    snapshot = row_of(store, "costart_snapshots", f"originator_version = {demo.newest_snapshot}")
     assert len(snapshot["checksum"]) == len(content)
 
 
@@ -99,10 +90,10 @@ def test_moved_rows_fail_verify_and_the_views_naming_the_position(
         swap_rows(store, 3, demo.end)
     else:
         move_last_row_into(store, 3, demo.end)
-    verified = _cli(store, tmp_path, "replay", "verify")
+    verified = cli(store, tmp_path, "replay", "verify")
     assert verified.returncode == EXIT_ERROR, verified.stdout + verified.stderr
     assert "DIVERGENCE at position 3 (costart_events)" in verified.stderr
-    listed = _cli(store, tmp_path, "get", "groups")
+    listed = cli(store, tmp_path, "get", "groups")
     assert listed.returncode == EXIT_DAMAGED, listed.stderr
     assert "at notification id 3 in log" in listed.stderr
 
@@ -110,11 +101,11 @@ def test_moved_rows_fail_verify_and_the_views_naming_the_position(
 def _to_content_form(store: Store, up_to: int) -> None:
     """Rewrite the rows up to ``up_to`` as the previous release wrote them (ADR 0040)."""
     for position in range(1, up_to + 1):
-        row = _row(store, "costart_events", f"notification_id = {position}")
+        row = row_of(store, "costart_events", f"notification_id = {position}")
         content = content_checksum(
             row["originator_id"], row["originator_version"], row["topic"], bytes(row["state"])
         )
-        _sql(
+        sql(
             store,
             f"UPDATE costart_events SET checksum = '\\x{content.hex()}'::bytea "
             f"WHERE notification_id = {position}",
@@ -123,29 +114,29 @@ def _to_content_form(store: Store, up_to: int) -> None:
 
 def test_a_log_of_the_previous_release_is_read_and_continued(store, demo: Demo):
     _to_content_form(store, demo.end)  # every row written by the previous release
-    controller = _controller(store)
+    controller = controller_of(store)
     try:
         assert encode_world(controller.world) == demo.state
         controller.submit(parse_spec(TAIL_GROUP, "toml"))  # new rows: position-bound
         end, state = controller.world.position, encode_world(controller.world)
     finally:
-        _closed(controller)
-    assert len(_row(store, "costart_events", f"notification_id = {end}")["checksum"]) == 17
-    restarted = _controller(store)  # content rows, then placed ones: read in full
+        closed(controller)
+    assert len(row_of(store, "costart_events", f"notification_id = {end}")["checksum"]) == 17
+    restarted = controller_of(store)  # content rows, then placed ones: read in full
     try:
         assert encode_world(restarted.world) == state
     finally:
-        _closed(restarted)
+        closed(restarted)
 
 
 def test_a_content_checksum_after_the_first_position_bound_row_is_damage(store, demo: Demo):
     _to_content_form(store, 5)  # a prefix of the previous release's rows: accepted
     position = demo.newest_snapshot + 1
-    row = _row(store, "costart_events", f"notification_id = {position}")
+    row = row_of(store, "costart_events", f"notification_id = {position}")
     content = content_checksum(
         row["originator_id"], row["originator_version"], row["topic"], bytes(row["state"])
     )
-    _sql(
+    sql(
         store,
         f"UPDATE costart_events SET checksum = '\\x{content.hex()}'::bytea "
         f"WHERE notification_id = {position}",
@@ -162,17 +153,17 @@ def test_swapped_rows_of_the_previous_release_are_not_caught(store, demo: Demo):
     history. This test pins the limit; it fails once the legacy prefix is checked too."""
     _to_content_form(store, demo.end)
     swap_rows(store, demo.end - 1, demo.end)
-    controller = _controller(store)
+    controller = controller_of(store)
     try:
         assert controller.world.position == demo.end
     finally:
-        _closed(controller)
+        closed(controller)
 
 
 @pytest.mark.parametrize("value", [b"\x02" + bytes(17), b"\x03" + bytes(16), bytes(8)])
 def test_a_checksum_of_no_known_form_is_damage(store, demo: Demo, value: bytes):
     position = demo.newest_snapshot + 1
-    _sql(
+    sql(
         store,
         f"UPDATE costart_events SET checksum = '\\x{value.hex()}'::bytea "
         f"WHERE notification_id = {position}",
