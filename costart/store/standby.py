@@ -73,9 +73,7 @@ class Standby:
         if expect is not None:
             expect.check(self.recorder)
         self._seen = Anchor(0)
-        """The log position (and chain hash) this standby has read the log to."""
         self._epoch_seen = 0
-        """The newest lease epoch this standby has read."""
         self.mapper = MsgspecMapper(compressor=factory.compressor(), cipher=factory.cipher())
         self.snapshots = SnapshotStore(factory.aggregate_recorder(purpose="snapshots"))
         snapshot, world, skipped = self.snapshots.newest_valid()
@@ -91,6 +89,16 @@ class Standby:
             snapshot=snapshot.position if snapshot is not None else None,
             holder=lease.holder,
         )
+
+    @property
+    def seen(self) -> Anchor:
+        """The log position (and chain hash) this standby has read the log to."""
+        return self._seen
+
+    @property
+    def seen_epoch(self) -> int:
+        """The newest lease epoch this standby has read (0: none yet)."""
+        return self._epoch_seen
 
     def tail(self) -> int:
         """Fold whatever the log holds beyond the warm state; how many events.
