@@ -33,7 +33,7 @@ from costart.projections import ViewDamagedError, stored_anchor
 from costart.sim.ports import ControllerFactory, PlacementStepLike, SimController
 from costart.store.keeper import LeaseLike
 from costart.store.rollback import Expectations, LastKnown
-from costart.store.standby import DEFAULT_POLL_S, Standby
+from costart.store.standby import Standby
 
 __all__ = [
     "DEFAULT_PLACEMENT",
@@ -199,12 +199,14 @@ def build_standby(
     *,
     last_known: LastKnown | None = None,
     check_views: bool = True,
-    poll_s: float = DEFAULT_POLL_S,
+    poll_s: float | None = None,
 ) -> Standby:
     """A warm standby of the settings' log (``factory`` opens it, ``lease`` is its
     lease), checked first against what is known of the log outside it, as `bootstrap`
     checks a Controller."""
     expect = expectations(settings, last_known, check_views=check_views)
+    if poll_s is None:
+        return Standby(factory, lease, expect=expect)
     return Standby(factory, lease, poll_s=poll_s, expect=expect)
 
 

@@ -34,9 +34,10 @@ from typing import Any, Final
 from psycopg.sql import SQL, Composed, Identifier
 
 from costart.store import CorruptRecordError, Defect, content_checksum
-from costart.store.records import CHECKSUM_SIZE, pack_u64
 
 COLUMN: Final = "checksum"
+CHECKSUM_SIZE: Final = len(content_checksum("", 0, "", b""))
+"""16: BLAKE2b-128, as every record checksum of the LMDB log."""
 PLACED_FORM: Final = b"\x02"
 PLACED_SIZE: Final = len(PLACED_FORM) + CHECKSUM_SIZE
 
@@ -63,7 +64,9 @@ def form_of(stored: bytes | None) -> Form | None:
 def placed_checksum(content: bytes, position: int) -> bytes:
     """The placed form of a row whose content checksum is ``content`` at ``position``
     (what the append function stores: `placed_sql`)."""
-    return PLACED_FORM + hashlib.sha256(content + pack_u64(position)).digest()[:CHECKSUM_SIZE]
+    return (
+        PLACED_FORM + hashlib.sha256(content + position.to_bytes(8, "big")).digest()[:CHECKSUM_SIZE]
+    )
 
 
 def placed_sql(content: str, position: str) -> SQL:

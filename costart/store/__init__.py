@@ -39,6 +39,7 @@ from costart.store.errors import (
     LogTailLostError,
     StaleTermError,
     StoreFullError,
+    StoreRolledBackError,
 )
 from costart.store.factory import Factory
 from costart.store.host_term import HostTermFencing, check_term, claim_term
@@ -55,6 +56,7 @@ from costart.store.recorders import (
     LmdbTrackingRecorder,
 )
 from costart.store.records import GENESIS, LogRecord, content_checksum
+from costart.store.rollback import Expectations, LastKnown
 from costart.store.settings import StoreSettings
 from costart.store.snapshot_schema import SNAPSHOT_SCHEMA, recorded_form
 from costart.store.snapshots import (
@@ -77,10 +79,12 @@ __all__ = [
     "DamagedStoreError",
     "DataFileError",
     "Defect",
+    "Expectations",
     "Factory",
     "FencedError",
     "HashChainedLog",
     "HostTermFencing",
+    "LastKnown",
     "Lease",
     "LeaseKeeper",
     "LeaseLike",
@@ -103,6 +107,7 @@ __all__ = [
     "StaleTermError",
     "Standby",
     "StoreFullError",
+    "StoreRolledBackError",
     "StoreSettings",
     "VerifyReport",
     "WriteChain",
