@@ -117,7 +117,7 @@ class Standby:
             world.apply(event)
             world.position = position
             folded += 1
-        if folded:
+        if world.position != self._seen.position:  # also a restore from a snapshot
             self._seen = anchor_at(self.recorder, world.position)
         return folded
 

@@ -237,10 +237,15 @@ def test_a_new_standby_given_the_last_known_position_refuses_an_older_store(stor
 
 
 @pytest.mark.parametrize("store", ["postgresql"], indirect=True)
-def test_a_running_standby_refuses_a_log_restored_behind_what_it_read(store, tmp_path):
+@pytest.mark.parametrize("start", ["from the log", "from a snapshot at its end"])
+def test_a_running_standby_refuses_a_log_restored_behind_what_it_read(store, tmp_path, start):
     _write(store, "before")
     backup = Backup(store, tmp_path)
     known = _write(store, "after")
+    if start != "from the log":
+        controller = _open(store)
+        assert controller.snapshot_now() == known.position  # nothing left to fold
+        _closed(controller)
     standby, factory = _standby(store)
     try:
         assert standby.seen.position == known.position
