@@ -142,10 +142,9 @@ def test_the_host_opens_its_store_at_or_past_its_last_known_position(store):
         _closed(reopened)
 
 
-@pytest.mark.parametrize("store", ["lmdb"], indirect=True)
 def test_the_host_refuses_another_history_that_reached_its_position(store, tmp_path):
     """Restored, then written on: the log reaches the position again, with other records
-    (the hash chain tells; PostgreSQL keeps no chain and compares positions only)."""
+    (LMDB's chain hash tells, and PostgreSQL's placed row checksum, ADR 0048)."""
     _write(store, "before")
     backup = Backup(store, tmp_path)
     known = _write(store, "after")
