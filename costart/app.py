@@ -45,6 +45,7 @@ from costart.store.codec import MsgspecMapper
 from costart.store.host_term import HostTermFencing, check_term, claim_term
 from costart.store.memory import MemoryApplicationRecorder
 from costart.store.reading import read_events
+from costart.store.rollback import Expectations, LastKnown
 from costart.store.snapshots import SnapshotStore
 
 log = structlog.get_logger("costart.controller")
@@ -113,6 +114,7 @@ class Controller(Application[UUID]):
         epoch: int | None = None,
         warm: World | None = None,
         term: int | None = None,
+        expect: Expectations | None = None,
     ) -> None:
         """``restart_of``: start over the same log and snapshots as that (crashed)
         controller, restoring from its newest snapshot plus the tail — how the simulator
@@ -128,13 +130,19 @@ class Controller(Application[UUID]):
         The host's leadership term instead of costart's lease (ADR 0027): ``term`` is
         claimed in the store before the state is read (`StaleTermError` if the log
         already has a newer term), and every append carries it, so once the host's next
-        leader claimed its term this one cannot write."""
+        leader claimed its term this one cannot write.
+
+        ``expect``: what is known of the log from outside it (the host's last known
+        position and term, the views' anchor), checked before anything is read or
+        written: a store rolled back behind it is refused (ADR 0048)."""
         if term is not None and epoch is not None:
             raise ValueError("term: give the host's term or a lease epoch, not both")
         if term is not None:
             check_term(term)
         self._restart_of = restart_of
         super().__init__(env=dict(env) if env is not None else None)
+        if expect is not None:
+            expect.check(self.recorder)
         if term is not None:
             claim_term(self.recorder, term)
         self._clock: Clock = clock or time.time_ns
@@ -230,6 +238,16 @@ class Controller(Application[UUID]):
         for position, event in self.read_events(self.world.position):
             self.world.apply(event)
             self.world.position = position
+
+    def last_known(self) -> LastKnown:
+        """What the host keeps of this log after an acknowledged command, to give back to
+        `bootstrap` on the next start (ADR 0048): the durable position, the log's chain
+        hash there and the host term (if any) this controller writes under."""
+        with self._lock:
+            position = self.world.position
+            self._writer.await_durable(position)
+            log_hash = chain_hash(self.recorder, position)
+            return LastKnown(position=position, log_hash=log_hash, term=self.term)
 
     def snapshot_now(self) -> int:
         """Write a snapshot of the whole state at the current position; returns it."""

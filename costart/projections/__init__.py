@@ -19,7 +19,7 @@ from costart.projections.models import (
     TimelineEntry,
 )
 from costart.projections.projector import EventSource, catch_up, rebuild
-from costart.projections.viewdb import ViewDamagedError
+from costart.projections.viewdb import ViewDamagedError, stored_anchor
 from costart.projections.views import Views
 from costart.store.reading import RecorderSource
 
@@ -41,4 +41,5 @@ __all__ = [
     "group_view",
     "member_view",
     "rebuild",
+    "stored_anchor",
 ]

@@ -15,6 +15,8 @@ This module must define exactly one ``InfrastructureFactory`` subclass,
 from costart.store.anchor import (
     Anchor,
     HashChainedLog,
+    PlacedRowLog,
+    RecordHashes,
     anchor_at,
     chain_hash,
     check_reaches,
@@ -40,6 +42,7 @@ from costart.store.errors import (
     LogTailLostError,
     StaleTermError,
     StoreFullError,
+    StoreRolledBackError,
 )
 from costart.store.factory import Factory
 from costart.store.host_term import HostTermFencing, check_term, claim_term
@@ -57,6 +60,7 @@ from costart.store.recorders import (
 )
 from costart.store.records import GENESIS, LogRecord, content_checksum
 from costart.store.resident import release_mapped_pages
+from costart.store.rollback import Expectations, LastKnown
 from costart.store.settings import StoreSettings
 from costart.store.snapshot_schema import SNAPSHOT_SCHEMA, recorded_form
 from costart.store.snapshots import (
@@ -80,10 +84,12 @@ __all__ = [
     "DamagedStoreError",
     "DataFileError",
     "Defect",
+    "Expectations",
     "Factory",
     "FencedError",
     "HashChainedLog",
     "HostTermFencing",
+    "LastKnown",
     "Lease",
     "LeaseKeeper",
     "LeaseLike",
@@ -99,13 +105,16 @@ __all__ = [
     "LogTailLostError",
     "MemoryApplicationRecorder",
     "MsgspecMapper",
+    "PlacedRowLog",
     "Problem",
+    "RecordHashes",
     "RecorderSource",
     "Snapshot",
     "SnapshotStore",
     "StaleTermError",
     "Standby",
     "StoreFullError",
+    "StoreRolledBackError",
     "StoreSettings",
     "VerifyReport",
     "WriteChain",
