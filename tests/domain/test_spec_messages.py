@@ -14,11 +14,14 @@ import pytest
 from costart.domain import limits as lim
 from costart.domain.errors import SpecError
 from costart.domain.spec import parse_spec, spec_from_object
+from costart.domain.spec_types import PLACEMENT_MODES, RULE_REASONS
 from tests.domain.test_spec import base, with_
 
 RULE_NAME = "starting and ending with a letter or digit"
 NAME = f"use 1-{lim.MAX_NAME_LENGTH} of a-z, 0-9 and '-', {RULE_NAME}"
 ACTIONS = "fail-group, restart-member, restart-group, tolerate"
+MODES = ", ".join(PLACEMENT_MODES)  # the modes there are (atomic, reserve, ...)
+REASONS = ", ".join(RULE_REASONS)  # error, oom, node-lost, ... any
 DAY_30 = f"{30 * 24}h"
 
 
@@ -59,7 +62,7 @@ REFUSED = [
     (
         with_("placement.mode", "now"),
         "placement.mode",
-        "unknown value 'now' (expected one of: atomic, reserve)",
+        f"unknown value 'now' (expected one of: {MODES})",
     ),
     (
         with_("members.0.topology", {"level": "rack", "policy": "scatter"}),
@@ -79,8 +82,7 @@ REFUSED = [
     (
         with_("failure.rules", [rule(reasons=["any", "cosmic"])]),
         "failure.rules[0].reasons[1]",
-        "unknown value 'cosmic' (expected one of: error, oom, node-lost, preempted, "
-        "claim-failed, any)",
+        f"unknown value 'cosmic' (expected one of: {REASONS})",
     ),
     (
         with_("success", {"when": "never"}),
@@ -507,7 +509,7 @@ def test_counts_left_out_default_to_one_task_or_replica_and_the_whole_set_to_sta
         (
             "Invalid enum value 'x' - at `$.Xtra.mode`",
             "Xtra.mode",
-            "unknown value 'x' (expected one of: atomic, reserve)",
+            f"unknown value 'x' (expected one of: {MODES})",
         ),
         ("Invalid enum value 'x' - at `$.a.b[3]`", "a.b[3]", "unknown value 'x'"),
         ("Object contains unknown field `q` - at `$.a[1]`", "a[1].q", "unknown field"),
