@@ -115,12 +115,15 @@ class Serve(Proc):
             args.append("--standby")
         super().__init__(args, directory / f"{name}.log", directory)
 
-    def wait_serving(self, timeout_s: float = 30) -> None:
+    def wait_serving(self, timeout_s: float = 30, statuses: tuple[int, ...] = (200,)) -> None:
+        """Until /healthz answers one of ``statuses`` (a standby answers 503 until it
+        leads)."""
+
         def up() -> bool:
             if self.process.poll() is not None:
                 raise AssertionError(f"serve exited:\n{self.tail()}")
             try:
-                return httpx.get(f"{self.url}/healthz", timeout=1).status_code == 200
+                return httpx.get(f"{self.url}/healthz", timeout=1).status_code in statuses
             except httpx.HTTPError:
                 return False
 
@@ -128,8 +131,10 @@ class Serve(Proc):
 
 
 class Agent(Proc):
-    def __init__(self, directory: Path, urls: list[str], nodes: tuple[str, ...]) -> None:
-        name = "+".join(nodes)
+    def __init__(
+        self, directory: Path, urls: list[str], nodes: tuple[str, ...], restart: bool = False
+    ) -> None:
+        name = "+".join(nodes) + ("-restarted" if restart else "")
         args = [
             sys.executable, "-m", "costart.cli.main",
             "agent",
@@ -162,6 +167,10 @@ class Cluster:
         self.api = Client(self.urls, ADMIN, failover_s=30)
         self.agents = [Agent(directory, self.urls, nodes) for nodes in agents]
 
+    def restart_agent(self, index: int) -> Agent:
+        """A new agent for the same nodes, on the same work and state directories."""
+        return Agent(self.directory, self.urls, self.agent_nodes[index], restart=True)
+
     def close(self) -> None:
         for agent in self.agents:
             agent.stop()
@@ -186,6 +195,17 @@ class Cluster:
 
     def events(self, name: str) -> list[dict[str, Any]]:
         return self.api.call_list(f"/v1/groups/{name}/events", dict[str, Any])
+
+    def log_events(self, name: str) -> list[dict[str, Any]]:
+        """The group's events as the log holds them (every field, e.g. ``note``), read
+        through the watch stream from the start up to its latest event."""
+        last = self.events(name)[-1]["position"]
+        found = []
+        for event in self.api.watch(after=0, group=name):
+            found.append({"type": event.type, "position": event.position, **event.event})
+            if event.position >= last:
+                return found
+        raise AssertionError("the watch stream ended")
 
     def started(self, group_id: str | None = None) -> list[dict[str, Any]]:
         """Every start the member programs recorded (of one group)."""

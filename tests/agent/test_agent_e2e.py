@@ -189,3 +189,62 @@ def test_fail_group_and_cancel_leave_no_process_alive(cluster: Cluster, tmp_path
     wait_until(lambda: len(alive_of_group(gid_cancel)) >= 4, 30, "programs and grandchildren")
     cluster.api.call("POST", "/v1/groups/cancels/cancel", dict[str, Any])
     wait_until(lambda: no_process_left(gid_cancel), 30, "every process of the cancelled group")
+
+
+def test_an_agent_killed_and_restarted_reconciles_without_starting_anything_twice(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    weights = tmp_path / "weights.bin"
+    weights.touch()
+    spec = rl_group(
+        cluster,
+        "survives",
+        weights=weights,
+        failure={"default": "restart-member", "max_group_restarts": 0},
+    )
+    gid = cluster.submit(spec)
+    wait_until(lambda: len(alive_of_group(gid)) == 4, 60, f"4 programs running\n{cluster.logs()}")
+    members = cluster.api.call_list("/v1/groups/survives/members", dict[str, Any])
+    placed = {t["node"] for m in members for t in m["tasks"]}
+    victim = next(i for i, nodes in enumerate(cluster.agent_nodes) if placed & set(nodes))
+    before = runs(cluster, gid)
+    cluster.agents[victim].kill()  # SIGKILL: no chance to stop or report anything
+    cluster.agents[victim] = cluster.restart_agent(victim)
+
+    def relaunched() -> bool:
+        now = runs(cluster, gid)
+        return len(now) > len(before) and len(alive_of_group(gid)) == 4
+
+    wait_until(relaunched, 90, f"the lost tasks relaunched\n{cluster.logs()}")
+    assert max(runs(cluster, gid).values()) == 1  # no run of a task started twice
+    lost = [e for e in cluster.log_events("survives") if e["type"] == "MemberFailed"]
+    assert lost and all(e["reason"] == "node-lost" for e in lost)
+    assert all("its agent restarted" in e["note"] for e in lost), [e["note"] for e in lost]
+    cluster.api.call("POST", "/v1/groups/survives/cancel", dict[str, Any])
+    wait_until(lambda: no_process_left(gid), 30, "every process of the group gone")
+
+
+def test_agents_follow_a_new_leader_mid_barrier_and_the_barrier_is_released_once(
+    tmp_path: Path,
+) -> None:
+    cluster = Cluster(tmp_path, TWO_AGENTS, standby=True)
+    gid = ""
+    try:
+        weights = tmp_path / "weights.bin"
+        gid = cluster.submit(rl_group(cluster, "ha", weights=weights))
+        cluster.wait_state("ha", {"PLACED"})
+        assert cluster.standby is not None
+        cluster.standby.wait_serving(statuses=(503,))  # "not leader" until it leads
+        cluster.leader.kill()  # SIGKILL mid-barrier: the claim is still being probed
+        weights.write_bytes(b"w")  # the probe passes; the report must reach the new leader
+        cluster.wait_state("ha", {"RUNNING"}, timeout_s=90)
+        wait_until(lambda: len(cluster.started(gid)) == 4, 60, f"4 started\n{cluster.logs()}")
+        time.sleep(2.0)  # a double start would show by now
+        assert Counter(runs(cluster, gid).values()) == Counter({1: 4})
+        barrier = [e for e in cluster.events("ha") if e["event"] == "BarrierReleased"]
+        assert len(barrier) == 1
+        assert all(s["start_ns"] > barrier[0]["at_ns"] for s in cluster.started(gid))
+    finally:
+        cluster.close()
+        if gid:
+            kill_group_leftovers(gid)
