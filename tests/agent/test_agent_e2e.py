@@ -18,9 +18,11 @@ pytestmark = pytest.mark.timeout(240)
 TWO_AGENTS = [("n1", "n2"), ("n3", "n4")]
 
 
-@pytest.fixture
-def cluster(tmp_path: Path) -> Iterator[Cluster]:
-    running = Cluster(tmp_path, TWO_AGENTS)
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    """One server and two agents for the module: each test has its own group (and
+    ends it), so they share the cluster without sharing state."""
+    running = Cluster(tmp_path_factory.mktemp("agents"), TWO_AGENTS)
     try:
         yield running
     finally:
@@ -124,6 +126,7 @@ def test_a_probe_that_never_passes_releases_the_group_at_the_barrier_timeout_uns
     assert cluster.spawned(gid) == []
     assert no_process_left(gid)
     assert not any(e["event"] == "BarrierReleased" for e in cluster.events("stuck"))
+    cluster.api.call("POST", "/v1/groups/stuck/cancel", dict[str, Any])
 
 
 def test_restart_member_relaunches_exactly_the_failed_task(
