@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import queue
+import signal
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -198,7 +199,7 @@ class Agent:
             proc = proctable.read_proc(record.pid)
             if proc is not None and proc.start_ticks == record.start_ticks:
                 pids = proctable.tree(record.pid, record.pid)
-                proctable.signal_all(pids, 9)
+                proctable.signal_all(pids, signal.SIGKILL)
                 self.log.warning(
                     "killed a task left by the previous agent", task=record.ref, pids=len(pids)
                 )
