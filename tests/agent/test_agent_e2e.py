@@ -41,8 +41,9 @@ def rl_group(
     barrier: str = "60s",
     failure: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """A trainer job (2 tasks) whose weights claim is probed by a file, and a rollout
-    replica set (2 replicas) serving on ports 9200-9201."""
+    """A trainer job (2 tasks) whose weights claim is probed by a file and each task's
+    device claim by a command, and a rollout replica set (2 replicas) serving on ports
+    9200-9201."""
     return {
         "name": name,
         "owner": "alice",
@@ -55,10 +56,14 @@ def rl_group(
                 "tasks": 2,
                 "shape": {"cpu": 1},
                 "claims": ["weights"],
+                "task_claims": ["device"],
                 "run": {
                     "argv": cluster.program(*trainer),
                     "grace": "2s",
-                    "probes": {"weights": {"file": str(weights), "period": "100ms"}},
+                    "probes": {
+                        "weights": {"file": str(weights), "period": "100ms"},
+                        "device": {"exec": ["true"], "period": "100ms"},
+                    },
                 },
             },
             {
@@ -94,8 +99,15 @@ def test_nothing_starts_before_the_barrier_is_committed_and_services_stop_on_suc
     cluster.wait_state("rl", {"RUNNING"})
     wait_until(lambda: len(cluster.started(gid)) == 4, 60, "4 programs started")
 
-    barrier = [e for e in cluster.events("rl") if e["event"] == "BarrierReleased"]
+    events = cluster.events("rl")
+    barrier = [e for e in events if e["event"] == "BarrierReleased"]
     assert len(barrier) == 1
+    ready = sorted(e["detail"] for e in events if e["event"] == "ClaimReady")
+    assert ready == [
+        "claim device of task 0 of attempt 1 READY",  # each task's agent probed its own
+        "claim device of task 1 of attempt 1 READY",
+        "claim weights of attempt 1 READY",
+    ]
     starts = cluster.started(gid)
     assert all(s["start_ns"] > barrier[0]["at_ns"] > weights_at_ns for s in starts)
     assert sorted(runs(cluster, gid)) == [
