@@ -204,6 +204,47 @@ def test_fail_group_and_cancel_leave_no_process_alive(cluster: Cluster, tmp_path
     wait_until(lambda: no_process_left(gid_cancel), 30, "every process of the cancelled group")
 
 
+def attempts_alive(group_id: str) -> set[str]:
+    """The COSTART_ATTEMPT of every live process of the group (from the process table)."""
+    found = set()
+    for pid in alive_of_group(group_id):
+        try:
+            environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        found |= {
+            v.split(b"=", 1)[1].decode() for v in environ if v.startswith(b"COSTART_ATTEMPT=")
+        }
+    return found
+
+
+def test_restart_group_tears_the_attempt_down_and_starts_each_task_again_once(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    weights = tmp_path / "weights.bin"
+    weights.touch()
+    spec = rl_group(
+        cluster,
+        "regroup",
+        weights=weights,
+        trainer=("--child",),
+        rollout=("--fail", "rollout:1:1"),
+        failure={"default": "restart-group", "max_group_restarts": 1},
+    )
+    spec["placement"] = {"backoff": "1s", "backoff_max": "1s"}
+    gid = cluster.submit(spec)
+
+    def second_attempt_running() -> bool:
+        again = [k for k in runs(cluster, gid) if k[2] == "2"]
+        return len(again) == 4 and attempts_alive(gid) == {"2"}
+
+    wait_until(second_attempt_running, 90, f"attempt 2 alone running\n{cluster.logs()}")
+    assert max(runs(cluster, gid).values()) == 1
+    assert [e["event"] for e in cluster.events("regroup")].count("GroupRestarted") == 1
+    cluster.api.call("POST", "/v1/groups/regroup/cancel", dict[str, Any])
+    wait_until(lambda: no_process_left(gid), 30, "every process of the group gone")
+
+
 def test_an_agent_killed_and_restarted_reconciles_without_starting_anything_twice(
     cluster: Cluster, tmp_path: Path
 ) -> None:
