@@ -101,6 +101,8 @@ class MemberDoc(_Doc):
     topology: Topology | str | None = None
     claims: list[str] = msgspec.field(default_factory=list)
     task_claims: list[str] = msgspec.field(default_factory=list)
+    max_runtime: str | None = None
+    preemptible: bool = False
     run: RunDoc | None = None
 
 
@@ -333,6 +335,14 @@ def _member(path: str, doc: MemberDoc, group_owner: str) -> MemberSpec:
         if claim in doc.claims:
             raise SpecError(f"{path}.task_claims[{i}]", f"{claim!r} is a member claim already")
     topology, placement_group = _topology(f"{path}.topology", doc.topology)
+    max_runtime_ns = None
+    if doc.max_runtime is not None:
+        max_runtime_ns = _duration(f"{path}.max_runtime", doc.max_runtime)
+        if max_runtime_ns <= 0:
+            raise SpecError(
+                f"{path}.max_runtime",
+                f"{doc.max_runtime!r}: a run-time limit must be longer than 0s",
+            )
     run = None
     if doc.run is not None:
         run = run_spec(f"{path}.run", doc.run, (*doc.claims, *doc.task_claims), count)
@@ -349,6 +359,8 @@ def _member(path: str, doc: MemberDoc, group_owner: str) -> MemberSpec:
         placement_group=placement_group,
         claims=tuple(doc.claims),
         task_claims=tuple(doc.task_claims),
+        max_runtime_ns=max_runtime_ns,
+        preemptible=doc.preemptible,
         run=run,
     )
 
