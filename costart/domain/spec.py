@@ -18,6 +18,7 @@ from costart.domain import limits
 from costart.domain.durations import parse_duration_ns
 from costart.domain.errors import SpecError
 from costart.domain.labels import check_labels
+from costart.domain.run_table import RunDoc, check_probe_ports, run_spec
 from costart.domain.spec_types import (
     FAILURE_ACTIONS,
     MEMBER_KINDS,
@@ -102,6 +103,7 @@ class MemberDoc(_Doc):
     task_claims: list[str] = msgspec.field(default_factory=list)
     max_runtime: str | None = None
     preemptible: bool = False
+    run: RunDoc | None = None
 
 
 class GroupDoc(_Doc):
@@ -201,6 +203,7 @@ def normalize(doc: GroupDoc) -> GroupSpec:
                 f"duplicate member name {member.name!r} (also members[{seen[member.name]}])",
             )
         seen[member.name] = i
+    check_probe_ports([(f"members[{i}].run", m.run, m.count) for i, m in enumerate(members)])
     names = tuple(m.name for m in members)
     return GroupSpec(
         name=doc.name,
@@ -340,6 +343,9 @@ def _member(path: str, doc: MemberDoc, group_owner: str) -> MemberSpec:
                 f"{path}.max_runtime",
                 f"{doc.max_runtime!r}: a run-time limit must be longer than 0s",
             )
+    run = None
+    if doc.run is not None:
+        run = run_spec(f"{path}.run", doc.run, (*doc.claims, *doc.task_claims), count)
     return MemberSpec(
         name=doc.name,
         kind=doc.kind,
@@ -355,6 +361,7 @@ def _member(path: str, doc: MemberDoc, group_owner: str) -> MemberSpec:
         task_claims=tuple(doc.task_claims),
         max_runtime_ns=max_runtime_ns,
         preemptible=doc.preemptible,
+        run=run,
     )
 
 
