@@ -415,6 +415,12 @@ class ControllerMachine(RuleBasedStateMachine):
             self.run("scale", label, command)  # below the floor or ended: may be refused
         else:
             self.accepted("scale", label, command)
+        # A scale-up of a running replica set is the usual way a member becomes placeable
+        # alone, and the timer rules place it before `place_member` is often drawn: place it
+        # by hand here, sometimes, so that phase is reached whatever the draw stream.
+        grown = [pm for pm in self.placeable_alone() if pm[1].name == member.name]
+        if grown and grown[0][0].name == group.name and data.draw(st.booleans()):
+            self.place_by_hand(data, *grown[0])
 
     def placeable_alone(self) -> list[tuple[GroupState, MemberState]]:
         return self.members_where(
@@ -432,7 +438,9 @@ class ControllerMachine(RuleBasedStateMachine):
     @precondition(lambda self: self.placeable_alone())
     @rule(data=st.data())
     def place_member(self, data):
-        group, member = data.draw(st.sampled_from(self.placeable_alone()))
+        self.place_by_hand(data, *data.draw(st.sampled_from(self.placeable_alone())))
+
+    def place_by_hand(self, data, group: GroupState, member: MemberState) -> None:
         taken = {a.index for a in member.assignments}
         free = [i for i in range(member.desired) if i not in taken]
         count = data.draw(st.integers(1, len(free)))
