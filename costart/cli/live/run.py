@@ -22,14 +22,13 @@ import queue
 import random
 import secrets
 import signal
-import socket
 import sys
 import threading
 import time
 import tomllib
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
@@ -37,21 +36,18 @@ import httpx
 import msgspec
 from rich.console import Console
 
-from costart.cli.live.processes import Processes, alive
+from costart.cli.live.local import LocalCluster, LocalClusterError
+from costart.cli.live.processes import alive
 from costart.cli.live.spec import PORT_HIGH, PORT_LOW, free_port_block, localize, probe_files
 from costart.cli.live.story import Story
 from costart.cli.render import members_table, tasks_table
 from costart.projections import GroupView, MemberView
-from costart.rest.auth import new_token, token_hash
 from costart.rest.client import ApiError, Client, WatchEvent
 
-OWNER: Final = "alice"
 KILLED_MEMBER: Final = "rollout"
 KILLED_TASK: Final = 0
 POLL_S: Final = 0.1
 STOP_GRACE_S: Final = 10.0
-# Variables of the user's shell that would point the children elsewhere.
-_SCRUBBED: Final = ("COSTART_SERVER", "COSTART_TOKEN", "COSTART_STORE", "COSTART_CLUSTER")
 
 
 class DemoFailed(Exception):
@@ -70,50 +66,13 @@ class LiveOptions:
     interval_s: float = 0.25  # the server's scheduling sessions
 
 
-@dataclass
-class _Tokens:
-    owner: str
-    agents: dict[str, str] = field(default_factory=dict)  # node -> token
-
-
-def cluster_nodes(cluster: Path) -> list[str]:
-    """The node names of a cluster file with explicit ``[[nodes]]``."""
-    doc = tomllib.loads(cluster.read_text())
-    nodes = [str(n["name"]) for n in doc.get("nodes", [])]
-    if not nodes:
-        raise DemoFailed(f"{cluster}: the live demo needs explicit [[nodes]] (one agent each)")
-    return nodes
-
-
-def write_tokens(path: Path, nodes: list[str]) -> _Tokens:
-    """A tokens file holding only the tokens' SHA-256 (the tokens stay in this process):
-    the owner, and one agent per node bound to that node."""
-    tokens = _Tokens(owner=new_token())
-    lines = [f'[tokens."{token_hash(tokens.owner)}"]', f'user = "{OWNER}"', 'role = "owner"', ""]
-    for node in nodes:
-        token = tokens.agents[node] = new_token()
-        lines += [f'[tokens."{token_hash(token)}"]', f'user = "agent-{node}"', 'role = "agent"']
-        lines += [f"nodes = [{json.dumps(node)}]", ""]
-    path.write_text("\n".join(lines))
-    path.chmod(0o600)
-    return tokens
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 class LiveDemo:
     def __init__(self, options: LiveOptions, console: Console) -> None:
         self.options = options
         self.console = console
-        env = {k: v for k, v in os.environ.items() if k not in _SCRUBBED}
-        self.processes = Processes(options.run, env)
+        self.local = LocalCluster(options.cluster, options.run_dir, options.run, options.interval_s)
         self.story = Story()
         self.starts_dir = options.run_dir / "starts"
-        self.logs: dict[str, Path] = {}
         self.submitted: tuple[str, str, str] | None = None  # url, owner token, group
 
     # --- the run ---------------------------------------------------------------------------
@@ -123,16 +82,14 @@ class LiveDemo:
         deadline = time.monotonic() + self.options.timeout_s
         doc = tomllib.loads(self.options.spec.read_text())
         name = str(doc["name"])
-        nodes = cluster_nodes(self.options.cluster)
-        tokens = write_tokens(self.options.run_dir / "tokens.toml", nodes)
-        url = self._start_server(deadline)
-        self.say(f"costart serve on {url} (log: {self.logs['serve']})")
-        for node in nodes:
-            self._start_agent(url, node, tokens.agents[node])
-        self.say(f"{len(nodes)} agents, one per node: {', '.join(nodes)}")
+        local = self.local
+        local.start(deadline)
+        url, tokens = local.url, local.tokens
+        self.say(f"costart serve on {url} (log: {local.logs['serve']})")
+        self.say(f"{len(local.nodes)} agents, one per node: {', '.join(local.nodes)}")
         taken: set[int] = set()
         start = random.randrange(PORT_LOW, PORT_HIGH - 1000)
-        local = localize(
+        spec = localize(
             doc,
             self.options.repository,
             self.options.run_dir,
@@ -146,7 +103,7 @@ class LiveDemo:
                     "POST",
                     "/v1/groups",
                     GroupView,
-                    content=msgspec.json.encode(local),
+                    content=msgspec.json.encode(spec),
                     headers={"Content-Type": "application/json"},
                 )
             except ApiError as error:
@@ -164,69 +121,13 @@ class LiveDemo:
 
     # --- processes -------------------------------------------------------------------------
 
-    def _costart(self, *args: str) -> list[str]:
-        return [sys.executable, "-m", "costart.cli.main", *args]
-
-    def _log(self, name: str) -> Path:
-        path = self.logs[name] = self.options.run_dir / f"{name}.log"
-        return path
-
-    def _start_server(self, deadline: float) -> str:
-        port = free_port()
-        argv = self._costart(
-            "--store",
-            str(self.options.run_dir / "store"),
-            "--cluster",
-            str(self.options.cluster),
-            "serve",
-            "--tokens",
-            str(self.options.run_dir / "tokens.toml"),
-            "--port",
-            str(port),
-            "--interval",
-            str(self.options.interval_s),
-        )
-        server = self.processes.start("serve", argv, self._log("serve"), self.options.run_dir)
-        url = f"http://127.0.0.1:{port}"
-        while True:
-            try:
-                if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                    return url
-            except httpx.HTTPError:
-                pass
-            if server.poll() is not None:
-                tail = self._tail("serve")
-                raise DemoFailed(f"costart serve exited ({server.returncode}): {tail}")
-            self._before(deadline, "costart serve to answer /healthz")
-            time.sleep(POLL_S)
-
-    def _start_agent(self, url: str, node: str, token: str) -> None:
-        argv = self._costart("agent", "--server", url, "--node", node)
-        self.processes.start(
-            f"agent-{node}",
-            argv,
-            self._log(f"agent-{node}"),
-            self.options.run_dir,
-            env={"COSTART_TOKEN": token},
-        )
-
     def _start_download(self, index: int, out: Path) -> None:
         script = self.options.repository / "scenarios" / "live" / "download_weights.py"
         seconds = f"{self.options.download_s:g}"
         argv = [sys.executable, str(script), "--out", str(out), "--seconds", seconds]
         name = f"download-{index}"
-        self.processes.start(name, argv, self._log(name), self.options.run_dir)
+        self.local.processes.start(name, argv, self.local.log(name), self.options.run_dir)
         self.say(f"fake weights download started: {out} in {self.options.download_s:g}s")
-
-    def _check_helpers_alive(self) -> None:
-        for name, process in self.processes.started.items():
-            if not name.startswith("download") and process.poll() is not None:
-                raise DemoFailed(f"{name} exited ({process.returncode}): {self._tail(name)}")
-
-    def _tail(self, name: str, lines: int = 15) -> str:
-        path = self.logs[name]
-        text = path.read_text(errors="replace").splitlines()[-lines:]
-        return f"{path}:\n" + "\n".join(text)
 
     def _before(self, deadline: float, waiting_for: str) -> None:
         if time.monotonic() > deadline:
@@ -244,7 +145,7 @@ class LiveDemo:
                 try:
                     item = events.get(timeout=POLL_S * 5)
                 except queue.Empty:
-                    self._check_helpers_alive()
+                    self.local.check_alive()
                     continue
                 if isinstance(item, BaseException):
                     raise DemoFailed(f"the watch stream of {url} failed: {item}")
@@ -312,8 +213,7 @@ class LiveDemo:
         that has not ended is cancelled first, so the agents tear its tasks down."""
         if self.submitted is not None and self.story.ended is None:
             self._cancel(*self.submitted)
-        self.processes.stop_all(STOP_GRACE_S)
-        return self.processes.sweep(STOP_GRACE_S)
+        return self.local.stop(STOP_GRACE_S)
 
     def _cancel(self, url: str, token: str, name: str) -> None:
         try:
@@ -367,13 +267,17 @@ def interrupts_raise() -> Iterator[None]:
 
 def run_live_demo(options: LiveOptions, console: Console) -> bool:
     """Run the demo; True when it went as shown. Cleans up every process either way."""
-    demo = LiveDemo(options, console)
+    try:
+        demo = LiveDemo(options, console)
+    except LocalClusterError as error:
+        console.print(f"live demo failed: {error}", highlight=False, markup=False)
+        return False
     ok = False
     try:
         with interrupts_raise():
             demo.run()
         ok = True
-    except DemoFailed as error:
+    except (DemoFailed, LocalClusterError) as error:
         console.print(f"live demo failed: {error}", highlight=False, markup=False)
     except KeyboardInterrupt:
         console.print("interrupted: stopping every process of the demo", highlight=False)
