@@ -8,6 +8,7 @@ ISO-8601 UTC (``t+1h06m`` on a virtual clock).
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -277,8 +278,35 @@ def print_member(console: Console, m: MemberView, now_ns: int) -> None:
     if m.last_exit_code is not None:
         lines.append(f"Exit code:  {m.last_exit_code}")
     lines.append(f"Reason:     {display.member_reason(m.state, m.last_reason)}")
+    if m.run is not None:
+        lines += run_lines(m)
     for line in lines:
         console.print(line, highlight=False, markup=False)
+
+
+def run_lines(m: MemberView) -> list[str]:
+    """The member's run table and each task's log file (on its node)."""
+    run = m.run
+    if run is None:
+        return []
+    facts = [f"grace {duration(run.grace_ns)}"]
+    if run.cwd is not None:
+        facts.insert(0, f"cwd {run.cwd}")
+    ports = run.ports(m.desired)
+    if ports:
+        facts.append(f"ports {ports.start}-{ports.stop - 1}")
+    lines = [f"Run:        {shlex.join(run.argv)} ({', '.join(facts)})"]
+    lines += [f"Env:        {k}={v}" for k, v in run.env]
+    for probe in run.probes:
+        what = shlex.join(probe.argv) if probe.kind == "exec" else probe.target
+        give_up = f", FAILED after {probe.fail_after} misses" if probe.fail_after else ""
+        lines.append(
+            f"Probe:      {probe.claim}: {probe.kind} {what} every "
+            f"{duration(probe.period_ns)} (timeout "
+            f"{duration(probe.timeout_ns)}{give_up})"
+        )
+    lines += [f"Log:        task {t.index} on {t.node}: {t.log}" for t in m.tasks if t.log]
+    return lines
 
 
 def watch_line(event: WatchEvent) -> str:

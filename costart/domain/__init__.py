@@ -25,6 +25,7 @@ from costart.domain.labels import Selector, matches, parse_selector
 from costart.domain.limits import LABEL_PATTERN, MAX_SPEC_BYTES, NAME_PATTERN
 from costart.domain.reconcile import HostTask, HostView
 from costart.domain.reports import Outcome
+from costart.domain.run_table import Probe, RunSpec, task_log_path
 from costart.domain.spec import GroupDoc, SpecFormat, is_name, parse_spec, spec_from_object
 from costart.domain.spec_types import (
     FailurePolicy,
@@ -95,6 +96,8 @@ __all__ = [
     "PlaceGroup",
     "PlaceMember",
     "PlacementMode",
+    "Probe",
+    "RunSpec",
     "Selector",
     "Shape",
     "SpecError",
@@ -124,4 +127,5 @@ __all__ = [
     "reports",
     "scheduling",
     "spec_from_object",
+    "task_log_path",
 ]

@@ -18,6 +18,7 @@ from costart.domain import limits
 from costart.domain.durations import parse_duration_ns
 from costart.domain.errors import SpecError
 from costart.domain.labels import check_labels
+from costart.domain.run_table import RunDoc, check_probe_ports, run_spec
 from costart.domain.spec_types import (
     FAILURE_ACTIONS,
     MEMBER_KINDS,
@@ -100,6 +101,7 @@ class MemberDoc(_Doc):
     topology: Topology | str | None = None
     claims: list[str] = msgspec.field(default_factory=list)
     task_claims: list[str] = msgspec.field(default_factory=list)
+    run: RunDoc | None = None
 
 
 class GroupDoc(_Doc):
@@ -199,6 +201,7 @@ def normalize(doc: GroupDoc) -> GroupSpec:
                 f"duplicate member name {member.name!r} (also members[{seen[member.name]}])",
             )
         seen[member.name] = i
+    check_probe_ports([(f"members[{i}].run", m.run, m.count) for i, m in enumerate(members)])
     names = tuple(m.name for m in members)
     return GroupSpec(
         name=doc.name,
@@ -330,6 +333,9 @@ def _member(path: str, doc: MemberDoc, group_owner: str) -> MemberSpec:
         if claim in doc.claims:
             raise SpecError(f"{path}.task_claims[{i}]", f"{claim!r} is a member claim already")
     topology, placement_group = _topology(f"{path}.topology", doc.topology)
+    run = None
+    if doc.run is not None:
+        run = run_spec(f"{path}.run", doc.run, (*doc.claims, *doc.task_claims), count)
     return MemberSpec(
         name=doc.name,
         kind=doc.kind,
@@ -343,6 +349,7 @@ def _member(path: str, doc: MemberDoc, group_owner: str) -> MemberSpec:
         placement_group=placement_group,
         claims=tuple(doc.claims),
         task_claims=tuple(doc.task_claims),
+        run=run,
     )
 
 

@@ -11,6 +11,8 @@ from typing import Final, Literal
 
 import msgspec
 
+from costart.domain.run_table import RunSpec
+
 MemberKind = Literal["job", "replica-set"]
 PlacementMode = Literal["atomic", "reserve"]
 TopologyPolicy = Literal["pack", "spread"]
@@ -67,6 +69,10 @@ class MemberSpec(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
     placement_group: str | None = None
     claims: tuple[str, ...] = ()
     task_claims: tuple[str, ...] = ()
+    run: RunSpec | None = None
+    """How a node agent runs each task (`costart.domain.run_table`); never executed by
+    the controller. Left out of the encoding when absent, so a spec without one keeps
+    the bytes it had before run tables existed."""
 
 
 class PlacementPolicy(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):

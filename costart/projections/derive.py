@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 from costart.display import clock
 from costart.domain import events as ev
+from costart.domain import task_log_path
 from costart.domain.states import GroupState, MemberState
 from costart.projections.models import GroupView, HoldView, MemberView, TaskView, TimelineEntry
 
@@ -91,9 +92,15 @@ def member_view(group: GroupState, member: MemberState, index: int) -> MemberVie
                 started_at_ns=t.started_at_ns,
                 ended_at_ns=t.ended_at_ns,
                 claims=dict(t.claims),
+                log=None
+                if spec.run is None
+                else task_log_path(
+                    spec.run, group.name, str(group.id), spec.name, t.index, t.attempt
+                ),
             )
             for t in member.tasks
         ),
+        run=spec.run,
     )
 
 

@@ -13,6 +13,7 @@ from typing import Annotated, Literal
 import msgspec
 from msgspec import Meta
 
+from costart.domain import RunSpec
 from costart.domain.events import PendReason
 from costart.domain.states import ClaimStatus, GroupStatus, MemberStatus, TaskStatus
 
@@ -112,6 +113,13 @@ class TaskView(msgspec.Struct, frozen=True, kw_only=True):
     claims: Annotated[
         dict[str, ClaimStatus], Meta(description="per-task claims and their status")
     ] = msgspec.field(default_factory=dict)
+    log: Annotated[
+        str | None,
+        Meta(
+            description="where the node agent writes the task's output, on its node "
+            "(null: the member has no run table)"
+        ),
+    ] = None
 
 
 class MemberView(msgspec.Struct, frozen=True, kw_only=True):
@@ -156,6 +164,10 @@ class MemberView(msgspec.Struct, frozen=True, kw_only=True):
     attempt: Annotated[int, Meta(description="the group attempt the member's state belongs to")] = 0
     running: Annotated[int, Meta(description="tasks running now")] = 0
     tasks: Annotated[tuple[TaskView, ...], Meta(description="its tasks as the host runs them")] = ()
+    run: Annotated[
+        RunSpec | None,
+        Meta(description="how a node agent runs each task (null: no run table)"),
+    ] = None
 
 
 class PendEntry(msgspec.Struct, frozen=True, kw_only=True):

@@ -230,3 +230,50 @@ def test_describe_shows_each_task_and_events_show_who_did_it(store):
     assert "agent:r1-n003" in events and "user:bob" in events and submitter in events
     rows = json.loads(costart(store, "events", "grpo-run-42", "-o", "json").stdout)
     assert rows[-1]["event"] == "GroupCancelled" and rows[-1]["actor"] == "user:bob"
+
+
+RUN_SPEC = """
+name = "probed"
+owner = "alice"
+[[members]]
+name = "trainer"
+kind = "job"
+tasks = 2
+shape = { cpu = 1 }
+claims = ["weights"]
+[members.run]
+argv = ["python3", "train.py", "--steps", "10"]
+cwd = "work"
+grace = "90s"
+port = 9100
+log_dir = "/var/log/costart"
+env = { LOG_LEVEL = "info" }
+[members.run.probes.weights]
+file = "/data/weights.bin"
+period = "500ms"
+fail_after = 3
+"""
+
+
+def test_describe_member_shows_the_run_table_and_each_tasks_log_file(store, tmp_path):
+    spec_file = tmp_path / "probed.toml"
+    spec_file.write_text(RUN_SPEC)
+    assert costart(store, "submit", str(spec_file)).exit_code == 0
+    controller = bootstrap(Settings(store=str(store), cluster=None))
+    group = controller.group("probed")
+    controller.apply_decisions([full_placement(group.spec)])
+    out = costart(store, "describe", "member", "probed/trainer").stdout
+    assert "Run:        python3 train.py --steps 10 (cwd work, grace 1m30s, ports 9100-9101)" in out
+    assert "Env:        LOG_LEVEL=info" in out
+    assert (
+        "Probe:      weights: file /data/weights.bin every 500ms (timeout 1.0s, FAILED after 3"
+        in out
+    )
+    logs = [line for line in out.splitlines() if line.startswith("Log:")]
+    assert len(logs) == 2
+    assert logs[1].endswith(f"/var/log/costart/probed-{group.id}/trainer/1.attempt-1.log")
+    member = json.loads(costart(store, "get", "members", "probed", "-o", "json").stdout)[0]
+    assert member["run"]["argv"] == ["python3", "train.py", "--steps", "10"]
+    assert (
+        member["tasks"][0]["log"] == f"/var/log/costart/probed-{group.id}/trainer/0.attempt-1.log"
+    )
