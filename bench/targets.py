@@ -84,6 +84,12 @@ TARGETS: dict[str, list[Target]] = {
     "mutation": [
         Target("domain_kill_rate", lambda r: r["scopes"]["domain"]["kill_rate"], ">=", 0.95),
     ],
+    # Issue 18: BarrierReleased -> all 32 processes of a group running across 8 agents,
+    # against 32 Popen calls in the same run (ADR 0044).
+    "agent": [
+        Target("median_vs_popen", lambda r: r["ratios"]["median_vs_popen"], "<=", 3.0),
+        Target("p99_vs_popen", lambda r: r["ratios"]["p99_vs_popen"], "<=", 3.0),
+    ],
     # Informative only (ADR 0009 sets no bound): failover time is the lease's.
     "failover": [],
     # Informative only: PostgreSQL beside LMDB, no bound.
