@@ -186,7 +186,7 @@ def demo(
         if walkthrough:
             typer.echo("error: --live and --walkthrough are two different demos", err=True)
             raise typer.Exit(EXIT_USAGE)
-        raise typer.Exit(run_live(timeout))
+        raise typer.Exit(run_live(timeout, _invoked_as()))
     store = target.store or DEMO_STORE
     prepare_demo_store(store)
     console = Console(width=max(Console().width, 120))

@@ -17,9 +17,10 @@ LIVE_SPEC = REPOSITORY / "scenarios" / "live-rl.toml"
 LIVE_CLUSTER = REPOSITORY / "scenarios" / "cluster-live.toml"
 
 
-def run_live(timeout_s: float) -> int:
+def run_live(timeout_s: float, me: str = "costart") -> int:
     """Run the live demo in a fresh directory (kept: its store, logs and task logs);
-    the exit code. ``COSTART_DEMO_RUN`` in the environment names the run (every process
+    the exit code. ``me`` is how the user runs `costart` (for the hints at the end).
+    ``COSTART_DEMO_RUN`` in the environment names the run (every process
     it starts carries it; a test finds them by it), else a random name is drawn."""
     console = Console(width=max(Console().width, 120))
     if not timeout_s > 0:
@@ -43,9 +44,9 @@ def run_live(timeout_s: float) -> int:
     store = run_dir / "store"
     console.print(
         f"The log is in {store}; the task logs in {run_dir / 'task-logs'}. Try:\n"
-        f"  costart --store {store} get groups -o wide\n"
-        f"  costart --store {store} replay verify\n"
-        f"  costart --store {store} replay timeline rl-live --html timeline.html",
+        f"  {me} --store {store} get groups -o wide\n"
+        f"  {me} --store {store} replay verify\n"
+        f"  {me} --store {store} replay timeline rl-live --html timeline.html",
         highlight=False,
     )
     return 0 if ok else EXIT_ERROR

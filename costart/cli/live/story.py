@@ -104,7 +104,7 @@ class Story:
                 self.ended = TERMINAL[kind]
                 why = f" ({event['reason']})" if event.get("reason") else ""
                 return f"group {TERMINAL[kind]}{why}"
-            case "PendReasonChanged":
-                return None
+            case "PendReasonChanged" | "MemberCreated":
+                return None  # the submission says it; a pend reason is the states' business
             case _:
                 return f"  {kind}" + (f" {member}" if member else "")
