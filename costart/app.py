@@ -25,7 +25,7 @@ from eventsourcing.persistence import ApplicationRecorder, Mapper
 from eventsourcing.popo import POPOFactory
 
 from costart.domain import decisions as dec
-from costart.domain import lifecycle, node_loss, reconcile, reports, scheduling
+from costart.domain import lifecycle, limits, node_loss, reconcile, reports, scheduling
 from costart.domain.actors import TIMER, Actor
 from costart.domain.aggregates import GroupUnit
 from costart.domain.cluster_stream import ClusterUnit
@@ -364,15 +364,18 @@ class Controller(Application[UUID]):
         exit_code: int | None = None,
         actor: Actor,
         key: str | None = None,
+        note: str | None = None,
     ) -> Report:
         """Task ``task`` of ``attempt`` failed (``reason``: error, oom, node-lost,
-        preempted, claim-failed; ``exit_code`` if it exited). The group's failure policy
-        decides: one task's failure is a job's failure; a replica set loses the replica."""
+        preempted, claim-failed; ``exit_code`` if it exited; ``note``: why, in words, when
+        the reason does not say it all). The group's failure policy decides: one task's
+        failure is a job's failure; a replica set loses the replica."""
         return self._report(
             member,
             actor,
             key,
             lambda u, m, at: reports.task_failed(u, m, task, attempt, reason, exit_code, key, at),
+            note,
         )
 
     def claim_ready(
@@ -422,11 +425,18 @@ class Controller(Application[UUID]):
         actor: Actor,
         key: str | None,
         decide: Callable[[GroupUnit, str, int], reports.Verdict],
+        note: str | None = None,
     ) -> Report:
         group, name = split_member_ref(member)
         reports.check_key(key)
+        if note is not None and (len(note) > limits.MAX_REASON_TEXT or not note.isprintable()):
+            raise DomainError(
+                f"note: printable text of at most {limits.MAX_REASON_TEXT} characters"
+            )
         with self._command():
             unit = self._unit(group, actor)
+            if note is not None:
+                unit.set_note(note)
             verdict = decide(unit, name, self._now())
             written = self._commit(unit)
         if not verdict.applied:

@@ -49,6 +49,10 @@ class ClaimReport(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     reason: Annotated[
         str | None, Meta(description="why the claim failed (required for FAILED)")
     ] = None
+    task: Annotated[
+        int | None,
+        Meta(description="the task whose own claim it is (a task claim); null: a member claim"),
+    ] = None
 
 
 class TaskReport(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -64,6 +68,10 @@ class TaskReport(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         Meta(
             description="why it exited: error, oom, node-lost, preempted... (required for exited)"
         ),
+    ] = None
+    note: Annotated[
+        str | None,
+        Meta(description="what happened, in words, when the reason does not say it all (exited)"),
     ] = None
 
 
@@ -130,8 +138,14 @@ def check_claim(report: ClaimReport) -> None:
 def check_task(report: TaskReport) -> None:
     if report.event == "exited" and report.reason is None:
         raise SpecError("reason", "an exited task needs a reason")
-    if report.event != "exited" and (report.reason is not None or report.exit_code is not None):
-        raise SpecError("reason", "only an exited task has a reason and an exit_code")
+    if report.event != "exited" and (
+        report.reason is not None or report.exit_code is not None or report.note is not None
+    ):
+        raise SpecError("reason", "only an exited task has a reason, an exit_code and a note")
+    if report.note is not None and (
+        len(report.note) > limits.MAX_REASON_TEXT or not report.note.isprintable()
+    ):
+        raise SpecError("note", f"printable text of at most {limits.MAX_REASON_TEXT} characters")
 
 
 class Reports:
@@ -146,13 +160,22 @@ class Reports:
     def claim(
         self, group: str, member: str, claim: str, report: ClaimReport, actor: Actor
     ) -> ReportAnswer:
+        task = report.task
+
         def apply(s: Subject) -> Report:
-            if claim not in s.member.claims:
+            if task is None and claim not in s.member.claims:
                 raise NotFound(f"member {s.ref} has no claim {claim!r}")
+            if task is not None and not any(
+                t.index == task and claim in t.claims for t in s.member.tasks
+            ):
+                raise NotFound(f"task {task} of member {s.ref} has no claim {claim!r}")
+            attempt = report.attempt
             if report.status == "READY":
-                return self.controller.claim_ready(s.ref, claim, report.attempt, actor=actor)
+                return self.controller.claim_ready(s.ref, claim, attempt, task=task, actor=actor)
             reason = report.reason or ""
-            return self.controller.claim_failed(s.ref, claim, report.attempt, reason, actor=actor)
+            return self.controller.claim_failed(
+                s.ref, claim, attempt, reason, task=task, actor=actor
+            )
 
         return self._report(group, member, report.attempt, apply, f"claim {claim}")
 
@@ -170,7 +193,13 @@ class Reports:
                 return self.controller.task_succeeded(ref, task, attempt, actor=actor)
             reason: FailureReason = report.reason or "error"
             return self.controller.task_failed(
-                ref, task, attempt, reason, exit_code=report.exit_code, actor=actor
+                ref,
+                task,
+                attempt,
+                reason,
+                exit_code=report.exit_code,
+                actor=actor,
+                note=report.note,
             )
 
         return self._report(group, member, report.attempt, apply, f"task {task} {report.event}")

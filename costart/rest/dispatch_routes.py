@@ -74,6 +74,19 @@ class TaskView(msgspec.Struct, frozen=True):
     may_start: Annotated[
         bool, Meta(description="whether the task may start now (the start barrier)")
     ]
+    group_id: Annotated[
+        str, Meta(description="the group's id (a later group of the same name has another)")
+    ] = ""
+    task_state: Annotated[
+        str, Meta(description="the task's own state: PLACED, RUNNING, SUCCEEDED, FAILED...")
+    ] = "PLACED"
+    task_attempt: Annotated[
+        int,
+        Meta(
+            description="the placement attempt of the task itself, which its reports name "
+            "(a replica placed again has a newer one than its siblings)"
+        ),
+    ] = 0
 
 
 def _service(state: State) -> Service:
@@ -163,7 +176,9 @@ def report_claim(
     service = _service(state)
     if not (user.is_admin or user.role == "claims"):
         target = subject(service.views, name, member)
-        if user.role != "agent" or not target.nodes & set(user.nodes):
+        if data.task is not None:
+            _require_node(user, target.node_of(data.task), f"report claims of task {data.task}")
+        elif user.role != "agent" or not target.nodes & set(user.nodes):
             raise _deny(user, f"report claims of {name}/{member}")
     return service.reports.claim(name, member, claim, data, actor_of(user))
 
@@ -244,6 +259,7 @@ def node_tasks(node: NodeName, user: User, state: State) -> list[TaskView]:
                 members[(hold.group, row.name)] = row
         group = groups[hold.group]
         member = members[(hold.group, hold.member)]
+        task = next((t for t in member.tasks if t.index == hold.index), None)
         tasks.append(
             TaskView(
                 group=group.name,
@@ -254,6 +270,9 @@ def node_tasks(node: NodeName, user: User, state: State) -> list[TaskView]:
                 kind=member.kind,
                 state=member.state,
                 may_start=group.state in GROUP_STARTED and member.state in ("READY", "RUNNING"),
+                group_id=group.id,
+                task_state=task.state if task is not None else "PLACED",
+                task_attempt=task.attempt if task is not None else member.attempt,
             )
         )
     return tasks
