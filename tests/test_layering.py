@@ -42,6 +42,10 @@ ALLOWED: dict[str, tuple[set[str], set[str]]] = {
         {"msgspec", "eventsourcing", "lmdb", "structlog", "matplotlib"},
     ),
 }
+ALLOWED["agent"] = (
+    {"domain", "display", "projections", "rest", "agent"},
+    {"msgspec", "httpx", "structlog"},
+)
 PURE_LAYERS = ("domain", "display", "placement", "projections")
 BANNED_IN_DOMAIN = {
     "time",

@@ -19,7 +19,7 @@ from rich.console import Console
 
 from costart import __version__
 from costart.bootstrap import DEMO_CLUSTER, Settings, build_placement, configure_logging_once
-from costart.cli import commands, replay_cmd, sim_cmd, token_cmd
+from costart.cli import agent_cmd, commands, replay_cmd, sim_cmd, token_cmd
 from costart.cli.commands import Target, read_spec_file
 from costart.cli.demo import run_demo
 from costart.cli.exits import EXIT_INVALID, EXIT_USAGE, reported
@@ -245,6 +245,7 @@ app.add_typer(token_cmd.token_app, name="token")
 replay_cmd.register(app)
 sim_cmd.register(app)
 app.command()(serve)
+app.command()(agent_cmd.agent)
 
 
 def main() -> None:

@@ -1,0 +1,11 @@
+"""`costart agent`: the reference node agent (DESIGN §9, ADR 0042). It runs each task of
+its nodes as a local process from the member's run table, probes claims, starts
+nothing before ``may_start``, reports starts and exits, relaunches on restart-member,
+tears down on fail-group, restart-group, cancel and group success, and reconciles
+after its own restart."""
+
+from costart.agent.agent import Agent, AgentConfig
+from costart.agent.model import Exit, NodeTask, TaskKey
+from costart.agent.reconcile import Plan, plan
+
+__all__ = ["Agent", "AgentConfig", "Exit", "NodeTask", "Plan", "TaskKey", "plan"]

@@ -1,0 +1,151 @@
+"""Running one task as a local process tree, and reading how it ended.
+
+Each task runs in its own session (so its process group is its own), with its output
+appended to its log file, dying with the agent's main thread (``PR_SET_PDEATHSIG``:
+an agent that is killed leaves no supervised-less task behind; the restarted agent
+reports the task lost), and in its own cgroup when the agent has a cgroup root. A stop
+is SIGTERM to the whole tree, then SIGKILL to whatever is left after the grace period;
+a process that exits on its own has what it left behind killed too, so nothing of a
+task outlives it.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+
+import structlog
+
+from costart.agent import proctable
+from costart.agent.cgroups import TaskCgroups
+from costart.agent.model import Exit, TaskKey
+
+log = structlog.get_logger("costart.agent")
+_PR_SET_PDEATHSIG = 1
+_prctl = ctypes.CDLL(None, use_errno=True).prctl if sys.platform == "linux" else None
+# Signals that come from outside a program (a person, a script, the system): an exit by
+# one of them is not the workload's fault. SIGSEGV, SIGABRT, SIGBUS... are its own.
+OUTSIDE_SIGNALS = frozenset(
+    {signal.SIGKILL, signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT}
+)
+KILL_WAIT_S = 5.0
+
+
+class Supervised:
+    """One running task process: its key, its tree, and whether the agent stopped it."""
+
+    def __init__(
+        self, key: TaskKey, kind: str, popen: subprocess.Popen[bytes], cgroup: Path | None
+    ) -> None:
+        self.key = key
+        self.kind = kind
+        self.popen = popen
+        self.pid = popen.pid
+        self.pgid = popen.pid  # start_new_session: the leader's pid is its group's id
+        self.cgroup = cgroup
+        self.stopping = False
+        self.exited = threading.Event()
+
+    def kill_tree(self, signum: int) -> set[int]:
+        pids = proctable.tree(self.pid, self.pgid)
+        proctable.signal_all(pids, signum)
+        if signum == signal.SIGKILL:
+            TaskCgroups.kill(self.cgroup)
+        return pids
+
+
+def spawn(
+    key: TaskKey,
+    kind: str,
+    argv: Sequence[str],
+    env: Mapping[str, str],
+    cwd: Path,
+    log_path: Path,
+    cgroup: Path | None,
+) -> Supervised:
+    """Start the task's process (raises OSError if it cannot be started)."""
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    join_fd = TaskCgroups.join_fd(cgroup)
+
+    def in_child() -> None:
+        # Between fork and exec: two system calls, no locks taken.
+        if _prctl is not None:
+            _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+        if join_fd is not None:
+            os.write(join_fd, b"0")
+
+    with log_path.open("ab") as out:
+        try:
+            popen = subprocess.Popen(
+                list(argv),
+                cwd=cwd,
+                env=dict(env),
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                preexec_fn=in_child,  # noqa: PLW1509 - see in_child
+                pass_fds=(join_fd,) if join_fd is not None else (),
+            )
+        finally:
+            if join_fd is not None:
+                os.close(join_fd)
+    return Supervised(key, kind, popen, cgroup)
+
+
+def watch_exit(process: Supervised, on_exit: Callable[[Supervised, int], None]) -> None:
+    """Wait for the process in a thread; then end what it left behind and call back."""
+
+    def wait() -> None:
+        code = process.popen.wait()
+        leftovers = process.kill_tree(signal.SIGKILL)
+        if leftovers:
+            log.info("killed what the task left behind", task=str(process.key), pids=len(leftovers))
+        process.exited.set()
+        on_exit(process, code)
+
+    threading.Thread(target=wait, name=f"wait-{process.pid}", daemon=True).start()
+
+
+def stop(process: Supervised, grace_s: float) -> None:
+    """SIGTERM to the tree, SIGKILL after ``grace_s`` (in a thread; the exit watcher
+    sees the end). The agent's own signals are never reported as the task's failure."""
+    process.stopping = True
+
+    def run() -> None:
+        process.kill_tree(signal.SIGTERM)
+        if not process.exited.wait(grace_s):
+            pids = process.kill_tree(signal.SIGKILL)
+            log.info("grace period over: killed", task=str(process.key), pids=len(pids))
+        process.exited.wait(KILL_WAIT_S)
+
+    threading.Thread(target=run, name=f"stop-{process.pid}", daemon=True).start()
+
+
+def classify(kind: str, returncode: int, oom_kills: int) -> Exit:
+    """How an exit that the agent did not cause reads to the controller."""
+    if returncode == 0:
+        if kind == "job":
+            return Exit("succeeded")
+        return Exit("exited", 0, "error", "a service exited (code 0)")
+    if returncode > 0:
+        return Exit("exited", returncode, "error")
+    signum = -returncode
+    name = signal.Signals(signum).name if signum in signal.valid_signals() else str(signum)
+    code = 128 + signum
+    if oom_kills:
+        return Exit("exited", code, "oom", f"{name}: the kernel's OOM killer ({oom_kills} kills)")
+    if signum in OUTSIDE_SIGNALS:
+        return Exit(
+            "exited",
+            code,
+            "preempted",
+            f"ended by {name} from outside the program (not charged to the workload)",
+        )
+    return Exit("exited", code, "error", f"ended by {name}")

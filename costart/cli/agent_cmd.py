@@ -1,0 +1,104 @@
+"""`costart agent --server URL[,URL...] --token T --node NAME [--node NAME ...]`."""
+
+from __future__ import annotations
+
+import re
+import signal
+import threading
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from costart.agent import Agent, AgentConfig
+from costart.cli.commands import Target
+from costart.cli.exits import EXIT_ERROR, EXIT_USAGE
+from costart.domain.limits import LABEL_PATTERN
+from costart.rest.client import ApiError
+
+
+def _peer_hosts(values: list[str]) -> tuple[dict[str, str], str | None]:
+    named: dict[str, str] = {}
+    default = None
+    for value in values:
+        node, sep, host = value.rpartition("=")
+        if not host or (sep and not node):
+            raise typer.BadParameter(
+                f"{value!r}: expected HOST or NODE=HOST", param_hint="--peer-host"
+            )
+        if sep:
+            named[node] = host
+        else:
+            default = host
+    return named, default
+
+
+def agent(
+    ctx: typer.Context,
+    node: Annotated[list[str], typer.Option(help="a node this agent runs (repeat for several)")],
+    server: Annotated[
+        str | None,
+        typer.Option(help="URL of `costart serve`, or a comma-separated leader and standbys"),
+    ] = None,
+    token: Annotated[
+        str | None, typer.Option(envvar="COSTART_AGENT_TOKEN", help="the agent's bearer token")
+    ] = None,
+    work_dir: Annotated[
+        Path, typer.Option(help="where tasks run and relative log_dir/cwd paths start")
+    ] = Path("."),
+    state_dir: Annotated[
+        Path | None,
+        typer.Option(
+            help="what the agent launched, kept across its restarts (default: "
+            "WORK_DIR/.costart-agent/NODE)"
+        ),
+    ] = None,
+    peer_host: Annotated[
+        list[str] | None,
+        typer.Option(help="HOST or NODE=HOST: where peers reach a node (default: its name)"),
+    ] = None,
+    resync: Annotated[float, typer.Option(help="seconds between full passes")] = 2.0,
+    heartbeat: Annotated[float, typer.Option(help="seconds between node heartbeats")] = 5.0,
+    failover: Annotated[
+        float, typer.Option(help="seconds to keep looking for a leader before a call fails")
+    ] = 30.0,
+    cgroup_root: Annotated[
+        Path | None,
+        typer.Option(help="a delegated cgroup v2 directory: per-task cgroups, OOM kills read"),
+    ] = None,
+) -> None:
+    """Run the tasks placed on NODEs as local processes (the member's run table)."""
+    target: Target = ctx.obj
+    urls = server or target.server
+    secret = token or target.token
+    if not urls or not secret:
+        typer.echo("error: costart agent needs --server URL and --token TOKEN", err=True)
+        raise typer.Exit(EXIT_USAGE)
+    for name in node:
+        if not re.fullmatch(LABEL_PATTERN, name):
+            typer.echo(f"error: --node {name!r}: not a node name", err=True)
+            raise typer.Exit(EXIT_USAGE)
+    named, default = _peer_hosts(peer_host or [])
+    work = work_dir.resolve()
+    config = AgentConfig(
+        servers=tuple(u.strip() for u in urls.split(",") if u.strip()),
+        token=secret,
+        nodes=tuple(node),
+        work_dir=work,
+        state_dir=(state_dir or work / ".costart-agent" / "+".join(sorted(node))).resolve(),
+        peer_hosts=named,
+        default_host=default,
+        resync_s=resync,
+        heartbeat_s=heartbeat,
+        failover_s=failover,
+        ca_file=target.ca_file,
+        cgroup_root=cgroup_root,
+    )
+    stopping = threading.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: stopping.set())
+    try:
+        Agent(config).run(stopping)
+    except (ApiError, ValueError) as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(EXIT_ERROR) from None
