@@ -24,7 +24,13 @@ from costart.rest.auth import new_token, token_hash
 OWNER: Final = "alice"
 POLL_S: Final = 0.1
 # Variables of the user's shell that would point the children elsewhere.
-_SCRUBBED: Final = ("COSTART_SERVER", "COSTART_TOKEN", "COSTART_STORE", "COSTART_CLUSTER")
+_SCRUBBED: Final = (
+    "COSTART_SERVER",
+    "COSTART_TOKEN",
+    "COSTART_AGENT_TOKEN",
+    "COSTART_STORE",
+    "COSTART_CLUSTER",
+)
 
 
 class LocalClusterError(Exception):
@@ -138,10 +144,21 @@ class LocalCluster:
             name = f"agent-{node}"
             self.processes.start(
                 name,
-                costart_argv("agent", "--server", self.url, "--node", node),
+                # Every node is this machine: peers reach each other on 127.0.0.1.
+                costart_argv(
+                    "agent",
+                    "--server",
+                    self.url,
+                    "--node",
+                    node,
+                    "--peer-host",
+                    "127.0.0.1",
+                    "--work-dir",
+                    str(self.run_dir),
+                ),
                 self.log(name),
                 self.run_dir,
-                env={"COSTART_TOKEN": self.tokens.agents[node]},
+                env={"COSTART_AGENT_TOKEN": self.tokens.agents[node]},
             )
 
     def _healthy(self) -> bool:
@@ -163,6 +180,9 @@ class LocalCluster:
 
     def stop(self, grace_s: float) -> list[int]:
         """Stop every process of the run; the pids a final sweep of the process table
-        had to kill (empty when the orderly stop left nothing)."""
-        self.processes.stop_all(grace_s)
+        had to kill (empty when the orderly stop left nothing). The agents go first,
+        while the server still answers their last reports."""
+        clients = [name for name in self.processes.started if name != "serve"]
+        self.processes.stop_all(grace_s, clients)
+        self.processes.stop_all(grace_s, ["serve"])
         return self.processes.sweep(grace_s)

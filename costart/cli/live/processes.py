@@ -88,15 +88,16 @@ class Processes:
         log.debug("started", process=name, pid=process.pid)
         return process
 
-    def stop_all(self, grace_s: float) -> dict[str, int]:
-        """SIGTERM every started process group at once, wait for them for ``grace_s``
-        in all, SIGKILL what is left (a process and anything still in its group); the
-        exit status of each."""
-        for process in self.started.values():
+    def stop_all(self, grace_s: float, names: Sequence[str] | None = None) -> dict[str, int]:
+        """SIGTERM every started process group (or those of ``names``) at once, wait for
+        them for ``grace_s`` in all, SIGKILL what is left (a process and anything still
+        in its group); the exit status of each."""
+        chosen = {n: p for n, p in self.started.items() if names is None or n in names}
+        for process in chosen.values():
             _signal_group(process.pid, signal.SIGTERM)
         until = time.monotonic() + grace_s
         codes = {}
-        for name, process in self.started.items():
+        for name, process in chosen.items():
             try:
                 process.wait(timeout=max(0.0, until - time.monotonic()))
             except subprocess.TimeoutExpired:
