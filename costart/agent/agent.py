@@ -171,6 +171,10 @@ class Agent:
             self.tasks.pop(key, None)
         self._sync_probes(desired, members)
         self._flush()
+        if self.procs:
+            table = list(proctable.processes())
+            for process in self.procs.values():
+                process.track(table)
 
     def shutdown(self) -> None:
         for key in sorted(self.procs):
@@ -259,7 +263,7 @@ class Agent:
         task = self.tasks[key]
         ended = classify(process.kind, code, oom_kills)
         self.log.info(
-            "task ended", task=task.ref, code=code, event=ended.event, reason=ended.reason
+            "task ended", task=task.ref, code=code, outcome=ended.event, reason=ended.reason
         )
         self.exits[key] = (task, ended)
 

@@ -51,9 +51,19 @@ class Supervised:
         self.cgroup = cgroup
         self.stopping = False
         self.exited = threading.Event()
+        self.known: dict[int, int] = {}  # pid -> start ticks of every process seen in its tree
+
+    def track(self, table: list[proctable.Proc]) -> None:
+        """Remember the tree as it is now: a descendant in a session of its own is
+        orphaned when the task's leader exits, and is found again by this."""
+        ticks = {p.pid: p.start_ticks for p in table}
+        for pid in proctable.tree(self.pid, self.pgid, table):
+            self.known[pid] = ticks.get(pid, 0)
 
     def kill_tree(self, signum: int) -> set[int]:
-        pids = proctable.tree(self.pid, self.pgid)
+        table = list(proctable.processes())
+        pids = proctable.tree(self.pid, self.pgid, table)
+        pids |= {p.pid for p in table if self.known.get(p.pid) == p.start_ticks}
         proctable.signal_all(pids, signum)
         if signum == signal.SIGKILL:
             TaskCgroups.kill(self.cgroup)

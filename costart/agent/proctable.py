@@ -41,10 +41,10 @@ def processes() -> Iterator[Proc]:
                 yield found
 
 
-def tree(pid: int, pgid: int) -> set[int]:
+def tree(pid: int, pgid: int, table: list[Proc] | None = None) -> set[int]:
     """Every live process of the task: its process group, and the descendants of
     ``pid`` (a child that made its own group is still reached through its parent)."""
-    table = list(processes())
+    table = list(processes()) if table is None else table
     found = {p.pid for p in table if p.pgid == pgid}
     if any(p.pid == pid for p in table):
         found.add(pid)

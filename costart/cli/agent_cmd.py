@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import re
 import signal
 import threading
@@ -94,6 +95,8 @@ def agent(
         ca_file=target.ca_file,
         cgroup_root=cgroup_root,
     )
+    # One line per request is the server's to log; the agent logs what it decides.
+    logging.getLogger("httpx").setLevel(logging.WARNING)
     stopping = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stopping.set())

@@ -1,0 +1,250 @@
+"""`costart agent` end to end: `serve` and agents as real processes on 127.0.0.1 running
+real member programs (`tests/agent/program.py`), checked against the log and the
+process table (DESIGN §9, issue 18)."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.agent.harness import Cluster, alive_of_group, kill_group_leftovers, wait_until
+
+pytestmark = pytest.mark.timeout(240)
+TWO_AGENTS = [("n1", "n2"), ("n3", "n4")]
+
+
+@pytest.fixture
+def cluster(tmp_path: Path) -> Iterator[Cluster]:
+    running = Cluster(tmp_path, TWO_AGENTS)
+    try:
+        yield running
+    finally:
+        running.close()
+        for row in running.started():
+            kill_group_leftovers(row["COSTART_GROUP_ID"])
+
+
+def rl_group(
+    cluster: Cluster,
+    name: str,
+    *,
+    weights: Path,
+    trainer: tuple[str, ...] = (),
+    rollout: tuple[str, ...] = (),
+    barrier: str = "60s",
+    failure: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """A trainer job (2 tasks) whose weights claim is probed by a file, and a rollout
+    replica set (2 replicas) serving on ports 9200-9201."""
+    return {
+        "name": name,
+        "owner": "alice",
+        "barrier": {"timeout": barrier},
+        "failure": failure or {"default": "fail-group"},
+        "members": [
+            {
+                "name": "trainer",
+                "kind": "job",
+                "tasks": 2,
+                "shape": {"cpu": 1},
+                "claims": ["weights"],
+                "run": {
+                    "argv": cluster.program(*trainer),
+                    "grace": "2s",
+                    "probes": {"weights": {"file": str(weights), "period": "100ms"}},
+                },
+            },
+            {
+                "name": "rollout",
+                "kind": "replica-set",
+                "replicas": 2,
+                "shape": {"cpu": 1},
+                "run": {"argv": cluster.program(*rollout), "grace": "2s", "port": 9200},
+            },
+        ],
+    }
+
+
+def no_process_left(group_id: str) -> bool:
+    return not alive_of_group(group_id)
+
+
+def runs(cluster: Cluster, group_id: str) -> Counter[tuple[str, str, str]]:
+    """How many times each (member, task, attempt) was started."""
+    return Counter(
+        (r["COSTART_MEMBER"], r["COSTART_TASK"], r["COSTART_ATTEMPT"])
+        for r in cluster.started(group_id)
+    )
+
+
+def test_nothing_starts_before_the_barrier_is_committed_and_services_stop_on_success(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    weights, done = tmp_path / "weights.bin", tmp_path / "trainer-done"
+    gid = cluster.submit(rl_group(cluster, "rl", weights=weights, trainer=("--until", str(done))))
+    cluster.wait_state("rl", {"PLACED"})
+    time.sleep(1.0)  # the agents probe the missing file meanwhile: nothing may start
+    assert cluster.started(gid) == []
+    weights_at_ns = time.time_ns()
+    weights.write_bytes(b"w")  # the fake download finishes
+    cluster.wait_state("rl", {"RUNNING"})
+    wait_until(lambda: len(cluster.started(gid)) == 4, 60, "4 programs started")
+
+    barrier = [e for e in cluster.events("rl") if e["event"] == "BarrierReleased"]
+    assert len(barrier) == 1
+    starts = cluster.started(gid)
+    assert all(s["start_ns"] > barrier[0]["at_ns"] > weights_at_ns for s in starts)
+    assert sorted(runs(cluster, gid)) == [
+        ("rollout", "0", "1"), ("rollout", "1", "1"), ("trainer", "0", "1"), ("trainer", "1", "1")
+    ]  # fmt: skip
+    trainer0 = next(s for s in starts if s["COSTART_MEMBER"] == "trainer")
+    assert '"rollout": ["127.0.0.1:9200", "127.0.0.1:9201"]' in trainer0["peers"]
+    members = cluster.api.call_list("/v1/groups/rl/members", dict[str, Any])
+    log = Path(cluster.directory / "work" / members[0]["tasks"][0]["log"])
+    assert log.read_text().startswith("started trainer/0")
+
+    done.touch()  # the trainer finishes: the group succeeds and the rollout is stopped
+    cluster.wait_state("rl", {"SUCCEEDED"})
+    wait_until(lambda: no_process_left(gid), 30, "every process of the group gone")
+    assert not [e for e in cluster.events("rl") if e["event"] == "MemberFailed"]
+
+
+def test_a_probe_that_never_passes_releases_the_group_at_the_barrier_timeout_unstarted(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    gid = cluster.submit(rl_group(cluster, "stuck", weights=tmp_path / "never", barrier="3s"))
+    wait_until(
+        lambda: any(e["event"] == "BarrierTimedOut" for e in cluster.events("stuck")),
+        60,
+        "the barrier timed out",
+    )
+    assert cluster.started(gid) == []
+    assert no_process_left(gid)
+    assert not any(e["event"] == "BarrierReleased" for e in cluster.events("stuck"))
+
+
+def test_restart_member_relaunches_exactly_the_failed_task(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    weights = tmp_path / "weights.bin"
+    weights.touch()
+    spec = rl_group(
+        cluster,
+        "restarts",
+        weights=weights,
+        rollout=("--fail", "rollout:1:1"),
+        failure={
+            "default": "fail-group",
+            "rules": [{"members": ["rollout"], "action": "restart-member", "max_restarts": 3}],
+        },
+    )
+    gid = cluster.submit(spec)
+
+    def relaunched() -> bool:
+        return runs(cluster, gid)[("rollout", "1", "2")] == 1
+
+    wait_until(relaunched, 90, f"rollout/1 relaunched\n{cluster.logs()}")
+    time.sleep(2.0)  # a second relaunch or a stray restart would show by now
+    assert runs(cluster, gid) == Counter(
+        {
+            ("trainer", "0", "1"): 1,
+            ("trainer", "1", "1"): 1,
+            ("rollout", "0", "1"): 1,
+            ("rollout", "1", "1"): 1,
+            ("rollout", "1", "2"): 1,
+        }
+    )
+    failed = [e for e in cluster.events("restarts") if e["event"] == "MemberFailed"]
+    assert [(e["member"], e["actor"]) for e in failed] == [("rollout", "agent:agent-n1")]
+    assert cluster.state("restarts") == "RUNNING"
+    cluster.api.call("POST", "/v1/groups/restarts/cancel", dict[str, Any])
+    wait_until(lambda: no_process_left(gid), 30, "every process of the group gone")
+
+
+def test_fail_group_and_cancel_leave_no_process_alive(cluster: Cluster, tmp_path: Path) -> None:
+    weights = tmp_path / "weights.bin"
+    weights.touch()
+    failing = rl_group(
+        cluster, "fails", weights=weights, trainer=("--child",), rollout=("--child",)
+    )
+    failing["members"][0]["tasks"] = 1
+    failing["members"][1]["replicas"] = 1
+    failing["members"][1]["run"]["argv"] += ["--fail", "rollout:0:1"]
+    cancelled = rl_group(
+        cluster, "cancels", weights=weights, trainer=("--child",), rollout=("--child",)
+    )
+    cancelled["members"][0]["tasks"] = 1
+    cancelled["members"][1]["replicas"] = 1
+    gid_fail = cluster.submit(failing)
+    gid_cancel = cluster.submit(cancelled)
+    cluster.wait_state("fails", {"FAILED"})
+    wait_until(lambda: no_process_left(gid_fail), 30, "every process of the failed group gone")
+
+    wait_until(lambda: len(cluster.started(gid_cancel)) == 2, 60, "the second group running")
+    wait_until(lambda: len(alive_of_group(gid_cancel)) >= 4, 30, "programs and grandchildren")
+    cluster.api.call("POST", "/v1/groups/cancels/cancel", dict[str, Any])
+    wait_until(lambda: no_process_left(gid_cancel), 30, "every process of the cancelled group")
+
+
+def test_an_agent_killed_and_restarted_reconciles_without_starting_anything_twice(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    weights = tmp_path / "weights.bin"
+    weights.touch()
+    spec = rl_group(
+        cluster,
+        "survives",
+        weights=weights,
+        failure={"default": "restart-member", "max_group_restarts": 0},
+    )
+    gid = cluster.submit(spec)
+    wait_until(lambda: len(alive_of_group(gid)) == 4, 60, f"4 programs running\n{cluster.logs()}")
+    members = cluster.api.call_list("/v1/groups/survives/members", dict[str, Any])
+    placed = {t["node"] for m in members for t in m["tasks"]}
+    victim = next(i for i, nodes in enumerate(cluster.agent_nodes) if placed & set(nodes))
+    before = runs(cluster, gid)
+    cluster.agents[victim].kill()  # SIGKILL: no chance to stop or report anything
+    cluster.agents[victim] = cluster.restart_agent(victim)
+
+    def relaunched() -> bool:
+        now = runs(cluster, gid)
+        return len(now) > len(before) and len(alive_of_group(gid)) == 4
+
+    wait_until(relaunched, 90, f"the lost tasks relaunched\n{cluster.logs()}")
+    assert max(runs(cluster, gid).values()) == 1  # no run of a task started twice
+    lost = [e for e in cluster.log_events("survives") if e["type"] == "MemberFailed"]
+    assert lost and all(e["reason"] == "node-lost" for e in lost)
+    assert all("its agent restarted" in e["note"] for e in lost), [e["note"] for e in lost]
+    cluster.api.call("POST", "/v1/groups/survives/cancel", dict[str, Any])
+    wait_until(lambda: no_process_left(gid), 30, "every process of the group gone")
+
+
+def test_agents_follow_a_new_leader_mid_barrier_and_the_barrier_is_released_once(
+    tmp_path: Path,
+) -> None:
+    cluster = Cluster(tmp_path, TWO_AGENTS, standby=True)
+    gid = ""
+    try:
+        weights = tmp_path / "weights.bin"
+        gid = cluster.submit(rl_group(cluster, "ha", weights=weights))
+        cluster.wait_state("ha", {"PLACED"})
+        assert cluster.standby is not None
+        cluster.standby.wait_serving(statuses=(503,))  # "not leader" until it leads
+        cluster.leader.kill()  # SIGKILL mid-barrier: the claim is still being probed
+        weights.write_bytes(b"w")  # the probe passes; the report must reach the new leader
+        cluster.wait_state("ha", {"RUNNING"}, timeout_s=90)
+        wait_until(lambda: len(cluster.started(gid)) == 4, 60, f"4 started\n{cluster.logs()}")
+        time.sleep(2.0)  # a double start would show by now
+        assert Counter(runs(cluster, gid).values()) == Counter({1: 4})
+        barrier = [e for e in cluster.events("ha") if e["event"] == "BarrierReleased"]
+        assert len(barrier) == 1
+        assert all(s["start_ns"] > barrier[0]["at_ns"] for s in cluster.started(gid))
+    finally:
+        cluster.close()
+        if gid:
+            kill_group_leftovers(gid)
