@@ -90,16 +90,22 @@ def test_the_live_demo_co_starts_real_programs_and_leaves_no_process(tmp_path: P
         "claim weights READY",
         "barrier released, the group is RUNNING",
         "started (attempt 1)",
+        "rendezvous: 4 peers answer",
+        "step 2/8",
         "*** kill -KILL",
         "rollout task 0 FAILED",
-        "rollout task 0 started",
+        "rollout relaunching",
+        "rollout task 0 started (attempt 2)",
+        "training done",
+        "trainer task 0 exited 0",
         "trainer SUCCEEDED",
         "STOPPED",
         "group SUCCEEDED",
         "task processes the agents started have exited",
         "every process the demo started has exited",
     )
-    assert output.count("STOPPED") == 2  # rollout and reward: the services
+    for service in ("rollout", "reward"):  # the services, stopped by the success policy
+        assert f"{service} STOPPED (group succeeded)" in output
     assert not re.search(r"\d{13,}", output), "raw nanoseconds in the demo's output"
     assert marked_pids(run) == []
     # Every program recorded its start: none before the barrier's commit, and the killed

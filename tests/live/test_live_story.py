@@ -51,6 +51,7 @@ RUN = [
         action="restart-member",
         attempt=1,
     ),
+    watched(10, "MemberRestarted", "rollout", T0 + 5 * SECOND, restarts=0, counted=False),
     watched(10, "MemberPlaced", "rollout", T0 + 6 * SECOND, assignments=[[0, "node-3"]]),
     watched(11, "TaskStarted", "rollout", T0 + 6 * SECOND, task=0, attempt=2),
     watched(12, "MemberStopped", "rollout", T0 + 75 * SECOND, reason="group succeeded"),
@@ -71,6 +72,7 @@ def test_the_story_says_each_state_in_order_with_readable_times() -> None:
     assert "claim weights READY" in lines[3] and "[agent:agent-node-1]" in lines[3]
     assert "barrier released" in lines[4] and "RUNNING" in lines[4]
     assert "rollout task 0 FAILED (error, exit 137): restart-member" in lines[7]
+    assert "rollout relaunching (not charged to its restart budget)" in lines[8]
     assert "+1m15s" in lines[-1] and "SUCCEEDED" in lines[-1]
     for line in lines:
         assert not re.search(r"\d{10,}", line), f"raw nanoseconds in {line!r}"

@@ -46,6 +46,8 @@ from costart.rest.client import ApiError, Client, WatchEvent
 
 KILLED_MEMBER: Final = "rollout"
 KILLED_TASK: Final = 0
+TRAINER: Final = "trainer"
+KILL_WHEN: Final = "step 2/"  # a line of the trainer's: it trains, and has steps left
 POLL_S: Final = 0.1
 STOP_GRACE_S: Final = 10.0
 
@@ -136,30 +138,48 @@ class LiveDemo:
     # --- the group -------------------------------------------------------------------------
 
     def _follow(self, url: str, token: str, name: str, deadline: float) -> None:
-        """Narrate the group's events until it ends; kill one rollout once all run."""
+        """Narrate the group's events until it ends, with the trainer's output once every
+        task runs; SIGKILL one rollout replica once the trainer is training."""
         spec_tasks = self._task_total(url, token, name)
+        trainer: Tail | None = None
         killed = False
         with _watching(url, token, name) as events:
             while self.story.ended is None:
                 self._before(deadline, f"group {name} to end")
                 try:
-                    item = events.get(timeout=POLL_S * 5)
+                    item = events.get(timeout=POLL_S * 2.5)
                 except queue.Empty:
                     self.local.check_alive()
-                    continue
+                    item = None
                 if isinstance(item, BaseException):
                     raise DemoFailed(f"the watch stream of {url} failed: {item}")
-                line = self.story.line(item)
+                if trainer is None and len(self.story.running) == spec_tasks:
+                    trainer = Tail(self._task_log(url, token, name, TRAINER, 0))
+                # The trainer's lines first: what it printed happened before the events
+                # its exit leads to.
+                for text in trainer.lines() if trainer is not None else []:
+                    self.say(f"    | {text}")
+                    if not killed and KILL_WHEN in text:
+                        self._kill_one(deadline)
+                        killed = True
+                line = self.story.line(item) if item is not None else None
                 if line is not None:
                     self.say(line)
-                if not killed and len(self.story.running) == spec_tasks:
-                    self._kill_one(deadline)
-                    killed = True
 
     def _task_total(self, url: str, token: str, name: str) -> int:
         with Client(url, token) as api:
             members = api.call_list(f"/v1/groups/{name}/members", MemberView)
         return sum(m.desired for m in members)
+
+    def _task_log(self, url: str, token: str, name: str, member: str, task: int) -> Path:
+        """Where the agent writes a task's output (the member view says it)."""
+        with Client(url, token) as api:
+            view = api.call_list(f"/v1/groups/{name}/members", MemberView)
+        for row in view:
+            for row_task in row.tasks if row.name == member else ():
+                if row_task.index == task and row_task.log is not None:
+                    return Path(row_task.log)
+        raise DemoFailed(f"the member view of {name} names no log file for {member} task {task}")
 
     def _kill_one(self, deadline: float) -> None:
         """SIGKILL the running process of rollout task 0, as an operator would."""
@@ -227,6 +247,26 @@ class LiveDemo:
             self._await_no_task_process(time.monotonic() + STOP_GRACE_S)
         except DemoFailed as error:
             self.say(str(error))
+
+
+class Tail:
+    """The new whole lines of a file another process appends to (none yet: no file)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.offset = 0
+        self.partial = b""
+
+    def lines(self) -> list[str]:
+        try:
+            with self.path.open("rb") as file:
+                file.seek(self.offset)
+                data = file.read()
+        except FileNotFoundError:
+            return []
+        self.offset += len(data)
+        *whole, self.partial = (self.partial + data).split(b"\n")
+        return [line.decode(errors="replace") for line in whole]
 
 
 @contextmanager

@@ -90,7 +90,9 @@ class Story:
                 which = member if task is None else f"{member} task {task}"
                 return f"  {which} FAILED ({event['reason']}{exit_text}): {event['action']}"
             case "MemberRestarted":
-                return f"  {member} restarting (restart {event['restarts']})"
+                if not event.get("counted"):
+                    return f"  {member} relaunching (not charged to its restart budget)"
+                return f"  {member} relaunching (restart {event['restarts']} of its budget)"
             case "MemberSucceeded":
                 return f"  {member} SUCCEEDED"
             case "MemberStopped":
