@@ -180,7 +180,8 @@ def demo(
 ) -> None:
     """A short simulation of RL post-training runs: costart (atomic, reserve) against
     starting members independently. The reserve run's log goes to ``--store DIR``
-    (default ``var/demo-store``, made afresh)."""
+    (default ``var/demo-store``, made afresh). ``--live``: real processes instead, on
+    this machine (serve, one agent per node, scenarios/live-rl.toml; ADR 0044)."""
     target: Target = ctx.obj
     if live:
         if walkthrough:

@@ -172,3 +172,24 @@ def test_ctrl_c_in_the_middle_of_the_live_demo_stops_every_process(tmp_path: Pat
     output = "".join(seen)
     in_order(output, "barrier released", "interrupted", "every process the demo started has exited")
     assert marked_pids(run) == []
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--live", "--walkthrough"], "two different demos"),
+        (["--live", "--timeout", "0"], "--timeout must be longer than 0 seconds"),
+        (["--live", "--timeout", "nan"], "--timeout must be longer than 0 seconds"),
+    ],
+)
+def test_bad_live_demo_options_are_refused_before_anything_starts(
+    tmp_path: Path, args: list[str], message: str
+) -> None:
+    from typer.testing import CliRunner
+
+    from costart.cli.main import app
+
+    result = CliRunner().invoke(app, ["demo", *args], env={"TMPDIR": str(tmp_path)})
+    assert result.exit_code == 2, result.output
+    assert message in result.output
+    assert list(tmp_path.iterdir()) == []  # no run directory, no process
