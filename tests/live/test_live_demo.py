@@ -142,7 +142,10 @@ def barrier_times(store: Path) -> list[int]:
 
 
 @pytest.mark.timeout(WAIT_S + 30)
-def test_ctrl_c_in_the_middle_of_the_live_demo_stops_every_process(tmp_path: Path) -> None:
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_an_interrupt_in_the_middle_of_the_live_demo_stops_every_process(
+    tmp_path: Path, sig: signal.Signals
+) -> None:
     run = secrets.token_hex(8)
     process = start_demo(tmp_path, run)
     lines: queue.Queue[str] = queue.Queue()
@@ -162,7 +165,7 @@ def test_ctrl_c_in_the_middle_of_the_live_demo_stops_every_process(tmp_path: Pat
             except queue.Empty:
                 continue
         assert marked_pids(run), "the run's processes should be up"
-        process.send_signal(signal.SIGINT)
+        process.send_signal(sig)
         assert process.wait(timeout=WAIT_S) != 0
         reader.join(timeout=WAIT_S)
     finally:

@@ -50,6 +50,7 @@ TRAINER: Final = "trainer"
 KILL_WHEN: Final = "step 2/"  # a line of the trainer's: it trains, and has steps left
 POLL_S: Final = 0.1
 STOP_GRACE_S: Final = 10.0
+STOP_SIGNALS: Final = (signal.SIGINT, signal.SIGTERM)
 
 
 class DemoFailed(Exception):
@@ -322,12 +323,13 @@ def run_live_demo(options: LiveOptions, console: Console) -> bool:
     except KeyboardInterrupt:
         console.print("interrupted: stopping every process of the demo", highlight=False)
     finally:
-        # A second Ctrl-C must not cut the cleanup short (it is bounded by itself).
-        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        # A second Ctrl-C (or a SIGTERM) must not cut the cleanup short: it is bounded.
+        previous = {sig: signal.signal(sig, signal.SIG_IGN) for sig in STOP_SIGNALS}
         try:
             left = demo.stop()
         finally:
-            signal.signal(signal.SIGINT, previous)
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
         if left:
             console.print(f"killed {len(left)} processes left behind: {left}", highlight=False)
         else:
