@@ -52,13 +52,16 @@ def start_demo(tmp_path: Path, run: str) -> subprocess.Popen[str]:
     )
 
 
-def stop(process: subprocess.Popen[str], run: str) -> None:
-    """After a test: nothing of the run may be left, even when the test failed."""
+def leftovers(process: subprocess.Popen[str], run: str) -> list[int]:
+    """After the demo: the processes of its run still alive (read before this kills
+    them, so that even a failed test leaves nothing behind)."""
     if process.poll() is None:
         process.kill()
         process.wait()
-    for pid in marked_pids(run):
+    left = marked_pids(run)
+    for pid in left:
         os.kill(pid, signal.SIGKILL)
+    return left
 
 
 def in_order(output: str, *steps: str) -> None:
@@ -81,8 +84,9 @@ def test_the_live_demo_co_starts_real_programs_and_leaves_no_process(tmp_path: P
     try:
         output, _ = process.communicate(timeout=WAIT_S)
     finally:
-        stop(process, run)
+        left = leftovers(process, run)
     assert process.returncode == 0, output
+    assert left == []
     in_order(
         output,
         "group rl-live submitted: PENDING",
@@ -107,7 +111,6 @@ def test_the_live_demo_co_starts_real_programs_and_leaves_no_process(tmp_path: P
     for service in ("rollout", "reward"):  # the services, stopped by the success policy
         assert f"{service} STOPPED (group succeeded)" in output
     assert not re.search(r"\d{13,}", output), "raw nanoseconds in the demo's output"
-    assert marked_pids(run) == []
     # Every program recorded its start: none before the barrier's commit, and the killed
     # replica started again (a second process of rollout task 0).
     starts = [json.loads(p.read_text()) for p in (run_dir(tmp_path) / "starts").glob("*.json")]
@@ -169,12 +172,12 @@ def test_an_interrupt_in_the_middle_of_the_live_demo_stops_every_process(
         assert process.wait(timeout=WAIT_S) != 0
         reader.join(timeout=WAIT_S)
     finally:
-        stop(process, run)
+        left = leftovers(process, run)
     while not lines.empty():
         seen.append(lines.get())
     output = "".join(seen)
     in_order(output, "barrier released", "interrupted", "every process the demo started has exited")
-    assert marked_pids(run) == []
+    assert left == []
 
 
 @pytest.mark.parametrize(
