@@ -27,6 +27,12 @@ PROGRAM = Path(__file__).with_name("program.py")
 ADMIN = "admin-token-0123456789abcdef"
 NODES = ("n1", "n2", "n3", "n4")
 T = TypeVar("T")
+# Record the spawn with SIGTERM ignored (one short line on O_APPEND), then run the program.
+SPAWN = (
+    'trap "" TERM; '
+    'echo "$COSTART_GROUP_ID $COSTART_MEMBER $COSTART_TASK $COSTART_ATTEMPT" >> "$1"; '
+    'trap - TERM; shift; exec "$@"'
+)
 
 
 def wait_until(condition: Callable[[], T], timeout_s: float, what: str, every_s: float = 0.05) -> T:
@@ -151,6 +157,14 @@ class Agent(Proc):
         (directory / "work").mkdir(exist_ok=True)
         super().__init__(args, directory / f"agent-{name}.log", directory)
 
+    def wait_running(self, timeout_s: float = 60) -> None:
+        def running() -> bool:
+            if self.process.poll() is not None:
+                raise AssertionError(f"agent exited:\n{self.tail()}")
+            return "agent running" in self.log.read_text()
+
+        wait_until(running, timeout_s, f"agent {self.log.name} running")
+
 
 class Cluster:
     """A server (and a standby), agents, and what the member programs recorded."""
@@ -158,6 +172,7 @@ class Cluster:
     def __init__(self, directory: Path, agents: list[tuple[str, ...]], standby: bool = False):
         self.directory = directory
         self.starts = directory / "starts.jsonl"
+        self.spawned_path = directory / "spawned.txt"
         self.agent_nodes = agents
         write_files(directory, agents)
         self.leader = Serve(directory, "serve-a")
@@ -166,10 +181,14 @@ class Cluster:
         self.urls = [self.leader.url] + ([self.standby.url] if self.standby else [])
         self.api = Client(self.urls, ADMIN, failover_s=30)
         self.agents = [Agent(directory, self.urls, nodes) for nodes in agents]
+        for agent in self.agents:
+            agent.wait_running()
 
     def restart_agent(self, index: int) -> Agent:
         """A new agent for the same nodes, on the same work and state directories."""
-        return Agent(self.directory, self.urls, self.agent_nodes[index], restart=True)
+        agent = Agent(self.directory, self.urls, self.agent_nodes[index], restart=True)
+        agent.wait_running()
+        return agent
 
     def close(self) -> None:
         for agent in self.agents:
@@ -180,7 +199,17 @@ class Cluster:
         self.api.close()
 
     def program(self, *args: str) -> list[str]:
-        return [sys.executable, str(PROGRAM), str(self.starts), *args]
+        """The member program's argv: a shell that records the spawn (within a
+        millisecond or so, so even a process killed at once is seen), then the program."""
+        spawned, starts = str(self.spawned_path), str(self.starts)
+        return ["/bin/sh", "-c", SPAWN, "sh", spawned, sys.executable, str(PROGRAM), starts, *args]
+
+    def spawned(self, group_id: str) -> list[tuple[str, str, str]]:
+        """Every spawn of the group's programs: (member, task, attempt)."""
+        if not self.spawned_path.exists():
+            return []
+        rows = [line.split() for line in self.spawned_path.read_text().splitlines() if line]
+        return [(r[1], r[2], r[3]) for r in rows if r[0] == group_id]
 
     def submit(self, spec: dict[str, Any]) -> str:
         """Submit; the group's id."""

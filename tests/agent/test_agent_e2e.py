@@ -75,11 +75,8 @@ def no_process_left(group_id: str) -> bool:
 
 
 def runs(cluster: Cluster, group_id: str) -> Counter[tuple[str, str, str]]:
-    """How many times each (member, task, attempt) was started."""
-    return Counter(
-        (r["COSTART_MEMBER"], r["COSTART_TASK"], r["COSTART_ATTEMPT"])
-        for r in cluster.started(group_id)
-    )
+    """How many times each (member, task, attempt) was spawned."""
+    return Counter(cluster.spawned(group_id))
 
 
 def test_nothing_starts_before_the_barrier_is_committed_and_services_stop_on_success(
@@ -89,7 +86,7 @@ def test_nothing_starts_before_the_barrier_is_committed_and_services_stop_on_suc
     gid = cluster.submit(rl_group(cluster, "rl", weights=weights, trainer=("--until", str(done))))
     cluster.wait_state("rl", {"PLACED"})
     time.sleep(1.0)  # the agents probe the missing file meanwhile: nothing may start
-    assert cluster.started(gid) == []
+    assert cluster.spawned(gid) == []
     weights_at_ns = time.time_ns()
     weights.write_bytes(b"w")  # the fake download finishes
     cluster.wait_state("rl", {"RUNNING"})
@@ -117,13 +114,14 @@ def test_nothing_starts_before_the_barrier_is_committed_and_services_stop_on_suc
 def test_a_probe_that_never_passes_releases_the_group_at_the_barrier_timeout_unstarted(
     cluster: Cluster, tmp_path: Path
 ) -> None:
-    gid = cluster.submit(rl_group(cluster, "stuck", weights=tmp_path / "never", barrier="3s"))
+    gid = cluster.submit(rl_group(cluster, "stuck", weights=tmp_path / "never", barrier="5s"))
+    wait_until(lambda: "probing claim" in cluster.logs(), 30, "an agent probing the claim")
     wait_until(
         lambda: any(e["event"] == "BarrierTimedOut" for e in cluster.events("stuck")),
         60,
         "the barrier timed out",
     )
-    assert cluster.started(gid) == []
+    assert cluster.spawned(gid) == []
     assert no_process_left(gid)
     assert not any(e["event"] == "BarrierReleased" for e in cluster.events("stuck"))
 
