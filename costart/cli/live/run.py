@@ -32,7 +32,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-import httpx
 import msgspec
 from rich.console import Console
 
@@ -281,7 +280,7 @@ def _watching(url: str, token: str, name: str) -> Iterator[queue.Queue[WatchEven
         try:
             for event in client.watch(after=0, group=name):
                 events.put(event)
-        except (ApiError, httpx.HTTPError) as error:
+        except Exception as error:  # the reader reports it, whatever it was
             events.put(error)
 
     thread = threading.Thread(target=pump, name="costart-demo-watch", daemon=True)
@@ -318,7 +317,7 @@ def run_live_demo(options: LiveOptions, console: Console) -> bool:
         with interrupts_raise():
             demo.run()
         ok = True
-    except (DemoFailed, LocalClusterError) as error:
+    except (DemoFailed, LocalClusterError, ApiError) as error:
         console.print(f"live demo failed: {error}", highlight=False, markup=False)
     except KeyboardInterrupt:
         console.print("interrupted: stopping every process of the demo", highlight=False)
