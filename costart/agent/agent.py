@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import queue
+import signal
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -198,7 +199,7 @@ class Agent:
             proc = proctable.read_proc(record.pid)
             if proc is not None and proc.start_ticks == record.start_ticks:
                 pids = proctable.tree(record.pid, record.pid)
-                proctable.signal_all(pids, 9)
+                proctable.signal_all(pids, signal.SIGKILL)
                 self.log.warning(
                     "killed a task left by the previous agent", task=record.ref, pids=len(pids)
                 )
@@ -209,6 +210,9 @@ class Agent:
         if member is None or member.run is None:
             self._warn_once(f"{task.group}/{task.member}", "no run table: left to another runner")
             return
+        own = next((t for t in member.tasks if t.index == task.task), None)
+        if own is not None and any(status != "READY" for status in own.claims.values()):
+            return  # a relaunched or added task waits for its own claims (probed below)
         run = member.run
         key = task.key
         record = Record(*key, ref=task.ref)
@@ -337,7 +341,7 @@ class Agent:
         wanted: dict[ProbeKey, tuple[MemberView, NodeTask]] = {}
         ours = set(self.config.nodes)
         for task in desired:
-            if task.state != "PLACED" or task.task_state != "PLACED":
+            if task.task_state != "PLACED":
                 continue
             member = next((m for m in members.of(task.group) if m.name == task.member), None)
             if member is None or member.run is None or not member.run.probes:
@@ -345,7 +349,8 @@ class Agent:
             first = min(member.tasks, key=lambda t: t.index, default=None)
             for claim, status in sorted(member.claims.items()):
                 mine = first is not None and first.index == task.task and first.node in ours
-                if status == "PENDING" and mine and member.run.probe(claim) is not None:
+                waiting = task.state == "PLACED"  # member claims gate only the first start
+                if status == "PENDING" and mine and waiting and member.run.probe(claim):
                     key = ProbeKey(
                         task.group_id, task.group, task.member, claim, None, task.attempt
                     )

@@ -58,10 +58,13 @@ def agent(
         list[str] | None,
         typer.Option(help="HOST or NODE=HOST: where peers reach a node (default: its name)"),
     ] = None,
-    resync: Annotated[float, typer.Option(help="seconds between full passes")] = 2.0,
-    heartbeat: Annotated[float, typer.Option(help="seconds between node heartbeats")] = 5.0,
+    resync: Annotated[float, typer.Option(min=0.05, help="seconds between full passes")] = 2.0,
+    heartbeat: Annotated[
+        float, typer.Option(min=0.1, help="seconds between node heartbeats")
+    ] = 5.0,
     failover: Annotated[
-        float, typer.Option(help="seconds to keep looking for a leader before a call fails")
+        float,
+        typer.Option(min=0.0, help="seconds to keep looking for a leader before a call fails"),
     ] = 30.0,
     cgroup_root: Annotated[
         Path | None,

@@ -138,7 +138,7 @@ def _setup(
     except ValueError as error:
         typer.echo(f"error: {error}", err=True)
         raise typer.Exit(EXIT_USAGE) from None
-    if command == "serve":
+    if command in ("serve", "agent"):  # daemons: JSON lines for a log collector
         configure_logging_once(json=True, level=level or logging.INFO)
     else:
         quiet = logging.WARNING if command in QUIET else logging.INFO

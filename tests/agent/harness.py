@@ -53,7 +53,7 @@ def agent_token(nodes: tuple[str, ...]) -> str:
 
 def write_files(directory: Path, agents: list[tuple[str, ...]]) -> tuple[Path, Path]:
     """A tokens file (an admin, one agent per node list) and a cluster of 4 nodes with
-    2 CPUs each (so a group's tasks spread over the nodes)."""
+    3 CPUs each (a group's tasks spread over the nodes; a few groups fit at once)."""
     tokens = [f'[tokens.{ADMIN}]\nuser = "alice"\nrole = "admin"\n']
     for nodes in agents:
         listed = ", ".join(f'"{n}"' for n in nodes)
@@ -64,7 +64,7 @@ def write_files(directory: Path, agents: list[tuple[str, ...]]) -> tuple[Path, P
     (directory / "tokens.toml").write_text("\n".join(tokens))
     cluster = ['levels = ["rack"]']
     for node in NODES:
-        cluster.append(f'[[nodes]]\nname = "{node}"\npath = ["r1"]\ncpu = 2\nmem_gb = 8\n')
+        cluster.append(f'[[nodes]]\nname = "{node}"\npath = ["r1"]\ncpu = 3\nmem_gb = 8\n')
     (directory / "cluster.toml").write_text("\n".join(cluster))
     return directory / "tokens.toml", directory / "cluster.toml"
 

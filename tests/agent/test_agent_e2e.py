@@ -18,9 +18,11 @@ pytestmark = pytest.mark.timeout(240)
 TWO_AGENTS = [("n1", "n2"), ("n3", "n4")]
 
 
-@pytest.fixture
-def cluster(tmp_path: Path) -> Iterator[Cluster]:
-    running = Cluster(tmp_path, TWO_AGENTS)
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    """One server and two agents for the module: each test has its own group (and
+    ends it), so they share the cluster without sharing state."""
+    running = Cluster(tmp_path_factory.mktemp("agents"), TWO_AGENTS)
     try:
         yield running
     finally:
@@ -39,8 +41,9 @@ def rl_group(
     barrier: str = "60s",
     failure: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """A trainer job (2 tasks) whose weights claim is probed by a file, and a rollout
-    replica set (2 replicas) serving on ports 9200-9201."""
+    """A trainer job (2 tasks) whose weights claim is probed by a file and each task's
+    device claim by a command, and a rollout replica set (2 replicas) serving on ports
+    9200-9201."""
     return {
         "name": name,
         "owner": "alice",
@@ -53,10 +56,14 @@ def rl_group(
                 "tasks": 2,
                 "shape": {"cpu": 1},
                 "claims": ["weights"],
+                "task_claims": ["device"],
                 "run": {
                     "argv": cluster.program(*trainer),
                     "grace": "2s",
-                    "probes": {"weights": {"file": str(weights), "period": "100ms"}},
+                    "probes": {
+                        "weights": {"file": str(weights), "period": "100ms"},
+                        "device": {"exec": ["true"], "period": "100ms"},
+                    },
                 },
             },
             {
@@ -92,8 +99,15 @@ def test_nothing_starts_before_the_barrier_is_committed_and_services_stop_on_suc
     cluster.wait_state("rl", {"RUNNING"})
     wait_until(lambda: len(cluster.started(gid)) == 4, 60, "4 programs started")
 
-    barrier = [e for e in cluster.events("rl") if e["event"] == "BarrierReleased"]
+    events = cluster.events("rl")
+    barrier = [e for e in events if e["event"] == "BarrierReleased"]
     assert len(barrier) == 1
+    ready = sorted(e["detail"] for e in events if e["event"] == "ClaimReady")
+    assert ready == [
+        "claim device of task 0 of attempt 1 READY",  # each task's agent probed its own
+        "claim device of task 1 of attempt 1 READY",
+        "claim weights of attempt 1 READY",
+    ]
     starts = cluster.started(gid)
     assert all(s["start_ns"] > barrier[0]["at_ns"] > weights_at_ns for s in starts)
     assert sorted(runs(cluster, gid)) == [
@@ -124,6 +138,7 @@ def test_a_probe_that_never_passes_releases_the_group_at_the_barrier_timeout_uns
     assert cluster.spawned(gid) == []
     assert no_process_left(gid)
     assert not any(e["event"] == "BarrierReleased" for e in cluster.events("stuck"))
+    cluster.api.call("POST", "/v1/groups/stuck/cancel", dict[str, Any])
 
 
 def test_restart_member_relaunches_exactly_the_failed_task(
@@ -187,6 +202,47 @@ def test_fail_group_and_cancel_leave_no_process_alive(cluster: Cluster, tmp_path
     wait_until(lambda: len(alive_of_group(gid_cancel)) >= 4, 30, "programs and grandchildren")
     cluster.api.call("POST", "/v1/groups/cancels/cancel", dict[str, Any])
     wait_until(lambda: no_process_left(gid_cancel), 30, "every process of the cancelled group")
+
+
+def attempts_alive(group_id: str) -> set[str]:
+    """The COSTART_ATTEMPT of every live process of the group (from the process table)."""
+    found = set()
+    for pid in alive_of_group(group_id):
+        try:
+            environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        found |= {
+            v.split(b"=", 1)[1].decode() for v in environ if v.startswith(b"COSTART_ATTEMPT=")
+        }
+    return found
+
+
+def test_restart_group_tears_the_attempt_down_and_starts_each_task_again_once(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    weights = tmp_path / "weights.bin"
+    weights.touch()
+    spec = rl_group(
+        cluster,
+        "regroup",
+        weights=weights,
+        trainer=("--child",),
+        rollout=("--fail", "rollout:1:1"),
+        failure={"default": "restart-group", "max_group_restarts": 1},
+    )
+    spec["placement"] = {"backoff": "1s", "backoff_max": "1s"}
+    gid = cluster.submit(spec)
+
+    def second_attempt_running() -> bool:
+        again = [k for k in runs(cluster, gid) if k[2] == "2"]
+        return len(again) == 4 and attempts_alive(gid) == {"2"}
+
+    wait_until(second_attempt_running, 90, f"attempt 2 alone running\n{cluster.logs()}")
+    assert max(runs(cluster, gid).values()) == 1
+    assert [e["event"] for e in cluster.events("regroup")].count("GroupRestarted") == 1
+    cluster.api.call("POST", "/v1/groups/regroup/cancel", dict[str, Any])
+    wait_until(lambda: no_process_left(gid), 30, "every process of the group gone")
 
 
 def test_an_agent_killed_and_restarted_reconciles_without_starting_anything_twice(

@@ -386,3 +386,46 @@ def test_a_watcher_sees_the_barrier_release_live(server):
     mine = [t for t in tasks if t["group"] == name]
     assert mine and all(t["may_start"] for t in mine)
     assert member(client(server, ADMIN), name, "trainer")["state"] == "READY"
+
+
+def test_an_agent_reports_its_own_tasks_claims_and_reads_each_tasks_state_and_attempt(server):
+    name = next(_names)
+    spec = life_spec(name)
+    spec["members"][0]["task_claims"] = ["device"]
+    owner = client(server, OWNER)
+    assert owner.post("/v1/groups", json=spec).status_code == 201
+    wait_until(lambda: group_state(owner, name), lambda s: s == "PLACED", f"{name} placed")
+    nodes = task_nodes(owner, name, "trainer")
+    agent = client(server, TRAIN_AGENT)
+    rows = [t for t in agent.get(f"/v1/nodes/{nodes[0]}/tasks").json() if t["group"] == name]
+    group_id = owner.get(f"/v1/groups/{name}").json()["group"]["id"]
+    assert [(t["group_id"], t["task_state"], t["task_attempt"]) for t in rows] == [
+        (group_id, "PLACED", 1)
+    ]
+    path = f"/v1/groups/{name}/members/trainer/claims/device"
+    ready = agent.post(path, json={"attempt": 1, "status": "READY", "task": 0})
+    assert ready.status_code == 200 and ready.json()["applied"], ready.text
+    assert ready.json()["member"]["tasks"][0]["claims"] == {"device": "READY"}
+    again = agent.post(path, json={"attempt": 1, "status": "READY", "task": 0})
+    assert again.status_code == 200 and not again.json()["applied"]
+    # Another agent may not report this task's claim; a member claim of that name is unknown.
+    other = client(server, SERVE_AGENT).post(
+        path, json={"attempt": 1, "status": "READY", "task": 1}
+    )
+    assert other.status_code == 403, other.text
+    as_member = agent.post(path, json={"attempt": 1, "status": "READY"})
+    assert as_member.status_code == 404 and "no claim 'device'" in as_member.text
+    owner.post(f"/v1/groups/{name}/cancel")
+
+
+def test_a_note_belongs_to_an_exit_report_only_and_is_short_printable_text(server):
+    name = running_group(server)
+    nodes = task_nodes(client(server, OWNER), name, "trainer")
+    agent = client(server, TRAIN_AGENT)
+    path = f"/v1/groups/{name}/members/trainer/tasks/0"
+    assert nodes[0]
+    started = agent.post(path, json={"attempt": 1, "event": "started", "note": "hello"})
+    assert started.status_code == 422 and "only an exited task" in started.text
+    long = {"attempt": 1, "event": "exited", "reason": "error", "note": "x" * 600}
+    assert agent.post(path, json=long).status_code == 422
+    client(server, OWNER).post(f"/v1/groups/{name}/cancel")

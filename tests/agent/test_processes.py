@@ -1,0 +1,114 @@
+"""A task's process tree: started in its own session with its log, stopped with
+SIGTERM then SIGKILL after the grace period, nothing of it left behind; exits read as
+the controller should see them."""
+
+from __future__ import annotations
+
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from costart.agent import TaskKey
+from costart.agent.cgroups import TaskCgroups
+from costart.agent.model import Exit
+from costart.agent.processes import Supervised, classify, spawn, stop, watch_exit
+from costart.agent.proctable import processes, read_proc
+from tests.agent.harness import wait_until
+
+KEY = TaskKey("gid", "m", 0, 1)
+# A program that starts a grandchild in a session of its own, prints both pids, and
+# (with "stubborn") ignores SIGTERM.
+PARENT = """
+import os, signal, subprocess, sys, time
+if "stubborn" in sys.argv:
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"], start_new_session=True)
+print(os.getpid(), child.pid, flush=True)
+if "exit" in sys.argv:
+    time.sleep(0.5)
+    sys.exit(5)
+time.sleep(600)
+"""
+
+
+def alive(pid: int) -> bool:
+    return read_proc(pid) is not None
+
+
+def started(tmp_path: Path, *args: str) -> tuple[Supervised, list[int], threading.Event]:
+    log = tmp_path / "logs" / "0.attempt-1.log"
+    process = spawn(KEY, "job", [sys.executable, "-c", PARENT, *args], {}, tmp_path, log, None)
+    ended = threading.Event()
+    watch_exit(process, lambda _process, _code: ended.set())
+    line = wait_until(lambda: log.read_text().strip(), 30, "the program printed its pids")
+    pids = [int(p) for p in line.split()]
+    process.track(list(processes()))
+    return process, pids, ended
+
+
+def test_a_stop_ends_the_whole_tree_with_sigterm(tmp_path):
+    process, (leader, grandchild), ended = started(tmp_path)
+    assert process.pgid == leader and alive(grandchild)
+    stop(process, grace_s=10)
+    assert ended.wait(10)
+    wait_until(lambda: not alive(grandchild), 10, "the grandchild gone")
+    assert process.stopping
+
+
+def test_a_program_that_ignores_sigterm_is_killed_after_the_grace_period(tmp_path):
+    process, (leader, grandchild), ended = started(tmp_path, "stubborn")
+    began = time.monotonic()
+    stop(process, grace_s=0.5)
+    assert ended.wait(10)
+    assert time.monotonic() - began >= 0.5
+    wait_until(lambda: not (alive(leader) or alive(grandchild)), 10, "the tree gone")
+
+
+def test_what_a_program_leaves_behind_when_it_exits_is_killed(tmp_path):
+    process, (_, grandchild), ended = started(tmp_path, "exit")
+    assert ended.wait(10)
+    wait_until(lambda: not alive(grandchild), 10, "the orphaned grandchild gone")
+    assert not process.stopping
+
+
+def test_a_program_that_cannot_start_raises(tmp_path):
+    with pytest.raises(OSError):
+        spawn(KEY, "job", ["/nonexistent/program"], {}, tmp_path, tmp_path / "x.log", None)
+
+
+CLASSIFIED = [
+    ("job", 0, 0, Exit("succeeded")),
+    ("replica-set", 0, 0, Exit("exited", 0, "error", "a service exited (code 0)")),
+    ("job", 3, 0, Exit("exited", 3, "error")),
+    ("job", -signal.SIGKILL, 1, Exit("exited", 137, "oom", "SIGKILL: the kernel's OOM killer (1 kills)")),
+    (
+        "job",
+        -signal.SIGTERM,
+        0,
+        Exit("exited", 143, "preempted", "ended by SIGTERM from outside the program (not charged to the workload)"),
+    ),
+    ("job", -signal.SIGSEGV, 0, Exit("exited", 139, "error", "ended by SIGSEGV")),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("kind", "code", "ooms", "expected"), CLASSIFIED)
+def test_how_an_exit_reads(kind, code, ooms, expected):
+    assert classify(kind, code, ooms) == expected
+
+
+def test_oom_kills_are_read_from_the_tasks_cgroup_memory_events(tmp_path):
+    root = tmp_path / "cgroup"
+    root.mkdir()
+    (root / "cgroup.procs").write_text("")
+    cgroups = TaskCgroups(root)
+    path = cgroups.create(KEY)
+    assert path is not None and path.parent == root
+    assert TaskCgroups.oom_kills(path) == 0
+    (path / "memory.events").write_text("low 0\nhigh 0\nmax 4\noom 2\noom_kill 1\n")
+    assert TaskCgroups.oom_kills(path) == 1
+    with pytest.raises(ValueError, match="not a cgroup v2 directory"):
+        TaskCgroups(tmp_path)
