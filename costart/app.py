@@ -140,6 +140,7 @@ class Controller(Application[UUID]):
         self._clock: Clock = clock or time.time_ns
         self.placement = placement
         self._lock = threading.RLock()
+        self._depth = threading.local()  # command scopes this thread has open
         self.world = World()
         self.snapshots_store: SnapshotStore = (
             restart_of.snapshots_store
@@ -280,6 +281,16 @@ class Controller(Application[UUID]):
     def _command(self) -> _CommandScope:
         """One or more commands: decided and queued under the lock, acknowledged after
         it (so concurrent commands share one fsync), then a snapshot if one is due."""
+        return _CommandScope(self)
+
+    def batch(self) -> _CommandScope:
+        """``with controller.batch():`` -- the commands in the block run under one hold
+        of the lock, so nothing else changes the state between them and what the block
+        reads of ``world`` (a command's result, as a caller shows it) is the state right
+        after them; they are acknowledged together when the block ends, returning once
+        all are durable (one shared fsync). A command that raises inside changes
+        nothing, and the others stay recorded. Only the block's end settles: a command
+        inside returns before its events are durable."""
         return _CommandScope(self)
 
     def _on_group(
@@ -621,11 +632,12 @@ class _CommandScope:
     def __enter__(self) -> None:
         controller = self._controller
         controller._lock.acquire()
+        depth = controller._depth
+        depth.n = getattr(depth, "n", 0) + 1
         try:
             controller._writer.check_running()
-        except BaseException:
-            controller._lock.release()
-            controller._writer.settle()
+        except BaseException as error:
+            self.__exit__(type(error), error, error.__traceback__)
             raise
 
     def __exit__(
@@ -635,6 +647,12 @@ class _CommandScope:
         tb: TracebackType | None,
     ) -> None:
         controller = self._controller
+        depth = controller._depth
+        depth.n -= 1
+        if depth.n:
+            # Inside an outer scope (`Controller.batch`): it acknowledges everything.
+            controller._lock.release()
+            return
         try:
             controller._lock.release()
         finally:

@@ -39,6 +39,7 @@ from costart.rest.auth import TokenError, Tokens
 from costart.rest.claims import ClaimDriver
 from costart.rest.not_leader import not_leader_app, publish_leader, read_leader
 from costart.rest.service import Service
+from costart.store import DATA_FILE, release_mapped_pages
 from costart.store.errors import DamagedStoreError, StoreFullError
 from costart.store.keeper import LeaseKeeper, LeaseLike
 from costart.store.standby import Standby
@@ -86,6 +87,8 @@ def _server(
             ssl_keyfile=tls[1] if tls else None,
             log_config=None,
             access_log=False,
+            http="httptools",  # the C parser and loop (ADR 0050), not the pure-Python ones
+            loop="uvloop",
             # Watchers hold their connection open: the limit counts them too.
             limit_concurrency=max_connections,
             timeout_graceful_shutdown=5,
@@ -180,13 +183,13 @@ def serve(
             lease.release()
         _refuse(error)
     with contextlib.closing(checked):
-        views = checked.views
         service = Service(
             controller,
-            views,
+            checked.views,
             driver=driver,
             heartbeat_timeout_ns=int(heartbeat_timeout * SECOND_NS),
         )
+        _release_startup_pages(checked.views.db.path, target.store)
         server = _server(service, users, host, port, tls, max_connections)
         keeper = _keep(lease, controller, server) if lease is not None else None
         service.start(interval)
@@ -200,13 +203,21 @@ def serve(
             with _stop_signals_return():
                 server.run()
         finally:
-            service.stop()
+            service.close()
             if keeper is not None:
                 keeper.stop()
             if lease is not None and keeper is not None and keeper.lost is None:
                 _hand_over(controller, lease)
     if keeper is not None and keeper.lost is not None:
         raise typer.Exit(EXIT_ERROR)
+
+
+def _release_startup_pages(*data_dirs: Path | None) -> None:
+    """The startup checks read the views and the log whole once: those pages need not
+    stay resident (ADR 0050)."""
+    for data_dir in data_dirs:
+        if data_dir is not None:
+            release_mapped_pages(data_dir / DATA_FILE)
 
 
 @contextmanager

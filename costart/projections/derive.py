@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from costart.display import clock
 from costart.domain import events as ev
 from costart.domain import task_log_path
+from costart.domain.ids import id_text
 from costart.domain.states import GroupState, MemberState
 from costart.projections.models import GroupView, HoldView, MemberView, TaskView, TimelineEntry
 
@@ -22,7 +23,7 @@ def group_view(group: GroupState, members: Sequence[MemberState], last_at_ns: in
     for member in members:
         by_state[member.status] = by_state.get(member.status, 0) + 1
     return GroupView(
-        id=str(group.id),
+        id=id_text(group.id),
         name=group.name,
         owner=group.spec.owner,
         priority=group.spec.priority,
@@ -57,7 +58,7 @@ def member_view(group: GroupState, member: MemberState, index: int) -> MemberVie
     spec = member.spec
     return MemberView(
         group=group.name,
-        group_id=str(group.id),
+        group_id=id_text(group.id),
         name=spec.name,
         index=index,
         kind=spec.kind,
@@ -116,7 +117,7 @@ def hold_views(group: GroupState, members: Sequence[MemberState]) -> list[HoldVi
                     HoldView(
                         node=a.node,
                         group=group.name,
-                        group_id=str(group.id),
+                        group_id=id_text(group.id),
                         member=member.name,
                         index=a.index,
                         kind="held" if kind == "held" else "used",

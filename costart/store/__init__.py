@@ -23,6 +23,7 @@ from costart.store.anchor import (
 from costart.store.codec import MsgspecMapper, canonical_decode, canonical_encode, gc_paused
 from costart.store.committer import WriteChain
 from costart.store.datafile import (
+    DATA_FILE,
     check_data_file,
     check_not_lost,
     forget_new_environment,
@@ -55,6 +56,7 @@ from costart.store.recorders import (
     LmdbTrackingRecorder,
 )
 from costart.store.records import GENESIS, LogRecord, content_checksum
+from costart.store.resident import release_mapped_pages
 from costart.store.settings import StoreSettings
 from costart.store.snapshot_schema import SNAPSHOT_SCHEMA, recorded_form
 from costart.store.snapshots import (
@@ -68,6 +70,7 @@ from costart.store.standby import Standby, open_factory
 from costart.store.verify import LogSummary, Problem, VerifyReport, iter_verified, verify_log
 
 __all__ = [
+    "DATA_FILE",
     "GENESIS",
     "SNAPSHOT_SCHEMA",
     "SNAPSHOT_STREAM_ID",
@@ -130,6 +133,7 @@ __all__ = [
     "open_store",
     "read_events",
     "recorded_form",
+    "release_mapped_pages",
     "reserve_lock_file",
     "verify_log",
 ]
