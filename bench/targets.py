@@ -87,6 +87,12 @@ TARGETS: dict[str, list[Target]] = {
         # unchecked has not shown the rate for the whole domain.
         Target("domain_checked_share", lambda r: r["scopes"]["domain"]["checked_share"], ">=", 1.0),
     ],
+    # Issue 18: BarrierReleased -> all 32 processes of a group running across 8 agents,
+    # against 32 Popen calls in the same run (ADR 0044).
+    "agent": [
+        Target("median_vs_popen", lambda r: r["ratios"]["median_vs_popen"], "<=", 3.0),
+        Target("p99_vs_popen", lambda r: r["ratios"]["p99_vs_popen"], "<=", 3.0),
+    ],
     "dispatch": [
         Target(
             "rest_16_vs_embedded_16", lambda r: r["ratios"]["rest_16_vs_embedded_16"], ">=", 0.5

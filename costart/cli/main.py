@@ -23,6 +23,7 @@ from costart.cli import agent_cmd, commands, replay_cmd, sim_cmd, token_cmd
 from costart.cli.commands import Target, read_spec_file
 from costart.cli.demo import run_demo
 from costart.cli.exits import EXIT_INVALID, EXIT_USAGE, reported
+from costart.cli.live import run_live
 from costart.cli.serve import serve
 from costart.cli.sim_demo import run_sim_demo
 from costart.domain.errors import SpecError
@@ -169,11 +170,24 @@ def demo(
         bool, typer.Option(help="instead: one group step by step, printing every state")
     ] = False,
     spec: Annotated[Path, typer.Option(help="walkthrough: group spec (TOML)")] = DEMO_SPEC,
+    live: Annotated[
+        bool,
+        typer.Option(
+            help="instead: serve, one agent per node and an RL group of real processes here"
+        ),
+    ] = False,
+    timeout: Annotated[float, typer.Option(help="live: give up after this many seconds")] = 180,
 ) -> None:
     """A short simulation of RL post-training runs: costart (atomic, reserve) against
     starting members independently. The reserve run's log goes to ``--store DIR``
-    (default ``var/demo-store``, made afresh)."""
+    (default ``var/demo-store``, made afresh). ``--live``: real processes instead, on
+    this machine (serve, one agent per node, scenarios/live-rl.toml; ADR 0044)."""
     target: Target = ctx.obj
+    if live:
+        if walkthrough:
+            typer.echo("error: --live and --walkthrough are two different demos", err=True)
+            raise typer.Exit(EXIT_USAGE)
+        raise typer.Exit(run_live(timeout, _invoked_as()))
     store = target.store or DEMO_STORE
     prepare_demo_store(store)
     console = Console(width=max(Console().width, 120))

@@ -57,10 +57,13 @@ class ReplayLog(ClosingLog):
         store = self.reader.store
         self.recorder = LmdbApplicationRecorder(store, log_name=EVENTS_LOG, create=False)
         self.source = RecorderSource(self.recorder)
-        self.snapshots: SnapshotStore | None = (
-            SnapshotStore(LmdbAggregateRecorder(store, log_name=SNAPSHOTS_LOG, create=False))
+        self._snapshot_recorder = (
+            LmdbAggregateRecorder(store, log_name=SNAPSHOTS_LOG, create=False)
             if SNAPSHOTS_LOG in logs
             else None
+        )
+        self.snapshots: SnapshotStore | None = (
+            SnapshotStore(self._snapshot_recorder) if self._snapshot_recorder else None
         )
 
     def record_hash(self, position: int) -> bytes:
@@ -79,6 +82,12 @@ class ReplayLog(ClosingLog):
             raise LogIntegrityError(first.log, first.position, f"{first.defect}: {first.detail}")
 
     def close(self) -> None:
+        # Each recorder holds the store too: release them now, not when the collector
+        # gets to them (an exception's traceback can keep one alive for a while), so the
+        # store is closed when this returns and the process may open it for writing.
+        self.recorder.close()
+        if self._snapshot_recorder is not None:
+            self._snapshot_recorder.close()
         self.reader.close()
 
 

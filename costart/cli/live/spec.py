@@ -1,0 +1,101 @@
+"""The live scenario's spec made ready for this machine and this run.
+
+``scenarios/live-rl.toml`` is written for a repository checkout: its ``run.cwd`` is a
+path of the repository, its probes' files and its task logs live under ``var/``, and
+its services name fixed ports. A demo run must not depend on where it was started, nor
+collide with another run or another program on the machine, so `localize`:
+
+- makes every relative ``run.cwd`` absolute (against the repository),
+- moves every relative ``file`` probe, ``run.env`` value naming the same file, and
+  ``log_dir`` into the run's directory,
+- gives each member that serves (``run.port``) a free block of ports,
+- adds ``LIVE_STARTS_DIR`` to every member's ``run.env`` (where the programs record
+  their starts).
+
+The answer is still a plain spec document; the controller validates it as any other.
+"""
+
+from __future__ import annotations
+
+import copy
+import socket
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Final
+
+PORT_LOW: Final = 20_000
+PORT_HIGH: Final = 60_000
+PORT_TRIES: Final = 200
+
+Doc = dict[str, Any]
+
+
+def members_with_run(doc: Doc) -> list[Doc]:
+    return [m for m in doc.get("members", []) if isinstance(m.get("run"), dict)]
+
+
+def task_count(member: Doc) -> int:
+    count: int = member.get("tasks") or member.get("replicas") or 1
+    return count
+
+
+def probe_files(doc: Doc) -> list[str]:
+    """The (relative) files the spec's ``file`` probes wait for, sorted, each once."""
+    files = {
+        str(probe["file"])
+        for member in members_with_run(doc)
+        for probe in member["run"].get("probes", {}).values()
+        if "file" in probe
+    }
+    return sorted(files)
+
+
+def localize(
+    doc: Doc,
+    repository: Path,
+    run_dir: Path,
+    free_ports: Callable[[int], int],
+) -> Doc:
+    """A copy of ``doc`` for a run in ``run_dir`` (see the module's docstring);
+    ``free_ports(n)`` answers the first of ``n`` free consecutive ports."""
+    local = copy.deepcopy(doc)
+    moved = {name: str(run_dir / name) for name in probe_files(doc) if not Path(name).is_absolute()}
+    for member in members_with_run(local):
+        run = member["run"]
+        if "cwd" in run and not Path(run["cwd"]).is_absolute():
+            run["cwd"] = str(repository / run["cwd"])
+        run["log_dir"] = str(run_dir / "task-logs")
+        for probe in run.get("probes", {}).values():
+            if "file" in probe:
+                probe["file"] = moved.get(probe["file"], probe["file"])
+        env = run.setdefault("env", {})
+        for key, value in sorted(env.items()):
+            env[key] = moved.get(value, value)
+        env["LIVE_STARTS_DIR"] = str(run_dir / "starts")
+        if "port" in run:
+            run["port"] = free_ports(task_count(member))
+    return local
+
+
+def free_port_block(count: int, taken: set[int], start: int) -> int:
+    """The first of ``count`` consecutive ports at or after ``start`` that nothing on
+    127.0.0.1 listens on and that ``taken`` (blocks handed out already) does not hold.
+    Free now is not free for ever: a run that loses such a race fails its rendezvous
+    and says so, it does not hang."""
+    port = max(start, PORT_LOW)
+    for _ in range(PORT_TRIES):
+        block = range(port, port + count)
+        if block.stop <= PORT_HIGH and all(p not in taken and _free(p) for p in block):
+            taken.update(block)
+            return port
+        port = block.stop if block.stop < PORT_HIGH else PORT_LOW
+    raise RuntimeError(f"no {count} free consecutive ports on 127.0.0.1")
+
+
+def _free(port: int) -> bool:
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
