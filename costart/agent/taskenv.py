@@ -8,6 +8,9 @@ its identity and peers (``COSTART_*``, which a run table may not set).
   of the group, and ``COSTART_PEERS_<MEMBER>`` (upper case, ``-`` as ``_``) as a
   comma-separated list. An address is ``host:port`` (``host`` alone without a port);
   a node's host is what ``--peer-host`` says, else the node's name.
+
+The agent's own credentials (`CREDENTIALS`) are never handed on: a workload that could
+read the agent's token could report for every task on its nodes.
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ from collections.abc import Callable, Mapping, Sequence
 from costart.agent.model import NodeTask
 from costart.domain import RunSpec
 from costart.projections import MemberView
+
+CREDENTIALS = ("COSTART_AGENT_TOKEN", "COSTART_TOKEN")
 
 
 def address(host: str, run: RunSpec | None, index: int) -> str:
@@ -47,7 +52,7 @@ def task_env(
     host_of: Callable[[str], str],
 ) -> dict[str, str]:
     run = member.run
-    env = dict(base)
+    env = {name: value for name, value in base.items() if name not in CREDENTIALS}
     if run is not None:
         env.update(run.env)
     env.update(

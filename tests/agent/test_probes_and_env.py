@@ -136,3 +136,13 @@ def test_the_ledger_keeps_launches_across_restarts(tmp_path: Path):
     (tmp_path / "state" / "broken.json").write_text("{")
     with pytest.raises(ValueError, match="unreadable"):
         again.records()
+
+
+def test_a_task_never_gets_the_agents_token():
+    trainer = member("trainer", ["n1"], None)
+    task = NodeTask("g", "trainer", 0, "n1", 1, "job", "RUNNING", True, "gid", "PLACED", 1)
+    base = {"PATH": "/bin", "COSTART_AGENT_TOKEN": "secret-a", "COSTART_TOKEN": "secret-b"}
+    env = task_env(base, task, trainer, [trainer], lambda node: node)
+    assert env["PATH"] == "/bin"
+    assert "COSTART_AGENT_TOKEN" not in env and "COSTART_TOKEN" not in env
+    assert "secret-a" not in env.values() and "secret-b" not in env.values()
