@@ -34,6 +34,7 @@ from costart.rest.docs_page import OfflineDocsPlugin
 from costart.rest.metrics import registry_for
 from costart.rest.models import ErrorBody
 from costart.rest.openapi import BEARER, SECURITY_SCHEMES
+from costart.rest.options import options_handlers
 from costart.rest.routes import ROUTES, authenticate
 from costart.rest.service import Service
 from costart.rest.watch_routes import WATCH_ROUTES
@@ -148,8 +149,10 @@ def create_app(service: Service, tokens: Tokens) -> Litestar:
     """The REST API of one `Service`. OpenAPI at ``/schema/openapi.json``."""
     registry, session_timer = registry_for(service.views)
     service.session_observer = session_timer.observe
+    handlers = [*ROUTES, *DISPATCH_ROUTES, *WATCH_ROUTES]
     return Litestar(
-        route_handlers=[*ROUTES, *DISPATCH_ROUTES, *WATCH_ROUTES],
+        # The OPTIONS handlers first: each path's Allow names all of its methods.
+        route_handlers=[*options_handlers(handlers), *handlers],
         on_startup=[_attach_watch],
         dependencies={"user": Provide(authenticate, sync_to_thread=False)},
         exception_handlers={
