@@ -94,7 +94,7 @@ def _http_error(request: Request[Any, Any, Any], error: Exception) -> Response[E
     if isinstance(error, ValidationException) and isinstance(error.extra, list):
         # Name the parameter at fault, not the framework's internals.
         fields = "; ".join(
-            f"{item.get('key')}: {item.get('message')}"
+            _path_name_error(request, item) or f"{item.get('key')}: {item.get('message')}"
             for item in error.extra
             if isinstance(item, dict)
         )
@@ -102,6 +102,19 @@ def _http_error(request: Request[Any, Any, Any], error: Exception) -> Response[E
     # The framework's own headers stay (a 405's Allow lists the methods the path takes).
     headers = {str(k): str(v) for k, v in (error.headers or {}).items()}
     return _error(error.status_code, message, headers=headers or None)
+
+
+_PATH_NOUNS: Final = {"name": "group", "member": "member", "claim": "claim", "node": "node"}
+
+
+def _path_name_error(request: Request[Any, Any, Any], item: dict[str, Any]) -> str | None:
+    """``bad group name 'X': not a valid group name`` for a path name the pattern refused."""
+    key = str(item.get("key"))
+    noun = _PATH_NOUNS.get(key)
+    if item.get("source") != "path" or noun is None:
+        return None
+    value = request.scope.get("path_params", {}).get(key)
+    return f"bad {noun} name {value!r}: not a valid {noun} name"
 
 
 def _internal_error(request: Request[Any, Any, Any], error: Exception) -> Response[ErrorBody]:

@@ -40,16 +40,30 @@ from costart.rest.dispatch import (
     check_task,
     subject,
 )
-from costart.rest.openapi import errors
+from costart.rest.models import NAME_IN_PATH, NODE_IN_PATH
+from costart.rest.openapi import errors, linked, struct_body, task_links
+from costart.rest.report_schemas import ClaimReportOperation, TaskReportOperation
 from costart.rest.service import Service
 
-Name = Annotated[str, Parameter(max_length=63, pattern=r"^[a-z0-9-]{1,63}$")]
-NodeName = Annotated[str, Parameter(max_length=253, pattern=r"^[A-Za-z0-9._-]{1,253}$")]
-TaskIndex = Annotated[int, Parameter(ge=0, le=limits.MAX_REPLICAS_PER_MEMBER)]
+Name = Annotated[str, NAME_IN_PATH]
+NodeName = Annotated[str, NODE_IN_PATH]
+TaskIndex = Annotated[
+    int,
+    # The framework drops a bound of 0 from the document: stated again for it.
+    Parameter(ge=0, le=limits.MAX_REPLICAS_PER_MEMBER, schema_extra={"minimum": 0}),
+]
 
 
 class ScaleRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    replicas: Annotated[int, Meta(description="the desired replicas (min_running .. the limit)")]
+    # The bounds are documented; the handler checks them against the member (422 naming
+    # ``replicas``, like a spec field), its own min_running being the real floor.
+    replicas: Annotated[
+        int,
+        Meta(
+            description="the desired replicas (min_running .. the limit)",
+            extra_json_schema={"minimum": 1, "maximum": limits.MAX_REPLICAS_PER_MEMBER},
+        ),
+    ]
 
 
 class NodeStatusRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -118,6 +132,7 @@ def delete_group(name: Name, user: User, state: State) -> GroupView:
     status_code=200,
     sync_to_thread=True,
     summary="Scale a replica set",
+    operation_class=struct_body(ScaleRequest, "the desired replicas"),
     responses=errors(400, 401, 403, 404, 409, 422),
 )
 def scale_member(
@@ -147,12 +162,13 @@ def scale_member(
     status_code=200,
     sync_to_thread=True,
     summary="Report a claim READY or failed",
+    operation_class=ClaimReportOperation,
     responses=errors(400, 401, 403, 404, 409, 422),
 )
 def report_claim(
     name: Name,
     member: Name,
-    claim: Annotated[str, Parameter(max_length=63)],
+    claim: Name,
     data: ClaimReport,
     user: User,
     state: State,
@@ -173,6 +189,7 @@ def report_claim(
     status_code=200,
     sync_to_thread=True,
     summary="Report a task started, exited or succeeded",
+    operation_class=TaskReportOperation,
     responses=errors(400, 401, 403, 404, 409, 422),
 )
 def report_task(
@@ -211,6 +228,7 @@ def heartbeat(node: NodeName, user: User, state: State) -> NodeAnswer:
     status_code=200,
     sync_to_thread=True,
     summary="Mark a node drained (no new placements) or up",
+    operation_class=struct_body(NodeStatusRequest, "the node's new status"),
     responses=errors(400, 401, 403, 404),
 )
 def set_node_status(
@@ -226,6 +244,7 @@ def set_node_status(
     "/v1/nodes/{node:str}/tasks",
     sync_to_thread=True,
     summary="The tasks placed on a node, with may_start",
+    operation_class=linked(task_links),
     responses=errors(400, 401, 403),
 )
 def node_tasks(node: NodeName, user: User, state: State) -> list[TaskView]:

@@ -27,9 +27,7 @@ def allowed_methods(handlers: Sequence[HTTPRouteHandler]) -> dict[str, str]:
 
 def options_handlers(handlers: Sequence[HTTPRouteHandler]) -> list[HTTPRouteHandler]:
     """One ``OPTIONS`` handler per path of ``handlers``: 204 with ``Allow``, no auth."""
-    return [
-        _options_for(path, allow) for path, allow in allowed_methods(handlers).items()
-    ]
+    return [_options_for(path, allow) for path, allow in allowed_methods(handlers).items()]
 
 
 def _options_for(path: str, allow: str) -> HTTPRouteHandler:

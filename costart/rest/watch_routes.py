@@ -15,8 +15,10 @@ from litestar.datastructures import State
 from litestar.exceptions import PermissionDeniedException, ValidationException
 from litestar.params import Parameter
 from litestar.response import Stream
+from msgspec import Meta
 
 from costart.rest.auth import User
+from costart.rest.models import NAME_IN_PATH, NODE_CHARS, NODE_PATTERN
 from costart.rest.openapi import errors
 from costart.rest.service import Service
 from costart.rest.watch import WatchFilter
@@ -56,9 +58,25 @@ async def watch(
     request: Request[object, object, State],
     user: User,
     state: State,
-    after: Annotated[int | None, Parameter(ge=0, le=2**62)] = None,
-    group: Annotated[str | None, Parameter(max_length=63, pattern=r"^[a-z0-9-]{1,63}$")] = None,
-    node: Annotated[list[str] | None, Parameter(max_items=1024)] = None,
+    after: Annotated[
+        int | None,
+        # The framework drops a bound of 0 from the document: stated again for it.
+        Parameter(ge=0, le=2**62, schema_extra={"minimum": 0}, description="resume after it"),
+    ] = None,
+    group: Annotated[str | None, NAME_IN_PATH] = None,
+    node: Annotated[
+        list[Annotated[str, Meta(max_length=NODE_CHARS, pattern=NODE_PATTERN)]] | None,
+        # A request's head must fit the server's limit (16 KiB): name at most 32 nodes
+        # (an agent naming none watches all of its own).
+        Parameter(
+            max_items=32,
+            description="only events about these nodes",
+            # The framework documents the list, not its items' constraints.
+            schema_extra={
+                "items": {"type": "string", "maxLength": NODE_CHARS, "pattern": NODE_PATTERN}
+            },
+        ),
+    ] = None,
 ) -> Stream:
     """Each event is ``id: POSITION``, ``event: TYPE``, ``data: {position, type, group,
     member, at, event}``. A slow client is closed with ``event: close`` and
