@@ -1,11 +1,11 @@
-"""The dispatch path's routes: scale, cancel by DELETE, claim and task reports, nodes.
+"""The dispatch path's routes: scale, claim and task reports, nodes.
 
 Who may call what (DESIGN §9, ADR 0007 extended):
 
 ============================ ===== ===== ===================== ======
 route                        owner admin agent                 claims
 ============================ ===== ===== ===================== ======
-scale, DELETE group          own   all   no                    no
+scale                        own   all   no                    no
 claim report                 no    all   member on its nodes   all
 task report                  no    all   task on its nodes     no
 node heartbeat, status       no    all   its nodes             no
@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 import msgspec
-from litestar import delete, get, post, put
+from litestar import get, post, put
 from litestar.datastructures import State
 from litestar.exceptions import PermissionDeniedException
 from litestar.params import Parameter
@@ -109,22 +109,6 @@ def _require_node(user: User, node: str, what: str) -> None:
     if user.is_admin or (user.role == "agent" and node in user.nodes):
         return
     raise _deny(user, f"{what} for node {node}")
-
-
-@delete(
-    "/v1/groups/{name:str}",
-    status_code=200,
-    sync_to_thread=True,
-    summary="Cancel a group",
-    responses=errors(400, 401, 403, 404, 409),
-)
-def delete_group(name: Name, user: User, state: State) -> GroupView:
-    """The same as ``POST .../cancel``: 403 unless the caller owns it or is an admin."""
-    service = _service(state)
-    owner = service.views.group(name).owner
-    if not user.may_act_for(owner):
-        raise _deny(user, f"cancel groups owned by {owner}")
-    return service.cancel(name, actor_of(user))
 
 
 @post(
@@ -279,7 +263,6 @@ def node_tasks(node: NodeName, user: User, state: State) -> list[TaskView]:
 
 
 DISPATCH_ROUTES = [
-    delete_group,
     scale_member,
     report_claim,
     report_task,

@@ -13,6 +13,7 @@ from typing import Any
 import msgspec
 from litestar.openapi import ResponseSpec
 from litestar.openapi.spec import (
+    Example,
     Link,
     OpenAPIMediaType,
     OpenAPIResponse,
@@ -93,7 +94,6 @@ GROUP_OPERATIONS: dict[str, tuple[str, str]] = {
     "GetEvents": ("/v1/groups/{name}/events", "get"),
     "Why": ("/v1/groups/{name}/why", "get"),
     "CancelGroup": ("/v1/groups/{name}/cancel", "post"),
-    "DeleteGroup": ("/v1/groups/{name}", "delete"),
 }
 """The per-group operations a created group's name leads to (OpenAPI links)."""
 
@@ -198,6 +198,39 @@ def linked(links: Any, status: str = "200") -> type[Operation]:
     return LinkedOperation
 
 
+SPEC_EXAMPLE = Example(
+    summary="a trainer job and a rollout service that start together",
+    value={
+        "name": "grpo-run-42",
+        "owner": "alice",
+        "priority": 10,
+        "placement": {"mode": "reserve", "timeout": "15m"},
+        "barrier": {"timeout": "10m"},
+        "failure": {
+            "default": "fail-group",
+            "rules": [{"members": ["rollout"], "reasons": ["oom"], "action": "restart-member"}],
+        },
+        "members": [
+            {
+                "name": "trainer",
+                "kind": "job",
+                "tasks": 2,
+                "shape": {"gpu": 8, "gpu_type": "H100"},
+                "claims": ["gpus"],
+            },
+            {
+                "name": "rollout",
+                "kind": "replica-set",
+                "replicas": 2,
+                "min_running": 1,
+                "shape": {"gpu": 1},
+                "claims": ["gpus"],
+            },
+        ],
+    },
+)
+
+
 @dataclass
 class SubmitOperation(Operation):
     """The submit operation with its request body: a group spec document (JSON; TOML with
@@ -209,7 +242,11 @@ class SubmitOperation(Operation):
         self.request_body = RequestBody(
             required=True,
             description="the group spec (DESIGN §3.1)",
-            content={"application/json": OpenAPIMediaType(schema=document)},
+            content={
+                "application/json": OpenAPIMediaType(
+                    schema=document, examples={"rl-post-training": SPEC_EXAMPLE}
+                )
+            },
         )
         created = (self.responses or {}).get("201")
         if isinstance(created, OpenAPIResponse):

@@ -8,22 +8,66 @@ only its own nodes: it may name some of them, and gets all of them if it names n
 
 from __future__ import annotations
 
-from typing import Annotated
+from dataclasses import dataclass
+from typing import Annotated, Any
 
 from litestar import Request, get
 from litestar.datastructures import State
 from litestar.exceptions import PermissionDeniedException, ValidationException
+from litestar.openapi.spec import OpenAPIMediaType, OpenAPIResponse, Operation
 from litestar.params import Parameter
 from litestar.response import Stream
 from msgspec import Meta
 
+from costart.domain.events import ALL_EVENTS
 from costart.rest.auth import User
 from costart.rest.models import NAME_IN_PATH, NODE_CHARS, NODE_PATTERN
-from costart.rest.openapi import errors
+from costart.rest.openapi import convert_schema, errors
 from costart.rest.service import Service
 from costart.rest.watch import WatchFilter
 
 EVENT_STREAM = "text/event-stream"
+POSITION_PATTERN = "^[0-9]{1,19}$"
+
+
+def watch_event_schema() -> dict[str, Any]:
+    """One event of the stream (OpenAPI 3.1 describes an event stream's events by its
+    ``schema``): a committed event, with its log position as ``id``, or the ``close`` a
+    slow client gets. ``data`` is JSON (its fields in the operation's description)."""
+    data = {"type": "string", "contentMediaType": "application/json"}
+    return {
+        "oneOf": [
+            {
+                "title": "CommittedEvent",
+                "type": "object",
+                "properties": {
+                    "event": {"enum": sorted(t.__name__ for t in ALL_EVENTS)},
+                    "id": {"type": "string", "pattern": POSITION_PATTERN},
+                    "data": data,
+                },
+                "required": ["event", "id", "data"],
+                "additionalProperties": False,
+            },
+            {
+                "title": "Close",
+                "type": "object",
+                "properties": {"event": {"const": "close"}, "data": data},
+                "required": ["event", "data"],
+                "additionalProperties": False,
+            },
+        ]
+    }
+
+
+@dataclass
+class WatchOperation(Operation):
+    def __post_init__(self) -> None:
+        answer = (self.responses or {}).get("200")
+        if isinstance(answer, OpenAPIResponse):
+            answer.description = "the events, as they are committed"
+            answer.content = {
+                EVENT_STREAM: OpenAPIMediaType(schema=convert_schema(watch_event_schema()))
+            }
 
 
 def _resume_position(request: Request[object, object, State], after: int | None) -> int | None:
@@ -52,6 +96,7 @@ def _nodes(user: User, node: list[str] | None) -> frozenset[str] | None:
     "/v1/watch",
     summary="Watch committed changes (Server-Sent Events)",
     media_type=EVENT_STREAM,
+    operation_class=WatchOperation,
     responses=errors(400, 401, 403, 404),
 )
 async def watch(

@@ -57,5 +57,5 @@ def test_every_field_of_every_model_is_described(server):  # noqa: F811
     ]
     assert len(schemas) >= 15 and len(fields) >= 150
     assert [f"{name}.{field}" for name, field, sub in fields if not sub.get("description")] == []
-    group = schemas["GroupView"]["properties"]
+    group = schemas["TimedGroup"]["properties"]
     assert group["labels"]["description"] == "the group's labels, key to value"
