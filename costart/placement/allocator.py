@@ -77,32 +77,13 @@ class Allocator(Protocol):
     def abort(self) -> None: ...
 
 
-def used_capacity(world: World, cluster: Cluster) -> tuple[list[int], list[int], list[int]]:
-    """GPUs, CPUs and GiB used per node index: every live member's holds and placements.
-    Three flat lists, not a list per node: this runs every session over every node, and
-    per-node containers would feed the cyclic garbage collector."""
-    gpu, cpu, mem = [0] * len(cluster), [0] * len(cluster), [0] * len(cluster)
-    index = cluster.index
-    for group in world.live_groups():
-        for member in world.members_of(group):
-            shape = member.spec.shape
-            for assignment in (*member.held, *member.assignments):
-                i = index.get(assignment.node)
-                if i is None:
-                    continue  # a node removed from the cluster: nothing to account against
-                gpu[i] += shape.gpu
-                cpu[i] += shape.cpu
-                mem[i] += shape.mem_gb
-    return gpu, cpu, mem
-
-
 class InMemoryAllocator:
     """Free capacity derived from the World; takes checked against it within a session.
 
     The World's usage is kept current across sessions (`WorldUsage`), so a session
     recomputes the free capacity of the nodes whose usage or status changed since the
-    last one, not of every node; the result equals the count from scratch
-    (`used_capacity`)."""
+    last one, not of every node; the result equals a count from scratch (the tests'
+    oracle, `tests.placement.oracles.used_capacity`)."""
 
     def __init__(self, cluster: Cluster) -> None:
         self._cluster = cluster

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from costart.app import Controller
 from costart.domain.invariants import Capacity
 from costart.placement import Cluster
-from costart.placement.allocator import used_capacity
+from tests.placement.oracles import used_capacity
 
 NOTHING = Capacity()
 

@@ -19,10 +19,10 @@ from costart.cli.sim_cmd import controller_factory
 from costart.domain.spec_types import Shape
 from costart.domain.world import World
 from costart.placement import CoPlacementStep, InMemoryAllocator
-from costart.placement.allocator import used_capacity
 from costart.placement.last_session import Order
 from costart.placement.ledger import SessionLedger, StartCache, View, fit_counts
 from costart.sim.results import POLICIES, run_policy
+from tests.placement.oracles import used_capacity
 from tests.sim.helpers import setup_of
 
 from .builders import a_cluster

@@ -16,9 +16,9 @@ from costart.domain import world as world_module
 from costart.domain.states import MemberState
 from costart.domain.world import World
 from costart.placement import CoPlacementStep
-from costart.placement.allocator import used_capacity
 from costart.placement.usage import WorldUsage, wants_single
 from costart.sim.results import POLICIES, run_policy
+from tests.placement.oracles import used_capacity
 from tests.sim.helpers import setup_of
 
 from .workload import run_workload
