@@ -1,0 +1,72 @@
+"""The documented report bodies (`costart.rest.report_schemas`) and the server's checks
+(`ClaimReport`/`TaskReport` decoding, `check_claim`, `check_task`) agree on each body."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jsonschema_rs
+import msgspec
+import pytest
+
+from costart.domain.errors import SpecError
+from costart.domain.limits import MAX_REASON_TEXT
+from costart.rest.dispatch import (
+    EXIT_CODES,
+    MAX_ATTEMPT,
+    ClaimReport,
+    TaskReport,
+    check_claim,
+    check_task,
+)
+from costart.rest.report_schemas import claim_report_schema, task_report_schema
+
+CLAIMS: list[tuple[dict[str, Any], bool]] = [
+    ({"attempt": 1, "status": "READY"}, True),
+    ({"attempt": 1, "status": "READY", "reason": "bound"}, True),
+    ({"attempt": 1, "status": "READY", "reason": None}, True),
+    ({"attempt": 1, "status": "FAILED", "reason": "no such volume"}, True),
+    ({"attempt": 1, "status": "FAILED"}, False),
+    ({"attempt": 1, "status": "FAILED", "reason": ""}, False),
+    ({"attempt": 1, "status": "FAILED", "reason": None}, False),
+    ({"attempt": 1, "status": "FAILED", "reason": "r" * MAX_REASON_TEXT}, True),
+    ({"attempt": 1, "status": "FAILED", "reason": "r" * (MAX_REASON_TEXT + 1)}, False),
+    ({"attempt": MAX_ATTEMPT, "status": "READY"}, True),
+    ({"attempt": MAX_ATTEMPT + 1, "status": "READY"}, False),
+    ({"attempt": -1, "status": "READY"}, False),
+    ({"attempt": 1, "status": "BOUND"}, False),
+    ({"attempt": 1, "status": "READY", "extra": 1}, False),
+]
+TASKS: list[tuple[dict[str, Any], bool]] = [
+    ({"attempt": 1, "event": "started"}, True),
+    ({"attempt": 1, "event": "succeeded", "reason": None, "exit_code": None}, True),
+    ({"attempt": 1, "event": "started", "reason": "oom"}, False),
+    ({"attempt": 1, "event": "succeeded", "exit_code": 0}, False),
+    ({"attempt": 1, "event": "exited", "reason": "oom"}, True),
+    ({"attempt": 1, "event": "exited", "reason": "error", "exit_code": EXIT_CODES[0]}, True),
+    ({"attempt": 1, "event": "exited", "reason": "error", "exit_code": EXIT_CODES[1]}, True),
+    ({"attempt": 1, "event": "exited", "reason": "error", "exit_code": EXIT_CODES[1] + 1}, False),
+    ({"attempt": 1, "event": "exited"}, False),
+    ({"attempt": 1, "event": "exited", "reason": "any"}, False),
+    ({"attempt": 1, "event": "crashed"}, False),
+]
+
+
+def _server_accepts(body: dict[str, Any], struct: type, check: Any) -> bool:
+    try:
+        check(msgspec.convert(body, struct))
+    except (msgspec.ValidationError, SpecError):
+        return False
+    return True
+
+
+@pytest.mark.parametrize(("body", "valid"), CLAIMS)
+def test_a_claim_report_is_valid_for_the_document_exactly_when_the_server_takes_it(body, valid):
+    assert jsonschema_rs.validator_for(claim_report_schema()).is_valid(body) is valid
+    assert _server_accepts(body, ClaimReport, check_claim) is valid
+
+
+@pytest.mark.parametrize(("body", "valid"), TASKS)
+def test_a_task_report_is_valid_for_the_document_exactly_when_the_server_takes_it(body, valid):
+    assert jsonschema_rs.validator_for(task_report_schema()).is_valid(body) is valid
+    assert _server_accepts(body, TaskReport, check_task) is valid
