@@ -98,10 +98,16 @@ class Subject(msgspec.Struct, frozen=True):
         return f"{self.group.name}/{self.member.name}"
 
     def node_of(self, task: int) -> str:
+        """The node ``task`` is placed on: `NotFound` for a task the member does not have,
+        `Conflict` for one of its tasks that is not placed now (the group is pending, say)."""
         for hold in self.tasks:
             if hold.index == task:
                 return hold.node
-        raise NotFound(f"member {self.ref} has no placed task {task}")
+        if 0 <= task < self.member.desired:
+            raise Conflict(
+                f"task {task} of member {self.ref} is not placed (the group is {self.group.state})"
+            )
+        raise NotFound(f"member {self.ref} has no task {task}")
 
     @property
     def nodes(self) -> frozenset[str]:

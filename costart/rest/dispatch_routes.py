@@ -23,6 +23,7 @@ import msgspec
 from litestar import get, post, put
 from litestar.datastructures import State
 from litestar.exceptions import PermissionDeniedException
+from litestar.openapi.spec import Example
 from litestar.params import Parameter
 from msgspec import Meta
 
@@ -40,17 +41,27 @@ from costart.rest.dispatch import (
     check_task,
     subject,
 )
-from costart.rest.models import NAME_IN_PATH, NODE_IN_PATH
+from costart.rest.models import name_in_path, node_in_path
 from costart.rest.openapi import errors, linked, struct_body, task_links
 from costart.rest.report_schemas import ClaimReportOperation, TaskReportOperation
 from costart.rest.service import Service
 
-Name = Annotated[str, NAME_IN_PATH]
-NodeName = Annotated[str, NODE_IN_PATH]
+# The examples name the documented example spec's group, members, claim and a node of
+# the demo cluster (the examples phase of the contract test calls them on it).
+GroupName = Annotated[str, name_in_path("grpo-run-42")]
+MemberName = Annotated[str, name_in_path("trainer")]
+ReplicaSetName = Annotated[str, name_in_path("rollout")]
+ClaimName = Annotated[str, name_in_path("gpus")]
+NodeName = Annotated[str, node_in_path("h100-0000")]
 TaskIndex = Annotated[
     int,
     # The framework drops a bound of 0 from the document: stated again for it.
-    Parameter(ge=0, le=limits.MAX_REPLICAS_PER_MEMBER, schema_extra={"minimum": 0}),
+    Parameter(
+        ge=0,
+        le=limits.MAX_REPLICAS_PER_MEMBER,
+        schema_extra={"minimum": 0},
+        examples=[Example(value=0)],
+    ),
 ]
 
 
@@ -116,11 +127,11 @@ def _require_node(user: User, node: str, what: str) -> None:
     status_code=200,
     sync_to_thread=True,
     summary="Scale a replica set",
-    operation_class=struct_body(ScaleRequest, "the desired replicas"),
+    operation_class=struct_body(ScaleRequest, "the desired replicas", {"replicas": 3}),
     responses=errors(400, 401, 403, 404, 409, 422),
 )
 def scale_member(
-    name: Name, member: Name, data: ScaleRequest, user: User, state: State
+    name: GroupName, member: ReplicaSetName, data: ScaleRequest, user: User, state: State
 ) -> MemberView:
     """Set a replica set's desired replicas (``min_running`` .. the limit): 422 names
     ``replicas`` for a job member or a count out of range."""
@@ -150,9 +161,9 @@ def scale_member(
     responses=errors(400, 401, 403, 404, 409, 422),
 )
 def report_claim(
-    name: Name,
-    member: Name,
-    claim: Name,
+    name: GroupName,
+    member: MemberName,
+    claim: ClaimName,
     data: ClaimReport,
     user: User,
     state: State,
@@ -177,15 +188,16 @@ def report_claim(
     responses=errors(400, 401, 403, 404, 409, 422),
 )
 def report_task(
-    name: Name,
-    member: Name,
+    name: GroupName,
+    member: MemberName,
     task: TaskIndex,
     data: TaskReport,
     user: User,
     state: State,
 ) -> ReportAnswer:
     """Admins, or the agent of the task's node. A repeat answers ``applied: false``; an
-    older attempt or a terminal group is 409; a task not placed is 404."""
+    older attempt or a terminal group is 409; a task the member does not have is 404, and
+    an agent's report of one not placed now is 409 (its node is not known yet)."""
     check_task(data)
     service = _service(state)
     if not user.is_admin:
@@ -212,7 +224,7 @@ def heartbeat(node: NodeName, user: User, state: State) -> NodeAnswer:
     status_code=200,
     sync_to_thread=True,
     summary="Mark a node drained (no new placements) or up",
-    operation_class=struct_body(NodeStatusRequest, "the node's new status"),
+    operation_class=struct_body(NodeStatusRequest, "the node's new status", {"status": "up"}),
     responses=errors(400, 401, 403, 404),
 )
 def set_node_status(

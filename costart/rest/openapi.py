@@ -138,6 +138,15 @@ def group_links() -> dict[str, Link | Reference]:
     return links
 
 
+def list_links() -> dict[str, Link | Reference]:
+    """Links from a list of groups to the first group's detail and members."""
+    name = {"name": "$response.body#/0/name"}
+    return {
+        "FirstGroup": _link("/v1/groups/{name}", "get", name),
+        "FirstGroupMembers": _link("/v1/groups/{name}/members", "get", name),
+    }
+
+
 def node_links() -> dict[str, Link | Reference]:
     """Links from a group's members to the operations on the first member's first node,
     and to the report of its first task."""
@@ -166,7 +175,7 @@ def task_links() -> dict[str, Link | Reference]:
     }
 
 
-def struct_body(struct: type, description: str) -> type[Operation]:
+def struct_body(struct: type, description: str, example: Any) -> type[Operation]:
     """An operation class whose request body is ``struct``'s own JSON schema, as msgspec
     writes it: the framework's leaves out ``additionalProperties: false``, so the document
     allowed fields a ``forbid_unknown_fields`` struct refuses (found by schemathesis)."""
@@ -179,7 +188,11 @@ def struct_body(struct: type, description: str) -> type[Operation]:
             self.request_body = RequestBody(
                 required=True,
                 description=description,
-                content={"application/json": OpenAPIMediaType(schema=convert_schema(schema))},
+                content={
+                    "application/json": OpenAPIMediaType(
+                        schema=convert_schema(schema), examples={"example": Example(value=example)}
+                    )
+                },
             )
 
     return StructBodyOperation

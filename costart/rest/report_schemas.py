@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, get_args
 
-from litestar.openapi.spec import OpenAPIMediaType, Operation, RequestBody
+from litestar.openapi.spec import Example, OpenAPIMediaType, Operation, RequestBody
 
 from costart.domain import limits
 from costart.rest.dispatch import EXIT_CODES, MAX_ATTEMPT, ExitReason
@@ -85,21 +85,22 @@ def task_report_schema() -> dict[str, Any]:
     }
 
 
-def _body(schema: dict[str, Any], description: str) -> RequestBody:
-    return RequestBody(
-        required=True,
-        description=description,
-        content={"application/json": OpenAPIMediaType(schema=convert_schema(schema))},
+def _body(schema: dict[str, Any], description: str, example: dict[str, Any]) -> RequestBody:
+    media = OpenAPIMediaType(
+        schema=convert_schema(schema), examples={"example": Example(value=example)}
     )
+    return RequestBody(required=True, description=description, content={"application/json": media})
 
 
 @dataclass
 class ClaimReportOperation(Operation):
     def __post_init__(self) -> None:
-        self.request_body = _body(claim_report_schema(), "a claim's outcome")
+        example = {"attempt": 1, "status": "READY"}
+        self.request_body = _body(claim_report_schema(), "a claim's outcome", example)
 
 
 @dataclass
 class TaskReportOperation(Operation):
     def __post_init__(self) -> None:
-        self.request_body = _body(task_report_schema(), "what happened to the task")
+        example = {"attempt": 1, "event": "started"}
+        self.request_body = _body(task_report_schema(), "what happened to the task", example)

@@ -27,7 +27,7 @@ from costart.domain.states import GroupStatus
 from costart.projections import HoldView
 from costart.rest.auth import Tokens, User
 from costart.rest.models import NAME_IN_PATH, Health
-from costart.rest.openapi import SubmitOperation, errors, linked, node_links
+from costart.rest.openapi import SubmitOperation, errors, linked, list_links, node_links
 from costart.rest.paging import (
     LINK_HEADER,
     GroupEventsContinue,
@@ -130,6 +130,7 @@ async def submit_group(
     "/v1/groups",
     sync_to_thread=True,
     summary="List groups",
+    operation_class=linked(list_links),
     responses=errors(400, 401),
     response_headers=[LINK_HEADER],
 )

@@ -1,5 +1,6 @@
 """The documented report bodies (`costart.rest.report_schemas`) and the server's checks
-(`ClaimReport`/`TaskReport` decoding, `check_claim`, `check_task`) agree on each body."""
+(`ClaimReport`/`TaskReport` decoding, `check_claim`, `check_task`) agree on each body; a
+report's task that is not placed yet is a conflict, not a missing resource."""
 
 from __future__ import annotations
 
@@ -9,12 +10,14 @@ import jsonschema_rs
 import msgspec
 import pytest
 
-from costart.domain.errors import SpecError
+from costart.domain.errors import Conflict, NotFound, SpecError
 from costart.domain.limits import MAX_REASON_TEXT
+from costart.projections import GroupView, MemberView
 from costart.rest.dispatch import (
     EXIT_CODES,
     MAX_ATTEMPT,
     ClaimReport,
+    Subject,
     TaskReport,
     check_claim,
     check_task,
@@ -70,3 +73,43 @@ def test_a_claim_report_is_valid_for_the_document_exactly_when_the_server_takes_
 def test_a_task_report_is_valid_for_the_document_exactly_when_the_server_takes_it(body, valid):
     assert jsonschema_rs.validator_for(task_report_schema()).is_valid(body) is valid
     assert _server_accepts(body, TaskReport, check_task) is valid
+
+
+def _subject(desired: int) -> Subject:
+    group = msgspec.convert(
+        {
+            "id": "g",
+            "name": "g1",
+            "owner": "alice",
+            "priority": 0,
+            "submission_seq": 1,
+            "mode": "reserve",
+            "state": "PENDING",
+            "attempt": 0,
+        },
+        GroupView,
+    )
+    member = msgspec.convert(
+        {
+            "group": "g1",
+            "group_id": "g",
+            "name": "trainer",
+            "index": 0,
+            "kind": "job",
+            "owner": "alice",
+            "profile": "",
+            "state": "PENDING",
+            "desired": desired,
+            "min_start": desired,
+            "min_running": desired,
+        },
+        MemberView,
+    )
+    return Subject(group, member, ())
+
+
+def test_an_unplaced_task_the_member_has_is_a_conflict_one_it_lacks_is_not_found():
+    with pytest.raises(Conflict, match="task 1 of member g1/trainer is not placed"):
+        _subject(desired=2).node_of(1)
+    with pytest.raises(NotFound, match="has no task 2"):
+        _subject(desired=2).node_of(2)

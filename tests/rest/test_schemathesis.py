@@ -16,13 +16,15 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
 import httpx
 import pytest
 
-from tests.rest.serving import ROOT, serve_env, serving
+from costart.rest.openapi import SPEC_EXAMPLE
+from tests.rest.serving import DEADLINE_S, ROOT, serve_env, serving
 
 CONFIG = ROOT / "tests" / "rest" / "schemathesis.toml"
 CLUSTER = ROOT / "scenarios" / "cluster-demo.toml"
@@ -36,8 +38,10 @@ TOKENS = {
 PHASES = ("examples", "coverage", "fuzzing", "stateful")
 RUN_TIMEOUT_S = 1500
 # Operations an authorized caller must have been answered 2xx on at least once, whatever
-# the server's timing: the reads, the submit (the documented example is placed), and the
-# operations on a created group, reached through the links from the submit.
+# the server's timing: the reads, the submit, the operations on a created group (reached
+# through the links from the submit), and each role's own writes (their documented
+# examples name the group the test placed). Every other operation must at least have
+# been answered past authorization (not only 401 or 403).
 MUST_SUCCEED = (
     "GET /healthz",
     "GET /metrics",
@@ -51,6 +55,12 @@ MUST_SUCCEED = (
     "GET /v1/members",
     "GET /v1/holds",
     "GET /v1/watch",
+    # The documented examples, on the placed example group: each role's own operation.
+    "POST /v1/groups/{name}/members/{member}/claims/{claim}",
+    "POST /v1/groups/{name}/members/{member}/scale",
+    "GET /v1/nodes/{node}/tasks",
+    "POST /v1/nodes/{node}/heartbeat",
+    "PUT /v1/nodes/{node}/status",
 )
 
 
@@ -72,6 +82,30 @@ def _max_examples() -> int:
     return 500 if os.environ.get("COSTART_PROFILE") == "slow" else 150
 
 
+def place_the_example_group(url: str) -> None:
+    """The documented example spec, placed and waiting for its claims (nothing reports
+    them but schemathesis): the group the documented examples of the per-group and node
+    operations name (``grpo-run-42``, ``trainer``, ``gpus``, ``h100-0000``), and the first
+    of every list, so the links from a list lead to a placed group's members and nodes."""
+    admin = {"Authorization": f"Bearer {_token('COSTART_ADMIN_TOKEN')}"}
+    created = httpx.post(f"{url}/v1/groups", json=SPEC_EXAMPLE.value, headers=admin, timeout=10)
+    assert created.status_code == 201, created.text
+    name = SPEC_EXAMPLE.value["name"]
+    deadline = time.monotonic() + DEADLINE_S
+    while time.monotonic() < deadline:
+        detail = httpx.get(f"{url}/v1/groups/{name}", headers=admin, timeout=10).json()
+        if detail["group"]["state"] == "PLACED":
+            break
+        time.sleep(0.1)
+    else:
+        raise AssertionError(f"{name} never reached PLACED: {detail['group']}")
+    members = httpx.get(f"{url}/v1/groups/{name}/members", headers=admin, timeout=10).json()
+    trainer = next(m for m in members if m["name"] == "trainer")
+    # The node operations' documented example is where the trainer's first task runs.
+    assert trainer["tasks"][0]["node"] == "h100-0000", trainer["tasks"]
+    assert trainer["attempt"] == 1, trainer
+
+
 def run_schemathesis(tmp: Path) -> tuple[subprocess.CompletedProcess[str], list[dict], dict]:
     """`st run` against a fresh server: its output, its NDJSON event report, and the
     server's OpenAPI document."""
@@ -79,6 +113,7 @@ def run_schemathesis(tmp: Path) -> tuple[subprocess.CompletedProcess[str], list[
     options = ("--cluster", str(CLUSTER), "--interval", "0.2")
     with serving(tmp, _tokens_toml(), *options, env=env) as (url, log_path, _):
         document = httpx.get(f"{url}/schema/openapi.json", timeout=10).json()
+        place_the_example_group(url)
         report = tmp / "events.ndjson"
         run_env = {**env, **{name: _token(name) for name in TOKENS}}
         command = [
@@ -184,3 +219,7 @@ def test_every_operation_is_exercised_with_authorized_answers(schemathesis_run):
         op for op in MUST_SUCCEED if not any(200 <= s < 300 for s in summary.statuses[op])
     ]
     assert never_served == [], summary.table()
+    only_refused = [
+        op for op in sorted(summary.operations) if summary.statuses[op] <= {400, 401, 403}
+    ]
+    assert only_refused == [], summary.table()
