@@ -42,9 +42,10 @@ EXIT_CODES: Final = (-(2**31), 2**31 - 1)  # a process's exit status, or minus a
 Attempt = Annotated[
     int,
     Meta(
-        ge=0,
+        ge=1,  # a member's first placement is attempt 1; 0 is no attempt at all
         le=MAX_ATTEMPT,
-        description="the group attempt the report is about (an older one writes nothing)",
+        description="the placement attempt the report is about, from 1 (an older one "
+        "writes nothing)",
     ),
 ]
 

@@ -19,9 +19,10 @@ from costart.rest.openapi import convert_schema
 
 _ATTEMPT = {
     "type": "integer",
-    "minimum": 0,
+    "minimum": 1,
     "maximum": MAX_ATTEMPT,
-    "description": "the group attempt the report is about (an older one writes nothing)",
+    "description": "the placement attempt the report is about, from 1 (an older one writes "
+    "nothing)",
 }
 _NULL = {"type": "null"}
 

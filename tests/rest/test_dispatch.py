@@ -136,9 +136,11 @@ def test_every_report_type_sent_twice_writes_once(server):
     path = f"/v1/groups/{name}/members/trainer/tasks/1"
     _, again = twice(server, client(server, ADMIN), path, succeeded)
     assert again["member"]["state"] == "SUCCEEDED"
-    # The trainer's tasks are released: an agent can no longer show the task is its own.
+    # The trainer's tasks are released: an agent can no longer show the task is its own,
+    # and the task, not placed now, is a conflict (not a missing resource).
     before = position(server)
-    assert train.post(path, json=succeeded).status_code == 404
+    late = train.post(path, json=succeeded)
+    assert late.status_code == 409 and "is not placed" in late.json()["error"], late.text
     assert position(server) == before
 
 

@@ -36,7 +36,7 @@ CLAIMS: list[tuple[dict[str, Any], bool]] = [
     ({"attempt": 1, "status": "FAILED", "reason": "r" * (MAX_REASON_TEXT + 1)}, False),
     ({"attempt": MAX_ATTEMPT, "status": "READY"}, True),
     ({"attempt": MAX_ATTEMPT + 1, "status": "READY"}, False),
-    ({"attempt": -1, "status": "READY"}, False),
+    ({"attempt": 0, "status": "READY"}, False),
     ({"attempt": 1, "status": "BOUND"}, False),
     ({"attempt": 1, "status": "READY", "extra": 1}, False),
 ]
