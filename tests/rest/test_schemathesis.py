@@ -78,8 +78,9 @@ def _tokens_toml() -> str:
     return "\n".join(lines) + "\n"
 
 
-def _max_examples() -> int:
-    return 500 if os.environ.get("COSTART_PROFILE") == "slow" else 150
+def _profile_options() -> tuple[str, ...]:
+    """The config's 150 examples per operation; the slow profile raises them to 500."""
+    return ("--max-examples", "500") if os.environ.get("COSTART_PROFILE") == "slow" else ()
 
 
 def place_the_example_group(url: str) -> None:
@@ -118,7 +119,7 @@ def run_schemathesis(tmp: Path) -> tuple[subprocess.CompletedProcess[str], list[
         run_env = {**env, **{name: _token(name) for name in TOKENS}}
         command = [
             *(sys.executable, "-m", "schemathesis.cli", "--config-file", str(CONFIG), "run"),
-            *("--max-examples", str(_max_examples())),
+            *_profile_options(),
             *("--report", "ndjson", "--report-ndjson-path", str(report)),
             *("--no-color", "--output-truncate", "true"),
             f"{url}/schema/openapi.json",
