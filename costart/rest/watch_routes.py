@@ -19,7 +19,7 @@ from litestar.params import Parameter
 from litestar.response import Stream
 from msgspec import Meta
 
-from costart.domain.events import ALL_EVENTS
+from costart.domain import events
 from costart.rest.auth import User
 from costart.rest.models import NAME_IN_PATH, NODE_CHARS, NODE_PATTERN
 from costart.rest.openapi import convert_schema, errors
@@ -41,7 +41,7 @@ def watch_event_schema() -> dict[str, Any]:
                 "title": "CommittedEvent",
                 "type": "object",
                 "properties": {
-                    "event": {"enum": sorted(t.__name__ for t in ALL_EVENTS)},
+                    "event": {"enum": sorted(t.__name__ for t in events.ALL_EVENTS)},
                     "id": {"type": "string", "pattern": POSITION_PATTERN},
                     "data": data,
                 },
