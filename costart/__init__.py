@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from costart.domain.spec import parse_spec
     from costart.domain.spec_types import GroupSpec
     from costart.domain.states import GroupState, MemberState
+    from costart.store.rollback import LastKnown
 
 __version__ = "0.1.0"
 
@@ -34,6 +35,7 @@ __all__ = [
     "DomainError",
     "GroupSpec",
     "GroupState",
+    "LastKnown",
     "MemberState",
     "NotFound",
     "Settings",
@@ -51,6 +53,7 @@ __getattr__, __dir__ = lazy_exports(
         "DomainError": "costart.domain.errors",
         "GroupSpec": "costart.domain.spec_types",
         "GroupState": "costart.domain.states",
+        "LastKnown": "costart.store.rollback",
         "MemberState": "costart.domain.states",
         "NotFound": "costart.domain.errors",
         "Settings": "costart.bootstrap",

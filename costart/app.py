@@ -24,8 +24,8 @@ from eventsourcing.application import Application
 from eventsourcing.persistence import ApplicationRecorder, Mapper
 from eventsourcing.popo import POPOFactory
 
+from costart.domain import backfill, lifecycle, node_loss, reconcile, reports, scheduling
 from costart.domain import decisions as dec
-from costart.domain import lifecycle, node_loss, reconcile, reports, scheduling
 from costart.domain.actors import TIMER, Actor
 from costart.domain.aggregates import GroupUnit
 from costart.domain.cluster_stream import ClusterUnit
@@ -45,6 +45,7 @@ from costart.store.codec import MsgspecMapper
 from costart.store.host_term import HostTermFencing, check_term, claim_term
 from costart.store.memory import MemoryApplicationRecorder
 from costart.store.reading import read_events
+from costart.store.rollback import Expectations, LastKnown
 from costart.store.snapshots import SnapshotStore
 
 log = structlog.get_logger("costart.controller")
@@ -113,6 +114,7 @@ class Controller(Application[UUID]):
         epoch: int | None = None,
         warm: World | None = None,
         term: int | None = None,
+        expect: Expectations | None = None,
     ) -> None:
         """``restart_of``: start over the same log and snapshots as that (crashed)
         controller, restoring from its newest snapshot plus the tail — how the simulator
@@ -128,18 +130,25 @@ class Controller(Application[UUID]):
         The host's leadership term instead of costart's lease (ADR 0027): ``term`` is
         claimed in the store before the state is read (`StaleTermError` if the log
         already has a newer term), and every append carries it, so once the host's next
-        leader claimed its term this one cannot write."""
+        leader claimed its term this one cannot write.
+
+        ``expect``: what is known of the log from outside it (the host's last known
+        position and term, the views' anchor), checked before anything is read or
+        written: a store rolled back behind it is refused (ADR 0048)."""
         if term is not None and epoch is not None:
             raise ValueError("term: give the host's term or a lease epoch, not both")
         if term is not None:
             check_term(term)
         self._restart_of = restart_of
         super().__init__(env=dict(env) if env is not None else None)
+        if expect is not None:
+            expect.check(self.recorder)
         if term is not None:
             claim_term(self.recorder, term)
         self._clock: Clock = clock or time.time_ns
         self.placement = placement
         self._lock = threading.RLock()
+        self._depth = threading.local()  # command scopes this thread has open
         self.world = World()
         self.snapshots_store: SnapshotStore = (
             restart_of.snapshots_store
@@ -230,6 +239,16 @@ class Controller(Application[UUID]):
             self.world.apply(event)
             self.world.position = position
 
+    def last_known(self) -> LastKnown:
+        """What the host keeps of this log after an acknowledged command, to give back to
+        `bootstrap` on the next start (ADR 0048): the durable position, the log's chain
+        hash there and the host term (if any) this controller writes under."""
+        with self._lock:
+            position = self.world.position
+            self._writer.await_durable(position)
+            log_hash = chain_hash(self.recorder, position)
+            return LastKnown(position=position, log_hash=log_hash, term=self.term)
+
     def snapshot_now(self) -> int:
         """Write a snapshot of the whole state at the current position; returns it."""
         with self._lock:
@@ -280,6 +299,16 @@ class Controller(Application[UUID]):
     def _command(self) -> _CommandScope:
         """One or more commands: decided and queued under the lock, acknowledged after
         it (so concurrent commands share one fsync), then a snapshot if one is due."""
+        return _CommandScope(self)
+
+    def batch(self) -> _CommandScope:
+        """``with controller.batch():`` -- the commands in the block run under one hold
+        of the lock, so nothing else changes the state between them and what the block
+        reads of ``world`` (a command's result, as a caller shows it) is the state right
+        after them; they are acknowledged together when the block ends, returning once
+        all are durable (one shared fsync). A command that raises inside changes
+        nothing, and the others stay recorded. Only the block's end settles: a command
+        inside returns before its events are durable."""
         return _CommandScope(self)
 
     def _on_group(
@@ -595,6 +624,12 @@ def _record_decision(unit: GroupUnit, decision: dec.Decision, at: int) -> None:
         scheduling.release_group(unit, decision.reason, at)
     elif isinstance(decision, dec.SetPendReason):
         scheduling.set_pend_reason(unit, decision.reason, at)
+    elif isinstance(decision, dec.LendHolds):
+        backfill.lend_holds(unit, decision.holds, decision.borrower, at)
+    elif isinstance(decision, dec.PlaceBorrower):
+        backfill.place_borrower(unit, decision.assignments, decision.lender, at)
+    elif isinstance(decision, dec.Preempt):
+        backfill.preempt(unit, decision.nodes, decision.lender, at)
     else:
         raise DomainError(f"unknown decision {type(decision).__name__}")
 
@@ -611,11 +646,12 @@ class _CommandScope:
     def __enter__(self) -> None:
         controller = self._controller
         controller._lock.acquire()
+        depth = controller._depth
+        depth.n = getattr(depth, "n", 0) + 1
         try:
             controller._writer.check_running()
-        except BaseException:
-            controller._lock.release()
-            controller._writer.settle()
+        except BaseException as error:
+            self.__exit__(type(error), error, error.__traceback__)
             raise
 
     def __exit__(
@@ -625,6 +661,12 @@ class _CommandScope:
         tb: TracebackType | None,
     ) -> None:
         controller = self._controller
+        depth = controller._depth
+        depth.n -= 1
+        if depth.n:
+            # Inside an outer scope (`Controller.batch`): it acknowledges everything.
+            controller._lock.release()
+            return
         try:
             controller._lock.release()
         finally:

@@ -19,16 +19,21 @@ import logging
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Final, cast
+from typing import Any, Final, cast
 
 import msgspec
 import structlog
+from eventsourcing.persistence import InfrastructureFactory
 
 from costart.app import Clock, Controller, PlacementStep
 from costart.domain.world import World
 from costart.logs import configure_logging
 from costart.pgstore import env_for_url, is_url, redact
+from costart.projections import ViewDamagedError, stored_anchor
 from costart.sim.ports import ControllerFactory, PlacementStepLike, SimController
+from costart.store.keeper import LeaseLike
+from costart.store.rollback import Expectations, LastKnown
+from costart.store.standby import Standby
 
 __all__ = [
     "DEFAULT_PLACEMENT",
@@ -36,6 +41,7 @@ __all__ = [
     "Settings",
     "bootstrap",
     "build_placement",
+    "build_standby",
     "configure_logging_once",
     "sim_controller_factory",
 ]
@@ -135,6 +141,8 @@ def bootstrap(
     warm: World | None = None,
     restart_of: Controller | None = None,
     term: int | None = None,
+    last_known: LastKnown | None = None,
+    check_views: bool = True,
 ) -> Controller:
     """Build the Controller the settings describe.
 
@@ -142,7 +150,13 @@ def bootstrap(
     own over the simulated cluster; None for none). ``env`` replaces the environment
     derived from the settings (a leader's environment fenced at its epoch). ``epoch``,
     ``warm`` and ``restart_of`` are the Controller's HA and crash-restart arguments;
-    ``term``, the host's leadership term instead of the lease (ADR 0027)."""
+    ``term``, the host's leadership term instead of the lease (ADR 0027).
+
+    A store rolled back behind what is known of it outside is refused with
+    `LogTailLostError` before anything is read or written (ADR 0048): ``last_known`` is
+    the host's truth (`Controller.last_known`, kept by the host); the store's views, when
+    it has some, are checked too unless ``check_views`` is False (a caller that checks
+    or rebuilds them itself, holding them open)."""
     step = (
         build_placement(settings) if placement is _UNSET else cast(PlacementStep | None, placement)
     )
@@ -154,7 +168,46 @@ def bootstrap(
         epoch=epoch,
         warm=warm,
         term=term,
+        expect=expectations(settings, last_known, check_views=check_views),
     )
+
+
+def expectations(
+    settings: Settings, last_known: LastKnown | None, *, check_views: bool = True
+) -> Expectations | None:
+    """What is known of the settings' log outside it: ``last_known`` and the anchor of
+    its views. Views that cannot be read are not evidence (they are rebuilt from the log
+    when next opened, ADR 0028): a warning says they were not checked."""
+    views = None
+    views_dir = settings.views_dir() if check_views else None
+    if views_dir is not None:
+        try:
+            views = stored_anchor(views_dir)
+        except ViewDamagedError as error:
+            structlog.get_logger("costart.bootstrap").warning(
+                "views not checked against the log", views=str(views_dir), problem=str(error)
+            )
+    if views is None and last_known is None:
+        return None
+    return Expectations(last_known=last_known, views=views)
+
+
+def build_standby(
+    settings: Settings,
+    factory: InfrastructureFactory[Any],
+    lease: LeaseLike,
+    *,
+    last_known: LastKnown | None = None,
+    check_views: bool = True,
+    poll_s: float | None = None,
+) -> Standby:
+    """A warm standby of the settings' log (``factory`` opens it, ``lease`` is its
+    lease), checked first against what is known of the log outside it, as `bootstrap`
+    checks a Controller."""
+    expect = expectations(settings, last_known, check_views=check_views)
+    if poll_s is None:
+        return Standby(factory, lease, expect=expect)
+    return Standby(factory, lease, poll_s=poll_s, expect=expect)
 
 
 def sim_controller_factory(settings: Settings | None = None) -> ControllerFactory:

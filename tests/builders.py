@@ -36,6 +36,8 @@ class GroupBuilder:
         topology: dict[str, Any] | str | None = None,
         claims: tuple[str, ...] = (),
         task_claims: tuple[str, ...] = (),
+        max_runtime: str | None = None,
+        preemptible: bool = False,
     ) -> GroupBuilder:
         shape: dict[str, Any] = {"gpu": gpu}
         if cpu or mem_gb:
@@ -50,6 +52,10 @@ class GroupBuilder:
         }
         if task_claims:
             member["task_claims"] = list(task_claims)
+        if max_runtime is not None:
+            member["max_runtime"] = max_runtime
+        if preemptible:
+            member["preemptible"] = True
         for key, value in (
             ("tasks", tasks),
             ("replicas", replicas),

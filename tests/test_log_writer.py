@@ -122,3 +122,29 @@ def test_a_thread_awaiting_a_queued_position_wakes_when_it_is_acknowledged():
     writer.settle()
     thread.join(timeout=60)
     assert not thread.is_alive()
+
+
+def test_a_batch_of_commands_is_acknowledged_once_at_its_end_and_all_are_durable(
+    tmp_path, monkeypatch
+):
+    settles: list[int] = []
+    original = LogWriter.settle
+
+    def counting(self):
+        settles.append(len(getattr(self._local, "pending", None) or []))
+        return original(self)
+
+    monkeypatch.setattr(LogWriter, "settle", counting)
+    controller = Controller(env=lmdb_env(tmp_path), clock=ManualClock())
+    with controller.batch():
+        controller.submit(a_group("a").with_member("m").build())
+        with pytest.raises(Exception, match="already"):  # a conflict inside changes nothing
+            controller.submit(a_group("a").with_member("m").build())
+        controller.submit(a_group("b").with_member("m").build())
+        position = controller.world.position
+    # One settle for both writes (the inner commands did not wait on their own).
+    assert settles == [2]
+    logged = rebuild(RecorderSource(controller.recorder))
+    assert sorted(logged.live_names) == ["a", "b"]
+    assert logged.position == position
+    controller.close()

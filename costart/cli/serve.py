@@ -28,7 +28,7 @@ import typer
 import uvicorn
 
 from costart.app import Controller, PlacementStep
-from costart.bootstrap import Settings, bootstrap, build_placement
+from costart.bootstrap import Settings, bootstrap, build_placement, build_standby
 from costart.cli.checked_views import CheckedViews
 from costart.cli.commands import Target
 from costart.cli.exits import EXIT_ERROR, EXIT_USAGE, exit_code
@@ -39,9 +39,9 @@ from costart.rest.auth import TokenError, Tokens
 from costart.rest.claims import ClaimDriver
 from costart.rest.not_leader import not_leader_app, publish_leader, read_leader
 from costart.rest.service import Service
+from costart.store import DATA_FILE, release_mapped_pages
 from costart.store.errors import DamagedStoreError, StoreFullError
 from costart.store.keeper import LeaseKeeper, LeaseLike
-from costart.store.standby import Standby
 
 log = structlog.get_logger("costart.serve")
 PG_MODULE = "costart.pgstore"
@@ -50,17 +50,23 @@ STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
 
 def _open_controller(
-    settings: Settings, step: PlacementStep | None, standby: bool, lease_duration: float
+    settings: Settings,
+    step: PlacementStep | None,
+    standby: bool,
+    lease_duration: float,
+    *,
+    check_views: bool,
 ) -> tuple[Controller, LeaseLike | None, Path]:
     """The controller on the store the settings name (leading it under the store's
     lease, after a standby wait with ``--standby``), its lease, and where its views
-    live."""
+    live. ``check_views``: refuse a log behind the views before leading (ADR 0048);
+    False when they are to be rebuilt (``--rebuild-views``)."""
     lease_ns = int(lease_duration * SECOND_NS)
     views_dir = settings.views_dir()
     if views_dir is not None:
         if settings.store_dir is not None:
             settings.store_dir.mkdir(parents=True, exist_ok=True)
-        controller, lease = _lead(settings, step, standby, lease_ns)
+        controller, lease = _lead(settings, step, standby, lease_ns, check_views=check_views)
         return controller, lease, views_dir
     if standby:
         _usage("--standby needs a store shared with the leader (--store DIR or URL)")
@@ -86,6 +92,8 @@ def _server(
             ssl_keyfile=tls[1] if tls else None,
             log_config=None,
             access_log=False,
+            http="httptools",  # the C parser and loop (ADR 0050), not the pure-Python ones
+            loop="uvloop",
             # Watchers hold their connection open: the limit counts them too.
             limit_concurrency=max_connections,
             timeout_graceful_shutdown=5,
@@ -160,7 +168,9 @@ def serve(
     url = advertise or f"{'https' if tls else 'http'}://{host}:{port}"
     try:
         with _not_leader_while_standby(standby, target.store, host, port, tls):
-            controller, lease, views_dir = _open_controller(settings, step, standby, lease_duration)
+            controller, lease, views_dir = _open_controller(
+                settings, step, standby, lease_duration, check_views=not target.rebuild_views
+            )
     except (DamagedStoreError, StoreFullError) as error:
         _refuse(error)
     if target.store is not None and lease is not None:
@@ -180,13 +190,13 @@ def serve(
             lease.release()
         _refuse(error)
     with contextlib.closing(checked):
-        views = checked.views
         service = Service(
             controller,
-            views,
+            checked.views,
             driver=driver,
             heartbeat_timeout_ns=int(heartbeat_timeout * SECOND_NS),
         )
+        _release_startup_pages(checked.views.db.path, target.store)
         server = _server(service, users, host, port, tls, max_connections)
         keeper = _keep(lease, controller, server) if lease is not None else None
         service.start(interval)
@@ -200,13 +210,21 @@ def serve(
             with _stop_signals_return():
                 server.run()
         finally:
-            service.stop()
+            service.close()
             if keeper is not None:
                 keeper.stop()
             if lease is not None and keeper is not None and keeper.lost is None:
                 _hand_over(controller, lease)
     if keeper is not None and keeper.lost is not None:
         raise typer.Exit(EXIT_ERROR)
+
+
+def _release_startup_pages(*data_dirs: Path | None) -> None:
+    """The startup checks read the views and the log whole once: those pages need not
+    stay resident (ADR 0050)."""
+    for data_dir in data_dirs:
+        if data_dir is not None:
+            release_mapped_pages(data_dir / DATA_FILE)
 
 
 @contextmanager
@@ -276,7 +294,12 @@ def _usage(message: str) -> NoReturn:
 
 
 def _lead(
-    settings: Settings, step: PlacementStep | None, standby: bool, lease_ns: int
+    settings: Settings,
+    step: PlacementStep | None,
+    standby: bool,
+    lease_ns: int,
+    *,
+    check_views: bool,
 ) -> tuple[Controller, LeaseLike | None]:
     """The controller of this process, and the lease it writes under (None when the
     store keeps no lease, e.g. SQLite). A standby returns only once promoted."""
@@ -286,10 +309,10 @@ def _lead(
     except ValueError as error:
         if standby:
             _usage(str(error))
-        return bootstrap(settings, placement=step, env=env), None
+        return bootstrap(settings, placement=step, env=env, check_views=check_views), None
     lease = leadership.lease
     if standby:
-        warm = Standby(leadership.factory, lease)
+        warm = build_standby(settings, leadership.factory, lease, check_views=check_views)
         epoch = warm.wait_for_lease()
         assert epoch is not None  # no stop event: waits until it holds the lease
         controller = bootstrap(
@@ -298,6 +321,7 @@ def _lead(
             env=leadership.fenced(epoch),
             epoch=leadership.writer_epoch(epoch),
             warm=warm.world,
+            check_views=False,  # the standby checked them before it started tailing
         )
         log.info("promoted", epoch=epoch, position=controller.world.position)
         return controller, lease
@@ -317,6 +341,7 @@ def _lead(
             placement=step,
             env=leadership.fenced(epoch),
             epoch=leadership.writer_epoch(epoch),
+            check_views=check_views,
         )
     except BaseException:
         lease.release()  # a store that cannot be restored is not led

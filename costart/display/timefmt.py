@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Final
@@ -92,8 +93,14 @@ def offset(ns: int, origin_ns: int) -> str:
 def rfc3339(ns: int) -> str:
     """``ns`` since the epoch as RFC 3339 UTC with nanoseconds (for machines)."""
     seconds, rest = divmod(ns, SECOND_NS)
-    text = datetime.fromtimestamp(seconds, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S")
-    return f"{text}.{rest:09d}Z"
+    return f"{_utc_second(seconds)}.{rest:09d}Z"
+
+
+@functools.lru_cache(maxsize=4096)
+def _utc_second(seconds: int) -> str:
+    # Cached: a REST answer shows several times, mostly of a few recent seconds, and
+    # formatting a datetime costs ten times the lookup (ADR 0050).
+    return datetime.fromtimestamp(seconds, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S")
 
 
 def age_reference(event_times_ns: Iterable[int], wall_ns: int) -> int:

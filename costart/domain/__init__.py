@@ -2,6 +2,7 @@
 invariants (DESIGN §3). Imports only the standard library and msgspec."""
 
 from costart.domain import (
+    backfill,
     decisions,
     events,
     failures,
@@ -10,6 +11,7 @@ from costart.domain import (
     node_loss,
     reconcile,
     reports,
+    runtime_limits,
     scheduling,
 )
 from costart.domain.actors import TIMER, Actor
@@ -105,6 +107,7 @@ __all__ = [
     "Topology",
     "TopologyPolicy",
     "World",
+    "backfill",
     "check_group",
     "check_world",
     "decisions",
@@ -122,6 +125,7 @@ __all__ = [
     "parse_spec",
     "reconcile",
     "reports",
+    "runtime_limits",
     "scheduling",
     "spec_from_object",
 ]

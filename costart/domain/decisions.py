@@ -47,4 +47,37 @@ class SetPendReason(msgspec.Struct, frozen=True):
     reason: PendReason
 
 
-Decision = PlaceGroup | HoldCapacity | PlaceMember | ReleaseGroup | SetPendReason
+class LendHolds(msgspec.Struct, frozen=True):
+    """A ``reserve-backfill`` reservation (``group``) lends held tasks to ``borrower``."""
+
+    group: str
+    holds: dict[str, tuple[Assignment, ...]]
+    borrower: str
+
+
+class PlaceBorrower(msgspec.Struct, frozen=True):
+    """Place a waiting group's whole gang on capacity lent by reservation ``lender``."""
+
+    group: str
+    assignments: dict[str, tuple[Assignment, ...]]
+    lender: str
+
+
+class Preempt(msgspec.Struct, frozen=True):
+    """Stop the group's tasks on ``nodes``: reservation ``lender`` takes its capacity back."""
+
+    group: str
+    nodes: tuple[str, ...]
+    lender: str
+
+
+Decision = (
+    PlaceGroup
+    | HoldCapacity
+    | PlaceMember
+    | ReleaseGroup
+    | SetPendReason
+    | LendHolds
+    | PlaceBorrower
+    | Preempt
+)

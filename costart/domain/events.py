@@ -168,6 +168,17 @@ class MemberHeld(DomainEvent, frozen=True):
     assignments: tuple[Assignment, ...]
 
 
+class HoldLent(DomainEvent, frozen=True):
+    """An open ``reserve-backfill`` reservation gave up these held tasks so that the lower
+    group ``borrower`` runs on their capacity until the reservation needs it back. The
+    capacity is counted once, as the borrower's use; it is still owed to the reservation,
+    which claims it every session and stops a borrower still there (reason
+    ``preempted``) when its gang can start."""
+
+    assignments: tuple[Assignment, ...]
+    borrower: str
+
+
 class MemberPlaced(DomainEvent, frozen=True):
     """The member's tasks are placed: ``assignments`` are added to what it has."""
 
@@ -293,6 +304,7 @@ GROUP_EVENTS: tuple[type[DomainEvent], ...] = (
 MEMBER_EVENTS: tuple[type[DomainEvent], ...] = (
     MemberCreated,
     MemberHeld,
+    HoldLent,
     MemberPlaced,
     MemberReleased,
     ClaimReady,
@@ -325,6 +337,7 @@ AnyEvent = (
     | GroupCancelled
     | MemberCreated
     | MemberHeld
+    | HoldLent
     | MemberPlaced
     | MemberReleased
     | ClaimReady

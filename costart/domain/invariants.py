@@ -2,9 +2,15 @@
 
 `check_world` inspects a `World`; `EventAudit` follows the event stream for the rules that
 are about history (barrier once per attempt, start only after the barrier, terminal groups
-never change). Both raise `InvariantViolation` naming the rule, group and member. Used by
-tests, the simulator and replay; #5 (deadlock freedom) is the placement step's rule and is
-checked there.
+never change, a node-lost or preempted failure never consumes a budget). Both raise
+`InvariantViolation` naming the rule, group and member. Used by tests, the simulator and
+replay; #5 (deadlock freedom) is the placement step's rule and is checked there.
+
+#3 with backfill (ADR 0045): a reservation that lends a held task gives the hold up
+(`HoldLent`) before the borrower is placed there, so lent capacity is counted once — as
+the borrower's placement — and "holds + placements on a node never exceed its capacity"
+holds unchanged; what the reservation is still owed is a claim of the placement step,
+never a hold.
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ import msgspec
 
 from costart.domain import events as ev
 from costart.domain.errors import InvariantViolation
-from costart.domain.spec_types import FailureRule
+from costart.domain.spec_types import BUDGET_FREE_REASONS, FailureRule
 from costart.domain.states import GROUP_STARTED, GROUP_TERMINAL, GroupState, MemberState
 from costart.domain.world import World
 
@@ -113,6 +119,8 @@ def _check_budgets(group: GroupState, members: list[MemberState]) -> None:
 
 
 def _check_capacity(world: World, capacities: Mapping[str, Capacity]) -> None:
+    """#3: per node, every live member's holds plus placements (a lent hold is no longer
+    a hold: it counts once, as its borrower's placement) within the node's capacity."""
     used: dict[str, list[int]] = {}
     owner: dict[str, tuple[GroupState, MemberState]] = {}
     for group in world.groups_in_order():
@@ -168,6 +176,8 @@ class EventAudit:
         self._attempt: dict[int, int] = {}
         self._released: dict[int, set[int]] = {}
         self._terminal: set[int] = set()
+        self._failed_for: dict[int, str] = {}  # member id -> reason of its last failure
+        self._group_restarts: dict[int, int] = {}
 
     def _violation(self, rule: str, gid: int, detail: str) -> InvariantViolation:
         return InvariantViolation(rule, self._names.get(gid, str(UUID(int=gid))), None, detail)
@@ -202,6 +212,22 @@ class EventAudit:
     def _ended(self, gid: int, event: ev.DomainEvent) -> None:
         self._terminal.add(gid)
 
+    def _member_failed(self, gid: int, event: ev.MemberFailed) -> None:
+        self._failed_for[event.originator_id.int] = event.reason
+
+    def _member_restarted(self, gid: int, event: ev.MemberRestarted) -> None:
+        reason = self._failed_for.get(event.originator_id.int)
+        if event.counted and reason in BUDGET_FREE_REASONS:
+            raise self._violation("#6 restart budgets", gid, f"a {reason} restart was counted")
+
+    def _group_restarted(self, gid: int, event: ev.GroupRestarted) -> None:
+        before = self._group_restarts.get(gid, 0)
+        if event.reason in BUDGET_FREE_REASONS and event.restarts != before:
+            raise self._violation(
+                "#6 restart budgets", gid, f"a {event.reason} group restart was counted"
+            )
+        self._group_restarts[gid] = event.restarts
+
 
 _AUDIT: dict[type[ev.DomainEvent], Callable[[EventAudit, int, Any], None]] = {
     ev.GroupSubmitted: EventAudit._submitted,
@@ -209,6 +235,9 @@ _AUDIT: dict[type[ev.DomainEvent], Callable[[EventAudit, int, Any], None]] = {
     ev.BarrierReleased: EventAudit._barrier_released,
     ev.MemberStarted: EventAudit._member_started,
     ev.TaskStarted: EventAudit._member_started,
+    ev.MemberFailed: EventAudit._member_failed,
+    ev.MemberRestarted: EventAudit._member_restarted,
+    ev.GroupRestarted: EventAudit._group_restarted,
     ev.GroupSucceeded: EventAudit._ended,
     ev.GroupFailed: EventAudit._ended,
     ev.GroupCancelled: EventAudit._ended,

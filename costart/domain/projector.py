@@ -146,6 +146,15 @@ def _held(m: MemberState, e: ev.MemberHeld) -> None:
     m.held.extend(e.assignments)
 
 
+def _lent(m: MemberState, e: ev.HoldLent) -> None:
+    lent = {a.index for a in e.assignments}
+    if not lent <= {a.index for a in m.held}:
+        raise DomainError(f"member {m.name}: lends tasks {sorted(lent)} it does not hold")
+    m.held = [a for a in m.held if a.index not in lent]
+    if not m.held:
+        m.status = "PENDING"
+
+
 def _end_live_tasks(m: MemberState, status: TaskStatus, at_ns: int) -> None:
     """Every task still placed or running ends with ``status``."""
     tasks = m.tasks
@@ -332,6 +341,7 @@ _GROUP_HANDLERS: dict[type[ev.DomainEvent], Callable[[GroupState, Any], None]] =
 }
 _MEMBER_HANDLERS: dict[type[ev.DomainEvent], Callable[[MemberState, Any], None]] = {
     ev.MemberHeld: _held,
+    ev.HoldLent: _lent,
     ev.MemberPlaced: _placed,
     ev.MemberReleased: _released,
     ev.ClaimReady: _claim_ready,

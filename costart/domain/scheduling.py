@@ -2,7 +2,7 @@
 
 The placement step decides; these functions check that a decision fits the group's
 state and spec, then record it. Timers (reservation and barrier deadlines) fire on
-`on_tick` with the injected time.
+`on_tick` with the injected time, as do members' declared run-time limits.
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ from costart.domain.aggregates import GroupUnit, MemberAggregate
 from costart.domain.errors import DomainError, IllegalTransition
 from costart.domain.events import Assignment, PendReason
 from costart.domain.lifecycle import release_barrier_if_ready
+from costart.domain.runtime_limits import fire_runtime_limits, runtime_limit_may_be_due
+from costart.domain.spec_types import RESERVING_MODES
 from costart.domain.states import GROUP_STARTED, GROUP_WAITING, GroupState
 from costart.domain.teardown import release_and_retry
 
@@ -63,7 +65,7 @@ def place_group(
 def hold_capacity(unit: GroupUnit, holds: Mapping[str, Sequence[Assignment]], at_ns: int) -> None:
     """Open the reservation (first time) and add holds for some members' tasks."""
     group = unit.group.state
-    if group.spec.placement.mode != "reserve":
+    if group.spec.placement.mode not in RESERVING_MODES:
         raise DomainError(f"group {unit.name} is in atomic mode: it holds nothing")
     if group.status not in GROUP_WAITING:
         raise IllegalTransition(f"group {unit.name}", group.status, "hold capacity")
@@ -126,8 +128,9 @@ def set_pend_reason(unit: GroupUnit, reason: PendReason, at_ns: int) -> bool:
     return True
 
 
-TIMED: Final = frozenset({"RESERVING", "PLACED"})
-"""The group statuses with a deadline: `deadline_due` is False for every other status."""
+TIMED: Final = frozenset({"RESERVING", "PLACED", *GROUP_STARTED})
+"""The group statuses with a deadline (started groups: a member's ``max_runtime``):
+`deadline_due` is False for every other status."""
 
 
 def deadline_due(group: GroupState, now_ns: int) -> bool:
@@ -137,7 +140,7 @@ def deadline_due(group: GroupState, now_ns: int) -> bool:
     elif group.status == "PLACED":
         deadline = group.barrier_deadline_ns
     else:
-        return False
+        return runtime_limit_may_be_due(group, now_ns)
     return deadline is not None and now_ns >= deadline
 
 
@@ -154,4 +157,6 @@ def on_tick(unit: GroupUnit, now_ns: int) -> bool:
         unit.group.trigger(ev.BarrierTimedOut, now_ns, attempt=group.attempt)
         release_and_retry(unit, "barrier timed out: claims not READY", now_ns, counts_attempt=True)
         return True
+    if runtime_limit_may_be_due(group, now_ns):
+        return fire_runtime_limits(unit, now_ns)
     return False

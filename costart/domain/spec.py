@@ -100,6 +100,8 @@ class MemberDoc(_Doc):
     topology: Topology | str | None = None
     claims: list[str] = msgspec.field(default_factory=list)
     task_claims: list[str] = msgspec.field(default_factory=list)
+    max_runtime: str | None = None
+    preemptible: bool = False
 
 
 class GroupDoc(_Doc):
@@ -330,6 +332,14 @@ def _member(path: str, doc: MemberDoc, group_owner: str) -> MemberSpec:
         if claim in doc.claims:
             raise SpecError(f"{path}.task_claims[{i}]", f"{claim!r} is a member claim already")
     topology, placement_group = _topology(f"{path}.topology", doc.topology)
+    max_runtime_ns = None
+    if doc.max_runtime is not None:
+        max_runtime_ns = _duration(f"{path}.max_runtime", doc.max_runtime)
+        if max_runtime_ns <= 0:
+            raise SpecError(
+                f"{path}.max_runtime",
+                f"{doc.max_runtime!r}: a run-time limit must be longer than 0s",
+            )
     return MemberSpec(
         name=doc.name,
         kind=doc.kind,
@@ -343,6 +353,8 @@ def _member(path: str, doc: MemberDoc, group_owner: str) -> MemberSpec:
         placement_group=placement_group,
         claims=tuple(doc.claims),
         task_claims=tuple(doc.task_claims),
+        max_runtime_ns=max_runtime_ns,
+        preemptible=doc.preemptible,
     )
 
 

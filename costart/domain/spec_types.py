@@ -12,18 +12,20 @@ from typing import Final, Literal
 import msgspec
 
 MemberKind = Literal["job", "replica-set"]
-PlacementMode = Literal["atomic", "reserve"]
+PlacementMode = Literal["atomic", "reserve", "reserve-backfill"]
 TopologyPolicy = Literal["pack", "spread"]
 FailureAction = Literal["fail-group", "restart-member", "restart-group", "tolerate"]
-FailureReason = Literal["error", "oom", "node-lost", "preempted", "claim-failed"]
-RuleReason = Literal["error", "oom", "node-lost", "preempted", "claim-failed", "any"]
+FailureReason = Literal["error", "oom", "node-lost", "preempted", "claim-failed", "max-runtime"]
+RuleReason = Literal["error", "oom", "node-lost", "preempted", "claim-failed", "max-runtime", "any"]
 SuccessWhen = Literal["all-jobs", "any-job", "members"]
 
 MEMBER_KINDS: Final = ("job", "replica-set")
-PLACEMENT_MODES: Final = ("atomic", "reserve")
+PLACEMENT_MODES: Final = ("atomic", "reserve", "reserve-backfill")
+# Modes that open a reservation when the gang does not fit at once.
+RESERVING_MODES: Final = frozenset({"reserve", "reserve-backfill"})
 TOPOLOGY_POLICIES: Final = ("pack", "spread")
 FAILURE_ACTIONS: Final = ("fail-group", "restart-member", "restart-group", "tolerate")
-FAILURE_REASONS: Final = ("error", "oom", "node-lost", "preempted", "claim-failed")
+FAILURE_REASONS: Final = ("error", "oom", "node-lost", "preempted", "claim-failed", "max-runtime")
 RULE_REASONS: Final = (*FAILURE_REASONS, "any")
 SUCCESS_WHENS: Final = ("all-jobs", "any-job", "members")
 # Reasons that are the cluster's doing, not the workload's: they never consume a budget.
@@ -53,7 +55,10 @@ class MemberSpec(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
     """One member. ``count`` is a job's tasks or a replica set's desired replicas;
     for a job ``min_start == min_running == count``. ``claims`` are the member's (one
     report each); ``task_claims`` are each task's own (a device healthy on its node:
-    one report per task)."""
+    one report per task). ``max_runtime_ns``: the declared run-time limit (the member
+    fails with reason ``max-runtime`` when it has run that long); ``preemptible``: a
+    backfill reservation may stop it (reason ``preempted``) to take its capacity back.
+    Both are left out of the encoding at their defaults, so older specs keep their bytes."""
 
     name: str
     kind: MemberKind
@@ -67,6 +72,8 @@ class MemberSpec(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
     placement_group: str | None = None
     claims: tuple[str, ...] = ()
     task_claims: tuple[str, ...] = ()
+    max_runtime_ns: int | None = None
+    preemptible: bool = False
 
 
 class PlacementPolicy(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):

@@ -38,6 +38,7 @@ GROUP_FROM: Final[dict[type[ev.DomainEvent], frozenset[GroupStatus]]] = {
 
 MEMBER_FROM: Final[dict[type[ev.DomainEvent], frozenset[MemberStatus]]] = {
     ev.MemberHeld: frozenset({"PENDING", "HELD"}),
+    ev.HoldLent: frozenset({"HELD"}),
     ev.MemberPlaced: frozenset({"PENDING", "HELD", "RESTARTING", "RUNNING"}),
     ev.MemberReleased: frozenset(MEMBER_STATUSES),
     # RUNNING: a task's own claim, of a replica placed alone into a running set.

@@ -5,7 +5,7 @@ with every insert, checked on every read the library offers (``select_events`` h
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 from uuid import UUID
 
 from eventsourcing.persistence import InterfaceError, OperationalError, StoredEvent
@@ -13,9 +13,10 @@ from eventsourcing.postgres import PostgresAggregateRecorder, PostgresDatastore
 from eventsourcing.utils import retry
 from psycopg import Cursor
 from psycopg.rows import DictRow
-from psycopg.sql import SQL
+from psycopg.sql import SQL, Composed
 
 from costart.pgstore import checksums
+from costart.pgstore.checksums import Form, Prefixes
 
 
 class ChecksummedRecorder(PostgresAggregateRecorder):
@@ -24,6 +25,9 @@ class ChecksummedRecorder(PostgresAggregateRecorder):
     the snapshot fallback can skip it)."""
 
     position_column = "originator_version"
+    places_rows: ClassVar[bool] = False
+    """Whether this recorder's rows carry the placed form (their position is not part of
+    their content): then a content checksum after the first placed row is damage."""
 
     def __init__(
         self, datastore: PostgresDatastore, *, events_table_name: str = "stored_events"
@@ -38,13 +42,16 @@ class ChecksummedRecorder(PostgresAggregateRecorder):
         self.insert_events_statement = checksums.insert_checksummed(
             ds_schema, events_table_name, self.stored_event_type_name
         )
-        self._first_checked_statement = checksums.first_checked(
-            ds_schema, events_table_name, self.position_column, self.first_checked_scope
-        )
-        self._first_checked: dict[Any, int] = {}
+        self._first_statements: dict[Form, Composed] = {
+            form: checksums.first_of_form(
+                ds_schema, events_table_name, self.position_column, form, self.first_checked_scope
+            )
+            for form in (Form.CONTENT, Form.PLACED)
+        }
+        self._firsts: dict[tuple[Form, Any], int] = {}
 
     first_checked_scope = " AND originator_id = %s"
-    """Legacy rows are a prefix of each originator's versions."""
+    """Older forms are a prefix of each originator's versions."""
 
     def _insert_stored_events(
         self, curs: Cursor[DictRow], stored_events: Sequence[StoredEvent], **_: Any
@@ -55,27 +62,37 @@ class ChecksummedRecorder(PostgresAggregateRecorder):
         ]
         curs.execute(self.insert_events_statement, (checksums.checksums_of(stored_events), rows))
 
-    def first_checked(self, row: DictRow) -> int | None:
-        """The first checksummed position of the row's scope; cached once there is one
-        (rows are only appended, and new rows always carry a checksum)."""
+    def first_of_form(self, row: DictRow, form: Form) -> int | None:
+        """The first position of the row's scope whose checksum has ``form`` (CONTENT:
+        any checksum) or a newer one; cached once there is one (rows are only appended,
+        and new rows always carry the newest form)."""
         key = row["originator_id"] if self.first_checked_scope else None
-        known = self._first_checked.get(key)
+        known = self._firsts.get((form, key))
         if known is not None:
             return known
         params = (key,) if self.first_checked_scope else ()
         with self.datastore.get_connection() as conn, conn.cursor() as curs:
-            found = curs.execute(self._first_checked_statement, params).fetchone()
+            found = curs.execute(self._first_statements[form], params).fetchone()
         first = None if found is None else found["first"]
         if first is not None:
-            self._first_checked[key] = int(first)
+            self._firsts[form, key] = int(first)
         return first
+
+    def prefixes(self, row: DictRow) -> Prefixes:
+        """Where the older forms must have ended, asked only for a row of an older form."""
+        form = checksums.form_of(row[checksums.COLUMN])
+        if form is Form.LEGACY:
+            return Prefixes(first_checked=self.first_of_form(row, Form.CONTENT))
+        if form is Form.CONTENT and self.places_rows:
+            return Prefixes(first_placed=self.first_of_form(row, Form.PLACED))
+        return Prefixes()
 
     def check_rows(self, rows: Sequence[DictRow]) -> None:
         for row in rows:
             if checksums.COLUMN not in row:
                 continue  # a table of an earlier release, opened read-only: all legacy
-            first = self.first_checked(row) if row[checksums.COLUMN] is None else None
-            checksums.check_row(row, self.log_name, int(row[self.position_column]), first)
+            position = int(row[self.position_column])
+            checksums.check_row(row, self.log_name, position, self.prefixes(row))
 
     @retry((InterfaceError, OperationalError), max_attempts=10, wait=0.2)
     def select_events(

@@ -1,8 +1,9 @@
 """The Controller's log on PostgreSQL: the library's application recorder, appending
 through one server-side function (`schema.create_append_function`) that gives gapless
 positions and, when the recorder holds a lease epoch or the host's term (ADR 0027),
-fences the append in its own transaction. Every row carries costart's checksum, checked
-on every read (ADR 0040). Subscriptions and tables are the library's.
+fences the append in its own transaction. Every row carries costart's checksum, bound to
+its position, checked on every read (ADR 0040, ADR 0048). Subscriptions and tables are
+the library's.
 
 Without an epoch (tests, tools, a single controller) appends are not fenced, as on the
 LMDB store.
@@ -18,6 +19,7 @@ from eventsourcing.persistence import (
     Notification,
     OperationalError,
     PersistenceError,
+    ProgrammingError,
     StoredEvent,
 )
 from eventsourcing.postgres import PostgresApplicationRecorder, PostgresDatastore
@@ -28,16 +30,20 @@ from costart.pgstore import checksums, schema
 from costart.pgstore.checked import ChecksummedRecorder
 from costart.pgstore.create import create_retrying
 from costart.pgstore.errors import fenced_error
+from costart.store import CorruptRecordError, Defect, PlacedRowLog
 from costart.store.host_term import HostTermFencing, check_term
 
 
-class CostartApplicationRecorder(ChecksummedRecorder, PostgresApplicationRecorder, HostTermFencing):
+class CostartApplicationRecorder(
+    ChecksummedRecorder, PostgresApplicationRecorder, HostTermFencing, PlacedRowLog
+):
     """``epoch``: the lease epoch every append must match (None: appends not fenced).
     `claim_term`: the host's term every later append carries instead."""
 
     position_column = "notification_id"
+    places_rows = True
     first_checked_scope = ""
-    """Legacy rows are a prefix of the whole log."""
+    """Older forms are a prefix of the whole log."""
 
     def __init__(
         self,
@@ -71,6 +77,13 @@ class CostartApplicationRecorder(ChecksummedRecorder, PostgresApplicationRecorde
         self._append = schema.call_append(ds_schema, function)
         self._claim = schema.call_claim(ds_schema, claim)
         self._select_term = schema.select_term(ds_schema)
+        self._select_checksum = SQL(
+            "SELECT {column} FROM {schema}.{table} WHERE notification_id = %s"
+        ).format(
+            column=Identifier(checksums.COLUMN),
+            schema=Identifier(ds_schema),
+            table=Identifier(events_table_name),
+        )
 
     @property
     def lease_name(self) -> str:
@@ -121,6 +134,20 @@ class CostartApplicationRecorder(ChecksummedRecorder, PostgresApplicationRecorde
             curs.execute(self._select_term, (self.lease_name,))
             row = curs.fetchone()
         return 0 if row is None else int(row["term"])
+
+    def record_hash(self, position: int) -> bytes | None:
+        """The stored checksum of the row at ``position`` (the placed form names the
+        record and its position, ADR 0048; None for a legacy row, or a table of an
+        earlier release opened read-only); `CorruptRecordError` (GAP) for no such row."""
+        try:
+            with self.datastore.get_connection() as conn, conn.cursor() as curs:
+                row = curs.execute(self._select_checksum, (position,)).fetchone()
+        except ProgrammingError:  # no checksum column: an unmigrated table, all legacy
+            return None
+        if row is None:
+            raise CorruptRecordError(self.log_name, position, Defect.GAP, "no such row")
+        stored = row[checksums.COLUMN]
+        return None if stored is None else bytes(stored)
 
     @retry((InterfaceError, OperationalError), max_attempts=10, wait=0.2)
     def select_notifications(

@@ -18,6 +18,7 @@ from typing import Final
 
 from psycopg.sql import SQL, Composed, Identifier, Literal
 
+from costart.pgstore.checksums import placed_sql
 from costart.pgstore.errors import FENCED_SQLSTATE, TERM_SQLSTATE
 
 LEASE_TABLE: Final = "costart_lease"
@@ -100,7 +101,8 @@ def create_append_function(
     """One server-side statement per append: check the epoch (share-locking the lease
     row) or the host's term (claiming it, see `create_claim_function`), lock the table (the library's rule: commit order = position order), notify
     subscribers, and insert at positions max + 1, max + 2, ..., each row with the
-    checksum the client computed for it (`costart.pgstore.checksums`).
+    content checksum the client computed for it bound to the row's position (the placed
+    form, `costart.pgstore.checksums`: only here is the position known).
 
     Positions come from the table, not the ``bigserial`` sequence: a sequence hands out
     numbers that a rolled-back insert or a server crash never returns, and the
@@ -129,7 +131,7 @@ def create_append_function(
         "  SELECT coalesce(max(notification_id), 0) INTO last FROM {schema}.{table}; "
         "  RETURN QUERY INSERT INTO {schema}.{table} "
         "    (originator_id, originator_version, topic, state, checksum, notification_id) "
-        "    SELECT e.originator_id, e.originator_version, e.topic, e.state, checksums[e.n], "
+        "    SELECT e.originator_id, e.originator_version, e.topic, e.state, {placed}, "
         "      last + e.n "
         "    FROM unnest(events) WITH ORDINALITY "
         "      AS e(originator_id, originator_version, topic, state, n) "
@@ -145,6 +147,7 @@ def create_append_function(
         sqlstate=Literal(FENCED_SQLSTATE),
         claim=_claim(schema, "lease_name", "host_term", "stored_term"),
         refuse=_refuse_older("host_term", "stored_term"),
+        placed=placed_sql("checksums[e.n]", "last + e.n"),
     )
 
 

@@ -26,6 +26,7 @@ from costart.domain.spec_types import Shape, Topology
 from costart.domain.states import GroupState, MemberState
 from costart.domain.world import World
 from costart.placement import reasons
+from costart.placement.backfill import BackfillSession
 from costart.placement.cluster import Cluster
 from costart.placement.constraints import Scope, relaxed
 from costart.placement.group_inputs import GroupInputs
@@ -149,6 +150,7 @@ class GangSession:
     infeasible: InfeasibleCheck
     memo: PlanMemo
     inputs: GroupInputs
+    backfill: BackfillSession
     decisions: list[dec.Decision] = field(default_factory=list)
     released: set[UUID] = field(default_factory=set)
     reservations_ahead: list[str] = field(default_factory=list)
@@ -181,12 +183,41 @@ class GangSession:
         if isinstance(now, Plan):
             self._place(group, members, now)
             return
+        if self._backfilled(group, members, scopes):
+            return
         if group.spec.placement.mode == "atomic":
             self._reason(group, self._explain(group, demands, scopes, now))
             return
         self._reserve(group, members, scopes, now, lower)
 
     # --- outcomes ----------------------------------------------------------------------
+
+    def _backfilled(
+        self, group: GroupState, members: Sequence[MemberState], scopes: Sequence[Scope]
+    ) -> bool:
+        """A lending reservation taking back what it lent, or a borrower placed on lent
+        capacity (`costart.placement.backfill`). True if decided."""
+        backfill = self.backfill
+        if not backfill.lenders and group.status != "RESERVING":
+            return False
+
+        def plan_in(view: View) -> Plan | Shortfall:
+            demands = self.inputs.demands(group, members, fixed=False)
+            return self.memo.plan(demands, scopes, view)
+
+        if group.status == "RESERVING":
+            taken = backfill.take_back(group, members, plan_in)
+            if taken is not None:
+                plan, preemptions = taken
+                self.decisions.extend(preemptions)
+                self._place(group, members, plan)
+                return True
+        if backfill.lenders:
+            borrowed = backfill.borrow(group, members, plan_in)
+            if borrowed is not None:
+                self.decisions.extend(borrowed)
+                return True
+        return False
 
     def _reason(self, group: GroupState, reason: PendReason) -> None:
         self.decisions.append(dec.SetPendReason(group.name, reason))
@@ -313,6 +344,7 @@ class GangSession:
             self._cannot_reserve(group, demands, scopes, now)
             return
         holds: dict[str, tuple[Assignment, ...]] = {}
+        lends = self.backfill.claims_for(group)
         held_tasks = total_tasks = 0
         waiting: tuple[int, Demand] | None = None
         by_name = {m.name: m for m in members}
@@ -320,7 +352,7 @@ class GangSession:
             member = by_name[demand.member]
             vec = shape_vec(demand.shape)
             nodes = plan.nodes[demand.member][len(demand.fixed) : demand.need]
-            fresh, unheld = self.ledger.hold_or_claim(group.name, nodes, vec)
+            fresh, unheld = self.ledger.hold_or_claim(group.name, nodes, vec, lends)
             if fresh:
                 holds[demand.member] = new_assignments(self.cluster, fresh, member.held)
             total_tasks += demand.need
@@ -344,6 +376,8 @@ class GangSession:
             ),
         )
         self.reservations_ahead.append(group.name)
+        if lends is not None:
+            self.backfill.add_lender(group, members, lends)
 
     def _complete(
         self,

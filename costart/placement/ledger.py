@@ -349,14 +349,19 @@ class SessionLedger:
         f, k = self.free[node], self.claim[node]
         return f[0] - k[0] >= vec[0] and f[1] - k[1] >= vec[1] and f[2] - k[2] >= vec[2]
 
-    def add_claim(self, node: int, vec: Vec, count: int = 1) -> None:
-        """Claim ``count`` times ``vec`` on the node (one refresh for all of them)."""
+    def add_claim(self, node: int, vec: Vec, count: int = 1, by: NodeVecs | None = None) -> None:
+        """Claim ``count`` times ``vec`` on the node (one refresh for all of them);
+        ``by``: the claiming group's own claims, kept for lending (`costart.placement.backfill`)."""
+        if by is not None:
+            add_vecs(by, node, (count * vec[0], count * vec[1], count * vec[2]))
         self._claimed = True
         g, c, m = self.claim[node]
         self.claim[node] = (g + count * vec[0], c + count * vec[1], m + count * vec[2])
         self._refresh(node, _OF_CLAIM)
 
-    def hold_or_claim(self, group: str, nodes: Sequence[int], vec: Vec) -> tuple[list[int], int]:
+    def hold_or_claim(
+        self, group: str, nodes: Sequence[int], vec: Vec, claims_by: NodeVecs | None = None
+    ) -> tuple[list[int], int]:
         """Task by task, hold ``vec`` on each of ``nodes`` if it `can_take` it, else claim
         it; returns the nodes held (in order) and the number of tasks claimed.
 
@@ -372,8 +377,17 @@ class SessionLedger:
             else:
                 claims[node] = claims.get(node, 0) + 1
         for node, count in claims.items():
-            self.add_claim(node, vec, count)
+            self.add_claim(node, vec, count, claims_by)
         return fresh, sum(claims.values())
+
+    def drop_hold(self, group: str, node: int, vec: Vec) -> None:
+        """One held task of ``group`` on the node is given up (lent): its capacity is
+        free again, for whoever the caller lets take it."""
+        self._add_hold(group, node, vec, -1)
+        if not any(self.held_by[group].get(node, (0, 0, 0))):
+            del self.held_by[group][node]
+        self.give(node, vec)
+        self._refresh(node, _OF_HELD)
 
     # --- views -----------------------------------------------------------------------
 
@@ -470,6 +484,17 @@ class SessionLedger:
         valid until the ledger next changes."""
         overlay = self.held_by.get(group, {}) if group else {}
         return self._view("now" if honour_claims else "free", overlay)
+
+    def now_view_with(self, group: str, avail: Mapping[int, Vec]) -> View:
+        """`now_view` of ``group``, except that the nodes of ``avail`` offer that much
+        (before the group's own holds) instead of their free capacity outside claims:
+        what a borrower, or a reservation taking back what it lent, may use."""
+        base = self._base("now")
+        overlay = dict(self.held_by.get(group, {}))
+        for node, vec in sorted(avail.items()):
+            b = base[node]
+            add_vecs(overlay, node, (vec[0] - b[0], vec[1] - b[1], vec[2] - b[2]))
+        return self._view("now", overlay)
 
     def eventual_view(self, group: str, lower_holds: NodeVecs | None = None) -> View:
         """What the group could have once running work ends: capacity of up nodes minus

@@ -20,6 +20,7 @@ from costart.domain.states import GROUP_STARTED, GROUP_WAITING, GroupState, Memb
 from costart.domain.world import World
 from costart.placement import reasons
 from costart.placement.allocator import Allocator, BindConflict, InMemoryAllocator
+from costart.placement.backfill import BackfillSession
 from costart.placement.cluster import Cluster, ClusterError
 from costart.placement.cluster_file import ClusterDefinition, load_cluster
 from costart.placement.constraints import Scope, check_references, resolve_scopes
@@ -240,11 +241,15 @@ class CoPlacementStep:
             infeasible=self._infeasible,
             memo=self._memo,
             inputs=self._inputs,
+            backfill=BackfillSession(self.cluster, ledger, now_ns, order),
         )
         decisions = gangs.decisions
+        preempted = gangs.backfill.preempted
         groups = [group for group, _ in order]
         visits: dict[int, list[dec.Decision]] = {}
         for position, (group, members) in enumerate(order):
+            if preempted and group.name in preempted:
+                continue  # stopped this session for a reservation: decided next session
             if group.status in GROUP_WAITING:
                 before = len(decisions)
                 gangs.waiting(group, members, groups[position + 1 :])
@@ -263,7 +268,8 @@ class CoPlacementStep:
         # Kept for a repeat only where it is provable: free capacity follows the World
         # (the in-memory allocator) and no started group changed the ledger.
         self._last = None
-        if not self._own_usage and not singles:
+        # Backfill reads other groups' placements and the time: never repeated.
+        if not self._own_usage and not singles and not gangs.backfill.active:
             self._last = LastSession(inputs, visits)
         return decisions
 

@@ -3,9 +3,11 @@
 `Views(path)` opens (or creates) the views; `Views.catch_up(source)` folds whatever the
 log holds beyond the tracked position; the query methods read one consistent snapshot.
 `RecorderSource` reads a controller's log without building a `Controller`.
+`group_view`/`member_view` derive a row from live state the way the views do (`serve`
+answers a command with them before its views caught up).
 """
 
-from costart.projections.derive import event_detail
+from costart.projections.derive import event_detail, group_view, member_view
 from costart.projections.models import (
     GroupDetail,
     GroupView,
@@ -17,7 +19,7 @@ from costart.projections.models import (
     TimelineEntry,
 )
 from costart.projections.projector import EventSource, catch_up, rebuild
-from costart.projections.viewdb import ViewDamagedError
+from costart.projections.viewdb import ViewDamagedError, stored_anchor
 from costart.projections.views import Views
 from costart.store.reading import RecorderSource
 
@@ -36,5 +38,8 @@ __all__ = [
     "Views",
     "catch_up",
     "event_detail",
+    "group_view",
+    "member_view",
     "rebuild",
+    "stored_anchor",
 ]

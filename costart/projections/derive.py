@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 from costart.display import clock
 from costart.domain import events as ev
+from costart.domain.ids import id_text
 from costart.domain.states import GroupState, MemberState
 from costart.projections.models import GroupView, HoldView, MemberView, TaskView, TimelineEntry
 
@@ -21,7 +22,7 @@ def group_view(group: GroupState, members: Sequence[MemberState], last_at_ns: in
     for member in members:
         by_state[member.status] = by_state.get(member.status, 0) + 1
     return GroupView(
-        id=str(group.id),
+        id=id_text(group.id),
         name=group.name,
         owner=group.spec.owner,
         priority=group.spec.priority,
@@ -56,7 +57,7 @@ def member_view(group: GroupState, member: MemberState, index: int) -> MemberVie
     spec = member.spec
     return MemberView(
         group=group.name,
-        group_id=str(group.id),
+        group_id=id_text(group.id),
         name=spec.name,
         index=index,
         kind=spec.kind,
@@ -109,7 +110,7 @@ def hold_views(group: GroupState, members: Sequence[MemberState]) -> list[HoldVi
                     HoldView(
                         node=a.node,
                         group=group.name,
-                        group_id=str(group.id),
+                        group_id=id_text(group.id),
                         member=member.name,
                         index=a.index,
                         kind="held" if kind == "held" else "used",
@@ -147,6 +148,8 @@ def event_detail(event: ev.DomainEvent) -> str:
             return f"attempt {a}: every member placed, waiting at the barrier"
         case ev.MemberHeld(assignments=assignments) | ev.MemberPlaced(assignments=assignments):
             return _nodes(assignments)
+        case ev.HoldLent(assignments=assignments, borrower=borrower):
+            return f"{_nodes(assignments)} lent to {borrower}"
         case ev.PlacementReleased(reason=reason) | ev.MemberReleased(reason=reason):
             return reason
         case ev.PendReasonChanged(reason=r):

@@ -20,6 +20,7 @@ import structlog
 from eventsourcing.persistence import ApplicationRecorder
 
 from costart.domain import events as ev
+from costart.domain.ids import id_text
 from costart.domain.states import GroupState, MemberState
 from costart.domain.world import World
 from costart.projections import derive
@@ -95,7 +96,7 @@ class _Batch:
         self.counts: dict[str, int] | None = None  # loaded on the first counted event
 
     def _load_group(self, group_id: UUID) -> GroupState | None:
-        key = str(group_id)
+        key = id_text(group_id)
         group = self.world.groups.get(key)
         if group is None:
             group = self.db.get(self.txn, "gstate", key.encode(), GroupState)
@@ -103,9 +104,9 @@ class _Batch:
                 return None
             self.world.groups[key] = group
             for member_id in group.member_ids:
-                member = self.db.get(self.txn, "mstate", str(member_id).encode(), MemberState)
+                member = self.db.get(self.txn, "mstate", id_text(member_id).encode(), MemberState)
                 if member is not None:
-                    self.world.members[str(member_id)] = member
+                    self.world.members[id_text(member_id)] = member
         return group
 
     def _histogram(self, name: str) -> Histogram:
@@ -136,8 +137,8 @@ class _Batch:
                 self.counts = self.db.get(self.txn, "stats", COUNTS.encode(), dict[str, int]) or {}
             self.counts[key] = self.counts.get(key, 0) + 1
         self.world.apply(event)
-        gid = str(event.group_id)
-        member = self.world.members.get(str(event.originator_id))
+        gid = id_text(event.group_id)
+        member = self.world.members.get(id_text(event.originator_id))
         entry = derive.timeline_entry(position, event, member)
         self.db.put(self.txn, "timeline", sub_key(gid, u64(position)), entry)
         if isinstance(event, ev.PendReasonChanged):
@@ -155,14 +156,14 @@ class _Batch:
             # A batch may end between a group's submission and its members' creation
             # (one atomic append, several notifications): show the members created so far.
             members = [
-                self.world.members[str(mid)]
+                self.world.members[id_text(mid)]
                 for mid in group.member_ids
-                if str(mid) in self.world.members
+                if id_text(mid) in self.world.members
             ]
             self.db.put(self.txn, "gstate", gid.encode(), group)
             for member in members:
                 index = group.member_ids.index(member.id)
-                self.db.put(self.txn, "mstate", str(member.id).encode(), member)
+                self.db.put(self.txn, "mstate", id_text(member.id).encode(), member)
                 row = derive.member_view(group, member, index)
                 self.db.put(self.txn, "members", sub_key(gid, u32(index)), row)
             row_g = derive.group_view(group, members, self.touched[gid])

@@ -294,3 +294,17 @@ class ViewDB:
         """Every key and value of every view (tests compare rebuilt and live views)."""
         with self.read() as txn:
             return {name: list(self.scan(txn, name)) for name in DATABASES}
+
+
+def stored_anchor(path: Path) -> Anchor | None:
+    """The anchor of the views in ``path``, read without writing anything (not even a
+    lock file); None when there are no views there, or they were built to nothing.
+    `ViewDamagedError` when they cannot be read."""
+    if not (path / "data.mdb").exists() and not (path / "lock.mdb").exists():
+        return None
+    db = ViewDB(path, readonly=True)
+    try:
+        anchor = db.read_anchor()
+    finally:
+        db.close()
+    return anchor if anchor.position > 0 else None

@@ -31,6 +31,7 @@ from costart.projections import ViewDamagedError
 from costart.rest.auth import Tokens
 from costart.rest.dispatch_routes import DISPATCH_ROUTES
 from costart.rest.docs_page import OfflineDocsPlugin
+from costart.rest.log_follower import ViewsBehindError
 from costart.rest.metrics import registry_for
 from costart.rest.models import ErrorBody
 from costart.rest.openapi import BEARER, SECURITY_SCHEMES
@@ -67,6 +68,12 @@ def _views_damaged(_: Request[Any, Any, Any], error: Exception) -> Response[Erro
     # Never a wrong row: the damaged view is named; restarting rebuilds or falls back.
     log.error("views damaged", error=str(error))
     return _error(503, f"the views are damaged: {error}")
+
+
+def _views_behind(_: Request[Any, Any, Any], error: Exception) -> Response[ErrorBody]:
+    # The read would miss what it must see: said, never answered from short views.
+    log.error("views behind", error=str(error))
+    return _error(503, str(error))
 
 
 def _stopped(_: Request[Any, Any, Any], error: Exception) -> Response[ErrorBody]:
@@ -160,7 +167,7 @@ def _attach_watch(app: Litestar) -> None:
 
 def create_app(service: Service, tokens: Tokens) -> Litestar:
     """The REST API of one `Service`. OpenAPI at ``/schema/openapi.json``."""
-    registry, session_timer = registry_for(service.views)
+    registry, session_timer = registry_for(lambda: service.views)
     service.session_observer = session_timer.observe
     handlers = [*ROUTES, *DISPATCH_ROUTES, *WATCH_ROUTES]
     return Litestar(
@@ -172,6 +179,7 @@ def create_app(service: Service, tokens: Tokens) -> Litestar:
             DomainError: _domain_error,
             ControllerStoppedError: _stopped,
             ViewDamagedError: _views_damaged,
+            ViewsBehindError: _views_behind,
             HTTPException: _http_error,
             Exception: _internal_error,
         },

@@ -1,7 +1,7 @@
 """Reports from agents and claim drivers, made idempotent and stale-safe for the wire.
 
 Every report names its group, member, attempt (and task or claim). Checked against the
-views (a consistent, durable picture; caught up after every command) before the
+views (a consistent, durable picture, holding every command answered before) before the
 Controller is called:
 
 - an unknown group, member, task or claim is `NotFound` (404);
@@ -152,12 +152,20 @@ def check_task(report: TaskReport) -> None:
 
 class Reports:
     """Applies reports through the Controller's attempt- and task-stamped commands, which
-    decide whether a report is new, a repeat or stale; ``refresh`` catches the views up."""
+    decide whether a report is new, a repeat or stale. ``views`` gives the views once
+    they hold everything decided before (`Service.views`); ``changed`` tells the service
+    the log gained events."""
 
-    def __init__(self, controller: Controller, views: Views, refresh: Callable[[], None]) -> None:
+    def __init__(
+        self, controller: Controller, views: Callable[[], Views], changed: Callable[[], None]
+    ) -> None:
         self.controller = controller
-        self.views = views
-        self.refresh = refresh
+        self._views = views
+        self.changed = changed
+
+    @property
+    def views(self) -> Views:
+        return self._views()
 
     def claim(
         self, group: str, member: str, claim: str, report: ClaimReport, actor: Actor
@@ -213,6 +221,6 @@ class Reports:
             raise Conflict(f"stale report: {what}: {result.detail}")
         applied = result.outcome == "applied"
         if applied:
-            self.refresh()
+            self.changed()
         detail = f"{what}: recorded" if applied else f"{what}: already reported ({result.detail})"
         return ReportAnswer(applied, detail, subject(self.views, group, member).member)

@@ -8,7 +8,7 @@ the scheduling session's own duration (`SessionTimer`), which is about this proc
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from prometheus_client import Histogram as PromHistogram
 from prometheus_client.core import (
@@ -55,8 +55,14 @@ def _histogram(name: str, doc: str, hist: Histogram) -> HistogramMetricFamily:
 
 
 class ViewsCollector(Collector):
-    def __init__(self, views: Views) -> None:
-        self.views = views
+    """``views`` gives the views once they hold everything decided before a scrape."""
+
+    def __init__(self, views: Callable[[], Views]) -> None:
+        self._views = views
+
+    @property
+    def views(self) -> Views:
+        return self._views()
 
     def collect(self) -> Iterator[Metric]:
         groups = self.views.groups()
@@ -128,7 +134,7 @@ class SessionTimer:
         self.histogram.observe(seconds)
 
 
-def registry_for(views: Views) -> tuple[CollectorRegistry, SessionTimer]:
+def registry_for(views: Callable[[], Views]) -> tuple[CollectorRegistry, SessionTimer]:
     """A registry of its own (not the process-global one): one per served store, with
     the timer the session loop reports to."""
     registry = CollectorRegistry(auto_describe=False)

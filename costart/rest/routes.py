@@ -10,7 +10,6 @@ import time
 from typing import Annotated, Final
 from urllib.parse import quote
 
-from anyio import to_thread
 from litestar import Request, Response, get, post
 from litestar.datastructures import ResponseHeader, State
 from litestar.exceptions import NotAuthorizedException, PermissionDeniedException
@@ -23,6 +22,7 @@ from costart.domain.actors import Actor
 from costart.domain.errors import DomainError
 from costart.domain.labels import parse_selector
 from costart.domain.spec import SpecFormat, is_name, parse_spec
+from costart.domain.spec_types import GroupSpec
 from costart.domain.states import GroupStatus
 from costart.projections import HoldView
 from costart.rest.auth import Tokens, User
@@ -113,15 +113,16 @@ async def submit_group(
     data = await request.body()
     fmt = _spec_format(request)
 
-    def run() -> TimedGroup:
+    def check() -> GroupSpec:
         spec = parse_spec(data, fmt)
         if not user.may_act_for(spec.owner):
             raise PermissionDeniedException(
                 f"{user.name} may not submit groups owned by {spec.owner}"
             )
-        return group_doc(_service(state).submit_spec(spec, Actor.user(user.name)), time.time_ns())
+        return spec
 
-    created = await to_thread.run_sync(run)
+    row = await _service(state).submit_batched(check, Actor.user(user.name))
+    created = group_doc(row, time.time_ns())
     location = f"/v1/groups/{quote(created.name, safe='')}"
     return Response(created, status_code=201, headers={"Location": location})
 

@@ -1,8 +1,10 @@
 """`costart serve`'s core: the Controller, its views, and the scheduling-session loop.
 
-One `Service` per process. Commands go to the Controller; after each one (and after
-every session) the views catch up from their tracked position, so reads (REST, metrics)
-never fold the log themselves. The loop runs every ``interval``: a scheduling session
+One `Service` per process. Commands go to the Controller and are answered from its
+state once durable (`Controller.batch`); the views and the watch stream follow the log
+in threads of their own (`LogFollower`), and every read of the views first waits until
+they hold everything the Controller had decided when the read began (read your writes;
+ADR 0050). The loop runs every ``interval``: a scheduling session
 (`Controller.schedule`) when a placement step is attached, the timers
 (`Controller.tick`), and the simulated claim driver if enabled.
 """
@@ -23,11 +25,13 @@ from costart.domain.errors import DomainError
 from costart.domain.events import NodeStatus
 from costart.domain.spec import SpecFormat, parse_spec
 from costart.domain.spec_types import GroupSpec
-from costart.projections import GroupView, MemberView, Views
+from costart.log_writer import ControllerStoppedError
+from costart.projections import GroupView, MemberView, Views, group_view, member_view
+from costart.rest.batcher import CommandBatcher
 from costart.rest.claims import ClaimDriver
 from costart.rest.dispatch import Reports
+from costart.rest.log_follower import LogFollower
 from costart.rest.nodes import Heartbeats
-from costart.rest.refresh import SharedRefresh
 from costart.rest.watch import Names, WatchHub
 
 log = structlog.get_logger("costart.serve")
@@ -38,7 +42,8 @@ DEFAULT_HEARTBEAT_TIMEOUT_NS: Final = 30 * SECOND_NS
 
 class Service:
     """The controller as a long-running service. Thread-safe: the Controller serializes
-    commands with its own lock; the views are caught up by one `SharedRefresh`."""
+    commands with its own lock; the views and the watch ring are each caught up by one
+    `LogFollower` thread. `close` stops those threads."""
 
     def __init__(
         self,
@@ -50,28 +55,64 @@ class Service:
         heartbeat_timeout_ns: int = DEFAULT_HEARTBEAT_TIMEOUT_NS,
     ) -> None:
         self.controller = controller
-        self.views = views
         self.clock = clock
         self.driver = driver
         world = controller.world  # no command runs yet: a consistent picture
         self.watch = WatchHub(controller.read_events, Names(world), world.position)
-        self._refresh = SharedRefresh(self._catch_up)
-        self.reports = Reports(controller, views, self.refresh)
+        self._views = views
+        views.catch_up(controller)
+        self.watch.feed()
+        self._feed = LogFollower(self.watch.feed, self.watch.fed_position, pause_s=0, name="watch")
+        self._follower = LogFollower(
+            self._catch_up, views.position(), check=self._check_running, name="views"
+        )
+        self.reports = Reports(controller, lambda: self.views, self.changed)
+        self.commands = CommandBatcher(controller, on_batch=self.changed)
         self.heartbeats = Heartbeats(heartbeat_timeout_ns)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         # Told each session's wall-clock seconds (the metrics' session histogram).
         self.session_observer: Callable[[float], None] | None = None
+
+    @property
+    def views(self) -> Views:
+        """The views, once they hold everything the Controller had decided (and the watch
+        stream had sent) when this was read: read your writes. Waits for them (bounded);
+        raises if they cannot get there (`LogFollower.wait_for`)."""
         self.refresh()
+        return self._views
+
+    @property
+    def views_position(self) -> int:
+        """The log position the views have folded, without waiting."""
+        return self._follower.position
 
     def refresh(self) -> None:
-        """Fold the log's new events into the views: returns once everything durable
-        before the call is in them (one catch-up shared by concurrent callers)."""
-        self._refresh.refresh()
+        """Return once the views hold everything decided before the call."""
+        needed = max(self.controller.world.position, self.watch.fed_position)
+        self._follower.wait_for(needed)
 
-    def _catch_up(self) -> None:
-        self.views.catch_up(self.controller)
-        self.watch.feed()
+    def changed(self) -> None:
+        """The log gained events: the watch stream sends them now, the views fold them
+        soon (at once if a read waits)."""
+        self._feed.poke()
+        self._follower.poke()
+
+    def close(self) -> None:
+        """Stop the scheduling loop and the follower threads."""
+        self.stop()
+        self.commands.close()
+        self._follower.stop()
+        self._feed.stop()
+
+    def _check_running(self) -> None:
+        stopped = self.controller.stopped
+        if stopped is not None:
+            raise ControllerStoppedError(f"the controller stopped: {stopped}")
+
+    def _catch_up(self) -> int:
+        self._views.catch_up(self.controller)
+        return self._views.position()
 
     # --- commands (the caller has checked who may run them) ----------------------------
 
@@ -81,25 +122,49 @@ class Service:
         return self.submit_spec(parse_spec(data, fmt), actor)
 
     def submit_spec(self, spec: GroupSpec, actor: Actor | None = None) -> GroupView:
-        """Submit a spec the caller parsed already (the REST handler checks its owner)."""
-        group = self.controller.submit(spec, actor=actor)
-        self.refresh()
-        return self.views.group(group.name)
+        """Submit a spec the caller parsed already (the REST handler checks its owner);
+        the group's row as the views will show it, once durable."""
+        with self.controller.batch():
+            row = self._submitted(spec, actor)
+        self.changed()
+        return row
+
+    async def submit_batched(self, check: Callable[[], GroupSpec], actor: Actor) -> GroupView:
+        """`submit_spec` from the event loop, batched with the submits in flight (`CommandBatcher`):
+        ``check`` parses and checks the spec (outside the Controller's lock)."""
+        return await self.commands.run(check, lambda spec: self._submitted(spec, actor))
+
+    def _submitted(self, spec: GroupSpec, actor: Actor | None) -> GroupView:
+        """Submit inside `Controller.batch`; the group's row right after the submit."""
+        controller = self.controller
+        group, written = controller.submit_events(spec, actor=actor)
+        return group_view(group, controller.world.members_of(group), written[-1].at_ns)
 
     def cancel(self, name: str, actor: Actor) -> GroupView:
-        self.controller.cancel(name, actor=actor)
-        self.refresh()
-        return self.views.group(name)
+        controller = self.controller
+        with controller.batch():
+            written = controller.cancel(name, actor=actor)
+            if written:
+                group = controller.world.group_by_id(written[-1].group_id)
+                members = controller.world.members_of(group)
+                row = group_view(group, members, written[-1].at_ns)
+        self.changed()
+        return row if written else self.views.group(name)
 
     def scale(self, group: str, member: str, replicas: int, actor: Actor) -> MemberView:
-        self.controller.scale(f"{group}/{member}", replicas, actor=actor)
-        self.refresh()
-        return next(m for m in self.views.members(group) if m.name == member)
+        controller = self.controller
+        with controller.batch():
+            controller.scale(f"{group}/{member}", replicas, actor=actor)
+            state = controller.world.group_named(group)
+            found = controller.world.member_named(state, member)
+            row = member_view(state, found, state.member_ids.index(found.id))
+        self.changed()
+        return row
 
     def set_node_status(self, node: str, status: NodeStatus, actor: Actor) -> int:
         """Report a node up, drained or down; the events written."""
         written = len(self.controller.set_node_status(node, status, self.clock(), actor=actor))
-        self.refresh()
+        self.changed()
         return written
 
     def heartbeat(self, node: str, actor: Actor) -> int:
@@ -124,9 +189,10 @@ class Service:
     # --- the scheduling-session loop ----------------------------------------------------
 
     def step(self) -> None:
-        """One session: place, fire timers, drive claims, then catch the views up."""
+        """One session: place, fire timers, drive claims, then tell the followers."""
         now = self.clock()
         started = time.perf_counter()
+        before = self.controller.world.position
         try:
             if self.controller.placement is not None:
                 self.controller.schedule(now)
@@ -139,7 +205,8 @@ class Service:
             log.warning("scheduling session stopped early", error=str(error))
         if self.session_observer is not None:
             self.session_observer(time.perf_counter() - started)
-        self.refresh()
+        if self.controller.world.position != before:
+            self.changed()
 
     def start(self, interval_s: float) -> None:
         if interval_s <= 0:

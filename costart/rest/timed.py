@@ -9,6 +9,7 @@ strings are added on the way out. ``retry_at_ns`` is 0 for a group never release
 
 from __future__ import annotations
 
+import functools
 from typing import Annotated, Any, Literal, TypeVar
 
 import msgspec
@@ -116,12 +117,21 @@ def _timed(row: msgspec.Struct, doc: type[T], **extra: Any) -> T:
     """``row`` as ``doc``: each ``X_ns`` field that ``doc`` pairs with an ``X`` field
     gets its RFC 3339 string (null when the time is unset)."""
     fields = msgspec.structs.asdict(row)
-    names = set(doc.__struct_fields__)
-    for name, value in list(fields.items()):
-        text_name = name.removesuffix("_ns")
-        if name.endswith("_ns") and text_name in names and text_name not in extra:
+    for name, text_name in _time_fields(type(row), doc):
+        if text_name not in extra:
+            value = fields[name]
             fields[text_name] = None if value is None else rfc3339(value)
     return doc(**fields, **extra)
+
+
+@functools.cache
+def _time_fields(
+    row: type[msgspec.Struct], doc: type[msgspec.Struct]
+) -> tuple[tuple[str, str], ...]:
+    """The (``X_ns``, ``X``) field pairs of ``row`` that ``doc`` shows as text."""
+    names = set(doc.__struct_fields__)
+    pairs = ((n, n.removesuffix("_ns")) for n in row.__struct_fields__ if n.endswith("_ns"))
+    return tuple((n, text) for n, text in pairs if text in names)
 
 
 def deadlines(group: GroupView, now_ns: int) -> tuple[Deadline, ...]:

@@ -1,6 +1,6 @@
 """The watch stream: every committed event as a Server-Sent Event, from a log position.
 
-One `WatchHub` per server. After each views catch-up (`Service.refresh`) the hub reads
+One `WatchHub` per server. After each command the service's feed thread has the hub read
 the log's new events, encodes each once as an SSE frame (``id:`` is the log position, so
 a client resumes with ``Last-Event-ID``), and appends the frames to one shared ring.
 Each watcher is only a cursor into that ring, so a watcher costs a few objects, not a
@@ -38,11 +38,51 @@ _encode = msgspec.json.Encoder().encode
 ReadEvents = Callable[[int, int | None], Iterator[tuple[int, ev.DomainEvent]]]
 
 
-class Frame(NamedTuple):
-    position: int
-    group_id: str
-    nodes: frozenset[str]
-    data: bytes  # the whole SSE frame
+class Frame:
+    """One event as the watch stream sends it. The SSE bytes are encoded on first use
+    and kept: a server nobody watches encodes nothing, and a thousand watchers share
+    one encoding."""
+
+    __slots__ = ("_data", "_event", "group", "group_id", "member", "nodes", "position")
+
+    def __init__(
+        self,
+        position: int,
+        group_id: str,
+        nodes: frozenset[str],
+        event: ev.DomainEvent,
+        group: str | None,
+        member: str | None,
+    ) -> None:
+        self.position = position
+        self.group_id = group_id
+        self.nodes = nodes
+        self._event: ev.DomainEvent | None = event  # dropped once encoded
+        self.group = group  # the names as they were at the event
+        self.member = member
+        self._data: bytes | None = None
+
+    @property
+    def data(self) -> bytes:
+        """The whole SSE frame."""
+        data = self._data
+        if data is None:
+            event = self._event
+            assert event is not None  # kept until encoded
+            body = _encode(
+                {
+                    "position": self.position,
+                    "type": type(event).__name__,
+                    "group": self.group,
+                    "member": self.member,
+                    "at": _iso(event.at_ns),
+                    "event": event,
+                }
+            )
+            head = b"id: %d\nevent: %s\ndata: " % (self.position, type(event).__name__.encode())
+            data = self._data = head + body + b"\n\n"
+            self._event = None
+        return data
 
 
 def _iso(at_ns: int) -> str:
@@ -92,19 +132,7 @@ class Names:
         nodes = frozenset(named | self.nodes.get(oid, set()))
         if isinstance(event, _TERMINAL):
             self.nodes.pop(gid, None)  # a terminal group holds nothing
-        member = self.members.get(oid)
-        body = _encode(
-            {
-                "position": position,
-                "type": type(event).__name__,
-                "group": self.groups.get(gid),
-                "member": member,
-                "at": _iso(event.at_ns),
-                "event": event,
-            }
-        )
-        head = b"id: %d\nevent: %s\ndata: " % (position, type(event).__name__.encode())
-        return Frame(position, gid, nodes, head + body + b"\n\n")
+        return Frame(position, gid, nodes, event, self.groups.get(gid), self.members.get(oid))
 
 
 class WatchFilter(NamedTuple):
@@ -118,7 +146,7 @@ class WatchFilter(NamedTuple):
 
 
 class WatchHub:
-    """The shared ring of frames. `feed` runs in a worker thread (after a catch-up);
+    """The shared ring of frames. `feed` runs in a worker thread (the service's feed);
     everything else in the event loop of the server (`attach` it on startup)."""
 
     def __init__(
@@ -141,6 +169,11 @@ class WatchHub:
         self.watchers = 0
 
     @property
+    def fed_position(self) -> int:
+        """The last log position the feed has read (frames up to it may be out)."""
+        return self._fed
+
+    @property
     def last_position(self) -> int:
         return self._first + len(self._frames) - 1
 
@@ -150,17 +183,18 @@ class WatchHub:
 
     # --- the feed (worker thread) ------------------------------------------------------
 
-    def feed(self) -> None:
-        """Encode the log's events beyond the last fed position and hand them to the loop.
-        Called by one thread at a time (the views' catch-up)."""
+    def feed(self) -> int:
+        """Encode the log's events beyond the last fed position and hand them to the loop;
+        the position fed. Called by one thread at a time (the service's feed thread)."""
         frames = [self._names.frame(p, e) for p, e in self._read_events(self._fed, None)]
         if not frames:
-            return
+            return self._fed
         self._fed = frames[-1].position
         if self._loop is not None:
             self._loop.call_soon_threadsafe(self._append, frames)
         else:  # not serving yet (or tests without a loop): keep them for later watchers
             self._append(frames)
+        return self._fed
 
     def _append(self, frames: list[Frame]) -> None:
         self._frames.extend(frames)

@@ -28,6 +28,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from costart.domain import events as ev
+from costart.domain import runtime_limits
 from costart.domain.errors import SpecError
 from costart.domain.events import DomainEvent
 from costart.domain.ids import ID_TEXTS
@@ -61,6 +62,7 @@ SNAPSHOT_EVERY = "COSTART_SNAPSHOT_EVERY"
 MEMBER_EVENTS: frozenset[type[DomainEvent]] = frozenset(
     {
         ev.MemberHeld,
+        ev.HoldLent,
         ev.MemberPlaced,
         ev.MemberReleased,
         ev.MemberStarted,
@@ -336,17 +338,27 @@ class Engine:
         self.usage.sample(self.now_ns)
 
     def _next_timer(self) -> int | None:
-        """The earliest future backoff end or deadline of a live group."""
+        """The earliest future backoff end or deadline of a live group (a running
+        member's declared run-time limit included)."""
         best: int | None = None
         now = self.now_ns
         groups = self.controller.world.groups
         # A minimum: the live groups' order does not matter, so they are not sorted.
         for key in self.controller.world.live_names.values():
             group = groups[key]
+            limit = None
+            if (
+                group.started_at_ns is not None
+                and runtime_limits.shortest_limit_ns(group.spec) is not None
+            ):
+                limit = runtime_limits.next_runtime_deadline(
+                    group, self.controller.world.members_of(group)
+                )
             for t in (
                 group.retry_at_ns if group.status == "PENDING" else None,
                 group.reservation_deadline_ns,
                 group.barrier_deadline_ns,
+                limit,
             ):
                 if t is not None and t > now and (best is None or t < best):
                     best = t

@@ -29,10 +29,13 @@ from costart.sim.setup import SimSetup
 from costart.store.reading import log_records
 
 POLICIES = ("atomic", "reserve", "independent")
+# Reservations that lend what they hold to work that is gone before they need it (ADR
+# 0045); beside `POLICIES`, whose recorded log digests it has none of.
+BACKFILL_POLICY = "reserve-backfill"
 # Peers' policies as the simulator models them (`costart.sim.peers`), compared with
 # costart's on the same workload.
 PEER_POLICIES = ("volcano", "yunikorn", "kueue", "slurm-easy")
-ALL_POLICIES = (*POLICIES, *PEER_POLICIES)
+ALL_POLICIES = (*POLICIES[:2], BACKFILL_POLICY, *POLICIES[2:], *PEER_POLICIES)
 
 
 class PolicyResult(msgspec.Struct, frozen=True):
@@ -181,6 +184,8 @@ def embedder_for(policy: str, setup: SimSetup) -> Embedder:
         return Embedder(setup, "atomic")
     if policy == "reserve":
         return Embedder(setup, "reserve")
+    if policy == BACKFILL_POLICY:
+        return Embedder(setup, "reserve-backfill")
     if policy == "as-specified":
         return Embedder(setup, None)
     peer = _PEERS.get(policy)

@@ -201,9 +201,7 @@ def describe_setup(setup: SimSetup) -> list[str]:
         f"arrivals: {len(setup.workload.arrivals)}",
     ]
     for a in setup.workload.arrivals[:50]:
-        runs = " ".join(
-            f"{m}={duration(r.runtime_ns)}" for m, r in a.runs.items() if r.runtime_ns
-        )
+        runs = " ".join(f"{m}={duration(r.runtime_ns)}" for m, r in a.runs.items() if r.runtime_ns)
         claims = sorted({describe(b.claim_delay) for b in a.behaviour.values()})
         life = f" lifetime={duration(a.lifetime_ns)}" if a.lifetime_ns else ""
         lines.append(

@@ -15,6 +15,8 @@ This module must define exactly one ``InfrastructureFactory`` subclass,
 from costart.store.anchor import (
     Anchor,
     HashChainedLog,
+    PlacedRowLog,
+    RecordHashes,
     anchor_at,
     chain_hash,
     check_reaches,
@@ -23,6 +25,7 @@ from costart.store.anchor import (
 from costart.store.codec import MsgspecMapper, canonical_decode, canonical_encode, gc_paused
 from costart.store.committer import WriteChain
 from costart.store.datafile import (
+    DATA_FILE,
     check_data_file,
     check_not_lost,
     forget_new_environment,
@@ -39,6 +42,7 @@ from costart.store.errors import (
     LogTailLostError,
     StaleTermError,
     StoreFullError,
+    StoreRolledBackError,
 )
 from costart.store.factory import Factory
 from costart.store.host_term import HostTermFencing, check_term, claim_term
@@ -55,6 +59,8 @@ from costart.store.recorders import (
     LmdbTrackingRecorder,
 )
 from costart.store.records import GENESIS, LogRecord, content_checksum
+from costart.store.resident import release_mapped_pages
+from costart.store.rollback import Expectations, LastKnown
 from costart.store.settings import StoreSettings
 from costart.store.snapshot_schema import SNAPSHOT_SCHEMA, recorded_form
 from costart.store.snapshots import (
@@ -68,6 +74,7 @@ from costart.store.standby import Standby, open_factory
 from costart.store.verify import LogSummary, Problem, VerifyReport, iter_verified, verify_log
 
 __all__ = [
+    "DATA_FILE",
     "GENESIS",
     "SNAPSHOT_SCHEMA",
     "SNAPSHOT_STREAM_ID",
@@ -77,10 +84,12 @@ __all__ = [
     "DamagedStoreError",
     "DataFileError",
     "Defect",
+    "Expectations",
     "Factory",
     "FencedError",
     "HashChainedLog",
     "HostTermFencing",
+    "LastKnown",
     "Lease",
     "LeaseKeeper",
     "LeaseLike",
@@ -96,13 +105,16 @@ __all__ = [
     "LogTailLostError",
     "MemoryApplicationRecorder",
     "MsgspecMapper",
+    "PlacedRowLog",
     "Problem",
+    "RecordHashes",
     "RecorderSource",
     "Snapshot",
     "SnapshotStore",
     "StaleTermError",
     "Standby",
     "StoreFullError",
+    "StoreRolledBackError",
     "StoreSettings",
     "VerifyReport",
     "WriteChain",
@@ -130,6 +142,7 @@ __all__ = [
     "open_store",
     "read_events",
     "recorded_form",
+    "release_mapped_pages",
     "reserve_lock_file",
     "verify_log",
 ]

@@ -1,7 +1,8 @@
 """Tail anchoring (ADR 0028): what was built from the log names the log's end it saw.
 
 The views and every snapshot record the log position they were built to and, when the
-store keeps a hash chain, the chain hash of the record at that position. An opener
+store names its records by a hash, the hash of the record at that position (the chain
+hash on LMDB; the placed row checksum on PostgreSQL, ADR 0048). An opener
 checks that the log still reaches that position with that hash before it trusts either:
 a log that ends earlier lost its tail (a rolled-back or replaced data file), and a log
 whose record there has another hash is not the history they were built from. Either is
@@ -18,14 +19,30 @@ from eventsourcing.persistence import ApplicationRecorder
 from costart.store.errors import CorruptRecordError, Defect, LogTailLostError
 
 
-class HashChainedLog(ABC):
+class RecordHashes(ABC):
+    """A log that names the record at a position by a hash, so an anchor can tell the
+    record it was built to from another one at the same position."""
+
+    @abstractmethod
+    def record_hash(self, position: int) -> bytes | None:
+        """The hash of the record at ``position`` (None: that record carries none);
+        `CorruptRecordError` (defect GAP) when there is no such record."""
+
+
+class HashChainedLog(RecordHashes):
     """A log whose records form a hash chain (the LMDB store's): a record's chain hash
     commits to every record before it."""
 
     @abstractmethod
     def record_hash(self, position: int) -> bytes:
-        """The chain hash of the record at ``position``; `CorruptRecordError` (defect
-        GAP) when there is no such record."""
+        """The chain hash of the record at ``position``."""
+
+
+class PlacedRowLog(RecordHashes):
+    """A log without a chain whose records carry a hash bound to their position (the
+    PostgreSQL store's placed row checksum, ADR 0048): it commits to that record and its
+    position, not to the records before it -- another history that reached the position
+    again is told apart at that record only."""
 
 
 class Anchor(msgspec.Struct, frozen=True, array_like=True):
@@ -37,8 +54,9 @@ class Anchor(msgspec.Struct, frozen=True, array_like=True):
 
 
 def chain_hash(recorder: ApplicationRecorder, position: int) -> bytes | None:
-    """The chain hash at ``position`` when the store keeps a hash chain, else None."""
-    if position <= 0 or not isinstance(recorder, HashChainedLog):
+    """The hash of the record at ``position`` when the store names records by one (the
+    chain hash on LMDB, the placed row checksum on PostgreSQL), else None."""
+    if position <= 0 or not isinstance(recorder, RecordHashes):
         return None
     return recorder.record_hash(position)
 
@@ -66,7 +84,7 @@ def check_reaches(recorder: ApplicationRecorder, anchor: Anchor, built: str) -> 
             position=anchor.position,
             log_end=end,
         )
-    if anchor.log_hash is None or not isinstance(recorder, HashChainedLog):
+    if anchor.log_hash is None or not isinstance(recorder, RecordHashes):
         return
     try:
         actual = recorder.record_hash(anchor.position)
@@ -78,7 +96,9 @@ def check_reaches(recorder: ApplicationRecorder, anchor: Anchor, built: str) -> 
             position=anchor.position,
             log_end=end,
         ) from None
-    if actual != anchor.log_hash:
+    # A record that carries no hash (a PostgreSQL row of an earlier release) can only be
+    # compared by position; a checksum removed from a newer row is found when it is read.
+    if actual is not None and actual != anchor.log_hash:
         raise LogTailLostError(
             f"the log's record at {anchor.position} has hash {short_hash(actual)}, {where}: "
             "the log was replaced or rewritten since",

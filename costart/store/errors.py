@@ -134,6 +134,8 @@ class StoreFullError(OperationalError):
 
     def __reduce__(self) -> tuple[type[StoreFullError], tuple[str, int, int | None, str]]:
         return type(self), (self.path, self.needed, self.free, self.cause)
+
+
 class StaleTermError(PersistenceError):
     """An append (or a claim) carried the host's leadership term ``term``, and the log
     already has a newer one (``current``): the host elected another leader, so this
@@ -151,3 +153,9 @@ class StaleTermError(PersistenceError):
 
     def __reduce__(self) -> tuple[type[StaleTermError], tuple[int, int]]:
         return type(self), (self.term, self.current)
+
+
+class StoreRolledBackError(LogTailLostError):
+    """The store is older than something its opener saw of it -- a lease epoch or host
+    term that went back, or a log behind the host's last known position: the whole store
+    was rolled back (a restored backup, a volume snapshot) under the opener (ADR 0048)."""

@@ -1,7 +1,7 @@
 """The store the damage suite damages: the RL post-training demo run to its end (one
 group, SUCCEEDED), with a snapshot every 5 events, then a small group submitted and
 cancelled (a tail of events after the newest snapshot), and views built by ``costart
-get``.
+get``. What the host last saw of it (`Controller.last_known`) is kept beside it.
 
 ``python -m tests.damage.base_store DIR`` builds it in DIR (in a child process, so the
 test process holds no LMDB environment of a store it then copies and damages).
@@ -10,10 +10,13 @@ test process holds no LMDB environment of a store it then copies and damages).
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
 from pathlib import Path
 
 import lmdb
+import msgspec
 from rich.console import Console
 
 from costart.bootstrap import Settings
@@ -47,12 +50,29 @@ def build(store: Path) -> None:
         controller = run_demo(spec, Console(file=out), settings)
     controller.submit(parse_spec(TAIL_GROUP, "toml"))
     controller.cancel("tail-probe", actor=USER)
+    # The host's truth (ADR 0048), kept outside the store as a host keeps it.
+    last_known_path(store).write_bytes(msgspec.json.encode(controller.last_known()))
     controller.close()
     backend = LocalBackend(Settings(store=str(store), cluster=None))
     try:
         backend.groups(None, None)  # builds the views
     finally:
         backend.close()
+
+
+def build_views(store: Path) -> None:
+    """Build the store's views with ``costart get`` in a child process (so this process
+    holds no LMDB environment of the store)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    args = [sys.executable, "-m", "costart.cli.main", "--store", str(store), "get", "groups"]
+    built = subprocess.run(args, env=env, capture_output=True, text=True, check=False)
+    if built.returncode != 0:
+        raise RuntimeError(f"building the views of {store} failed: {built.stderr}")
+
+
+def last_known_path(store: Path) -> Path:
+    """Where `build` keeps what the host last saw of the store: beside it, not in it."""
+    return store.parent / f"{store.name}-last-known.json"
 
 
 def _cut(txn: lmdb.Transaction[bytes], records: object, index: object, keep: int) -> None:

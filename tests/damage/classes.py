@@ -9,11 +9,13 @@ Outcomes a reader may have (checked in `test_damage_suite`):
 * ``EITHER``: the intact answer, or a non-zero exit with a clear message (damage the
   reader may not need to read, e.g. a record the views were built past);
 * ``OLDER``: exit 0 with the answer of the older log it was given (a reader that has no
-  record of where the log ended: the Controller and the standby know the views not).
+  record of where the log ended -- a store rolled back as a whole, views included, and
+  no host position given: not detectable from the store, ADR 0048).
 """
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,14 +27,16 @@ from costart.replay.logfile import EVENTS_LOG, SNAPSHOTS_LOG
 from costart.store.lmdbenv import index_db_name, log_db_name
 from costart.store.records import pack_u64
 from tests.damage import damage
-from tests.damage.base_store import cut_log
+from tests.damage.base_store import build_views, cut_log
 
 ANSWER: Final = "answer"
 EITHER: Final = "either"
 OLDER: Final = "older"
 DAMAGED: Final = 7
 TAIL_LOST: Final = 8
-READERS: Final = ("verify", "get", "describe", "controller", "standby", "serve")
+READERS: Final = ("verify", "get", "describe", "controller", "standby", "host", "serve")
+"""``host``: the Controller an embedding host builds, giving back the position, hash and
+term it last saw of the intact store (``bootstrap(last_known=...)``, ADR 0048)."""
 OLD_END: Final = 38
 """Where the older copy of the log ends (`cut_log`): mid-run, the group RUNNING (a
 restarted rollout task just started again)."""
@@ -104,6 +108,14 @@ def views(change: Callable[[Path], None]) -> Callable[[Path], None]:
 def views_ahead(store: Path) -> None:
     """The log replaced by an older copy of itself; the views were built to its end."""
     cut_log(store, OLD_END)
+
+
+def rolled_back_whole(store: Path) -> None:
+    """The whole store -- log, snapshots and views -- replaced by an older, consistent
+    copy of itself (a restored backup, a volume snapshot)."""
+    cut_log(store, OLD_END)
+    shutil.rmtree(store / "views")
+    build_views(store)
 
 
 @dataclass(frozen=True)
@@ -186,9 +198,17 @@ CLASSES: Final = (
             "get": TAIL_LOST,
             "describe": TAIL_LOST,
             "serve": TAIL_LOST,
-            "controller": OLDER,
-            "standby": OLDER,
+            "controller": TAIL_LOST,  # bootstrap checks the views' anchor (ADR 0048)
+            "standby": TAIL_LOST,
+            "host": TAIL_LOST,
         },
+    ),
+    # Nothing inside the store differs from a store that stopped there: only the host's
+    # last known position tells (ADR 0048); every other reader answers the older state.
+    DamageClass(
+        "store-rolled-back-whole",
+        rolled_back_whole,
+        {**_all(OLDER, verify=ANSWER), "host": TAIL_LOST},
     ),
     DamageClass("views-behind-the-log", lambda s: None, _all(ANSWER), views_behind=True),
 )

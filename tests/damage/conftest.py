@@ -1,6 +1,7 @@
 """The damage suite's backends: the store contract's ``store`` fixture (LMDB and
-PostgreSQL, a fresh directory or schema each)."""
+PostgreSQL, a fresh directory or schema each), and the demo run on it."""
 
 from __future__ import annotations
 
 from tests.contract.conftest import store  # noqa: F401  (the parametrized fixture)
+from tests.damage.demo_store import demo  # noqa: F401  (the demo run on that store)

@@ -1,8 +1,10 @@
 """Every reader of a store, run on one (possibly damaged) store directory.
 
-``python -m tests.damage.readers GROUP STORE...`` runs, for each store in this one
-process and in this order, ``costart replay verify``, ``costart get groups -o json``, ``costart describe group
-GROUP -o json`` (through the CLI's own entry point), a `Controller` and a warm `Standby`,
+``python -m tests.damage.readers GROUP LAST_KNOWN STORE...`` runs, for each store in this
+one process and in this order, ``costart replay verify``, ``costart get groups -o json``,
+``costart describe group GROUP -o json`` (through the CLI's own entry point), a
+`Controller`, a warm `Standby`, and the Controller a host builds giving back what it last
+saw of the intact store (``LAST_KNOWN``, a JSON `LastKnown`),
 and prints one JSON object: store -> reader -> ``{"code", "out", "err"}``. The CLI readers give
 their exit code; the Python readers give 0 and a digest of the state they restored, or
 the exit code the CLI maps their error to and the error's message. Run as a child
@@ -20,16 +22,18 @@ import sys
 import traceback
 from pathlib import Path
 
+import msgspec
 import structlog
 from typer.testing import CliRunner
 
-from costart.bootstrap import Settings, bootstrap
+from costart.bootstrap import Settings, bootstrap, build_standby
 from costart.cli.exits import exit_code
 from costart.cli.main import app
 from costart.logs import configure_logging
 from costart.store.lease import Lease
+from costart.store.rollback import LastKnown
 from costart.store.snapshots import encode_world
-from costart.store.standby import Standby, open_factory
+from costart.store.standby import open_factory
 
 
 def digest(state: bytes) -> str:
@@ -65,16 +69,25 @@ def controller_state(store: Path) -> bytes:
         controller.close()
 
 
+def host_state(store: Path, last_known: LastKnown) -> bytes:
+    """The Controller an embedding host builds, giving back what it last saw (ADR 0048)."""
+    controller = bootstrap(Settings(store=str(store), cluster=None), last_known=last_known)
+    try:
+        return encode_world(controller.world)
+    finally:
+        controller.close()
+
+
 def standby_state(store: Path) -> bytes:
     factory = open_factory(Settings(store=str(store)).controller_env())
     try:
-        standby = Standby(factory, Lease(factory.store), poll_s=0.01)
+        standby = build_standby(Settings(store=str(store)), factory, Lease(factory.store))
         return encode_world(standby.world)
     finally:
         factory.close()
 
 
-def main(store: Path, group: str) -> dict[str, dict[str, object]]:
+def main(store: Path, group: str, last_known: LastKnown) -> dict[str, dict[str, object]]:
     at = ["--store", str(store)]
     return {
         "verify": run_cli([*at, "replay", "verify"]),
@@ -82,11 +95,13 @@ def main(store: Path, group: str) -> dict[str, dict[str, object]]:
         "describe": run_cli([*at, "describe", "group", group, "-o", "json"]),
         "controller": run_python(lambda: controller_state(store)),
         "standby": run_python(lambda: standby_state(store)),
+        "host": run_python(lambda: host_state(store, last_known)),
     }
 
 
 if __name__ == "__main__":
     # Once, to the real stderr: the CLI would configure it to a runner's captured stream.
     configure_logging(level=logging.WARNING)
-    group_name, *stores = sys.argv[1:]
-    print(json.dumps({store: main(Path(store), group_name) for store in stores}))
+    group_name, known_file, *stores = sys.argv[1:]
+    known = msgspec.json.decode(Path(known_file).read_bytes(), type=LastKnown)
+    print(json.dumps({store: main(Path(store), group_name, known) for store in stores}))

@@ -12,83 +12,36 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, NamedTuple
 
 import msgspec
-import psycopg
 import pytest
 import structlog
-from psycopg.rows import dict_row
-from rich.console import Console
 
-from costart.app import Controller
-from costart.bootstrap import Settings, bootstrap
-from costart.cli.demo import run_demo
 from costart.cli.exits import EXIT_DAMAGED, EXIT_ERROR, EXIT_TAIL_LOST
 from costart.domain.spec import parse_spec
 from costart.store.codec import canonical_decode, canonical_encode, decode_event
 from costart.store.errors import CorruptRecordError, DamagedStoreError, Defect, LogTailLostError
 from costart.store.snapshots import Snapshot, encode_world
-from tests.builders import USER
 from tests.contract.conftest import Store
 from tests.damage import classes
 from tests.damage.base_store import TAIL_GROUP, cut_log
-
-ROOT = Path(__file__).resolve().parents[2]
-SNAPSHOT_EVERY = 7
-
-
-class Demo(NamedTuple):
-    state: bytes
-    """The encoded final state."""
-    newest_snapshot: int
-    previous_snapshot: int
-    end: int
-
-
-def _controller(store: Store) -> Controller:
-    return bootstrap(Settings(cluster=None), env=store.env)
-
-
-def _closed(controller: Controller) -> None:
-    """Close a controller; once the caller drops it too, `gc.collect` lets its recorders
-    go, closing the LMDB environment in this process (so the damage can open the files,
-    and the next opener checks them)."""
-    controller.close()
-
-
-@pytest.fixture
-def demo(store: Store, tmp_path: Path) -> Demo:
-    """The demo run with a snapshot every 7 events, then a tail past the newest snapshot."""
-    console = Console(file=(tmp_path / "out.txt").open("w"))
-    env = {**store.env, "COSTART_SNAPSHOT_EVERY": str(SNAPSHOT_EVERY)}
-    controller = run_demo(ROOT / "scenarios" / "rl-post-training.toml", console, env=env)
-    controller.submit(parse_spec(TAIL_GROUP, "toml"))
-    controller.cancel("tail-probe", actor=USER)
-    demo = Demo(
-        encode_world(controller.world),
-        *controller.snapshots_store.positions()[-1:-3:-1],
-        controller.world.position,
-    )
-    _closed(controller)
-    del controller
-    gc.collect()
-    assert demo.newest_snapshot < demo.end - 1, demo  # a tail past the newest snapshot
-    return demo
-
-
-def _sql(store: Store, statement: str) -> None:
-    schema = store.env["POSTGRES_SCHEMA"]
-    with psycopg.connect(store.location.split("?")[0]) as conn:
-        conn.execute(f'SET search_path TO "{schema}"')
-        conn.execute(statement)
+from tests.damage.demo_store import (
+    ON_POSTGRESQL,
+    ROOT,
+    cli,
+    closed,
+    controller_of,
+    row_of,
+    set_state,
+    sql,
+)
 
 
 def damage_newest_snapshot(store: Store) -> None:
     if store.name == "lmdb":
         classes.flip_newest_snapshot(Path(store.location))
     else:
-        _sql(
+        sql(
             store,
             "UPDATE costart_snapshots SET state = set_byte(state, 100, get_byte(state, 100) # 1) "
             "WHERE originator_version = (SELECT max(originator_version) FROM costart_snapshots)",
@@ -99,7 +52,7 @@ def delete_newest_snapshot(store: Store) -> None:
     if store.name == "lmdb":
         classes.delete_newest_snapshot(Path(store.location))
     else:
-        _sql(
+        sql(
             store,
             "DELETE FROM costart_snapshots WHERE originator_version = "
             "(SELECT max(originator_version) FROM costart_snapshots)",
@@ -110,13 +63,13 @@ def delete_newest_snapshot(store: Store) -> None:
 def test_the_newest_snapshot_gone_bad_falls_back_to_an_older_one_loudly(store, demo, how):
     (damage_newest_snapshot if how == "damaged" else delete_newest_snapshot)(store)
     with structlog.testing.capture_logs() as logs:
-        restarted = _controller(store)
+        restarted = controller_of(store)
     try:
         assert encode_world(restarted.world) == demo.state  # the log is intact: the same
         # From the snapshot before it, not from the start of the log.
         assert restarted._last_snapshot_position == demo.previous_snapshot
     finally:
-        _closed(restarted)
+        closed(restarted)
     skipped = [e for e in logs if e["event"] == "snapshot skipped"]
     if how == "damaged":  # named; a deleted one is simply not there
         assert [e["position"] for e in skipped] == [demo.newest_snapshot]
@@ -128,9 +81,9 @@ def test_a_missing_event_stops_startup_naming_its_position(store, demo):
     if store.name == "lmdb":
         classes.delete_event(position)(Path(store.location))
     else:
-        _sql(store, f"DELETE FROM costart_events WHERE notification_id = {position}")
+        sql(store, f"DELETE FROM costart_events WHERE notification_id = {position}")
     with pytest.raises(CorruptRecordError) as error:
-        _controller(store)
+        controller_of(store)
     assert error.value.position == position and error.value.defect is Defect.GAP
     assert f"at notification id {position}" in str(error.value)
 
@@ -140,13 +93,13 @@ def test_an_altered_event_stops_startup_naming_its_position(store, demo):
     if store.name == "lmdb":
         classes.flip_event(position)(Path(store.location))
     else:
-        _sql(
+        sql(
             store,
             "UPDATE costart_events SET state = '\\x00ff'::bytea "
             f"WHERE notification_id = {position}",
         )
     with pytest.raises(DamagedStoreError) as error:
-        _controller(store)
+        controller_of(store)
     assert isinstance(error.value, CorruptRecordError) and error.value.position == position
 
 
@@ -154,15 +107,15 @@ def cut_tail(store: Store, keep: int) -> None:
     if store.name == "lmdb":
         cut_log(Path(store.location), keep)
     else:
-        _sql(store, f"DELETE FROM costart_events WHERE notification_id > {keep}")
+        sql(store, f"DELETE FROM costart_events WHERE notification_id > {keep}")
 
 
 def _snapshot_at_the_end(store: Store) -> int:
-    controller = _controller(store)
+    controller = controller_of(store)
     try:
         return controller.snapshot_now()
     finally:
-        _closed(controller)
+        closed(controller)
 
 
 def test_a_snapshot_past_the_end_of_the_log_refuses_the_controller(store, demo):
@@ -174,7 +127,7 @@ def test_a_snapshot_past_the_end_of_the_log_refuses_the_controller(store, demo):
     else:
         cut_tail(store, end - 1)
     with pytest.raises(LogTailLostError) as error:
-        _controller(store)
+        controller_of(store)
     assert str(error.value).startswith(f"log ends at {end - 1}, the snapshot was taken at {end}")
 
 
@@ -193,33 +146,14 @@ def test_views_built_past_the_end_of_the_log_refuse_the_cli(store, demo, tmp_pat
 
 # PostgreSQL rows carry costart's checksum (ADR 0040): an altered row that still decodes,
 # which only the checksum can tell from a written one, is found on every read path.
-ON_POSTGRESQL = pytest.mark.parametrize("store", ["postgresql"], indirect=True)
-
-
-def _row(store: Store, table: str, where: str) -> dict[str, Any]:
-    schema = store.env["POSTGRES_SCHEMA"]
-    with psycopg.connect(store.location.split("?")[0], row_factory=dict_row) as conn:
-        conn.execute(f'SET search_path TO "{schema}"')
-        row = conn.execute(f"SELECT * FROM {table} WHERE {where}").fetchone()
-    assert row is not None, where
-    return row
-
-
-def _set_state(store: Store, table: str, where: str, state: bytes) -> None:
-    schema = store.env["POSTGRES_SCHEMA"]
-    with psycopg.connect(store.location.split("?")[0]) as conn:
-        conn.execute(f'SET search_path TO "{schema}"')
-        conn.execute(f"UPDATE {table} SET state = %s WHERE {where}", (state,))
-
-
 def alter_event_decodably(store: Store, position: int) -> None:
     """Move the event at ``position`` one nanosecond later: it still decodes and folds."""
     where = f"notification_id = {position}"
-    row = _row(store, "costart_events", where)
+    row = row_of(store, "costart_events", where)
     event = decode_event(row["topic"], bytes(row["state"]))
     altered = canonical_encode(msgspec.structs.replace(event, at_ns=event.at_ns + 1))
     assert decode_event(row["topic"], altered) != event
-    _set_state(store, "costart_events", where, altered)
+    set_state(store, "costart_events", where, altered)
 
 
 @ON_POSTGRESQL
@@ -227,17 +161,11 @@ def test_an_altered_event_that_still_decodes_stops_startup_naming_its_position(s
     position = demo.newest_snapshot + 1
     alter_event_decodably(store, position)
     with pytest.raises(CorruptRecordError) as error:
-        _controller(store)
+        controller_of(store)
     assert error.value.position == position and error.value.defect is Defect.CHECKSUM
     assert str(error.value) == (
-        f"checksum mismatch at notification id {position} in log 'costart_events': the row was altered"
+        f"checksum mismatch at notification id {position} in log 'costart_events': the row was altered or moved"
     )
-
-
-def _cli(store: Store, tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "COSTART_VIEWS_DIR": str(tmp_path / "views"), "PYTHONPATH": str(ROOT)}
-    command = [sys.executable, "-m", "costart.cli.main", "--store", store.location, *args]
-    return subprocess.run(command, env=env, capture_output=True, text=True, check=False)
 
 
 def _damage_row(store: Store, how: str, position: int) -> None:
@@ -245,11 +173,11 @@ def _damage_row(store: Store, how: str, position: int) -> None:
     if how == "altered, still decodes":
         alter_event_decodably(store, position)
     elif how == "altered, undecodable":
-        _set_state(store, "costart_events", where, b"\x00\xff")
+        set_state(store, "costart_events", where, b"\x00\xff")
     elif how == "checksum removed":
         _forget_checksums(store, where)
     else:
-        _sql(store, f"DELETE FROM costart_events WHERE {where}")
+        sql(store, f"DELETE FROM costart_events WHERE {where}")
 
 
 ROW_DAMAGE = ["altered, still decodes", "altered, undecodable", "checksum removed", "deleted"]
@@ -261,10 +189,10 @@ def test_a_damaged_event_row_fails_verify_and_the_views_naming_its_position(
     store, demo, tmp_path, how
 ):
     _damage_row(store, how, 3)
-    verified = _cli(store, tmp_path, "replay", "verify")
+    verified = cli(store, tmp_path, "replay", "verify")
     assert verified.returncode == EXIT_ERROR, verified.stdout + verified.stderr
     assert "DIVERGENCE at position 3 (costart_events)" in verified.stderr
-    listed = _cli(store, tmp_path, "get", "groups")  # the views are built from the log
+    listed = cli(store, tmp_path, "get", "groups")  # the views are built from the log
     assert listed.returncode == EXIT_DAMAGED, listed.stderr
     assert "at notification id 3 in log" in listed.stderr
 
@@ -272,47 +200,47 @@ def test_a_damaged_event_row_fails_verify_and_the_views_naming_its_position(
 @ON_POSTGRESQL
 def test_an_altered_snapshot_that_still_decodes_falls_back_loudly(store, demo):
     where = f"originator_version = {demo.newest_snapshot}"
-    row = _row(store, "costart_snapshots", where)
+    row = row_of(store, "costart_snapshots", where)
     snapshot = canonical_decode(bytes(row["state"]), Snapshot)
     # A log hash PostgreSQL keeps no chain to compare with: only the row checksum sees it.
     forged = msgspec.structs.replace(snapshot, log_hash=bytes(16))
-    _set_state(store, "costart_snapshots", where, canonical_encode(forged))
+    set_state(store, "costart_snapshots", where, canonical_encode(forged))
     with structlog.testing.capture_logs() as logs:
-        restarted = _controller(store)
+        restarted = controller_of(store)
     try:
         assert encode_world(restarted.world) == demo.state
         assert restarted._last_snapshot_position == demo.previous_snapshot
     finally:
-        _closed(restarted)
+        closed(restarted)
     skipped = [e for e in logs if e["event"] == "snapshot skipped"]
     assert [e["position"] for e in skipped] == [demo.newest_snapshot]
 
 
 def _forget_checksums(store: Store, where: str) -> None:
-    _sql(store, f"UPDATE costart_events SET checksum = NULL WHERE {where}")
+    sql(store, f"UPDATE costart_events SET checksum = NULL WHERE {where}")
 
 
 @ON_POSTGRESQL
 def test_rows_written_before_the_checksum_column_existed_are_read_unchecked(store, demo):
     # A log of an earlier release: the column is added on open, its rows are NULL.
-    _sql(store, "ALTER TABLE costart_events DROP COLUMN checksum")
-    _sql(store, "ALTER TABLE costart_snapshots DROP COLUMN checksum")
-    controller = _controller(store)
+    sql(store, "ALTER TABLE costart_events DROP COLUMN checksum")
+    sql(store, "ALTER TABLE costart_snapshots DROP COLUMN checksum")
+    controller = controller_of(store)
     try:
         assert encode_world(controller.world) == demo.state
         controller.submit(parse_spec(TAIL_GROUP, "toml"))  # new rows carry a checksum
         end, state = controller.world.position, encode_world(controller.world)
     finally:
-        _closed(controller)
-    new_row = _row(store, "costart_events", f"notification_id = {end}")
+        closed(controller)
+    new_row = row_of(store, "costart_events", f"notification_id = {end}")
     assert new_row["checksum"] is not None
-    legacy = _row(store, "costart_events", f"notification_id = {demo.end}")
+    legacy = row_of(store, "costart_events", f"notification_id = {demo.end}")
     assert legacy["checksum"] is None
-    restarted = _controller(store)  # legacy rows, then checked ones: read in full
+    restarted = controller_of(store)  # legacy rows, then checked ones: read in full
     try:
         assert encode_world(restarted.world) == state
     finally:
-        _closed(restarted)
+        closed(restarted)
 
 
 @ON_POSTGRESQL
@@ -320,7 +248,7 @@ def test_a_checksum_removed_after_checksummed_rows_is_damage_not_a_legacy_row(st
     position = demo.newest_snapshot + 1
     _forget_checksums(store, f"notification_id = {position}")
     with pytest.raises(CorruptRecordError) as error:
-        _controller(store)
+        controller_of(store)
     assert error.value.position == position and error.value.defect is Defect.CHECKSUM
     assert "checksum missing after the first checksummed row (1)" in str(error.value)
 
@@ -328,8 +256,8 @@ def test_a_checksum_removed_after_checksummed_rows_is_damage_not_a_legacy_row(st
 @ON_POSTGRESQL
 def test_a_legacy_prefix_of_rows_without_checksums_is_accepted(store, demo):
     _forget_checksums(store, f"notification_id <= {demo.newest_snapshot + 1}")
-    restarted = _controller(store)
+    restarted = controller_of(store)
     try:
         assert encode_world(restarted.world) == demo.state
     finally:
-        _closed(restarted)
+        closed(restarted)

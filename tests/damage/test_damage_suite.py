@@ -23,7 +23,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.damage.base_store import GROUP, cut_log
+from tests.damage.base_store import GROUP, build_views, cut_log, last_known_path
 from tests.damage.base_store import ROOT as REPO
 from tests.damage.classes import (
     ANSWER,
@@ -58,8 +58,7 @@ def _views_behind(store: Path, scratch: Path) -> None:
     shutil.copy(store / "data.mdb", whole)
     cut_log(store, OLD_END)
     shutil.rmtree(store / "views")
-    built = _run(["-m", "costart.cli.main", "--store", str(store), "get", "groups"])
-    assert built.returncode == 0, built.stderr
+    build_views(store)
     shutil.copy(whole, store / "data.mdb")
 
 
@@ -80,7 +79,8 @@ def suite(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
             _views_behind(store, tmp)
         damage_class.damage(store)
         stores[damage_class.name] = store
-    ran = _run(["-m", "tests.damage.readers", GROUP, *map(str, stores.values())])
+    known = str(last_known_path(base))
+    ran = _run(["-m", "tests.damage.readers", GROUP, known, *map(str, stores.values())])
     assert ran.returncode == 0, f"the readers died (exit {ran.returncode}): {ran.stderr[-3000:]}"
     by_path = json.loads(ran.stdout)
     results = {name: by_path[str(path)] for name, path in stores.items()}
@@ -159,8 +159,9 @@ def check(reader: str, outcome: str | int, got: dict[str, Any], suite: dict[str,
     if outcome == ANSWER:
         assert got["code"] == 0 and _same_answer(reader, got, intact), shown
     elif outcome == OLDER:
-        older = suite["results"]["older"][reader]
-        assert got["code"] == 0 and got["out"] == older["out"], shown
+        older = suite["results"]["older"][reader if reader != "serve" else "get"]
+        same = _groups(got["out"]) == _groups(older["out"]) if reader in ("get", "serve") else None
+        assert got["code"] == 0 and (same or got["out"] == older["out"]), shown
     elif outcome == EITHER:
         if got["code"] == 0:
             assert _same_answer(reader, got, intact), shown
@@ -181,7 +182,7 @@ def test_every_reader_answers_the_intact_store(suite: dict[str, Any]) -> None:
     intact = suite["results"]["intact"]
     assert all(intact[reader]["code"] == 0 for reader in READERS if reader != "serve"), intact
     assert _groups(intact["get"]["out"])[0][:2] == (GROUP, "SUCCEEDED")
-    assert intact["controller"]["out"] == intact["standby"]["out"]
+    assert intact["controller"]["out"] == intact["standby"]["out"] == intact["host"]["out"]
 
 
 @pytest.mark.parametrize("damage_class", CLASSES, ids=lambda c: c.name)

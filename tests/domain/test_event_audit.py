@@ -76,3 +76,32 @@ def test_nothing_happens_to_a_group_after_it_ended(ended):
     audit.observe(group_event(ended, 2, **fields))
     with pytest.raises(InvariantViolation, match="terminal groups never change"):
         audit.observe(started())
+
+
+def member_event(cls, version, **fields):
+    return cls(originator_id=MID, originator_version=version, group_id=GID, at_ns=version, **fields)
+
+
+@pytest.mark.parametrize("reason", ["preempted", "node-lost"])
+def test_a_budget_free_failure_whose_restart_was_counted_is_caught(reason):
+    audit = submitted_audit()
+    failed = member_event(
+        ev.MemberFailed, 2, reason=reason, exit_code=None, action="restart-member"
+    )
+    audit.observe(failed)
+    audit.observe(member_event(ev.MemberRestarted, 3, restarts=0, counted=False))
+    audit.observe(failed)
+    with pytest.raises(InvariantViolation, match=f"a {reason} restart was counted"):
+        audit.observe(member_event(ev.MemberRestarted, 4, restarts=1, counted=True))
+
+
+def test_a_counted_error_restart_and_an_uncounted_preempted_group_restart_pass():
+    audit = submitted_audit()
+    audit.observe(
+        member_event(ev.MemberFailed, 2, reason="error", exit_code=1, action="restart-member")
+    )
+    audit.observe(member_event(ev.MemberRestarted, 3, restarts=1, counted=True))
+    restart = dict(member="a", reason="preempted")
+    audit.observe(group_event(ev.GroupRestarted, 2, attempt=2, restarts=0, **restart))
+    with pytest.raises(InvariantViolation, match="a preempted group restart was counted"):
+        audit.observe(group_event(ev.GroupRestarted, 3, attempt=3, restarts=1, **restart))

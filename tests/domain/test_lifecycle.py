@@ -367,7 +367,10 @@ def test_only_timed_statuses_have_a_deadline_due(status):
         id=CLUSTER_ID, version=1, name="g", spec=spec, submission_seq=1, member_ids=(),
         status=status, reservation_deadline_ns=5, barrier_deadline_ns=5,
     )  # fmt: skip
-    assert deadline_due(group, 10) == (status in TIMED)
-    if status in TIMED:
+    # A started group's deadline is a member's max_runtime (none here): see
+    # tests/domain/test_runtime_limits.py.
+    assert deadline_due(group, 10) == (status in ("RESERVING", "PLACED"))
+    assert status in TIMED or not deadline_due(group, 10)
+    if status in ("RESERVING", "PLACED"):
         unit = GroupUnit(group, [])
         assert on_tick(unit, 10) and unit.pending_events

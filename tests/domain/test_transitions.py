@@ -34,6 +34,7 @@ GROUP_EXPECTED = {
 }
 MEMBER_EXPECTED = {
     ev.MemberHeld: {"PENDING", "HELD"},
+    ev.HoldLent: {"HELD"},
     ev.MemberPlaced: {"PENDING", "HELD", "RESTARTING", "RUNNING"},
     ev.MemberReleased: set(MEMBER_STATES),
     ev.ClaimReady: {"PLACED", "RUNNING"},

@@ -302,15 +302,29 @@ def test_a_silent_node_goes_down_after_the_timeout_and_a_heartbeat_brings_it_up(
         f"{node} reported down",
     )
     assert down[-1] == "down"
-    watched = _watch(admin, {"after": 0, "node": node}, {}, position(server))
+    # Every read of the stream is a bounded wait on a condition: a filtered stream ends
+    # when it has been quiet a while, which a loaded machine can reach early.
+    watched = wait_until(
+        lambda: _watch(admin, {"after": 0, "node": node}, {}, position(server)),
+        lambda events: any(e["type"] == "NodeStatusChanged" for e in events),
+        f"{node}'s status change on the watch stream",
+    )
     (silent,) = [e["event"] for e in watched if e["type"] == "NodeStatusChanged"]
     # The event says why, and that costart's own timer (not the agent) marked it down.
     assert silent["status"] == "down" and silent["note"].startswith("no heartbeat for "), silent
     assert silent["actor"][0] == "timer", silent
     assert agent.post(f"/v1/nodes/{node}/heartbeat").json()["events"] == 1
-    assert _node_events(admin, node)[-1] == "up"
+    _wait_for_status(admin, node, "up")
     assert agent.put(f"/v1/nodes/{node}/status", json={"status": "drained"}).json()["events"] == 1
-    assert _node_events(admin, node)[-1] == "drained"
+    _wait_for_status(admin, node, "drained")
+
+
+def _wait_for_status(c: httpx.Client, node: str, status: str) -> None:
+    wait_until(
+        lambda: _node_events(c, node),
+        lambda events: bool(events) and events[-1] == status,
+        f"{node} reported {status}",
+    )
 
 
 def _node_events(c: httpx.Client, node: str) -> list[str]:

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from costart.bootstrap import Settings, build_placement
+from costart.domain.actors import Actor
 from costart.placement import ClusterError, CoPlacementStep
 from costart.projections import Views
 from costart.rest.auth import TokenError, Tokens
@@ -17,6 +18,7 @@ from tests.builders import ManualClock, a_group, new_controller
 from tests.rest.fake_placement import PlaceEverything
 
 SECOND_NS = 10**9
+OWNER = Actor.user("alice")
 
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -92,3 +94,54 @@ def test_tokens_files_map_tokens_to_users_and_roles(tmp_path):
     path.write_text('[tokens.short]\nuser = "x"\n')
     with pytest.raises(TokenError, match="shorter"):
         Tokens.from_toml(path)
+
+
+def test_a_command_is_answered_from_the_controller_as_the_views_then_show_it(tmp_path):
+    svc, _ = service(tmp_path)
+    try:
+        spec = a_group("g1").with_member("a", claims=("gpus",)).with_member("b", replicas=2)
+        spec = spec.build()
+        answered = svc.submit_spec(spec)
+        # The next read waits until the views hold the submit, and shows the same row.
+        assert svc.views.group("g1") == answered
+        scaled = svc.scale("g1", "b", 3, OWNER)
+        assert [m for m in svc.views.members("g1") if m.name == "b"] == [scaled]
+        cancelled = svc.cancel("g1", OWNER)
+        assert cancelled.state == "CANCELLED"
+        assert svc.views.group("g1") == cancelled
+    finally:
+        svc.close()
+
+
+def test_reads_wait_for_the_views_to_hold_every_command_answered_before(tmp_path):
+    svc, _ = service(tmp_path)
+    try:
+        for i in range(20):
+            svc.submit_spec(a_group(f"r{i}").with_member("a").build())
+            # No refresh between: each read must still see the submit just answered.
+            assert svc.views.group(f"r{i}").state == "PENDING"
+        assert svc.views.position() == svc.controller.world.position
+    finally:
+        svc.close()
+
+
+def test_a_read_whose_views_cannot_catch_up_is_503_naming_the_position(tmp_path):
+    from litestar.testing import TestClient
+
+    from costart.rest.app import create_app
+    from costart.rest.auth import User
+
+    svc, _ = service(tmp_path)
+    stuck = svc.views_position
+    svc._follower._catch_up = lambda: stuck  # the views stop moving (a stuck disk)
+    svc._follower._wait_s = 0.5
+    svc.controller.submit(a_group("late").with_member("a").build())
+    app = create_app(svc, Tokens({"t0k3n": User(name="root", role="admin")}))
+    try:
+        with TestClient(app=app) as client:
+            answer = client.get("/v1/groups/late", headers={"Authorization": "Bearer t0k3n"})
+        assert answer.status_code == 503, answer.text
+        position = svc.controller.world.position
+        assert f"did not reach log position {position} within 0.5s" in answer.json()["error"]
+    finally:
+        svc.close()

@@ -18,7 +18,7 @@ TRACES = Path(os.environ.get("COSTART_TRACES", ROOT.parent / "shared" / "traces"
 # Measurement scenarios: hundreds of groups per run, too long for the per-scenario suites
 # (every policy, every session compared, 15 recorded seeds); their own tests run a few
 # seeds and `bench/bench_scheduling.py` runs 20.
-MEASUREMENT_SCENARIOS = ("starvation",)
+MEASUREMENT_SCENARIOS = ("starvation", "starvation-backfill")
 SIM_SCENARIOS = sorted(
     name
     for name in (p.stem.removeprefix("sim-") for p in SCENARIOS.glob("sim-*.toml"))

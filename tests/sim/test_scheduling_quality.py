@@ -74,9 +74,8 @@ def test_the_benchmark_reports_every_policy_with_its_spread(tmp_path: Path):
     independent = entry["summary"]["independent"]
     assert independent["gang_never_started"]["median"] == 3
     assert entry["summary"]["reserve"]["gang_never_started"]["high"] == 0
-    assert "reserve+backfill" in report["not_measured"]
 
 
 def test_the_starvation_targets_say_what_is_not_measured():
     targets = _bench().starvation_targets({})
-    assert targets["status"] == "not measured"
+    assert str(targets["status"]).startswith("not measured")

@@ -1,0 +1,96 @@
+"""Backfill into held capacity and declared run-time limits (DESIGN §4, ADR 0045).
+
+A ``reserve-backfill`` reservation lends what it holds but cannot use yet to lower
+groups that will be gone before it needs the capacity (each member declares a
+``max_runtime`` that ends before the reservation's expected completion) or that may be
+stopped for it (``preemptible``). Three commands, each on one group:
+
+* `lend_holds` — the reservation gives up held tasks (`HoldLent`): from then on that
+  capacity is counted once, as the borrower's use, and is still owed to the reservation
+  (it claims it every session);
+* `place_borrower` — the borrower's whole gang is placed, its events noting the lender;
+* `preempt` — when the reservation's gang can start, a borrower still on its nodes is
+  stopped with reason ``preempted``: its own failure policy applies, and a preemption
+  never consumes a restart budget (`costart.domain.policy.consumes_budget`).
+
+The limit itself is enforced by `costart.domain.runtime_limits`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Final
+
+from costart.domain import events as ev
+from costart.domain.aggregates import GroupUnit
+from costart.domain.errors import DomainError, IllegalTransition
+from costart.domain.events import Assignment
+from costart.domain.failures import fail_member
+from costart.domain.scheduling import place_group
+from costart.domain.states import GROUP_STARTED
+from costart.domain.teardown import release_and_retry
+
+BACKFILL: Final = "reserve-backfill"
+
+
+def lend_holds(
+    unit: GroupUnit, holds: Mapping[str, Sequence[Assignment]], borrower: str, at_ns: int
+) -> None:
+    """The reservation lends these held tasks (per member) to group ``borrower``."""
+    group = unit.group.state
+    if group.spec.placement.mode != BACKFILL:
+        raise DomainError(f"group {unit.name} is not in {BACKFILL} mode: it lends nothing")
+    if group.status != "RESERVING":
+        raise IllegalTransition(f"group {unit.name}", group.status, "lend held capacity")
+    if borrower == unit.name:
+        raise DomainError(f"group {unit.name} cannot lend to itself")
+    for name in sorted(holds):
+        member = unit.member(name)
+        held = {a.index: a.node for a in member.state.held}
+        for a in holds[name]:
+            if held.get(a.index) != a.node:
+                raise DomainError(f"member {name}: task {a.index} on {a.node} is not held")
+        if holds[name]:
+            member.trigger(ev.HoldLent, at_ns, assignments=tuple(holds[name]), borrower=borrower)
+
+
+def place_borrower(
+    unit: GroupUnit, assignments: Mapping[str, Sequence[Assignment]], lender: str, at_ns: int
+) -> None:
+    """Place a borrower's whole gang on capacity lent by reservation ``lender``."""
+    for member in unit.group.state.spec.members:
+        if not (member.preemptible or member.max_runtime_ns is not None):
+            raise DomainError(
+                f"member {member.name} neither declares max_runtime nor is preemptible: "
+                f"it may not borrow from reservation {lender}"
+            )
+    unit.set_note(f"on loan from reservation {lender}")
+    place_group(unit, assignments, at_ns)
+    unit.set_note(None)
+
+
+def preempt(unit: GroupUnit, nodes: Sequence[str], lender: str, at_ns: int) -> None:
+    """Stop the group's tasks on ``nodes`` (reason ``preempted``) so that reservation
+    ``lender`` can start there. Before its start the group is released and retried (no
+    attempt counted); after it, each member with a task there fails by the policy."""
+    group = unit.group.state
+    where = frozenset(nodes)
+    unit.set_note(f"preempted for reservation {lender}")
+    if group.status == "PLACED":
+        release_and_retry(unit, f"preempted for reservation {lender}", at_ns, counts_attempt=False)
+    elif group.status in GROUP_STARTED:
+        for member in unit.members:
+            # One report per task there: a job's first failure is the job's; a replica
+            # set loses each replica on those nodes, until the policy ends the group.
+            while unit.group.state.status in GROUP_STARTED and member.state.status in (
+                "PLACED",
+                "READY",
+                "RUNNING",
+            ):
+                hit = [a.index for a in member.state.assignments if a.node in where]
+                if not hit:
+                    break
+                fail_member(unit, member.name, "preempted", None, min(hit), at_ns)
+    else:
+        raise IllegalTransition(f"group {unit.name}", group.status, "preempt")
+    unit.set_note(None)
