@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-slow test-explore mutate lint typecheck bench clean
+.PHONY: demo test test-slow test-explore mutate mutate-clean lint typecheck bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -38,13 +38,16 @@ test-explore: $(STAMP)
 	  $$(grep -rl --include='test_*.py' '^from hypothesis' tests)
 
 # Mutation testing (not part of `make test`): one worker, niced, bounded by MUTATE_SECONDS;
-# MUTANTS narrows the run (e.g. MUTANTS='costart.domain.policy*'). The report lands in
-# bench/results/mutation.json.
+# MUTANTS narrows the run (e.g. MUTANTS='costart.domain.policy*'). Results accumulate in
+# mutants/ across runs (a module at a time; mutmut re-runs the mutants of changed code),
+# `make mutate-clean` starts over. The report lands in bench/results/mutation.json.
 MUTATE_SECONDS ?= 7200
 mutate: $(STAMP)
-	rm -rf mutants
 	-COSTART_PROFILE=mutate timeout $(MUTATE_SECONDS) nice -n 15 $(BIN)/mutmut run --max-children 1 $(MUTANTS)
 	$(BIN)/python bench/mutation_report.py
+
+mutate-clean:
+	rm -rf mutants
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

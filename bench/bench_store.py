@@ -45,7 +45,6 @@ RL_SPEC = (ROOT / "scenarios" / "rl-post-training.toml").read_bytes()
 THREADS = 8
 
 
-
 def lmdb_env(path: Path) -> dict[str, str]:
     return {"PERSISTENCE_MODULE": "costart.store", "COSTART_LMDB_PATH": str(path)}
 

@@ -8,6 +8,8 @@ Target: >= 95% in the domain. A bounded run leaves some mutants "not checked": t
 per-module counts say which.
 
 Run: python bench/mutation_report.py   (after `make mutate`)
+     python bench/mutation_report.py --pending 'costart.domain.policy.*'   (the mutants
+     of a module still to run: unchecked, or surviving and not listed as equivalent)
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import subprocess
 import sys
 import tomllib
 from collections import Counter
+from fnmatch import fnmatch
 from pathlib import Path
 
 from common import write_results
@@ -50,24 +53,46 @@ def mutmut_results() -> dict[str, str]:
     return statuses
 
 
+def _figures(mine: dict[str, str], equivalents: dict[str, str]) -> dict[str, object]:
+    """Counts and the kill rate of one set of mutants (a scope or a module)."""
+    counts = Counter(mine.values())
+    checked = [n for n, s in mine.items() if s not in UNCHECKED]
+    equivalent = [n for n in checked if mine[n] == "survived" and n in equivalents]
+    detected = [n for n in checked if mine[n] in DETECTED]
+    judged = len(checked) - len(equivalent)
+    return {
+        "mutants": len(mine),
+        "checked": len(checked),
+        "killed": counts["killed"],
+        "timeout": counts["timeout"],
+        "equivalent": len(equivalent),
+        "survived_not_equivalent": counts["survived"] - len(equivalent),
+        "no_tests": counts["no tests"],
+        "not_checked": len(mine) - len(checked),
+        "kill_rate": round(len(detected) / judged, 4) if judged else None,
+    }
+
+
 def report(statuses: dict[str, str], equivalents: dict[str, str]) -> dict[str, object]:
+    """Per scope: its totals, each module's (so a bounded run says exactly which modules
+    it checked whole, which in part and which not at all), and every survivor."""
     scopes: dict[str, object] = {}
     for scope, prefix in SCOPES.items():
         mine = {n: s for n, s in statuses.items() if n.startswith(prefix)}
-        counts = Counter(mine.values())
-        checked = [n for n, s in mine.items() if s not in UNCHECKED]
-        equivalent = [n for n in checked if mine[n] == "survived" and n in equivalents]
-        detected = [n for n in checked if mine[n] in DETECTED]
-        judged = len(checked) - len(equivalent)
-        modules: dict[str, Counter[str]] = {}
+        by_module: dict[str, dict[str, str]] = {}
         for name, status in mine.items():
-            modules.setdefault(name.split(".x", 1)[0], Counter())[status] += 1
+            by_module.setdefault(name.split(".x", 1)[0], {})[name] = status
+        modules = {m: _figures(ms, equivalents) for m, ms in sorted(by_module.items())}
+        totals = _figures(mine, equivalents)
         scopes[scope] = {
-            "mutants": len(mine),
-            "statuses": dict(sorted(counts.items())),
-            "modules": {m: dict(sorted(c.items())) for m, c in sorted(modules.items())},
-            "equivalent": len(equivalent),
-            "kill_rate": round(len(detected) / judged, 4) if judged else None,
+            **totals,
+            "checked_share": round(int(totals["checked"]) / len(mine), 4) if mine else None,
+            "modules_checked_whole": [m for m, f in modules.items() if f["not_checked"] == 0],
+            "modules_checked_in_part": [
+                m for m, f in modules.items() if 0 < f["checked"] < f["mutants"]
+            ],
+            "modules_not_run": [m for m, f in modules.items() if f["checked"] == 0],
+            "modules": modules,
             "survivors": {
                 n: equivalents.get(n, "NOT KILLED") for n in sorted(mine) if mine[n] == "survived"
             },
@@ -76,12 +101,32 @@ def report(statuses: dict[str, str], equivalents: dict[str, str]) -> dict[str, o
     return {"scopes": scopes, "equivalents_not_surviving": stale}
 
 
+def pending(patterns: list[str]) -> list[str]:
+    """Mutants matching ``patterns`` (fnmatch, as mutmut takes them) that no run has
+    checked yet, or that survived and are not listed as equivalent: what the next
+    `make mutate MUTANTS=...` should run (mutmut re-runs every mutant it is given by
+    name, so naming only these resumes a module instead of starting it over)."""
+    equivalents = tomllib.loads(EQUIVALENTS.read_text()).get("equivalent", {})
+    return sorted(
+        name
+        for name, status in mutmut_results().items()
+        if any(fnmatch(name, p) for p in patterns)
+        and (status in UNCHECKED or (status == "survived" and name not in equivalents))
+    )
+
+
 def main() -> None:
+    if sys.argv[1:2] == ["--pending"]:
+        print(" ".join(pending(sys.argv[2:])))
+        return
     equivalents = tomllib.loads(EQUIVALENTS.read_text()).get("equivalent", {})
     result = report(mutmut_results(), equivalents)
     for scope, figures in result["scopes"].items():  # type: ignore[union-attr]
         print(
-            f"{scope}: {figures['mutants']} mutants {figures['statuses']} kill rate {figures['kill_rate']}"
+            f"{scope}: {figures['mutants']} mutants, {figures['checked']} checked: "
+            f"{figures['killed']} killed, {figures['timeout']} timed out, "
+            f"{figures['equivalent']} equivalent, {figures['survived_not_equivalent']} not killed, "
+            f"{figures['no_tests']} reached by no test; kill rate {figures['kill_rate']}"
         )
         for name, why in figures["survivors"].items():
             print(f"  survived {name}: {why}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, settings
 
 settings.register_profile(
     "ci",
@@ -16,8 +16,15 @@ settings.register_profile(
 settings.register_profile(
     "slow", max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
-# `make mutate`: the suite runs once per mutant, so fewer examples (still fixed seeds).
-settings.register_profile("mutate", parent=settings.get_profile("ci"), max_examples=20)
+# `make mutate`: the suite runs once per mutant, so fewer examples (still fixed seeds),
+# and no shrinking: a mutant is killed by the first failing example; shrinking it (many
+# more runs of a stateful machine) would only make a kill cost more than a survivor.
+settings.register_profile(
+    "mutate",
+    parent=settings.get_profile("ci"),
+    max_examples=20,
+    phases=(Phase.explicit, Phase.reuse, Phase.generate),
+)
 # `make test-explore`: fresh seeds (printed by pytest's hypothesis plugin) and more examples.
 settings.register_profile(
     "explore",
@@ -58,3 +65,21 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     stateful = sys.modules.get("tests.domain.test_stateful")
     for report in getattr(stateful, "REPORTS", []):
         terminalreporter.write_line(report)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under `make mutate`, run the quickest tests first. mutmut stops a mutant's run at
+    its first failing test (``-x``), so a mutant a direct test kills in milliseconds is not
+    first driven through a stateful run of several seconds. The durations are mutmut's own
+    (``mutmut-stats.json`` in the directory it runs the tests from); elsewhere, and for a
+    test it has not timed, the order is pytest's."""
+    if _PROFILE != "mutate":
+        return
+    import json
+    from pathlib import Path
+
+    stats = Path("mutmut-stats.json")
+    if not stats.is_file():
+        return
+    seconds: dict[str, float] = json.loads(stats.read_text()).get("duration_by_test", {})
+    items.sort(key=lambda item: seconds.get(item.nodeid, 0.0))

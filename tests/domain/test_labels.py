@@ -79,7 +79,10 @@ def test_a_selector_holds_every_term_and_picks_groups_holding_all_of_them():
         ("team", "bad label selector 'team': expected key=value"),
         ("team=", "bad label selector 'team=': expected key=value"),
         ("team=rl\n", "bad label selector 'team=rl\\n'"),
+        ("b@d=rl", "bad label selector 'b@d=rl': expected key=value"),
+        ("=rl", "bad label selector '=rl': expected key=value"),
     ],
+    ids=["no-value-sign", "no-value", "final-newline", "bad-key", "no-key"],
 )
 def test_a_bad_selector_is_refused_naming_the_term(text, message):
     with pytest.raises(DomainError) as raised:

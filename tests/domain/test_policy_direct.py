@@ -321,3 +321,25 @@ def test_a_tolerated_failure_of_the_last_running_job_concludes_the_group_at_that
     assert event_names(events) == ["MemberFailed", "GroupDegraded", "GroupSucceeded"]
     assert {e.at_ns for e in events} == {now}
     assert c.group("g1").ended_at_ns == now
+
+
+@pytest.mark.parametrize(
+    ("base_ns", "max_ns", "releases_before", "delay_ns"),
+    [
+        (0, 100, 0, 0),
+        (0, 100, 5, 0),
+        (1, 100, 0, 1),
+        (1, 100, 3, 8),
+        (10, 25, 0, 10),
+        (10, 25, 1, 20),
+        (10, 25, 2, 25),
+        (10, 20, 1, 20),
+        (10, 20, 9, 20),
+    ],
+)
+def test_backoff_starts_at_its_base_doubles_per_release_and_stops_at_its_cap(
+    base_ns, max_ns, releases_before, delay_ns
+):
+    from costart.domain.policy import backoff_delay_ns
+
+    assert backoff_delay_ns(base_ns, max_ns, releases_before) == delay_ns

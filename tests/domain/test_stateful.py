@@ -380,9 +380,11 @@ class ControllerMachine(RuleBasedStateMachine):
         # A job succeeds task by task: only one with a running task can report one.
         return self.members_where(
             self.started(),
-            lambda m: m.status == "RUNNING"
-            and m.spec.kind == "job"
-            and any(t.status == "RUNNING" for t in m.tasks),
+            lambda m: (
+                m.status == "RUNNING"
+                and m.spec.kind == "job"
+                and any(t.status == "RUNNING" for t in m.tasks)
+            ),
         )
 
     @precondition(lambda self: self.running_jobs())

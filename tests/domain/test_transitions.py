@@ -109,3 +109,25 @@ def test_refused_command_changes_nothing():
         ready_at(controller, "g1/a", "c", attempt=1)
     assert controller.recorder.max_notification_id() == before
     assert controller.group("g1").version == version
+
+
+def test_a_refused_transition_names_the_aggregate_its_state_and_the_event_it_refused():
+    from costart.domain import events as ev
+    from costart.domain.errors import IllegalTransition
+    from costart.domain.transitions import check_group, check_member
+    from tests.builders import a_group, new_controller
+
+    c = new_controller()
+    c.submit(a_group("g1").with_member("a").build())
+    group = c.world.group_named("g1")
+    (member,) = c.world.members_of(group)
+    with pytest.raises(IllegalTransition) as refused:
+        check_group(group, ev.BarrierReleased)
+    assert (refused.value.what, refused.value.state, refused.value.command) == (
+        "group g1",
+        "PENDING",
+        "BarrierReleased",
+    )
+    with pytest.raises(IllegalTransition) as refused:
+        check_member(member, ev.MemberSucceeded)
+    assert str(refused.value) == "member a is PENDING: cannot MemberSucceeded"
