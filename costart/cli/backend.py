@@ -199,7 +199,7 @@ class RemoteBackend:
         return self._call("GET", f"/v1/groups/{_segment(group)}/why", Why)
 
     def cancel(self, group: str) -> GroupView:
-        return self._call("DELETE", f"/v1/groups/{_segment(group)}", GroupView)
+        return self._call("POST", f"/v1/groups/{_segment(group)}/cancel", GroupView)
 
     def scale(self, group: str, member: str, replicas: int) -> MemberView:
         path = f"/v1/groups/{_segment(group)}/members/{_segment(member)}/scale"

@@ -39,20 +39,17 @@ def check_labels(path: str, labels: Mapping[str, str]) -> Labels:
 
 
 def parse_selector(texts: Iterable[str]) -> Selector:
-    """``key=value`` terms (each text may hold several, comma-separated) as a selector;
-    `DomainError` naming the term that is not one."""
-    terms: dict[str, str] = {}
+    """``key=value`` terms (each text may hold several, comma-separated) as a selector,
+    every term of which must hold; `DomainError` naming the term that is not one."""
+    terms: set[tuple[str, str]] = set()
     for text in texts:
         for term in text.split(","):
             key, sep, value = term.partition("=")
             if not sep or not is_label(key) or not is_label(value):
                 raise DomainError(f"bad label selector {term!r}: expected key=value ({_RULE})")
-            if terms.get(key, value) != value:
-                raise DomainError(
-                    f"bad label selector: {key} asked to be both {terms[key]} and {value}"
-                )
-            terms[key] = value
-    return tuple(sorted(terms.items()))
+            # Every term must hold (kubectl's AND): two values for one key select nothing.
+            terms.add((key, value))
+    return tuple(sorted(terms))
 
 
 def matches(labels: Mapping[str, str], selector: Selector) -> bool:

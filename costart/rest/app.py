@@ -35,6 +35,7 @@ from costart.rest.log_follower import ViewsBehindError
 from costart.rest.metrics import registry_for
 from costart.rest.models import ErrorBody
 from costart.rest.openapi import BEARER, SECURITY_SCHEMES
+from costart.rest.options import options_handlers
 from costart.rest.routes import ROUTES, authenticate
 from costart.rest.service import Service
 from costart.rest.watch_routes import WATCH_ROUTES
@@ -100,7 +101,7 @@ def _http_error(request: Request[Any, Any, Any], error: Exception) -> Response[E
     if isinstance(error, ValidationException) and isinstance(error.extra, list):
         # Name the parameter at fault, not the framework's internals.
         fields = "; ".join(
-            f"{item.get('key')}: {item.get('message')}"
+            _path_name_error(request, item) or f"{item.get('key')}: {item.get('message')}"
             for item in error.extra
             if isinstance(item, dict)
         )
@@ -108,6 +109,19 @@ def _http_error(request: Request[Any, Any, Any], error: Exception) -> Response[E
     # The framework's own headers stay (a 405's Allow lists the methods the path takes).
     headers = {str(k): str(v) for k, v in (error.headers or {}).items()}
     return _error(error.status_code, message, headers=headers or None)
+
+
+_PATH_NOUNS: Final = {"name": "group", "member": "member", "claim": "claim", "node": "node"}
+
+
+def _path_name_error(request: Request[Any, Any, Any], item: dict[str, Any]) -> str | None:
+    """``bad group name 'X': not a valid group name`` for a path name the pattern refused."""
+    key = str(item.get("key"))
+    noun = _PATH_NOUNS.get(key)
+    if item.get("source") != "path" or noun is None:
+        return None
+    value = request.scope.get("path_params", {}).get(key)
+    return f"bad {noun} name {value!r}: not a valid {noun} name"
 
 
 def _internal_error(request: Request[Any, Any, Any], error: Exception) -> Response[ErrorBody]:
@@ -155,8 +169,10 @@ def create_app(service: Service, tokens: Tokens) -> Litestar:
     """The REST API of one `Service`. OpenAPI at ``/schema/openapi.json``."""
     registry, session_timer = registry_for(lambda: service.views)
     service.session_observer = session_timer.observe
+    handlers = [*ROUTES, *DISPATCH_ROUTES, *WATCH_ROUTES]
     return Litestar(
-        route_handlers=[*ROUTES, *DISPATCH_ROUTES, *WATCH_ROUTES],
+        # The OPTIONS handlers first: each path's Allow names all of its methods.
+        route_handlers=[*options_handlers(handlers), *handlers],
         on_startup=[_attach_watch],
         dependencies={"user": Provide(authenticate, sync_to_thread=False)},
         exception_handlers={

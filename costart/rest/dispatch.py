@@ -20,7 +20,7 @@ attempt- and task-stamped commands (DESIGN §8) decide whether a report is new, 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated, Literal
+from typing import Annotated, Final, Literal
 
 import msgspec
 from msgspec import Meta
@@ -37,14 +37,23 @@ TaskEvent = Literal["started", "exited", "succeeded"]
 ClaimOutcome = Literal["READY", "FAILED"]
 ExitReason = Literal["error", "oom", "preempted", "node-lost"]
 NOT_STARTED = frozenset({"PENDING", "HELD", "PLACED", "READY"})
+MAX_ATTEMPT: Final = 2**31 - 1
+EXIT_CODES: Final = (-(2**31), 2**31 - 1)  # a process's exit status, or minus a signal
+Attempt = Annotated[
+    int,
+    Meta(
+        ge=1,  # a member's first placement is attempt 1; 0 is no attempt at all
+        le=MAX_ATTEMPT,
+        description="the placement attempt the report is about, from 1 (an older one "
+        "writes nothing)",
+    ),
+]
 
 
 class ClaimReport(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """A claim of a member turned READY or failed, in the group's ``attempt``."""
 
-    attempt: Annotated[
-        int, Meta(description="the group attempt the report is about (an older one writes nothing)")
-    ]
+    attempt: Attempt
     status: Annotated[ClaimOutcome, Meta(description="READY or FAILED")]
     reason: Annotated[
         str | None, Meta(description="why the claim failed (required for FAILED)")
@@ -58,11 +67,12 @@ class ClaimReport(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 class TaskReport(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """A task of a member started, exited (with a code and a reason) or succeeded."""
 
-    attempt: Annotated[
-        int, Meta(description="the group attempt the report is about (an older one writes nothing)")
-    ]
+    attempt: Attempt
     event: Annotated[TaskEvent, Meta(description="started, exited or succeeded")]
-    exit_code: Annotated[int | None, Meta(description="the process's exit code (exited)")] = None
+    exit_code: Annotated[
+        Annotated[int, Meta(ge=EXIT_CODES[0], le=EXIT_CODES[1])] | None,
+        Meta(description="the process's exit code (exited)"),
+    ] = None
     reason: Annotated[
         ExitReason | None,
         Meta(
@@ -97,10 +107,16 @@ class Subject(msgspec.Struct, frozen=True):
         return f"{self.group.name}/{self.member.name}"
 
     def node_of(self, task: int) -> str:
+        """The node ``task`` is placed on: `NotFound` for a task the member does not have,
+        `Conflict` for one of its tasks that is not placed now (the group is pending, say)."""
         for hold in self.tasks:
             if hold.index == task:
                 return hold.node
-        raise NotFound(f"member {self.ref} has no placed task {task}")
+        if 0 <= task < self.member.desired:
+            raise Conflict(
+                f"task {task} of member {self.ref} is not placed (the group is {self.group.state})"
+            )
+        raise NotFound(f"member {self.ref} has no task {task}")
 
     @property
     def nodes(self) -> frozenset[str]:

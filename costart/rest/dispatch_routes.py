@@ -1,11 +1,11 @@
-"""The dispatch path's routes: scale, cancel by DELETE, claim and task reports, nodes.
+"""The dispatch path's routes: scale, claim and task reports, nodes.
 
 Who may call what (DESIGN §9, ADR 0007 extended):
 
 ============================ ===== ===== ===================== ======
 route                        owner admin agent                 claims
 ============================ ===== ===== ===================== ======
-scale, DELETE group          own   all   no                    no
+scale                        own   all   no                    no
 claim report                 no    all   member on its nodes   all
 task report                  no    all   task on its nodes     no
 node heartbeat, status       no    all   its nodes             no
@@ -20,9 +20,10 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 import msgspec
-from litestar import delete, get, post, put
+from litestar import get, post, put
 from litestar.datastructures import State
 from litestar.exceptions import PermissionDeniedException
+from litestar.openapi.spec import Example
 from litestar.params import Parameter
 from msgspec import Meta
 
@@ -40,16 +41,40 @@ from costart.rest.dispatch import (
     check_task,
     subject,
 )
-from costart.rest.openapi import errors
+from costart.rest.models import name_in_path, node_in_path
+from costart.rest.openapi import errors, linked, struct_body, task_links
+from costart.rest.report_schemas import ClaimReportOperation, TaskReportOperation
 from costart.rest.service import Service
 
-Name = Annotated[str, Parameter(max_length=63, pattern=r"^[a-z0-9-]{1,63}$")]
-NodeName = Annotated[str, Parameter(max_length=253, pattern=r"^[A-Za-z0-9._-]{1,253}$")]
-TaskIndex = Annotated[int, Parameter(ge=0, le=limits.MAX_REPLICAS_PER_MEMBER)]
+# The examples name the documented example spec's group, members, claim and a node of
+# the demo cluster (the examples phase of the contract test calls them on it).
+GroupName = Annotated[str, name_in_path("grpo-run-42")]
+MemberName = Annotated[str, name_in_path("trainer")]
+ReplicaSetName = Annotated[str, name_in_path("rollout")]
+ClaimName = Annotated[str, name_in_path("gpus")]
+NodeName = Annotated[str, node_in_path("h100-0000")]
+TaskIndex = Annotated[
+    int,
+    # The framework drops a bound of 0 from the document: stated again for it.
+    Parameter(
+        ge=0,
+        le=limits.MAX_REPLICAS_PER_MEMBER,
+        schema_extra={"minimum": 0},
+        examples=[Example(value=0)],
+    ),
+]
 
 
 class ScaleRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    replicas: Annotated[int, Meta(description="the desired replicas (min_running .. the limit)")]
+    # The bounds are documented; the handler checks them against the member (422 naming
+    # ``replicas``, like a spec field), its own min_running being the real floor.
+    replicas: Annotated[
+        int,
+        Meta(
+            description="the desired replicas (min_running .. the limit)",
+            extra_json_schema={"minimum": 1, "maximum": limits.MAX_REPLICAS_PER_MEMBER},
+        ),
+    ]
 
 
 class NodeStatusRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -110,31 +135,16 @@ def _require_node(user: User, node: str, what: str) -> None:
     raise _deny(user, f"{what} for node {node}")
 
 
-@delete(
-    "/v1/groups/{name:str}",
-    status_code=200,
-    sync_to_thread=True,
-    summary="Cancel a group",
-    responses=errors(400, 401, 403, 404, 409),
-)
-def delete_group(name: Name, user: User, state: State) -> GroupView:
-    """The same as ``POST .../cancel``: 403 unless the caller owns it or is an admin."""
-    service = _service(state)
-    owner = service.views.group(name).owner
-    if not user.may_act_for(owner):
-        raise _deny(user, f"cancel groups owned by {owner}")
-    return service.cancel(name, actor_of(user))
-
-
 @post(
     "/v1/groups/{name:str}/members/{member:str}/scale",
     status_code=200,
     sync_to_thread=True,
     summary="Scale a replica set",
+    operation_class=struct_body(ScaleRequest, "the desired replicas", {"replicas": 3}),
     responses=errors(400, 401, 403, 404, 409, 422),
 )
 def scale_member(
-    name: Name, member: Name, data: ScaleRequest, user: User, state: State
+    name: GroupName, member: ReplicaSetName, data: ScaleRequest, user: User, state: State
 ) -> MemberView:
     """Set a replica set's desired replicas (``min_running`` .. the limit): 422 names
     ``replicas`` for a job member or a count out of range."""
@@ -160,12 +170,13 @@ def scale_member(
     status_code=200,
     sync_to_thread=True,
     summary="Report a claim READY or failed",
+    operation_class=ClaimReportOperation,
     responses=errors(400, 401, 403, 404, 409, 422),
 )
 def report_claim(
-    name: Name,
-    member: Name,
-    claim: Annotated[str, Parameter(max_length=63)],
+    name: GroupName,
+    member: MemberName,
+    claim: ClaimName,
     data: ClaimReport,
     user: User,
     state: State,
@@ -188,18 +199,20 @@ def report_claim(
     status_code=200,
     sync_to_thread=True,
     summary="Report a task started, exited or succeeded",
+    operation_class=TaskReportOperation,
     responses=errors(400, 401, 403, 404, 409, 422),
 )
 def report_task(
-    name: Name,
-    member: Name,
+    name: GroupName,
+    member: MemberName,
     task: TaskIndex,
     data: TaskReport,
     user: User,
     state: State,
 ) -> ReportAnswer:
     """Admins, or the agent of the task's node. A repeat answers ``applied: false``; an
-    older attempt or a terminal group is 409; a task not placed is 404."""
+    older attempt or a terminal group is 409; a task the member does not have is 404, and
+    an agent's report of one not placed now is 409 (its node is not known yet)."""
     check_task(data)
     service = _service(state)
     if not user.is_admin:
@@ -226,6 +239,7 @@ def heartbeat(node: NodeName, user: User, state: State) -> NodeAnswer:
     status_code=200,
     sync_to_thread=True,
     summary="Mark a node drained (no new placements) or up",
+    operation_class=struct_body(NodeStatusRequest, "the node's new status", {"status": "up"}),
     responses=errors(400, 401, 403, 404),
 )
 def set_node_status(
@@ -241,6 +255,7 @@ def set_node_status(
     "/v1/nodes/{node:str}/tasks",
     sync_to_thread=True,
     summary="The tasks placed on a node, with may_start",
+    operation_class=linked(task_links),
     responses=errors(400, 401, 403),
 )
 def node_tasks(node: NodeName, user: User, state: State) -> list[TaskView]:
@@ -279,7 +294,6 @@ def node_tasks(node: NodeName, user: User, state: State) -> list[TaskView]:
 
 
 DISPATCH_ROUTES = [
-    delete_group,
     scale_member,
     report_claim,
     report_task,

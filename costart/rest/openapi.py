@@ -13,6 +13,7 @@ from typing import Any
 import msgspec
 from litestar.openapi import ResponseSpec
 from litestar.openapi.spec import (
+    Example,
     Link,
     OpenAPIMediaType,
     OpenAPIResponse,
@@ -25,6 +26,7 @@ from litestar.openapi.spec import (
 
 from costart.domain.spec import GroupDoc
 from costart.rest.models import ErrorBody
+from costart.rest.spec_rules import with_rules
 
 _REF = "#/components/schemas/{name}"
 BEARER = "bearer"
@@ -59,6 +61,12 @@ def _convert(node: Any) -> Any:
     return Schema(**fields)
 
 
+def convert_schema(node: dict[str, Any]) -> Schema | Reference:
+    """A JSON-schema dict as the framework's OpenAPI schema objects."""
+    converted: Schema | Reference = _convert(node)
+    return converted
+
+
 def _inline(node: Any, components: dict[str, Any]) -> Any:
     """``node`` with every ``$ref`` to ``components`` replaced by the schema it names."""
     if isinstance(node, list):
@@ -73,9 +81,10 @@ def _inline(node: Any, components: dict[str, Any]) -> Any:
 def spec_schema() -> Schema | Reference:
     """The group-spec document's schema, whole. Inlined, not referenced: the framework
     writes the components section from its own registry and drops schemas given to it,
-    which left the submit body pointing at a schema the document did not hold."""
+    which left the submit body pointing at a schema the document did not hold. The value
+    rules JSON Schema can state are added (`costart.rest.spec_rules`)."""
     (root,), components = msgspec.json.schema_components([GroupDoc], ref_template=_REF)
-    converted: Schema | Reference = _convert(_inline(root, components))
+    converted: Schema | Reference = _convert(_inline(root, with_rules(components)))
     return converted
 
 
@@ -85,22 +94,154 @@ GROUP_OPERATIONS: dict[str, tuple[str, str]] = {
     "GetEvents": ("/v1/groups/{name}/events", "get"),
     "Why": ("/v1/groups/{name}/why", "get"),
     "CancelGroup": ("/v1/groups/{name}/cancel", "post"),
-    "DeleteGroup": ("/v1/groups/{name}", "delete"),
 }
 """The per-group operations a created group's name leads to (OpenAPI links)."""
 
 
+def _link(path: str, method: str, parameters: dict[str, Any], body: Any = None) -> Link:
+    """A link to ``method path`` by ``operationRef`` (a JSON pointer into this document:
+    ``/`` in a path is escaped as ``~1``)."""
+    return Link(
+        operation_ref="#/paths/" + path.replace("~", "~0").replace("/", "~1") + "/" + method,
+        parameters=parameters,
+        request_body=body,
+        description=f"{method.upper()} {path}",
+    )
+
+
 def group_links() -> dict[str, Link | Reference]:
-    """Links from a created group to each per-group operation, by ``operationRef`` (a
-    JSON pointer into this document: ``/`` in a path is escaped as ``~1``)."""
-    return {
-        name: Link(
-            operation_ref="#/paths/" + path.replace("~", "~0").replace("/", "~1") + "/" + method,
-            parameters={"name": "$response.body#/name"},
-            description=f"{method.upper()} {path} of the group just created",
-        )
-        for name, (path, method) in GROUP_OPERATIONS.items()
+    """Links from a created group to each per-group operation, and to the operations on
+    its first member (named in the request's spec): scale it, report its first claim and
+    its first task (in the group's current attempt), watch the group."""
+    name = "$response.body#/name"
+    member = "$request.body#/members/0/name"
+    attempt = {"attempt": "$response.body#/attempt"}
+    links: dict[str, Link | Reference] = {
+        op: _link(path, method, {"name": name}) for op, (path, method) in GROUP_OPERATIONS.items()
     }
+    links["ScaleMember"] = _link(
+        "/v1/groups/{name}/members/{member}/scale", "post", {"name": name, "member": member}
+    )
+    links["ReportClaim"] = _link(
+        "/v1/groups/{name}/members/{member}/claims/{claim}",
+        "post",
+        {"name": name, "member": member, "claim": "$request.body#/members/0/claims/0"},
+        attempt,
+    )
+    links["ReportTask"] = _link(
+        "/v1/groups/{name}/members/{member}/tasks/{task}",
+        "post",
+        {"name": name, "member": member, "task": 0},
+        attempt,
+    )
+    links["WatchGroup"] = _link("/v1/watch", "get", {"query.group": name})
+    return links
+
+
+def list_links() -> dict[str, Link | Reference]:
+    """Links from a list of groups to the first group's detail and members."""
+    name = {"name": "$response.body#/0/name"}
+    return {
+        "FirstGroup": _link("/v1/groups/{name}", "get", name),
+        "FirstGroupMembers": _link("/v1/groups/{name}/members", "get", name),
+    }
+
+
+def node_links() -> dict[str, Link | Reference]:
+    """Links from a group's members to the operations on the first member's first node,
+    and to the report of its first task."""
+    node = {"node": "$response.body#/0/nodes/0"}
+    return {
+        "NodeTasks": _link("/v1/nodes/{node}/tasks", "get", node),
+        "Heartbeat": _link("/v1/nodes/{node}/heartbeat", "post", node),
+        "NodeStatus": _link("/v1/nodes/{node}/status", "put", node),
+        "WatchNode": _link("/v1/watch", "get", {"query.node": "$response.body#/0/nodes/0"}),
+    }
+
+
+def task_links() -> dict[str, Link | Reference]:
+    """Links from a node's tasks to the report of the first one, in its attempt."""
+    return {
+        "ReportTask": _link(
+            "/v1/groups/{name}/members/{member}/tasks/{task}",
+            "post",
+            {
+                "name": "$response.body#/0/group",
+                "member": "$response.body#/0/member",
+                "task": "$response.body#/0/task",
+            },
+            {"attempt": "$response.body#/0/attempt"},
+        )
+    }
+
+
+def struct_body(struct: type, description: str, example: Any) -> type[Operation]:
+    """An operation class whose request body is ``struct``'s own JSON schema, as msgspec
+    writes it: the framework's leaves out ``additionalProperties: false``, so the document
+    allowed fields a ``forbid_unknown_fields`` struct refuses (found by schemathesis)."""
+    (root,), components = msgspec.json.schema_components([struct], ref_template=_REF)
+    schema = _inline(root, components)
+
+    @dataclass
+    class StructBodyOperation(Operation):
+        def __post_init__(self) -> None:
+            self.request_body = RequestBody(
+                required=True,
+                description=description,
+                content={
+                    "application/json": OpenAPIMediaType(
+                        schema=convert_schema(schema), examples={"example": Example(value=example)}
+                    )
+                },
+            )
+
+    return StructBodyOperation
+
+
+def linked(links: Any, status: str = "200") -> type[Operation]:
+    """An operation class whose ``status`` response carries ``links()``."""
+
+    @dataclass
+    class LinkedOperation(Operation):
+        def __post_init__(self) -> None:
+            answer = (self.responses or {}).get(status)
+            if isinstance(answer, OpenAPIResponse):
+                answer.links = links()
+
+    return LinkedOperation
+
+
+SPEC_EXAMPLE = Example(
+    summary="a trainer job and a rollout service that start together",
+    value={
+        "name": "grpo-run-42",
+        "owner": "alice",
+        "priority": 10,
+        "placement": {"mode": "reserve", "timeout": "15m"},
+        "barrier": {"timeout": "10m"},
+        "failure": {
+            "default": "fail-group",
+            "rules": [{"members": ["rollout"], "reasons": ["oom"], "action": "restart-member"}],
+        },
+        "members": [
+            {
+                "name": "trainer",
+                "kind": "job",
+                "tasks": 2,
+                "shape": {"gpu": 8, "gpu_type": "H100"},
+                "claims": ["gpus"],
+            },
+            {
+                "name": "rollout",
+                "kind": "replica-set",
+                "replicas": 2,
+                "min_running": 1,
+                "shape": {"gpu": 1},
+                "claims": ["gpus"],
+            },
+        ],
+    },
+)
 
 
 @dataclass
@@ -114,7 +255,11 @@ class SubmitOperation(Operation):
         self.request_body = RequestBody(
             required=True,
             description="the group spec (DESIGN §3.1)",
-            content={"application/json": OpenAPIMediaType(schema=document)},
+            content={
+                "application/json": OpenAPIMediaType(
+                    schema=document, examples={"rl-post-training": SPEC_EXAMPLE}
+                )
+            },
         )
         created = (self.responses or {}).get("201")
         if isinstance(created, OpenAPIResponse):

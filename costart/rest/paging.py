@@ -3,21 +3,21 @@
 A list answer is a JSON array of at most ``limit`` rows (``DEFAULT_PAGE_ROWS`` when not
 given). When rows remain, the answer carries a ``Link: <URL>; rel="next"`` header (RFC
 8288) whose URL repeats the request's query with ``continue=TOKEN``; the last page has no
-such header. The token is opaque to clients: it names the list it belongs to and where the
-next page starts, and a token for another list, or one that is not a token, is a 400
-naming ``continue``. Every list walked here is append-ordered (submission order, log
+such header. The token is ``KIND.OFFSET``: the kind of list it belongs to (``groups``,
+``members``, ``holds``, ``group-members``, ``group-events``) and the row the next page
+starts at; each list's OpenAPI entry declares its own token pattern, so a token the
+document calls valid is one the server takes (an offset past the end is an empty page),
+and a token of another kind, or one that is not a token, is a 400 naming ``continue``
+(ADR 0049 replaced the base64 tokens of ADR 0038 for that). Every list walked here is append-ordered (submission order, log
 order, node order), so a row added while a client pages shows up on a later page.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 from collections.abc import Sequence
 from typing import Annotated, Final, TypeVar
 from urllib.parse import urlencode
 
-import msgspec
 from litestar import Request, Response
 from litestar.datastructures import ResponseHeader, State
 from litestar.params import Parameter, QueryParameter
@@ -27,7 +27,7 @@ from costart.domain.errors import DomainError
 T = TypeVar("T")
 DEFAULT_PAGE_ROWS: Final = 500
 MAX_PAGE_ROWS: Final = 1000
-MAX_TOKEN_CHARS: Final = 200
+OFFSET_DIGITS: Final = 9
 
 Limit = Annotated[
     int | None,
@@ -37,14 +37,21 @@ Limit = Annotated[
         description=f"at most this many rows (default {DEFAULT_PAGE_ROWS})",
     ),
 ]
-Continue = Annotated[
-    str | None,
-    QueryParameter(
+
+
+def _continue(kind: str) -> QueryParameter:
+    return QueryParameter(
         name="continue",
-        max_length=MAX_TOKEN_CHARS,
+        pattern=f"^{kind}\\.[0-9]{{1,{OFFSET_DIGITS}}}$",
         description='the token from the previous page\'s `Link: rel="next"` URL',
-    ),
-]
+    )
+
+
+GroupsContinue = Annotated[str | None, _continue("groups")]
+MembersContinue = Annotated[str | None, _continue("members")]
+HoldsContinue = Annotated[str | None, _continue("holds")]
+GroupMembersContinue = Annotated[str | None, _continue("group-members")]
+GroupEventsContinue = Annotated[str | None, _continue("group-events")]
 LINK_HEADER: Final = ResponseHeader(
     name="Link",
     description='`<URL>; rel="next"` when more rows remain (absent on the last page)',
@@ -52,50 +59,38 @@ LINK_HEADER: Final = ResponseHeader(
 )
 
 
-class _Token(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    list: str
-    offset: int
+def encode_token(kind: str, offset: int) -> str:
+    """The token for the page of a ``kind`` list that starts at row ``offset``."""
+    return f"{kind}.{offset}"
 
 
-_ENCODER: Final = msgspec.json.Encoder()
-_DECODER: Final = msgspec.json.Decoder(_Token)
-
-
-def encode_token(list_name: str, offset: int) -> str:
-    """The opaque token for the page of ``list_name`` that starts at row ``offset``."""
-    raw = _ENCODER.encode(_Token(list=list_name, offset=offset))
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-
-def decode_offset(list_name: str, token: str | None) -> int:
+def decode_offset(kind: str, token: str | None) -> int:
     """Where the page a ``continue`` token asks for starts; 0 without a token. A token
-    that is not one, or that belongs to another list, is a `DomainError` (400)."""
+    that is not one, or that belongs to another kind of list, is a `DomainError` (400)."""
     if token is None:
         return 0
-    try:
-        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
-        decoded = _DECODER.decode(raw)
-    except (binascii.Error, ValueError, msgspec.DecodeError):
-        raise DomainError(f"continue: {token!r} is not a continue token") from None
-    if decoded.list != list_name or decoded.offset < 0:
-        raise DomainError(f"continue: the token is not one for {list_name}")
-    return decoded.offset
+    found, dot, digits = token.rpartition(".")
+    if not dot or not digits.isascii() or not digits.isdigit() or len(digits) > OFFSET_DIGITS:
+        raise DomainError(f"continue: {token!r} is not a continue token")
+    if found != kind:
+        raise DomainError(f"continue: the token is not one for {kind}")
+    return int(digits)
 
 
 def page(
     request: Request[object, object, State],
-    list_name: str,
+    kind: str,
     rows: Sequence[T],
     limit: int | None,
     token: str | None,
 ) -> Response[list[T]]:
     """One page of ``rows`` as the answer to ``request``, with the next page's link."""
-    start = decode_offset(list_name, token)
+    start = decode_offset(kind, token)
     end = start + (limit or DEFAULT_PAGE_ROWS)
     headers: dict[str, str] = {}
     if end < len(rows):
         query = [(k, v) for k, v in request.query_params.multi_items() if k != "continue"]
-        query.append(("continue", encode_token(list_name, end)))
+        query.append(("continue", encode_token(kind, end)))
         # urlencode quotes every value, the token included.
         headers["Link"] = f'<{request.url.path}?{urlencode(query)}>; rel="next"'
     return Response(list(rows[start:end]), headers=headers)

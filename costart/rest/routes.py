@@ -7,13 +7,14 @@ Reads come from the views; commands go through the Service, after the ownership 
 from __future__ import annotations
 
 import time
-from typing import Annotated
+from typing import Annotated, Final
 from urllib.parse import quote
 
 from litestar import Request, Response, get, post
 from litestar.datastructures import ResponseHeader, State
 from litestar.exceptions import NotAuthorizedException, PermissionDeniedException
 from litestar.params import Parameter
+from msgspec import Meta
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from costart.domain import limits
@@ -25,9 +26,18 @@ from costart.domain.spec_types import GroupSpec
 from costart.domain.states import GroupStatus
 from costart.projections import HoldView
 from costart.rest.auth import Tokens, User
-from costart.rest.models import Health
-from costart.rest.openapi import SubmitOperation, errors
-from costart.rest.paging import LINK_HEADER, Continue, Limit, page
+from costart.rest.models import NAME_IN_PATH, Health
+from costart.rest.openapi import SubmitOperation, errors, linked, list_links, node_links
+from costart.rest.paging import (
+    LINK_HEADER,
+    GroupEventsContinue,
+    GroupMembersContinue,
+    GroupsContinue,
+    HoldsContinue,
+    Limit,
+    MembersContinue,
+    page,
+)
 from costart.rest.service import Service
 from costart.rest.timed import (
     TimedEvent,
@@ -42,7 +52,13 @@ from costart.rest.timed import (
     pend_entry_doc,
 )
 
-GroupName = Annotated[str, Parameter(description="group name", max_length=63)]
+GroupName = Annotated[str, NAME_IN_PATH]
+_TERM = f"{limits.LABEL_PATTERN}={limits.LABEL_PATTERN}"
+SELECTOR_PATTERN: Final = f"^{_TERM}(,{_TERM})*$"
+# A request's head must fit the server's limit (16 KiB), so a query's size is bounded.
+SELECTOR_ITEMS: Final = 8
+SELECTOR_CHARS: Final = 1024
+SELECTOR_ITEM: Final = {"type": "string", "maxLength": SELECTOR_CHARS, "pattern": SELECTOR_PATTERN}
 
 
 def authenticate(request: Request[object, object, State]) -> User:
@@ -115,6 +131,7 @@ async def submit_group(
     "/v1/groups",
     sync_to_thread=True,
     summary="List groups",
+    operation_class=linked(list_links),
     responses=errors(400, 401),
     response_headers=[LINK_HEADER],
 )
@@ -122,17 +139,29 @@ def list_groups(
     request: Request[object, object, State],
     user: User,
     state: State,
-    owner: str | None = None,
+    owner: Annotated[
+        str | None,
+        Parameter(
+            description="only this owner's groups",
+            max_length=limits.MAX_OWNER_LENGTH,
+            pattern=f"^{limits.OWNER_PATTERN}$",
+        ),
+    ] = None,
     group_state: Annotated[GroupStatus | None, Parameter(query="state")] = None,
     label: Annotated[
-        list[str] | None,
+        # The pattern is documented, and checked by `parse_selector` (its error names the
+        # term at fault).
+        list[Annotated[str, Meta(max_length=SELECTOR_CHARS)]] | None,
         Parameter(
-            description="only groups with this label, as key=value (repeat for more)",
-            max_items=limits.MAX_LABELS_PER_GROUP,
+            description="only groups with these labels: key=value terms, comma-separated "
+            "(repeat for more; every term must hold)",
+            max_items=SELECTOR_ITEMS,
+            # The framework documents the list, not its items' constraints.
+            schema_extra={"items": SELECTOR_ITEM},
         ),
     ] = None,
     limit: Limit = None,
-    continue_token: Continue = None,
+    continue_token: GroupsContinue = None,
 ) -> Response[list[TimedGroup]]:
     """Groups in submission order, optionally only one owner's, one state's or those
     with some labels; paged (`costart.rest.paging`)."""
@@ -158,6 +187,7 @@ def get_group(name: GroupName, user: User, state: State) -> TimedGroupDetail:
     "/v1/groups/{name:str}/members",
     sync_to_thread=True,
     summary="A group's members",
+    operation_class=linked(node_links),
     responses=errors(400, 401, 404),
     response_headers=[LINK_HEADER],
 )
@@ -167,11 +197,11 @@ def get_members(
     user: User,
     state: State,
     limit: Limit = None,
-    continue_token: Continue = None,
+    continue_token: GroupMembersContinue = None,
 ) -> Response[list[TimedMember]]:
     name = _checked(name)
     rows = [member_doc(m) for m in _service(state).views.members(name)]
-    return page(request, f"members of {name}", rows, limit, continue_token)
+    return page(request, "group-members", rows, limit, continue_token)
 
 
 @get(
@@ -186,7 +216,7 @@ def all_members(
     user: User,
     state: State,
     limit: Limit = None,
-    continue_token: Continue = None,
+    continue_token: MembersContinue = None,
 ) -> Response[list[TimedMember]]:
     rows = [member_doc(m) for m in _service(state).views.members()]
     return page(request, "members", rows, limit, continue_token)
@@ -205,11 +235,11 @@ def get_events(
     user: User,
     state: State,
     limit: Limit = None,
-    continue_token: Continue = None,
+    continue_token: GroupEventsContinue = None,
 ) -> Response[list[TimedEvent]]:
     name = _checked(name)
     rows = [event_doc(e) for e in _service(state).views.timeline(name)]
-    return page(request, f"events of {name}", rows, limit, continue_token)
+    return page(request, "group-events", rows, limit, continue_token)
 
 
 @get(
@@ -259,7 +289,7 @@ def holds(
     user: User,
     state: State,
     limit: Limit = None,
-    continue_token: Continue = None,
+    continue_token: HoldsContinue = None,
 ) -> Response[list[HoldView]]:
     return page(request, "holds", _service(state).views.holds(), limit, continue_token)
 

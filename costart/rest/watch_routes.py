@@ -8,20 +8,66 @@ only its own nodes: it may name some of them, and gets all of them if it names n
 
 from __future__ import annotations
 
-from typing import Annotated
+from dataclasses import dataclass
+from typing import Annotated, Any
 
 from litestar import Request, get
 from litestar.datastructures import State
 from litestar.exceptions import PermissionDeniedException, ValidationException
+from litestar.openapi.spec import OpenAPIMediaType, OpenAPIResponse, Operation
 from litestar.params import Parameter
 from litestar.response import Stream
+from msgspec import Meta
 
+from costart.domain import events
 from costart.rest.auth import User
-from costart.rest.openapi import errors
+from costart.rest.models import NAME_IN_PATH, NODE_CHARS, NODE_PATTERN
+from costart.rest.openapi import convert_schema, errors
 from costart.rest.service import Service
 from costart.rest.watch import WatchFilter
 
 EVENT_STREAM = "text/event-stream"
+POSITION_PATTERN = "^[0-9]{1,19}$"
+
+
+def watch_event_schema() -> dict[str, Any]:
+    """One event of the stream (OpenAPI 3.1 describes an event stream's events by its
+    ``schema``): a committed event, with its log position as ``id``, or the ``close`` a
+    slow client gets. ``data`` is JSON (its fields in the operation's description)."""
+    data = {"type": "string", "contentMediaType": "application/json"}
+    return {
+        "oneOf": [
+            {
+                "title": "CommittedEvent",
+                "type": "object",
+                "properties": {
+                    "event": {"enum": sorted(t.__name__ for t in events.ALL_EVENTS)},
+                    "id": {"type": "string", "pattern": POSITION_PATTERN},
+                    "data": data,
+                },
+                "required": ["event", "id", "data"],
+                "additionalProperties": False,
+            },
+            {
+                "title": "Close",
+                "type": "object",
+                "properties": {"event": {"const": "close"}, "data": data},
+                "required": ["event", "data"],
+                "additionalProperties": False,
+            },
+        ]
+    }
+
+
+@dataclass
+class WatchOperation(Operation):
+    def __post_init__(self) -> None:
+        answer = (self.responses or {}).get("200")
+        if isinstance(answer, OpenAPIResponse):
+            answer.description = "the events, as they are committed"
+            answer.content = {
+                EVENT_STREAM: OpenAPIMediaType(schema=convert_schema(watch_event_schema()))
+            }
 
 
 def _resume_position(request: Request[object, object, State], after: int | None) -> int | None:
@@ -50,15 +96,32 @@ def _nodes(user: User, node: list[str] | None) -> frozenset[str] | None:
     "/v1/watch",
     summary="Watch committed changes (Server-Sent Events)",
     media_type=EVENT_STREAM,
+    operation_class=WatchOperation,
     responses=errors(400, 401, 403, 404),
 )
 async def watch(
     request: Request[object, object, State],
     user: User,
     state: State,
-    after: Annotated[int | None, Parameter(ge=0, le=2**62)] = None,
-    group: Annotated[str | None, Parameter(max_length=63, pattern=r"^[a-z0-9-]{1,63}$")] = None,
-    node: Annotated[list[str] | None, Parameter(max_items=1024)] = None,
+    after: Annotated[
+        int | None,
+        # The framework drops a bound of 0 from the document: stated again for it.
+        Parameter(ge=0, le=2**62, schema_extra={"minimum": 0}, description="resume after it"),
+    ] = None,
+    group: Annotated[str | None, NAME_IN_PATH] = None,
+    node: Annotated[
+        list[Annotated[str, Meta(max_length=NODE_CHARS, pattern=NODE_PATTERN)]] | None,
+        # A request's head must fit the server's limit (16 KiB): name at most 32 nodes
+        # (an agent naming none watches all of its own).
+        Parameter(
+            max_items=32,
+            description="only events about these nodes",
+            # The framework documents the list, not its items' constraints.
+            schema_extra={
+                "items": {"type": "string", "maxLength": NODE_CHARS, "pattern": NODE_PATTERN}
+            },
+        ),
+    ] = None,
 ) -> Stream:
     """Each event is ``id: POSITION``, ``event: TYPE``, ``data: {position, type, group,
     member, at, event}``. A slow client is closed with ``event: close`` and

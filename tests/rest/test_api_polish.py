@@ -1,5 +1,5 @@
 """The API as a client reads it: bearer security in OpenAPI, Location on 201, Allow on
-405."""
+405 and OPTIONS."""
 
 from __future__ import annotations
 
@@ -41,6 +41,17 @@ def test_a_method_a_path_does_not_take_gets_405_with_allow(server):  # noqa: F81
     assert wrong.status_code == 405
     assert set(wrong.headers["allow"].replace(" ", "").split(",")) >= {"GET", "POST"}
     assert "error" in wrong.json()
+
+
+def test_options_answers_every_method_of_the_path_in_allow(server):  # noqa: F811
+    url, _, _ = server
+    doc = httpx.get(f"{url}/schema/openapi.json", timeout=10).json()
+    for path, item in doc["paths"].items():
+        documented = {m.upper() for m in item if m != "parameters"} | {"OPTIONS"}
+        concrete = path.replace("{task}", "0").replace("{", "").replace("}", "")
+        answer = httpx.options(f"{url}{concrete}", timeout=10)
+        assert answer.status_code == 204, (path, answer.text)
+        assert set(answer.headers["allow"].replace(" ", "").split(",")) == documented, path
 
 
 def test_the_submit_body_schema_resolves_to_the_group_spec(server):  # noqa: F811

@@ -136,9 +136,11 @@ def test_every_report_type_sent_twice_writes_once(server):
     path = f"/v1/groups/{name}/members/trainer/tasks/1"
     _, again = twice(server, client(server, ADMIN), path, succeeded)
     assert again["member"]["state"] == "SUCCEEDED"
-    # The trainer's tasks are released: an agent can no longer show the task is its own.
+    # The trainer's tasks are released: an agent can no longer show the task is its own,
+    # and the task, not placed now, is a conflict (not a missing resource).
     before = position(server)
-    assert train.post(path, json=succeeded).status_code == 404
+    late = train.post(path, json=succeeded)
+    assert late.status_code == 409 and "is not placed" in late.json()["error"], late.text
     assert position(server) == before
 
 
@@ -183,7 +185,8 @@ def test_stale_unknown_and_terminal_reports_are_refused_and_write_nothing(server
     )
     assert unknown_task.status_code == 404 and "task 7" in unknown_task.json()["error"]
     assert written_about(server, f"/v1/groups/{name}/members/trainer/x", before) == []
-    assert client(server, OWNER).delete(f"/v1/groups/{name}").json()["state"] == "CANCELLED"
+    cancelled = client(server, OWNER).post(f"/v1/groups/{name}/cancel")
+    assert cancelled.json()["state"] == "CANCELLED"
     before = position(server)
     late_path = f"/v1/groups/{name}/members/trainer/claims/gpus"
     late = claims.post(late_path, json={"attempt": 1, "status": "READY"})
@@ -207,7 +210,7 @@ MATRIX = {
     "claim-of-trainer": dict(zip(CALLERS, (403, 403, 409, 409, 409, 403, 401), strict=True)),
     "task-of-trainer": dict(zip(CALLERS, (403, 403, 409, 403, 409, 403, 401), strict=True)),
     "scale-rollout": dict(zip(CALLERS, (422, 403, 422, 403, 403, 403, 401), strict=True)),
-    "delete-ended-group": dict(zip(CALLERS, (409, 403, 409, 403, 403, 403, 401), strict=True)),
+    "cancel-ended-group": dict(zip(CALLERS, (409, 403, 409, 403, 403, 403, 401), strict=True)),
     "tasks-of-h100-node": dict(zip(CALLERS, (403, 403, 200, 403, 200, 403, 401), strict=True)),
     "tasks-of-l40s-node": dict(zip(CALLERS, (403, 403, 200, 403, 403, 200, 401), strict=True)),
     "watch-h100-node": dict(zip(CALLERS, (200, 200, 200, 200, 200, 403, 401), strict=True)),
@@ -219,7 +222,7 @@ def matrix_groups(server):
     live = placed_group(server)
     ended = placed_group(server)
     admin = client(server, ADMIN)
-    assert admin.delete(f"/v1/groups/{ended}").status_code == 200
+    assert admin.post(f"/v1/groups/{ended}/cancel").status_code == 200
     nodes = {m: task_nodes(admin, live, m)[0] for m in ("trainer", "rollout")}
     return live, ended, nodes
 
@@ -232,8 +235,8 @@ def _probe(c: httpx.Client, action: str, live: str, ended: str, nodes: dict[str,
         return c.post(f"{trainer}/tasks/0", json={"attempt": 99, "event": "started"}).status_code
     if action == "scale-rollout":
         return c.post(f"/v1/groups/{live}/members/rollout/scale", json={"replicas": 0}).status_code
-    if action == "delete-ended-group":
-        return c.delete(f"/v1/groups/{ended}").status_code
+    if action == "cancel-ended-group":
+        return c.post(f"/v1/groups/{ended}/cancel").status_code
     if action == "tasks-of-h100-node":
         return c.get(f"/v1/nodes/{nodes['trainer']}/tasks").status_code
     if action == "tasks-of-l40s-node":

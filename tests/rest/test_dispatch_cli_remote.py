@@ -75,7 +75,7 @@ def test_events_follow_prints_new_events_as_they_happen(server):
         cli(url, env, "events", "follow-me", "-f"),
         env,
         "GroupCancelled",
-        lambda: alice.delete("/v1/groups/follow-me"),
+        lambda: alice.post("/v1/groups/follow-me/cancel"),
     )
     assert any("GroupCancelled" in line and "follow-me" in line for line in lines), lines
     assert any(line.startswith("20") and "Z  #" in line for line in lines)  # ISO-8601 UTC

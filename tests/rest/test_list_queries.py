@@ -80,7 +80,7 @@ def test_every_list_refuses_a_token_that_is_not_its_own(three_groups, path):
     for token in (foreign, "not!a!token"):
         refused = alice.get(path, params={"continue": token})
         assert refused.status_code == 400, (path, refused.text)
-        assert refused.json()["error"].startswith("continue: ")
+        assert "continue" in refused.json()["error"], (path, refused.text)
     assert alice.get(path, params={"limit": 0}).status_code == 400
 
 
