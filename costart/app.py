@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from types import TracebackType
 from typing import Any, NamedTuple, Protocol
 from uuid import UUID
@@ -81,6 +81,10 @@ class PlacementStep(Protocol):
 
     def decide(self, world: World, now_ns: int) -> list[dec.Decision]:
         """One scheduling session's decisions, from a read-only view of the state."""
+
+    def committed(self, events: Sequence[DomainEvent], position: int) -> None:
+        """The Controller folded ``events`` into its World, now at log ``position``
+        (how an incremental step learns what changed; the plain one ignores it)."""
 
     def check_node(self, node: str) -> None:
         """Raise `DomainError` if the cluster has no such node."""
@@ -294,6 +298,8 @@ class Controller(Application[UUID]):
         for position, event in enumerate(events, first):
             apply(event)
             world.position = position
+        if self.placement is not None:
+            self.placement.committed(events, world.position)
         return events
 
     def _command(self) -> _CommandScope:

@@ -4,6 +4,10 @@ Imports point inward: domain <- placement <- ...; only bootstrap.py wires everyt
 (tests/test_bootstrap.py holds every entry point to it); `_lazy` is the packages' shared
 helper for lazy public names. Code in domain/, placement/ and projections/ never reads a clock, makes a
 random id or draws unseeded randomness.
+
+Inside placement a wall stands around the speed-ups that keep state across sessions
+(`costart.placement.incremental`, ADR 0052): they import the plain policy, and neither
+the plain policy nor the domain (nor any other layer but the simulator) imports them.
 """
 
 from __future__ import annotations
@@ -80,8 +84,27 @@ BANNED_CALLS = {
 }
 
 
+# Walled-off packages: the package (dotted, under costart) and the modules (paths
+# relative to costart/, a trailing "/" for a whole package) that may import it.
+WALLS: dict[str, tuple[str, ...]] = {
+    # The speed-ups: imported by themselves and by the simulator, which runs them;
+    # never by the plain policy they are compared with, nor by the domain.
+    "placement.incremental": ("placement/incremental/", "sim/"),
+}
+
+
 def _modules(layer: str) -> list[Path]:
     return sorted((PACKAGE / layer).rglob("*.py"))
+
+
+def _absolute(path: Path, level: int, module: str | None) -> str:
+    """A relative import's module as an absolute name (``from .x import y`` in
+    costart/placement/step.py -> costart.placement.x)."""
+    # The package a module is in (for __init__.py, the package it makes): "." is it,
+    # each further dot one package up.
+    package = ["costart", *path.relative_to(PACKAGE).parent.parts]
+    base = package[: len(package) - (level - 1)]
+    return ".".join([*base, module] if module else base)
 
 
 def _imports(path: Path) -> list[tuple[int, str]]:
@@ -90,10 +113,28 @@ def _imports(path: Path) -> list[tuple[int, str]]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             found += [(node.lineno, alias.name) for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            found += [(node.lineno, node.module)]
-            found += [(node.lineno, f"{node.module}.{alias.name}") for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            module = node.module if node.level == 0 else _absolute(path, node.level, node.module)
+            if not module:
+                continue
+            found += [(node.lineno, module)]
+            found += [(node.lineno, f"{module}.{alias.name}") for alias in node.names]
     return found
+
+
+def wall_violations() -> list[str]:
+    """Imports of a walled-off package (`WALLS`) from a module not allowed to."""
+    problems: set[str] = set()
+    for path in sorted(PACKAGE.rglob("*.py")):
+        where = path.relative_to(PACKAGE).as_posix()
+        for line, name in _imports(path):
+            for walled, allowed in WALLS.items():
+                target = f"costart.{walled}"
+                if (name == target or name.startswith(target + ".")) and not any(
+                    where == a or (a.endswith("/") and where.startswith(a)) for a in allowed
+                ):
+                    problems.add(f"{where}:{line} imports {target}")
+    return sorted(problems)
 
 
 def layering_violations(layer: str) -> list[str]:
@@ -140,6 +181,40 @@ def determinism_violations(layer: str) -> list[str]:
 @pytest.mark.parametrize("layer", sorted(ALLOWED))
 def test_imports_point_inward(layer):
     assert layering_violations(layer) == []
+
+
+def test_the_walled_off_speed_ups_are_imported_only_where_allowed():
+    assert wall_violations() == []
+
+
+def test_the_wall_check_fails_when_the_plain_step_or_the_domain_imports_the_speed_ups(
+    tmp_path, monkeypatch
+):
+    """Probes: a copy of the package where the plain step imports the incremental
+    package (absolutely, and relatively), and a domain module imports it; the wall
+    check must name each, and only those."""
+    fake = tmp_path / "costart"
+    (fake / "placement" / "incremental").mkdir(parents=True)
+    (fake / "domain").mkdir()
+    (fake / "sim").mkdir()
+    (fake / "placement" / "incremental" / "__init__.py").write_text(
+        "from costart.placement.step import CoPlacementStep\n"  # inward: allowed
+    )
+    (fake / "placement" / "step.py").write_text(
+        "from costart.placement.incremental import IncrementalStep\n"
+    )
+    (fake / "placement" / "gangs.py").write_text("from .incremental import journal\n")
+    (fake / "domain" / "world.py").write_text("import costart.placement.incremental.journal\n")
+    (fake / "sim" / "engine.py").write_text(
+        "from costart.placement.incremental import IncrementalStep\n"  # allowed
+    )
+    monkeypatch.setattr(sys.modules[__name__], "PACKAGE", fake)
+    assert wall_violations() == [
+        "domain/world.py:1 imports costart.placement.incremental",
+        "placement/gangs.py:1 imports costart.placement.incremental",
+        "placement/step.py:1 imports costart.placement.incremental",
+    ]
+    assert layering_violations("domain") == ["domain/world.py:1 imports costart.placement"]
 
 
 @pytest.mark.parametrize("layer", PURE_LAYERS)

@@ -21,7 +21,7 @@ from costart.domain.decisions import Decision, PlaceGroup, PlaceMember
 from costart.domain.durations import format_duration_ns, parse_duration_ns
 from costart.domain.errors import Conflict, DomainError, IllegalTransition, NotFound, SpecError
 from costart.domain.events import Assignment, DomainEvent, NodeStatus, PendClass, PendReason
-from costart.domain.ids import COSTART_NAMESPACE, ID_TEXTS, id_text
+from costart.domain.ids import COSTART_NAMESPACE, id_text
 from costart.domain.invariants import Capacity, EventAudit, check_group, check_world
 from costart.domain.labels import Selector, matches, parse_selector
 from costart.domain.limits import LABEL_PATTERN, MAX_SPEC_BYTES, NAME_PATTERN
@@ -53,7 +53,7 @@ from costart.domain.states import (
     TaskState,
     TaskStatus,
 )
-from costart.domain.world import ChangeJournal, World
+from costart.domain.world import World
 
 __all__ = [
     "COSTART_NAMESPACE",
@@ -61,7 +61,6 @@ __all__ = [
     "GROUP_STATUSES",
     "GROUP_TERMINAL",
     "GROUP_WAITING",
-    "ID_TEXTS",
     "LABEL_PATTERN",
     "MAX_SPEC_BYTES",
     "NAME_PATTERN",
@@ -69,7 +68,6 @@ __all__ = [
     "Actor",
     "Assignment",
     "Capacity",
-    "ChangeJournal",
     "ClaimStatus",
     "ClusterUnit",
     "Conflict",

@@ -39,8 +39,9 @@ def member_ids(of_group: UUID, member_names: list[str]) -> tuple[UUID, ...]:
     return tuple(name_uuid(group, f"member/{name}") for name in member_names)
 
 
-ID_TEXTS: dict[int, str] = {}
-"""`id_text`'s cache, by the id's integer (read it directly on a hot path's hit)."""
+_ID_TEXTS: dict[int, str] = {}
+"""`id_text`'s cache, by the id's integer: read only through `id_text` (a hot loop binds
+the function to a local name)."""
 _ID_TEXTS_MAX: Final = 1 << 17
 
 
@@ -49,11 +50,11 @@ def id_text(aggregate_id: UUID) -> str:
     ``str(UUID)`` is the costliest step of folding or recording an event, and both meet
     each id many times. Cached by the id's integer: hashing and comparing a `UUID` runs
     Python code, an int's does not. Bounded by clearing (any entry can be rebuilt)."""
-    text = ID_TEXTS.get(aggregate_id.int)
+    text = _ID_TEXTS.get(aggregate_id.int)
     if text is None:
-        if len(ID_TEXTS) >= _ID_TEXTS_MAX:
-            ID_TEXTS.clear()
-        text = ID_TEXTS[aggregate_id.int] = str(aggregate_id)
+        if len(_ID_TEXTS) >= _ID_TEXTS_MAX:
+            _ID_TEXTS.clear()
+        text = _ID_TEXTS[aggregate_id.int] = str(aggregate_id)
     return text
 
 

@@ -21,7 +21,7 @@ from costart.domain.errors import DomainError
 from costart.domain.invariants import Capacity
 from costart.domain.world import World
 from costart.placement.cluster import Cluster
-from costart.placement.usage import WorldUsage
+from costart.placement.holdings import UsageCount, UsageSource
 
 ZERO = Capacity()
 MAX_SHARED = 4096
@@ -80,40 +80,41 @@ class Allocator(Protocol):
 class InMemoryAllocator:
     """Free capacity derived from the World; takes checked against it within a session.
 
-    The World's usage is kept current across sessions (`WorldUsage`), so a session
-    recomputes the free capacity of the nodes whose usage or status changed since the
-    last one, not of every node; the result equals a count from scratch (the tests'
-    oracle, `tests.placement.oracles.used_capacity`)."""
+    ``usage``: where the World's usage per node comes from (`UsageSource`): by default
+    counted from scratch every session; the incremental step passes one kept current
+    from the committed events. Either way a session recomputes the free capacity of
+    the nodes whose usage or status may have changed, and the result equals a count
+    from scratch (the tests' oracle, `tests.placement.oracles.used_capacity`)."""
 
-    def __init__(self, cluster: Cluster) -> None:
+    def __init__(self, cluster: Cluster, usage: UsageSource | None = None) -> None:
         self._cluster = cluster
-        self.usage = WorldUsage(cluster)
+        self._usage = usage if usage is not None else UsageCount(cluster)
         # Equal capacities share one object: most nodes are alike.
         self._shared: dict[tuple[int, int, int], Capacity] = {}
         self._settled: list[Capacity] = [ZERO] * len(cluster)  # free as of the last sync
-        self._status: list[str] = ["up"] * len(cluster)
+        self._status: list[str] = []  # node status as of the last sync (none yet)
         # The session's free capacity: ``_settled`` itself until the session's first take
         # or give copies it (most sessions take nothing). Immutable entries.
         self._free: list[Capacity] = []
-        # Nodes whose free capacity, held capacity (`WorldUsage.held_total`) or status
-        # may have changed since the last `take_moved` (every node before the first).
-        self._moved: set[int] = set(range(len(cluster)))
 
     @property
     def cluster(self) -> Cluster:
         return self._cluster
 
     def free_capacity(self, world: World) -> list[Capacity]:
-        changed = self.usage.sync(world)
+        changed = self._usage.sync(world)
         status = self._cluster.status
-        if status != self._status:
+        n = len(status)
+        if changed is None or len(self._status) != n:
+            changed = set(range(n))
+        elif status != self._status:
             changed.update(
                 i for i, (a, b) in enumerate(zip(status, self._status, strict=True)) if a != b
             )
-            self._status = list(status)
+        self._status = list(status)
         if len(self._shared) > MAX_SHARED:
             self._shared.clear()  # only sharing is lost, never a value
-        nodes, used, settled = self._cluster.nodes, self.usage.used, self._settled
+        nodes, used, settled = self._cluster.nodes, self._usage.used, self._settled
         for i in sorted(changed):
             if status[i] == "up":
                 node, (ug, uc, um) = nodes[i], used[i]
@@ -128,18 +129,8 @@ class InMemoryAllocator:
             if capacity is None:
                 capacity = self._shared[vec] = Capacity(*vec)
             settled[i] = capacity
-        self._moved |= changed
         self._free = settled
         return list(settled)
-
-    def take_moved(self) -> set[int]:
-        """The nodes whose free capacity, held capacity or status may have changed since
-        the previous call (every node at the first): a superset of those that did, so
-        the caller can bring what it derived from them up to date without comparing
-        every node. Forgets them: one reader per allocator (the step over it); a second
-        would take the first's."""
-        moved, self._moved = self._moved, set()
-        return moved
 
     def _session_free(self) -> list[Capacity]:
         """The session's own copy of free capacity, made on its first take or give."""

@@ -15,25 +15,23 @@ Per group, in the global order (priority, then submission):
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from itertools import compress
 from uuid import UUID
 
 from costart.domain import decisions as dec
 from costart.domain.events import Assignment, PendReason
-from costart.domain.spec_types import Shape, Topology
+from costart.domain.spec_types import Topology
 from costart.domain.states import GroupState, MemberState
 from costart.domain.world import World
 from costart.placement import reasons
 from costart.placement.backfill import BackfillSession
+from costart.placement.capacity import Vec, View, shape_vec
 from costart.placement.cluster import Cluster
 from costart.placement.constraints import Scope, relaxed
-from costart.placement.group_inputs import GroupInputs
-from costart.placement.ledger import SessionLedger, Vec, View, shape_vec
-from costart.placement.planner import Demand, Plan, Shortfall, hardness, plan_gang, shape_text
-
-MAX_MEMO_ANSWERS = 4096
+from costart.placement.inputs import GroupInputs, PlanGang
+from costart.placement.ledger import SessionLedger
+from costart.placement.planner import Demand, Plan, Shortfall, hardness, shape_text
 
 InfeasibleCheck = Callable[[GroupState, Sequence[Demand], Sequence[Scope]], Shortfall | None]
 
@@ -53,91 +51,6 @@ def new_assignments(
     return tuple(out)
 
 
-class PlanMemo:
-    """`plan_gang` answers reused within a session and across sessions.
-
-    A plan is a function of the demands, the scopes and, of the capacity, only what the
-    search reads: per demanded shape, the tasks that fit on each node, the capacity of
-    the nodes where one fits (what a take leaves there), and the preferred view's fit
-    counts. Two levels, both exact:
-
-    * within a session, by the views' keys (which change whenever their capacity may
-      have, see `View.key`): in a busy session most groups fail against unchanged
-      capacity, and many ask alike;
-    * across sessions, by that capacity content itself: a waiting group asks again
-      each session, and usually nothing it could use has changed (capacity elsewhere
-      in the cluster, of another GPU type, does not enter its key).
-
-    Views without a key are never memoised. Returned plans are shared: read them,
-    never change them. `new_session` must be called at the start of every session.
-    """
-
-    def __init__(self, cluster: Cluster, max_answers: int = MAX_MEMO_ANSWERS) -> None:
-        self.cluster = cluster
-        self.max_answers = max_answers
-        self._answers: dict[Hashable, Plan | Shortfall] = {}
-        self._by_content: dict[Hashable, Plan | Shortfall] = {}
-        # What a view offers one shape (see `capacity_read`), as a number: equal numbers,
-        # equal content. Numbers are never reused, so answers keyed by them stay exact.
-        self._numbers: dict[Hashable, int] = {}
-        self._next_number = 0
-
-    def new_session(self) -> None:
-        """Forget what is keyed by view versions (those keys restart each session)."""
-        self._answers = {}
-        if len(self._by_content) > self.max_answers or len(self._numbers) > self.max_answers:
-            self._by_content = {}  # only reuse is lost, never an answer's value
-            self._numbers = {}
-
-    def plan(
-        self,
-        demands: Sequence[Demand],
-        scopes: Sequence[Scope],
-        view: View,
-        prefer: View | None = None,
-    ) -> Plan | Shortfall:
-        if view.key is None or (prefer is not None and prefer.key is None):
-            return plan_gang(self.cluster, demands, scopes, view, prefer)
-        asked = (tuple(demands), tuple(scopes))
-        key = (view.key, None if prefer is None else prefer.key, asked)
-        answer = self._answers.get(key)
-        if answer is None:
-            # A view's version changes with every claim or take, so the content is read
-            # each time (looking it up by view keys first almost never found it).
-            avail = view.avail_list()  # one copy for every shape of the gang
-            numbers = self._numbers
-            content: list[Hashable] = [asked]
-            for shape in dict.fromkeys([d.shape for d in demands]):
-                read = capacity_read(shape, view, prefer, avail)
-                number = numbers.setdefault(read, self._next_number + 1)  # hashed once
-                self._next_number = max(self._next_number, number)
-                content.append(number)
-            by_content = tuple(content)
-            answer = self._by_content.get(by_content)
-            if answer is None:
-                answer = plan_gang(self.cluster, demands, scopes, view, prefer)
-                self._by_content[by_content] = answer
-            self._answers[key] = answer
-        return answer
-
-
-def capacity_read(
-    shape: Shape, view: View, prefer: View | None, avail: Sequence[Vec] | None = None
-) -> Hashable:
-    """What of the capacity `plan_gang` can read for tasks of ``shape`` (see
-    `PlanMemo`): the fit counts of ``view`` and ``prefer`` and the capacity of the nodes
-    where a task fits. The search skips nodes where none fits (takes only shrink
-    capacity), so the rest of the cluster cannot change its answer. ``avail``:
-    ``view.avail_list()``, when the caller already has it."""
-    fits = view.fits(shape)
-    return (
-        shape,
-        tuple(fits),
-        tuple(compress(view.avail_list() if avail is None else avail, fits)),
-        None if prefer is None else tuple(prefer.fits(shape)),
-    )
-
-
 @dataclass
 class GangSession:
     """The waiting-group half of one session; shares the ledger with the rest."""
@@ -148,7 +61,8 @@ class GangSession:
     now_ns: int
     placement_groups: dict[str, Topology]
     infeasible: InfeasibleCheck
-    memo: PlanMemo
+    plan: PlanGang
+    """Plans a gang in a view (`plan_gang` over the cluster, or a memo of it)."""
     inputs: GroupInputs
     backfill: BackfillSession
     decisions: list[dec.Decision] = field(default_factory=list)
@@ -179,7 +93,7 @@ class GangSession:
             return
         scopes = self.inputs.scopes(group)
         demands = self.inputs.demands(group, members, fixed=False)
-        now = self.memo.plan(demands, scopes, self.ledger.now_view(group.name))
+        now = self.plan(demands, scopes, self.ledger.now_view(group.name))
         if isinstance(now, Plan):
             self._place(group, members, now)
             return
@@ -203,7 +117,7 @@ class GangSession:
 
         def plan_in(view: View) -> Plan | Shortfall:
             demands = self.inputs.demands(group, members, fixed=False)
-            return self.memo.plan(demands, scopes, view)
+            return self.plan(demands, scopes, view)
 
         if group.status == "RESERVING":
             taken = backfill.take_back(group, members, plan_in)
@@ -282,14 +196,14 @@ class GangSession:
         # nothing): most groups have no reservation ahead and no scope.
         if ahead:
             unclaimed = self.ledger.now_view(group.name, honour_claims=False)
-            if isinstance(self.memo.plan(demands, scopes, unclaimed), Plan):
+            if isinstance(self.plan(demands, scopes, unclaimed), Plan):
                 return reasons.from_shortfall("queue", shortfall, ahead)
         never = self.infeasible(group, demands, scopes)
         if never is not None:
             return reasons.from_shortfall("infeasible", never, ahead)
         if scopes:
             unclaimed = self.ledger.now_view(group.name, honour_claims=False)
-            if isinstance(self.memo.plan(demands, relaxed(scopes), unclaimed), Plan):
+            if isinstance(self.plan(demands, relaxed(scopes), unclaimed), Plan):
                 return reasons.from_shortfall("topology", shortfall, ahead)
         return reasons.from_shortfall("capacity", shortfall, ahead)
 
@@ -303,7 +217,7 @@ class GangSession:
         lower: Sequence[GroupState],
     ) -> Plan | Shortfall:
         prefer = self.ledger.now_view(group.name)
-        plan = self.memo.plan(demands, scopes, self.ledger.eventual_view(group.name), prefer)
+        plan = self.plan(demands, scopes, self.ledger.eventual_view(group.name), prefer)
         if isinstance(plan, Plan):
             return plan
         holders = [
@@ -321,14 +235,14 @@ class GangSession:
                 a = lower_holds.get(node, (0, 0, 0))
                 lower_holds[node] = (a[0] + vec[0], a[1] + vec[1], a[2] + vec[2])
         wider: View = self.ledger.eventual_view(group.name, lower_holds)
-        second = self.memo.plan(demands, scopes, wider, prefer)
+        second = self.plan(demands, scopes, wider, prefer)
         if not isinstance(second, Plan):
             return plan
         used = {node for nodes in second.nodes.values() for node in nodes}
         for g in holders:
             if used & set(self.ledger.held_by.get(g.name, {})):
                 self._release(g, f"yielded its holds to higher-ordered reservation {group.name}")
-        return self.memo.plan(demands, scopes, self.ledger.eventual_view(group.name), prefer)
+        return self.plan(demands, scopes, self.ledger.eventual_view(group.name), prefer)
 
     def _reserve(
         self,
@@ -425,4 +339,4 @@ class GangSession:
             return False
         loose = self.inputs.demands(group, members, fixed=False)
         view = self.ledger.eventual_view(group.name)
-        return isinstance(self.memo.plan(loose, scopes, view), Plan)
+        return isinstance(self.plan(loose, scopes, view), Plan)

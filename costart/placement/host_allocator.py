@@ -16,11 +16,8 @@ moment costart binds there. This allocator models both through a `HostLoad` port
   raises `BindConflict` and takes nothing, and the step aborts the session and plans
   it again from a fresh reading (ADR 0026).
 
-Kept from one session to the next: the usage counts and the last reading, recomputed
-on the nodes whose costart usage, other work or status moved. This allocator tells the
-step nothing about which nodes moved, so the step compares every node and never repeats
-a session (`CoPlacementStep` keeps those shortcuts for the in-memory allocator, whose
-capacity is a function of the World alone).
+Kept from one session to the next: the last reading, recomputed on the nodes whose
+costart usage (as its `UsageSource` reports), other work or status moved.
 """
 
 from __future__ import annotations
@@ -34,7 +31,7 @@ from costart.domain.invariants import Capacity
 from costart.domain.world import World
 from costart.placement.allocator import BindConflict, OvercommitError
 from costart.placement.cluster import Cluster
-from costart.placement.usage import WorldUsage
+from costart.placement.holdings import UsageCount, UsageSource
 
 ZERO = Capacity()
 MAX_SHARED = 4096
@@ -70,10 +67,12 @@ class HostAllocator:
     """Free capacity = node capacity - costart's holds and placements - the host's other
     work; binds that another scheduler can beat (`HostLoad.contend`)."""
 
-    def __init__(self, cluster: Cluster, load: HostLoad) -> None:
+    def __init__(self, cluster: Cluster, load: HostLoad, usage: UsageSource | None = None) -> None:
+        """``usage``: where costart's usage per node comes from (`UsageSource`; by
+        default counted from scratch every session)."""
         self._cluster = cluster
         self._load = load
-        self._usage = WorldUsage(cluster)
+        self._usage = usage if usage is not None else UsageCount(cluster)
         # Free capacity as of the last reading, and what it was computed from (the host's
         # other work, node status); equal capacities share one object.
         self._settled: list[Capacity] = [ZERO] * len(cluster)
@@ -100,7 +99,7 @@ class HostAllocator:
                 f"the host reported outside use for {len(outside)} nodes; the cluster has {n}"
             )
         status = self._cluster.status
-        if len(self._outside) != n:
+        if changed is None or len(self._outside) != n:
             changed = set(range(n))
         else:
             # `Capacity` is frozen: an entry that is the same object has the same value,

@@ -18,9 +18,9 @@ from itertools import chain
 from typing import NamedTuple
 
 from costart.domain.spec_types import Shape
+from costart.placement.capacity import Vec, View, fit_count, shape_vec
 from costart.placement.cluster import Cluster
 from costart.placement.constraints import Scope
-from costart.placement.ledger import Vec, View, fit_count, shape_vec
 
 MAX_PLAN_STEPS = 400
 MAX_DOMAIN_CANDIDATES = 32

@@ -17,12 +17,13 @@ from costart.domain import decisions as dec
 from costart.domain.spec_types import Topology
 from costart.domain.states import GroupState, MemberState
 from costart.domain.world import World
+from costart.placement.capacity import shape_vec
 from costart.placement.cluster import Cluster
 from costart.placement.constraints import Scope, resolve_scopes
 from costart.placement.gangs import new_assignments
-from costart.placement.ledger import SessionLedger, shape_vec
+from costart.placement.holdings import wants_single
+from costart.placement.ledger import SessionLedger
 from costart.placement.planner import Demand, Plan, plan_gang
-from costart.placement.usage import wants_single
 
 
 def _running_nodes(cluster: Cluster, members: Sequence[MemberState]) -> dict[str, list[int]]:

@@ -1,85 +1,66 @@
-"""`CoPlacementStep`: the Controller's placement step (``costart.app.PlacementStep``).
+"""`CoPlacementStep`: the Controller's placement step (``costart.app.PlacementStep``),
+the plain reference policy.
 
 One `decide` call is one scheduling session. Every live group is visited once, in one
 global order — priority (high first), then submission — so earlier groups take capacity
 first and reservations are granted in that order (DESIGN §3.4 #5). Waiting groups go to
 `gangs`, placed groups get a claims pend reason, started groups get single placements.
-Free capacity is re-derived from the World through the allocator every session.
+
+Everything is read afresh every session — free capacity through the allocator, holds
+and the live groups from the World — and nothing is kept from one session to the next,
+whatever the allocator: this step is the reference the incremental one
+(`costart.placement.incremental`) is compared with, and that one reuses this session
+loop through the hooks below (`_session`, `_planner`, `_group_inputs`,
+`_infeasible_check`), never the reverse.
 """
 
 from __future__ import annotations
 
-from bisect import insort
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 from costart.domain import decisions as dec
 from costart.domain.errors import NotFound, SpecError
+from costart.domain.events import DomainEvent
 from costart.domain.spec_types import GroupSpec, Topology
-from costart.domain.states import GROUP_STARTED, GROUP_WAITING, GroupState, MemberState
+from costart.domain.states import GROUP_STARTED, GROUP_WAITING, GroupState
 from costart.domain.world import World
 from costart.placement import reasons
 from costart.placement.allocator import Allocator, BindConflict, InMemoryAllocator
 from costart.placement.backfill import BackfillSession
+from costart.placement.capacity import View
 from costart.placement.cluster import Cluster, ClusterError
 from costart.placement.cluster_file import ClusterDefinition, load_cluster
 from costart.placement.constraints import Scope, check_references, resolve_scopes
-from costart.placement.gangs import GangSession, PlanMemo
-from costart.placement.group_inputs import GroupInputs
-from costart.placement.last_session import LastSession, Order, SessionInputs
-from costart.placement.ledger import (
-    SessionLedger,
-    StartCache,
-    View,
-    empty_cluster_view,
-    empty_up_view,
-)
-from costart.placement.planner import Demand, Shortfall, plan_gang, shape_text
+from costart.placement.gangs import GangSession, InfeasibleCheck
+from costart.placement.holdings import Holdings, LiveEntry, Usage, live_in_order, order_key
+from costart.placement.inputs import FreshInputs, GroupInputs, PlanGang
+from costart.placement.ledger import SessionLedger, empty_cluster_view, empty_up_view
+from costart.placement.planner import Demand, Plan, Shortfall, plan_gang, shape_text
 from costart.placement.singles import place_singles
-from costart.placement.usage import WorldUsage
 
-MAX_INFEASIBLE_CACHE = 4096
 MAX_REPLANS = 16  # a session planned again at most this often after refused binds
+Order = Sequence[LiveEntry]
 
 
 def session_order(groups: Sequence[GroupState]) -> list[GroupState]:
     """The one global order: priority descending, then submission sequence."""
-    return sorted(groups, key=_order_key)
+    return sorted(groups, key=order_key)
 
 
-def _order_key(group: GroupState) -> tuple[int, int]:
-    return (-group.spec.priority, group.submission_seq)
+class SessionPlan(NamedTuple):
+    """What one planning of a session decided (`CoPlacementStep._plan`)."""
 
-
-def _with_members_in_order(
-    live: Sequence[tuple[GroupState, list[MemberState]]],
-) -> list[tuple[GroupState, list[MemberState]]]:
-    """`session_order` of live groups paired with their members."""
-    return sorted(live, key=_pair_order_key)
-
-
-def _pair_order_key(pair: tuple[GroupState, list[MemberState]]) -> tuple[int, int]:
-    return _order_key(pair[0])
-
-
-def _live_in_order(
-    usage: WorldUsage, before: object, order: list[tuple[GroupState, list[MemberState]]]
-) -> list[tuple[GroupState, list[MemberState]]]:
-    """`_with_members_in_order` of ``usage.live``, given ``order``, that of the live
-    list ``before``. When the usage made its list from ``before`` by dropping some
-    groups' entries and appending new ones (kept entries in order), the kept entries
-    stay in ``order``'s order (a stable sort keeps their relative order, and ties
-    follow the live list, where they are in the same order) and each new entry goes
-    after every entry it does not sort before (it comes after them in the live list):
-    the same list as sorting again."""
-    relisted = usage.relisted
-    if relisted is None or relisted[0] is not before:
-        return _with_members_in_order(usage.live)
-    _, gone, added = relisted
-    kept = [pair for pair in order if pair[0].name not in gone] if gone else list(order)
-    for pair in added:
-        insort(kept, pair, key=_pair_order_key)
-    return kept
+    decisions: list[dec.Decision]
+    visits: dict[int, list[dec.Decision]]
+    """Position in the order -> what that waiting group's visit appended."""
+    idle: bool
+    """Nothing was waiting and nothing wanted a single placement: no ledger was built."""
+    singles: bool
+    """Some live member wanted a single placement."""
+    backfill_active: bool
+    """Decisions read other groups' placements and the time (`BackfillSession.active`)."""
 
 
 class CoPlacementStep:
@@ -90,30 +71,6 @@ class CoPlacementStep:
     ) -> None:
         self.allocator = allocator
         self.placement_groups: dict[str, Topology] = {}
-        # Infeasibility (can the gang fit the up nodes, empty?) is the costliest question
-        # and changes only with node status: answers and the empty view are kept until
-        # the status picture changes.
-        self._infeasible_cache: dict[
-            tuple[tuple[Demand, ...], tuple[Scope, ...]], Shortfall | None
-        ] = {}
-        self._status_key: tuple[str, ...] = ()
-        self._empty_up: View | None = None
-        # The World's holds and uses, kept current across sessions; shared with the
-        # in-memory allocator, which syncs it when asked for free capacity.
-        self._own_usage = not isinstance(allocator, InMemoryAllocator)
-        # Which nodes moved since the carried arrays' start: known only for the
-        # in-memory allocator (another allocator's capacity may move on its own).
-        self._in_memory = allocator if isinstance(allocator, InMemoryAllocator) else None
-        self._usage = (
-            WorldUsage(allocator.cluster)
-            if not isinstance(allocator, InMemoryAllocator)
-            else allocator.usage
-        )
-        self._start = StartCache()  # the views' arrays, carried from session to session
-        self._memo = PlanMemo(allocator.cluster)
-        self._inputs = GroupInputs(allocator.cluster)  # waiting groups' scopes and demands
-        self._ordered: tuple[object, list[tuple[GroupState, list[MemberState]]]] = (None, [])
-        self._last: LastSession | None = None  # the last session, to answer a repeat
         self.replans = 0  # sessions planned again after a refused bind
         self.gave_up = 0  # sessions that decided nothing after `MAX_REPLANS` refusals
         for name, topology in sorted((placement_groups or {}).items()):
@@ -176,6 +133,11 @@ class CoPlacementStep:
         if node not in self.cluster.index:
             raise NotFound(f"the cluster has no node {node!r}")
 
+    def committed(self, events: Sequence[DomainEvent], position: int) -> None:
+        """The Controller folded ``events`` into its World, which is now at log
+        ``position``. This step reads the World afresh every session: nothing to learn
+        (the incremental step learns what changed from them)."""
+
     def decide(self, world: World, now_ns: int) -> list[dec.Decision]:
         """One session's decisions, from a read-only view of the state.
 
@@ -186,62 +148,59 @@ class CoPlacementStep:
         After `MAX_REPLANS` refusals in a row the session decides nothing (the next
         one tries again)."""
         self.cluster.sync_status(world.node_status)
-        if self._own_usage:
-            self._usage.sync(world)  # else the in-memory allocator syncs it for free capacity
         for _ in range(MAX_REPLANS + 1):
             try:
                 return self._session(world, now_ns)
             except BindConflict:
                 self.allocator.abort()
-                self._last = None
+                self._aborted()
                 self.replans += 1
         self.gave_up += 1
         return []
 
+    def _aborted(self) -> None:
+        """A session's planning was aborted (a refused bind)."""
+
     def _session(self, world: World, now_ns: int) -> list[dec.Decision]:
         """One planning of the session (`decide`), ending in `Allocator.commit`."""
         free = self.allocator.free_capacity(world)
-        status_key = tuple(self.cluster.status)
-        usage = self._usage
-        if self._ordered[0] is not usage.live:  # a new list whenever the live set moved
-            self._ordered = (usage.live, _live_in_order(usage, *self._ordered))
-        order = self._ordered[1]
-        inputs = SessionInputs(
-            world, now_ns, status_key, self.placement_groups, usage.layout, order
-        )
-        if self._last is not None:
-            repeated = self._last.repeat(inputs, usage.wanting)
-            if repeated is not None:
-                self.allocator.commit()
-                return repeated
-        if status_key != self._status_key:
-            self._status_key = status_key
-            self._infeasible_cache.clear()
-            self._empty_up = None
-        singles = usage.wanting > 0  # else no started group has a member to place alone
-        if self._idle(order, singles):
-            decisions = self._claims_reasons(order)
-            self.allocator.commit()
-            self._last = None
-            if not self._own_usage:
-                self._last = LastSession(inputs, {})
-            return decisions
-        moved = self._in_memory.take_moved() if self._in_memory is not None else None
-        ledger = SessionLedger(
-            self.cluster, self.allocator, world, usage, self._start, free=free, moved=moved
-        )
-        self._memo.new_session()
-        self._inputs.new_session(world, self.placement_groups, usage.layout)
+        usage = Usage(world, self.cluster)
+
+        def ledger() -> SessionLedger:
+            return SessionLedger(
+                self.cluster, self.allocator, free, usage.held_total, usage.held_by
+            )
+
+        planned = self._plan(world, now_ns, live_in_order(world), usage, ledger)
+        self.allocator.commit()
+        return planned.decisions
+
+    def _plan(
+        self,
+        world: World,
+        now_ns: int,
+        order: Order,
+        holdings: Holdings,
+        ledger: Callable[[], SessionLedger],
+    ) -> SessionPlan:
+        """Visit every live group of ``order`` once; ``ledger`` makes the session's
+        ledger (not called when nothing is waiting and nothing wants a single
+        placement: then only placed groups' reasons are decided, which read no
+        capacity)."""
+        singles = holdings.wanting > 0  # else no started group has a member to place alone
+        if not singles and not any(group.status in GROUP_WAITING for group, _ in order):
+            return SessionPlan(_claims_reasons(order), {}, True, singles, False)
+        session_ledger = ledger()
         gangs = GangSession(
             cluster=self.cluster,
-            ledger=ledger,
+            ledger=session_ledger,
             world=world,
             now_ns=now_ns,
             placement_groups=self.placement_groups,
-            infeasible=self._infeasible,
-            memo=self._memo,
-            inputs=self._inputs,
-            backfill=BackfillSession(self.cluster, ledger, now_ns, order),
+            infeasible=self._infeasible_check(),
+            plan=self._planner(),
+            inputs=self._group_inputs(world),
+            backfill=BackfillSession(self.cluster, session_ledger, now_ns, order),
         )
         decisions = gangs.decisions
         preempted = gangs.backfill.preempted
@@ -261,53 +220,56 @@ class CoPlacementStep:
             elif singles and group.status in GROUP_STARTED:
                 decisions.extend(
                     place_singles(
-                        group, members, world, self.cluster, ledger, self.placement_groups
+                        group, members, world, self.cluster, session_ledger, self.placement_groups
                     )
                 )
-        self.allocator.commit()
-        # Kept for a repeat only where it is provable: free capacity follows the World
-        # (the in-memory allocator) and no started group changed the ledger.
-        self._last = None
-        # Backfill reads other groups' placements and the time: never repeated.
-        if not self._own_usage and not singles and not gangs.backfill.active:
-            self._last = LastSession(inputs, visits)
-        return decisions
+        return SessionPlan(decisions, visits, False, singles, gangs.backfill.active)
 
-    @staticmethod
-    def _idle(order: Order, singles: bool) -> bool:
-        """Is there nothing to place (no waiting group, no single placement)? Then the
-        session decides only placed groups' reasons, which read no capacity, and
-        builds no ledger."""
-        return not singles and not any(group.status in GROUP_WAITING for group, _ in order)
+    # --- hooks (the incremental step keeps these across sessions) ----------------------
 
-    @staticmethod
-    def _claims_reasons(order: Order) -> list[dec.Decision]:
-        """The session's decisions when no group is waiting and no member wants a single
-        placement: each placed group's reason (its claims), in the order."""
-        decisions: list[dec.Decision] = []
-        for group, members in order:
-            if group.status == "PLACED":
-                reason = reasons.waiting_for_claims(members)
-                if reason is not None:
-                    decisions.append(dec.SetPendReason(group.name, reason))
-        return decisions
+    def _planner(self) -> PlanGang:
+        """How the session plans a gang in a view."""
+        return self._plan_gang
 
-    def _infeasible(
-        self, group: GroupState, demands: Sequence[Demand], scopes: Sequence[Scope]
-    ) -> Shortfall | None:
-        """The shortfall if the gang cannot fit even an empty cluster of the up nodes.
-        Keyed by what decides it (demands and scopes), so alike groups share answers."""
-        key = (tuple(demands), tuple(scopes))
-        if key in self._infeasible_cache:
-            return self._infeasible_cache[key]
-        if len(self._infeasible_cache) >= MAX_INFEASIBLE_CACHE:
-            self._infeasible_cache.clear()
-        if self._empty_up is None:
-            self._empty_up = empty_up_view(self.cluster)
-        result = plan_gang(self.cluster, demands, scopes, self._empty_up)
-        shortfall = result if isinstance(result, Shortfall) else None
-        self._infeasible_cache[key] = shortfall
-        return shortfall
+    def _plan_gang(
+        self,
+        demands: Sequence[Demand],
+        scopes: Sequence[Scope],
+        view: View,
+        prefer: View | None = None,
+    ) -> Plan | Shortfall:
+        return plan_gang(self.cluster, demands, scopes, view, prefer)
+
+    def _group_inputs(self, world: World) -> GroupInputs:
+        """Waiting groups' scopes and gang demands in this session's World."""
+        return FreshInputs(self.cluster, world, self.placement_groups)
+
+    def _infeasible_check(self) -> InfeasibleCheck:
+        """The session's answer to: can the gang fit even an empty cluster of the up
+        nodes? (The shortfall if not.)"""
+        empty: list[View] = []  # made on first use, for this session only
+
+        def infeasible(
+            group: GroupState, demands: Sequence[Demand], scopes: Sequence[Scope]
+        ) -> Shortfall | None:
+            if not empty:
+                empty.append(empty_up_view(self.cluster))
+            result = plan_gang(self.cluster, demands, scopes, empty[0])
+            return result if isinstance(result, Shortfall) else None
+
+        return infeasible
+
+
+def _claims_reasons(order: Order) -> list[dec.Decision]:
+    """Each placed group's reason (its claims), in the order: a session's decisions
+    when no group is waiting and no member wants a single placement."""
+    decisions: list[dec.Decision] = []
+    for group, members in order:
+        if group.status == "PLACED":
+            reason = reasons.waiting_for_claims(members)
+            if reason is not None:
+                decisions.append(dec.SetPendReason(group.name, reason))
+    return decisions
 
 
 def gang_demands_for(spec: GroupSpec) -> list[Demand]:

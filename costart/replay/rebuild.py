@@ -12,8 +12,7 @@ from costart.store.snapshots import CorruptSnapshotError, Snapshot, SnapshotStor
 
 
 def fold(world: World, events: Iterator[tuple[int, DomainEvent]]) -> World:
-    # A World being rebuilt has no journal yet: no need to look for one per event.
-    apply = world.apply if world.journal_started() else world.apply_unjournaled
+    apply = world.apply
     with gc_paused():
         for position, event in events:
             apply(event)

@@ -31,11 +31,9 @@ from costart.domain import events as ev
 from costart.domain import runtime_limits
 from costart.domain.errors import SpecError
 from costart.domain.events import DomainEvent
-from costart.domain.ids import ID_TEXTS
 from costart.domain.invariants import Capacity, EventAudit
 from costart.domain.spec_types import GroupSpec
-from costart.placement.host_allocator import HostAllocator
-from costart.placement.step import CoPlacementStep
+from costart.placement.incremental import IncrementalStep
 from costart.sim.checks import FULL_CHECK_EVERY, StepChecker
 from costart.sim.errors import SimError
 from costart.sim.metrics import Usage
@@ -141,15 +139,14 @@ class Engine:
     def _clock(self) -> int:
         return self.now_ns
 
-    def _step(self) -> CoPlacementStep:
+    def _step(self) -> IncrementalStep:
         """A fresh placement step over the run's allocator: the in-memory one, or the
-        host's over the other work (which outlives any controller)."""
+        host's over the other work (which outlives any controller). The incremental
+        step: it decides as the plain one, and learns what changed from the events
+        the controller commits."""
         if self.outside is None:
-            return CoPlacementStep.in_memory(self.setup.cluster)
-        definition = self.setup.cluster
-        return CoPlacementStep(
-            HostAllocator(definition.build(), self.outside), dict(definition.placement_groups)
-        )
+            return IncrementalStep.in_memory(self.setup.cluster)
+        return IncrementalStep.over_host(self.setup.cluster, self.outside)
 
     def _count_replans(self) -> None:
         """Move the step's re-plan counts into the run's (a step is replaced on a
@@ -201,14 +198,12 @@ class Engine:
         checker = self.checker
         embedder = self.embedder
         members = self.controller.world.members
-        texts = ID_TEXTS  # `key_of`'s cache, read inline: two lookups per event
+        text_of = key_of  # bound once: two lookups per event
         for event in events:
             observe(event)
-            gid = event.group_id
-            group_key = texts.get(gid.int) or key_of(gid)
+            group_key = text_of(event.group_id)
             if type(event) in MEMBER_EVENTS:
-                oid = event.originator_id
-                member_key = texts.get(oid.int) or key_of(oid)
+                member_key = text_of(event.originator_id)
                 member = members[member_key]
                 checker.member_changed(group_key, member_key, member)
                 embedder.member_changed(group_key, member_key, member)

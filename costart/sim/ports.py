@@ -7,7 +7,7 @@ everything), so the engine takes a factory that builds a Controller-like object;
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
 import msgspec
@@ -120,6 +120,8 @@ class PlacementStepLike(Protocol):
 
     def decide(self, world: World, now_ns: int) -> list[Decision]: ...
 
+    def committed(self, events: Sequence[DomainEvent], position: int) -> None: ...
+
     def check_node(self, node: str) -> None: ...
 
 
@@ -150,6 +152,9 @@ class FeasibilityCache:
 
     def decide(self, world: World, now_ns: int) -> list[Decision]:
         return self.step.decide(world, now_ns)
+
+    def committed(self, events: Sequence[DomainEvent], position: int) -> None:
+        self.step.committed(events, position)
 
     def check_node(self, node: str) -> None:
         self.step.check_node(node)

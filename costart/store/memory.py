@@ -23,7 +23,7 @@ from uuid import UUID
 from eventsourcing.persistence import IntegrityError, Notification, StoredEvent
 from eventsourcing.popo import POPOApplicationRecorder
 
-from costart.domain.ids import ID_TEXTS, id_text
+from costart.domain.ids import id_text
 
 
 class MemoryRecord(NamedTuple):
@@ -41,15 +41,12 @@ class MemoryApplicationRecorder(POPOApplicationRecorder):
         self, stored_events: Sequence[StoredEvent], **kwargs: Any
     ) -> Sequence[int] | None:
         with self._database_lock:
-            index, table = self._stored_events_index, self._stored_events
+            index, table, key_of = self._stored_events_index, self._stored_events, id_text
             first = len(table)
             for s in stored_events:
                 # The library's key, ``str(originator_id)``, from the cache for ids.
                 oid = s.originator_id
-                if isinstance(oid, UUID):
-                    versions = index[ID_TEXTS.get(oid.int) or id_text(oid)]
-                else:
-                    versions = index[str(oid)]
+                versions = index[key_of(oid) if isinstance(oid, UUID) else str(oid)]
                 if s.originator_version in versions:
                     self._undo(first)
                     raise IntegrityError(f"Stored event already recorded: {s}")

@@ -29,11 +29,11 @@ def test_group_and_member_ids_keep_their_published_derivation() -> None:
 def test_an_ids_text_is_its_canonical_text_and_is_kept_for_the_next_time(monkeypatch) -> None:
     from costart.domain import ids
 
-    monkeypatch.setattr(ids, "ID_TEXTS", {})
+    monkeypatch.setattr(ids, "_ID_TEXTS", {})
     first = ids.name_uuid(ids.COSTART_NAMESPACE.bytes, "id-text/1")
     assert ids.id_text(first) == str(first)
-    assert {first.int: str(first)} == ids.ID_TEXTS
-    ids.ID_TEXTS[first.int] = "kept"  # a second call reads the cache, not str()
+    assert {first.int: str(first)} == ids._ID_TEXTS
+    ids._ID_TEXTS[first.int] = "kept"  # a second call reads the cache, not str()
     assert ids.id_text(first) == "kept"
 
 
@@ -42,11 +42,11 @@ def test_the_id_text_cache_is_cleared_when_full_and_never_grows_past_its_bound(
 ) -> None:
     from costart.domain import ids
 
-    monkeypatch.setattr(ids, "ID_TEXTS", {})
+    monkeypatch.setattr(ids, "_ID_TEXTS", {})
     monkeypatch.setattr(ids, "_ID_TEXTS_MAX", 3)
     made = [ids.name_uuid(ids.COSTART_NAMESPACE.bytes, f"id-text/{i}") for i in range(4)]
     for uid in made[:3]:
         ids.id_text(uid)
-    assert len(ids.ID_TEXTS) == 3
+    assert len(ids._ID_TEXTS) == 3
     assert ids.id_text(made[3]) == str(made[3])
-    assert {made[3].int: str(made[3])} == ids.ID_TEXTS
+    assert {made[3].int: str(made[3])} == ids._ID_TEXTS

@@ -1,11 +1,15 @@
-"""A placement step wrapper for equivalence tests: each session, a reference step built
-over a copy of the wrapped step's cluster must decide exactly as the wrapped one did."""
+"""A placement step wrapper for equivalence tests: each session, the plain reference step
+(`CoPlacementStep`, which keeps nothing between sessions) built over a copy of the
+wrapped step's cluster must decide exactly as the wrapped one (usually the incremental
+step) did."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from costart.domain import decisions as dec
+from costart.domain.events import DomainEvent
 from costart.domain.spec_types import GroupSpec
 from costart.domain.world import World
 from costart.placement import Cluster, CoPlacementStep, InMemoryAllocator
@@ -29,6 +33,9 @@ class ComparedStep:
 
     def check_node(self, node: str) -> None:
         self.step.check_node(node)
+
+    def committed(self, events: Sequence[DomainEvent], position: int) -> None:
+        self.step.committed(events, position)
 
     def fresh(self) -> CoPlacementStep:
         """A reference step over a copy of the wrapped step's cluster, knowing nothing."""

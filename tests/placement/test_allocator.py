@@ -30,18 +30,34 @@ def test_a_sessions_takes_and_gives_do_not_reach_the_next_session() -> None:
     assert allocator.free_capacity(world) == before
 
 
-def test_moved_nodes_are_every_node_first_then_only_what_changed() -> None:
+def test_only_the_nodes_the_usage_reports_moved_are_computed_again() -> None:
+    """With a usage source that reports which nodes moved, the others keep their
+    reading (the same objects); a status change is found by comparing status."""
     cluster = a_cluster(blocks=1, racks=1, nodes=3)
-    allocator, world = InMemoryAllocator(cluster), World()
-    allocator.free_capacity(world)
-    assert allocator.take_moved() == {0, 1, 2}
-    allocator.free_capacity(world)
-    assert allocator.take_moved() == set()
+    source = _Reporting(cluster)
+    allocator, world = InMemoryAllocator(cluster, source), World()
+    first = allocator.free_capacity(world)  # every node at the first reading
+    allocator.commit()
+    source.used[1], source.moved = (4, 0, 0), {1}
+    second = allocator.free_capacity(world)
+    allocator.commit()
+    assert second[1] == Capacity(gpu=first[1].gpu - 4, cpu=first[1].cpu, mem_gb=first[1].mem_gb)
+    assert second[0] is first[0] and second[2] is first[2]
     cluster.sync_status({"b0-r0-n2": "down"})
-    allocator.free_capacity(world)
-    cluster.sync_status({"b0-r0-n2": "drained"})
-    allocator.free_capacity(world)  # moved since the last take: accumulated
-    assert allocator.take_moved() == {2}
+    third = allocator.free_capacity(world)
+    assert third[2] == Capacity() and third[0] is first[0]
+
+
+class _Reporting:
+    """A `UsageSource` whose numbers and moved nodes a test sets."""
+
+    def __init__(self, cluster: Cluster) -> None:
+        self.used: list[tuple[int, int, int]] = [(0, 0, 0)] * len(cluster)
+        self.moved: set[int] = set()
+
+    def sync(self, world: World) -> set[int] | None:
+        moved, self.moved = self.moved, set()
+        return moved
 
 
 class TestInMemoryAllocatorContract(AllocatorContract):

@@ -1,5 +1,5 @@
 """The scopes and gang demands the step keeps per waiting group across sessions
-(`GroupInputs`) must equal the ones computed afresh at every visit: on the busy
+(`KeptInputs`) must equal the ones computed afresh at every visit: on the busy
 placement workload (placement groups, holds, node loss included) and in the
 simulator under every policy."""
 
@@ -12,7 +12,8 @@ import pytest
 from costart.cli.sim_cmd import controller_factory
 from costart.domain.states import GroupState, MemberState
 from costart.placement.constraints import Scope, resolve_scopes
-from costart.placement.group_inputs import GroupInputs, gang_demands
+from costart.placement.incremental.group_inputs import KeptInputs
+from costart.placement.inputs import gang_demands
 from costart.placement.planner import Demand
 from costart.sim.results import POLICIES, run_policy
 from tests.sim.helpers import setup_of
@@ -27,9 +28,9 @@ class InputsCheck:
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.checks = 0
         self.pinned = 0
-        scopes, demands = GroupInputs.scopes, GroupInputs.demands
+        scopes, demands = KeptInputs.scopes, KeptInputs.demands
 
-        def checked_scopes(inputs: GroupInputs, group: GroupState) -> list[Scope]:
+        def checked_scopes(inputs: KeptInputs, group: GroupState) -> list[Scope]:
             kept = scopes(inputs, group)
             fresh = resolve_scopes(
                 group.spec, inputs._cluster, inputs._definitions, inputs._world, group
@@ -40,15 +41,15 @@ class InputsCheck:
             return kept
 
         def checked_demands(
-            inputs: GroupInputs, group: GroupState, members: Sequence[MemberState], *, fixed: bool
+            inputs: KeptInputs, group: GroupState, members: Sequence[MemberState], *, fixed: bool
         ) -> list[Demand]:
             kept = demands(inputs, group, members, fixed=fixed)
             assert kept == gang_demands(members, inputs._cluster, fixed=fixed), group.name
             self.checks += 1
             return kept
 
-        monkeypatch.setattr(GroupInputs, "scopes", checked_scopes)
-        monkeypatch.setattr(GroupInputs, "demands", checked_demands)
+        monkeypatch.setattr(KeptInputs, "scopes", checked_scopes)
+        monkeypatch.setattr(KeptInputs, "demands", checked_demands)
 
 
 @pytest.mark.parametrize("seed", [3, 11, 2024, 7])

@@ -10,7 +10,9 @@ from hypothesis import strategies as st
 from costart.domain.spec_types import Shape
 from costart.domain.world import World
 from costart.placement import InMemoryAllocator
-from costart.placement.ledger import SessionLedger, Vec, shape_vec
+from costart.placement.capacity import Vec, shape_vec
+from costart.placement.holdings import Usage
+from costart.placement.ledger import SessionLedger
 
 from .builders import a_cluster
 
@@ -23,8 +25,11 @@ CHANGE = st.tuples(st.sampled_from(["take", "hold", "claim"]), NODE, VEC)
 
 
 def _ledger(changes: list[tuple[str, int, Vec]]) -> SessionLedger:
-    allocator = InMemoryAllocator(CLUSTER)
-    ledger = SessionLedger(CLUSTER, allocator, World(), allocator.usage)
+    allocator, world = InMemoryAllocator(CLUSTER), World()
+    usage = Usage(world, CLUSTER)
+    ledger = SessionLedger(
+        CLUSTER, allocator, allocator.free_capacity(world), usage.held_total, usage.held_by
+    )
     for shape in SHAPES:  # arrays kept current change by change from here on
         ledger.now_view("g").fits(shape)
         ledger.eventual_view("g").fits(shape)

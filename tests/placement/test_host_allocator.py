@@ -4,9 +4,12 @@ anything the aborted plan held."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pytest
 
 from costart.domain import decisions as dec
+from costart.domain.events import DomainEvent
 from costart.domain.invariants import Capacity, check_world
 from costart.domain.world import World
 from costart.placement import (
@@ -157,11 +160,15 @@ def test_a_session_refused_again_and_again_gives_up_and_decides_nothing() -> Non
     assert _holds(rig, "g") == [rig.cluster.nodes[-1].name]
 
 
-def test_a_step_over_the_host_without_other_work_decides_as_recorded() -> None:
-    """The plain path (no usage shared with the allocator, no moved nodes, no repeated
-    session) decides byte for byte as the in-memory path's recorded digests."""
+@pytest.mark.parametrize("plain", [False, True])
+def test_a_step_over_the_host_without_other_work_decides_as_recorded(plain: bool) -> None:
+    """Over the host's allocator (which counts usage from scratch and binds on every
+    take), the incremental step and the plain one decide byte for byte as the recorded
+    digests: the same path as over the in-memory allocator."""
     for seed in (1, 5, 9):
-        sessions = run_workload(seed, allocator=lambda c: HostAllocator(c, EmptyLoad(c)))
+        sessions = run_workload(
+            seed, allocator=lambda c: HostAllocator(c, EmptyLoad(c)), plain=plain
+        )
         assert _whole(digests(sessions)) == RECORDED[seed]
 
 
@@ -181,6 +188,9 @@ class _ComparedWithFresh:
 
     def check_node(self, node: str) -> None:
         self.step.check_node(node)
+
+    def committed(self, events: Sequence[DomainEvent], position: int) -> None:
+        self.step.committed(events, position)
 
     def decide(self, world: World, now_ns: int) -> list[dec.Decision]:
         gave_up = self.step.gave_up

@@ -18,7 +18,8 @@ from costart.domain import events as ev
 from costart.domain.ids import id_text
 from costart.domain.world import World
 from costart.placement import CoPlacementStep
-from costart.placement.last_session import LastSession
+from costart.placement.incremental import IncrementalStep
+from costart.placement.incremental.last_session import LastSession
 from costart.sim.results import POLICIES, run_policy
 from tests.sim.helpers import setup_of
 
@@ -90,7 +91,7 @@ def test_simulated_sessions_repeat_and_decide_as_a_fresh_step(
     assert repeats.answered > 0
 
 
-def _kept_step_with_waiting_groups() -> tuple[CoPlacementStep, World, LastSession]:
+def _kept_step_with_waiting_groups() -> tuple[IncrementalStep, World, LastSession]:
     """The step of a busy workload whose last session visited waiting groups and changed
     nothing its journal lists (it only set pend reasons), and after which no member
     wants a single placement (a replica set short of a failed replica: then no session
@@ -104,13 +105,14 @@ def _kept_step_with_waiting_groups() -> tuple[CoPlacementStep, World, LastSessio
 
         run_workload(seed, wrap=wrap)
         step = steps[0]
+        assert isinstance(step, IncrementalStep)
         last, world = step._last, step._usage._world
         if (
             last is not None
             and last.visits
             and world is not None
             and not step._usage.wanting
-            and last.journal.since(last.mark) == []
+            and last.journal.since(last.mark, world) == []
         ):
             return step, world, last
     raise AssertionError("no workload ended with waiting groups")
@@ -130,7 +132,7 @@ def test_a_journaled_change_of_a_waiting_group_or_member_is_not_repeated(
     assert repeats.answered == 1
     group, members = last.inputs.order[min(last.visits)]
     key = id_text(group.id) if which == "group" else id_text(members[-1].id)
-    world.changes().keys.append(key)  # as `World.apply` notes a change
+    step.journal.keys.append(key)  # as a committed event about it is noted
     assert step.decide(world, now) == decided
     assert repeats.answered == 1 and repeats.asked == 2
     assert step.decide(world, now) == decided
@@ -142,15 +144,16 @@ def test_a_pend_reason_change_is_repeated_over(monkeypatch: pytest.MonkeyPatch) 
     repeats = Repeats(monkeypatch)
     group, _ = last.inputs.order[min(last.visits)]
     reason = ev.PendReason(cls="capacity", message="a reason the step did not give")
-    world.apply(
-        ev.PendReasonChanged(
-            originator_id=group.id,
-            originator_version=group.version + 1,
-            group_id=group.id,
-            at_ns=world.clock_ns,
-            reason=reason,
-        )
+    event = ev.PendReasonChanged(
+        originator_id=group.id,
+        originator_version=group.version + 1,
+        group_id=group.id,
+        at_ns=world.clock_ns,
+        reason=reason,
     )
+    world.apply(event)  # committed, as the Controller does: folded, then handed over
+    world.position += 1
+    step.committed([event], world.position)
     assert step.decide(world, last.inputs.now_ns) == ComparedStep(step).fresh().decide(
         world, last.inputs.now_ns
     )

@@ -1,5 +1,6 @@
 """The step decides the same, byte for byte: as recorded before its hot paths were
-optimized, and in fresh processes with different string hash seeds."""
+optimized — the plain reference step and the incremental one alike — and in fresh
+processes with different string hash seeds."""
 
 from __future__ import annotations
 
@@ -62,6 +63,11 @@ def _whole(session_digests: list[str]) -> str:
 @pytest.mark.parametrize("seed", sorted(RECORDED))
 def test_the_step_decides_exactly_as_recorded_on_a_seeded_busy_workload(seed: int) -> None:
     assert _whole(digests(run_workload(seed))) == RECORDED[seed]
+
+
+@pytest.mark.parametrize("seed", sorted(RECORDED))
+def test_the_plain_step_decides_exactly_as_recorded_on_a_seeded_busy_workload(seed: int) -> None:
+    assert _whole(digests(run_workload(seed, plain=True))) == RECORDED[seed]
 
 
 def _in_fresh_process(seed: int, hash_seed: str) -> list[str]:

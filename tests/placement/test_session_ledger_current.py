@@ -7,11 +7,14 @@ session with nothing to place builds no ledger; neither changes what the step de
 * A step that always builds the ledger and visits every group must decide as the
   kept step does, every session (the kept one skips the ledger when no group waits and
   no member wants a single placement).
+* The incremental step's carried start (`CarriedLedger`) must equal the session's own
+  arrays computed from scratch, whichever nodes it found moved.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
 
 import pytest
 
@@ -19,8 +22,12 @@ from costart.cli.sim_cmd import controller_factory
 from costart.domain.spec_types import Shape
 from costart.domain.world import World
 from costart.placement import CoPlacementStep, InMemoryAllocator
-from costart.placement.last_session import Order
-from costart.placement.ledger import SessionLedger, StartCache, View, fit_counts
+from costart.placement.capacity import NodeVecs, Vec, View, fit_counts
+from costart.placement.holdings import Holdings
+from costart.placement.incremental import EventJournal, IncrementalStep, WorldUsage
+from costart.placement.incremental.carried import CarriedLedger, StartCache
+from costart.placement.ledger import SessionLedger, ViewKind
+from costart.placement.step import Order, SessionPlan
 from costart.sim.results import POLICIES, run_policy
 from tests.placement.oracles import used_capacity
 from tests.sim.helpers import setup_of
@@ -37,7 +44,7 @@ class ArraysCheck:
         self.checks = 0
         make = SessionLedger._view
 
-        def checked(ledger: SessionLedger, kind: str, overlay: Any) -> View:
+        def checked(ledger: SessionLedger, kind: ViewKind, overlay: Any) -> View:
             self.check(ledger)
             return make(ledger, kind, overlay)
 
@@ -70,12 +77,32 @@ def test_the_ledgers_arrays_stay_current_in_the_simulator(
     assert arrays.checks > 100
 
 
-class AlwaysBuilds(CoPlacementStep):
-    """The step without the idle-session shortcut."""
+class _NeverIdle(NamedTuple):
+    """Holdings as counted, except that a member always seems to want a single
+    placement: the session is never idle (`place_singles` places only the members that
+    do want one, so nothing else changes)."""
 
-    @staticmethod
-    def _idle(order: Order, singles: bool) -> bool:
-        return False
+    held_total: Sequence[Vec]
+    held_by: dict[str, NodeVecs]
+    wanting: int
+
+
+class AlwaysBuilds(CoPlacementStep):
+    """The plain step without the idle-session shortcut: it builds the ledger and visits
+    every group every session."""
+
+    def _plan(
+        self,
+        world: World,
+        now_ns: int,
+        order: Order,
+        holdings: Holdings,
+        ledger: Callable[[], SessionLedger],
+    ) -> SessionPlan:
+        never_idle = _NeverIdle(holdings.held_total, holdings.held_by, max(1, holdings.wanting))
+        planned = super()._plan(world, now_ns, order, never_idle, ledger)
+        assert not planned.idle
+        return planned
 
 
 class IdleCheck(ComparedStep):
@@ -87,8 +114,9 @@ class IdleCheck(ComparedStep):
         self.idle = 0
 
     def observed(self, inner: CoPlacementStep) -> None:
-        order = inner._ordered[1]
-        self.idle += CoPlacementStep._idle(order, inner._usage.wanting > 0)
+        assert isinstance(inner, IncrementalStep)
+        last = inner._last
+        self.idle += last is not None and not last.visits and not last.calls
 
 
 def test_an_idle_session_decides_as_one_that_builds_the_ledger() -> None:
@@ -118,31 +146,33 @@ def test_idle_simulated_sessions_decide_as_ones_that_build_the_ledger(policy: st
 
 
 class StartCheck:
-    """After every ledger's start, the carried start inputs and arrays must equal the
-    session's own, computed from scratch: the start is brought up to date comparing only
-    the nodes the in-memory allocator reported moved. Counts those starts."""
+    """After every carried ledger's start, the carried start inputs and arrays must equal
+    the session's own, computed from scratch: the start is brought up to date comparing
+    only the nodes found moved. Counts those starts."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.hinted = 0
-        init = SessionLedger.__init__
+        init = CarriedLedger.__init__
 
-        def checked(ledger: SessionLedger, *args: Any, **kwargs: Any) -> None:
+        def checked(ledger: CarriedLedger, *args: Any, **kwargs: Any) -> None:
             init(ledger, *args, **kwargs)
-            self.check(ledger, args[2])
-            self.hinted += kwargs.get("moved") is not None
+            self.check(ledger)
+            self.hinted += ledger._candidates is not None
 
-        monkeypatch.setattr(SessionLedger, "__init__", checked)
+        monkeypatch.setattr(CarriedLedger, "__init__", checked)
 
     @staticmethod
-    def check(ledger: SessionLedger, world: World) -> None:
+    def check(ledger: CarriedLedger, world: World | None = None) -> None:
         start, cluster = ledger._start, ledger.cluster
-        gpu, cpu, mem = used_capacity(world, cluster)
-        assert ledger.free == [
-            (max(0, n.gpu - gpu[i]), max(0, n.cpu - cpu[i]), max(0, n.mem_gb - mem[i]))
-            if cluster.is_up(i)
-            else (0, 0, 0)
-            for i, n in enumerate(cluster.nodes)
-        ]
+        if world is not None:
+            gpu, cpu, mem = used_capacity(world, cluster)
+            assert ledger.free == [
+                (max(0, n.gpu - gpu[i]), max(0, n.cpu - cpu[i]), max(0, n.mem_gb - mem[i]))
+                if cluster.is_up(i)
+                else (0, 0, 0)
+                for i, n in enumerate(cluster.nodes)
+            ]
+        assert ledger.free == [(c.gpu, c.cpu, c.mem_gb) for c in start.capacities]
         assert start.free == ledger.free
         assert start.held == ledger.held_total
         assert start.status == list(cluster.status)
@@ -175,15 +205,16 @@ def test_a_status_change_alone_reaches_the_carried_start() -> None:
     """Drained, then down: free and held capacity stay the same objects (zero, none),
     only the status moves; the carried start must follow it."""
     cluster = a_cluster(blocks=1, racks=1, nodes=3)
+    journal = EventJournal()
+    usage = WorldUsage(cluster, journal)
     allocator, start, world = InMemoryAllocator(cluster), StartCache(), World()
     for status in ("up", "drained", "down", "up"):
         world.node_status["b0-r0-n1"] = status
         cluster.sync_status(world.node_status)
         free = allocator.free_capacity(world)
-        ledger = SessionLedger(
-            cluster, allocator, world, allocator.usage, start, free, allocator.take_moved()
-        )
-        for kind in ("free", "now", "eventual"):
+        moved = usage.sync(world)
+        ledger = CarriedLedger(cluster, allocator, free, usage, start, moved)
+        for kind in ViewKind:
             ledger._view(kind, {}).fits(Shape(gpu=1))  # arrays carried from here on
         StartCheck.check(ledger, world)
         allocator.commit()

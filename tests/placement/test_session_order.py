@@ -1,4 +1,4 @@
-"""The step keeps the live groups in session order across sessions: when the usage's
+"""The incremental step keeps the live groups in session order across sessions: when the usage's
 live list only dropped some groups and appended new ones, the kept order is filtered and
 the new groups inserted, instead of sorting again. It must be exactly the sorted list
 (the same entries, in the same order) every session."""
@@ -11,8 +11,8 @@ import pytest
 
 from costart.cli.sim_cmd import controller_factory
 from costart.domain.world import World
-from costart.placement import CoPlacementStep
-from costart.placement import step as step_module
+from costart.placement.incremental import IncrementalStep
+from costart.placement.incremental import step as step_module
 from costart.sim.results import POLICIES, run_policy
 from tests.sim.helpers import setup_of
 
@@ -25,9 +25,9 @@ class OrderCheck:
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.incremental = 0
-        decide, merge = CoPlacementStep.decide, step_module._live_in_order
+        decide, merge = IncrementalStep.decide, step_module._live_in_order
 
-        def checked(step: CoPlacementStep, world: World, now_ns: int) -> Any:
+        def checked(step: IncrementalStep, world: World, now_ns: int) -> Any:
             decisions = decide(step, world, now_ns)
             live, order = step._ordered
             assert live is step._usage.live
@@ -42,7 +42,7 @@ class OrderCheck:
             self.incremental += relisted is not None and relisted[0] is before
             return merge(usage, before, order)
 
-        monkeypatch.setattr(CoPlacementStep, "decide", checked)
+        monkeypatch.setattr(IncrementalStep, "decide", checked)
         monkeypatch.setattr(step_module, "_live_in_order", counted)
 
 

@@ -1,4 +1,5 @@
-"""`WorldUsage` kept across sessions equals a count from scratch."""
+"""`WorldUsage` kept across sessions (from the committed events) equals a count from
+scratch: its own, from a fresh reader, and the plain step's (`holdings.Usage`)."""
 
 from __future__ import annotations
 
@@ -12,11 +13,12 @@ from hypothesis import strategies as st
 
 from costart.cli.sim_cmd import controller_factory
 from costart.domain import decisions as dec
-from costart.domain import world as world_module
 from costart.domain.states import MemberState
 from costart.domain.world import World
 from costart.placement import CoPlacementStep
-from costart.placement.usage import WorldUsage, wants_single
+from costart.placement.holdings import Usage, wants_single
+from costart.placement.incremental import EventJournal, IncrementalStep, WorldUsage
+from costart.placement.incremental import journal as journal_module
 from costart.sim.results import POLICIES, run_policy
 from tests.placement.oracles import used_capacity
 from tests.sim.helpers import setup_of
@@ -25,8 +27,15 @@ from .workload import run_workload
 
 
 def _from_scratch(world: World, usage: WorldUsage) -> tuple[object, ...]:
-    fresh = WorldUsage(usage._cluster)
+    fresh = WorldUsage(usage._cluster, EventJournal())
     fresh.sync(world)
+    plain = Usage(world, usage._cluster)
+    assert (plain.used, plain.held_total, plain.held_by, plain.wanting) == (
+        fresh.used,
+        fresh.held_total,
+        fresh.held_by,
+        fresh.wanting,
+    )
     return fresh.used, fresh.held_total, fresh.held_by, fresh.live, fresh.wanting
 
 
@@ -45,8 +54,9 @@ class UsageCheck:
     its per-node use equals `used_capacity`."""
 
     def __init__(self, step: CoPlacementStep) -> None:
+        assert isinstance(step, IncrementalStep)
         self.step = step
-        self.kept = WorldUsage(step.cluster)
+        self.kept = WorldUsage(step.cluster, step.journal)  # fed as the step's is
         self.sessions = 0
         self.last: tuple[int, tuple[object, ...]] | None = None
 
@@ -116,17 +126,29 @@ def _assert_counted_and_listed(usage: WorldUsage, world: World, key: str, old: o
 
 
 def test_a_replaced_member_object_is_recounted_and_listed() -> None:
-    """A World is changed only by `World.apply`, which journals what it changes; a
-    reader that fell behind the journal's bound compares the whole World, and so
-    finds even a change made behind `apply`'s back."""
+    """A reader that fell behind the journal's bound compares the whole World, and so
+    finds even a change made behind the journal's back."""
     usage = _synced_usage()
     world = usage._world
     assert world is not None
     key, member = _replace_a_placed_member(world)
-    journal = world.changes()
-    journal.keys.append(key)  # noted, as `apply` would ...
+    journal = usage._journal
+    journal.keys.append(key)  # noted, as a committed event would be ...
     journal.trim(0)  # ... and dropped before the reader read it
-    assert journal.since(usage._mark) is None
+    assert journal.since(usage._mark, world) is None
+    usage.sync(world)
+    _assert_counted_and_listed(usage, world, key, member)
+
+
+def test_a_world_folded_past_the_journal_is_compared_whole() -> None:
+    """A World whose log position is not the one the journal was told of had events
+    folded that were never handed over: the reader compares everything."""
+    usage = _synced_usage()
+    world = usage._world
+    assert world is not None
+    key, member = _replace_a_placed_member(world)
+    world.position += 1  # as a fold the journal was not told of moves it
+    assert usage._journal.since(usage._mark, world) is None
     usage.sync(world)
     _assert_counted_and_listed(usage, world, key, member)
 
@@ -136,7 +158,7 @@ def test_a_journaled_member_with_a_new_object_is_recounted_and_listed() -> None:
     world = usage._world
     assert world is not None
     key, member = _replace_a_placed_member(world)
-    world.changes().keys.append(key)  # as `apply` notes a member it changed
+    usage._journal.keys.append(key)  # as a committed event about it is noted
     usage.sync(world)
     _assert_counted_and_listed(usage, world, key, member)
 
@@ -153,7 +175,7 @@ class JournalCheck:
 
         def checked_sync(usage: WorldUsage, world: World) -> set[int]:
             changed = sync(usage, world)
-            fresh = self.fresh = WorldUsage(usage._cluster)
+            fresh = self.fresh = WorldUsage(usage._cluster, EventJournal())
             sync(fresh, world)
             assert (usage.used, usage.held_total, usage.held_by, usage.live, usage.wanting) == (
                 fresh.used,
@@ -204,7 +226,7 @@ def test_a_reader_behind_a_short_journal_compares_everything(
 ) -> None:
     """With a journal bound of a few entries, readers often fall behind it and compare
     the whole World; the numbers stay equal to a count from scratch either way."""
-    monkeypatch.setattr(world_module, "JOURNAL_LIMIT", 4)
+    monkeypatch.setattr(journal_module, "JOURNAL_LIMIT", 4)
     check = JournalCheck(monkeypatch)
     run_policy(setup_of("mixed", seed=4), policy, controller_factory)
     assert check.paths["all"] > 20 and check.paths["journal"] > 20

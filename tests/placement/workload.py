@@ -17,7 +17,7 @@ import hashlib
 import logging
 import random
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import msgspec
@@ -26,10 +26,12 @@ from costart.app import Controller
 from costart.bootstrap import Settings, bootstrap
 from costart.domain import decisions as dec
 from costart.domain.errors import SpecError
+from costart.domain.events import DomainEvent
 from costart.domain.spec_types import GroupSpec, Topology
 from costart.domain.world import World
 from costart.logs import configure_logging
 from costart.placement import Allocator, Cluster, CoPlacementStep, InMemoryAllocator, Node
+from costart.placement.incremental import EventJournal, IncrementalStep, WorldUsage
 from tests.builders import HOST, USER, fail, ready, start, succeed
 
 from .builders import ManualClock, a_group
@@ -141,22 +143,29 @@ class RecordingStep:
         self.sessions.append(decisions)
         return decisions
 
+    def committed(self, events: Sequence[DomainEvent], position: int) -> None:
+        self.step.committed(events, position)
+
 
 def run_workload(
     seed: int,
     sessions: int = 30,
     groups: int = 60,
     wrap: Callable[[CoPlacementStep], CoPlacementStep] | None = None,
-    allocator: Callable[[Cluster], Allocator] = InMemoryAllocator,
+    allocator: Callable[[Cluster], Allocator] | None = None,
     between: Callable[[Controller], None] | None = None,
+    *,
+    plain: bool = False,
 ) -> list[list[dec.Decision]]:
     """Drive a seeded workload for ``sessions`` sessions; every session's decisions.
     ``wrap``: put something around the step (a checker); ``allocator``: the step's
-    allocator over the cluster; ``between``: called before each session (after the
-    workload's own disturbances), e.g. to move the host's other work."""
+    allocator over the cluster (default: the in-memory one, counting usage from the
+    committed events as the simulator's does); ``between``: called before each session
+    (after the workload's own disturbances), e.g. to move the host's other work.
+    ``plain``: the plain reference step instead of the incremental one."""
     rng = random.Random(seed)
     cluster = mixed_cluster(rng)
-    step = CoPlacementStep(allocator(cluster), PLACEMENT_GROUPS)
+    step = make_step(cluster, allocator, plain=plain)
     recorder = RecordingStep(wrap(step) if wrap is not None else step)
     clock = ManualClock()
     controller = bootstrap(Settings(), placement=recorder, clock=clock)
@@ -175,6 +184,21 @@ def run_workload(
         controller.tick(now)
         controller.schedule(now)
     return recorder.sessions
+
+
+def make_step(
+    cluster: Cluster, allocator: Callable[[Cluster], Allocator] | None, *, plain: bool
+) -> CoPlacementStep:
+    """The workload's step over ``cluster`` (see `run_workload`)."""
+    if plain:
+        made = allocator(cluster) if allocator is not None else InMemoryAllocator(cluster)
+        return CoPlacementStep(made, PLACEMENT_GROUPS)
+    journal = EventJournal()
+    if allocator is None:
+        return IncrementalStep(
+            InMemoryAllocator(cluster, WorldUsage(cluster, journal)), PLACEMENT_GROUPS, journal
+        )
+    return IncrementalStep(allocator(cluster), PLACEMENT_GROUPS, journal)
 
 
 def _disturb(controller: Controller, rng: random.Random, names: list[str]) -> None:
@@ -225,5 +249,5 @@ def digests(sessions: list[list[dec.Decision]]) -> list[str]:
 
 if __name__ == "__main__":
     configure_logging(level=logging.WARNING)
-    for digest in digests(run_workload(int(sys.argv[1]))):
+    for digest in digests(run_workload(int(sys.argv[1]), plain="--plain" in sys.argv[2:])):
         print(digest)

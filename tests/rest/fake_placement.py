@@ -7,11 +7,12 @@ serve loop's hook (``--placement tests.rest.fake_placement:factory``).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 from costart.domain.decisions import Decision, PlaceGroup
 from costart.domain.errors import NotFound
-from costart.domain.events import Assignment
+from costart.domain.events import Assignment, DomainEvent
 from costart.domain.spec_types import GroupSpec
 from costart.domain.world import World
 
@@ -39,6 +40,9 @@ class PlaceEverything:
             }
             decisions.append(PlaceGroup(group=group.name, assignments=assignments))
         return decisions
+
+    def committed(self, events: Sequence[DomainEvent], position: int) -> None:
+        """Reads the World afresh every session: nothing to learn from them."""
 
 
 def factory(cluster: Path | None) -> PlaceEverything:

@@ -1,4 +1,5 @@
-"""Each waiting group's scopes and gang demands, kept from session to session.
+"""Each waiting group's scopes and gang demands, kept from session to session
+(`costart.placement.inputs.FreshInputs` computes them every time).
 
 A waiting group is visited every session, and what its visit starts from is usually
 what it was: its gang demands (`gang_demands`) read only its members' specs, holds
@@ -20,30 +21,11 @@ from costart.domain.states import GroupState, MemberState
 from costart.domain.world import World
 from costart.placement.cluster import Cluster
 from costart.placement.constraints import Scope, resolve_scopes
+from costart.placement.inputs import gang_demands
 from costart.placement.planner import Demand
 
 MAX_KEPT = 4096
 _VERSION = attrgetter("version")
-
-
-def gang_demands(members: Sequence[MemberState], cluster: Cluster, *, fixed: bool) -> list[Demand]:
-    """Each member's gang part (``min_start``); replicas beyond it are best effort.
-    ``fixed``: the nodes of the tasks it holds count first."""
-    demands = []
-    for order, member in enumerate(members):
-        spec = member.spec
-        held = tuple(cluster.index[a.node] for a in member.held if a.node in cluster.index)
-        demands.append(
-            Demand(
-                member=spec.name,
-                shape=spec.shape,
-                need=spec.min_start,
-                fixed=held if fixed else (),
-                extra=max(0, member.desired - spec.min_start),
-                order=order,
-            )
-        )
-    return demands
 
 
 def _names_a_placement_group(spec: GroupSpec) -> bool:
@@ -71,8 +53,8 @@ class _Demands:
         )
 
 
-class GroupInputs:
-    """Scopes and gang demands per waiting group (see the module). `new_session` must
+class KeptInputs:
+    """`GroupInputs` kept per waiting group (see the module). `new_session` must
     be called at the start of every session; what it returns is shared: read it,
     never change it."""
 

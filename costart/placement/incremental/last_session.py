@@ -7,9 +7,10 @@ member starting in a placed or running group (which changes no capacity). Walkin
 waiting group again (building the ledger, resolving scopes, planning, explaining) would
 reach the same decisions. A waiting group's visit reads only:
 
-* the capacity at the session's start (free, held per node and per group), node
-  status and the placement groups' anchors — all functions of what the live members
-  hold and use, the live list and node status (`WorldUsage.layout`, the status);
+* the capacity at the session's start: free capacity (the allocator's reading, compared
+  whole), held per node and per group, node status and the placement groups' anchors
+  — functions of what the live members hold and use, the live list and node status
+  (`WorldUsage.layout`, the status);
 * the placement-group definitions;
 * its own state and members and, in reserve mode, the lower waiting groups' state;
 * the time, only as ``now_ns < retry_at_ns`` of a PENDING group;
@@ -17,14 +18,18 @@ reach the same decisions. A waiting group's visit reads only:
   groups (unchanged, so the same changes) and started groups placing single members
   (none, when no live member `wants_single`).
 
-So when the World object, node status, definitions and layout are the same, no group
-that was waiting and none of its members changed since (the World's change journal lists
-none of them: a pend reason change, of ``version`` and ``pend_reason`` only, which the
-step never reads, is not listed), no other group is waiting now, no live member wants a
-single placement (then or now), and ``now_ns`` is on the same side of every backoff end,
-each waiting group's decisions are the ones it got then. Placed and started groups are
-decided afresh (they read only their own members). Free capacity must be a function of
-the World and node status, so this is only used over the in-memory allocator.
+So when the World object, free capacity, node status, definitions and layout are the
+same, no group that was waiting and none of its members changed since (the step's
+`EventJournal` lists none of them: a pend reason change, of ``version`` and
+``pend_reason`` only, which the step never reads, is not listed), no other group is
+waiting now, no live member wants a single placement (then or now), and ``now_ns`` is on
+the same side of every backoff end, each waiting group's decisions are the ones it got
+then. Placed and started groups are decided afresh (they read only their own members).
+
+The session's calls to the allocator are replayed too (`CallLog`), in order: an
+allocator that binds on `reserve` (the host's) binds as the planning would have, and a
+bind refused then aborts the repeat as it would abort the planning. So the repeat is
+the same for every allocator behind the port.
 
 Recording a session costs nothing per group: what it read is compared lazily, through
 the journal, when the next session asks (most never can repeat: their layout moved).
@@ -36,13 +41,49 @@ from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
 from costart.domain import decisions as dec
-from costart.domain.ids import ID_TEXTS, id_text
+from costart.domain.ids import id_text
+from costart.domain.invariants import Capacity
 from costart.domain.spec_types import Topology
 from costart.domain.states import GROUP_WAITING, GroupState, MemberState
 from costart.domain.world import World
 from costart.placement import reasons
+from costart.placement.allocator import Allocator
+from costart.placement.cluster import Cluster
+from costart.placement.incremental.journal import EventJournal
 
 Order = Sequence[tuple[GroupState, list[MemberState]]]
+Call = tuple[bool, str, Capacity]
+"""One allocator call: (is it a `reserve`, node, capacity)."""
+
+
+class CallLog:
+    """An `Allocator` that passes every call on and notes the session's `reserve` and
+    `release` calls (after they succeed), so a repeat can make them again."""
+
+    def __init__(self, allocator: Allocator) -> None:
+        self._allocator = allocator
+        self.calls: list[Call] = []
+
+    @property
+    def cluster(self) -> Cluster:
+        return self._allocator.cluster
+
+    def free_capacity(self, world: World) -> list[Capacity]:
+        return self._allocator.free_capacity(world)
+
+    def reserve(self, node: str, demand: Capacity) -> None:
+        self._allocator.reserve(node, demand)
+        self.calls.append((True, node, demand))
+
+    def release(self, node: str, demand: Capacity) -> None:
+        self._allocator.release(node, demand)
+        self.calls.append((False, node, demand))
+
+    def commit(self) -> None:
+        self._allocator.commit()
+
+    def abort(self) -> None:
+        self._allocator.abort()
 
 
 class SessionInputs(NamedTuple):
@@ -50,6 +91,7 @@ class SessionInputs(NamedTuple):
 
     world: World
     now_ns: int
+    free: list[Capacity]
     status: tuple[str, ...]
     definitions: Mapping[str, Topology]
     layout: int
@@ -59,13 +101,21 @@ class SessionInputs(NamedTuple):
 class LastSession:
     """The inputs and waiting groups' decisions of one session (see the module)."""
 
-    def __init__(self, inputs: SessionInputs, visits: dict[int, list[dec.Decision]]) -> None:
-        """``visits``: position in ``order`` -> what that waiting group's visit appended."""
+    def __init__(
+        self,
+        inputs: SessionInputs,
+        visits: dict[int, list[dec.Decision]],
+        journal: EventJournal,
+        calls: list[Call],
+    ) -> None:
+        """``visits``: position in ``order`` -> what that waiting group's visit
+        appended; ``calls``: the session's allocator calls (`CallLog.calls`)."""
         self.inputs = inputs
         self.definitions = dict(inputs.definitions)  # the step's own mapping may change
-        self.journal = inputs.world.changes()
-        self.mark = self.journal.end  # the World as this session saw it
+        self.journal = journal
+        self.mark = journal.end  # the World as this session saw it
         self.visits = visits
+        self.calls = calls
 
     def repeat(self, now: SessionInputs, wanting: int) -> list[dec.Decision] | None:
         """This session's decisions if its waiting groups' inputs equal the recorded
@@ -77,10 +127,11 @@ class LastSession:
             or now.order is not then.order
             or wanting
             or now.status != then.status
+            or now.free != then.free
             or now.definitions != self.definitions
         ):
             return None
-        changed = self.journal.since(self.mark)
+        changed = self.journal.since(self.mark, now.world)
         if changed is None:
             return None
         touched = set(changed)
@@ -104,12 +155,21 @@ class LastSession:
                 return None
         return decisions
 
+    def replay_calls(self, allocator: Allocator) -> None:
+        """Make the recorded session's allocator calls again, in order (a refused bind
+        raises `BindConflict`, as in the planning)."""
+        for reserve, node, demand in self.calls:
+            if reserve:
+                allocator.reserve(node, demand)
+            else:
+                allocator.release(node, demand)
+
 
 def _changed(group: GroupState, members: list[MemberState], touched: set[str]) -> bool:
     """Did the group or one of its members change (journaled keys ``touched``)?"""
     if not touched:
         return False
-    texts = ID_TEXTS
-    if (texts.get(group.id.int) or id_text(group.id)) in touched:
+    key_of = id_text
+    if key_of(group.id) in touched:
         return True
-    return any((texts.get(m.id.int) or id_text(m.id)) in touched for m in members)
+    return any(key_of(m.id) in touched for m in members)

@@ -1,13 +1,15 @@
-"""What the World's live members hold and use, per node, kept current across sessions.
+"""What the World's live members hold and use, per node, kept current across sessions
+(`costart.placement.holdings` counts the same from scratch).
 
 Recounting every live member's holds and placements at the start of every session
-dominated small sessions. A member's state changes only by its own events, each folded
-by `World.apply`, which notes the member in the World's change journal; so
-`WorldUsage.sync` recounts only the journaled live members whose object or version
-differs from what it counted, and reads the live list again only when the live set
-changed (taking back what members of groups that left it counted). Without the journal
-(the first sync of a World, or a reader behind the journal's bound) it compares every
-live member. The numbers are integer sums, so they equal a recount from scratch
+dominated small sessions. A member's state changes only by its own events, each of
+which the Controller hands to the step once committed, and the step notes in its
+`EventJournal`; so `WorldUsage.sync` recounts only the journaled live members whose
+object or version differs from what it counted, and reads the live list again only
+when the live set changed (taking back what members of groups that left it counted).
+When the journal cannot vouch for the World (the first sync of a World, a World whose
+folds were not all handed over, or a reader behind the journal's bound) it compares
+every live member. The numbers are integer sums, so they equal a recount from scratch
 whatever the order; members are recounted in live-list order either way, so per-group
 dicts are filled in the same order; a different World object (a restored controller, a
 test's copy) starts from scratch.
@@ -19,24 +21,14 @@ from itertools import compress
 from operator import attrgetter, is_not, ne
 
 from costart.domain.ids import id_text
-from costart.domain.states import GroupState, MemberState
-from costart.domain.world import ChangeJournal, World
+from costart.domain.states import MemberState
+from costart.domain.world import World
+from costart.placement.capacity import ZERO, Vec
 from costart.placement.cluster import Cluster
+from costart.placement.holdings import LiveEntry, wants_single
+from costart.placement.incremental.journal import EventJournal
 
-Vec = tuple[int, int, int]
-LiveEntry = tuple[GroupState, list[MemberState]]
-ZERO: Vec = (0, 0, 0)
 _VERSION = attrgetter("version")
-
-
-def wants_single(member: MemberState) -> bool:
-    """Would the step place this member alone (DESIGN §5): RESTARTING, or a RUNNING
-    replica set below its desired count."""
-    return member.status == "RESTARTING" or (
-        member.status == "RUNNING"
-        and member.spec.kind == "replica-set"
-        and len(member.assignments) < member.desired
-    )
 
 
 class _Counted:
@@ -73,10 +65,11 @@ class WorldUsage:
     node index -> vector, only nodes where it holds a task). ``live`` lists the live
     groups with their members (spec order), in the World's live-name order."""
 
-    def __init__(self, cluster: Cluster) -> None:
+    def __init__(self, cluster: Cluster, journal: EventJournal) -> None:
+        """``journal``: where the committed events are noted (the step's)."""
         self._cluster = cluster
         self._world: World | None = None
-        self._journal = ChangeJournal()  # the synced World's (a placeholder until then)
+        self._journal = journal
         self._mark = -1  # the journal position read up to
         # Bumped whenever the live list (groups, their objects, their order) or what a
         # live member holds or uses may have changed: equal counts, the same live groups
@@ -114,17 +107,16 @@ class WorldUsage:
         """Bring the numbers up to ``world``; returns (and forgets) the nodes whose
         ``used`` may have changed since the previous sync.
 
-        Reads the World's change journal: only the members `World.apply` changed
-        since the last sync are compared and recounted, and the live list is read only
-        when the live set changed. When the journal cannot say (the first sync of a
-        World, or this reader fell behind its bound), every live member is compared."""
+        Reads the journal: only the members committed events changed since the last
+        sync are compared and recounted, and the live list is read only when the live
+        set changed. When the journal cannot say (see `EventJournal.since`), every
+        live member is compared."""
         if world is not self._world:
             self._world = world
             self._reset()
-            self._journal = world.changes()
             self._mark = -1  # before any entry: the first sync compares everything
         journal = self._journal
-        keys = journal.since(self._mark)
+        keys = journal.since(self._mark, world)
         self._mark = journal.base + len(journal.keys)  # `end`, inlined: every session
         if keys is None:
             self._compare_all(world)
@@ -181,7 +173,7 @@ class WorldUsage:
             elif state.version == versions[key]:
                 continue
             self._recount(key, state)
-        # `World.apply` never replaces a group object (a submission is a new key), so
+        # Folding never replaces a group object (a submission is a new key), so
         # unlike `_compare_all` this does not look for one.
         if moved:
             self._list(world)

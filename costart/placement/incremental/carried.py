@@ -1,0 +1,217 @@
+"""`CarriedLedger`: the session ledger with its views' base arrays carried from one
+session's start to the next (`StartCache`) instead of built from scratch.
+
+At a session's start no claim exists yet, so a node's entry in every base array
+depends only on its free capacity, its held capacity and its status (and the node's
+fixed capacity and type). A session starts from the carried arrays and recomputes only
+the nodes where one of those changed, instead of every node for every view kind and
+shape. Equal inputs, equal entries: the arrays equal those the plain `SessionLedger`
+builds from scratch (`tests/placement/test_session_ledger_current.py`).
+
+Which nodes changed is found whatever the allocator: free capacity by comparing the
+allocator's entries with the carried ones (by identity: allocators hand out the same
+`Capacity` object for an unchanged node, and an equal copy only counts as changed),
+held capacity from the nodes the step's `WorldUsage` reports moved, and status by
+comparing the status lists.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from itertools import compress
+from operator import is_not, ne
+
+from costart.domain.invariants import Capacity
+from costart.domain.spec_types import Shape
+from costart.placement.allocator import Allocator
+from costart.placement.capacity import ZERO, Vec, fit_count, fit_counts
+from costart.placement.cluster import Cluster, shape_fits_type
+from costart.placement.holdings import Holdings
+from costart.placement.ledger import SessionLedger, ViewKind
+
+MAX_SHARED_VECS = 4096
+MAX_CARRIED_SHAPES = 256
+
+
+class _VecOf(dict[Capacity, Vec]):
+    """Capacity -> vector, equal capacities sharing one tuple (a C-level lookup)."""
+
+    def __missing__(self, capacity: Capacity) -> Vec:
+        vec = self[capacity] = (capacity.gpu, capacity.cpu, capacity.mem_gb)
+        return vec
+
+
+class StartCache:
+    """The views' base arrays and fit counts as they were at the start of the last
+    session that built a ledger, carried into the next by the incremental step."""
+
+    def __init__(self) -> None:
+        self.vecs = _VecOf()
+        self.capacities: list[Capacity] = []  # the allocator's entries, as of then
+        self.free: list[Vec] = []  # the inputs as of the last session's start
+        self.held: list[Vec] = []
+        self.status: list[str] = []
+        self.bases: dict[ViewKind, list[Vec]] = {}
+        self.fits: dict[ViewKind, dict[Shape, list[int]]] = {}
+
+    def forget(self) -> None:
+        """Drop the carried arrays (another cluster size): they are rebuilt on use."""
+        self.capacities, self.free, self.held, self.status = [], [], [], []
+        self.bases, self.fits = {}, {}
+
+
+class CarriedLedger(SessionLedger):
+    """A `SessionLedger` whose base arrays start from ``start`` (brought up to this
+    session here). ``held_moved``: a superset of the nodes whose held capacity changed
+    since ``start`` was last brought up to date (None: unknown, every node is
+    compared)."""
+
+    def __init__(
+        self,
+        cluster: Cluster,
+        allocator: Allocator,
+        free: Sequence[Capacity],
+        holdings: Holdings,
+        start: StartCache,
+        held_moved: set[int] | None,
+    ) -> None:
+        if len(start.vecs) > MAX_SHARED_VECS:
+            start.vecs.clear()
+        n = len(cluster)
+        if len(start.free) != n:
+            start.forget()
+            held_moved = None
+        self._start = start
+        self._candidates = None if held_moved is None else _moved(cluster, free, start, held_moved)
+        start.capacities = list(free)
+        super().__init__(cluster, allocator, free, holdings.held_total, holdings.held_by)
+        self._bring_up_to_date(start, self._candidates)
+
+    def _vecs_of(self, free: Sequence[Capacity]) -> list[Vec]:
+        # Equal capacities share one tuple (most nodes are alike): fewer objects for the
+        # garbage collector to track in a session over thousands of nodes.
+        vecs = self._start.vecs
+        if self._candidates is None:
+            return list(map(vecs.__getitem__, free))
+        # Elsewhere free capacity equals the carried start's: mapping every node's
+        # `Capacity` would cost a hash per node.
+        out = list(self._start.free)
+        for i in self._candidates:
+            out[i] = vecs[free[i]]
+        return out
+
+    def _bring_up_to_date(self, start: StartCache, candidates: list[int] | None) -> None:
+        """Recompute the carried arrays on the nodes whose inputs changed since (among
+        ``candidates``, the moved nodes in order, if known)."""
+        n, status = len(self.cluster), self.cluster.status
+        # Unchanged entries are usually the same objects (shared vectors, the usage's
+        # own tuples): compared by identity, an equal copy only counts as changed.
+        if candidates is not None:
+            order = self._moved_inputs(start, candidates)
+        else:
+            changed: set[int] = set()
+            if self.free != start.free:
+                changed.update(compress(range(n), map(is_not, self.free, start.free)))
+            if self.held_total != start.held:
+                changed.update(compress(range(n), map(is_not, self.held_total, start.held)))
+            if status != start.status:
+                changed.update(compress(range(n), map(ne, status, start.status)))
+            start.free = list(self.free)
+            start.held = list(self.held_total)
+            start.status = list(status)
+            order = sorted(changed)
+        if not order:
+            return
+        nodes = self.cluster.nodes
+        for kind, base in start.bases.items():
+            carried = start.fits[kind].items()
+            for i in order:
+                vec = self._entry(kind, i)  # no claims yet: the start entry
+                if vec == base[i]:
+                    # Fit counts read only the entry (and the node's type): unchanged.
+                    # Free capacity moves without held capacity and back, so one kind
+                    # of entry often stays.
+                    continue
+                base[i] = vec
+                gpu_type = nodes[i].gpu_type
+                for shape, fits in carried:
+                    typed = shape.gpu_type  # `shape_fits_type`, inline
+                    fits[i] = fit_count(vec, shape) if typed is None or typed == gpu_type else 0
+
+    def _moved_inputs(self, start: StartCache, candidates: list[int]) -> list[int]:
+        """The ``candidates`` whose inputs differ from ``start``'s (compared as the whole
+        comparison does), with ``start``'s inputs updated there. Every other node's
+        inputs are unchanged since: equal, the carried entries stay right."""
+        free, held, status = self.free, self.held_total, self.cluster.status
+        start_free, start_held, start_status = start.free, start.held, start.status
+        order: list[int] = []
+        for i in candidates:
+            if (
+                free[i] is not start_free[i]
+                or held[i] is not start_held[i]
+                or status[i] != start_status[i]
+            ):
+                order.append(i)
+                start_free[i], start_held[i], start_status[i] = free[i], held[i], status[i]
+        return order
+
+    def _start_entry(self, kind: ViewKind, i: int) -> Vec:
+        """Node ``i``'s entry as it was at the session's start (free and held as then,
+        no claims)."""
+        f = self._start.free[i]
+        if kind is not ViewKind.EVENTUAL:
+            return f  # free capacity is never negative
+        if self._start.status[i] != "up":
+            return ZERO
+        node, h = self.cluster.nodes[i], self._start.held[i]
+        return (
+            max(0, node.gpu - h[0]),
+            max(0, node.cpu - h[1]),
+            max(0, node.mem_gb - h[2]),
+        )
+
+    def _base(self, kind: ViewKind) -> list[Vec]:
+        base = self._bases.get(kind)
+        if base is None:
+            start = self._start.bases.get(kind)
+            if start is None:
+                start = [self._start_entry(kind, i) for i in range(len(self.cluster))]
+                self._start.bases[kind] = start
+                self._start.fits[kind] = {}
+            base = list(start)
+            for i in sorted(self._touched):
+                base[i] = self._entry(kind, i)
+            self._bases[kind] = base
+            self._shared_fits[kind] = {}
+        return base
+
+    def _fits_of(self, kind: ViewKind, shape: Shape) -> list[int]:
+        carried = self._start.fits[kind]
+        start = carried.get(shape)
+        if start is None:
+            if len(carried) >= MAX_CARRIED_SHAPES:
+                carried.clear()
+            start = carried[shape] = fit_counts(self.cluster, self._start.bases[kind], shape)
+        fits = list(start)
+        base, nodes = self._bases[kind], self.cluster.nodes
+        for i in sorted(self._touched):
+            fits[i] = fit_count(base[i], shape) if shape_fits_type(shape, nodes[i]) else 0
+        return fits
+
+
+def _moved(
+    cluster: Cluster, free: Sequence[Capacity], start: StartCache, held_moved: set[int]
+) -> list[int]:
+    """The nodes whose free capacity, held capacity or status may have changed since
+    ``start``'s inputs (a superset, in node order)."""
+    n = len(free)
+    moved = set(held_moved)
+    carried = start.capacities
+    if len(carried) != n:
+        return list(range(n))
+    if free != carried:  # a C-level pass, short of any Python work when all is the same
+        moved.update(compress(range(n), map(is_not, free, carried)))
+    status = cluster.status
+    if status != start.status:
+        moved.update(compress(range(n), map(ne, status, start.status)))
+    return sorted(moved)

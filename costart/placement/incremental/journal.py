@@ -1,0 +1,87 @@
+"""`EventJournal`: what changed in the World, learnt from the events the Controller
+committed (`CoPlacementStep.committed`), for the readers that keep numbers current
+across sessions (`WorldUsage`, `LastSession`).
+
+Each committed event is noted by the key of the group or member it changed (its
+originator's id text), in log order; a pend reason change and a node report are left
+out: a pend reason changes only the group's ``pend_reason`` and ``version``, which the
+step (whose output the reason is) never reads, and node status reaches the step
+through the World's ``node_status``, compared whole every session. The journal also
+counts the events that change the live set (a submission adds a group; a group ends
+only by `GroupSucceeded`, `GroupFailed` or `GroupCancelled`).
+
+The journal vouches for a World only at the log position it was last told of: a reader
+asks `since(mark, world)`, which answers None (compare everything) when the World is
+at another position — its folds were not all handed here (a test that folds by hand, a
+controller that caught up on its own) — or when the reader fell behind the journal's
+bound. Never a list that misses a change: a World object the reader did not sync
+before (a restored controller's) starts from scratch on the reader's side.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from costart.domain import events as ev
+from costart.domain.events import DomainEvent
+from costart.domain.ids import id_text
+from costart.domain.world import World
+
+JOURNAL_LIMIT = 4096  # entries kept beyond a trim; a reader further behind compares all
+_SKIPPED: frozenset[type[DomainEvent]] = frozenset({ev.PendReasonChanged, ev.NodeStatusChanged})
+_RELISTS: frozenset[type[DomainEvent]] = frozenset(
+    {ev.GroupSubmitted, ev.GroupSucceeded, ev.GroupFailed, ev.GroupCancelled}
+)
+
+
+class EventJournal:
+    """The keys of the groups and members committed events changed, in order, and a
+    count of the events that changed the live set (see the module).
+
+    Positions are absolute: entry ``p`` is ``keys[p - base]``. The oldest entries are
+    dropped once there are more than twice `JOURNAL_LIMIT`."""
+
+    __slots__ = ("base", "keys", "position", "relists")
+
+    def __init__(self) -> None:
+        self.base = 0
+        self.keys: list[str] = []
+        self.relists = 0
+        self.position: int | None = None  # the log position after the last noted events
+
+    @property
+    def end(self) -> int:
+        """The position after the last entry: a reader's mark once it has read all."""
+        return self.base + len(self.keys)
+
+    def note(self, events: Sequence[DomainEvent], position: int) -> None:
+        """``events`` were folded into the World, which is now at log ``position``."""
+        keys, key_of, skipped, relists = self.keys, id_text, _SKIPPED, _RELISTS
+        for event in events:
+            kind = type(event)
+            if kind in skipped:
+                continue
+            keys.append(key_of(event.originator_id))
+            if kind in relists:
+                self.relists += 1
+        if len(keys) > 2 * JOURNAL_LIMIT:
+            self.trim(JOURNAL_LIMIT)
+        self.position = position
+
+    def vouches_for(self, world: World) -> bool:
+        """Was every event folded into ``world`` handed to `note` (as far as its log
+        position tells)?"""
+        return self.position is not None and self.position == world.position
+
+    def since(self, mark: int, world: World) -> list[str] | None:
+        """The keys changed after ``mark`` (repeats possible), or None if the journal
+        cannot say for ``world`` (see the module)."""
+        if mark < self.base or not self.vouches_for(world):
+            return None
+        return self.keys[mark - self.base :]
+
+    def trim(self, keep: int) -> None:
+        """Drop all but the newest ``keep`` entries."""
+        drop = max(len(self.keys) - keep, 0)
+        del self.keys[:drop]
+        self.base += drop
