@@ -49,7 +49,7 @@ def events_per_second(seeds: int) -> dict[str, object]:
             events += result.log_events
         per_policy[policy] = {
             "events": events,
-            "s": round(seconds, 2),
+            "s": round(seconds, 3),
             "events_per_s": round(events / seconds),
         }
         rate = events / seconds
@@ -82,7 +82,7 @@ def pai(traces: Path, compress: float) -> dict[str, object]:
         result, _ = run_policy(setup, policy, controller_factory)
         seconds = time.perf_counter() - start
         out[policy] = {
-            "wall_s": round(seconds, 1),
+            "wall_s": round(seconds, 3),
             "events": result.log_events,
             "events_per_s": round(result.log_events / seconds),
             "partial_starts": result.partial_starts,

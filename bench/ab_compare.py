@@ -1,0 +1,195 @@
+"""A/B of the simulator and placement benchmarks between two commits (not a test).
+
+Usage: python bench/ab_compare.py BASE_REV [--new REV] [--rounds N] [--out PATH]
+
+Checks out ``BASE_REV`` and ``--new`` (default HEAD) into temporary git worktrees and
+runs ``bench/bench_sim.py`` and ``bench/bench_placement.py`` over each, alternately in
+the same run: round after round, each benchmark once per side, the side that goes first
+swapping every round (so drift in the machine's load falls on both). Both sides run the
+harness of the new commit (its ``bench/*.py`` copied over the base's), so only the code
+under test differs; each side's own ``costart`` is first on ``PYTHONPATH`` and its
+results are written inside its worktree, never over this tree's ``bench/results``.
+
+For every figure (the mixed scenario's seconds per policy, the PAI sample's wall time
+per policy, the 64-member group's median per cluster size, the 1,000-group session's
+median) it reports the median over the rounds on each side and the ratio new / base,
+and says whether every ratio is within ``--limit`` (default 1.05). Writes
+``bench/results/ab-<base>-<new>.json`` unless ``--out`` is given.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCHES = ("sim", "placement")
+RUN_TIMEOUT_S = 3600
+Figures = dict[str, float]
+
+
+def _git(*args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=True)
+    return done.stdout.strip()
+
+
+@contextmanager
+def _worktrees(revs: dict[str, str]) -> Iterator[dict[str, Path]]:
+    """A detached worktree per side, removed afterwards."""
+    base = Path(tempfile.mkdtemp(prefix="costart-ab-"))
+    made: dict[str, Path] = {}
+    try:
+        for side, rev in revs.items():
+            path = base / side
+            _git("worktree", "add", "--detach", str(path), rev)
+            made[side] = path
+        yield made
+    finally:
+        for path in made.values():
+            subprocess.run(
+                ["git", "worktree", "remove", "--force", str(path)], cwd=ROOT, check=False
+            )
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def _use_harness(tree: Path, harness: Path) -> None:
+    """The new commit's benchmark scripts over ``tree``'s code (results stay in it)."""
+    for script in harness.glob("*.py"):
+        shutil.copy2(script, tree / "bench" / script.name)
+
+
+def _run(tree: Path, bench: str, args: list[str]) -> dict[str, Any]:
+    """Run one benchmark over ``tree``'s code; its results file."""
+    env = {**os.environ, "PYTHONPATH": str(tree), "PYTHONHASHSEED": "0"}
+    script = tree / "bench" / f"bench_{bench}.py"
+    subprocess.run(
+        [sys.executable, str(script), *args],
+        cwd=tree,
+        env=env,
+        check=True,
+        timeout=RUN_TIMEOUT_S,
+        stdout=subprocess.DEVNULL,
+    )
+    result: dict[str, Any] = json.loads((tree / "bench" / "results" / f"{bench}.json").read_text())
+    return result
+
+
+def sim_figures(result: dict[str, Any]) -> Figures:
+    """Seconds of the mixed scenario per policy, and PAI wall seconds per policy."""
+    out = {
+        f"sim.mixed.{policy}.s": float(row["s"])
+        for policy, row in sorted(result["events"]["policies"].items())
+    }
+    pai = result.get("pai_whole_sample")
+    if pai is not None:
+        for policy, row in sorted(pai.items()):
+            if isinstance(row, dict) and "wall_s" in row:
+                out[f"sim.pai.{policy}.wall_s"] = float(row["wall_s"])
+    return out
+
+
+def placement_figures(result: dict[str, Any]) -> Figures:
+    """The 64-member group's median per cluster size, and the session's median."""
+    out = {
+        f"placement.group_64.{row['nodes']}.median_ms": float(row["median_ms"])
+        for row in result["group_64"]
+    }
+    out["placement.session_1000.median_s"] = float(result["session"]["median_s"])
+    return out
+
+
+FIGURES: dict[str, Callable[[dict[str, Any]], Figures]] = {
+    "sim": sim_figures,
+    "placement": placement_figures,
+}
+
+
+def compare(
+    rounds: list[dict[str, Figures]], limit: float
+) -> tuple[dict[str, dict[str, Any]], bool]:
+    """Per figure: each side's median over ``rounds``, the ratio, within ``limit``."""
+    names = sorted(set(rounds[0]["base"]) & set(rounds[0]["new"]))
+    table: dict[str, dict[str, Any]] = {}
+    for name in names:
+        base = statistics.median(r["base"][name] for r in rounds)
+        new = statistics.median(r["new"][name] for r in rounds)
+        ratio = new / base if base else float("inf")
+        table[name] = {
+            "base_median": round(base, 4),
+            "new_median": round(new, 4),
+            "ratio": round(ratio, 3),
+            "within": ratio <= limit,
+        }
+    return table, all(row["within"] for row in table.values())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("base", help="the commit to compare against")
+    parser.add_argument("--new", default="HEAD")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--limit", type=float, default=1.05, help="largest new/base ratio")
+    parser.add_argument("--out", type=Path)
+    default_traces = Path(os.environ.get("COSTART_TRACES", ROOT.parent / "shared" / "traces"))
+    parser.add_argument("--traces", type=Path, default=default_traces)
+    args = parser.parse_args()
+    revs = {"base": _git("rev-parse", args.base), "new": _git("rev-parse", args.new)}
+    bench_args = {"sim": ["--traces", str(args.traces.resolve())], "placement": []}
+    started = time.monotonic()
+    rounds: list[dict[str, Figures]] = []
+    with _worktrees(revs) as trees:
+        _use_harness(trees["base"], trees["new"] / "bench")
+        for i in range(args.rounds):
+            order = ("base", "new") if i % 2 == 0 else ("new", "base")
+            figures: dict[str, Figures] = {"base": {}, "new": {}}
+            for bench in BENCHES:
+                for side in order:
+                    result = _run(trees[side], bench, bench_args[bench])
+                    figures[side].update(FIGURES[bench](result))
+            rounds.append(figures)
+            print(f"round {i + 1}/{args.rounds} done ({time.monotonic() - started:.0f} s)")
+    table, within = compare(rounds, args.limit)
+    for name, row in table.items():
+        print(
+            f"{name:45} base {row['base_median']:>10.4f}  new {row['new_median']:>10.4f}  "
+            f"x{row['ratio']:.3f}{'' if row['within'] else '  OVER'}"
+        )
+    print(f"every new median within x{args.limit}: {'yes' if within else 'NO'}")
+    out = args.out or ROOT / "bench" / "results" / f"ab-{revs['base'][:8]}-{revs['new'][:8]}.json"
+    out.write_text(
+        json.dumps(
+            {
+                "benchmark": "A/B: bench_sim.py and bench_placement.py, alternating rounds",
+                "base": revs["base"],
+                "new": revs["new"],
+                "rounds": args.rounds,
+                "limit": args.limit,
+                "within_limit": within,
+                "figures": table,
+                "per_round": rounds,
+                "machine": {
+                    "cpus": os.cpu_count(),
+                    "load_average_1m": round(os.getloadavg()[0], 2),
+                },
+            },
+            indent=2,
+            sort_keys=True,
+        )
+        + "\n"
+    )
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()
