@@ -87,9 +87,9 @@ BANNED_CALLS = {
 # Walled-off packages: the package (dotted, under costart) and the modules (paths
 # relative to costart/, a trailing "/" for a whole package) that may import it.
 WALLS: dict[str, tuple[str, ...]] = {
-    # The speed-ups: imported by themselves and by the simulator, which runs them;
-    # never by the plain policy they are compared with, nor by the domain.
-    "placement.incremental": ("placement/incremental/", "sim/"),
+    # The speed-ups: imported by themselves, the simulator and the composition root,
+    # which run them; never by the plain policy they are compared with, nor the domain.
+    "placement.incremental": ("placement/incremental/", "sim/", "bootstrap.py"),
 }
 
 

@@ -1,8 +1,14 @@
 """costart.placement: the co-placement step (DESIGN §4).
 
 The cluster model and its file format, the `Allocator` port with its in-memory adapter
-and the host's (capacity the host's other work also uses, binds it may refuse), named placement groups and topology scopes, the gang planner, reservations, and
-idle-held accounting. Imports only the standard library, msgspec and `costart.domain`.
+and the host's (capacity the host's other work also uses, binds it may refuse), named
+placement groups and topology scopes, the gang planner, reservations, and idle-held
+accounting. Imports only the standard library, msgspec and `costart.domain`.
+
+`CoPlacementStep` is the plain reference policy: it reads everything afresh each
+session and keeps nothing between sessions. The speed-ups that do keep state live
+behind a wall in `costart.placement.incremental`, which imports this package and is
+never imported by it (ADR 0052).
 """
 
 from costart.placement.accounting import IdleHeldMeter, idle_held_gpu_seconds, idle_held_gpus

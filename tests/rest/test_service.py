@@ -9,7 +9,8 @@ import pytest
 
 from costart.bootstrap import Settings, build_placement
 from costart.domain.actors import Actor
-from costart.placement import ClusterError, CoPlacementStep
+from costart.placement import ClusterError
+from costart.placement.incremental import IncrementalStep
 from costart.projections import Views
 from costart.rest.auth import TokenError, Tokens
 from costart.rest.claims import ClaimDriver
@@ -72,7 +73,7 @@ def test_placement_factories_load_by_name_and_the_default_is_the_co_placement_st
     with pytest.raises(ValueError, match="cannot load placement factory"):
         build_placement(Settings(cluster=None, placement="tests.rest.fake_placement:nope"))
     step = build_placement(Settings(cluster=ROOT / "scenarios" / "cluster-demo.toml"))
-    assert isinstance(step, CoPlacementStep) and len(step.cluster) == 64
+    assert isinstance(step, IncrementalStep) and len(step.cluster) == 64
     assert build_placement(Settings(cluster=None)) is None  # a controller placed by hand
     with pytest.raises(ClusterError, match="cluster file is needed"):
         build_placement(Settings(cluster=None, placement="costart.placement:from_cluster_file"))

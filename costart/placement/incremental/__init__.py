@@ -8,7 +8,7 @@ events the Controller committed (`IncrementalStep.committed`), never from the Wo
 """
 
 from costart.placement.incremental.journal import EventJournal
-from costart.placement.incremental.step import IncrementalStep
+from costart.placement.incremental.step import IncrementalStep, from_cluster_file
 from costart.placement.incremental.usage import WorldUsage
 
-__all__ = ["EventJournal", "IncrementalStep", "WorldUsage"]
+__all__ = ["EventJournal", "IncrementalStep", "WorldUsage", "from_cluster_file"]

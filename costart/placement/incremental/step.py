@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from bisect import insort
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 from costart.domain import decisions as dec
 from costart.domain.events import DomainEvent
@@ -31,7 +32,8 @@ from costart.domain.states import GroupState
 from costart.domain.world import World
 from costart.placement.allocator import Allocator, InMemoryAllocator
 from costart.placement.capacity import View
-from costart.placement.cluster_file import ClusterDefinition
+from costart.placement.cluster import ClusterError
+from costart.placement.cluster_file import ClusterDefinition, load_cluster
 from costart.placement.constraints import Scope
 from costart.placement.gangs import InfeasibleCheck
 from costart.placement.holdings import LiveEntry, order_key
@@ -199,3 +201,12 @@ def _live_in_order(usage: WorldUsage, before: object, order: list[LiveEntry]) ->
     for pair in added:
         insort(kept, pair, key=_pair_order_key)
     return kept
+
+
+def from_cluster_file(path: Path | None) -> IncrementalStep:
+    """The step ``costart serve`` uses by default: the incremental step over an in-memory
+    allocator for a cluster file (`costart.placement.from_cluster_file` gives the plain
+    one)."""
+    if path is None:
+        raise ClusterError("cluster", "a cluster file is needed (e.g. scenarios/cluster-demo.toml)")
+    return IncrementalStep.in_memory(load_cluster(path))
