@@ -196,7 +196,9 @@ def make_step(
     journal = EventJournal()
     if allocator is None:
         return IncrementalStep(
-            InMemoryAllocator(cluster, WorldUsage(cluster, journal)), PLACEMENT_GROUPS, journal
+            InMemoryAllocator(cluster, WorldUsage(cluster, journal, holds=False)),
+            PLACEMENT_GROUPS,
+            journal,
         )
     return IncrementalStep(allocator(cluster), PLACEMENT_GROUPS, journal)
 

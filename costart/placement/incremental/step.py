@@ -75,7 +75,8 @@ class IncrementalStep(CoPlacementStep):
         ] = {}
         self._status_key: tuple[str, ...] = ()
         self._empty_up: View | None = None
-        self._usage = WorldUsage(cluster, self.journal)  # the step's own, not the allocator's
+        # The step's own usage, not the allocator's: it reads holds, never ``used``.
+        self._usage = WorldUsage(cluster, self.journal, used=False)
         self._held_moved: set[int] | None = None  # since the last ledger (None: every node)
         self._start = StartCache()  # the views' arrays, carried from session to session
         self._memo = PlanMemo(cluster)
@@ -89,7 +90,7 @@ class IncrementalStep(CoPlacementStep):
         allocator counts usage from the same committed events as the step."""
         journal = EventJournal()
         cluster = definition.build()
-        allocator = InMemoryAllocator(cluster, WorldUsage(cluster, journal))
+        allocator = InMemoryAllocator(cluster, WorldUsage(cluster, journal, holds=False))
         return cls(allocator, dict(definition.placement_groups), journal)
 
     @classmethod
@@ -97,7 +98,7 @@ class IncrementalStep(CoPlacementStep):
         """A step over the host's allocator (`HostAllocator`) for a loaded cluster file."""
         journal = EventJournal()
         cluster = definition.build()
-        allocator = HostAllocator(cluster, load, WorldUsage(cluster, journal))
+        allocator = HostAllocator(cluster, load, WorldUsage(cluster, journal, holds=False))
         return cls(allocator, dict(definition.placement_groups), journal)
 
     def committed(self, events: Sequence[DomainEvent], position: int) -> None:

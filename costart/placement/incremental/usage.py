@@ -44,8 +44,9 @@ class _Counted:
         self.state = state
         self.version = state.version
         self.vec: Vec = (shape.gpu, shape.cpu, shape.mem_gb)
-        self.held = tuple(index[a.node] for a in state.held if a.node in index)
-        placed = tuple(index[a.node] for a in state.assignments if a.node in index)
+        # List comprehensions, not generators: one call each, not one per task.
+        self.held = tuple([index[a.node] for a in state.held if a.node in index])
+        placed = tuple([index[a.node] for a in state.assignments if a.node in index])
         self.used = self.held + placed
         self.single = wants_single(state)
 
@@ -63,10 +64,19 @@ class WorldUsage:
     """Per node: capacity held or used by live members (``used``), capacity held by
     open reservations (``held_total``), and per group name what it holds (``held_by``,
     node index -> vector, only nodes where it holds a task). ``live`` lists the live
-    groups with their members (spec order), in the World's live-name order."""
+    groups with their members (spec order), in the World's live-name order.
 
-    def __init__(self, cluster: Cluster, journal: EventJournal) -> None:
+    A reader that needs only part of the numbers says so, and the rest are not kept:
+    ``used=False`` (the step, which reads holds) leaves ``used`` at zero and reports the
+    nodes whose holds may have moved from `sync`; ``holds=False`` (an allocator, which
+    reads ``used``) leaves ``held_total`` and ``held_by`` empty."""
+
+    def __init__(
+        self, cluster: Cluster, journal: EventJournal, *, used: bool = True, holds: bool = True
+    ) -> None:
         """``journal``: where the committed events are noted (the step's)."""
+        self._counts_used = used
+        self._counts_holds = holds
         self._cluster = cluster
         self._world: World | None = None
         self._journal = journal
@@ -105,7 +115,8 @@ class WorldUsage:
 
     def sync(self, world: World) -> set[int]:
         """Bring the numbers up to ``world``; returns (and forgets) the nodes whose
-        ``used`` may have changed since the previous sync.
+        ``used`` (not counting it: whose holds) may have changed since the previous
+        sync.
 
         Reads the journal: only the members committed events changed since the last
         sync are compared and recounted, and the live list is read only when the live
@@ -251,12 +262,15 @@ class WorldUsage:
         g, c, m = entry.vec
         if sign < 0:
             g, c, m = -g, -c, -m
-        used = self.used
-        for node in entry.used:
-            a = used[node]
-            used[node] = (a[0] + g, a[1] + c, a[2] + m)
-        self.changed.update(entry.used)
-        if not entry.held:
+        if self._counts_used:
+            used = self.used
+            for node in entry.used:
+                a = used[node]
+                used[node] = (a[0] + g, a[1] + c, a[2] + m)
+            self.changed.update(entry.used)
+        elif entry.held:
+            self.changed.update(entry.held)
+        if not entry.held or not self._counts_holds:
             return
         held_total = self.held_total
         tasks = self._held_tasks.setdefault(entry.group, {})
