@@ -23,6 +23,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -118,18 +119,24 @@ FIGURES: dict[str, Callable[[dict[str, Any]], Figures]] = {
 def compare(
     rounds: list[dict[str, Figures]], limit: float
 ) -> tuple[dict[str, dict[str, Any]], bool]:
-    """Per figure: each side's median over ``rounds``, the ratio, within ``limit``."""
+    """Per figure: each side's median over ``rounds``, the ratio, within ``limit``; and
+    each side's best (the least disturbed by other work on the machine) for context."""
     names = sorted(set(rounds[0]["base"]) & set(rounds[0]["new"]))
     table: dict[str, dict[str, Any]] = {}
     for name in names:
         base = statistics.median(r["base"][name] for r in rounds)
         new = statistics.median(r["new"][name] for r in rounds)
         ratio = new / base if base else float("inf")
+        best_base = min(r["base"][name] for r in rounds)
+        best_new = min(r["new"][name] for r in rounds)
         table[name] = {
             "base_median": round(base, 4),
             "new_median": round(new, 4),
             "ratio": round(ratio, 3),
             "within": ratio <= limit,
+            "base_best": round(best_base, 4),
+            "new_best": round(best_new, 4),
+            "best_ratio": round(best_new / best_base if best_base else float("inf"), 3),
         }
     return table, all(row["within"] for row in table.values())
 
@@ -144,6 +151,8 @@ def main() -> None:
     default_traces = Path(os.environ.get("COSTART_TRACES", ROOT.parent / "shared" / "traces"))
     parser.add_argument("--traces", type=Path, default=default_traces)
     args = parser.parse_args()
+    # A stop (SIGTERM) unwinds like an interrupt, so the worktrees are removed.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
     revs = {"base": _git("rev-parse", args.base), "new": _git("rev-parse", args.new)}
     bench_args = {"sim": ["--traces", str(args.traces.resolve())], "placement": []}
     started = time.monotonic()
@@ -163,7 +172,7 @@ def main() -> None:
     for name, row in table.items():
         print(
             f"{name:45} base {row['base_median']:>10.4f}  new {row['new_median']:>10.4f}  "
-            f"x{row['ratio']:.3f}{'' if row['within'] else '  OVER'}"
+            f"x{row['ratio']:.3f}{'' if row['within'] else '  OVER'}  (best x{row['best_ratio']:.3f})"
         )
     print(f"every new median within x{args.limit}: {'yes' if within else 'NO'}")
     out = args.out or ROOT / "bench" / "results" / f"ab-{revs['base'][:8]}-{revs['new'][:8]}.json"
