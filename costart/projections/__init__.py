@@ -20,7 +20,7 @@ from costart.projections.models import (
 )
 from costart.projections.view_builder import EventSource, catch_up, rebuild
 from costart.projections.viewdb import ViewDamagedError, stored_anchor
-from costart.projections.views import Views
+from costart.projections.view_queries import Views
 from costart.store.reading import RecorderSource
 
 __all__ = [
