@@ -19,8 +19,8 @@ from costart.projections.models import (
     TimelineEntry,
 )
 from costart.projections.view_builder import EventSource, catch_up, rebuild
-from costart.projections.viewdb import ViewDamagedError, stored_anchor
 from costart.projections.view_queries import Views
+from costart.projections.view_store import ViewDamagedError, stored_anchor
 from costart.store.reading import RecorderSource
 
 __all__ = [

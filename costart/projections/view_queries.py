@@ -24,7 +24,7 @@ from costart.projections.models import (
     PendEntry,
     TimelineEntry,
 )
-from costart.projections.viewdb import DEFAULT_MAP_SIZE, ViewDamagedError, ViewDB, sub_key
+from costart.projections.view_store import DEFAULT_MAP_SIZE, ViewDamagedError, ViewDB, sub_key
 
 RECENT_EVENTS = 20
 
