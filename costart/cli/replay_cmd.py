@@ -16,8 +16,8 @@ import typer
 from costart.bootstrap import VIEWS_DIR, bootstrap
 from costart.cli.commands import Target, console, require_store
 from costart.cli.exits import EXIT_ERROR, UsageError, reported
+from costart.cli.group_tables import members_table
 from costart.cli.tables import plain_table
-from costart.cli.views import members_table
 from costart.display import clock, offset, queue_text, reason_text
 from costart.domain.world import World
 from costart.projections import ViewDamagedError, Views
