@@ -46,7 +46,7 @@ from dispatch_load import small_spec
 
 from costart.app import Controller
 from costart.bootstrap import Settings, bootstrap
-from costart.logs import configure_logging
+from costart.logging_setup import configure_logging
 
 ROOT = Path(__file__).resolve().parents[1]
 HERE = Path(__file__).resolve().parent

@@ -28,7 +28,7 @@ from costart.cli.serve import serve
 from costart.cli.sim_demo import run_sim_demo
 from costart.domain.errors import SpecError
 from costart.domain.spec import SpecFormat, parse_spec
-from costart.logs import parse_level
+from costart.logging_setup import parse_level
 from costart.pgstore import is_url
 from costart.placement import ClusterError
 

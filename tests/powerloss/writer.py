@@ -10,7 +10,7 @@ import sys
 import time
 
 from costart.app import Controller
-from costart.logs import configure_logging
+from costart.logging_setup import configure_logging
 from tests.builders import a_group
 
 

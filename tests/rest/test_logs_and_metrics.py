@@ -11,7 +11,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from typer.testing import CliRunner
 
 from costart.cli.main import app
-from costart.logs import parse_level
+from costart.logging_setup import parse_level
 from tests.rest.test_server import (
     ALICE,
     client,
