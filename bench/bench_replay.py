@@ -27,7 +27,7 @@ from pathlib import Path
 import lmdb
 from common import controller_on, write_results
 
-from costart.app import Controller
+from costart.controller import Controller
 from costart.domain.actors import Actor
 from costart.domain.decisions import PlaceGroup
 from costart.domain.events import Assignment, DomainEvent

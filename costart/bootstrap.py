@@ -25,7 +25,7 @@ import msgspec
 import structlog
 from eventsourcing.persistence import InfrastructureFactory
 
-from costart.app import Clock, Controller, PlacementStep
+from costart.controller import Clock, Controller, PlacementStep
 from costart.domain.world import World
 from costart.logging_setup import configure_logging
 from costart.pgstore import env_for_url, is_url, redact

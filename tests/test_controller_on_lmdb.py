@@ -8,8 +8,8 @@ from pathlib import Path
 from eventsourcing.persistence import StoredEvent
 from rich.console import Console
 
-from costart.app import Controller
 from costart.cli.demo import run_demo
+from costart.controller import Controller
 from costart.replay.rebuild import rebuild
 from costart.replay.source import RecorderSource
 from costart.replay.verify import verify

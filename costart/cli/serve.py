@@ -27,12 +27,12 @@ import structlog
 import typer
 import uvicorn
 
-from costart.app import Controller, PlacementStep
 from costart.bootstrap import Settings, bootstrap, build_placement, build_standby
 from costart.cli.checked_views import CheckedViews
 from costart.cli.commands import Target
 from costart.cli.exits import EXIT_ERROR, EXIT_USAGE, exit_code
 from costart.cli.leadership import Leadership
+from costart.controller import Controller, PlacementStep
 from costart.placement import ClusterError
 from costart.rest.app import create_app
 from costart.rest.auth import TokenError, Tokens

@@ -22,8 +22,8 @@ from typing import Any
 
 import msgspec
 
-from costart.app import Controller
 from costart.bootstrap import Settings, bootstrap
+from costart.controller import Controller
 from costart.domain import decisions as dec
 from costart.domain.errors import SpecError
 from costart.domain.spec_types import GroupSpec, Topology

@@ -9,7 +9,7 @@ import logging
 import sys
 import time
 
-from costart.app import Controller
+from costart.controller import Controller
 from costart.logging_setup import configure_logging
 from tests.builders import a_group
 
