@@ -27,9 +27,9 @@ from costart.replay.logfile import LogIntegrityError, ReplayLog, open_log
 from costart.replay.pglog import PgReplayLog
 from costart.replay.points import Point, parse_point
 from costart.replay.rebuild import rebuild, rebuild_until_time
+from costart.replay.rebuild_check import verify
 from costart.replay.timeline import group_timeline
 from costart.replay.timeline_html import render_html
-from costart.replay.verify import verify
 from costart.replay.why import why as why_at
 from costart.store.anchor import check_reaches
 from costart.store.errors import LogTailLostError
