@@ -19,7 +19,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from costart.cli.demo import run_demo
+from costart.cli.walkthrough import run_demo
 from costart.controller import Controller
 from tests.builders import ManualClock
 from tests.multi_group_story import run_story

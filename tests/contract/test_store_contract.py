@@ -13,7 +13,7 @@ import pytest
 from eventsourcing.persistence import StoredEvent
 from rich.console import Console
 
-from costart.cli.demo import run_demo
+from costart.cli.walkthrough import run_demo
 from costart.controller import Controller
 from costart.replay.rebuild import rebuild, restore
 from costart.replay.rebuild_check import verify

@@ -10,7 +10,7 @@ from eventsourcing.persistence import StoredEvent
 from eventsourcing.popo import POPOAggregateRecorder
 from rich.console import Console
 
-from costart.cli.demo import run_demo
+from costart.cli.walkthrough import run_demo
 from costart.replay.rebuild import rebuild
 from costart.replay.rebuild_check import verify
 from costart.replay.source import RecorderSource

@@ -57,7 +57,7 @@ def test_the_views_count_failures_by_reason_restarts_and_releases(tmp_path):
 
     from rich.console import Console
 
-    from costart.cli.demo import run_demo
+    from costart.cli.walkthrough import run_demo
     from costart.domain import events as ev
     from costart.projections import Views
 
