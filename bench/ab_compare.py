@@ -3,12 +3,11 @@
 Usage: python bench/ab_compare.py BASE_REV [--new REV] [--rounds N] [--out PATH]
 
 Checks out ``BASE_REV`` and ``--new`` (default HEAD) into temporary git worktrees and
-runs ``bench/bench_sim.py`` and ``bench/bench_placement.py`` over each, alternately in
-the same run: round after round, each benchmark once per side, the side that goes first
-swapping every round (so drift in the machine's load falls on both). Both sides run the
-harness of the new commit (its ``bench/*.py`` copied over the base's), so only the code
-under test differs; each side's own ``costart`` is first on ``PYTHONPATH`` and its
-results are written inside its worktree, never over this tree's ``bench/results``.
+runs each one's own ``bench/bench_sim.py`` and ``bench/bench_placement.py``, alternately
+in the same run: round after round, each benchmark once per side, the side that goes
+first swapping every round (so drift in the machine's load falls on both). Each side's
+own ``costart`` is first on ``PYTHONPATH``, and its results are written inside its
+worktree, never over this tree's ``bench/results``.
 
 For every figure (the mixed scenario's seconds per policy, the PAI sample's wall time
 per policy, the 64-member group's median per cluster size, the 1,000-group session's
@@ -62,12 +61,6 @@ def _worktrees(revs: dict[str, str]) -> Iterator[dict[str, Path]]:
                 ["git", "worktree", "remove", "--force", str(path)], cwd=ROOT, check=False
             )
         shutil.rmtree(base, ignore_errors=True)
-
-
-def _use_harness(tree: Path, harness: Path) -> None:
-    """The new commit's benchmark scripts over ``tree``'s code (results stay in it)."""
-    for script in harness.glob("*.py"):
-        shutil.copy2(script, tree / "bench" / script.name)
 
 
 def _run(tree: Path, bench: str, args: list[str]) -> dict[str, Any]:
@@ -158,7 +151,6 @@ def main() -> None:
     started = time.monotonic()
     rounds: list[dict[str, Figures]] = []
     with _worktrees(revs) as trees:
-        _use_harness(trees["base"], trees["new"] / "bench")
         for i in range(args.rounds):
             order = ("base", "new") if i % 2 == 0 else ("new", "base")
             figures: dict[str, Figures] = {"base": {}, "new": {}}

@@ -9,10 +9,8 @@
    4,096-node cluster of ``scenarios/cluster-4096.toml``.
 
 Each run times ``decide`` of the step the simulator and ``serve`` run (the incremental
-one, `costart.placement.incremental.IncrementalStep`; `CoPlacementStep` in trees from
-before it, for A/B runs of this harness over older code, `bench/ab_compare.py`) on a
-fresh step (a cold session: nothing cached from an earlier one). Medians of several
-runs; the machine may be noisy.
+one, `costart.placement.incremental.IncrementalStep`) on a fresh step (a cold session:
+nothing cached from an earlier one). Medians of several runs; the machine may be noisy.
 Writes bench/results/placement.json.
 Run: python bench/bench_placement.py [--runs N] [--session-runs N] [--groups N]
 """
@@ -36,12 +34,8 @@ from costart.domain.lifecycle import submit
 from costart.domain.spec import spec_from_object
 from costart.domain.spec_types import GroupSpec
 from costart.domain.world import World
-from costart.placement import Cluster, CoPlacementStep, InMemoryAllocator, Node, load_cluster
-
-try:
-    from costart.placement.incremental import IncrementalStep as Step
-except ImportError:  # a tree from before the incremental step had its own package
-    Step = CoPlacementStep  # type: ignore[assignment,misc]
+from costart.placement import Cluster, InMemoryAllocator, Node, load_cluster
+from costart.placement.incremental import IncrementalStep
 
 ROOT = Path(__file__).resolve().parents[1]
 CLUSTER = ROOT / "scenarios" / "cluster-4096.toml"
@@ -138,7 +132,7 @@ def time_group(size: int, runs: int) -> dict[str, Any]:
     world = busy_world(cluster, random.Random(SEED))
     timings, placed = [], False
     for _ in range(runs):
-        step = Step(InMemoryAllocator(grid_cluster(*SIZES[size])))
+        step = IncrementalStep(InMemoryAllocator(grid_cluster(*SIZES[size])))
         seconds, decisions = _timed(step, world)
         placed = any(type(d).__name__ == "PlaceGroup" for d in decisions)
         timings.append(seconds)
@@ -213,7 +207,7 @@ def time_session(groups: int, runs: int) -> dict[str, Any]:
         world.apply_all(submit(world, spec, 0).pending_events)
     timings, count = [], 0
     for _ in range(runs):
-        seconds, decisions = _timed(Step.in_memory(definition), world)
+        seconds, decisions = _timed(IncrementalStep.in_memory(definition), world)
         count = len(decisions)
         timings.append(seconds)
     return {
@@ -227,7 +221,7 @@ def time_session(groups: int, runs: int) -> dict[str, Any]:
 # --- shared --------------------------------------------------------------------------
 
 
-def _timed(step: CoPlacementStep, world: World) -> tuple[float, list[Any]]:
+def _timed(step: IncrementalStep, world: World) -> tuple[float, list[Any]]:
     gc.collect()
     started = time.perf_counter()
     decisions = step.decide(world, 1)
