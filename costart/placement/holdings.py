@@ -107,14 +107,18 @@ class UsageCount:
 def live_in_order(world: World) -> list[LiveEntry]:
     """The live groups with their members (spec order), in the one global order:
     priority descending, then submission (`costart.placement.step.session_order`)."""
-    live = [(group, world.members_of(group)) for group in world.live_groups()]
-    live.sort(key=_pair_order_key)
-    return live
+    return in_session_order([(group, world.members_of(group)) for group in world.live_groups()])
+
+
+def in_session_order(live: Sequence[LiveEntry]) -> list[LiveEntry]:
+    """Live groups paired with their members, sorted into the session order (stable)."""
+    return sorted(live, key=pair_order_key)
 
 
 def order_key(group: GroupState) -> tuple[int, int]:
     return (-group.spec.priority, group.submission_seq)
 
 
-def _pair_order_key(pair: LiveEntry) -> tuple[int, int]:
+def pair_order_key(pair: LiveEntry) -> tuple[int, int]:
+    """`order_key` of a live group paired with its members."""
     return order_key(pair[0])

@@ -36,7 +36,7 @@ from costart.placement.cluster import ClusterError
 from costart.placement.cluster_file import ClusterDefinition, load_cluster
 from costart.placement.constraints import Scope
 from costart.placement.gangs import InfeasibleCheck
-from costart.placement.holdings import LiveEntry, order_key
+from costart.placement.holdings import LiveEntry, in_session_order, pair_order_key
 from costart.placement.host_allocator import HostAllocator, HostLoad
 from costart.placement.incremental.carried import CarriedLedger, StartCache
 from costart.placement.incremental.group_inputs import KeptInputs
@@ -177,17 +177,8 @@ class IncrementalStep(CoPlacementStep):
         return shortfall
 
 
-def _with_members_in_order(live: Sequence[LiveEntry]) -> list[LiveEntry]:
-    """The live groups paired with their members, in the session order."""
-    return sorted(live, key=_pair_order_key)
-
-
-def _pair_order_key(pair: LiveEntry) -> tuple[int, int]:
-    return order_key(pair[0])
-
-
 def _live_in_order(usage: WorldUsage, before: object, order: list[LiveEntry]) -> list[LiveEntry]:
-    """`_with_members_in_order` of ``usage.live``, given ``order``, that of the live
+    """`in_session_order` of ``usage.live``, given ``order``, that of the live
     list ``before``. When the usage made its list from ``before`` by dropping some
     groups' entries and appending new ones (kept entries in order), the kept entries
     stay in ``order``'s order (a stable sort keeps their relative order, and ties
@@ -196,11 +187,11 @@ def _live_in_order(usage: WorldUsage, before: object, order: list[LiveEntry]) ->
     the same list as sorting again."""
     relisted = usage.relisted
     if relisted is None or relisted[0] is not before:
-        return _with_members_in_order(usage.live)
+        return in_session_order(usage.live)
     _, gone, added = relisted
     kept = [pair for pair in order if pair[0].name not in gone] if gone else list(order)
     for pair in added:
-        insort(kept, pair, key=_pair_order_key)
+        insort(kept, pair, key=pair_order_key)
     return kept
 
 
