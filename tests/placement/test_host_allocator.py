@@ -19,6 +19,7 @@ from costart.placement import (
     CoPlacementStep,
     HostAllocator,
 )
+from costart.placement.incremental import IncrementalStep
 from costart.placement.step import MAX_REPLANS
 
 from .allocator_contract import AllocatorContract
@@ -240,3 +241,49 @@ def test_with_other_work_and_races_each_session_decides_as_a_fresh_step(seed: in
     assert holder["load"].races > 0 and compared.step.replans > 0
     assert compared.compared + compared.gave_up == 30 and compared.compared >= 25
     assert PLACEMENT_GROUPS.keys() <= compared.step.placement_groups.keys()
+
+
+# --- the incremental step over the host -----------------------------------------------
+
+
+def _incremental_rig() -> tuple[Rig, ScriptedLoad]:
+    cluster, load, allocator = _host(3)
+    rig = Rig(cluster)
+    rig.step = IncrementalStep(allocator)
+    rig.controller.placement = rig.step
+    return rig, load
+
+
+def test_a_session_is_not_repeated_when_only_the_hosts_free_capacity_moved() -> None:
+    """The World does not change, the host's other work does: the last session's
+    waiting decisions must not be repeated over capacity that is no longer the same."""
+    rig, load = _incremental_rig()
+    for node in rig.cluster.nodes:
+        load.put(node.name, gpu=8)  # the host's work fills every GPU
+    group = a_group("g").with_member("w", gpu=8, tasks=1, claims=("data",))
+    rig.submit(group.with_placement(mode="atomic").build())
+    rig.session()
+    rig.session()  # the same free capacity and World: a repeat
+    assert isinstance(rig.step, IncrementalStep) and rig.step._last is not None
+    assert rig.status("g") == "PENDING"
+    load.put(rig.cluster.nodes[1].name)  # the host's work on n1 ends
+    rig.session()
+    assert rig.status("g") == "PLACED"
+    assert _holds(rig, "g") == [rig.cluster.nodes[1].name]
+
+
+def test_a_session_that_bound_capacity_is_never_repeated() -> None:
+    """A repeat calls the allocator for nothing, so a session whose waiting groups took
+    or gave capacity (binds the host saw) is not kept for one; a session that only
+    explained why groups wait is."""
+    rig, load = _incremental_rig()
+    for node in rig.cluster.nodes[1:]:
+        load.put(node.name, gpu=8)
+    reserve = a_group("r").with_member("w", gpu=8, tasks=2, claims=("data",))
+    rig.submit(reserve.with_placement(mode="reserve").build())
+    before = len(load.contended)
+    rig.session()  # opens the reservation: binds n0, claims one more task
+    assert len(load.contended) > before and _holds(rig, "r") == [rig.cluster.nodes[0].name]
+    assert isinstance(rig.step, IncrementalStep) and rig.step._last is None
+    rig.session()  # holds what it held, waits: only a pend reason
+    assert rig.step._last is not None

@@ -3,7 +3,10 @@
 
 The step is asked again over the same World at other times — either side of every
 backoff end — and after the writes of the busy workload and of every simulator
-scenario; each answer must equal a fresh step's, and repeats must actually happen.
+scenario; each answer must equal a fresh step's, and repeats must actually happen. Only
+a session that decided nothing but pend reasons for its waiting groups is repeated (one
+that took capacity called the allocator); the seeds are ones whose workloads have such
+sessions to ask again.
 """
 
 from __future__ import annotations
@@ -59,7 +62,7 @@ class TimeShiftCheck(ComparedStep):
         return self.step.decide(world, now_ns)
 
 
-@pytest.mark.parametrize("seed", [1, 7, 42, 1234])
+@pytest.mark.parametrize("seed", [1, 3, 7, 10])
 def test_a_repeated_session_decides_as_a_fresh_step_at_any_time(
     seed: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -116,7 +116,7 @@ class IdleCheck(ComparedStep):
     def observed(self, inner: CoPlacementStep) -> None:
         assert isinstance(inner, IncrementalStep)
         last = inner._last
-        self.idle += last is not None and not last.visits and not last.calls
+        self.idle += last is not None and not last.visits
 
 
 def test_an_idle_session_decides_as_one_that_builds_the_ledger() -> None:

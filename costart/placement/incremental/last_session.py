@@ -26,10 +26,11 @@ waiting now, no live member wants a single placement (then or now), and ``now_ns
 the same side of every backoff end, each waiting group's decisions are the ones it got
 then. Placed and started groups are decided afresh (they read only their own members).
 
-The session's calls to the allocator are replayed too (`CallLog`), in order: an
-allocator that binds on `reserve` (the host's) binds as the planning would have, and a
-bind refused then aborts the repeat as it would abort the planning. So the repeat is
-the same for every allocator behind the port.
+Only a session whose waiting groups were decided nothing but pend reasons is kept for a
+repeat (`repeatable`): one that took or gave capacity called the allocator (a bind, for
+the host's), and its decisions change those groups, so the next session could not
+repeat it anyway. A repeat therefore calls the allocator for nothing, and is the same
+for every allocator behind the port.
 
 Recording a session costs nothing per group: what it read is compared lazily, through
 the journal, when the next session asks (most never can repeat: their layout moved).
@@ -47,43 +48,9 @@ from costart.domain.spec_types import Topology
 from costart.domain.states import GROUP_WAITING, GroupState, MemberState
 from costart.domain.world import World
 from costart.placement import reasons
-from costart.placement.allocator import Allocator
-from costart.placement.cluster import Cluster
 from costart.placement.incremental.journal import EventJournal
 
 Order = Sequence[tuple[GroupState, list[MemberState]]]
-Call = tuple[bool, str, Capacity]
-"""One allocator call: (is it a `reserve`, node, capacity)."""
-
-
-class CallLog:
-    """An `Allocator` that passes every call on and notes the session's `reserve` and
-    `release` calls (after they succeed), so a repeat can make them again."""
-
-    def __init__(self, allocator: Allocator) -> None:
-        self._allocator = allocator
-        self.calls: list[Call] = []
-
-    @property
-    def cluster(self) -> Cluster:
-        return self._allocator.cluster
-
-    def free_capacity(self, world: World) -> list[Capacity]:
-        return self._allocator.free_capacity(world)
-
-    def reserve(self, node: str, demand: Capacity) -> None:
-        self._allocator.reserve(node, demand)
-        self.calls.append((True, node, demand))
-
-    def release(self, node: str, demand: Capacity) -> None:
-        self._allocator.release(node, demand)
-        self.calls.append((False, node, demand))
-
-    def commit(self) -> None:
-        self._allocator.commit()
-
-    def abort(self) -> None:
-        self._allocator.abort()
 
 
 class SessionInputs(NamedTuple):
@@ -102,20 +69,15 @@ class LastSession:
     """The inputs and waiting groups' decisions of one session (see the module)."""
 
     def __init__(
-        self,
-        inputs: SessionInputs,
-        visits: dict[int, list[dec.Decision]],
-        journal: EventJournal,
-        calls: list[Call],
+        self, inputs: SessionInputs, visits: dict[int, list[dec.Decision]], journal: EventJournal
     ) -> None:
         """``visits``: position in ``order`` -> what that waiting group's visit
-        appended; ``calls``: the session's allocator calls (`CallLog.calls`)."""
+        appended (`repeatable`)."""
         self.inputs = inputs
         self.definitions = dict(inputs.definitions)  # the step's own mapping may change
         self.journal = journal
         self.mark = journal.end  # the World as this session saw it
         self.visits = visits
-        self.calls = calls
 
     def repeat(self, now: SessionInputs, wanting: int) -> list[dec.Decision] | None:
         """This session's decisions if its waiting groups' inputs equal the recorded
@@ -155,14 +117,11 @@ class LastSession:
                 return None
         return decisions
 
-    def replay_calls(self, allocator: Allocator) -> None:
-        """Make the recorded session's allocator calls again, in order (a refused bind
-        raises `BindConflict`, as in the planning)."""
-        for reserve, node, demand in self.calls:
-            if reserve:
-                allocator.reserve(node, demand)
-            else:
-                allocator.release(node, demand)
+
+def repeatable(visits: dict[int, list[dec.Decision]]) -> bool:
+    """Did the waiting groups' visits decide nothing but pend reasons (so the session
+    called the allocator for nothing)?"""
+    return all(type(d) is dec.SetPendReason for visit in visits.values() for d in visit)
 
 
 def _changed(group: GroupState, members: list[MemberState], touched: set[str]) -> bool:

@@ -41,7 +41,7 @@ from costart.placement.host_allocator import HostAllocator, HostLoad
 from costart.placement.incremental.carried import CarriedLedger, StartCache
 from costart.placement.incremental.group_inputs import KeptInputs
 from costart.placement.incremental.journal import EventJournal
-from costart.placement.incremental.last_session import CallLog, LastSession, SessionInputs
+from costart.placement.incremental.last_session import LastSession, SessionInputs, repeatable
 from costart.placement.incremental.plan_memo import PlanMemo
 from costart.placement.incremental.usage import WorldUsage
 from costart.placement.inputs import GroupInputs, PlanGang
@@ -125,7 +125,6 @@ class IncrementalStep(CoPlacementStep):
         if last is not None:
             repeated = last.repeat(inputs, usage.wanting)
             if repeated is not None:
-                last.replay_calls(self.allocator)
                 self.allocator.commit()
                 self._last = last
                 return repeated
@@ -133,21 +132,20 @@ class IncrementalStep(CoPlacementStep):
             self._status_key = status_key
             self._infeasible_cache.clear()
             self._empty_up = None
-        calls = CallLog(self.allocator)
 
         def ledger() -> SessionLedger:
             held_moved, self._held_moved = self._held_moved, set()
-            return CarriedLedger(self.cluster, calls, free, usage, self._start, held_moved)
+            return CarriedLedger(self.cluster, self.allocator, free, usage, self._start, held_moved)
 
         self._memo.new_session()
         self._inputs.new_session(world, self.placement_groups, usage.layout)
         planned = self._plan(world, now_ns, order, usage, ledger)
         self.allocator.commit()
-        if planned.idle:
-            self._last = LastSession(inputs, {}, self.journal, [])
-        elif not planned.singles and not planned.backfill_active:
-            # Backfill reads other groups' placements and the time: never repeated.
-            self._last = LastSession(inputs, planned.visits, self.journal, calls.calls)
+        # Backfill reads other groups' placements and the time: never repeated.
+        if planned.idle or (
+            not planned.singles and not planned.backfill_active and repeatable(planned.visits)
+        ):
+            self._last = LastSession(inputs, planned.visits, self.journal)
         return planned.decisions
 
     def _planner(self) -> PlanGang:
