@@ -1,6 +1,6 @@
 """A/B of the simulator and placement benchmarks between two commits (not a test).
 
-Usage: python bench/ab_compare.py BASE_REV [--new REV] [--rounds N] [--out PATH]
+Usage: python bench/ab_compare.py BASE_REV [--new REV] [--rounds N] [--quick] [--out PATH]
 
 Checks out ``BASE_REV`` and ``--new`` (default HEAD) into temporary git worktrees and
 runs each one's own ``bench/bench_sim.py`` and ``bench/bench_placement.py``, alternately
@@ -13,12 +13,15 @@ For every figure (the mixed scenario's seconds per policy, the PAI sample's wall
 per policy, the 64-member group's median per cluster size, the 1,000-group session's
 median) it reports the median over the rounds on each side and the ratio new / base,
 and says whether every ratio is within ``--limit`` (default 1.05). Writes
-``bench/results/ab-<base>-<new>.json`` unless ``--out`` is given.
+``bench/results/ab-<base>-<new>.json`` unless ``--out`` is given. ``--quick`` leaves out
+the PAI sample and runs the placement benchmark with fewer repeats (5 per size, 3
+sessions): the same figures otherwise, for a machine too busy for the full run.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -134,6 +137,25 @@ def compare(
     return table, all(row["within"] for row in table.values())
 
 
+def _rounds(
+    revs: dict[str, str], count: int, bench_args: dict[str, list[str]], started: float
+) -> list[dict[str, Figures]]:
+    """``count`` rounds, each running every benchmark once per side, alternating which
+    side goes first."""
+    rounds: list[dict[str, Figures]] = []
+    with _worktrees(revs) as trees:
+        for i in range(count):
+            order = ("base", "new") if i % 2 == 0 else ("new", "base")
+            figures: dict[str, Figures] = {"base": {}, "new": {}}
+            for bench in BENCHES:
+                for side in order:
+                    result = _run(trees[side], bench, bench_args[bench])
+                    figures[side].update(FIGURES[bench](result))
+            rounds.append(figures)
+            print(f"round {i + 1}/{count} done ({time.monotonic() - started:.0f} s)", flush=True)
+    return rounds
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("base", help="the commit to compare against")
@@ -143,23 +165,21 @@ def main() -> None:
     parser.add_argument("--out", type=Path)
     default_traces = Path(os.environ.get("COSTART_TRACES", ROOT.parent / "shared" / "traces"))
     parser.add_argument("--traces", type=Path, default=default_traces)
+    parser.add_argument("--quick", action="store_true", help="no PAI sample, fewer repeats")
     args = parser.parse_args()
     # A stop (SIGTERM) unwinds like an interrupt, so the worktrees are removed.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
     revs = {"base": _git("rev-parse", args.base), "new": _git("rev-parse", args.new)}
     bench_args = {"sim": ["--traces", str(args.traces.resolve())], "placement": []}
     started = time.monotonic()
-    rounds: list[dict[str, Figures]] = []
-    with _worktrees(revs) as trees:
-        for i in range(args.rounds):
-            order = ("base", "new") if i % 2 == 0 else ("new", "base")
-            figures: dict[str, Figures] = {"base": {}, "new": {}}
-            for bench in BENCHES:
-                for side in order:
-                    result = _run(trees[side], bench, bench_args[bench])
-                    figures[side].update(FIGURES[bench](result))
-            rounds.append(figures)
-            print(f"round {i + 1}/{args.rounds} done ({time.monotonic() - started:.0f} s)")
+    with contextlib.ExitStack() as stack:
+        if args.quick:  # bench_sim skips the PAI part when the traces are not there
+            no_traces = stack.enter_context(tempfile.TemporaryDirectory())
+            bench_args = {
+                "sim": ["--traces", no_traces],
+                "placement": ["--runs", "5", "--session-runs", "3"],
+            }
+        rounds = _rounds(revs, args.rounds, bench_args, started)
     table, within = compare(rounds, args.limit)
     for name, row in table.items():
         print(
@@ -175,6 +195,7 @@ def main() -> None:
                 "base": revs["base"],
                 "new": revs["new"],
                 "rounds": args.rounds,
+                "quick": args.quick,
                 "limit": args.limit,
                 "within_limit": within,
                 "figures": table,
