@@ -9,15 +9,19 @@ The incremental step keeps the same numbers current from the committed events in
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
+from operator import attrgetter
 from typing import Protocol
 
+from costart.domain.events import Assignment
 from costart.domain.states import GroupState, MemberState
 from costart.domain.world import World
 from costart.placement.capacity import ZERO, NodeVecs, Vec
 from costart.placement.cluster import Cluster
 
 LiveEntry = tuple[GroupState, list[MemberState]]
+_NODE = attrgetter("node")
 
 
 def wants_single(member: MemberState) -> bool:
@@ -63,32 +67,51 @@ class Usage:
     """`Holdings` and ``used`` of one World, counted from scratch (see the module)."""
 
     def __init__(self, world: World, cluster: Cluster) -> None:
-        n, index = len(cluster), cluster.index
-        used: list[Vec] = [ZERO] * n
-        held_total: list[Vec] = [ZERO] * n
+        self.held_total: list[Vec] = [ZERO] * len(cluster)
         self.held_by: dict[str, NodeVecs] = {}
         self.wanting = 0
-        for group in world.live_groups():
-            for member in world.members_of(group):
+        live = [(group, world.members_of(group)) for group in world.live_groups()]
+        for group, members in live:
+            for member in members:
                 self.wanting += wants_single(member)
-                shape = member.spec.shape
-                g, c, m = shape.gpu, shape.cpu, shape.mem_gb
-                for a in member.held:
-                    node = index.get(a.node)
-                    if node is None:
-                        continue  # a node gone from the cluster: nothing to count against
-                    h = held_total[node]
-                    held_total[node] = (h[0] + g, h[1] + c, h[2] + m)
+                if member.held:
                     by_node = self.held_by.setdefault(group.name, {})
-                    b = by_node.get(node, ZERO)
-                    by_node[node] = (b[0] + g, b[1] + c, b[2] + m)
-                for a in (*member.held, *member.assignments):
-                    node = index.get(a.node)
-                    if node is not None:
-                        u = used[node]
-                        used[node] = (u[0] + g, u[1] + c, u[2] + m)
-        self.used = used
-        self.held_total = held_total
+                    _add(self.held_total, cluster, member, member.held, by_node)
+        self.used = count_used(live, cluster)
+
+
+def count_used(live: Sequence[LiveEntry], cluster: Cluster) -> list[Vec]:
+    """Per node: what the live members hold or have placed (``Usage.used``)."""
+    used: list[Vec] = [ZERO] * len(cluster)
+    for _, members in live:
+        for member in members:
+            if member.held or member.assignments:
+                _add(used, cluster, member, (*member.held, *member.assignments), None)
+    return used
+
+
+def _add(
+    into: list[Vec],
+    cluster: Cluster,
+    member: MemberState,
+    tasks: Sequence[Assignment],
+    by_node: NodeVecs | None,
+) -> None:
+    """Add one vector of ``member``'s shape per task to its node's entry of ``into``
+    (and of ``by_node``). Tasks are counted per node first (in C): a member's tasks
+    share nodes, and a node gone from the cluster counts against nothing."""
+    shape = member.spec.shape
+    g, c, m = shape.gpu, shape.cpu, shape.mem_gb
+    index = cluster.index
+    for name, k in Counter(map(_NODE, tasks)).items():
+        node = index.get(name)
+        if node is None:
+            continue
+        u = into[node]
+        into[node] = (u[0] + k * g, u[1] + k * c, u[2] + k * m)
+        if by_node is not None:
+            b = by_node.get(node, ZERO)
+            by_node[node] = (b[0] + k * g, b[1] + k * c, b[2] + k * m)
 
 
 class UsageCount:
@@ -100,7 +123,8 @@ class UsageCount:
         self.used: list[Vec] = [ZERO] * len(cluster)
 
     def sync(self, world: World) -> set[int] | None:
-        self.used = Usage(world, self._cluster).used
+        live = [(group, world.members_of(group)) for group in world.live_groups()]
+        self.used = count_used(live, self._cluster)
         return None
 
 

@@ -50,12 +50,15 @@ class ViewKind(StrEnum):
     could have once running work ends."""
 
 
+# The members as module names: reading an enum class's attribute runs Python code (in
+# 3.11), and the hot paths ask for them per node.
+FREE, NOW, EVENTUAL = ViewKind.FREE, ViewKind.NOW, ViewKind.EVENTUAL
 # The view kinds whose entry (`SessionLedger._entry`) reads free capacity, held
 # capacity, claims; a change refreshes only those.
-OF_FREE = (ViewKind.FREE, ViewKind.NOW)
-OF_HELD = (ViewKind.EVENTUAL,)
-OF_CLAIM = (ViewKind.NOW, ViewKind.EVENTUAL)
-OF_ALL = (ViewKind.FREE, ViewKind.NOW, ViewKind.EVENTUAL)
+OF_FREE = (FREE, NOW)
+OF_HELD = (EVENTUAL,)
+OF_CLAIM = (NOW, EVENTUAL)
+OF_ALL = (FREE, NOW, EVENTUAL)
 
 
 class SessionLedger:
@@ -185,10 +188,10 @@ class SessionLedger:
 
     def _entry(self, kind: ViewKind, i: int) -> Vec:
         f = self.free[i]
-        if kind is ViewKind.FREE:
+        if kind is FREE:
             return f
         k = self.claim[i]
-        if kind is ViewKind.NOW:
+        if kind is NOW:
             return (max(0, f[0] - k[0]), max(0, f[1] - k[1]), max(0, f[2] - k[2]))
         if not self.cluster.is_up(i):
             return ZERO
@@ -243,18 +246,18 @@ class SessionLedger:
         """Free now (minus higher claims), plus the group's own holds. Like every view,
         valid until the ledger next changes."""
         overlay = self.held_by.get(group, {}) if group else {}
-        return self._view(ViewKind.NOW if honour_claims else ViewKind.FREE, overlay)
+        return self._view(NOW if honour_claims else FREE, overlay)
 
     def now_view_with(self, group: str, avail: Mapping[int, Vec]) -> View:
         """`now_view` of ``group``, except that the nodes of ``avail`` offer that much
         (before the group's own holds) instead of their free capacity outside claims:
         what a borrower, or a reservation taking back what it lent, may use."""
-        base = self._base(ViewKind.NOW)
+        base = self._base(NOW)
         overlay = dict(self.held_by.get(group, {}))
         for node, vec in sorted(avail.items()):
             b = base[node]
             add_vecs(overlay, node, (vec[0] - b[0], vec[1] - b[1], vec[2] - b[2]))
-        return self._view(ViewKind.NOW, overlay)
+        return self._view(NOW, overlay)
 
     def eventual_view(self, group: str, lower_holds: NodeVecs | None = None) -> View:
         """What the group could have once running work ends: capacity of up nodes minus
@@ -263,7 +266,7 @@ class SessionLedger:
         overlay = dict(self.held_by.get(group, {}))
         for index, vec in sorted((lower_holds or {}).items()):
             add_vecs(overlay, index, vec)
-        return self._view(ViewKind.EVENTUAL, overlay)
+        return self._view(EVENTUAL, overlay)
 
 
 def empty_cluster_view(cluster: Cluster) -> View:

@@ -27,7 +27,7 @@ from costart.placement.allocator import Allocator
 from costart.placement.capacity import ZERO, Vec, fit_count, fit_counts
 from costart.placement.cluster import Cluster, shape_fits_type
 from costart.placement.holdings import Holdings
-from costart.placement.ledger import SessionLedger, ViewKind
+from costart.placement.ledger import EVENTUAL, SessionLedger, ViewKind
 
 MAX_SHARED_VECS = 4096
 MAX_CARRIED_SHAPES = 256
@@ -159,7 +159,7 @@ class CarriedLedger(SessionLedger):
         """Node ``i``'s entry as it was at the session's start (free and held as then,
         no claims)."""
         f = self._start.free[i]
-        if kind is not ViewKind.EVENTUAL:
+        if kind is not EVENTUAL:
             return f  # free capacity is never negative
         if self._start.status[i] != "up":
             return ZERO
