@@ -27,13 +27,13 @@ from eventsourcing.persistence import InfrastructureFactory
 
 from costart.app import Clock, Controller, PlacementStep
 from costart.domain.world import World
+from costart.eventlog.lease_keeper import LeaseLike
+from costart.eventlog.rollback import Expectations, LastKnown
+from costart.eventlog.standby import Standby
 from costart.logs import configure_logging
 from costart.pgstore import env_for_url, is_url, redact
 from costart.projections import ViewDamagedError, stored_anchor
 from costart.sim.ports import ControllerFactory, PlacementStepLike, SimController
-from costart.store.keeper import LeaseLike
-from costart.store.rollback import Expectations, LastKnown
-from costart.store.standby import Standby
 
 __all__ = [
     "DEFAULT_PLACEMENT",

@@ -30,7 +30,7 @@ def declared_all(package: str) -> list[str] | None:
 
 
 def top_package(module: str) -> str | None:
-    """``costart.store.codec`` -> ``costart.store``; a top-level module -> None."""
+    """``costart.eventlog.codec`` -> ``costart.eventlog``; a top-level module -> None."""
     parts = module.split(".")
     if len(parts) >= 2 and (SOURCE / parts[1]).is_dir():
         return ".".join(parts[:2])
@@ -84,7 +84,7 @@ def test_no_package_imports_a_name_another_does_not_list() -> None:
 def test_the_check_sees_an_unlisted_import(tmp_path: Path) -> None:
     probe = tmp_path / "probe.py"
     probe.write_text(
-        "from costart.store.codec import MsgspecMapper\n"  # listed
+        "from costart.eventlog.codec import MsgspecMapper\n"  # listed
         "from costart.store.lmdbenv import grow_map_size\n"  # not listed
     )
     assert unlisted_imports(probe, "costart.replay.probe") == [

@@ -33,6 +33,8 @@ from costart.cli.checked_views import CheckedViews
 from costart.cli.commands import Target
 from costart.cli.exits import EXIT_ERROR, EXIT_USAGE, exit_code
 from costart.cli.leadership import Leadership
+from costart.eventlog.errors import DamagedStoreError
+from costart.eventlog.lease_keeper import LeaseKeeper, LeaseLike
 from costart.placement import ClusterError
 from costart.rest.app import create_app
 from costart.rest.auth import TokenError, Tokens
@@ -40,11 +42,9 @@ from costart.rest.claims import ClaimDriver
 from costart.rest.not_leader import not_leader_app, publish_leader, read_leader
 from costart.rest.service import Service
 from costart.store import DATA_FILE, release_mapped_pages
-from costart.store.errors import DamagedStoreError, StoreFullError
-from costart.store.keeper import LeaseKeeper, LeaseLike
+from costart.store.errors import StoreFullError
 
 log = structlog.get_logger("costart.serve")
-PG_MODULE = "costart.pgstore"
 SECOND_NS = 10**9
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 

@@ -19,11 +19,11 @@ from typing import Final
 from eventsourcing.persistence import InfrastructureFactory
 from eventsourcing.utils import Environment
 
+from costart.eventlog.lease_keeper import LeaseKeeper
+from costart.eventlog.standby import Standby
 from costart.pgstore.factory import Factory
 from costart.pgstore.lease import DEFAULT_LEASE_MS, PgLease
 from costart.pgstore.settings import LEASE_EPOCH
-from costart.store.keeper import LeaseKeeper
-from costart.store.standby import Standby
 
 APPLICATION_NAME: Final = "costart"  # the Controller's name: its tables and env prefix
 

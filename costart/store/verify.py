@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from costart.store.errors import CorruptRecordError, Defect
+from costart.eventlog.errors import CorruptRecordError, Defect
 from costart.store.lmdbenv import LmdbStore, index_db_name, log_db_name
 from costart.store.reader import LogReader, iter_log, list_logs, open_readonly
 from costart.store.recorders import LmdbAggregateRecorder

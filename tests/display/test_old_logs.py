@@ -8,7 +8,7 @@ import msgspec
 
 from costart.display import reason_text
 from costart.domain import events as ev
-from costart.store.codec import canonical_encode, event_decoder, topic_of
+from costart.eventlog.codec import canonical_encode, event_decoder, topic_of
 
 S = 10**9
 

@@ -10,10 +10,9 @@ import lmdb
 import pytest
 from eventsourcing.persistence import IntegrityError, StoredEvent
 
+from costart.eventlog.errors import CorruptRecordError, Defect
 from costart.store import (
     GENESIS,
-    CorruptRecordError,
-    Defect,
     LmdbApplicationRecorder,
     iter_log,
     iter_verified,
