@@ -27,7 +27,7 @@ from pathlib import Path
 import lmdb
 from common import controller_on, write_results
 
-from costart.app import Controller
+from costart.controller import Controller
 from costart.domain.actors import Actor
 from costart.domain.decisions import PlaceGroup
 from costart.domain.events import Assignment, DomainEvent
@@ -36,7 +36,7 @@ from costart.eventlog.codec import decode_any_event, event_decoder, gc_paused
 from costart.eventlog.event_reading import RecorderSource
 from costart.eventlog.restore import fold, restore
 from costart.eventlog.snapshots import SNAPSHOT_STREAM_ID, encode_world
-from costart.logs import configure_logging
+from costart.logging_setup import configure_logging
 from costart.replay.rebuild import copy_world, rebuild
 
 MEMBERS = 10

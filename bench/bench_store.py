@@ -38,7 +38,7 @@ from costart.domain.events import PendReason
 from costart.domain.spec import parse_spec
 from costart.eventlog.codec import MsgspecMapper, decode_any_event
 from costart.eventlog.event_reading import read_events
-from costart.logs import configure_logging
+from costart.logging_setup import configure_logging
 
 ROOT = Path(__file__).resolve().parents[1]
 RL_SPEC = (ROOT / "scenarios" / "rl-post-training.toml").read_bytes()

@@ -8,14 +8,14 @@ from pathlib import Path
 from eventsourcing.persistence import StoredEvent
 from rich.console import Console
 
-from costart.app import Controller
-from costart.cli.demo import run_demo
+from costart.cli.walkthrough import run_demo
+from costart.controller import Controller
 from costart.eventlog.codec import canonical_encode
 from costart.eventlog.snapshot_schema import SNAPSHOT_SCHEMA
 from costart.eventlog.snapshots import SNAPSHOT_STREAM_ID, SNAPSHOT_TOPIC, Snapshot, encode_world
 from costart.replay.rebuild import rebuild
+from costart.replay.rebuild_check import verify
 from costart.replay.source import RecorderSource
-from costart.replay.verify import verify
 from costart.store import verify_log
 from tests.builders import ManualClock, a_group, full_placement, ready
 

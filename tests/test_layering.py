@@ -64,7 +64,7 @@ ALLOWED["agent"] = (
 # The core's top-level modules, by what they may not import: the Controller restores and
 # appends through the log services alone, never the forensics package or a backend.
 CORE_MODULES: dict[str, set[str]] = {
-    "app.py": {"replay", "store", "pgstore", "sim", "cli", "rest", "projections"},
+    "controller.py": {"replay", "store", "pgstore", "sim", "cli", "rest", "projections"},
     "log_writer.py": {"replay", "store", "pgstore", "sim", "cli", "rest", "projections"},
 }
 # What a backend's recorder can do is declared (`costart.eventlog.capabilities`), never
@@ -234,9 +234,9 @@ def test_the_checks_catch_a_violation(tmp_path, monkeypatch):
     """The checker itself must fail on bad code (a test that cannot fail is no test)."""
     fake = tmp_path / "costart"
     (fake / "domain").mkdir(parents=True)
-    (fake / "app.py").write_text("")
+    (fake / "controller.py").write_text("")
     (fake / "domain" / "bad.py").write_text(
-        "import time\nimport lmdb\nfrom costart.app import Controller\n"
+        "import time\nimport lmdb\nfrom costart.controller import Controller\n"
         "from uuid import uuid4\nx = uuid4()\ny = time.time()\n"
     )
     monkeypatch.setattr(sys.modules[__name__], "PACKAGE", fake)
@@ -278,8 +278,10 @@ def test_the_walls_between_services_and_backends_catch_a_crossing(
 
 
 def test_the_wall_catches_the_controller_importing_the_forensics_package(tmp_path, monkeypatch):
-    _fake_package(tmp_path, monkeypatch, {"app.py": "from costart.replay.rebuild import restore\n"})
-    assert core_module_violations() == ["app.py:1 imports costart.replay"]
+    _fake_package(
+        tmp_path, monkeypatch, {"controller.py": "from costart.replay.rebuild import restore\n"}
+    )
+    assert core_module_violations() == ["controller.py:1 imports costart.replay"]
 
 
 def test_the_check_catches_a_probed_capability_and_a_backend_chosen_by_if(tmp_path, monkeypatch):

@@ -20,7 +20,7 @@ from typing import TypeVar
 
 from costart.eventlog.errors import LogTailLostError
 from costart.projections import ViewDamagedError, Views
-from costart.projections.projector import EventSource
+from costart.projections.view_builder import EventSource
 
 T = TypeVar("T")
 Warn = Callable[[str], None]

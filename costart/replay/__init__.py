@@ -40,7 +40,7 @@ __getattr__, __dir__ = lazy_exports(
         "rebuild_until_time": "costart.replay.rebuild",
         "render_html": "costart.replay.timeline_html",
         "value_text": "costart.replay.diff",
-        "verify": "costart.replay.verify",
+        "verify": "costart.replay.rebuild_check",
         "why": "costart.replay.why",
     },
 )

@@ -13,7 +13,7 @@ import lmdb
 import msgspec
 import pytest
 
-from costart.app import Controller
+from costart.controller import Controller
 from costart.eventlog.event_reading import RecorderSource
 from costart.eventlog.snapshots import SnapshotStore
 from costart.replay.rebuild import rebuild

@@ -14,8 +14,8 @@ from eventsourcing.persistence import InfrastructureFactory, StoredEvent
 from eventsourcing.utils import Environment
 from psycopg import sql
 
-from costart.app import Controller
 from costart.bootstrap import Settings, bootstrap
+from costart.controller import Controller
 from costart.eventlog.capabilities import Capability, LogRecorder, declaring
 from costart.eventlog.errors import StaleTermError
 from costart.log_writer import ControllerStoppedError

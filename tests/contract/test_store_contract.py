@@ -13,13 +13,13 @@ import pytest
 from eventsourcing.persistence import StoredEvent
 from rich.console import Console
 
-from costart.app import Controller
-from costart.cli.demo import run_demo
+from costart.cli.walkthrough import run_demo
+from costart.controller import Controller
 from costart.eventlog.codec import canonical_encode
 from costart.eventlog.restore import restore
 from costart.eventlog.snapshots import SNAPSHOT_STREAM_ID, SNAPSHOT_TOPIC, Snapshot, encode_world
 from costart.replay.rebuild import rebuild
-from costart.replay.verify import verify
+from costart.replay.rebuild_check import verify
 
 from .conftest import Store
 

@@ -31,7 +31,7 @@ from costart.cli.exits import exit_code
 from costart.cli.main import app
 from costart.eventlog.rollback import LastKnown
 from costart.eventlog.snapshots import encode_world
-from costart.logs import configure_logging
+from costart.logging_setup import configure_logging
 from costart.store.ha import open_factory
 from costart.store.lease import Lease
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from costart.app import Controller
+from costart.controller import Controller
 from costart.eventlog.lease_keeper import LeaseKeeper
 from costart.eventlog.snapshots import encode_world
 from costart.eventlog.standby import Standby

@@ -12,7 +12,7 @@ import pytest
 from costart.domain.errors import NotFound
 from costart.eventlog.errors import LogTailLostError
 from costart.projections import RecorderSource, ViewDamagedError, Views
-from costart.projections.viewdb import seal
+from costart.projections.view_store import seal
 from tests.builders import ManualClock, new_controller
 from tests.damage.base_store import cut_log
 from tests.multi_group_story import run_story

@@ -10,13 +10,13 @@ from eventsourcing.persistence import StoredEvent
 from eventsourcing.popo import POPOAggregateRecorder
 from rich.console import Console
 
-from costart.cli.demo import run_demo
+from costart.cli.walkthrough import run_demo
 from costart.eventlog.codec import canonical_encode
 from costart.eventlog.snapshot_schema import SNAPSHOT_SCHEMA
 from costart.eventlog.snapshots import SNAPSHOT_STREAM_ID, SNAPSHOT_TOPIC, Snapshot, SnapshotStore
 from costart.replay.rebuild import rebuild
+from costart.replay.rebuild_check import verify
 from costart.replay.source import RecorderSource
-from costart.replay.verify import verify
 
 ROOT = Path(__file__).resolve().parents[2]
 
