@@ -264,7 +264,7 @@ def _fake_package(tmp_path, monkeypatch, files: dict[str, str]):  # type: ignore
     ("layer", "source", "imported"),
     [
         ("store", "from costart.pgstore.recorder import CostartApplicationRecorder\n", "pgstore"),
-        ("pgstore", "from costart.store.records import GENESIS\n", "store"),
+        ("pgstore", "from costart.store.record_layout import GENESIS\n", "store"),
         ("eventlog", "import costart.store.lmdbenv\n", "store"),
         ("eventlog", "from costart.pgstore import Factory\n", "pgstore"),
         ("eventlog", "from costart.replay.rebuild import rebuild\n", "replay"),

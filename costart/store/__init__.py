@@ -27,19 +27,19 @@ from costart.store.datafile import (
 from costart.store.errors import DataFileError, FencedError, StoreFullError
 from costart.store.factory import Factory
 from costart.store.ha import open_factory
+from costart.store.integrity import LogSummary, Problem, VerifyReport, iter_verified, verify_log
 from costart.store.lease import Lease, LeaseRecord
 from costart.store.lmdbenv import LmdbStore, open_store
-from costart.store.reader import LogReader, iter_log, open_readonly
+from costart.store.record_layout import GENESIS, LogRecord
 from costart.store.recorders import (
     LmdbAggregateRecorder,
     LmdbApplicationRecorder,
     LmdbProcessRecorder,
     LmdbTrackingRecorder,
 )
-from costart.store.records import GENESIS, LogRecord
 from costart.store.resident import release_mapped_pages
 from costart.store.settings import StoreSettings
-from costart.store.verify import LogSummary, Problem, VerifyReport, iter_verified, verify_log
+from costart.store.whole_log import LogReader, iter_log, open_readonly
 
 __all__ = [
     "DATA_FILE",

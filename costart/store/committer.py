@@ -41,7 +41,7 @@ from costart.store.datafile import free_bytes, is_space_error
 from costart.store.errors import FencedError, StoreFullError
 from costart.store.headroom import COMMIT_PAGES
 from costart.store.lease import LEASE_DB, store_term, stored_epoch, stored_term
-from costart.store.records import (
+from costart.store.record_layout import (
     GENESIS,
     PreparedEvent,
     check_record,

@@ -30,8 +30,7 @@ from costart.eventlog.record_checksum import originator_value
 from costart.store.committer import GroupCommitter, WriteRequest
 from costart.store.lease import LEASE_DB, stored_term
 from costart.store.lmdbenv import LmdbStore, tracking_db_name
-from costart.store.reader import iter_log
-from costart.store.records import (
+from costart.store.record_layout import (
     GENESIS,
     LogRecord,
     PreparedEvent,
@@ -44,6 +43,7 @@ from costart.store.records import (
     to_stored_event,
     unpack_u64,
 )
+from costart.store.whole_log import iter_log
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence

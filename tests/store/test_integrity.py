@@ -20,7 +20,7 @@ from costart.store import (
     verify_log,
 )
 from costart.store.lmdbenv import MAX_DBS, log_db_name
-from costart.store.records import decode_record, encode_record, pack_u64
+from costart.store.record_layout import decode_record, encode_record, pack_u64
 
 from .support import TempStores, batch, batch_originator
 
