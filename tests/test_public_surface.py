@@ -107,3 +107,22 @@ def test_importing_the_domain_does_not_import_the_application() -> None:
     code = "import sys, costart.domain; print('costart.controller' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_the_backends_do_not_re_export_the_log_services() -> None:
+    """A service has one public home, `costart.eventlog`; the backends list their own."""
+    services = set(declared_all("costart.eventlog") or [])
+    assert services >= {"MsgspecMapper", "SnapshotStore", "RecorderSource", "Standby"}
+    for backend in ("costart.store", "costart.pgstore"):
+        assert services & set(declared_all(backend) or []) == set()
+
+
+def test_importing_the_controller_imports_neither_replay_nor_a_backend() -> None:
+    code = (
+        "import sys, costart.controller; "
+        "print(sorted({m.split('.')[1] for m in sys.modules if m.startswith('costart.')}))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    loaded = set(ast.literal_eval(out.stdout.strip()))
+    assert "eventlog" in loaded
+    assert loaded.isdisjoint({"replay", "store", "pgstore", "projections", "sim", "cli", "rest"})

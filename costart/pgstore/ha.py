@@ -19,8 +19,6 @@ from typing import Final
 from eventsourcing.persistence import InfrastructureFactory
 from eventsourcing.utils import Environment
 
-from costart.eventlog.lease_keeper import LeaseKeeper
-from costart.eventlog.standby import Standby
 from costart.pgstore.factory import Factory
 from costart.pgstore.lease import DEFAULT_LEASE_MS, PgLease
 from costart.pgstore.settings import LEASE_EPOCH
@@ -51,4 +49,4 @@ def fenced_env(env: Mapping[str, str], epoch: int) -> dict[str, str]:
     return {**env, LEASE_EPOCH: str(epoch)}
 
 
-__all__ = ["LeaseKeeper", "Standby", "fenced_env", "open_factory", "open_lease"]
+__all__ = ["fenced_env", "open_factory", "open_lease"]
