@@ -20,9 +20,9 @@ from costart.eventlog.anchor import (
 from costart.eventlog.backends import (
     MEMORY_MODULE,
     PERSISTENCE_MODULE,
-    Backend,
     Lead,
     NoLeaseError,
+    StoreBackend,
     backend_for,
 )
 from costart.eventlog.capabilities import (
@@ -69,7 +69,6 @@ __all__ = [
     "SNAPSHOT_SCHEMA",
     "SNAPSHOT_STREAM_ID",
     "Anchor",
-    "Backend",
     "Capability",
     "CorruptRecordError",
     "CorruptSnapshotError",
@@ -94,6 +93,7 @@ __all__ = [
     "SnapshotStore",
     "StaleTermError",
     "Standby",
+    "StoreBackend",
     "StoreRolledBackError",
     "WriteChain",
     "anchor_at",

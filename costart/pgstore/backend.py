@@ -1,4 +1,4 @@
-"""The PostgreSQL store as a `Backend` of the registry (`costart.eventlog.backends`): its
+"""The PostgreSQL store as a `StoreBackend` of the registry (`costart.eventlog.backends`): its
 lease is a row beside the log, and a leader's environment carries the epoch to the
 append function, which checks it in the append's own transaction (ADR 0010)."""
 
@@ -7,13 +7,22 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
-from costart.eventlog.backends import Backend, Lead
+from costart.eventlog.backends import Lead, StoreBackend
 from costart.pgstore.ha import fenced_env, open_factory, open_lease
-from costart.pgstore.settings import MODULE
+from costart.pgstore.settings import MODULE, env_for_url, is_url, redact
 
 
-class PgBackend(Backend):
+class PgBackend(StoreBackend):
     module = MODULE
+
+    def claims(self, location: str) -> bool:
+        return is_url(location)
+
+    def location_env(self, location: str, env: Mapping[str, str]) -> dict[str, str]:
+        return {**env, **env_for_url(location)}
+
+    def describe(self, location: str) -> str:
+        return redact(location)
 
     def lead(self, env: Mapping[str, str], lease_ns: int) -> Lead:
         factory = open_factory(env)

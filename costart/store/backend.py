@@ -1,4 +1,4 @@
-"""The LMDB store as a `Backend` of the registry (`costart.eventlog.backends`): its lease
+"""The LMDB store as a `StoreBackend` of the registry (`costart.eventlog.backends`): its lease
 lives in the log's own environment, and the writer carries the epoch into every write
 transaction (ADR 0009)."""
 
@@ -7,18 +7,27 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
-from costart.eventlog.backends import Backend, Lead
+from costart.eventlog.backends import PERSISTENCE_MODULE, Lead, StoreBackend
 from costart.store.datafile import DATA_FILE, LOCK_FILE
 from costart.store.ha import open_factory
 from costart.store.lease import Lease
+from costart.store.settings import PATH
 
 MODULE: Final = "costart.store"
 
 
-class LmdbBackend(Backend):
+class LmdbBackend(StoreBackend):
     module = MODULE
     data_file = DATA_FILE
     lock_file = LOCK_FILE
+
+    def claims(self, location: str) -> bool:
+        return "://" not in location  # a directory; a URL belongs to another backend
+
+    def location_env(self, location: str, env: Mapping[str, str]) -> dict[str, str]:
+        # The environment may name another module for a directory (the library's SQLite).
+        module = env.get(PERSISTENCE_MODULE) or MODULE
+        return {**env, PERSISTENCE_MODULE: module, PATH: location}
 
     def lead(self, env: Mapping[str, str], lease_ns: int) -> Lead:
         factory = open_factory(env)

@@ -21,6 +21,7 @@ from costart.eventlog.backends import (
     REGISTRY,
     LeaselessBackend,
     NoLeaseError,
+    backend_at,
     backend_for,
 )
 from costart.eventlog.capabilities import (
@@ -45,7 +46,7 @@ DECLARED = {
 
 
 @dataclass
-class Backend:
+class Opened:
     name: str
     env: dict[str, str]
     factory: InfrastructureFactory[object]
@@ -53,10 +54,10 @@ class Backend:
 
 
 @pytest.fixture(params=sorted(DECLARED))
-def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
-    def opened(env: dict[str, str]) -> Backend:
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Opened]:
+    def opened(env: dict[str, str]) -> Opened:
         factory = InfrastructureFactory.construct(Environment("costart", env))
-        return Backend(request.param, env, factory, factory.application_recorder())
+        return Opened(request.param, env, factory, factory.application_recorder())
 
     if request.param == "postgresql":
         with fresh_schema(request.getfixturevalue("pg_url")) as url:
@@ -81,7 +82,7 @@ def _events(first_version: int, count: int) -> list[StoredEvent]:
     ]
 
 
-def _has(backend: Backend, capability: Capability) -> bool:
+def _has(backend: Opened, capability: Capability) -> bool:
     return capability in capabilities_of(backend.recorder)
 
 
@@ -201,3 +202,24 @@ def test_the_lmdb_backend_leads_with_the_lease_in_its_environment(tmp_path):
     finally:
         lead.lease.release()
         lead.factory.close()
+
+
+def test_exactly_one_backend_takes_each_store_location():
+    directory = backend_at("var/store")
+    assert directory.module == "costart.store"
+    env = directory.location_env("var/store", {"X": "1"})
+    assert env == {
+        "X": "1",
+        "PERSISTENCE_MODULE": "costart.store",
+        "COSTART_LMDB_PATH": "var/store",
+    }
+    # The environment may keep another module for a directory (the library's SQLite).
+    sqlite = directory.location_env("d", {"PERSISTENCE_MODULE": "eventsourcing.sqlite"})
+    assert sqlite["PERSISTENCE_MODULE"] == "eventsourcing.sqlite"
+    url = "postgresql://alice:secret@db.example:5433/costart"
+    server = backend_at(url)
+    assert server.module == "costart.pgstore"
+    assert server.describe(url) == "postgresql://alice:***@db.example:5433/costart"
+    assert server.location_env(url, {})["PERSISTENCE_MODULE"] == "costart.pgstore"
+    with pytest.raises(ValueError, match=r"'mysql://db/x': one store backend must take it"):
+        backend_at("mysql://db/x")
