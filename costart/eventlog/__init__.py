@@ -23,6 +23,7 @@ from costart.eventlog.backends import (
     Lead,
     NoLeaseError,
     StoreBackend,
+    backend_at,
     backend_for,
 )
 from costart.eventlog.capabilities import (
@@ -97,6 +98,7 @@ __all__ = [
     "StoreRolledBackError",
     "WriteChain",
     "anchor_at",
+    "backend_at",
     "backend_for",
     "canonical_decode",
     "canonical_encode",

@@ -114,7 +114,7 @@ def test_a_record_hash_names_one_record_and_a_missing_one_is_a_gap(backend):
         return
     assert isinstance(recorder, LogRecorder)
     hashes = [recorder.record_hash(p) for p in (1, 2, 3)]
-    assert all(isinstance(h, bytes) and len(h) == 16 for h in hashes)
+    assert all(isinstance(h, bytes) and len(h) >= 16 for h in hashes)
     assert len(set(hashes)) == 3
     assert [recorder.record_hash(p) for p in (1, 2, 3)] == hashes
     with pytest.raises(CorruptRecordError) as missing:
