@@ -38,7 +38,7 @@ from costart.rest.auth import TokenError, Tokens
 from costart.rest.claims import ClaimDriver
 from costart.rest.http_app import create_app
 from costart.rest.not_leader import not_leader_app, publish_leader, read_leader
-from costart.rest.service import Service
+from costart.service.controller_service import Service
 from costart.store import DATA_FILE, release_mapped_pages
 from costart.store.errors import DamagedStoreError, StoreFullError
 from costart.store.keeper import LeaseKeeper, LeaseLike

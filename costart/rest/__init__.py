@@ -31,7 +31,7 @@ __getattr__, __dir__ = lazy_exports(
         "ClaimDriver": "costart.rest.claims",
         "Client": "costart.rest.client",
         "ErrorBody": "costart.rest.models",
-        "Service": "costart.rest.service",
+        "Service": "costart.service.controller_service",
         "TokenError": "costart.rest.auth",
         "Tokens": "costart.rest.auth",
         "WatchClosed": "costart.rest.client",

@@ -44,7 +44,7 @@ from costart.rest.dispatch import (
 from costart.rest.models import name_in_path, node_in_path
 from costart.rest.openapi import errors, linked, struct_body, task_links
 from costart.rest.report_schemas import ClaimReportOperation, TaskReportOperation
-from costart.rest.service import Service
+from costart.service.controller_service import Service
 
 # The examples name the documented example spec's group, members, claim and a node of
 # the demo cluster (the examples phase of the contract test calls them on it).

@@ -37,8 +37,8 @@ from costart.rest.models import ErrorBody
 from costart.rest.openapi import BEARER, SECURITY_SCHEMES
 from costart.rest.options import options_handlers
 from costart.rest.routes import ROUTES, authenticate
-from costart.rest.service import Service
 from costart.rest.watch_routes import WATCH_ROUTES
+from costart.service.controller_service import Service
 
 log = structlog.get_logger("costart.rest")
 MAX_BODY_BYTES: Final = 2 * MAX_SPEC_BYTES

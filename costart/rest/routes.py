@@ -38,7 +38,6 @@ from costart.rest.paging import (
     MembersContinue,
     page,
 )
-from costart.rest.service import Service
 from costart.rest.timed import (
     TimedEvent,
     TimedGroup,
@@ -51,6 +50,7 @@ from costart.rest.timed import (
     member_doc,
     pend_entry_doc,
 )
+from costart.service.controller_service import Service
 
 GroupName = Annotated[str, NAME_IN_PATH]
 _TERM = f"{limits.LABEL_PATTERN}={limits.LABEL_PATTERN}"

@@ -23,8 +23,8 @@ from costart.domain import events
 from costart.rest.auth import User
 from costart.rest.models import NAME_IN_PATH, NODE_CHARS, NODE_PATTERN
 from costart.rest.openapi import convert_schema, errors
-from costart.rest.service import Service
 from costart.rest.watch import WatchFilter
+from costart.service.controller_service import Service
 
 EVENT_STREAM = "text/event-stream"
 POSITION_PATTERN = "^[0-9]{1,19}$"

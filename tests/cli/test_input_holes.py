@@ -18,7 +18,7 @@ from costart.cli.main import DEMO_SPEC, app
 from costart.projections import Views
 from costart.rest.auth import Tokens, User
 from costart.rest.http_app import create_app
-from costart.rest.service import Service
+from costart.service.controller_service import Service
 from tests.builders import new_controller
 
 runner = CliRunner()

@@ -13,7 +13,7 @@ from costart.placement import ClusterError, CoPlacementStep
 from costart.projections import Views
 from costart.rest.auth import TokenError, Tokens
 from costart.rest.claims import ClaimDriver
-from costart.rest.service import Service
+from costart.service.controller_service import Service
 from tests.builders import ManualClock, a_group, new_controller
 from tests.rest.fake_placement import PlaceEverything
 
