@@ -27,12 +27,12 @@ from costart.domain.spec import SpecFormat, parse_spec
 from costart.domain.spec_types import GroupSpec
 from costart.log_writer import ControllerStoppedError
 from costart.projections import GroupView, MemberView, Views, group_view, member_view
-from costart.rest.batcher import CommandBatcher
 from costart.rest.claims import ClaimDriver
 from costart.rest.dispatch import Reports
 from costart.rest.log_follower import LogFollower
 from costart.rest.nodes import Heartbeats
 from costart.rest.watch import Names, WatchHub
+from costart.service.batcher import CommandBatcher
 
 log = structlog.get_logger("costart.serve")
 
