@@ -31,7 +31,6 @@ from costart.projections import ViewDamagedError
 from costart.rest.auth import Tokens
 from costart.rest.dispatch_routes import DISPATCH_ROUTES
 from costart.rest.docs_page import OfflineDocsPlugin
-from costart.rest.log_follower import ViewsBehindError
 from costart.rest.metrics import registry_for
 from costart.rest.models import ErrorBody
 from costart.rest.openapi import BEARER, SECURITY_SCHEMES
@@ -39,6 +38,7 @@ from costart.rest.options import options_handlers
 from costart.rest.routes import ROUTES, authenticate
 from costart.rest.watch_routes import WATCH_ROUTES
 from costart.service.controller_service import Service
+from costart.service.log_follower import ViewsBehindError
 
 log = structlog.get_logger("costart.rest")
 MAX_BODY_BYTES: Final = 2 * MAX_SPEC_BYTES

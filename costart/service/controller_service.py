@@ -29,10 +29,10 @@ from costart.log_writer import ControllerStoppedError
 from costart.projections import GroupView, MemberView, Views, group_view, member_view
 from costart.rest.claims import ClaimDriver
 from costart.rest.dispatch import Reports
-from costart.rest.log_follower import LogFollower
 from costart.rest.nodes import Heartbeats
 from costart.rest.watch import Names, WatchHub
 from costart.service.batcher import CommandBatcher
+from costart.service.log_follower import LogFollower
 
 log = structlog.get_logger("costart.serve")
 
