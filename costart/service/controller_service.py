@@ -28,11 +28,11 @@ from costart.domain.spec_types import GroupSpec
 from costart.log_writer import ControllerStoppedError
 from costart.projections import GroupView, MemberView, Views, group_view, member_view
 from costart.rest.claims import ClaimDriver
-from costart.rest.dispatch import Reports
 from costart.rest.nodes import Heartbeats
 from costart.rest.watch import Names, WatchHub
 from costart.service.batcher import CommandBatcher
 from costart.service.log_follower import LogFollower
+from costart.service.reports import Reports
 
 log = structlog.get_logger("costart.serve")
 
