@@ -28,9 +28,9 @@ from costart.domain.spec_types import GroupSpec
 from costart.log_writer import ControllerStoppedError
 from costart.projections import GroupView, MemberView, Views, group_view, member_view
 from costart.rest.claims import ClaimDriver
-from costart.rest.nodes import Heartbeats
 from costart.rest.watch import Names, WatchHub
 from costart.service.batcher import CommandBatcher
+from costart.service.heartbeats import Heartbeats
 from costart.service.log_follower import LogFollower
 from costart.service.reports import Reports
 
