@@ -27,6 +27,7 @@ import structlog
 import typer
 import uvicorn
 
+from costart.adapters.simulated_claims import ClaimDriver
 from costart.bootstrap import Settings, bootstrap, build_placement, build_standby
 from costart.cli.checked_views import CheckedViews
 from costart.cli.commands import Target
@@ -35,7 +36,6 @@ from costart.cli.leadership import Leadership
 from costart.controller import Controller, PlacementStep
 from costart.placement import ClusterError
 from costart.rest.auth import TokenError, Tokens
-from costart.rest.claims import ClaimDriver
 from costart.rest.http_app import create_app
 from costart.rest.not_leader import not_leader_app, publish_leader, read_leader
 from costart.service.controller_service import Service

@@ -28,7 +28,7 @@ __getattr__, __dir__ = lazy_exports(
     __name__,
     {
         "ApiError": "costart.rest.client",
-        "ClaimDriver": "costart.rest.claims",
+        "ClaimDriver": "costart.adapters.simulated_claims",
         "Client": "costart.rest.client",
         "ErrorBody": "costart.rest.models",
         "Service": "costart.service.controller_service",

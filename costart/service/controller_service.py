@@ -18,6 +18,7 @@ from typing import Final
 
 import structlog
 
+from costart.adapters.simulated_claims import ClaimDriver
 from costart.controller import Controller
 from costart.display import duration
 from costart.domain.actors import TIMER, Actor
@@ -27,7 +28,6 @@ from costart.domain.spec import SpecFormat, parse_spec
 from costart.domain.spec_types import GroupSpec
 from costart.log_writer import ControllerStoppedError
 from costart.projections import GroupView, MemberView, Views, group_view, member_view
-from costart.rest.claims import ClaimDriver
 from costart.rest.watch import Names, WatchHub
 from costart.service.batcher import CommandBatcher
 from costart.service.heartbeats import Heartbeats

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from costart.adapters.simulated_claims import ClaimDriver
 from costart.bootstrap import Settings, build_placement
 from costart.domain.actors import Actor
 from costart.placement import ClusterError, CoPlacementStep
 from costart.projections import Views
 from costart.rest.auth import TokenError, Tokens
-from costart.rest.claims import ClaimDriver
 from costart.service.controller_service import Service
 from tests.builders import ManualClock, a_group, new_controller
 from tests.rest.fake_placement import PlaceEverything
