@@ -13,6 +13,7 @@ from costart.domain.actors import Actor
 from costart.placement import ClusterError, CoPlacementStep
 from costart.projections import Views
 from costart.rest.auth import TokenError, Tokens
+from costart.rest.watch import WatchHub
 from costart.service.controller_service import Service
 from tests.builders import ManualClock, a_group, new_controller
 from tests.rest.fake_placement import PlaceEverything
@@ -29,7 +30,11 @@ def service(tmp_path: Path, delay_s: int = 2):
     controller = new_controller(clock)
     controller.placement = PlaceEverything()
     svc = Service(
-        controller, Views(tmp_path / "v"), clock=clock, driver=ClaimDriver(delay_s * SECOND_NS)
+        controller,
+        Views(tmp_path / "v"),
+        watch=WatchHub.following(controller.read_events, controller.world),
+        clock=clock,
+        driver=ClaimDriver(delay_s * SECOND_NS),
     )
     return svc, clock
 
@@ -136,7 +141,7 @@ def test_a_read_whose_views_cannot_catch_up_is_503_naming_the_position(tmp_path)
     svc._follower._catch_up = lambda: stuck  # the views stop moving (a stuck disk)
     svc._follower._wait_s = 0.5
     svc.controller.submit(a_group("late").with_member("a").build())
-    app = create_app(svc, Tokens({"t0k3n": User(name="root", role="admin")}))
+    app = create_app(svc, Tokens({"t0k3n": User(name="root", role="admin")}), svc.watch)
     try:
         with TestClient(app=app) as client:
             answer = client.get("/v1/groups/late", headers={"Authorization": "Bearer t0k3n"})
