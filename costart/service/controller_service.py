@@ -105,11 +105,6 @@ class Service:
         self.refresh()
         return self._views
 
-    @property
-    def views_position(self) -> int:
-        """The log position the views have folded, without waiting."""
-        return self._follower.position
-
     def refresh(self) -> None:
         """Return once the views hold everything decided before the call."""
         needed = self.controller.world.position

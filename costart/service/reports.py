@@ -133,17 +133,6 @@ def subject(views: Views, group: str, member: str) -> Subject:
     raise NotFound(f"group {group} has no member {member!r}")
 
 
-def check_current(subject: Subject, attempt: int) -> None:
-    """`Conflict` for a report about a terminal group or an earlier attempt."""
-    group = subject.group
-    if group.state in GROUP_TERMINAL:
-        raise Conflict(f"group {group.name} is {group.state}: the report changes nothing")
-    if attempt != group.attempt:
-        raise Conflict(
-            f"stale report: attempt {attempt}, but group {group.name} is on attempt {group.attempt}"
-        )
-
-
 def check_claim(report: ClaimReport) -> None:
     if report.status == "FAILED" and not report.reason:
         raise SpecError("reason", "a FAILED claim needs a reason")

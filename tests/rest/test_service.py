@@ -137,7 +137,7 @@ def test_a_read_whose_views_cannot_catch_up_is_503_naming_the_position(tmp_path)
     from costart.rest.http_app import create_app
 
     svc, _ = service(tmp_path)
-    stuck = svc.views_position
+    stuck = svc._follower.position
     svc._follower._catch_up = lambda: stuck  # the views stop moving (a stuck disk)
     svc._follower._wait_s = 0.5
     svc.controller.submit(a_group("late").with_member("a").build())
