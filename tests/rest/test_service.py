@@ -150,3 +150,18 @@ def test_a_read_whose_views_cannot_catch_up_is_503_naming_the_position(tmp_path)
         assert f"did not reach log position {position} within 0.5s" in answer.json()["error"]
     finally:
         svc.close()
+
+
+def test_the_app_refuses_a_watch_hub_that_is_not_the_services_change_feed(tmp_path):
+    """`GET /v1/watch` streams the hub the service keeps up with the log; any other
+    hub would never move."""
+    from costart.rest.http_app import create_app
+
+    svc, _ = service(tmp_path)
+    try:
+        stray = WatchHub.following(svc.controller.read_events, svc.controller.world)
+        with pytest.raises(ValueError, match="must be the service's change feed"):
+            create_app(svc, Tokens({}), stray)
+        assert create_app(svc, Tokens({}), svc.watch) is not None
+    finally:
+        svc.close()
