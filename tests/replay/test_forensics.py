@@ -29,7 +29,9 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):
     out = tmp_path_factory.mktemp("demo") / "out.txt"
-    controller = run_walkthrough(ROOT / "scenarios" / "rl-post-training.toml", Console(file=out.open("w")))
+    controller = run_walkthrough(
+        ROOT / "scenarios" / "rl-post-training.toml", Console(file=out.open("w"))
+    )
     return controller, RecorderSource(controller.recorder)
 
 
