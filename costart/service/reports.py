@@ -36,7 +36,6 @@ from costart.projections import GroupView, HoldView, MemberView, Views
 TaskEvent = Literal["started", "exited", "succeeded"]
 ClaimOutcome = Literal["READY", "FAILED"]
 ExitReason = Literal["error", "oom", "preempted", "node-lost"]
-NOT_STARTED = frozenset({"PENDING", "HELD", "PLACED", "READY"})
 MAX_ATTEMPT: Final = 2**31 - 1
 EXIT_CODES: Final = (-(2**31), 2**31 - 1)  # a process's exit status, or minus a signal
 Attempt = Annotated[
