@@ -63,7 +63,7 @@ class SessionDriver(Protocol):
 
 class Service:
     """The controller as a long-running service. Thread-safe: the Controller serializes
-    commands with its own lock; the views and the watch ring are each caught up by one
+    commands with its own lock; the views and the change feed are each caught up by one
     `LogFollower` thread. `close` stops those threads."""
 
     def __init__(
@@ -211,7 +211,7 @@ class Service:
     # --- the scheduling-session loop ----------------------------------------------------
 
     def step(self) -> None:
-        """One session: place, fire timers, drive claims, then tell the followers."""
+        """One session: place, fire timers, run the session driver, then tell the followers."""
         now = self.clock()
         started = time.perf_counter()
         before = self.controller.world.position
