@@ -8,7 +8,7 @@ from pathlib import Path
 from eventsourcing.persistence import StoredEvent
 from rich.console import Console
 
-from costart.cli.walkthrough import run_walkthrough
+from costart.cli.walkthrough import run_demo
 from costart.controller import Controller
 from costart.replay.rebuild import rebuild
 from costart.replay.rebuild_check import verify
@@ -33,7 +33,7 @@ def lmdb_env(path: Path, **extra: str) -> dict[str, str]:
 
 def test_the_demo_runs_on_lmdb_and_its_log_verifies(tmp_path):
     env = lmdb_env(tmp_path / "store", COSTART_SNAPSHOT_EVERY="6")
-    controller = run_walkthrough(
+    controller = run_demo(
         ROOT / "scenarios" / "rl-post-training.toml",
         Console(file=(tmp_path / "o").open("w")),
         env=env,

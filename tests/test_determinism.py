@@ -6,7 +6,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from costart.cli.walkthrough import run_walkthrough
+from costart.cli.walkthrough import run_demo
 from costart.domain.world import World
 from costart.store.codec import canonical_encode
 from tests.hash_seed import stdout_lines
@@ -17,8 +17,8 @@ DEMO_SPEC = ROOT / "scenarios" / "rl-post-training.toml"
 SCRIPT = f"""
 import hashlib
 from rich.console import Console
-from costart.cli.walkthrough import run_walkthrough
-controller = run_walkthrough(__import__("pathlib").Path({str(DEMO_SPEC)!r}), Console(file=open("/dev/null", "w")))
+from costart.cli.walkthrough import run_demo
+controller = run_demo(__import__("pathlib").Path({str(DEMO_SPEC)!r}), Console(file=open("/dev/null", "w")))
 digest = hashlib.sha256()
 for n in controller.recorder.select_notifications(start=1, limit=10_000):
     digest.update(n.topic.encode()); digest.update(n.state)
@@ -36,7 +36,7 @@ def test_same_commands_same_log_bytes_across_hash_seeds():
 
 
 def test_the_demo_runs_to_success_and_its_log_replays(tmp_path):
-    controller = run_walkthrough(DEMO_SPEC, Console(file=(tmp_path / "out.txt").open("w")))
+    controller = run_demo(DEMO_SPEC, Console(file=(tmp_path / "out.txt").open("w")))
     assert controller.group("grpo-run-42").status == "SUCCEEDED"
     rollout = controller.members("grpo-run-42")[1]
     assert rollout.restarts == 1

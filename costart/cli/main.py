@@ -25,7 +25,7 @@ from costart.cli.exits import EXIT_INVALID, EXIT_USAGE, reported
 from costart.cli.live import run_live
 from costart.cli.serve import serve
 from costart.cli.sim_demo import run_sim_demo
-from costart.cli.walkthrough import run_walkthrough
+from costart.cli.walkthrough import run_demo
 from costart.domain.errors import SpecError
 from costart.domain.spec import SpecFormat, parse_spec
 from costart.logging_setup import parse_level
@@ -198,7 +198,7 @@ def demo(
         env={"COSTART_SNAPSHOT_EVERY": os.environ.get("COSTART_SNAPSHOT_EVERY", "8")},
     )
     if walkthrough:
-        run_walkthrough(spec, console, settings)
+        run_demo(spec, console, settings)
         group = "grpo-run-42"
     else:
         run_sim_demo(store, store.parent / "demo-report", console)

@@ -52,7 +52,7 @@ def hand_made_placement(spec: GroupSpec) -> dict[str, tuple[Assignment, ...]]:
     return placed
 
 
-def run_walkthrough(
+def run_demo(
     spec_path: Path,
     console: Console,
     settings: Settings | None = None,

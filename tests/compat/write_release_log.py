@@ -19,7 +19,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from costart.cli.walkthrough import run_walkthrough
+from costart.cli.walkthrough import run_demo
 from costart.controller import Controller
 from tests.builders import ManualClock
 from tests.multi_group_story import run_story
@@ -38,9 +38,7 @@ def write(out: Path) -> None:
         controller = Controller(env=env, clock=clock)
         run_story(controller, clock)
         controller.close()
-        demo = run_walkthrough(
-            ROOT / "scenarios" / "rl-post-training.toml", Console(file=StringIO()), env
-        )
+        demo = run_demo(ROOT / "scenarios" / "rl-post-training.toml", Console(file=StringIO()), env)
         out.mkdir(parents=True, exist_ok=True)
         demo.recorder.store.env.copy(str(out), compact=True)  # type: ignore[attr-defined]
         demo.close()

@@ -13,7 +13,7 @@ import pytest
 from eventsourcing.persistence import StoredEvent
 from rich.console import Console
 
-from costart.cli.walkthrough import run_walkthrough
+from costart.cli.walkthrough import run_demo
 from costart.controller import Controller
 from costart.replay.rebuild import rebuild, restore
 from costart.replay.rebuild_check import verify
@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def demo(store: Store, tmp_path: Path) -> Controller:
     console = Console(file=(tmp_path / "out.txt").open("w"))
     env = {**store.env, "COSTART_SNAPSHOT_EVERY": "7"}
-    return run_walkthrough(ROOT / "scenarios" / "rl-post-training.toml", console, env=env)
+    return run_demo(ROOT / "scenarios" / "rl-post-training.toml", console, env=env)
 
 
 def test_a_controller_restarted_on_the_store_has_the_same_state_byte_for_byte(store, demo):

@@ -21,7 +21,7 @@ from rich.console import Console
 
 from costart.bootstrap import Settings
 from costart.cli.backend import LocalBackend
-from costart.cli.walkthrough import run_walkthrough
+from costart.cli.walkthrough import run_demo
 from costart.domain.spec import parse_spec
 from costart.replay.logfile import EVENTS_LOG, SNAPSHOTS_LOG
 from costart.store.lmdbenv import index_db_name, log_db_name
@@ -47,7 +47,7 @@ def build(store: Path) -> None:
     )
     with (store.parent / f"{store.name}-demo.txt").open("w") as out:
         spec = ROOT / "scenarios" / "rl-post-training.toml"
-        controller = run_walkthrough(spec, Console(file=out), settings)
+        controller = run_demo(spec, Console(file=out), settings)
     controller.submit(parse_spec(TAIL_GROUP, "toml"))
     controller.cancel("tail-probe", actor=USER)
     # The host's truth (ADR 0048), kept outside the store as a host keeps it.

@@ -16,7 +16,7 @@ from psycopg.rows import dict_row
 from rich.console import Console
 
 from costart.bootstrap import Settings, bootstrap
-from costart.cli.walkthrough import run_walkthrough
+from costart.cli.walkthrough import run_demo
 from costart.controller import Controller
 from costart.domain.spec import parse_spec
 from costart.store.snapshots import encode_world
@@ -53,7 +53,7 @@ def demo(store: Store, tmp_path: Path) -> Demo:
     """The demo run with a snapshot every 7 events, then a tail past the newest snapshot."""
     console = Console(file=(tmp_path / "out.txt").open("w"))
     env = {**store.env, "COSTART_SNAPSHOT_EVERY": str(SNAPSHOT_EVERY)}
-    controller = run_walkthrough(ROOT / "scenarios" / "rl-post-training.toml", console, env=env)
+    controller = run_demo(ROOT / "scenarios" / "rl-post-training.toml", console, env=env)
     controller.submit(parse_spec(TAIL_GROUP, "toml"))
     controller.cancel("tail-probe", actor=USER)
     demo = Demo(

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from costart.cli.walkthrough import run_walkthrough
+from costart.cli.walkthrough import run_demo
 from costart.domain.decisions import SetPendReason
 from costart.domain.errors import NotFound
 from costart.domain.events import PendReason
@@ -29,9 +29,7 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):
     out = tmp_path_factory.mktemp("demo") / "out.txt"
-    controller = run_walkthrough(
-        ROOT / "scenarios" / "rl-post-training.toml", Console(file=out.open("w"))
-    )
+    controller = run_demo(ROOT / "scenarios" / "rl-post-training.toml", Console(file=out.open("w")))
     return controller, RecorderSource(controller.recorder)
 
 

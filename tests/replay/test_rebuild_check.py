@@ -10,7 +10,7 @@ from eventsourcing.persistence import StoredEvent
 from eventsourcing.popo import POPOAggregateRecorder
 from rich.console import Console
 
-from costart.cli.walkthrough import run_walkthrough
+from costart.cli.walkthrough import run_demo
 from costart.replay.rebuild import rebuild
 from costart.replay.rebuild_check import verify
 from costart.replay.source import RecorderSource
@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _demo(tmp_path):
     console = Console(file=(tmp_path / "out.txt").open("w"))
-    return run_walkthrough(
+    return run_demo(
         ROOT / "scenarios" / "rl-post-training.toml", console, env={"COSTART_SNAPSHOT_EVERY": "5"}
     )
 

@@ -13,7 +13,7 @@ import msgspec
 import pytest
 from rich.console import Console
 
-from costart.cli.walkthrough import run_walkthrough
+from costart.cli.walkthrough import run_demo
 from costart.domain.states import GroupState, MemberState
 from costart.domain.world import World
 from costart.replay.diff import diff_worlds
@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.fixture
 def demo(tmp_path):
     console = Console(file=(tmp_path / "out.txt").open("w"))
-    return run_walkthrough(
+    return run_demo(
         ROOT / "scenarios" / "rl-post-training.toml", console, env={"COSTART_SNAPSHOT_EVERY": "7"}
     )
 

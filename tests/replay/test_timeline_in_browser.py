@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from costart.cli.walkthrough import run_walkthrough
+from costart.cli.walkthrough import run_demo
 from costart.replay.source import RecorderSource
 from costart.replay.timeline import group_timeline, marker_kind
 from costart.replay.timeline_html import MARKER_COLOURS, STATE_COLOURS, render_html
@@ -54,7 +54,7 @@ def page(tmp_path_factory):
     """The walkthrough's group (a rollout failure and restart, a group restart) as HTML,
     with the marker kinds its log holds."""
     tmp = tmp_path_factory.mktemp("timeline")
-    controller = run_walkthrough(
+    controller = run_demo(
         ROOT / "scenarios" / "rl-post-training.toml", Console(file=(tmp / "out.txt").open("w"))
     )
     source = RecorderSource(controller.recorder)

@@ -57,13 +57,13 @@ def test_the_views_count_failures_by_reason_restarts_and_releases(tmp_path):
 
     from rich.console import Console
 
-    from costart.cli.walkthrough import run_walkthrough
+    from costart.cli.walkthrough import run_demo
     from costart.domain import events as ev
     from costart.projections import Views
 
     root = Path(__file__).resolve().parents[2]
     out = Console(file=(tmp_path / "out.txt").open("w"))
-    controller = run_walkthrough(root / "scenarios" / "rl-post-training.toml", out)
+    controller = run_demo(root / "scenarios" / "rl-post-training.toml", out)
     events = [e for _, e in controller.read_events()]
     with Views(tmp_path / "views") as views:
         views.catch_up(controller)
