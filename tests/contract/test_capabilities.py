@@ -16,6 +16,7 @@ import pytest
 from eventsourcing.persistence import ApplicationRecorder, InfrastructureFactory, StoredEvent
 from eventsourcing.utils import Environment
 
+from costart.controller import Controller
 from costart.eventlog.backends import (
     MEMORY_MODULE,
     REGISTRY,
@@ -31,8 +32,11 @@ from costart.eventlog.capabilities import (
     WriteChain,
     capabilities_of,
 )
+from costart.eventlog.codec import MsgspecMapper
 from costart.eventlog.errors import CorruptRecordError, Defect, StaleTermError
+from costart.eventlog.event_reading import log_records, read_events
 from costart.pgstore import env_for_url
+from tests.builders import USER, a_group
 from tests.pg_support import fresh_schema
 
 ALL = Capability.VERIFIED_READS | Capability.RECORD_CURSOR | Capability.RECORD_HASHES
@@ -223,3 +227,29 @@ def test_exactly_one_backend_takes_each_store_location():
     assert server.location_env(url, {})["PERSISTENCE_MODULE"] == "costart.pgstore"
     with pytest.raises(ValueError, match=r"'mysql://db/x': one store backend must take it"):
         backend_at("mysql://db/x")
+
+
+def test_a_reader_of_the_whole_log_takes_the_record_cursor_when_one_is_declared(
+    tmp_path, monkeypatch
+):
+    """Replay's hot path: on a store with a cursor, reading the log to its end never
+    pages through notifications (the cursor is checked and far cheaper)."""
+    lmdb_env = {"PERSISTENCE_MODULE": "costart.store", "COSTART_LMDB_PATH": str(tmp_path)}
+    for env in ({}, lmdb_env):
+        controller = Controller(env=env)
+        try:
+            controller.submit(a_group("g").with_member("a").build(), actor=USER)
+            recorder = controller.recorder
+            assert Capability.RECORD_CURSOR in capabilities_of(recorder)
+            expected = list(read_events(recorder, MsgspecMapper()))
+            assert expected and expected[-1][0] == controller.world.position
+
+            def no_pages(*args: object, **kwargs: object) -> object:
+                raise AssertionError("paged through notifications")
+
+            monkeypatch.setattr(recorder, "select_notifications", no_pages)
+            assert list(read_events(recorder, MsgspecMapper())) == expected
+            assert [r.id for r in log_records(recorder)] == [p for p, _ in expected]
+        finally:
+            monkeypatch.undo()
+            controller.close()
