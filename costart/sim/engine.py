@@ -33,6 +33,7 @@ from costart.domain.errors import SpecError
 from costart.domain.events import DomainEvent
 from costart.domain.invariants import Capacity, EventAudit
 from costart.domain.spec_types import GroupSpec
+from costart.eventlog.codec import canonical_encode, gc_paused
 from costart.placement.incremental import IncrementalStep
 from costart.sim.checks import FULL_CHECK_EVERY, StepChecker
 from costart.sim.errors import SimError
@@ -47,7 +48,6 @@ from costart.sim.ports import (
     key_of,
 )
 from costart.sim.setup import SimSetup
-from costart.store.codec import canonical_encode, gc_paused
 
 if TYPE_CHECKING:
     from costart.sim.embedder import Embedder
