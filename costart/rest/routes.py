@@ -10,7 +10,7 @@ import time
 from typing import Annotated, Final
 from urllib.parse import quote
 
-from litestar import Request, Response, get, post
+from litestar import Request, Response, delete, get, post
 from litestar.datastructures import ResponseHeader, State
 from litestar.exceptions import NotAuthorizedException, PermissionDeniedException
 from litestar.params import Parameter
@@ -260,21 +260,50 @@ def why(name: GroupName, user: User, state: State) -> TimedWhy:
     )
 
 
+def _cancel(name: str, user: User, state: State) -> TimedGroup:
+    """Cancel a live group as ``user``: 403 unless the caller owns it or is an admin. A
+    group already cancelled is answered as it is and nothing is written (a client that
+    retries a cancel whose answer it lost is told it holds); one that ended otherwise
+    (succeeded, failed) is 409 naming its state."""
+    name = _checked(name)
+    service = _service(state)
+    row = service.views.group(name)
+    if not user.may_act_for(row.owner):
+        raise PermissionDeniedException(f"{user.name} may not cancel groups owned by {row.owner}")
+    if row.state == "CANCELLED":
+        return group_doc(row, time.time_ns())
+    return group_doc(service.cancel(name, Actor.user(user.name)), time.time_ns())
+
+
+_CANCEL_ERRORS: Final = errors(400, 401, 403, 404, 409)
+
+
 @post(
     "/v1/groups/{name:str}/cancel",
     status_code=200,
     sync_to_thread=True,
     summary="Cancel a group",
-    responses=errors(400, 401, 403, 404, 409),
+    responses=_CANCEL_ERRORS,
 )
 def cancel_group(name: GroupName, user: User, state: State) -> TimedGroup:
-    """Cancel a live group: 403 unless the caller owns it or is an admin."""
-    name = _checked(name)
-    service = _service(state)
-    owner = service.views.group(name).owner
-    if not user.may_act_for(owner):
-        raise PermissionDeniedException(f"{user.name} may not cancel groups owned by {owner}")
-    return group_doc(service.cancel(name, Actor.user(user.name)), time.time_ns())
+    """Cancel a live group: 403 unless the caller owns it or is an admin; a group
+    already cancelled is answered as it is, nothing written; 409 if it ended otherwise.
+    The same as ``DELETE /v1/groups/{name}``."""
+    return _cancel(name, user, state)
+
+
+@delete(
+    "/v1/groups/{name:str}",
+    status_code=200,
+    sync_to_thread=True,
+    summary="Cancel a group (DELETE)",
+    responses=_CANCEL_ERRORS,
+)
+def delete_group(name: GroupName, user: User, state: State) -> TimedGroup:
+    """Cancel a live group, as ``POST /v1/groups/{name}/cancel`` does (the same callers,
+    answers and errors). The group is not removed: it stays readable as history,
+    CANCELLED, and its name is free for a new group."""
+    return _cancel(name, user, state)
 
 
 @get(
@@ -319,6 +348,7 @@ ROUTES = [
     get_events,
     why,
     cancel_group,
+    delete_group,
     holds,
     healthz,
     metrics,

@@ -69,6 +69,7 @@ MUST_SUCCEED = (
     "GET /v1/groups/{name}/events",
     "GET /v1/groups/{name}/why",
     "POST /v1/groups/{name}/cancel",
+    "DELETE /v1/groups/{name}",
     "GET /v1/members",
     "GET /v1/holds",
     "GET /v1/watch",
