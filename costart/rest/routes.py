@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import time
 from typing import Annotated, Final
-from urllib.parse import quote
 
 from litestar import Request, Response, delete, get, post
 from litestar.datastructures import ResponseHeader, State
@@ -21,8 +20,7 @@ from costart.domain import limits
 from costart.domain.actors import Actor
 from costart.domain.errors import DomainError
 from costart.domain.labels import parse_selector
-from costart.domain.spec import SpecFormat, is_name, parse_spec
-from costart.domain.spec_types import GroupSpec
+from costart.domain.spec import is_name
 from costart.domain.states import GroupStatus
 from costart.projections import HoldView
 from costart.rest.auth import Tokens, User
@@ -39,6 +37,7 @@ from costart.rest.paging import (
     page,
 )
 from costart.rest.service import Service
+from costart.rest.submit_path import failed_before, run_submit, submit_fast_path
 from costart.rest.timed import (
     TimedEvent,
     TimedGroup,
@@ -83,15 +82,12 @@ def _service(state: State) -> Service:
     return service
 
 
-def _spec_format(request: Request[object, object, State]) -> SpecFormat:
-    return "toml" if "toml" in request.headers.get("content-type", "") else "json"
-
-
 @post(
     "/v1/groups",
     status_code=201,
     summary="Submit a group spec",
     operation_class=SubmitOperation,
+    middleware=[submit_fast_path],
     responses=errors(400, 401, 403, 409, 413, 422),
     response_headers=[
         ResponseHeader(
@@ -107,23 +103,15 @@ async def submit_group(
     """Submit a group spec (JSON, or TOML with ``Content-Type: application/toml``).
 
     422 names the field at fault; 403 if the spec's owner is not the caller (admins may
-    submit for anyone); 409 if a live group has the name."""
-    # The raw body: the spec parser (not the framework) validates it, so every error
-    # names the spec field the way `costart validate` does.
+    submit for anyone); 409 if a live group has the name. Most submits are answered by
+    the route's middleware (`costart.rest.submit_path`) running the same `run_submit`;
+    a submit it tried and that failed arrives here with its error, to be answered."""
+    failed = failed_before(request.scope)
+    if failed is not None:
+        raise failed
     data = await request.body()
-    fmt = _spec_format(request)
-
-    def check() -> GroupSpec:
-        spec = parse_spec(data, fmt)
-        if not user.may_act_for(spec.owner):
-            raise PermissionDeniedException(
-                f"{user.name} may not submit groups owned by {spec.owner}"
-            )
-        return spec
-
-    row = await _service(state).submit_batched(check, Actor.user(user.name))
-    created = group_doc(row, time.time_ns())
-    location = f"/v1/groups/{quote(created.name, safe='')}"
+    content_type = request.headers.get("content-type", "")
+    created, location = await run_submit(_service(state), user, data, content_type)
     return Response(created, status_code=201, headers={"Location": location})
 
 
