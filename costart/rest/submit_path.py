@@ -14,7 +14,7 @@ handler's 401), a body without a length or over the limit (413), and so on. A su
 that fails is answered by the framework as well: the middleware hands the handler the
 body it read and the error it got (`FAILED_KEY` in the scope's state), and the handler
 raises that error instead of submitting again. So every error answer, and its status in
-the request log, comes from the framework's exception handlers (`costart.rest.app`).
+the request log, comes from the framework's exception handlers (`costart.rest.http_app`).
 The token is still compared in constant time (`Tokens.user_for_header`).
 """
 
