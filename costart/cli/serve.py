@@ -17,7 +17,7 @@ import contextlib
 import signal
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, NoReturn
@@ -39,6 +39,7 @@ from costart.rest.claims import ClaimDriver
 from costart.rest.http_app import create_app
 from costart.rest.not_leader import not_leader_app, publish_leader, read_leader
 from costart.rest.service import Service
+from costart.rest.views_process import ViewsProcess
 from costart.store import DATA_FILE, release_mapped_pages
 from costart.store.errors import DamagedStoreError, StoreFullError
 from costart.store.keeper import LeaseKeeper, LeaseLike
@@ -47,6 +48,7 @@ log = structlog.get_logger("costart.serve")
 PG_MODULE = "costart.pgstore"
 SECOND_NS = 10**9
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+Fold = Callable[[], int]
 
 
 def _open_controller(
@@ -189,12 +191,13 @@ def serve(
         if lease is not None:
             lease.release()
         _refuse(error)
-    with contextlib.closing(checked):
+    with contextlib.closing(checked), contextlib.ExitStack() as stack:
         service = Service(
             controller,
             checked.views,
             driver=driver,
             heartbeat_timeout_ns=int(heartbeat_timeout * SECOND_NS),
+            fold=_views_fold(stack, settings, checked.views.db.path) if target.store else None,
         )
         _release_startup_pages(checked.views.db.path, target.store)
         server = _server(service, users, host, port, tls, max_connections)
@@ -217,6 +220,13 @@ def serve(
                 _hand_over(controller, lease)
     if keeper is not None and keeper.lost is not None:
         raise typer.Exit(EXIT_ERROR)
+
+
+def _views_fold(stack: contextlib.ExitStack, settings: Settings, views_dir: Path) -> Fold:
+    """On a store other processes can open, the views fold in a process of their own
+    (ADR 0055), stopped when ``stack`` closes (after the service's threads)."""
+    folder = ViewsProcess(settings.controller_env(), views_dir)
+    return stack.enter_context(contextlib.closing(folder)).catch_up
 
 
 def _release_startup_pages(*data_dirs: Path | None) -> None:
