@@ -371,12 +371,18 @@ def submit_figures(count: int, repeats: int) -> dict[str, Any]:
                         note("rest_16_server_cpu_ms_per_submit", server_ms)
                         note("rest_16_serve_process_cpu_ms_per_submit", serve_ms)
                         note("rest_16_vs_embedded_16_each", result["per_s"] / per_s)
+                        note("load_1m_each", os.getloadavg()[0])
                         note("rest_16_until_views_vs_embedded_16_each", count / views_s / per_s)
         finally:
             server.close()
             controller.close()
     figures: dict[str, Any] = {key: statistics.median(values) for key, values in runs.items()}
     figures["rest_16_vs_embedded_16_runs"] = runs["rest_16_vs_embedded_16_each"]
+    # Each turn's figures beside the machine's load then (other work shares the cores).
+    figures["load_1m_runs"] = runs.pop("load_1m_each")
+    figures["load_1m_median"] = figures.pop("load_1m_each")
+    for key in ("rest_16_server_cpu_ms_per_submit", "embedded_cpu_ms_per_submit"):
+        figures[f"{key}_runs"] = runs[key]
     return figures
 
 
