@@ -187,12 +187,21 @@ class Server:
             time.sleep(0.1)
 
     def rss_kb(self, kind: str = "VmRSS") -> int:
-        """Resident memory: ``VmRSS`` (all), ``RssAnon`` (the heap: what the process
-        holds) or ``RssFile`` (mapped file pages, e.g. LMDB's, which the kernel may drop)."""
-        for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
+        """Resident memory of the server with its views process (ADR 0055; each
+        process's own, summed: file pages both map count twice): ``VmRSS`` (all),
+        ``RssAnon`` (the heap: what the processes hold), ``RssFile`` (mapped file
+        pages, e.g. LMDB's, which the kernel may drop) or ``VmHWM`` (the peaks)."""
+        return sum(self.process_kb(pid, kind) for pid in (self.process.pid, *self.children()))
+
+    def children(self) -> list[int]:
+        return children(self.process.pid)
+
+    @staticmethod
+    def process_kb(pid: int, kind: str = "VmRSS") -> int:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
             if line.startswith(f"{kind}:"):
                 return int(line.split()[1])
-        raise RuntimeError(f"no {kind} for the server")
+        raise RuntimeError(f"no {kind} for process {pid}")
 
     def close(self) -> None:
         self.process.terminate()
@@ -277,6 +286,7 @@ def live_groups_rss(groups: int, members: int) -> dict[str, float]:
             wait_views(server.url, end)
             rss_kb, anon_kb = server.rss_kb(), server.rss_kb("RssAnon")
             file_kb, peak_kb = server.rss_kb("RssFile"), server.rss_kb("VmHWM")
+            views_kb = sum(server.process_kb(pid) for pid in server.children())
             listed = list_all_groups(server.url)
             listed_kb = server.rss_kb()
         finally:
@@ -291,6 +301,7 @@ def live_groups_rss(groups: int, members: int) -> dict[str, float]:
         "rss_live_file_mb": file_kb / 1024,
         "rss_live_peak_mb": peak_kb / 1024,
         "rss_live_after_listing_mb": listed_kb / 1024,
+        "rss_live_views_process_mb": views_kb / 1024,
     }
 
 

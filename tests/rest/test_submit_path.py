@@ -16,8 +16,8 @@ from litestar.testing import TestClient
 
 import costart.rest.submit_path as submit_path
 from costart.projections import Views
-from costart.rest.http_app import create_app
 from costart.rest.auth import Tokens, User
+from costart.rest.http_app import create_app
 from costart.rest.service import Service
 from tests.builders import ManualClock, new_controller
 from tests.rest.fake_placement import PlaceEverything

@@ -63,7 +63,7 @@ def test_a_killed_views_process_is_replaced_and_the_views_catch_up(served):
     assert pid is not None
     os.kill(pid, signal.SIGKILL)
     deadline = time.monotonic() + DEADLINE_S
-    while folder._process is not None and folder._process.is_alive():
+    while folder.alive():
         assert time.monotonic() < deadline, "the views process did not die"
         time.sleep(0.05)
     service.submit_spec(a_group("after").with_member("a").build(), ALICE)
