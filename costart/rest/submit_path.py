@@ -35,7 +35,7 @@ from costart.rest.timed import TimedGroup, group_doc
 
 if TYPE_CHECKING:
     from costart.rest.auth import Tokens, User
-    from costart.rest.service import Service
+    from costart.service.controller_service import Service
 
 FAILED_KEY: Final = "costart.submit_failed"
 """Where the fast path leaves a failed submit's error for the handler (scope state)."""

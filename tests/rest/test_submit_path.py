@@ -18,7 +18,8 @@ import costart.rest.submit_path as submit_path
 from costart.projections import Views
 from costart.rest.auth import Tokens, User
 from costart.rest.http_app import create_app
-from costart.rest.service import Service
+from costart.rest.watch import WatchHub
+from costart.service.controller_service import Service
 from tests.builders import ManualClock, new_controller
 from tests.rest.fake_placement import PlaceEverything
 
@@ -46,7 +47,8 @@ def api(
     one that grows by one per submit run (on either path)."""
     controller = new_controller(ManualClock())
     controller.placement = PlaceEverything()
-    service = Service(controller, Views(tmp_path / "views"))
+    hub = WatchHub.following(controller.read_events, controller.world)
+    service = Service(controller, Views(tmp_path / "views"), watch=hub)
     served: list[int] = []
     runs: list[int] = []
     encode = submit_path.encode_json
@@ -63,7 +65,7 @@ def api(
     monkeypatch.setattr(submit_path, "encode_json", counted)
     monkeypatch.setattr(service, "submit_batched", counted_submit)
     try:
-        with TestClient(app=create_app(service, TOKENS)) as client:
+        with TestClient(app=create_app(service, TOKENS, hub)) as client:
             yield client, served, runs
     finally:
         service.close()

@@ -15,8 +15,8 @@ import pytest
 from costart.bootstrap import Settings, bootstrap
 from costart.domain.actors import Actor
 from costart.projections import Views
-from costart.rest.service import Service
 from costart.rest.views_process import ViewsProcess
+from costart.service.controller_service import Service
 from tests.builders import a_group
 from tests.rest.serving import DEADLINE_S
 
