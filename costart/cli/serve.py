@@ -33,13 +33,13 @@ from costart.cli.checked_views import CheckedViews
 from costart.cli.commands import Target
 from costart.cli.exits import EXIT_ERROR, EXIT_USAGE, exit_code
 from costart.cli.leadership import Leadership
+from costart.cli.views_process import ViewsProcess
 from costart.controller import Controller, PlacementStep
 from costart.placement import ClusterError
 from costart.projections import Views
 from costart.rest.auth import TokenError, Tokens
 from costart.rest.http_app import create_app
 from costart.rest.not_leader import not_leader_app, publish_leader, read_leader
-from costart.rest.views_process import ViewsProcess
 from costart.rest.watch import WatchHub
 from costart.service.controller_service import Service
 from costart.store import DATA_FILE, release_mapped_pages
