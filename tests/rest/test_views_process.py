@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from costart.bootstrap import Settings, bootstrap
+from costart.cli.views_process import ViewsProcess
 from costart.domain.actors import Actor
 from costart.projections import Views
-from costart.cli.views_process import ViewsProcess
 from costart.service.controller_service import Service
 from tests.builders import a_group
 from tests.rest.serving import DEADLINE_S
