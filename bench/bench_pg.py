@@ -21,11 +21,11 @@ from common import controller_on, median_rate, write_results
 
 from costart.domain.decisions import SetPendReason
 from costart.domain.events import PendReason
+from costart.eventlog.event_reading import RecorderSource
 from costart.logging_setup import configure_logging
 from costart.pgstore import env_for_url
 from costart.pgstore.local_server import LocalServer
 from costart.replay.rebuild import rebuild
-from costart.store.reading import RecorderSource
 
 COMMANDS = 300
 REPLAY_GROUPS = 2000  # each RL group's submit writes several events

@@ -32,11 +32,12 @@ from costart.domain.actors import Actor
 from costart.domain.decisions import PlaceGroup
 from costart.domain.events import Assignment, DomainEvent
 from costart.domain.spec import spec_from_object
+from costart.eventlog.codec import decode_any_event, event_decoder, gc_paused
+from costart.eventlog.event_reading import RecorderSource
+from costart.eventlog.restore import fold, restore
+from costart.eventlog.snapshots import SNAPSHOT_STREAM_ID, encode_world
 from costart.logging_setup import configure_logging
-from costart.replay.rebuild import copy_world, fold, rebuild, restore
-from costart.store.codec import decode_any_event, event_decoder, gc_paused
-from costart.store.reading import RecorderSource
-from costart.store.snapshots import SNAPSHOT_STREAM_ID, encode_world
+from costart.replay.rebuild import copy_world, rebuild
 
 MEMBERS = 10
 TASKS = 2  # per member

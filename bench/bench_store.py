@@ -36,9 +36,9 @@ from common import controller_on, median_rate, write_results
 from costart.domain.decisions import SetPendReason
 from costart.domain.events import PendReason
 from costart.domain.spec import parse_spec
+from costart.eventlog.codec import MsgspecMapper, decode_any_event
+from costart.eventlog.event_reading import read_events
 from costart.logging_setup import configure_logging
-from costart.store.codec import MsgspecMapper, decode_any_event
-from costart.store.reading import read_events
 
 ROOT = Path(__file__).resolve().parents[1]
 RL_SPEC = (ROOT / "scenarios" / "rl-post-training.toml").read_bytes()

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from costart.domain.spec import parse_spec
     from costart.domain.spec_types import GroupSpec
     from costart.domain.states import GroupState, MemberState
-    from costart.store.rollback import LastKnown
+    from costart.eventlog.rollback import LastKnown
 
 __version__ = "0.1.0"
 
@@ -53,7 +53,7 @@ __getattr__, __dir__ = lazy_exports(
         "DomainError": "costart.domain.errors",
         "GroupSpec": "costart.domain.spec_types",
         "GroupState": "costart.domain.states",
-        "LastKnown": "costart.store.rollback",
+        "LastKnown": "costart.eventlog.rollback",
         "MemberState": "costart.domain.states",
         "NotFound": "costart.domain.errors",
         "Settings": "costart.bootstrap",

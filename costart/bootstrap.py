@@ -27,13 +27,13 @@ from eventsourcing.persistence import InfrastructureFactory
 
 from costart.controller import Clock, Controller, PlacementStep
 from costart.domain.world import World
+from costart.eventlog.backends import StoreBackend, backend_at
+from costart.eventlog.lease_keeper import LeaseLike
+from costart.eventlog.rollback import Expectations, LastKnown
+from costart.eventlog.standby import Standby
 from costart.logging_setup import configure_logging
-from costart.pgstore import env_for_url, is_url, redact
 from costart.projections import ViewDamagedError, stored_anchor
 from costart.sim.ports import ControllerFactory, PlacementStepLike, SimController
-from costart.store.keeper import LeaseLike
-from costart.store.rollback import Expectations, LastKnown
-from costart.store.standby import Standby
 
 __all__ = [
     "DEFAULT_PLACEMENT",
@@ -47,7 +47,6 @@ __all__ = [
 ]
 
 DEMO_CLUSTER: Final = Path(__file__).resolve().parents[1] / "scenarios" / "cluster-demo.toml"
-STORE_MODULE: Final = "costart.store"
 VIEWS_DIR: Final = "views"
 VIEWS_DIR_VARIABLE: Final = "COSTART_VIEWS_DIR"
 # The placement step unless `placement` names another factory (``MODULE:FUNCTION`` taking
@@ -73,25 +72,29 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     env: Mapping[str, str] = msgspec.field(default_factory=dict)
 
     @property
+    def store_backend(self) -> StoreBackend | None:
+        """The store backend that takes ``store`` (the registry's choice), None for memory."""
+        return backend_at(self.store) if self.store is not None else None
+
+    @property
     def store_url(self) -> str | None:
-        """The PostgreSQL URL, when the store is one."""
-        return self.store if self.store is not None and is_url(self.store) else None
+        """The store's location when it is not a directory (a PostgreSQL URL)."""
+        backend = self.store_backend
+        return self.store if backend is not None and backend.data_file is None else None
 
     @property
     def store_dir(self) -> Path | None:
-        """The LMDB directory, when the store is one."""
-        return Path(self.store) if self.store is not None and not is_url(self.store) else None
+        """The store's directory, when it keeps its log in one (LMDB)."""
+        backend = self.store_backend
+        keeps_files = backend is not None and backend.data_file is not None
+        return Path(self.store) if keeps_files and self.store is not None else None
 
     def controller_env(self) -> dict[str, str]:
-        """The controller's environment: the process environment, the store's selection
-        (LMDB unless the environment names another module, or PostgreSQL for a URL),
-        then ``env``."""
+        """The controller's environment: the process environment, the settings that open
+        the store (from the backend that takes it), then ``env``."""
         env = dict(os.environ)
-        if self.store_url is not None:
-            env.update(env_for_url(self.store_url))
-        elif self.store_dir is not None:
-            env.setdefault("PERSISTENCE_MODULE", STORE_MODULE)
-            env["COSTART_LMDB_PATH"] = str(self.store_dir)
+        if self.store is not None:
+            env = backend_at(self.store).location_env(self.store, env)
         env.update(self.env)
         return env
 
@@ -107,7 +110,8 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
         if configured:
             return Path(configured)
         cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-        key = hashlib.sha256(redact(self.store_url).encode()).hexdigest()[:16]
+        shown = backend_at(self.store_url).describe(self.store_url)  # no password
+        key = hashlib.sha256(shown.encode()).hexdigest()[:16]
         return cache / "costart" / f"views-{key}"
 
 

@@ -22,7 +22,6 @@ from uuid import UUID
 import structlog
 from eventsourcing.application import Application
 from eventsourcing.persistence import ApplicationRecorder, Mapper
-from eventsourcing.popo import POPOFactory
 
 from costart.domain import backfill, lifecycle, limits, node_loss, reconcile, reports, scheduling
 from costart.domain import decisions as dec
@@ -37,16 +36,16 @@ from costart.domain.spec import SpecFormat, parse_spec
 from costart.domain.spec_types import FailureReason, GroupSpec
 from costart.domain.states import GroupState, MemberState
 from costart.domain.world import World
+from costart.eventlog.anchor import chain_hash, check_snapshot_reached
+from costart.eventlog.backends import MEMORY_MODULE, PERSISTENCE_MODULE
+from costart.eventlog.capabilities import Capability, declaring
+from costart.eventlog.codec import MsgspecMapper
+from costart.eventlog.event_reading import RecorderSource, read_events
+from costart.eventlog.host_term import check_term, claim_term
+from costart.eventlog.restore import restore
+from costart.eventlog.rollback import Expectations, LastKnown
+from costart.eventlog.snapshots import SnapshotStore
 from costart.log_writer import LogWriter
-from costart.replay.rebuild import restore
-from costart.replay.source import RecorderSource
-from costart.store.anchor import chain_hash, check_snapshot_reached
-from costart.store.codec import MsgspecMapper
-from costart.store.host_term import HostTermFencing, check_term, claim_term
-from costart.store.memory import MemoryApplicationRecorder
-from costart.store.reading import read_events
-from costart.store.rollback import Expectations, LastKnown
-from costart.store.snapshots import SnapshotStore
 
 log = structlog.get_logger("costart.controller")
 
@@ -103,6 +102,8 @@ class Controller(Application[UUID]):
     """
 
     name = "costart"
+    # The log in memory unless configured otherwise (`costart.eventlog.memory`).
+    env = {PERSISTENCE_MODULE: MEMORY_MODULE}
 
     def __init__(
         self,
@@ -170,8 +171,6 @@ class Controller(Application[UUID]):
     def construct_recorder(self) -> ApplicationRecorder:
         if self._restart_of is not None:
             return self._restart_of.recorder
-        if type(self.factory) is POPOFactory:
-            return MemoryApplicationRecorder()  # the library's, with a cheaper append
         return super().construct_recorder()
 
     def construct_mapper(self) -> Mapper[UUID]:
@@ -225,8 +224,8 @@ class Controller(Application[UUID]):
     @property
     def term(self) -> int | None:
         """The host's term this controller writes under (None: not fenced by one)."""
-        recorder = self.recorder
-        return recorder.term if isinstance(recorder, HostTermFencing) else None
+        fenced = declaring(self.recorder, Capability.HOST_TERM)
+        return fenced.term if fenced is not None else None
 
     @property
     def stopped(self) -> BaseException | None:

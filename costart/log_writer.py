@@ -1,6 +1,6 @@
 """Appending the Controller's events: in command order, acknowledged once durable.
 
-With a store that can queue writes (the LMDB store's ``insert_events_deferred``), a
+With a store that can queue writes (`Capability.DEFERRED_INSERTS`, the LMDB store), a
 command queues its events while it holds the Controller's lock — so the log order is the
 command order — and waits for them after releasing it, so concurrent commands share one
 fsync (group commit). With other stores the append is synchronous under the lock.
@@ -12,7 +12,7 @@ and the store refuses every later queued write of this writer (its `WriteChain`)
 Controller restores from the log. Databases treat a failed fsync the same way.
 
 Fencing (ADR 0009): a writer built with a lease ``epoch`` tags every queued write with
-it; the store refuses writes whose epoch is no longer the stored one (`FencedError`),
+it; the store refuses writes whose epoch is no longer the stored one (`LeaseFencedError`),
 which stops this writer like any other failed write. So does a write refused because
 the host's leadership term moved on (`StaleTermError`, ADR 0027).
 """
@@ -26,9 +26,9 @@ import structlog
 from eventsourcing.persistence import ApplicationRecorder
 
 from costart.domain.events import DomainEvent
-from costart.store.codec import MsgspecMapper
-from costart.store.committer import WriteChain
-from costart.store.errors import FencedError, StaleTermError
+from costart.eventlog.capabilities import Capability, WriteChain, declaring
+from costart.eventlog.codec import MsgspecMapper
+from costart.eventlog.errors import LeaseFencedError, StaleTermError
 
 log = structlog.get_logger("costart.controller")
 
@@ -45,7 +45,8 @@ class LogWriter:
         """``epoch``: the lease epoch this writer holds (None: no lease, not fenced)."""
         self._recorder = recorder
         self._mapper = mapper
-        self._queue = getattr(recorder, "insert_events_deferred", None)
+        deferred = declaring(recorder, Capability.DEFERRED_INSERTS)
+        self._queue = deferred.insert_events_deferred if deferred is not None else None
         if epoch is not None and self._queue is None:
             raise ValueError("fencing needs a store that queues writes (the LMDB store)")
         self.epoch = epoch
@@ -154,7 +155,7 @@ class LogWriter:
             if first:
                 self.stopped = error
             self._durable.notify_all()
-        if first and isinstance(error, FencedError):
+        if first and isinstance(error, LeaseFencedError):
             log.error("write fenced", epoch=error.epoch, current_epoch=error.current)
         elif first and isinstance(error, StaleTermError):
             log.error(

@@ -10,18 +10,13 @@ from rich.console import Console
 
 from costart.cli.walkthrough import run_demo
 from costart.controller import Controller
+from costart.eventlog.codec import canonical_encode
+from costart.eventlog.snapshot_schema import SNAPSHOT_SCHEMA
+from costart.eventlog.snapshots import SNAPSHOT_STREAM_ID, SNAPSHOT_TOPIC, Snapshot, encode_world
 from costart.replay.rebuild import rebuild
 from costart.replay.rebuild_check import verify
 from costart.replay.source import RecorderSource
 from costart.store import verify_log
-from costart.store.codec import canonical_encode
-from costart.store.snapshot_schema import SNAPSHOT_SCHEMA
-from costart.store.snapshots import (
-    SNAPSHOT_STREAM_ID,
-    SNAPSHOT_TOPIC,
-    Snapshot,
-    encode_world,
-)
 from tests.builders import ManualClock, a_group, full_placement, ready
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -8,7 +8,7 @@ from rich.console import Console
 
 from costart.cli.walkthrough import run_demo
 from costart.domain.world import World
-from costart.store.codec import canonical_encode
+from costart.eventlog.codec import canonical_encode
 from tests.hash_seed import stdout_lines
 
 ROOT = Path(__file__).resolve().parents[1]

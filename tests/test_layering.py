@@ -23,21 +23,36 @@ ALLOWED: dict[str, tuple[set[str], set[str]]] = {
     # How people read times and reasons: pure words over domain facts.
     "display": ({"domain", "display"}, set()),
     "placement": ({"domain", "placement"}, {"msgspec"}),
-    "store": ({"domain", "store"}, {"msgspec", "eventsourcing", "lmdb", "structlog"}),
+    # The backend-neutral log services: no backend, no lmdb, no psycopg.
+    "eventlog": ({"domain", "eventlog"}, {"msgspec", "eventsourcing", "structlog"}),
+    # Each backend imports the services, never the other backend.
+    "store": ({"domain", "eventlog", "store"}, {"msgspec", "eventsourcing", "lmdb", "structlog"}),
     "pgstore": (
-        {"domain", "store", "pgstore"},
+        {"domain", "eventlog", "pgstore"},
         {"msgspec", "eventsourcing", "psycopg", "structlog"},
     ),
+    # The views live in their own LMDB environment: they share the store's data-file
+    # checks (`store.datafile`, `store.errors`), not its log.
     "projections": (
-        {"domain", "display", "store", "projections"},
+        {"domain", "display", "eventlog", "store", "projections"},
         {"msgspec", "eventsourcing", "lmdb", "structlog"},
     ),
     "replay": (
-        {"domain", "display", "placement", "store", "pgstore", "projections", "replay", "_lazy"},
+        {
+            "domain",
+            "display",
+            "placement",
+            "eventlog",
+            "store",
+            "pgstore",
+            "projections",
+            "replay",
+            "_lazy",
+        },
         {"msgspec", "eventsourcing", "lmdb", "structlog"},
     ),
     "sim": (
-        {"domain", "display", "placement", "store", "projections", "replay", "sim", "_lazy"},
+        {"domain", "display", "placement", "eventlog", "projections", "replay", "sim", "_lazy"},
         # matplotlib only in costart/sim/report.py (the PNG plot).
         {"msgspec", "eventsourcing", "lmdb", "structlog", "matplotlib"},
     ),
@@ -63,6 +78,26 @@ ALLOWED["agent"] = (
     {"domain", "display", "projections", "rest", "agent"},
     {"msgspec", "httpx", "structlog"},
 )
+# The core's top-level modules, by what they may not import: the Controller restores and
+# appends through the log services alone, never the forensics package or a backend.
+CORE_MODULES: dict[str, set[str]] = {
+    "controller.py": {"replay", "store", "pgstore", "sim", "cli", "rest", "projections"},
+    "log_writer.py": {"replay", "store", "pgstore", "sim", "cli", "rest", "projections"},
+}
+# What a backend's recorder can do is declared (`costart.eventlog.capabilities`), never
+# probed: these names in a getattr/hasattr are a probe.
+CAPABILITY_NAMES = {
+    "capabilities",
+    "claim_term",
+    "insert_events_deferred",
+    "iter_records",
+    "record_hash",
+    "stored_term",
+    "verifies_checksums",
+}
+# Backends are chosen by configuration through one registry (`backend_for`), never by
+# comparing persistence module names or factory types.
+MODULE_NAMES = {"costart.store", "costart.pgstore", "costart.eventlog.memory", "eventsourcing.popo"}
 PURE_LAYERS = ("domain", "display", "placement", "projections")
 BANNED_IN_DOMAIN = {
     "time",
@@ -129,6 +164,46 @@ def layering_violations(layer: str) -> list[str]:
     return sorted(problems)
 
 
+def core_module_violations() -> list[str]:
+    """Imports of the top-level core modules that `CORE_MODULES` forbids."""
+    problems = []
+    for module, forbidden in sorted(CORE_MODULES.items()):
+        path = PACKAGE / module
+        for line, name in _imports(path):
+            parts = name.split(".")
+            if parts[0] == "costart" and len(parts) > 1 and parts[1] in forbidden:
+                problems.append(f"{module}:{line} imports costart.{parts[1]}")
+    return sorted(set(problems))
+
+
+def backend_choice_violations() -> list[str]:
+    """Capabilities probed with getattr/hasattr, and backends chosen by comparing module
+    names or factory types, anywhere in the package."""
+    problems = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        where = path.relative_to(PACKAGE)
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id in {"getattr", "hasattr"}
+                and len(node.args) >= 2
+                and isinstance(node.args[1], ast.Constant)
+                and node.args[1].value in CAPABILITY_NAMES
+            ):
+                problems.append(f"{where}:{node.lineno} probes {node.args[1].value!r}")
+            if isinstance(node, ast.Compare):
+                sides = [node.left, *node.comparators]
+                if any(isinstance(n, ast.Constant) and n.value in MODULE_NAMES for n in sides):
+                    problems.append(f"{where}:{node.lineno} compares a persistence module name")
+                if any(
+                    isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "type"
+                    for n in sides
+                ) and any(isinstance(n, ast.Name) and n.id.endswith("Factory") for n in sides):
+                    problems.append(f"{where}:{node.lineno} compares a factory type")
+    return sorted(set(problems))
+
+
 def determinism_violations(layer: str) -> list[str]:
     problems = []
     for path in _modules(layer):
@@ -157,6 +232,14 @@ def determinism_violations(layer: str) -> list[str]:
 @pytest.mark.parametrize("layer", sorted(ALLOWED))
 def test_imports_point_inward(layer):
     assert layering_violations(layer) == []
+
+
+def test_the_controller_imports_neither_the_forensics_package_nor_a_backend():
+    assert core_module_violations() == []
+
+
+def test_backends_declare_capabilities_and_are_chosen_by_the_registry():
+    assert backend_choice_violations() == []
 
 
 def test_the_service_layer_check_fails_on_service_importing_rest(tmp_path, monkeypatch):
@@ -205,4 +288,62 @@ def test_the_checks_catch_a_violation(tmp_path, monkeypatch):
         "domain/bad.py:4 imports uuid.uuid4 into the domain",
         "domain/bad.py:5 calls uuid4()",
         "domain/bad.py:6 calls time.time()",
+    ]
+
+
+def _fake_package(tmp_path, monkeypatch, files: dict[str, str]):  # type: ignore[no-untyped-def]
+    fake = tmp_path / "costart"
+    for layer in ("domain", "eventlog", "store", "pgstore", "replay"):
+        (fake / layer).mkdir(parents=True)
+    for name in CORE_MODULES:
+        (fake / name).write_text("")
+    for name, text in files.items():
+        (fake / name).write_text(text)
+    monkeypatch.setattr(sys.modules[__name__], "PACKAGE", fake)
+
+
+@pytest.mark.parametrize(
+    ("layer", "source", "imported"),
+    [
+        ("store", "from costart.pgstore.recorder import CostartApplicationRecorder\n", "pgstore"),
+        ("pgstore", "from costart.store.record_layout import GENESIS\n", "store"),
+        ("eventlog", "import costart.store.lmdbenv\n", "store"),
+        ("eventlog", "from costart.pgstore import Factory\n", "pgstore"),
+        ("eventlog", "from costart.replay.rebuild import rebuild\n", "replay"),
+    ],
+)
+def test_the_walls_between_services_and_backends_catch_a_crossing(
+    tmp_path, monkeypatch, layer, source, imported
+):
+    _fake_package(tmp_path, monkeypatch, {f"{layer}/bad.py": source})
+    assert layering_violations(layer) == [f"{layer}/bad.py:1 imports costart.{imported}"]
+
+
+def test_the_wall_catches_the_controller_importing_the_forensics_package(tmp_path, monkeypatch):
+    _fake_package(
+        tmp_path, monkeypatch, {"controller.py": "from costart.replay.rebuild import restore\n"}
+    )
+    assert core_module_violations() == ["controller.py:1 imports costart.replay"]
+
+
+def test_the_check_catches_a_probed_capability_and_a_backend_chosen_by_if(tmp_path, monkeypatch):
+    _fake_package(
+        tmp_path,
+        monkeypatch,
+        {
+            "store/probe.py": (
+                "def f(recorder, env, factory):\n"
+                "    queue = getattr(recorder, 'insert_events_deferred', None)\n"
+                "    cursor = hasattr(recorder, 'iter_records')\n"
+                "    pg = env.get('PERSISTENCE_MODULE') == 'costart.pgstore'\n"
+                "    popo = type(factory) is POPOFactory\n"
+                "    fine = getattr(recorder, 'name', None)\n"
+            )
+        },
+    )
+    assert backend_choice_violations() == [
+        "store/probe.py:2 probes 'insert_events_deferred'",
+        "store/probe.py:3 probes 'iter_records'",
+        "store/probe.py:4 compares a persistence module name",
+        "store/probe.py:5 compares a factory type",
     ]

@@ -13,12 +13,13 @@ import costart.store.committer as committer
 from costart.controller import Controller
 from costart.domain import lifecycle
 from costart.domain.world import World
+from costart.eventlog.capabilities import Capability
+from costart.eventlog.codec import MsgspecMapper
+from costart.eventlog.memory import MemoryApplicationRecorder
+from costart.eventlog.snapshots import encode_world
 from costart.log_writer import ControllerStoppedError, LogWriter
 from costart.replay.rebuild import rebuild
 from costart.replay.source import RecorderSource
-from costart.store.codec import MsgspecMapper
-from costart.store.memory import MemoryApplicationRecorder
-from costart.store.snapshots import encode_world
 from tests.builders import USER, ManualClock, a_group
 
 
@@ -101,6 +102,8 @@ def test_a_thread_awaiting_a_queued_position_wakes_when_it_is_acknowledged():
 
     class AfterTheWaiter(MemoryApplicationRecorder):
         """Queues writes; a queued write lands once a thread waits for it."""
+
+        capabilities = MemoryApplicationRecorder.capabilities | Capability.DEFERRED_INSERTS
 
         def insert_events_deferred(self, stored_events, chain):
             recorder = self

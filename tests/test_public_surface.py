@@ -30,7 +30,7 @@ def declared_all(package: str) -> list[str] | None:
 
 
 def top_package(module: str) -> str | None:
-    """``costart.store.codec`` -> ``costart.store``; a top-level module -> None."""
+    """``costart.eventlog.codec`` -> ``costart.eventlog``; a top-level module -> None."""
     parts = module.split(".")
     if len(parts) >= 2 and (SOURCE / parts[1]).is_dir():
         return ".".join(parts[:2])
@@ -84,7 +84,7 @@ def test_no_package_imports_a_name_another_does_not_list() -> None:
 def test_the_check_sees_an_unlisted_import(tmp_path: Path) -> None:
     probe = tmp_path / "probe.py"
     probe.write_text(
-        "from costart.store.codec import MsgspecMapper\n"  # listed
+        "from costart.eventlog.codec import MsgspecMapper\n"  # listed
         "from costart.store.lmdbenv import grow_map_size\n"  # not listed
     )
     assert unlisted_imports(probe, "costart.replay.probe") == [
@@ -107,3 +107,22 @@ def test_importing_the_domain_does_not_import_the_application() -> None:
     code = "import sys, costart.domain; print('costart.controller' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_the_backends_do_not_re_export_the_log_services() -> None:
+    """A service has one public home, `costart.eventlog`; the backends list their own."""
+    services = set(declared_all("costart.eventlog") or [])
+    assert services >= {"MsgspecMapper", "SnapshotStore", "RecorderSource", "Standby"}
+    for backend in ("costart.store", "costart.pgstore"):
+        assert services & set(declared_all(backend) or []) == set()
+
+
+def test_importing_the_controller_imports_neither_replay_nor_a_backend() -> None:
+    code = (
+        "import sys, costart.controller; "
+        "print(sorted({m.split('.')[1] for m in sys.modules if m.startswith('costart.')}))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    loaded = set(ast.literal_eval(out.stdout.strip()))
+    assert "eventlog" in loaded
+    assert loaded.isdisjoint({"replay", "store", "pgstore", "projections", "sim", "cli", "rest"})

@@ -18,9 +18,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
+from costart.eventlog.errors import LogTailLostError
 from costart.projections import ViewDamagedError, Views
 from costart.projections.view_builder import EventSource
-from costart.store.errors import LogTailLostError
 
 T = TypeVar("T")
 Warn = Callable[[str], None]

@@ -17,7 +17,7 @@ import msgspec
 import typer
 from rich.console import Console
 
-from costart.bootstrap import DEMO_CLUSTER, STORE_MODULE, VIEWS_DIR, Settings
+from costart.bootstrap import DEMO_CLUSTER, VIEWS_DIR, Settings
 from costart.cli import render
 from costart.cli.backend import Backend, LocalBackend, RemoteBackend
 from costart.cli.exits import UsageError, reported
@@ -25,6 +25,7 @@ from costart.cli.output import Output, OutputKind, jsonpath, parse_output, sort_
 from costart.domain.errors import NotFound
 from costart.domain.labels import Selector, parse_selector
 from costart.domain.spec import SpecFormat
+from costart.eventlog.backends import backend_for
 from costart.projections import MemberView
 
 OutputOption = Annotated[
@@ -55,10 +56,6 @@ def console() -> Console:
     return Console(width=max(Console().width, 160), highlight=False)
 
 
-LMDB_DATA_FILE = "data.mdb"
-LMDB_LOCK_FILE = "lock.mdb"
-
-
 def require_store(target: Target) -> None:
     """Refuse a store directory that does not exist or holds no LMDB log: a mistyped
     ``--store`` must not read as an empty controller, nor leave a directory behind."""
@@ -67,9 +64,10 @@ def require_store(target: Target) -> None:
         return
     if not store.is_dir():
         raise UsageError(f"no store at {store}: no such directory (check --store)")
-    lmdb = target.settings().controller_env().get("PERSISTENCE_MODULE") == STORE_MODULE
-    if lmdb and not (store / LMDB_DATA_FILE).is_file():
-        if (store / VIEWS_DIR).exists() or (store / LMDB_LOCK_FILE).exists():
+    backend = backend_for(target.settings().controller_env())
+    if backend.data_file is not None and not (store / backend.data_file).is_file():
+        lock = backend.lock_file
+        if (store / VIEWS_DIR).exists() or (lock is not None and (store / lock).exists()):
             return  # it held a log once: the store's own checks say what was lost (exit 7)
         raise UsageError(f"no store at {store}: the directory holds no controller log")
 

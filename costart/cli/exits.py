@@ -29,8 +29,9 @@ from typing import Final
 import typer
 
 from costart.domain.errors import Conflict, DomainError, IllegalTransition, NotFound, SpecError
+from costart.eventlog.errors import DamagedStoreError, LogTailLostError
 from costart.log_writer import ControllerStoppedError
-from costart.store.errors import DamagedStoreError, LogTailLostError, StoreFullError
+from costart.store.errors import StoreFullError
 
 EXIT_OK: Final = 0
 EXIT_ERROR: Final = 1

@@ -8,14 +8,9 @@ from collections.abc import Callable
 from typing import Any
 
 from costart.domain.errors import Conflict
-from costart.pgstore.ha import fenced_env
-from costart.pgstore.ha import open_factory as open_pg_factory
-from costart.pgstore.ha import open_lease as open_pg_lease
-from costart.store.keeper import LeaseLike
-from costart.store.lease import Lease
-from costart.store.standby import open_factory
+from costart.eventlog.backends import backend_for
+from costart.eventlog.lease_keeper import LeaseLike
 
-PG_MODULE = "costart.pgstore"
 DEFAULT_LEASE_NS = 2 * 10**9
 
 
@@ -27,18 +22,11 @@ class Leadership:
     def __init__(self, env: dict[str, str], lease_ns: int = DEFAULT_LEASE_NS) -> None:
         """Raises ValueError for a store that keeps no lease (e.g. SQLite)."""
         self.env = env
-        if env.get("PERSISTENCE_MODULE") == PG_MODULE:
-            factory = open_pg_factory(env)
-            self.factory: Any = factory
-            self.lease: LeaseLike = open_pg_lease(factory, duration_ms=max(lease_ns // 10**6, 1))
-            self.fenced: Callable[[int], dict[str, str]] = lambda epoch: fenced_env(env, epoch)
-            self.writer_epoch: Callable[[int], int | None] = lambda epoch: None  # fenced by env
-        else:
-            lmdb_factory = open_factory(env)  # ValueError: a store without leases
-            self.factory = lmdb_factory
-            self.lease = Lease(lmdb_factory.store, duration_ns=lease_ns)
-            self.fenced = lambda epoch: env
-            self.writer_epoch = lambda epoch: epoch  # checked in the write transaction
+        lead = backend_for(env).lead(env, lease_ns)  # the backend PERSISTENCE_MODULE names
+        self.factory: Any = lead.factory
+        self.lease: LeaseLike = lead.lease
+        self.fenced: Callable[[int], dict[str, str]] = lead.fenced_env
+        self.writer_epoch: Callable[[int], int | None] = lead.writer_epoch
 
     def live_holder(self) -> str | None:
         """Who holds the lease now (a running leader), or None when it is free/expired."""

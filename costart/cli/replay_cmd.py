@@ -20,6 +20,8 @@ from costart.cli.group_tables import members_table
 from costart.cli.tables import plain_table
 from costart.display import clock, offset, queue_text, reason_text
 from costart.domain.world import World
+from costart.eventlog.anchor import check_reaches
+from costart.eventlog.errors import LogTailLostError
 from costart.projections import ViewDamagedError, Views
 from costart.replay.diff import diff_worlds, value_text
 from costart.replay.export import export_jsonl
@@ -31,8 +33,6 @@ from costart.replay.rebuild_check import verify
 from costart.replay.timeline import group_timeline
 from costart.replay.timeline_html import render_html
 from costart.replay.why import why as why_at
-from costart.store.anchor import check_reaches
-from costart.store.errors import LogTailLostError
 
 replay_app = typer.Typer(no_args_is_help=True, help="Forensics on a log, read-only.")
 LogOption = Annotated[Path | None, typer.Option("--log", help="log directory (default: --store)")]
@@ -81,7 +81,7 @@ def verify_cmd(ctx: typer.Context, log_dir: LogOption = None) -> None:
             progress=lambda n: print(f"  {n:,} events", file=sys.stderr),
             # LMDB logs are hash-chained: a snapshot must name this chain. PostgreSQL's
             # log has no chain (its rows are checked for holes instead).
-            log_hash_at=getattr(log, "record_hash", None),
+            log_hash_at=log.log_hash_at,
         )
         if report.divergence is not None:
             d = report.divergence

@@ -35,6 +35,8 @@ from costart.cli.exits import EXIT_ERROR, EXIT_USAGE, exit_code
 from costart.cli.leadership import Leadership
 from costart.cli.views_process import ViewsProcess
 from costart.controller import Controller, PlacementStep
+from costart.eventlog.errors import DamagedStoreError
+from costart.eventlog.lease_keeper import LeaseKeeper, LeaseLike
 from costart.placement import ClusterError
 from costart.projections import Views
 from costart.rest.auth import TokenError, Tokens
@@ -43,11 +45,9 @@ from costart.rest.not_leader import not_leader_app, publish_leader, read_leader
 from costart.rest.watch import WatchHub
 from costart.service.controller_service import Service
 from costart.store import DATA_FILE, release_mapped_pages
-from costart.store.errors import DamagedStoreError, StoreFullError
-from costart.store.keeper import LeaseKeeper, LeaseLike
+from costart.store.errors import StoreFullError
 
 log = structlog.get_logger("costart.serve")
-PG_MODULE = "costart.pgstore"
 SECOND_NS = 10**9
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 Fold = Callable[[], int]

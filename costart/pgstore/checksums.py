@@ -5,7 +5,7 @@ PostgreSQL's page checksums guard against the disk; they do not see a row altere
 SQL, which still decodes and would be folded as if it had been written. The ``checksum``
 column holds one of two forms, told apart by their length:
 
-* **content** (16 bytes, ADR 0040): `costart.store.records.content_checksum` of the row's
+* **content** (16 bytes, ADR 0040): `costart.eventlog.record_checksum.content_checksum` of the row's
   originator, version, topic and state. It does not cover where the row stands in the
   log, so two whole rows swapped between positions pass it. Snapshot rows keep it: their
   place *is* their originator and version (the table's key), which it covers.
@@ -33,7 +33,8 @@ from typing import Any, Final
 
 from psycopg.sql import SQL, Composed, Identifier
 
-from costart.store import CorruptRecordError, Defect, content_checksum
+from costart.eventlog.errors import CorruptRecordError, Defect
+from costart.eventlog.record_checksum import content_checksum
 
 COLUMN: Final = "checksum"
 CHECKSUM_SIZE: Final = len(content_checksum("", 0, "", b""))

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from eventsourcing.persistence import PersistenceError
-
-from costart.store.errors import StaleTermError
+from costart.eventlog.errors import LeaseFencedError, StaleTermError
 
 FENCED_SQLSTATE = "CSF01"
 """The SQLSTATE our epoch check raises inside the append transaction (class ``CS``:
@@ -15,24 +13,10 @@ TERM_SQLSTATE = "CSF02"
 """The SQLSTATE our host-term check raises (an older term than the stored one)."""
 
 
-class FencedError(PersistenceError):
-    """An append carried a lease epoch that is no longer the stored one: another process
-    took the lease, so this writer was deposed and must not write again.
-
-    Same shape as the LMDB store's fencing error (ADR 0009), so a `LogWriter` stops on
-    either the same way. Not an ``OperationalError``: the library retries those, and a
-    fenced write must never be retried.
-    """
-
-    def __init__(self, epoch: int, current: int) -> None:
-        self.epoch = epoch
-        self.current = current
-        super().__init__(
-            f"write fenced: it carries lease epoch {epoch}, the store is at epoch {current}"
-        )
-
-    def __reduce__(self) -> tuple[type[FencedError], tuple[int, int]]:
-        return type(self), (self.epoch, self.current)
+class FencedError(LeaseFencedError):
+    """`LeaseFencedError` of the PostgreSQL store: the epoch is checked by the append
+    function in the append's own transaction. Not an ``OperationalError``: the library
+    retries those, and a fenced write must never be retried."""
 
 
 def fenced_error(

@@ -22,8 +22,6 @@ from eventsourcing.utils import Environment
 from costart.pgstore.factory import Factory
 from costart.pgstore.lease import DEFAULT_LEASE_MS, PgLease
 from costart.pgstore.settings import LEASE_EPOCH
-from costart.store.keeper import LeaseKeeper
-from costart.store.standby import Standby
 
 APPLICATION_NAME: Final = "costart"  # the Controller's name: its tables and env prefix
 
@@ -51,4 +49,4 @@ def fenced_env(env: Mapping[str, str], epoch: int) -> dict[str, str]:
     return {**env, LEASE_EPOCH: str(epoch)}
 
 
-__all__ = ["LeaseKeeper", "Standby", "fenced_env", "open_factory", "open_lease"]
+__all__ = ["fenced_env", "open_factory", "open_lease"]

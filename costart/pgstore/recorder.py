@@ -26,19 +26,22 @@ from eventsourcing.postgres import PostgresApplicationRecorder, PostgresDatastor
 from eventsourcing.utils import retry
 from psycopg.sql import SQL, Composable, Identifier
 
+from costart.eventlog.capabilities import Capability, LogRecorder
+from costart.eventlog.errors import CorruptRecordError, Defect
+from costart.eventlog.host_term import check_term
 from costart.pgstore import checksums, schema
 from costart.pgstore.checked import ChecksummedRecorder
 from costart.pgstore.create import create_retrying
 from costart.pgstore.errors import fenced_error
-from costart.store import CorruptRecordError, Defect, PlacedRowLog
-from costart.store.host_term import HostTermFencing, check_term
 
 
-class CostartApplicationRecorder(
-    ChecksummedRecorder, PostgresApplicationRecorder, HostTermFencing, PlacedRowLog
-):
+class CostartApplicationRecorder(ChecksummedRecorder, PostgresApplicationRecorder, LogRecorder):
     """``epoch``: the lease epoch every append must match (None: appends not fenced).
-    `claim_term`: the host's term every later append carries instead."""
+    `claim_term`: the host's term every later append carries instead. Records are named
+    by their placed row checksum (`record_hash`), which commits to that record at its
+    position, not to the records before it (no chain, ADR 0048)."""
+
+    capabilities = Capability.RECORD_HASHES | Capability.HOST_TERM
 
     position_column = "notification_id"
     places_rows = True

@@ -7,6 +7,7 @@ log holds beyond the tracked position; the query methods read one consistent sna
 answers a command with them before its views caught up).
 """
 
+from costart.eventlog.event_reading import RecorderSource
 from costart.projections.derive import event_detail, group_view, member_view
 from costart.projections.models import (
     GroupDetail,
@@ -21,7 +22,6 @@ from costart.projections.models import (
 from costart.projections.view_builder import EventSource, catch_up, rebuild
 from costart.projections.view_queries import Views
 from costart.projections.view_store import ViewDamagedError, stored_anchor
-from costart.store.reading import RecorderSource
 
 __all__ = [
     "EventSource",

@@ -41,8 +41,8 @@ from typing import Any, Final
 import lmdb
 import msgspec
 
-from costart.store.anchor import Anchor
-from costart.store.codec import canonical_decode, canonical_encode
+from costart.eventlog.anchor import Anchor
+from costart.eventlog.codec import canonical_decode, canonical_encode
 from costart.store.datafile import (
     check_data_file,
     free_bytes,

@@ -7,14 +7,16 @@ integrity check (checksums, hash chain, gaps, index).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Self
 
-from costart.store import CorruptRecordError, Defect, open_readonly, verify_log
+from costart.eventlog.errors import CorruptRecordError, Defect
+from costart.eventlog.event_reading import RecorderSource
+from costart.eventlog.snapshots import SnapshotStore
+from costart.store import open_readonly, verify_log
 from costart.store.datafile import check_not_lost
-from costart.store.reading import RecorderSource
 from costart.store.recorders import LmdbAggregateRecorder, LmdbApplicationRecorder
-from costart.store.snapshots import SnapshotStore
 
 EVENTS_LOG = "costart_events"
 SNAPSHOTS_LOG = "costart_snapshots"
@@ -32,6 +34,10 @@ class LogIntegrityError(Exception):
 class ClosingLog:
     """``with`` closes the log (both the LMDB and the PostgreSQL replay logs)."""
 
+    log_hash_at: Callable[[int], bytes] | None = None
+    """The chain hash of the record at a position, for a hash-chained log (LMDB): a
+    snapshot must name this chain. None for a log without a chain (PostgreSQL)."""
+
     def close(self) -> None:
         raise NotImplementedError
 
@@ -48,6 +54,7 @@ class ReplayLog(ClosingLog):
         if not (path / "data.mdb").exists():
             raise FileNotFoundError(f"no LMDB log in {path}")
         self.path = path
+        self.log_hash_at = self.record_hash
         self.views_dir: Path | None = None  # where the views of this log are, if any
         self.reader = open_readonly(path)
         logs = self.reader.logs()

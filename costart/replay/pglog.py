@@ -13,15 +13,15 @@ from pathlib import Path
 from eventsourcing.persistence import InfrastructureFactory, PersistenceError
 from eventsourcing.utils import Environment
 
+from costart.eventlog.codec import MsgspecMapper
+from costart.eventlog.errors import CorruptRecordError
+from costart.eventlog.event_reading import RecorderSource, log_records
+from costart.eventlog.snapshots import SNAPSHOT_STREAM_ID, SnapshotStore
 from costart.pgstore import READ_ONLY, redact
 from costart.pgstore.factory import Factory
 from costart.pgstore.gaps import first_gap
 from costart.pgstore.recorder import CostartApplicationRecorder
 from costart.replay.logfile import EVENTS_LOG, ClosingLog, LogIntegrityError
-from costart.store import SNAPSHOT_STREAM_ID, CorruptRecordError, log_records
-from costart.store.codec import MsgspecMapper
-from costart.store.reading import RecorderSource
-from costart.store.snapshots import SnapshotStore
 
 
 class PgReplayLog(ClosingLog):

@@ -1,24 +1,12 @@
-"""Rebuilding the controller state from the log, to a position or to a time."""
+"""Rebuilding the controller state from the log, to a position or to a time (a restart's
+restore is `costart.eventlog.restore`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-from costart.domain.events import DomainEvent
 from costart.domain.world import World
+from costart.eventlog.codec import canonical_decode, canonical_encode
+from costart.eventlog.restore import fold
 from costart.replay.source import EventSource
-from costart.store.codec import canonical_decode, canonical_encode, gc_paused
-from costart.store.snapshots import CorruptSnapshotError, Snapshot, SnapshotStore
-
-
-def fold(world: World, events: Iterator[tuple[int, DomainEvent]]) -> World:
-    # A World being rebuilt has no journal yet: no need to look for one per event.
-    apply = world.apply if world.journal_started() else world.apply_unjournaled
-    with gc_paused():
-        for position, event in events:
-            apply(event)
-            world.position = position
-    return world
 
 
 def rebuild(source: EventSource, until: int | None = None, start: World | None = None) -> World:
@@ -41,16 +29,3 @@ def rebuild_until_time(source: EventSource, at_ns: int) -> World:
 
 def copy_world(world: World) -> World:
     return canonical_decode(canonical_encode(world), World)
-
-
-def restore(
-    snapshots: SnapshotStore, source: EventSource
-) -> tuple[World, Snapshot | None, list[CorruptSnapshotError]]:
-    """Newest valid snapshot (skipping corrupt ones) plus the log's tail: the state a
-    restarting or promoted controller starts from."""
-    snapshot, world, skipped = snapshots.newest_valid()
-    return (
-        fold(world or World(), source.read_events(after=world.position if world else 0)),
-        snapshot,
-        skipped,
-    )

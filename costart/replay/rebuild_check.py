@@ -16,10 +16,10 @@ import msgspec
 
 from costart.domain.errors import DomainError
 from costart.domain.world import World
+from costart.eventlog.snapshot_schema import SNAPSHOT_SCHEMA, recorded_form
+from costart.eventlog.snapshots import CorruptSnapshotError, SnapshotStore, encode_world
 from costart.replay.diff import diff_worlds
 from costart.replay.source import EventSource
-from costart.store.snapshot_schema import SNAPSHOT_SCHEMA, recorded_form
-from costart.store.snapshots import CorruptSnapshotError, SnapshotStore, encode_world
 
 
 class Divergence(msgspec.Struct, frozen=True):

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from typing import Protocol
 
 from costart.domain.events import DomainEvent
-from costart.store.reading import RecorderSource
+from costart.eventlog.event_reading import RecorderSource
 
 __all__ = ["EventSource", "RecorderSource"]
 

@@ -34,6 +34,7 @@ from costart.domain.events import DomainEvent
 from costart.domain.ids import ID_TEXTS
 from costart.domain.invariants import Capacity, EventAudit
 from costart.domain.spec_types import GroupSpec
+from costart.eventlog.codec import canonical_encode, gc_paused
 from costart.placement.host_allocator import HostAllocator
 from costart.placement.step import CoPlacementStep
 from costart.sim.checks import FULL_CHECK_EVERY, StepChecker
@@ -49,7 +50,6 @@ from costart.sim.ports import (
     key_of,
 )
 from costart.sim.setup import SimSetup
-from costart.store.codec import canonical_encode, gc_paused
 
 if TYPE_CHECKING:
     from costart.sim.embedder import Embedder

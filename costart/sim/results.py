@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 import msgspec
 
+from costart.eventlog.event_reading import log_records
 from costart.sim.breakdown import NS_PER_SECOND, WorkloadFigures, by_workload
 from costart.sim.breakdown import hours as _hours
 from costart.sim.breakdown import seconds as _seconds
@@ -26,7 +27,6 @@ from costart.sim.peers import (
 )
 from costart.sim.ports import ControllerFactory, SimController
 from costart.sim.setup import SimSetup
-from costart.store.reading import log_records
 
 POLICIES = ("atomic", "reserve", "independent")
 # Reservations that lend what they hold to work that is gone before they need it (ADR

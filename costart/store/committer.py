@@ -35,11 +35,13 @@ from uuid import UUID
 import lmdb
 from eventsourcing.persistence import IntegrityError, OperationalError
 
+from costart.eventlog.capabilities import WriteChain
+from costart.eventlog.errors import CorruptRecordError, StaleTermError
 from costart.store.datafile import free_bytes, is_space_error
-from costart.store.errors import CorruptRecordError, FencedError, StaleTermError, StoreFullError
+from costart.store.errors import FencedError, StoreFullError
 from costart.store.headroom import COMMIT_PAGES
 from costart.store.lease import LEASE_DB, store_term, stored_epoch, stored_term
-from costart.store.records import (
+from costart.store.record_layout import (
     GENESIS,
     PreparedEvent,
     check_record,
@@ -53,22 +55,6 @@ if TYPE_CHECKING:
 
 MAX_GROUP: Final = 512
 """Most requests committed in one transaction (bounds its size and latency)."""
-
-
-class WriteChain:
-    """A sequence of pipelined requests where each was computed on top of the ones
-    before it (one controller's commands). Once one of them fails, every later one
-    fails too instead of landing in the log without its predecessor (fail-stop).
-
-    ``epoch``: the lease epoch the writer holds; every request of the chain carries it
-    and is fenced against the stored one. None: the writer holds no lease (not fenced).
-    """
-
-    __slots__ = ("broken", "epoch")
-
-    def __init__(self, epoch: int | None = None) -> None:
-        self.broken: BaseException | None = None
-        self.epoch = epoch
 
 
 class ChainBrokenError(OperationalError):

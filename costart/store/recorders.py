@@ -10,7 +10,7 @@ the chain link between consecutive records it reads), raising
 from __future__ import annotations
 
 import weakref
-from typing import TYPE_CHECKING, Any, ClassVar, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from eventsourcing.persistence import (
     AggregateRecorder,
@@ -23,27 +23,27 @@ from eventsourcing.persistence import (
     TrackingRecorder,
 )
 
-from costart.store.anchor import HashChainedLog
-from costart.store.committer import GroupCommitter, WriteChain, WriteRequest
-from costart.store.errors import CorruptRecordError, Defect
-from costart.store.host_term import HostTermFencing, check_term
+from costart.eventlog.capabilities import Capability, LogRecorder, WriteChain
+from costart.eventlog.errors import CorruptRecordError, Defect
+from costart.eventlog.host_term import check_term
+from costart.eventlog.record_checksum import originator_value
+from costart.store.committer import GroupCommitter, WriteRequest
 from costart.store.lease import LEASE_DB, stored_term
 from costart.store.lmdbenv import LmdbStore, tracking_db_name
-from costart.store.reader import iter_log
-from costart.store.records import (
+from costart.store.record_layout import (
     GENESIS,
     LogRecord,
     PreparedEvent,
     decode_record,
     index_key,
     originator_key,
-    originator_value,
     pack_u64,
     scan,
     to_notification,
     to_stored_event,
     unpack_u64,
 )
+from costart.store.whole_log import iter_log
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
@@ -56,9 +56,6 @@ _MAX_KEY_SUFFIX: Final = b"\xff" * 8
 
 class LmdbRecorder:
     """Holds one reference to a shared store for as long as the recorder lives."""
-
-    verifies_checksums: ClassVar[bool] = True
-    """Every record read is checked against its checksum first (a bad one raises)."""
 
     def __init__(self, store: LmdbStore) -> None:
         store.retain()
@@ -110,10 +107,11 @@ class DeferredWrite:
         return list(ids) if ids is not None else []
 
 
-class LmdbAggregateRecorder(LmdbRecorder, AggregateRecorder):
-    """Events of aggregates, in one log (e.g. an application's snapshots)."""
+class LmdbAggregateRecorder(LmdbRecorder, AggregateRecorder, LogRecorder):
+    """Events of aggregates, in one log (e.g. an application's snapshots). Every record
+    read is checked against its checksum first (a bad one raises)."""
 
-    term: int | None = None  # the host's term every append carries (`HostTermFencing`)
+    capabilities = Capability.VERIFIED_READS | Capability.DEFERRED_INSERTS
 
     def __init__(self, store: LmdbStore, *, log_name: str = "stored_events", create: bool = True):
         super().__init__(store)
@@ -201,12 +199,17 @@ class LmdbAggregateRecorder(LmdbRecorder, AggregateRecorder):
         return results
 
 
-class LmdbApplicationRecorder(
-    LmdbAggregateRecorder, ApplicationRecorder, HashChainedLog, HostTermFencing
-):
-    """An application's events, with gap-free notification ids in commit order; fenced
-    by the host's term once one is claimed (the environment's newest term is kept
-    beside its lease)."""
+class LmdbApplicationRecorder(LmdbAggregateRecorder, ApplicationRecorder):
+    """An application's events, with gap-free notification ids in commit order, named by
+    their chain hash; fenced by the host's term once one is claimed (the environment's
+    newest term is kept beside its lease)."""
+
+    capabilities = (
+        LmdbAggregateRecorder.capabilities
+        | Capability.RECORD_CURSOR
+        | Capability.RECORD_HASHES
+        | Capability.HOST_TERM
+    )
 
     def insert_events(
         self, stored_events: Sequence[StoredEvent], **kwargs: Any

@@ -14,12 +14,12 @@ import msgspec
 import pytest
 
 from costart.controller import Controller
+from costart.eventlog.event_reading import RecorderSource
+from costart.eventlog.snapshots import SnapshotStore
 from costart.replay.rebuild import rebuild
 from costart.store.lmdbenv import log_db_name
-from costart.store.reading import RecorderSource
+from costart.store.record_layout import pack_u64
 from costart.store.recorders import LmdbAggregateRecorder
-from costart.store.records import pack_u64
-from costart.store.snapshots import SnapshotStore
 
 ROOT = Path(__file__).resolve().parents[2]
 EVENTS = "costart_events"

@@ -11,10 +11,10 @@ import pytest
 from eventsourcing.persistence import InfrastructureFactory
 from eventsourcing.utils import Environment
 
+from costart.eventlog.codec import MsgspecMapper
+from costart.eventlog.event_reading import RecorderSource
+from costart.eventlog.snapshots import SnapshotStore
 from costart.pgstore import env_for_url
-from costart.store.codec import MsgspecMapper
-from costart.store.reading import RecorderSource
-from costart.store.snapshots import SnapshotStore
 from tests.pg_support import fresh_schema
 
 

@@ -15,10 +15,12 @@ import sys
 import threading
 
 from costart.bootstrap import Settings, bootstrap
+from costart.eventlog.lease_keeper import LeaseKeeper
+from costart.eventlog.standby import Standby
 from costart.log_writer import ControllerStoppedError
 from costart.logging_setup import configure_logging
 from costart.pgstore import env_for_url
-from costart.pgstore.ha import LeaseKeeper, Standby, fenced_env, open_factory, open_lease
+from costart.pgstore.ha import fenced_env, open_factory, open_lease
 from tests.builders import a_group
 
 LEASE_MS = 600

@@ -13,9 +13,9 @@ from typer.testing import CliRunner
 
 from costart.cli.main import app
 from costart.domain.world import World
+from costart.eventlog.snapshots import SnapshotStore
 from costart.pgstore import READ_ONLY, env_for_url
 from costart.replay.pglog import PgReplayLog
-from costart.store.snapshots import SnapshotStore
 from tests.pg_support import fresh_schema
 
 ROOT = Path(__file__).resolve().parents[2]

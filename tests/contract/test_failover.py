@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from costart.domain.events import GroupSubmitted
+from costart.eventlog.event_reading import RecorderSource
 from costart.pgstore import env_for_url
-from costart.store.reading import RecorderSource
 from tests import child_processes
 from tests.pg_support import fresh_schema
 

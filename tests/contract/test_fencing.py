@@ -18,9 +18,10 @@ from eventsourcing.persistence import StoredEvent
 from psycopg import sql
 
 from costart.controller import Controller
+from costart.eventlog.standby import Standby
 from costart.log_writer import ControllerStoppedError
 from costart.pgstore import FencedError, env_for_url
-from costart.pgstore.ha import Standby, fenced_env, open_factory, open_lease
+from costart.pgstore.ha import fenced_env, open_factory, open_lease
 from costart.pgstore.recorder import CostartApplicationRecorder
 from tests.builders import USER, a_group
 from tests.pg_support import base_url, fresh_schema

@@ -16,10 +16,10 @@ from psycopg import sql
 
 from costart.bootstrap import Settings, bootstrap
 from costart.controller import Controller
+from costart.eventlog.capabilities import Capability, LogRecorder, declaring
+from costart.eventlog.errors import StaleTermError
 from costart.log_writer import ControllerStoppedError
 from costart.pgstore import env_for_url
-from costart.store.errors import StaleTermError
-from costart.store.host_term import HostTermFencing
 from costart.store.lease import LEASE_DB, store_term
 from tests.builders import USER, a_group
 from tests.pg_support import base_url, fresh_schema
@@ -31,10 +31,10 @@ def _spec(name: str):  # type: ignore[no-untyped-def]
     return a_group(name).with_member("a").build()
 
 
-def _recorder(store: Store) -> HostTermFencing:
+def _recorder(store: Store) -> LogRecorder:
     factory = InfrastructureFactory.construct(Environment("costart", store.env))
-    recorder = factory.application_recorder()
-    assert isinstance(recorder, HostTermFencing)
+    recorder = declaring(factory.application_recorder(), Capability.HOST_TERM)
+    assert recorder is not None
     return recorder
 
 

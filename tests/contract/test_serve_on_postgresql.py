@@ -7,9 +7,9 @@ from __future__ import annotations
 import signal
 
 from costart.domain.world import World
+from costart.eventlog.event_reading import RecorderSource
 from costart.pgstore import env_for_url
 from costart.replay.rebuild import rebuild
-from costart.store.reading import RecorderSource
 from tests.ha.procs import ServeProcess, submit_until_accepted
 from tests.pg_support import fresh_schema
 

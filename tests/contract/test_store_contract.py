@@ -15,10 +15,11 @@ from rich.console import Console
 
 from costart.cli.walkthrough import run_demo
 from costart.controller import Controller
-from costart.replay.rebuild import rebuild, restore
+from costart.eventlog.codec import canonical_encode
+from costart.eventlog.restore import restore
+from costart.eventlog.snapshots import SNAPSHOT_STREAM_ID, SNAPSHOT_TOPIC, Snapshot, encode_world
+from costart.replay.rebuild import rebuild
 from costart.replay.rebuild_check import verify
-from costart.store.codec import canonical_encode
-from costart.store.snapshots import SNAPSHOT_STREAM_ID, SNAPSHOT_TOPIC, Snapshot, encode_world
 
 from .conftest import Store
 

@@ -25,7 +25,7 @@ from costart.cli.walkthrough import run_demo
 from costart.domain.spec import parse_spec
 from costart.replay.logfile import EVENTS_LOG, SNAPSHOTS_LOG
 from costart.store.lmdbenv import index_db_name, log_db_name
-from costart.store.records import unpack_u64
+from costart.store.record_layout import unpack_u64
 from tests.builders import USER
 
 ROOT = Path(__file__).resolve().parents[2]

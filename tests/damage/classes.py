@@ -25,7 +25,7 @@ import lmdb
 
 from costart.replay.logfile import EVENTS_LOG, SNAPSHOTS_LOG
 from costart.store.lmdbenv import index_db_name, log_db_name
-from costart.store.records import pack_u64
+from costart.store.record_layout import pack_u64
 from tests.damage import damage
 from tests.damage.base_store import build_views, cut_log
 

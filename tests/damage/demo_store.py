@@ -19,7 +19,7 @@ from costart.bootstrap import Settings, bootstrap
 from costart.cli.walkthrough import run_demo
 from costart.controller import Controller
 from costart.domain.spec import parse_spec
-from costart.store.snapshots import encode_world
+from costart.eventlog.snapshots import encode_world
 from tests.builders import USER
 from tests.contract.conftest import Store
 from tests.damage.base_store import TAIL_GROUP

@@ -29,11 +29,11 @@ from typer.testing import CliRunner
 from costart.bootstrap import Settings, bootstrap, build_standby
 from costart.cli.exits import exit_code
 from costart.cli.main import app
+from costart.eventlog.rollback import LastKnown
+from costart.eventlog.snapshots import encode_world
 from costart.logging_setup import configure_logging
+from costart.store.ha import open_factory
 from costart.store.lease import Lease
-from costart.store.rollback import LastKnown
-from costart.store.snapshots import encode_world
-from costart.store.standby import open_factory
 
 
 def digest(state: bytes) -> str:

@@ -19,9 +19,9 @@ import structlog
 
 from costart.cli.exits import EXIT_DAMAGED, EXIT_ERROR, EXIT_TAIL_LOST
 from costart.domain.spec import parse_spec
-from costart.store.codec import canonical_decode, canonical_encode, decode_event
-from costart.store.errors import CorruptRecordError, DamagedStoreError, Defect, LogTailLostError
-from costart.store.snapshots import Snapshot, encode_world
+from costart.eventlog.codec import canonical_decode, canonical_encode, decode_event
+from costart.eventlog.errors import CorruptRecordError, DamagedStoreError, Defect, LogTailLostError
+from costart.eventlog.snapshots import Snapshot, encode_world
 from tests.contract.conftest import Store
 from tests.damage import classes
 from tests.damage.base_store import TAIL_GROUP, cut_log

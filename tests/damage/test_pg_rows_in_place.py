@@ -11,10 +11,10 @@ import pytest
 
 from costart.cli.exits import EXIT_DAMAGED, EXIT_ERROR
 from costart.domain.spec import parse_spec
+from costart.eventlog.errors import CorruptRecordError, Defect
+from costart.eventlog.record_checksum import content_checksum
+from costart.eventlog.snapshots import encode_world
 from costart.pgstore.checksums import PLACED_FORM, PLACED_SIZE, placed_checksum
-from costart.store import content_checksum
-from costart.store.errors import CorruptRecordError, Defect
-from costart.store.snapshots import encode_world
 from tests.contract.conftest import Store
 from tests.damage.base_store import TAIL_GROUP
 from tests.damage.demo_store import ON_POSTGRESQL, Demo, cli, closed, controller_of, row_of, sql

@@ -9,7 +9,7 @@ from eventsourcing.utils import get_topic
 
 from costart.display import reason_text
 from costart.domain import events as ev
-from costart.store.codec import canonical_encode, event_decoder
+from costart.eventlog.codec import canonical_encode, event_decoder
 
 S = 10**9
 

@@ -8,7 +8,7 @@ import pytest
 from costart.domain.aggregates import GroupUnit
 from costart.domain.errors import IllegalTransition
 from costart.domain.events import MemberStarted
-from costart.store.codec import canonical_encode
+from costart.eventlog.codec import canonical_encode
 from tests.builders import a_group, full_placement, new_controller
 
 

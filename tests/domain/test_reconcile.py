@@ -12,9 +12,9 @@ from costart.domain.actors import Actor
 from costart.domain.invariants import check_world
 from costart.domain.reconcile import HostTask, HostView
 from costart.domain.states import TASK_LIVE
+from costart.eventlog.codec import canonical_encode
 from costart.replay.rebuild import rebuild
 from costart.replay.source import RecorderSource
-from costart.store.codec import canonical_encode
 from tests.builders import a_group, full_placement, new_controller, ready, start
 
 HOST = Actor.host("slurmctld")

@@ -15,7 +15,7 @@ from costart.domain.actors import Actor
 from costart.domain.decisions import PlaceMember
 from costart.domain.events import Assignment
 from costart.domain.invariants import check_world
-from costart.store.codec import canonical_encode
+from costart.eventlog.codec import canonical_encode
 from tests.builders import ManualClock, a_group, full_placement, new_controller
 
 AGENT = Actor.agent("node-a")

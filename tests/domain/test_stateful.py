@@ -42,9 +42,10 @@ from costart.domain.errors import DomainError
 from costart.domain.events import Assignment
 from costart.domain.invariants import EventAudit, check_world
 from costart.domain.states import GROUP_STARTED, GroupState, MemberState
-from costart.replay.rebuild import rebuild, restore
+from costart.eventlog.codec import canonical_encode
+from costart.eventlog.restore import restore
+from costart.replay.rebuild import rebuild
 from costart.replay.source import RecorderSource
-from costart.store.codec import canonical_encode
 from tests.builders import (
     HOST,
     USER,

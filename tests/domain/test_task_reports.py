@@ -11,9 +11,9 @@ from costart.domain.decisions import PlaceMember
 from costart.domain.errors import DomainError, IllegalTransition
 from costart.domain.events import Assignment
 from costart.domain.invariants import check_world
+from costart.eventlog.codec import canonical_encode
 from costart.replay.rebuild import rebuild
 from costart.replay.source import RecorderSource
-from costart.store.codec import canonical_encode
 from tests.builders import (
     HOST,
     a_group,

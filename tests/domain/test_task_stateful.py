@@ -31,9 +31,9 @@ from costart.domain.decisions import PlaceMember
 from costart.domain.errors import DomainError
 from costart.domain.events import Assignment
 from costart.domain.invariants import EventAudit, check_world
+from costart.eventlog.codec import canonical_encode
 from costart.replay.rebuild import rebuild
 from costart.replay.source import RecorderSource
-from costart.store.codec import canonical_encode
 from tests.builders import USER, ManualClock, a_group, full_placement
 
 HOST = Actor.host("claims")

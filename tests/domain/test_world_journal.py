@@ -9,7 +9,7 @@ import msgspec
 from costart.domain import events as ev
 from costart.domain.ids import id_text
 from costart.domain.world import JOURNAL_LIMIT, World
-from costart.store.codec import canonical_encode
+from costart.eventlog.codec import canonical_encode
 from tests.domain.one_group import GID, MEMBER_IDS, SPEC, submitted
 
 GKEY, MKEYS = id_text(GID), [id_text(m) for m in MEMBER_IDS]

@@ -23,10 +23,10 @@ from pathlib import Path
 import pytest
 
 from costart.domain.world import World
+from costart.eventlog.snapshots import SnapshotStore, encode_world
 from costart.replay.rebuild import rebuild
 from costart.replay.source import RecorderSource
-from costart.store.snapshots import SnapshotStore, encode_world
-from costart.store.standby import open_factory
+from costart.store.ha import open_factory
 from tests import child_processes
 from tests.ha.procs import ROOT, ServeProcess, child_env, submit, submit_until_accepted
 

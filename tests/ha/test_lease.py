@@ -9,13 +9,14 @@ from pathlib import Path
 import pytest
 
 from costart.controller import Controller
+from costart.eventlog.lease_keeper import LeaseKeeper
+from costart.eventlog.snapshots import encode_world
+from costart.eventlog.standby import Standby
 from costart.log_writer import ControllerStoppedError
 from costart.replay.rebuild import rebuild
 from costart.replay.source import RecorderSource
 from costart.store import FencedError, Lease
-from costart.store.keeper import LeaseKeeper
-from costart.store.snapshots import encode_world
-from costart.store.standby import Standby, open_factory
+from costart.store.ha import open_factory
 from tests.builders import USER, ManualClock, a_group, full_placement, ready
 
 SECOND_NS = 10**9

@@ -12,10 +12,10 @@ from costart.domain import events as ev
 from costart.domain.decisions import LendHolds, PlaceBorrower, PlaceGroup, Preempt
 from costart.domain.errors import DomainError
 from costart.domain.events import Assignment
+from costart.eventlog.snapshots import encode_world
 from costart.placement import idle_held_gpus
 from costart.replay.rebuild import rebuild
 from costart.replay.source import RecorderSource
-from costart.store import encode_world
 from tests.builders import a_group as any_group
 from tests.builders import event_names, start
 

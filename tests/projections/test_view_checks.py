@@ -10,9 +10,9 @@ import lmdb
 import pytest
 
 from costart.domain.errors import NotFound
+from costart.eventlog.errors import LogTailLostError
 from costart.projections import RecorderSource, ViewDamagedError, Views
 from costart.projections.view_store import seal
-from costart.store.errors import LogTailLostError
 from tests.builders import ManualClock, new_controller
 from tests.damage.base_store import cut_log
 from tests.multi_group_story import run_story

@@ -13,6 +13,7 @@ from costart.cli.walkthrough import run_demo
 from costart.domain.decisions import SetPendReason
 from costart.domain.errors import NotFound
 from costart.domain.events import PendReason
+from costart.eventlog.codec import canonical_encode
 from costart.replay.diff import diff_worlds
 from costart.replay.export import export_jsonl
 from costart.replay.rebuild import rebuild, rebuild_until_time
@@ -20,7 +21,6 @@ from costart.replay.source import RecorderSource
 from costart.replay.timeline import group_timeline
 from costart.replay.timeline_html import render_html
 from costart.replay.why import why
-from costart.store.codec import canonical_encode
 from tests.builders import ManualClock, a_group, new_controller
 
 ROOT = Path(__file__).resolve().parents[2]

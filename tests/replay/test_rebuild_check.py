@@ -11,12 +11,12 @@ from eventsourcing.popo import POPOAggregateRecorder
 from rich.console import Console
 
 from costart.cli.walkthrough import run_demo
+from costart.eventlog.codec import canonical_encode
+from costart.eventlog.snapshot_schema import SNAPSHOT_SCHEMA
+from costart.eventlog.snapshots import SNAPSHOT_STREAM_ID, SNAPSHOT_TOPIC, Snapshot, SnapshotStore
 from costart.replay.rebuild import rebuild
 from costart.replay.rebuild_check import verify
 from costart.replay.source import RecorderSource
-from costart.store.codec import canonical_encode
-from costart.store.snapshot_schema import SNAPSHOT_SCHEMA
-from costart.store.snapshots import SNAPSHOT_STREAM_ID, SNAPSHOT_TOPIC, Snapshot, SnapshotStore
 
 ROOT = Path(__file__).resolve().parents[2]
 

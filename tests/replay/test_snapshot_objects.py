@@ -13,9 +13,9 @@ from costart.domain.decisions import HoldCapacity, PlaceMember, SetPendReason
 from costart.domain.events import Assignment, PendReason
 from costart.domain.states import GroupState, MemberState
 from costart.domain.world import World
+from costart.eventlog.snapshots import SNAPSHOT_STREAM_ID
 from costart.replay.rebuild import rebuild
 from costart.replay.source import RecorderSource
-from costart.store.snapshots import SNAPSHOT_STREAM_ID
 from tests.builders import (
     HOST,
     USER,

@@ -16,10 +16,11 @@ from rich.console import Console
 from costart.cli.walkthrough import run_demo
 from costart.domain.states import GroupState, MemberState
 from costart.domain.world import World
+from costart.eventlog.restore import restore
+from costart.eventlog.snapshots import SNAPSHOT_STREAM_ID, CorruptSnapshotError, encode_world
 from costart.replay.diff import diff_worlds
-from costart.replay.rebuild import rebuild, restore
+from costart.replay.rebuild import rebuild
 from costart.replay.source import RecorderSource
-from costart.store.snapshots import SNAPSHOT_STREAM_ID, CorruptSnapshotError, encode_world
 from tests.builders import a_group, full_placement, new_controller, ready
 
 ROOT = Path(__file__).resolve().parents[2]

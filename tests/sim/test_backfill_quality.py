@@ -11,11 +11,11 @@ import msgspec
 
 from costart.cli.sim_cmd import controller_factory
 from costart.domain import events as ev
+from costart.eventlog.event_reading import log_records
 from costart.sim.quality import RunFigures
 from costart.sim.results import BACKFILL_POLICY, run_policy
 from costart.sim.scenario import parse_scenario
 from costart.sim.setup import SimSetup, draw_setup
-from costart.store.reading import log_records
 from tests.sim.helpers import SCENARIOS, run
 from tests.sim.test_scheduling_quality import _bench
 

@@ -7,8 +7,9 @@ from types import SimpleNamespace
 from typing import Any
 
 from costart.cli.sim_cmd import controller_factory
+from costart.eventlog import event_reading
+from costart.eventlog.capabilities import Capability, capabilities_of
 from costart.sim.results import log_digest, run_policy
-from costart.store import reading
 from tests.sim.helpers import setup_of
 
 
@@ -25,9 +26,9 @@ class PagesOnly:
 def test_the_log_digest_by_cursor_equals_the_digest_by_pages(monkeypatch):
     _, engine = run_policy(setup_of("mixed"), "reserve", controller_factory)
     recorder = engine.controller.recorder
-    assert callable(getattr(recorder, "iter_records", None))
+    assert Capability.RECORD_CURSOR in capabilities_of(recorder)
     by_cursor = log_digest(engine.controller)
-    monkeypatch.setattr(reading, "PAGE_SIZE", 97)  # several pages, the last one partial
+    monkeypatch.setattr(event_reading, "PAGE_SIZE", 97)  # several pages, the last one partial
     by_pages = log_digest(SimpleNamespace(recorder=PagesOnly(recorder)))
     assert by_cursor == by_pages
     assert by_cursor[0] == engine.controller.world.position > 97

@@ -13,18 +13,12 @@ import lmdb
 import pytest
 from eventsourcing.persistence import OperationalError
 
-from costart.store import (
-    GENESIS,
-    CorruptRecordError,
-    Defect,
-    LmdbApplicationRecorder,
-    iter_log,
-    verify_log,
-)
+from costart.eventlog.errors import CorruptRecordError, Defect
+from costart.store import GENESIS, LmdbApplicationRecorder, iter_log, verify_log
+from costart.store.integrity import Problem
 from costart.store.lmdbenv import MAX_DBS, log_db_name
-from costart.store.reader import list_logs
-from costart.store.records import decode_record, encode_record, pack_u64
-from costart.store.verify import Problem
+from costart.store.record_layout import decode_record, encode_record, pack_u64
+from costart.store.whole_log import list_logs
 
 from .support import TempStores, batch
 

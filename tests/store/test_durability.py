@@ -10,12 +10,7 @@ from typing import Any
 import pytest
 from eventsourcing.persistence import IntegrityError, StoredEvent, Tracking
 
-from costart.store import (
-    LmdbApplicationRecorder,
-    LmdbProcessRecorder,
-    LmdbStore,
-    verify_log,
-)
+from costart.store import LmdbApplicationRecorder, LmdbProcessRecorder, LmdbStore, verify_log
 
 from .support import TempStores, batch, batch_originator
 

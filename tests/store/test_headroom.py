@@ -11,9 +11,9 @@ from structlog.testing import capture_logs
 
 from costart.store import StoreSettings, open_store
 from costart.store.headroom import Headroom
+from costart.store.integrity import verify_log
 from costart.store.recorders import LmdbApplicationRecorder
 from costart.store.settings import HEADROOM, PATH, settings_from_env
-from costart.store.verify import verify_log
 
 from .support import TempStores, batch
 

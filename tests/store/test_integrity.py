@@ -10,10 +10,9 @@ import lmdb
 import pytest
 from eventsourcing.persistence import IntegrityError, StoredEvent
 
+from costart.eventlog.errors import CorruptRecordError, Defect
 from costart.store import (
     GENESIS,
-    CorruptRecordError,
-    Defect,
     LmdbApplicationRecorder,
     iter_log,
     iter_verified,
@@ -21,7 +20,7 @@ from costart.store import (
     verify_log,
 )
 from costart.store.lmdbenv import MAX_DBS, log_db_name
-from costart.store.records import decode_record, encode_record, pack_u64
+from costart.store.record_layout import decode_record, encode_record, pack_u64
 
 from .support import TempStores, batch, batch_originator
 

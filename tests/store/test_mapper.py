@@ -10,7 +10,7 @@ from eventsourcing.utils import Environment
 
 from costart.domain import lifecycle
 from costart.domain.world import World
-from costart.store.codec import MsgspecMapper
+from costart.eventlog.codec import MsgspecMapper
 from tests.builders import a_group
 
 

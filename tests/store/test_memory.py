@@ -13,9 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from costart.controller import Controller
-from costart.store.codec import MsgspecMapper
-from costart.store.memory import MemoryApplicationRecorder
-from costart.store.reading import read_events
+from costart.eventlog.codec import MsgspecMapper
+from costart.eventlog.event_reading import read_events
+from costart.eventlog.memory import MemoryApplicationRecorder
 from tests.builders import ManualClock, a_group
 
 

@@ -13,13 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from costart.store import (
-    LmdbApplicationRecorder,
-    StoreSettings,
-    iter_log,
-    open_store,
-    verify_log,
-)
+from costart.store import LmdbApplicationRecorder, StoreSettings, iter_log, open_store, verify_log
 from tests import child_processes
 
 from .support import SLOW, TempStores, batch

@@ -10,7 +10,7 @@ import msgspec
 
 from costart.domain import events as ev
 from costart.domain import spec_types as st
-from costart.store.codec import canonical_decode, canonical_encode
+from costart.eventlog.codec import canonical_decode, canonical_encode
 from tests.builders import a_group
 
 GID = UUID(int=7)

@@ -12,7 +12,7 @@ import os
 from typing import TYPE_CHECKING, Final, Self
 
 from costart.store.lmdbenv import LmdbStore, log_db_name, open_store
-from costart.store.records import (
+from costart.store.record_layout import (
     GENESIS,
     LogRecord,
     pack_u64,

@@ -19,39 +19,24 @@ anchor, the host's last known position) it checks before it restores.
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
 from typing import Any, Final
 
 import structlog
 from eventsourcing.persistence import ApplicationRecorder, InfrastructureFactory
-from eventsourcing.utils import Environment
 
 from costart.domain.world import World
-from costart.store.anchor import Anchor, anchor_at, check_reaches, check_snapshot_reached
-from costart.store.codec import MsgspecMapper
-from costart.store.errors import LogTailLostError, StoreRolledBackError
-from costart.store.factory import Factory
-from costart.store.keeper import LeaseLike
-from costart.store.reading import read_events
-from costart.store.rollback import Expectations
-from costart.store.snapshots import SnapshotStore
+from costart.eventlog.anchor import Anchor, anchor_at, check_reaches, check_snapshot_reached
+from costart.eventlog.codec import MsgspecMapper
+from costart.eventlog.errors import LogTailLostError, StoreRolledBackError
+from costart.eventlog.event_reading import read_events
+from costart.eventlog.lease_keeper import LeaseLike
+from costart.eventlog.rollback import Expectations
+from costart.eventlog.snapshots import SnapshotStore
 
 log = structlog.get_logger("costart.standby")
 
-APPLICATION_NAME: Final = "costart"  # the Controller's name (its log and env prefix)
 DEFAULT_POLL_S: Final = 0.05
 SEEN: Final = "the standby had read the log to"
-
-
-def open_factory(env: Mapping[str, str]) -> Factory:
-    """The LMDB factory a Controller with this environment would use. HA needs the lease
-    in the log's environment, so any other persistence module is refused."""
-    factory = InfrastructureFactory.construct(Environment(APPLICATION_NAME, dict(env)))
-    if not isinstance(factory, Factory):
-        raise ValueError(
-            "leases and standbys need the LMDB store (PERSISTENCE_MODULE=costart.store)"
-        )
-    return factory
 
 
 class Standby:

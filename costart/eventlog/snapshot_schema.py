@@ -25,7 +25,7 @@ import msgspec
 
 from costart.domain.states import MemberState
 from costart.domain.world import World
-from costart.store.codec import canonical_encode
+from costart.eventlog.codec import canonical_encode
 
 SNAPSHOT_SCHEMA: Final = 3
 """The schema of the snapshots this release writes."""

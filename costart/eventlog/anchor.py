@@ -11,38 +11,11 @@ refused with `LogTailLostError`; nothing is rebuilt over the evidence unless ask
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
-
 import msgspec
 from eventsourcing.persistence import ApplicationRecorder
 
-from costart.store.errors import CorruptRecordError, Defect, LogTailLostError
-
-
-class RecordHashes(ABC):
-    """A log that names the record at a position by a hash, so an anchor can tell the
-    record it was built to from another one at the same position."""
-
-    @abstractmethod
-    def record_hash(self, position: int) -> bytes | None:
-        """The hash of the record at ``position`` (None: that record carries none);
-        `CorruptRecordError` (defect GAP) when there is no such record."""
-
-
-class HashChainedLog(RecordHashes):
-    """A log whose records form a hash chain (the LMDB store's): a record's chain hash
-    commits to every record before it."""
-
-    @abstractmethod
-    def record_hash(self, position: int) -> bytes:
-        """The chain hash of the record at ``position``."""
-
-
-class PlacedRowLog(RecordHashes):
-    """A log without a chain whose records carry a hash bound to their position (the
-    PostgreSQL store's placed row checksum, ADR 0048): it commits to that record and its
-    position, not to the records before it -- another history that reached the position
-    again is told apart at that record only."""
+from costart.eventlog.capabilities import Capability, declaring
+from costart.eventlog.errors import CorruptRecordError, Defect, LogTailLostError
 
 
 class Anchor(msgspec.Struct, frozen=True, array_like=True):
@@ -56,9 +29,10 @@ class Anchor(msgspec.Struct, frozen=True, array_like=True):
 def chain_hash(recorder: ApplicationRecorder, position: int) -> bytes | None:
     """The hash of the record at ``position`` when the store names records by one (the
     chain hash on LMDB, the placed row checksum on PostgreSQL), else None."""
-    if position <= 0 or not isinstance(recorder, RecordHashes):
+    hashes = declaring(recorder, Capability.RECORD_HASHES)
+    if position <= 0 or hashes is None:
         return None
-    return recorder.record_hash(position)
+    return hashes.record_hash(position)
 
 
 def anchor_at(recorder: ApplicationRecorder, position: int) -> Anchor:
@@ -84,10 +58,11 @@ def check_reaches(recorder: ApplicationRecorder, anchor: Anchor, built: str) -> 
             position=anchor.position,
             log_end=end,
         )
-    if anchor.log_hash is None or not isinstance(recorder, RecordHashes):
+    hashes = declaring(recorder, Capability.RECORD_HASHES)
+    if anchor.log_hash is None or hashes is None:
         return
     try:
-        actual = recorder.record_hash(anchor.position)
+        actual = hashes.record_hash(anchor.position)
     except CorruptRecordError as error:
         if error.defect is not Defect.GAP:
             raise

@@ -28,9 +28,9 @@ from typing import Final
 import msgspec
 from eventsourcing.persistence import ApplicationRecorder
 
-from costart.store.anchor import Anchor, check_reaches
-from costart.store.errors import LogTailLostError, StoreRolledBackError
-from costart.store.host_term import HostTermFencing
+from costart.eventlog.anchor import Anchor, check_reaches
+from costart.eventlog.capabilities import Capability, declaring
+from costart.eventlog.errors import LogTailLostError, StoreRolledBackError
 
 HOST_SAW: Final = "the host last saw the log at"
 VIEWS_BUILT: Final = "the views were built to"
@@ -77,8 +77,9 @@ class Expectations(msgspec.Struct, frozen=True, kw_only=True):
                 position=known.position,
                 log_end=error.log_end,
             ) from None
-        if known.term is not None and isinstance(recorder, HostTermFencing):
-            stored = recorder.stored_term()
+        fenced = declaring(recorder, Capability.HOST_TERM)
+        if known.term is not None and fenced is not None:
+            stored = fenced.stored_term()
             if stored < known.term:
                 raise StoreRolledBackError(
                     f"the store's host term is {stored}, the host last saw term {known.term} "

@@ -33,9 +33,9 @@ import lmdb
 import msgspec
 from eventsourcing.persistence import DataError, Notification, StoredEvent
 
-from costart.store.errors import CorruptRecordError, Defect
+from costart.eventlog.errors import CorruptRecordError, Defect
+from costart.eventlog.record_checksum import CHECKSUM_SIZE
 
-CHECKSUM_SIZE: Final = 16
 GENESIS: Final = blake2b(b"costart.store log genesis v1", digest_size=CHECKSUM_SIZE).digest()
 """The ``prev`` of the first record of every log."""
 
@@ -80,11 +80,6 @@ def originator_key(originator_id: UUID | str) -> bytes:
     return b"\x02" + len(raw).to_bytes(2, "big") + raw
 
 
-def originator_value(originator_id: UUID | str) -> bytes | str:
-    """How an originator id is written inside a record."""
-    return originator_id.bytes if isinstance(originator_id, UUID) else originator_id
-
-
 def index_key(okey: bytes, version: int) -> bytes:
     """Index key of one event: originator key + big-endian version."""
     try:
@@ -107,16 +102,6 @@ def encode_record(notification_id: int, event: PreparedEvent, prev: bytes) -> tu
     )[:-CHECKSUM_SIZE]
     checksum = blake2b(canonical, digest_size=CHECKSUM_SIZE).digest()
     return canonical + checksum, checksum
-
-
-def content_checksum(
-    originator_id: UUID | str, originator_version: int, topic: str, state: bytes
-) -> bytes:
-    """The record checksum of an event stored where the store itself assigns positions
-    (PostgreSQL): BLAKE2b-128 of the same canonical encoding of the same fields as a log
-    record's, without the two the writer cannot know (the position and the chain link)."""
-    canonical = _encode((originator_value(originator_id), originator_version, topic, state))
-    return blake2b(canonical, digest_size=CHECKSUM_SIZE).digest()
 
 
 def _diagnose(value: bytes, log: str, position: int) -> CorruptRecordError:

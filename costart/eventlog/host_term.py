@@ -2,8 +2,8 @@
 
 An embedding host controller runs its own leader election and numbers its terms; the
 costart Controller it runs can be given that term instead of costart's own lease
-(``Controller(..., term=N)``). A store that can be fenced by it declares so by
-implementing `HostTermFencing`:
+(``Controller(..., term=N)``). A store that can be fenced by it declares so with
+`Capability.HOST_TERM` (`costart.eventlog.capabilities`):
 
 * `claim_term` records the term as the log's newest, in one write transaction, unless
   the log already has a newer one (then `StaleTermError`, nothing written); from then
@@ -17,24 +17,7 @@ implementing `HostTermFencing`:
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
-
-
-class HostTermFencing(ABC):
-    """A recorder whose appends the host's leadership term fences."""
-
-    term: int | None
-    """The term this recorder's appends carry (None: not fenced by a term)."""
-
-    @abstractmethod
-    def claim_term(self, term: int) -> None:
-        """Record ``term`` as the log's newest host term (a no-op if it already is)
-        and carry it on every later append; `StaleTermError` if the log already has a
-        newer term."""
-
-    @abstractmethod
-    def stored_term(self) -> int:
-        """The log's newest host term (0: none claimed yet)."""
+from costart.eventlog.capabilities import Capability, declaring
 
 
 def check_term(term: object) -> int:
@@ -47,9 +30,10 @@ def check_term(term: object) -> int:
 def claim_term(recorder: object, term: int) -> None:
     """Claim ``term`` on ``recorder`` if its store can be fenced by the host's term,
     else a `ValueError` saying which store cannot."""
-    if not isinstance(recorder, HostTermFencing):
+    fenced = declaring(recorder, Capability.HOST_TERM)
+    if fenced is None:
         raise ValueError(
             f"term: the store's recorder {type(recorder).__name__} cannot be fenced by the "
             "host's term (the LMDB and PostgreSQL stores can)"
         )
-    recorder.claim_term(term)
+    fenced.claim_term(term)

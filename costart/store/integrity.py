@@ -13,11 +13,9 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from costart.store.errors import CorruptRecordError, Defect
+from costart.eventlog.errors import CorruptRecordError, Defect
 from costart.store.lmdbenv import LmdbStore, index_db_name, log_db_name
-from costart.store.reader import LogReader, iter_log, list_logs, open_readonly
-from costart.store.recorders import LmdbAggregateRecorder
-from costart.store.records import (
+from costart.store.record_layout import (
     GENESIS,
     LogRecord,
     check_fields,
@@ -28,6 +26,8 @@ from costart.store.records import (
     to_stored_event,
     unpack_u64,
 )
+from costart.store.recorders import LmdbAggregateRecorder
+from costart.store.whole_log import LogReader, iter_log, list_logs, open_readonly
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -1,7 +1,8 @@
 """The Controller's in-memory log: the library's POPO application recorder, cheaper to append.
 
-Used whenever the Controller runs on the library's default in-memory persistence (the
-simulator, tests, demos). Storage, subscriptions and the aggregate reads are the
+A persistence module of its own (``PERSISTENCE_MODULE=costart.eventlog.memory``, the
+Controller's default): the library's in-memory persistence with this recorder for the
+application's log, used by the simulator, tests and demos. Storage, subscriptions and the aggregate reads are the
 library's own (ADR 0018); three paths are cheaper, with the same results:
 
 - the append is one pass that keys each event by its id's cached text (`id_text`:
@@ -20,10 +21,16 @@ from collections.abc import Iterator, Sequence
 from typing import Any, NamedTuple
 from uuid import UUID
 
-from eventsourcing.persistence import IntegrityError, Notification, StoredEvent
-from eventsourcing.popo import POPOApplicationRecorder
+from eventsourcing import popo
+from eventsourcing.persistence import (
+    ApplicationRecorder,
+    IntegrityError,
+    Notification,
+    StoredEvent,
+)
 
 from costart.domain.ids import ID_TEXTS, id_text
+from costart.eventlog.capabilities import Capability, LogRecorder
 
 
 class MemoryRecord(NamedTuple):
@@ -34,8 +41,10 @@ class MemoryRecord(NamedTuple):
     state: bytes
 
 
-class MemoryApplicationRecorder(POPOApplicationRecorder):
+class MemoryApplicationRecorder(popo.POPOApplicationRecorder, LogRecorder):
     """`POPOApplicationRecorder` with a one-pass append (see the module docstring)."""
+
+    capabilities = Capability.RECORD_CURSOR
 
     def _insert_events(
         self, stored_events: Sequence[StoredEvent], **kwargs: Any
@@ -98,3 +107,12 @@ class MemoryApplicationRecorder(POPOApplicationRecorder):
             Notification(s.originator_id, s.originator_version, s.topic, s.state, position)
             for position, s in enumerate(rows, start)
         ]
+
+
+class Factory(popo.POPOFactory):
+    """The library's in-memory persistence, with `MemoryApplicationRecorder` for the
+    application's log. The only factory class of this module: the library's loader looks
+    for exactly one (hence ``popo.POPOFactory``, not an imported name)."""
+
+    def application_recorder(self) -> ApplicationRecorder:
+        return MemoryApplicationRecorder()

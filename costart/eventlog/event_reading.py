@@ -7,7 +7,7 @@ any of the library's application recorders.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any, Protocol, cast
+from typing import Any, cast
 
 import msgspec
 from eventsourcing.persistence import (
@@ -18,32 +18,20 @@ from eventsourcing.persistence import (
 from eventsourcing.utils import Environment, TopicError
 
 from costart.domain.events import DomainEvent
-from costart.store.codec import MsgspecMapper, event_decoder
-from costart.store.errors import CorruptRecordError, Defect
+from costart.eventlog.capabilities import Capability, Record, declaring
+from costart.eventlog.codec import MsgspecMapper, event_decoder
+from costart.eventlog.errors import CorruptRecordError, Defect
 
 PAGE_SIZE = 1000
-
-
-class Record(Protocol):
-    """A stored event as a log reader sees it: its position, topic and stored body."""
-
-    @property
-    def id(self) -> int: ...
-
-    @property
-    def topic(self) -> str: ...
-
-    @property
-    def state(self) -> bytes: ...
 
 
 def log_records(recorder: ApplicationRecorder, start: int = 1) -> Iterator[Record]:
     """Every record from position ``start`` on: through the store's own cursor where it
     has one (LMDB, the in-memory log), which builds no notification objects, else page
     by page through the library's notifications."""
-    records = getattr(recorder, "iter_records", None)
-    if callable(records):
-        yield from records(start)
+    cursor = declaring(recorder, Capability.RECORD_CURSOR)
+    if cursor is not None:
+        yield from cursor.iter_records(start)
         return
     while True:
         page = recorder.select_notifications(start=start, limit=PAGE_SIZE)
@@ -61,8 +49,9 @@ def read_events(
 ) -> Iterator[tuple[int, DomainEvent]]:
     """Events at positions ``after < p <= until`` (to the end when ``until`` is None)."""
     start = after + 1
-    records = getattr(recorder, "iter_records", None)
-    if until is None and callable(records):
+    cursor = declaring(recorder, Capability.RECORD_CURSOR)
+    if until is None and cursor is not None:
+        records = cursor.iter_records
         # The store's own full-log cursor: checked, and far cheaper than paging.
         # Without a cipher or compressor the stored body is the event itself.
         if mapper.cipher or mapper.compressor:

@@ -17,9 +17,10 @@ from eventsourcing.persistence import AggregateRecorder, IntegrityError, StoredE
 
 from costart.domain.ids import COSTART_NAMESPACE
 from costart.domain.world import World
-from costart.store.codec import canonical_decode, canonical_encode, gc_paused
-from costart.store.errors import CorruptRecordError
-from costart.store.snapshot_schema import SNAPSHOT_SCHEMA, restorable
+from costart.eventlog.capabilities import Capability, capabilities_of
+from costart.eventlog.codec import canonical_decode, canonical_encode, gc_paused
+from costart.eventlog.errors import CorruptRecordError
+from costart.eventlog.snapshot_schema import SNAPSHOT_SCHEMA, restorable
 
 SNAPSHOT_STREAM_ID = uuid5(COSTART_NAMESPACE, "controller-snapshots")
 SNAPSHOT_TOPIC = "costart.snapshot:v1"
@@ -43,7 +44,7 @@ class Snapshot(msgspec.Struct, frozen=True, gc=False):
     state: bytes
     log_hash: bytes | None = None
     schema: int = 1
-    """The snapshot schema that encoded ``state`` (`costart.store.snapshot_schema`);
+    """The snapshot schema that encoded ``state`` (`costart.eventlog.snapshot_schema`);
     snapshots written before the field existed are schema 1."""
 
     def world(self, *, check: bool = True) -> World:
@@ -96,7 +97,7 @@ class SnapshotStore:
         self.recorder = recorder
         # A store that checks every record's checksum as it reads it (ours on LMDB) has
         # verified a snapshot's bytes already: restoring hashes them once, not twice.
-        self._verified_reads = bool(getattr(recorder, "verifies_checksums", False))
+        self._verified_reads = Capability.VERIFIED_READS in capabilities_of(recorder)
 
     def write(self, world: World, log_hash: bytes | None = None) -> Snapshot:
         """Store the state at ``world.position``. Writing the same position twice keeps the
