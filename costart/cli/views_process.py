@@ -36,9 +36,9 @@ from typing import Final
 
 import structlog
 
+from costart.eventlog.event_reading import RecorderSource
 from costart.logging_setup import configure_logging
 from costart.projections import Views
-from costart.store.reading import RecorderSource
 
 log = structlog.get_logger("costart.serve")
 
