@@ -8,7 +8,8 @@ noisy). The load comes from a separate process with an async client
     store with 16 and 1 concurrent HTTP clients (auth, JSON; answered once durable in
     the log, the views following -- ADR 0050), in turns with the embedded runs; also
     the REST rate counted until the views hold the last submit, and each side's CPU
-    per submit. Target: REST with 16 clients >= 0.5x the embedded rate.
+    per submit (the server's counts its views process, ADR 0055). Target: REST with 16
+    clients >= 0.5x the embedded rate.
 (b) barrier latency: from the response to a group's last claim READY to its
     `BarrierReleased` reaching a watching client (p99), against the median time of one
     durable command of the embedded Controller (one thread). Target: p99 <= 5x.
@@ -67,6 +68,25 @@ def process_cpu_s(pid: int) -> float:
     """CPU seconds (user + system) a process has used so far."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def children(pid: int) -> list[int]:
+    """The live child processes of ``pid`` (the server's views process, ADR 0055)."""
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        found += [int(c) for c in (task / "children").read_text().split()]
+    return found
+
+
+def tree_cpu_s(pid: int) -> dict[int, float]:
+    """CPU seconds of ``pid`` and of each of its live children, by process id."""
+    return {p: process_cpu_s(p) for p in (pid, *children(pid))}
+
+
+def used_ms(before: dict[int, float], after: dict[int, float], count: int) -> float:
+    """CPU ms per submit between two `tree_cpu_s` readings (a child started between
+    them counts from zero)."""
+    return sum(cpu - before.get(p, 0.0) for p, cpu in after.items()) / count * 1000
 
 
 def embedded_run(controller: Controller, bodies: list[bytes]) -> tuple[float, float]:
@@ -167,12 +187,21 @@ class Server:
             time.sleep(0.1)
 
     def rss_kb(self, kind: str = "VmRSS") -> int:
-        """Resident memory: ``VmRSS`` (all), ``RssAnon`` (the heap: what the process
-        holds) or ``RssFile`` (mapped file pages, e.g. LMDB's, which the kernel may drop)."""
-        for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
+        """Resident memory of the server with its views process (ADR 0055; each
+        process's own, summed: file pages both map count twice): ``VmRSS`` (all),
+        ``RssAnon`` (the heap: what the processes hold), ``RssFile`` (mapped file
+        pages, e.g. LMDB's, which the kernel may drop) or ``VmHWM`` (the peaks)."""
+        return sum(self.process_kb(pid, kind) for pid in (self.process.pid, *self.children()))
+
+    def children(self) -> list[int]:
+        return children(self.process.pid)
+
+    @staticmethod
+    def process_kb(pid: int, kind: str = "VmRSS") -> int:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
             if line.startswith(f"{kind}:"):
                 return int(line.split()[1])
-        raise RuntimeError(f"no {kind} for the server")
+        raise RuntimeError(f"no {kind} for process {pid}")
 
     def close(self) -> None:
         self.process.terminate()
@@ -257,6 +286,7 @@ def live_groups_rss(groups: int, members: int) -> dict[str, float]:
             wait_views(server.url, end)
             rss_kb, anon_kb = server.rss_kb(), server.rss_kb("RssAnon")
             file_kb, peak_kb = server.rss_kb("RssFile"), server.rss_kb("VmHWM")
+            views_kb = sum(server.process_kb(pid) for pid in server.children())
             listed = list_all_groups(server.url)
             listed_kb = server.rss_kb()
         finally:
@@ -271,6 +301,7 @@ def live_groups_rss(groups: int, members: int) -> dict[str, float]:
         "rss_live_file_mb": file_kb / 1024,
         "rss_live_peak_mb": peak_kb / 1024,
         "rss_live_after_listing_mb": listed_kb / 1024,
+        "rss_live_views_process_mb": views_kb / 1024,
     }
 
 
@@ -307,7 +338,8 @@ def submit_figures(count: int, repeats: int) -> dict[str, Any]:
     """Durable submits/s: the embedded Controller with ``CLIENTS`` threads, and `serve`
     with ``CLIENTS`` and with 1 client, run in turns (the machine's load drifts: each
     REST run is compared with the embedded run just before it; the ratio is the median
-    of those). Also each side's CPU per submit (the server process's, for REST), and
+    of those). Also each side's CPU per submit (for REST: the server's with its views
+    process, until the views hold the last submit; and the server process's alone), and
     the REST rate counted until the views hold the last submit."""
     runs: dict[str, list[float]] = {}
 
@@ -324,7 +356,8 @@ def submit_figures(count: int, repeats: int) -> dict[str, Any]:
                 note("embedded_16_threads_per_s", per_s)
                 note("embedded_cpu_ms_per_submit", cpu_ms)
                 for clients in (CLIENTS, 1):
-                    cpu = process_cpu_s(server.process.pid)
+                    pid = server.process.pid
+                    cpu = tree_cpu_s(pid)
                     result = load(
                         "submit",
                         server.url,
@@ -333,24 +366,34 @@ def submit_figures(count: int, repeats: int) -> dict[str, Any]:
                         str(count),
                         f"c{clients}r{repeat}",
                     )
-                    server_ms = (process_cpu_s(server.process.pid) - cpu) / count * 1000
                     # The views fold in the background: a read waits until they hold
-                    # everything answered (read your writes); count that wait too.
+                    # everything answered (read your writes); count that wait too, and
+                    # the CPU of the fold (in the server's views process, ADR 0055).
                     started = time.perf_counter()
                     httpx.get(f"{server.url}/healthz", timeout=120).raise_for_status()
                     views_s = result["seconds"] + time.perf_counter() - started
+                    after = tree_cpu_s(pid)
+                    server_ms = used_ms(cpu, after, count)
+                    serve_ms = used_ms({pid: cpu[pid]}, {pid: after[pid]}, count)
                     note(f"rest_{clients}_clients_per_s", result["per_s"])
                     note(f"rest_{clients}_clients_median_ms", result["median_ms"])
                     if clients == CLIENTS:
                         note("rest_16_clients_until_views_per_s", count / views_s)
                         note("rest_16_server_cpu_ms_per_submit", server_ms)
+                        note("rest_16_serve_process_cpu_ms_per_submit", serve_ms)
                         note("rest_16_vs_embedded_16_each", result["per_s"] / per_s)
+                        note("load_1m_each", os.getloadavg()[0])
                         note("rest_16_until_views_vs_embedded_16_each", count / views_s / per_s)
         finally:
             server.close()
             controller.close()
     figures: dict[str, Any] = {key: statistics.median(values) for key, values in runs.items()}
     figures["rest_16_vs_embedded_16_runs"] = runs["rest_16_vs_embedded_16_each"]
+    # Each turn's figures beside the machine's load then (other work shares the cores).
+    figures["load_1m_runs"] = runs.pop("load_1m_each")
+    figures["load_1m_median"] = figures.pop("load_1m_each")
+    for key in ("rest_16_server_cpu_ms_per_submit", "embedded_cpu_ms_per_submit"):
+        figures[f"{key}_runs"] = runs[key]
     return figures
 
 

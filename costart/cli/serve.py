@@ -17,7 +17,7 @@ import contextlib
 import signal
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, NoReturn
@@ -33,6 +33,7 @@ from costart.cli.checked_views import CheckedViews
 from costart.cli.commands import Target
 from costart.cli.exits import EXIT_ERROR, EXIT_USAGE, exit_code
 from costart.cli.leadership import Leadership
+from costart.cli.views_process import ViewsProcess
 from costart.controller import Controller, PlacementStep
 from costart.eventlog.errors import DamagedStoreError
 from costart.eventlog.lease_keeper import LeaseKeeper, LeaseLike
@@ -49,6 +50,7 @@ from costart.store.errors import StoreFullError
 log = structlog.get_logger("costart.serve")
 SECOND_NS = 10**9
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+Fold = Callable[[], int]
 
 
 def _open_controller(
@@ -78,10 +80,15 @@ def _open_controller(
 
 
 def _service(
-    controller: Controller, views: Views, driver: ClaimDriver | None, heartbeat_timeout_s: float
+    controller: Controller,
+    views: Views,
+    driver: ClaimDriver | None,
+    heartbeat_timeout_s: float,
+    fold: Fold | None,
 ) -> tuple[Service, WatchHub]:
     """The service, with REST's watch stream as its change feed. Built before any command
-    runs: the hub's names and its position are one picture."""
+    runs: the hub's names and its position are one picture. ``fold``: where the views
+    fold (`_views_fold`), else in the service's thread."""
     hub = WatchHub.following(controller.read_events, controller.world)
     service = Service(
         controller,
@@ -89,6 +96,7 @@ def _service(
         watch=hub,
         driver=driver,
         heartbeat_timeout_ns=int(heartbeat_timeout_s * SECOND_NS),
+        fold=fold,
     )
     return service, hub
 
@@ -208,8 +216,14 @@ def serve(
         if lease is not None:
             lease.release()
         _refuse(error)
-    with contextlib.closing(checked):
-        service, hub = _service(controller, checked.views, driver, heartbeat_timeout)
+    with contextlib.closing(checked), contextlib.ExitStack() as stack:
+        service, hub = _service(
+            controller,
+            checked.views,
+            driver,
+            heartbeat_timeout,
+            _views_fold(stack, settings, checked.views.db.path) if target.store else None,
+        )
         _release_startup_pages(checked.views.db.path, target.store)
         server = _server(service, hub, users, host, port, tls, max_connections)
         keeper = _keep(lease, controller, server) if lease is not None else None
@@ -231,6 +245,13 @@ def serve(
                 _hand_over(controller, lease)
     if keeper is not None and keeper.lost is not None:
         raise typer.Exit(EXIT_ERROR)
+
+
+def _views_fold(stack: contextlib.ExitStack, settings: Settings, views_dir: Path) -> Fold:
+    """On a store other processes can open, the views fold in a process of their own
+    (ADR 0055), stopped when ``stack`` closes (after the service's threads)."""
+    folder = ViewsProcess(settings.controller_env(), views_dir)
+    return stack.enter_context(contextlib.closing(folder)).catch_up
 
 
 def _release_startup_pages(*data_dirs: Path | None) -> None:

@@ -94,6 +94,7 @@ GROUP_OPERATIONS: dict[str, tuple[str, str]] = {
     "GetEvents": ("/v1/groups/{name}/events", "get"),
     "Why": ("/v1/groups/{name}/why", "get"),
     "CancelGroup": ("/v1/groups/{name}/cancel", "post"),
+    "DeleteGroup": ("/v1/groups/{name}", "delete"),
 }
 """The per-group operations a created group's name leads to (OpenAPI links)."""
 

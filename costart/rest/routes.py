@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import time
 from typing import Annotated, Final
-from urllib.parse import quote
 
-from litestar import Request, Response, get, post
+from litestar import Request, Response, delete, get, post
 from litestar.datastructures import ResponseHeader, State
 from litestar.exceptions import NotAuthorizedException, PermissionDeniedException
 from litestar.params import Parameter
@@ -21,8 +20,7 @@ from costart.domain import limits
 from costart.domain.actors import Actor
 from costart.domain.errors import DomainError
 from costart.domain.labels import parse_selector
-from costart.domain.spec import SpecFormat, is_name, parse_spec
-from costart.domain.spec_types import GroupSpec
+from costart.domain.spec import is_name
 from costart.domain.states import GroupStatus
 from costart.projections import HoldView
 from costart.rest.auth import Tokens, User
@@ -38,6 +36,7 @@ from costart.rest.paging import (
     MembersContinue,
     page,
 )
+from costart.rest.submit_path import failed_before, run_submit, submit_fast_path
 from costart.rest.timed import (
     TimedEvent,
     TimedGroup,
@@ -84,15 +83,12 @@ def _service(state: State) -> Service:
     return service
 
 
-def _spec_format(request: Request[object, object, State]) -> SpecFormat:
-    return "toml" if "toml" in request.headers.get("content-type", "") else "json"
-
-
 @post(
     "/v1/groups",
     status_code=201,
     summary="Submit a group spec",
     operation_class=SubmitOperation,
+    middleware=[submit_fast_path],
     responses=errors(400, 401, 403, 409, 413, 422),
     response_headers=[
         ResponseHeader(
@@ -108,23 +104,15 @@ async def submit_group(
     """Submit a group spec (JSON, or TOML with ``Content-Type: application/toml``).
 
     422 names the field at fault; 403 if the spec's owner is not the caller (admins may
-    submit for anyone); 409 if a live group has the name."""
-    # The raw body: the spec parser (not the framework) validates it, so every error
-    # names the spec field the way `costart validate` does.
+    submit for anyone); 409 if a live group has the name. Most submits are answered by
+    the route's middleware (`costart.rest.submit_path`) running the same `run_submit`;
+    a submit it tried and that failed arrives here with its error, to be answered."""
+    failed = failed_before(request.scope)
+    if failed is not None:
+        raise failed
     data = await request.body()
-    fmt = _spec_format(request)
-
-    def check() -> GroupSpec:
-        spec = parse_spec(data, fmt)
-        if not user.may_act_for(spec.owner):
-            raise PermissionDeniedException(
-                f"{user.name} may not submit groups owned by {spec.owner}"
-            )
-        return spec
-
-    row = await _service(state).submit_batched(check, Actor.user(user.name))
-    created = group_doc(row, time.time_ns())
-    location = f"/v1/groups/{quote(created.name, safe='')}"
+    content_type = request.headers.get("content-type", "")
+    created, location = await run_submit(_service(state), user, data, content_type)
     return Response(created, status_code=201, headers={"Location": location})
 
 
@@ -259,21 +247,50 @@ def why(name: GroupName, user: User, state: State) -> TimedWhy:
     )
 
 
+def _cancel(name: str, user: User, state: State) -> TimedGroup:
+    """Cancel a live group as ``user``: 403 unless the caller owns it or is an admin. A
+    group already cancelled is answered as it is and nothing is written (a client that
+    retries a cancel whose answer it lost is told it holds); one that ended otherwise
+    (succeeded, failed) is 409 naming its state."""
+    name = _checked(name)
+    service = _service(state)
+    row = service.views.group(name)
+    if not user.may_act_for(row.owner):
+        raise PermissionDeniedException(f"{user.name} may not cancel groups owned by {row.owner}")
+    if row.state == "CANCELLED":
+        return group_doc(row, time.time_ns())
+    return group_doc(service.cancel(name, Actor.user(user.name)), time.time_ns())
+
+
+_CANCEL_ERRORS: Final = errors(400, 401, 403, 404, 409)
+
+
 @post(
     "/v1/groups/{name:str}/cancel",
     status_code=200,
     sync_to_thread=True,
     summary="Cancel a group",
-    responses=errors(400, 401, 403, 404, 409),
+    responses=_CANCEL_ERRORS,
 )
 def cancel_group(name: GroupName, user: User, state: State) -> TimedGroup:
-    """Cancel a live group: 403 unless the caller owns it or is an admin."""
-    name = _checked(name)
-    service = _service(state)
-    owner = service.views.group(name).owner
-    if not user.may_act_for(owner):
-        raise PermissionDeniedException(f"{user.name} may not cancel groups owned by {owner}")
-    return group_doc(service.cancel(name, Actor.user(user.name)), time.time_ns())
+    """Cancel a live group: 403 unless the caller owns it or is an admin; a group
+    already cancelled is answered as it is, nothing written; 409 if it ended otherwise.
+    The same as ``DELETE /v1/groups/{name}``."""
+    return _cancel(name, user, state)
+
+
+@delete(
+    "/v1/groups/{name:str}",
+    status_code=200,
+    sync_to_thread=True,
+    summary="Cancel a group (DELETE)",
+    responses=_CANCEL_ERRORS,
+)
+def delete_group(name: GroupName, user: User, state: State) -> TimedGroup:
+    """Cancel a live group, as ``POST /v1/groups/{name}/cancel`` does (the same callers,
+    answers and errors). The group is not removed: it stays readable as history,
+    CANCELLED, and its name is free for a new group."""
+    return _cancel(name, user, state)
 
 
 @get(
@@ -318,6 +335,7 @@ ROUTES = [
     get_events,
     why,
     cancel_group,
+    delete_group,
     holds,
     healthz,
     metrics,

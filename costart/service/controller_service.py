@@ -75,8 +75,12 @@ class Service:
         clock: Callable[[], int] = time.time_ns,
         driver: SessionDriver | None = None,
         heartbeat_timeout_ns: int = DEFAULT_HEARTBEAT_TIMEOUT_NS,
+        fold: Callable[[], int] | None = None,
     ) -> None:
+        """``fold``: folds the log's new events into the views elsewhere and returns
+        their position (`ViewsProcess.catch_up`); by default the follower thread folds."""
         self.controller = controller
+        self._fold = fold
         self.clock = clock
         self.driver = driver
         self.watch = watch
@@ -133,6 +137,8 @@ class Service:
             raise ControllerStoppedError(f"the controller stopped: {stopped}")
 
     def _catch_up(self) -> int:
+        if self._fold is not None:
+            return self._fold()
         self._views.catch_up(self.controller)
         return self._views.position()
 

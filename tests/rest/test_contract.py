@@ -20,6 +20,7 @@ USERS = {
 EXPECTED = {
     "submit": {"owner": 201, "other": 403, "admin": 201, "anonymous": 401, "bad-token": 401},
     "cancel": {"owner": 200, "other": 403, "admin": 200, "anonymous": 401, "bad-token": 401},
+    "delete": {"owner": 200, "other": 403, "admin": 200, "anonymous": 401, "bad-token": 401},
 }
 _names = (f"authz-{i}" for i in itertools.count())
 
@@ -34,9 +35,12 @@ def test_authorization_matrix(server, endpoint, who):
         response = caller.post("/v1/groups", json=spec(name, owner="alice"))
     else:
         assert owner.post("/v1/groups", json=spec(name, owner="alice")).status_code == 201
-        response = caller.post(f"/v1/groups/{name}/cancel")
+        if endpoint == "cancel":
+            response = caller.post(f"/v1/groups/{name}/cancel")
+        else:
+            response = caller.delete(f"/v1/groups/{name}")
     assert response.status_code == EXPECTED[endpoint][who], response.text
     if response.status_code >= 400:
         assert response.json()["error"]
-    if endpoint == "cancel" and response.status_code == 403:
+    if endpoint in ("cancel", "delete") and response.status_code == 403:
         assert owner.get(f"/v1/groups/{name}").json()["group"]["state"] != "CANCELLED"

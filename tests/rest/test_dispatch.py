@@ -63,6 +63,21 @@ def running_group(url: str) -> str:
     return name
 
 
+def succeeded_group(url: str) -> str:
+    """A group whose trainer succeeded (so the group did, its services stopped)."""
+    name = running_group(url)
+    train, serve = client(url, TRAIN_AGENT), client(url, SERVE_AGENT)
+    started, succeeded = {"attempt": 1, "event": "started"}, {"attempt": 1, "event": "succeeded"}
+    assert serve.post(f"/v1/groups/{name}/members/rollout/tasks/0", json=started).is_success
+    for event in (started, succeeded):
+        for task in (0, 1):
+            answer = train.post(f"/v1/groups/{name}/members/trainer/tasks/{task}", json=event)
+            assert answer.status_code == 200, answer.text
+    owner = client(url, OWNER)
+    wait_until(lambda: group_state(owner, name), lambda s: s == "SUCCEEDED", f"{name} succeeded")
+    return name
+
+
 def written_about(url: str, path: str, after: int) -> list[str]:
     """The events after position ``after`` about the member a report path names (the
     session loop may write group-level events, such as a pend reason, meanwhile)."""
@@ -204,13 +219,18 @@ CALLERS = {
     "anonymous": None,
 }
 # Each probe is refused after authorization (a stale attempt, a count out of range, a
-# terminal group), so an allowed caller gets that 4xx and a refused one 403 or 401:
-# the matrix writes nothing either way.
+# terminal group) or changes nothing (a cancel of a cancelled group), so an allowed
+# caller gets that answer and a refused one 403 or 401: the matrix writes nothing
+# either way.
 MATRIX = {
     "claim-of-trainer": dict(zip(CALLERS, (403, 403, 409, 409, 409, 403, 401), strict=True)),
     "task-of-trainer": dict(zip(CALLERS, (403, 403, 409, 403, 409, 403, 401), strict=True)),
     "scale-rollout": dict(zip(CALLERS, (422, 403, 422, 403, 403, 403, 401), strict=True)),
-    "cancel-ended-group": dict(zip(CALLERS, (409, 403, 409, 403, 403, 403, 401), strict=True)),
+    "cancel-succeeded-group": dict(zip(CALLERS, (409, 403, 409, 403, 403, 403, 401), strict=True)),
+    "delete-succeeded-group": dict(zip(CALLERS, (409, 403, 409, 403, 403, 403, 401), strict=True)),
+    # Cancelled already: answered as it is (200), nothing written.
+    "cancel-cancelled-group": dict(zip(CALLERS, (200, 403, 200, 403, 403, 403, 401), strict=True)),
+    "delete-cancelled-group": dict(zip(CALLERS, (200, 403, 200, 403, 403, 403, 401), strict=True)),
     "tasks-of-h100-node": dict(zip(CALLERS, (403, 403, 200, 403, 200, 403, 401), strict=True)),
     "tasks-of-l40s-node": dict(zip(CALLERS, (403, 403, 200, 403, 403, 200, 401), strict=True)),
     "watch-h100-node": dict(zip(CALLERS, (200, 200, 200, 200, 200, 403, 401), strict=True)),
@@ -220,23 +240,29 @@ MATRIX = {
 @pytest.fixture(scope="module")
 def matrix_groups(server):
     live = placed_group(server)
-    ended = placed_group(server)
+    ended = {"cancelled": placed_group(server), "succeeded": succeeded_group(server)}
     admin = client(server, ADMIN)
-    assert admin.post(f"/v1/groups/{ended}/cancel").status_code == 200
+    assert admin.delete(f"/v1/groups/{ended['cancelled']}").status_code == 200
     nodes = {m: task_nodes(admin, live, m)[0] for m in ("trainer", "rollout")}
     return live, ended, nodes
 
 
-def _probe(c: httpx.Client, action: str, live: str, ended: str, nodes: dict[str, str]) -> int:
+def _probe(
+    c: httpx.Client, action: str, live: str, ended: dict[str, str], nodes: dict[str, str]
+) -> int:
     trainer = f"/v1/groups/{live}/members/trainer"
+    verb, _, rest = action.partition("-")
+    if rest in ("succeeded-group", "cancelled-group"):
+        group = ended[rest.removesuffix("-group")]
+        if verb == "delete":
+            return c.delete(f"/v1/groups/{group}").status_code
+        return c.post(f"/v1/groups/{group}/cancel").status_code
     if action == "claim-of-trainer":
         return c.post(f"{trainer}/claims/gpus", json={"attempt": 99, "status": "READY"}).status_code
     if action == "task-of-trainer":
         return c.post(f"{trainer}/tasks/0", json={"attempt": 99, "event": "started"}).status_code
     if action == "scale-rollout":
         return c.post(f"/v1/groups/{live}/members/rollout/scale", json={"replicas": 0}).status_code
-    if action == "cancel-ended-group":
-        return c.post(f"/v1/groups/{ended}/cancel").status_code
     if action == "tasks-of-h100-node":
         return c.get(f"/v1/nodes/{nodes['trainer']}/tasks").status_code
     if action == "tasks-of-l40s-node":
@@ -251,6 +277,40 @@ def test_authorization_matrix_of_the_dispatch_path(server, matrix_groups, action
     before = position(server)
     status = _probe(client(server, CALLERS[who]), action, live, ended, nodes)
     assert status == MATRIX[action][who]
+    assert position(server) == before
+
+
+def test_delete_cancels_a_group_which_stays_readable_as_history(server):
+    name = running_group(server)
+    owner = client(server, OWNER)
+    deleted = owner.delete(f"/v1/groups/{name}")
+    assert deleted.status_code == 200, deleted.text
+    assert deleted.json()["state"] == "CANCELLED"
+    # Not removed: the group answers as history, CANCELLED, holding nothing.
+    detail = owner.get(f"/v1/groups/{name}").json()
+    assert detail["group"]["state"] == "CANCELLED"
+    assert [h for h in client(server, ADMIN).get("/v1/holds").json() if h["group"] == name] == []
+    events = [e["event"] for e in owner.get(f"/v1/groups/{name}/events").json()]
+    assert events.count("GroupCancelled") == 1 and events[-1] == "GroupCancelled"
+    # Retried (its answer lost): the same answer, nothing written.
+    before = position(server)
+    again = owner.delete(f"/v1/groups/{name}")
+    assert again.status_code == 200 and again.json()["state"] == "CANCELLED", again.text
+    assert position(server) == before
+    # The name is free for a new group.
+    assert owner.post("/v1/groups", json=life_spec(name)).status_code == 201
+    wait_until(lambda: group_state(owner, name), lambda s: s == "PLACED", f"{name} placed again")
+
+
+@pytest.mark.parametrize(
+    ("name", "status", "text"),
+    [("nobody-here", 404, "nobody-here"), ("Bad_Name", 400, "bad group name")],
+)
+def test_delete_of_an_unknown_or_bad_name_is_refused_naming_it(server, name, status, text):
+    before = position(server)
+    answer = client(server, ADMIN).delete(f"/v1/groups/{name}")
+    assert answer.status_code == status, answer.text
+    assert text in answer.json()["error"]
     assert position(server) == before
 
 
