@@ -35,15 +35,25 @@ SPAWN = (
 )
 
 
-def wait_until(condition: Callable[[], T], timeout_s: float, what: str, every_s: float = 0.05) -> T:
-    """Poll ``condition`` until it returns something truthy; fail naming ``what``."""
+def wait_until(
+    condition: Callable[[], T],
+    timeout_s: float,
+    what: str | Callable[[], str],
+    every_s: float = 0.05,
+) -> T:
+    """Poll ``condition`` until it returns something truthy; fail naming ``what``.
+
+    ``what`` may be a callable, read only at the failure, so a dump of the logs shows
+    what happened during the wait rather than before it.
+    """
     deadline = time.monotonic() + timeout_s
     while True:
         result = condition()
         if result:
             return result
         if time.monotonic() > deadline:
-            raise AssertionError(f"not within {timeout_s}s: {what}")
+            detail = what() if callable(what) else what
+            raise AssertionError(f"not within {timeout_s}s: {detail}")
         time.sleep(every_s)
 
 
@@ -251,7 +261,9 @@ class Cluster:
                 return None
             return state if state in states else None
 
-        return wait_until(reached, timeout_s, f"group {name} in {sorted(states)}\n{self.logs()}")
+        return wait_until(
+            reached, timeout_s, lambda: f"group {name} in {sorted(states)}\n{self.logs()}"
+        )
 
     def logs(self) -> str:
         parts = [f"--- {a.log.name}\n{a.tail()}" for a in self.agents]
