@@ -44,9 +44,9 @@ import httpx
 from common import write_results
 from dispatch_load import small_spec
 
-from costart.app import Controller
 from costart.bootstrap import Settings, bootstrap
-from costart.logs import configure_logging
+from costart.controller import Controller
+from costart.logging_setup import configure_logging
 
 ROOT = Path(__file__).resolve().parents[1]
 HERE = Path(__file__).resolve().parent

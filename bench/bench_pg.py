@@ -21,7 +21,7 @@ from common import controller_on, median_rate, write_results
 
 from costart.domain.decisions import SetPendReason
 from costart.domain.events import PendReason
-from costart.logs import configure_logging
+from costart.logging_setup import configure_logging
 from costart.pgstore import env_for_url
 from costart.pgstore.local_server import LocalServer
 from costart.replay.rebuild import rebuild

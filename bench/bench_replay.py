@@ -27,12 +27,12 @@ from pathlib import Path
 import lmdb
 from common import controller_on, write_results
 
-from costart.app import Controller
+from costart.controller import Controller
 from costart.domain.actors import Actor
 from costart.domain.decisions import PlaceGroup
 from costart.domain.events import Assignment, DomainEvent
 from costart.domain.spec import spec_from_object
-from costart.logs import configure_logging
+from costart.logging_setup import configure_logging
 from costart.replay.rebuild import copy_world, fold, rebuild, restore
 from costart.store.codec import decode_any_event, event_decoder, gc_paused
 from costart.store.reading import RecorderSource

@@ -30,7 +30,7 @@ from typing import Any
 import msgspec
 
 from costart.cli.sim_cmd import controller_factory
-from costart.logs import configure_logging
+from costart.logging_setup import configure_logging
 from costart.sim.quality import RunFigures, Spread, measure, summarise
 from costart.sim.results import ALL_POLICIES, BACKFILL_POLICY
 from costart.sim.scenario import load_scenario

@@ -25,7 +25,7 @@ from common import write_results
 from targets import COSTART_POLICIES
 
 from costart.cli.sim_cmd import controller_factory
-from costart.logs import configure_logging
+from costart.logging_setup import configure_logging
 from costart.sim.results import POLICIES, run_policy
 from costart.sim.scenario import load_scenario
 from costart.sim.setup import draw_setup

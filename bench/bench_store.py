@@ -36,7 +36,7 @@ from common import controller_on, median_rate, write_results
 from costart.domain.decisions import SetPendReason
 from costart.domain.events import PendReason
 from costart.domain.spec import parse_spec
-from costart.logs import configure_logging
+from costart.logging_setup import configure_logging
 from costart.store.codec import MsgspecMapper, decode_any_event
 from costart.store.reading import read_events
 

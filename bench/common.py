@@ -13,8 +13,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from costart.app import Controller
 from costart.bootstrap import Settings, bootstrap
+from costart.controller import Controller
 
 RESULTS = Path(__file__).resolve().parent / "results"
 

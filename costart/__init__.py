@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING
 from costart._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from costart.app import Controller
     from costart.bootstrap import Settings
+    from costart.controller import Controller
     from costart.domain.actors import Actor
     from costart.domain.errors import Conflict, DomainError, NotFound, SpecError
     from costart.domain.spec import parse_spec
@@ -49,7 +49,7 @@ __getattr__, __dir__ = lazy_exports(
     {
         "Actor": "costart.domain.actors",
         "Conflict": "costart.domain.errors",
-        "Controller": "costart.app",
+        "Controller": "costart.controller",
         "DomainError": "costart.domain.errors",
         "GroupSpec": "costart.domain.spec_types",
         "GroupState": "costart.domain.states",

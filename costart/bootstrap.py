@@ -25,9 +25,9 @@ import msgspec
 import structlog
 from eventsourcing.persistence import InfrastructureFactory
 
-from costart.app import Clock, Controller, PlacementStep
+from costart.controller import Clock, Controller, PlacementStep
 from costart.domain.world import World
-from costart.logs import configure_logging
+from costart.logging_setup import configure_logging
 from costart.pgstore import env_for_url, is_url, redact
 from costart.projections import ViewDamagedError, stored_anchor
 from costart.sim.ports import ControllerFactory, PlacementStepLike, SimController

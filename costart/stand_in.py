@@ -4,7 +4,7 @@ themselves; these helpers report what a well-behaved one would."""
 
 from __future__ import annotations
 
-from costart.app import Controller, split_member_ref
+from costart.controller import Controller, split_member_ref
 from costart.domain.actors import Actor
 
 CLAIM_DRIVER = Actor.host("claim-driver")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from costart.app import Controller, split_member_ref
 from costart.bootstrap import Settings, bootstrap
+from costart.controller import Controller, split_member_ref
 from costart.domain.actors import Actor
 from costart.domain.decisions import PlaceGroup
 from costart.domain.errors import DomainError, IllegalTransition

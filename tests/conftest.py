@@ -39,7 +39,7 @@ settings.load_profile(_PROFILE if _PROFILE in ("slow", "mutate", "explore") else
 
 import logging  # noqa: E402
 
-from costart.logs import configure_logging  # noqa: E402
+from costart.logging_setup import configure_logging  # noqa: E402
 
 configure_logging(level=logging.WARNING)
 

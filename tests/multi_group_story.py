@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from costart.app import Controller
+from costart.controller import Controller
 from costart.domain.decisions import HoldCapacity, PlaceMember, SetPendReason
 from costart.domain.events import Assignment, PendReason
 from tests.builders import HOST, USER, ManualClock, a_group, fail, full_placement, ready, start

@@ -111,5 +111,5 @@ def test_only_the_composition_root_constructs_a_controller() -> None:
 
 def test_the_construction_scan_sees_a_direct_construction(tmp_path: Path) -> None:
     probe = tmp_path / "probe.py"
-    probe.write_text("from costart.app import Controller\nc = Controller(env={})\n")
+    probe.write_text("from costart.controller import Controller\nc = Controller(env={})\n")
     assert _controller_constructions(probe) == [2]

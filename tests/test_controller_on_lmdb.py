@@ -8,11 +8,11 @@ from pathlib import Path
 from eventsourcing.persistence import StoredEvent
 from rich.console import Console
 
-from costart.app import Controller
-from costart.cli.demo import run_demo
+from costart.cli.walkthrough import run_demo
+from costart.controller import Controller
 from costart.replay.rebuild import rebuild
+from costart.replay.rebuild_check import verify
 from costart.replay.source import RecorderSource
-from costart.replay.verify import verify
 from costart.store import verify_log
 from costart.store.codec import canonical_encode
 from costart.store.snapshot_schema import SNAPSHOT_SCHEMA

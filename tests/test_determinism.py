@@ -6,7 +6,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from costart.cli.demo import run_demo
+from costart.cli.walkthrough import run_demo
 from costart.domain.world import World
 from costart.store.codec import canonical_encode
 from tests.hash_seed import stdout_lines
@@ -17,7 +17,7 @@ DEMO_SPEC = ROOT / "scenarios" / "rl-post-training.toml"
 SCRIPT = f"""
 import hashlib
 from rich.console import Console
-from costart.cli.demo import run_demo
+from costart.cli.walkthrough import run_demo
 controller = run_demo(__import__("pathlib").Path({str(DEMO_SPEC)!r}), Console(file=open("/dev/null", "w")))
 digest = hashlib.sha256()
 for n in controller.recorder.select_notifications(start=1, limit=10_000):

@@ -151,9 +151,9 @@ def test_the_checks_catch_a_violation(tmp_path, monkeypatch):
     """The checker itself must fail on bad code (a test that cannot fail is no test)."""
     fake = tmp_path / "costart"
     (fake / "domain").mkdir(parents=True)
-    (fake / "app.py").write_text("")
+    (fake / "controller.py").write_text("")
     (fake / "domain" / "bad.py").write_text(
-        "import time\nimport lmdb\nfrom costart.app import Controller\n"
+        "import time\nimport lmdb\nfrom costart.controller import Controller\n"
         "from uuid import uuid4\nx = uuid4()\ny = time.time()\n"
     )
     monkeypatch.setattr(sys.modules[__name__], "PACKAGE", fake)

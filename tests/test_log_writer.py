@@ -10,7 +10,7 @@ import time
 import pytest
 
 import costart.store.committer as committer
-from costart.app import Controller
+from costart.controller import Controller
 from costart.domain import lifecycle
 from costart.domain.world import World
 from costart.log_writer import ControllerStoppedError, LogWriter

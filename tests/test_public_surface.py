@@ -104,6 +104,6 @@ def test_the_embedding_surface_imports_from_the_top_package() -> None:
 
 
 def test_importing_the_domain_does_not_import_the_application() -> None:
-    code = "import sys, costart.domain; print('costart.app' in sys.modules)"
+    code = "import sys, costart.domain; print('costart.controller' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

@@ -18,11 +18,11 @@ from urllib.parse import quote
 
 import typer
 
-from costart.app import Controller
 from costart.bootstrap import Settings, bootstrap
 from costart.cli.checked_views import CheckedViews
 from costart.cli.exits import AccessDenied, Unavailable
 from costart.cli.leadership import refuse_if_led
+from costart.controller import Controller
 from costart.domain.actors import Actor
 from costart.domain.errors import Conflict, DomainError, NotFound, SpecError
 from costart.domain.labels import Selector

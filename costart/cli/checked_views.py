@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from costart.projections import ViewDamagedError, Views
-from costart.projections.projector import EventSource
+from costart.projections.view_builder import EventSource
 from costart.store.errors import LogTailLostError
 
 T = TypeVar("T")

@@ -21,14 +21,14 @@ from costart import __version__
 from costart.bootstrap import DEMO_CLUSTER, Settings, build_placement, configure_logging_once
 from costart.cli import agent_cmd, commands, replay_cmd, sim_cmd, token_cmd
 from costart.cli.commands import Target, read_spec_file
-from costart.cli.demo import run_demo
 from costart.cli.exits import EXIT_INVALID, EXIT_USAGE, reported
 from costart.cli.live import run_live
 from costart.cli.serve import serve
 from costart.cli.sim_demo import run_sim_demo
+from costart.cli.walkthrough import run_demo
 from costart.domain.errors import SpecError
 from costart.domain.spec import SpecFormat, parse_spec
-from costart.logs import parse_level
+from costart.logging_setup import parse_level
 from costart.pgstore import is_url
 from costart.placement import ClusterError
 

@@ -16,8 +16,8 @@ import typer
 from costart.bootstrap import VIEWS_DIR, bootstrap
 from costart.cli.commands import Target, console, require_store
 from costart.cli.exits import EXIT_ERROR, UsageError, reported
+from costart.cli.group_tables import members_table
 from costart.cli.tables import plain_table
-from costart.cli.views import members_table
 from costart.display import clock, offset, queue_text, reason_text
 from costart.domain.world import World
 from costart.projections import ViewDamagedError, Views
@@ -27,9 +27,9 @@ from costart.replay.logfile import LogIntegrityError, ReplayLog, open_log
 from costart.replay.pglog import PgReplayLog
 from costart.replay.points import Point, parse_point
 from costart.replay.rebuild import rebuild, rebuild_until_time
+from costart.replay.rebuild_check import verify
 from costart.replay.timeline import group_timeline
 from costart.replay.timeline_html import render_html
-from costart.replay.verify import verify
 from costart.replay.why import why as why_at
 from costart.store.anchor import check_reaches
 from costart.store.errors import LogTailLostError

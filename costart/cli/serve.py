@@ -27,16 +27,16 @@ import structlog
 import typer
 import uvicorn
 
-from costart.app import Controller, PlacementStep
 from costart.bootstrap import Settings, bootstrap, build_placement, build_standby
 from costart.cli.checked_views import CheckedViews
 from costart.cli.commands import Target
 from costart.cli.exits import EXIT_ERROR, EXIT_USAGE, exit_code
 from costart.cli.leadership import Leadership
+from costart.controller import Controller, PlacementStep
 from costart.placement import ClusterError
-from costart.rest.app import create_app
 from costart.rest.auth import TokenError, Tokens
 from costart.rest.claims import ClaimDriver
+from costart.rest.http_app import create_app
 from costart.rest.not_leader import not_leader_app, publish_leader, read_leader
 from costart.rest.service import Service
 from costart.store import DATA_FILE, release_mapped_pages

@@ -19,13 +19,13 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
 from rich.table import Table
 
-from costart.app import Controller
 from costart.bootstrap import Settings, sim_controller_factory
 from costart.cli.exits import UsageError, reported
 from costart.cli.tables import plain_table
+from costart.controller import Controller
 from costart.display import clock, duration
 from costart.domain.durations import format_duration_ns, parse_duration_ns
-from costart.logs import configure_logging
+from costart.logging_setup import configure_logging
 from costart.sim.breakdown import WorkloadFigures
 from costart.sim.engine import Engine
 from costart.sim.outside_load import ALLOCATORS, with_outside_load

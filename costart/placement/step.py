@@ -1,4 +1,4 @@
-"""`CoPlacementStep`: the Controller's placement step (``costart.app.PlacementStep``).
+"""`CoPlacementStep`: the Controller's placement step (``costart.controller.PlacementStep``).
 
 One `decide` call is one scheduling session. Every live group is visited once, in one
 global order — priority (high first), then submission — so earlier groups take capacity

@@ -18,9 +18,9 @@ from costart.projections.models import (
     TaskView,
     TimelineEntry,
 )
-from costart.projections.projector import EventSource, catch_up, rebuild
-from costart.projections.viewdb import ViewDamagedError, stored_anchor
-from costart.projections.views import Views
+from costart.projections.view_builder import EventSource, catch_up, rebuild
+from costart.projections.view_queries import Views
+from costart.projections.view_store import ViewDamagedError, stored_anchor
 from costart.store.reading import RecorderSource
 
 __all__ = [

@@ -42,7 +42,7 @@ __getattr__, __dir__ = lazy_exports(
         "render_html": "costart.replay.timeline_html",
         "restore": "costart.replay.rebuild",
         "value_text": "costart.replay.diff",
-        "verify": "costart.replay.verify",
+        "verify": "costart.replay.rebuild_check",
         "why": "costart.replay.why",
     },
 )

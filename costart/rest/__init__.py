@@ -37,7 +37,7 @@ __getattr__, __dir__ = lazy_exports(
         "WatchClosed": "costart.rest.client",
         "WatchEvent": "costart.rest.client",
         "Why": "costart.rest.models",
-        "create_app": "costart.rest.app",
+        "create_app": "costart.rest.http_app",
         "new_token": "costart.rest.auth",
         "not_leader_app": "costart.rest.not_leader",
         "publish_leader": "costart.rest.not_leader",

@@ -21,7 +21,7 @@ import threading
 from collections.abc import Callable
 from typing import Any, Final, TypeVar
 
-from costart.app import Controller
+from costart.controller import Controller
 
 P = TypeVar("P")
 T = TypeVar("T")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import structlog
 
-from costart.app import Controller
+from costart.controller import Controller
 from costart.domain.errors import DomainError
 from costart.stand_in import CLAIM_DRIVER, current_attempt, start_placed_tasks
 

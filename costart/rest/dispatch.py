@@ -25,7 +25,7 @@ from typing import Annotated, Final, Literal
 import msgspec
 from msgspec import Meta
 
-from costart.app import Controller, Report
+from costart.controller import Controller, Report
 from costart.domain import limits
 from costart.domain.actors import Actor
 from costart.domain.errors import Conflict, NotFound, SpecError

@@ -1,7 +1,7 @@
 """The REST handlers: thin translations between HTTP and the `Service`.
 
 Reads come from the views; commands go through the Service, after the ownership check
-(ADR 0007). Domain errors become status codes in `costart.rest.app`.
+(ADR 0007). Domain errors become status codes in `costart.rest.http_app`.
 """
 
 from __future__ import annotations

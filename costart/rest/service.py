@@ -18,7 +18,7 @@ from typing import Final
 
 import structlog
 
-from costart.app import Controller
+from costart.controller import Controller
 from costart.display import duration
 from costart.domain.actors import TIMER, Actor
 from costart.domain.errors import DomainError

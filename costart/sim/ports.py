@@ -2,7 +2,7 @@
 
 `costart.sim` may not import the application (DESIGN §2: only app, cli and rest wire
 everything), so the engine takes a factory that builds a Controller-like object; the CLI
-(and tests) pass one building `costart.app.Controller`.
+(and tests) pass one building `costart.controller.Controller`.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ key_of = id_text
 
 
 class ReportLike(Protocol):
-    """What a report returns (`costart.app.Report`): the events it wrote, if any."""
+    """What a report returns (`costart.controller.Report`): the events it wrote, if any."""
 
     @property
     def events(self) -> tuple[DomainEvent, ...]: ...
@@ -114,7 +114,7 @@ class SimController(Protocol):
 
 
 class PlacementStepLike(Protocol):
-    """The placement step as the Controller calls it (`costart.app.PlacementStep`)."""
+    """The placement step as the Controller calls it (`costart.controller.PlacementStep`)."""
 
     def check_feasible(self, spec: GroupSpec) -> None: ...
 

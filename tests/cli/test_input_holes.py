@@ -16,8 +16,8 @@ from costart.cli.backend import RemoteBackend, _segment
 from costart.cli.exits import EXIT_USAGE
 from costart.cli.main import DEMO_SPEC, app
 from costart.projections import Views
-from costart.rest.app import create_app
 from costart.rest.auth import Tokens, User
+from costart.rest.http_app import create_app
 from costart.rest.service import Service
 from tests.builders import new_controller
 

@@ -13,7 +13,7 @@ import lmdb
 import msgspec
 import pytest
 
-from costart.app import Controller
+from costart.controller import Controller
 from costart.replay.rebuild import rebuild
 from costart.store.lmdbenv import log_db_name
 from costart.store.reading import RecorderSource

@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from costart.app import Controller
 from costart.cli.main import app
+from costart.controller import Controller
 from costart.replay.logfile import open_log
 from costart.replay.rebuild import rebuild
-from costart.replay.verify import verify
+from costart.replay.rebuild_check import verify
 from costart.store import verify_log
 from tests.builders import USER, ManualClock
 

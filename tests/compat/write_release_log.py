@@ -19,8 +19,8 @@ from pathlib import Path
 
 from rich.console import Console
 
-from costart.app import Controller
-from costart.cli.demo import run_demo
+from costart.cli.walkthrough import run_demo
+from costart.controller import Controller
 from tests.builders import ManualClock
 from tests.multi_group_story import run_story
 

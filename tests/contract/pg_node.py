@@ -16,7 +16,7 @@ import threading
 
 from costart.bootstrap import Settings, bootstrap
 from costart.log_writer import ControllerStoppedError
-from costart.logs import configure_logging
+from costart.logging_setup import configure_logging
 from costart.pgstore import env_for_url
 from costart.pgstore.ha import LeaseKeeper, Standby, fenced_env, open_factory, open_lease
 from tests.builders import a_group

@@ -17,7 +17,7 @@ import pytest
 from eventsourcing.persistence import StoredEvent
 from psycopg import sql
 
-from costart.app import Controller
+from costart.controller import Controller
 from costart.log_writer import ControllerStoppedError
 from costart.pgstore import FencedError, env_for_url
 from costart.pgstore.ha import Standby, fenced_env, open_factory, open_lease

@@ -14,8 +14,8 @@ from eventsourcing.persistence import InfrastructureFactory, StoredEvent
 from eventsourcing.utils import Environment
 from psycopg import sql
 
-from costart.app import Controller
 from costart.bootstrap import Settings, bootstrap
+from costart.controller import Controller
 from costart.log_writer import ControllerStoppedError
 from costart.pgstore import env_for_url
 from costart.store.errors import StaleTermError

@@ -13,10 +13,10 @@ import pytest
 from eventsourcing.persistence import StoredEvent
 from rich.console import Console
 
-from costart.app import Controller
-from costart.cli.demo import run_demo
+from costart.cli.walkthrough import run_demo
+from costart.controller import Controller
 from costart.replay.rebuild import rebuild, restore
-from costart.replay.verify import verify
+from costart.replay.rebuild_check import verify
 from costart.store.codec import canonical_encode
 from costart.store.snapshots import SNAPSHOT_STREAM_ID, SNAPSHOT_TOPIC, Snapshot, encode_world
 

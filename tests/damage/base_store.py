@@ -21,7 +21,7 @@ from rich.console import Console
 
 from costart.bootstrap import Settings
 from costart.cli.backend import LocalBackend
-from costart.cli.demo import run_demo
+from costart.cli.walkthrough import run_demo
 from costart.domain.spec import parse_spec
 from costart.replay.logfile import EVENTS_LOG, SNAPSHOTS_LOG
 from costart.store.lmdbenv import index_db_name, log_db_name

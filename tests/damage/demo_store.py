@@ -15,9 +15,9 @@ import pytest
 from psycopg.rows import dict_row
 from rich.console import Console
 
-from costart.app import Controller
 from costart.bootstrap import Settings, bootstrap
-from costart.cli.demo import run_demo
+from costart.cli.walkthrough import run_demo
+from costart.controller import Controller
 from costart.domain.spec import parse_spec
 from costart.store.snapshots import encode_world
 from tests.builders import USER

@@ -29,7 +29,7 @@ from typer.testing import CliRunner
 from costart.bootstrap import Settings, bootstrap, build_standby
 from costart.cli.exits import exit_code
 from costart.cli.main import app
-from costart.logs import configure_logging
+from costart.logging_setup import configure_logging
 from costart.store.lease import Lease
 from costart.store.rollback import LastKnown
 from costart.store.snapshots import encode_world

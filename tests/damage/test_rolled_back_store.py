@@ -17,10 +17,10 @@ from typing import Any
 import pytest
 import structlog
 
-from costart.app import Controller
 from costart.bootstrap import Settings, bootstrap, build_standby
 from costart.cli.exits import EXIT_TAIL_LOST, exit_code
 from costart.cli.leadership import Leadership
+from costart.controller import Controller
 from costart.domain.spec import parse_spec
 from costart.store.errors import LogTailLostError, StoreRolledBackError
 from costart.store.rollback import LastKnown

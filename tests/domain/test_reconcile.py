@@ -7,7 +7,7 @@ from __future__ import annotations
 from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
-from costart.app import Controller
+from costart.controller import Controller
 from costart.domain.actors import Actor
 from costart.domain.invariants import check_world
 from costart.domain.reconcile import HostTask, HostView

@@ -10,7 +10,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from costart.app import Controller, Report
+from costart.controller import Controller, Report
 from costart.domain.actors import Actor
 from costart.domain.decisions import PlaceMember
 from costart.domain.events import Assignment

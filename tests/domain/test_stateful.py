@@ -35,7 +35,7 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from costart.app import Controller
+from costart.controller import Controller
 from costart.domain import events as ev
 from costart.domain.decisions import HoldCapacity, PlaceGroup, PlaceMember, ReleaseGroup
 from costart.domain.errors import DomainError

@@ -25,7 +25,7 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from costart.app import Controller, Report
+from costart.controller import Controller, Report
 from costart.domain.actors import Actor
 from costart.domain.decisions import PlaceMember
 from costart.domain.errors import DomainError

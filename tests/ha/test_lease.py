@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from costart.app import Controller
+from costart.controller import Controller
 from costart.log_writer import ControllerStoppedError
 from costart.replay.rebuild import rebuild
 from costart.replay.source import RecorderSource

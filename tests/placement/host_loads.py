@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-from costart.app import Controller
+from costart.controller import Controller
 from costart.domain.invariants import Capacity
 from costart.placement import Cluster
 from tests.placement.oracles import used_capacity

@@ -22,13 +22,13 @@ from typing import Any
 
 import msgspec
 
-from costart.app import Controller
 from costart.bootstrap import Settings, bootstrap
+from costart.controller import Controller
 from costart.domain import decisions as dec
 from costart.domain.errors import SpecError
 from costart.domain.spec_types import GroupSpec, Topology
 from costart.domain.world import World
-from costart.logs import configure_logging
+from costart.logging_setup import configure_logging
 from costart.placement import Allocator, Cluster, CoPlacementStep, InMemoryAllocator, Node
 from tests.builders import HOST, USER, fail, ready, start, succeed
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from costart.app import Controller
+from costart.controller import Controller
 from tests import child_processes
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -9,8 +9,8 @@ import logging
 import sys
 import time
 
-from costart.app import Controller
-from costart.logs import configure_logging
+from costart.controller import Controller
+from costart.logging_setup import configure_logging
 from tests.builders import a_group
 
 

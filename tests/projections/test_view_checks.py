@@ -11,7 +11,7 @@ import pytest
 
 from costart.domain.errors import NotFound
 from costart.projections import RecorderSource, ViewDamagedError, Views
-from costart.projections.viewdb import seal
+from costart.projections.view_store import seal
 from costart.store.errors import LogTailLostError
 from tests.builders import ManualClock, new_controller
 from tests.damage.base_store import cut_log

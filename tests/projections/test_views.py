@@ -10,7 +10,7 @@ import pytest
 from costart.domain.errors import NotFound
 from costart.domain.events import DomainEvent
 from costart.projections import RecorderSource, Views
-from costart.projections.projector import SECOND_NS
+from costart.projections.view_builder import SECOND_NS
 from tests.builders import USER, ManualClock, new_controller
 from tests.hash_seed import stdout_lines
 from tests.multi_group_story import run_story

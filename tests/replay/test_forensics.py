@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from costart.cli.demo import run_demo
+from costart.cli.walkthrough import run_demo
 from costart.domain.decisions import SetPendReason
 from costart.domain.errors import NotFound
 from costart.domain.events import PendReason

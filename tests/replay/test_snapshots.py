@@ -13,7 +13,7 @@ import msgspec
 import pytest
 from rich.console import Console
 
-from costart.cli.demo import run_demo
+from costart.cli.walkthrough import run_demo
 from costart.domain.states import GroupState, MemberState
 from costart.domain.world import World
 from costart.replay.diff import diff_worlds

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from costart.cli.demo import run_demo
+from costart.cli.walkthrough import run_demo
 from costart.replay.source import RecorderSource
 from costart.replay.timeline import group_timeline, marker_kind
 from costart.replay.timeline_html import MARKER_COLOURS, STATE_COLOURS, render_html

@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from costart.app import Controller
+from costart.controller import Controller
 from costart.domain.errors import Conflict
 from costart.domain.spec_types import GroupSpec
 from costart.replay.rebuild import rebuild

@@ -11,7 +11,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from typer.testing import CliRunner
 
 from costart.cli.main import app
-from costart.logs import parse_level
+from costart.logging_setup import parse_level
 from tests.rest.test_server import (
     ALICE,
     client,
@@ -57,7 +57,7 @@ def test_the_views_count_failures_by_reason_restarts_and_releases(tmp_path):
 
     from rich.console import Console
 
-    from costart.cli.demo import run_demo
+    from costart.cli.walkthrough import run_demo
     from costart.domain import events as ev
     from costart.projections import Views
 

@@ -128,8 +128,8 @@ def test_reads_wait_for_the_views_to_hold_every_command_answered_before(tmp_path
 def test_a_read_whose_views_cannot_catch_up_is_503_naming_the_position(tmp_path):
     from litestar.testing import TestClient
 
-    from costart.rest.app import create_app
     from costart.rest.auth import User
+    from costart.rest.http_app import create_app
 
     svc, _ = service(tmp_path)
     stuck = svc.views_position

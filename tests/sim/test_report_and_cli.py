@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from costart.cli.exits import EXIT_USAGE
 from costart.cli.sim_cmd import app
-from costart.logs import configure_logging
+from costart.logging_setup import configure_logging
 from costart.sim.results import ALL_POLICIES
 from tests.sim.helpers import SCENARIOS
 

@@ -15,10 +15,10 @@ import resource
 import signal
 import sys
 
-from costart.app import Controller
 from costart.cli.exits import exit_code
+from costart.controller import Controller
 from costart.domain.spec import parse_spec
-from costart.logs import configure_logging
+from costart.logging_setup import configure_logging
 
 SPEC = """
 name = "{name}"

@@ -12,7 +12,7 @@ from eventsourcing.tests import persistence as lib
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from costart.app import Controller
+from costart.controller import Controller
 from costart.store.codec import MsgspecMapper
 from costart.store.memory import MemoryApplicationRecorder
 from costart.store.reading import read_events

@@ -14,7 +14,7 @@ from typing import Any
 from costart.domain.errors import NotFound
 from costart.domain.labels import Selector, matches
 from costart.domain.states import GROUP_TERMINAL
-from costart.projections import projector
+from costart.projections import view_builder
 from costart.projections.models import (
     GroupDetail,
     GroupView,
@@ -24,7 +24,7 @@ from costart.projections.models import (
     PendEntry,
     TimelineEntry,
 )
-from costart.projections.viewdb import DEFAULT_MAP_SIZE, ViewDamagedError, ViewDB, sub_key
+from costart.projections.view_store import DEFAULT_MAP_SIZE, ViewDamagedError, ViewDB, sub_key
 
 RECENT_EVENTS = 20
 
@@ -49,14 +49,14 @@ class Views:
     # --- keeping up with the log --------------------------------------------------------
 
     def catch_up(
-        self, source: projector.EventSource, batch_size: int = projector.DEFAULT_BATCH
+        self, source: view_builder.EventSource, batch_size: int = view_builder.DEFAULT_BATCH
     ) -> int:
-        return projector.catch_up(self.db, source, batch_size)
+        return view_builder.catch_up(self.db, source, batch_size)
 
     def rebuild(
-        self, source: projector.EventSource, batch_size: int = projector.DEFAULT_BATCH
+        self, source: view_builder.EventSource, batch_size: int = view_builder.DEFAULT_BATCH
     ) -> int:
-        return projector.rebuild(self.db, source, batch_size)
+        return view_builder.rebuild(self.db, source, batch_size)
 
     def position(self) -> int:
         with self.db.read() as txn:
@@ -177,16 +177,16 @@ class Views:
             }
 
     def counters(self) -> dict[str, int]:
-        """Event counts (see `projector.counter_key`): ``member_failures:REASON``,
+        """Event counts (see `view_builder.counter_key`): ``member_failures:REASON``,
         ``member_restarts``, ``group_restarts``, ``reservation_timeouts``,
         ``barrier_timeouts``, ``releases``; absent ones have not happened."""
         with self.db.read() as txn:
-            return self.db.get(txn, "stats", projector.COUNTS.encode(), dict[str, int]) or {}
+            return self.db.get(txn, "stats", view_builder.COUNTS.encode(), dict[str, int]) or {}
 
     def histograms(self) -> dict[str, Histogram]:
         with self.db.read() as txn:
             return {
                 name: self.db.get(txn, "stats", name.encode(), Histogram)
-                or projector.new_histogram()
-                for name in projector.HISTOGRAMS
+                or view_builder.new_histogram()
+                for name in view_builder.HISTOGRAMS
             }

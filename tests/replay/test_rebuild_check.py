@@ -10,10 +10,10 @@ from eventsourcing.persistence import StoredEvent
 from eventsourcing.popo import POPOAggregateRecorder
 from rich.console import Console
 
-from costart.cli.demo import run_demo
+from costart.cli.walkthrough import run_demo
 from costart.replay.rebuild import rebuild
+from costart.replay.rebuild_check import verify
 from costart.replay.source import RecorderSource
-from costart.replay.verify import verify
 from costart.store.codec import canonical_encode
 from costart.store.snapshot_schema import SNAPSHOT_SCHEMA
 from costart.store.snapshots import SNAPSHOT_STREAM_ID, SNAPSHOT_TOPIC, Snapshot, SnapshotStore

@@ -25,7 +25,7 @@ from costart.domain.states import GroupState, MemberState
 from costart.domain.world import World
 from costart.projections import derive
 from costart.projections.models import Histogram, HoldView, PendEntry
-from costart.projections.viewdb import ViewDamagedError, ViewDB, hold_key, sub_key, u32, u64
+from costart.projections.view_store import ViewDamagedError, ViewDB, hold_key, sub_key, u32, u64
 from costart.store.anchor import anchor_at, check_reaches
 from costart.store.datafile import free_bytes, is_space_error
 from costart.store.errors import StoreFullError

@@ -196,5 +196,5 @@ def create_app(service: Service, tokens: Tokens) -> Litestar:
         ),
         state=State({"service": service, "tokens": tokens, "registry": registry}),
         debug=False,
-        logging_config=None,  # the process logs through structlog (costart.logs)
+        logging_config=None,  # the process logs through structlog (costart.logging_setup)
     )

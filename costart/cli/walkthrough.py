@@ -14,9 +14,9 @@ from pathlib import Path
 from rich.console import Console
 
 from costart import display
-from costart.app import Controller
 from costart.bootstrap import Settings, bootstrap
-from costart.cli.views import members_table
+from costart.cli.group_tables import members_table
+from costart.controller import Controller
 from costart.domain.decisions import PlaceGroup, PlaceMember
 from costart.domain.events import Assignment
 from costart.domain.spec import parse_spec
