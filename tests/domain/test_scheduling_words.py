@@ -194,7 +194,9 @@ def test_a_started_group_with_a_member_still_placed_does_not_place_it_alone():
     spec = a_group().with_member("a", tasks=1).with_member("b", replicas=1).build()
     c = running_controller(spec)
     unit = unit_of(c)
-    unit.member("a").state.status = "PLACED"  # the state is the command's own copy
+    # A state commands never make (a started group's job back at PLACED), set by hand on
+    # the live state: place_member must refuse it by its own check.
+    unit.member("a").state.status = "PLACED"
     assert refused(lambda: place_member(unit, "a", spots(1), 9), IllegalTransition) == (
         "member a is PLACED: cannot place alone"
     )
@@ -203,7 +205,7 @@ def test_a_started_group_with_a_member_still_placed_does_not_place_it_alone():
 def test_a_degraded_group_stays_degraded_until_every_member_is_whole():
     c = running_with_a_lost_replica()
     unit = unit_of(c)
-    unit.member("b").state.desired = 3  # scaled up meanwhile: one replica is not enough
+    unit.member("b").state.desired = 3  # set by hand: one replica back is not enough
     place_member(unit, "b", spots(1, rack="r2"), 9)
     assert event_kinds(unit) == ["MemberPlaced"]
 
