@@ -261,3 +261,19 @@ def test_a_start_carries_its_report_key_into_the_log():
         ("MemberStarted", 0, 1, "start-0"),
         ("TaskStarted", 1, 1, "start-1"),
     ]
+
+
+def test_claim_reports_carry_their_key_into_the_log():
+    c = placed(task_claims=("device",))
+    ready_report = c.claim_ready("g1/trainer", "gpus", 1, actor=HOST, key="gpus-ok")
+    failed_report = c.claim_failed("g1/trainer", "device", 1, "ecc", task=1, actor=HOST, key="ecc")
+    assert [(e.claim, e.task, e.attempt, e.key) for e in ready_report.events] == [
+        ("gpus", None, 1, "gpus-ok")
+    ]
+    first = failed_report.events[0]
+    assert (type(first).__name__, first.claim, first.task, first.key) == (
+        "ClaimFailed",
+        "device",
+        1,
+        "ecc",
+    )
