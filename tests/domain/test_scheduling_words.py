@@ -266,3 +266,31 @@ def test_a_waiting_group_has_no_deadline():
     assert not deadline_due(unit.group.state, 10**18)
     assert on_tick(unit, 10**18) is False
     assert unit.pending_events == []
+
+
+def test_a_timeout_on_the_last_allowed_attempt_fails_the_group():
+    spec = (
+        a_group()
+        .with_member("a", claims=("gpus",))
+        .reserve(timeout="15m")
+        .with_placement(max_attempts=1)
+        .build()
+    )
+    for step in ("reservation", "barrier"):
+        c = new_controller()
+        c.submit(spec)
+        unit = unit_of(c)
+        if step == "reservation":
+            hold_capacity(unit, {"a": spots(0)}, 0)
+            deadline = unit.group.state.reservation_deadline_ns
+            why = "reservation timed out"
+        else:
+            place_group(unit, {"a": spots(0)}, 0)
+            deadline = unit.group.state.barrier_deadline_ns
+            why = "barrier timed out: claims not READY"
+        assert on_tick(unit, deadline) is True
+        failed = unit.pending_events[-1]
+        assert (type(failed).__name__, failed.reason) == (
+            "GroupFailed",
+            f"{why}; gave up after 1 attempts",
+        )
