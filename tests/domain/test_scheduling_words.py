@@ -60,12 +60,21 @@ def refused(call, kind: type[DomainError] = DomainError) -> str:
     [
         ({"a": spots(0), "b": spots(0, 1), "zz": spots(0)}, "group g1 has no member(s) ['zz']"),
         ({"a": spots(0), "b": spots(0)}, "member b: 1 tasks placed, the gang needs 2"),
+        ({"b": spots(0, 1)}, "member a: 0 tasks placed, the gang needs 1"),
         ({"a": spots(0), "b": spots(1, 1)}, "member b: duplicate task index in [1, 1]"),
         ({"a": (Assignment(0, ""),), "b": spots(0, 1)}, "member a: task 0 has no node"),
         ({"a": spots(-1), "b": spots(0, 1)}, "member a: task index -1 is taken or invalid"),
         ({"a": spots(0), "b": spots(0, 1, 2)}, "member b: 3 tasks exceed desired 2"),
     ],
-    ids=["unknown-member", "short-gang", "duplicate", "no-node", "negative", "too-many"],
+    ids=[
+        "unknown-member",
+        "short-gang",
+        "member-left-out",
+        "duplicate",
+        "no-node",
+        "negative",
+        "too-many",
+    ],
 )
 def test_a_gang_placement_that_does_not_fit_the_spec_is_refused(assignments, message):
     _, unit = waiting()
