@@ -1,0 +1,148 @@
+"""`verify_log`'s whole report: the originator index checked against the log (an entry
+pointing at no record, at another originator's record, one too many or too few), each
+problem once across chunked passes, and the summary's exact counts and head."""
+
+from __future__ import annotations
+
+import pytest
+
+from costart.store import verify
+from costart.store.errors import CorruptRecordError, Defect
+from costart.store.lmdbenv import index_db_name, log_db_name
+from costart.store.reader import open_readonly
+from costart.store.recorders import LmdbApplicationRecorder
+from costart.store.records import GENESIS, originator_key, pack_u64
+from costart.store.verify import LogSummary, Problem, verify_log
+
+from .support import TempStores, batch_originator
+from .test_integrity import LOG, fill, raw_env
+
+
+def index_key_of(tag: str, version: int = 1) -> bytes:
+    return originator_key(batch_originator(tag)) + pack_u64(version)
+
+
+def edit_index(path: str, change) -> None:
+    env = raw_env(path)
+    db = env.open_db(index_db_name(LOG))
+    with env.begin(write=True, db=db) as txn:
+        change(txn)
+    env.close()
+
+
+def problems_of(path: str) -> list[tuple[int, Defect, str]]:
+    return [(p.position, p.defect, p.detail) for p in verify_log(path).problems]
+
+
+def test_a_whole_log_is_summed_up_by_its_count_last_id_and_head(stores: TempStores):
+    path = stores.path()
+    fill(stores, path, count=5)
+    env = raw_env(path)
+    with env.begin(db=env.open_db(log_db_name(LOG))) as txn:
+        head = (txn.get(pack_u64(5)) or b"")[-16:]
+    env.close()
+    report = verify_log(path)
+    assert report.ok and report.problems == ()
+    assert report.logs == (LogSummary(LOG, 5, 5, head),)
+
+
+def test_an_empty_log_is_summed_up_from_genesis(stores: TempStores):
+    store = stores.open()
+    recorder = LmdbApplicationRecorder(store)
+    report = verify_log(recorder)
+    assert report.ok
+    assert report.logs == (LogSummary(LOG, 0, 0, GENESIS),)
+    recorder.close()
+
+
+def test_an_index_entry_pointing_at_no_record_is_named(stores: TempStores):
+    path = stores.path()
+    fill(stores, path, count=5)
+    edit_index(path, lambda txn: txn.put(index_key_of("e3"), pack_u64(9)))
+    assert problems_of(path) == [(9, Defect.INDEX, "no such record")]
+
+
+def test_an_index_entry_pointing_at_another_originators_record_is_named(stores: TempStores):
+    path = stores.path()
+    fill(stores, path, count=5)
+    edit_index(path, lambda txn: txn.put(index_key_of("e3"), pack_u64(4)))
+    assert problems_of(path) == [(4, Defect.INDEX, "originator/version differ")]
+
+
+def test_an_index_entry_under_another_version_is_named(stores: TempStores):
+    path = stores.path()
+    fill(stores, path, count=5)
+
+    def move(txn):
+        txn.delete(index_key_of("e2"))
+        txn.put(index_key_of("e2", 2), pack_u64(2))
+
+    edit_index(path, move)
+    assert problems_of(path) == [(2, Defect.INDEX, "originator/version differ")]
+
+
+def test_an_index_with_an_entry_too_many_or_too_few_says_how_many_of_each(stores: TempStores):
+    path = stores.path()
+    fill(stores, path, count=5)
+    edit_index(path, lambda txn: txn.delete(index_key_of("e4")))
+    assert problems_of(path) == [(0, Defect.INDEX, "4 index entries, 5 records")]
+    edit_index(path, lambda txn: txn.put(index_key_of("e4"), pack_u64(4)))
+    edit_index(path, lambda txn: txn.put(index_key_of("zz"), pack_u64(4)))
+    assert problems_of(path) == [
+        (4, Defect.INDEX, "originator/version differ"),
+        (0, Defect.INDEX, "6 index entries, 5 records"),
+    ]
+
+
+def test_an_index_entry_of_a_corrupt_record_is_left_to_the_records_pass(stores: TempStores):
+    path = stores.path()
+    fill(stores, path, count=5)
+    env = raw_env(path)
+    with env.begin(write=True, db=env.open_db(log_db_name(LOG))) as txn:
+        value = bytearray(txn.get(pack_u64(3)) or b"")
+        value[10] ^= 1  # in the payload: the record's own checksum still links on
+        txn.put(pack_u64(3), bytes(value))
+    env.close()
+    assert problems_of(path) == [(3, Defect.CHECKSUM, "")]
+
+
+@pytest.mark.parametrize("bad", [1, 3, 4, 6, 7], ids=lambda n: f"entry-{n}")
+def test_chunked_passes_check_every_index_entry_once(stores: TempStores, monkeypatch, bad):
+    monkeypatch.setattr(verify, "_CHUNK", 3)
+    path = stores.path()
+    fill(stores, path, count=7)
+    env = raw_env(path)
+    with env.begin(db=env.open_db(index_db_name(LOG))) as txn:
+        keys = [key for key, _ in txn.cursor()]
+    env.close()
+    assert len(keys) == 7
+    edit_index(path, lambda txn: txn.put(keys[bad - 1], pack_u64(9)))
+    assert problems_of(path) == [(9, Defect.INDEX, "no such record")]
+    report = verify_log(path)
+    assert report.logs[0].records == 7 and report.logs[0].last_id == 7
+
+
+def test_every_kind_of_target_is_verified_and_a_path_opened_is_released(stores: TempStores):
+    path = stores.path()
+    fill(stores, path, count=3)
+    expected = verify_log(path)
+    reader = open_readonly(path)
+    assert verify_log(reader) == expected
+    assert verify_log(reader.store) == expected
+    assert verify_log(reader.store, LOG) == expected
+    reader.store.release()
+    store = stores.open(path)
+    recorder = LmdbApplicationRecorder(store)
+    assert verify_log(recorder) == expected
+    recorder.close()
+    store.release()
+    assert verify_log(path) == expected  # the earlier path run let go of its store
+
+
+def test_a_problem_reads_like_the_error_a_reader_would_raise():
+    problem = Problem(LOG, 7, Defect.GAP, "next is 9")
+    assert str(problem) == str(CorruptRecordError(LOG, 7, Defect.GAP, "next is 9"))
+    assert (
+        str(problem)
+        == "missing notification id at notification id 7 in log 'stored_events': next is 9"
+    )
