@@ -11,11 +11,11 @@ from costart.store.errors import CorruptRecordError, Defect
 from costart.store.lmdbenv import index_db_name, log_db_name
 from costart.store.reader import open_readonly
 from costart.store.recorders import LmdbApplicationRecorder
-from costart.store.records import GENESIS, originator_key, pack_u64
-from costart.store.verify import LogSummary, Problem, verify_log
+from costart.store.records import GENESIS, originator_key, pack_u64, scan
+from costart.store.verify import LogSummary, Problem, iter_verified, verify_log
 
 from .support import TempStores, batch_originator
-from .test_integrity import LOG, fill, raw_env
+from .test_integrity import LOG, fill, marker, raw_env
 
 
 def index_key_of(tag: str, version: int = 1) -> bytes:
@@ -146,3 +146,43 @@ def test_a_problem_reads_like_the_error_a_reader_would_raise():
         str(problem)
         == "missing notification id at notification id 7 in log 'stored_events': next is 9"
     )
+
+
+def test_iter_verified_reads_the_applications_log_of_a_path_from_a_start(stores: TempStores):
+    path = stores.path()
+    fill(stores, path, count=5)
+    assert [r.id for r in iter_verified(path)] == [1, 2, 3, 4, 5]
+    assert [r.id for r in iter_verified(path, start=3)] == [3, 4, 5]
+    assert [r.state for r in iter_verified(path, LOG, start=5)] == [marker(5)]
+
+
+def test_a_missing_record_is_a_gap_that_names_the_next_one(stores: TempStores):
+    path = stores.path()
+    fill(stores, path, count=6)
+    env = raw_env(path)
+    with env.begin(write=True, db=env.open_db(log_db_name(LOG))) as txn:
+        txn.delete(pack_u64(4))
+    env.close()
+    with pytest.raises(CorruptRecordError) as caught:
+        list(iter_verified(path))
+    assert (caught.value.position, caught.value.defect, caught.value.detail) == (
+        4,
+        Defect.GAP,
+        "next is 5",
+    )
+
+
+def test_a_scan_stops_after_its_stop_and_says_where_to_go_on(stores: TempStores):
+    path = stores.path()
+    fill(stores, path, count=6)
+    env = raw_env(path)
+    with env.begin(db=env.open_db(log_db_name(LOG))) as txn:
+        cursor = txn.cursor()
+        assert cursor.set_range(pack_u64(2))
+        found, expect, prev = scan(cursor, LOG, 2, None, 100, stop=4)
+        assert [r.id for r in found] == [2, 3, 4]
+        assert (expect, prev) == (5, found[-1].checksum)
+        assert cursor.set_range(pack_u64(5))
+        rest, expect, _ = scan(cursor, LOG, 5, prev, 100)
+        assert ([r.id for r in rest], expect) == ([5, 6], 7)
+    env.close()
