@@ -4,6 +4,9 @@ problem once across chunked passes, and the summary's exact counts and head."""
 
 from __future__ import annotations
 
+from hashlib import blake2b
+
+import msgspec
 import pytest
 
 from costart.store import verify
@@ -186,3 +189,52 @@ def test_a_scan_stops_after_its_stop_and_says_where_to_go_on(stores: TempStores)
         rest, expect, _ = scan(cursor, LOG, 5, prev, 100)
         assert ([r.id for r in rest], expect) == ([5, 6], 7)
     env.close()
+
+
+def _put_records(path: str, changes: dict[int, bytes | None]) -> None:
+    env = raw_env(path)
+    with env.begin(write=True, db=env.open_db(log_db_name(LOG))) as txn:
+        for position, value in changes.items():
+            if value is None:
+                txn.delete(pack_u64(position))
+            else:
+                txn.put(pack_u64(position), value)
+    env.close()
+
+
+def _first_error(path: str) -> CorruptRecordError:
+    with pytest.raises(CorruptRecordError) as caught:
+        list(iter_verified(path))
+    return caught.value
+
+
+def test_a_record_that_hashes_right_but_does_not_decode_is_malformed_in_its_log(
+    stores: TempStores,
+):
+    path = stores.path()
+    fill(stores, path, count=5)
+    body = msgspec.msgpack.encode([3, 2, 3, 4, 5, 6, bytes(16)])[:-16]
+    _put_records(path, {3: body + blake2b(body, digest_size=16).digest()})
+    error = _first_error(path)
+    assert (error.log, error.position, error.defect) == (LOG, 3, Defect.FORMAT)
+    assert error.detail.startswith("Expected `str`, got `int`")
+
+
+def test_a_gap_before_a_bad_record_is_named_as_the_gap_in_its_log(stores: TempStores):
+    path = stores.path()
+    fill(stores, path, count=6)
+    env = raw_env(path)
+    with env.begin(db=env.open_db(log_db_name(LOG))) as txn:
+        fifth = bytearray(txn.get(pack_u64(5)) or b"")
+    env.close()
+    fifth[10] ^= 1
+    undecodable = msgspec.msgpack.encode([5, 2, 3, 4, 5, 6, bytes(16)])[:-16]
+    for bad in (bytes(fifth), undecodable + blake2b(undecodable, digest_size=16).digest()):
+        _put_records(path, {4: None, 5: bad})
+        error = _first_error(path)
+        assert (error.log, error.position, error.defect, error.detail) == (
+            LOG,
+            4,
+            Defect.GAP,
+            "next is 5",
+        )
