@@ -8,6 +8,7 @@ from hashlib import blake2b
 
 import msgspec
 import pytest
+from eventsourcing.persistence import OperationalError
 
 from costart.store import verify
 from costart.store.errors import CorruptRecordError, Defect
@@ -238,3 +239,43 @@ def test_a_gap_before_a_bad_record_is_named_as_the_gap_in_its_log(stores: TempSt
             Defect.GAP,
             "next is 5",
         )
+
+
+def test_a_record_at_the_wrong_position_says_which_it_is(stores: TempStores):
+    path = stores.path()
+    fill(stores, path, count=6)
+    env = raw_env(path)
+    with env.begin(db=env.open_db(log_db_name(LOG))) as txn:
+        third = txn.get(pack_u64(3)) or b""
+    env.close()
+    _put_records(path, {5: third})
+    error = _first_error(path)
+    assert (error.log, error.position, error.defect, error.detail) == (
+        LOG,
+        5,
+        Defect.POSITION,
+        "record says 3",
+    )
+
+
+def test_verifying_a_log_whose_index_is_gone_fails_naming_it_and_creates_nothing(
+    stores: TempStores,
+):
+    path = stores.path()
+    fill(stores, path, count=3)
+    env = raw_env(path)
+    with env.begin(write=True) as txn:
+        txn.drop(env.open_db(index_db_name(LOG), txn=txn), delete=True)
+    env.close()
+    store = stores.open(path)  # writable: a verifier that created the index would succeed
+    with pytest.raises(OperationalError) as caught:
+        verify_log(store, LOG)
+    assert str(caught.value) == (
+        "LMDB database 'idx:stored_events' does not exist (CREATE_TABLE is off)"
+    )
+    store.release()
+    env = raw_env(path)
+    with env.begin() as txn:
+        names = [key for key, _ in txn.cursor()]
+    env.close()
+    assert index_db_name(LOG) not in names
