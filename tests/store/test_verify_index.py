@@ -63,7 +63,7 @@ def test_an_index_entry_pointing_at_no_record_is_named(stores: TempStores):
     path = stores.path()
     fill(stores, path, count=5)
     edit_index(path, lambda txn: txn.put(index_key_of("e3"), pack_u64(9)))
-    assert problems_of(path) == [(9, Defect.INDEX, "no such record")]
+    assert verify_log(path).problems == (Problem(LOG, 9, Defect.INDEX, "no such record"),)
 
 
 def test_an_index_entry_pointing_at_another_originators_record_is_named(stores: TempStores):
@@ -279,3 +279,51 @@ def test_verifying_a_log_whose_index_is_gone_fails_naming_it_and_creates_nothing
         names = [key for key, _ in txn.cursor()]
     env.close()
     assert index_db_name(LOG) not in names
+
+
+def _index(path: str) -> list[tuple[bytes, int]]:
+    """The index entries in key order: (key, position)."""
+    env = raw_env(path)
+    with env.begin(db=env.open_db(index_db_name(LOG))) as txn:
+        entries = [(key, int.from_bytes(value, "big")) for key, value in txn.cursor()]
+    env.close()
+    return entries
+
+
+def test_an_emptied_index_is_counted_against_the_records(stores: TempStores):
+    path = stores.path()
+    fill(stores, path, count=3)
+    keys = [key for key, _ in _index(path)]
+    edit_index(path, lambda txn: [txn.delete(key) for key in keys])
+    assert verify_log(path).problems == (
+        Problem(LOG, 0, Defect.INDEX, "0 index entries, 3 records"),
+    )
+
+
+def test_an_index_ending_at_a_pass_boundary_is_still_counted(stores: TempStores, monkeypatch):
+    monkeypatch.setattr(verify, "_CHUNK", 3)
+    path = stores.path()
+    fill(stores, path, count=7)
+    last = _index(path)[-1][0]
+    edit_index(path, lambda txn: txn.delete(last))
+    assert verify_log(path).problems == (
+        Problem(LOG, 0, Defect.INDEX, "6 index entries, 7 records"),
+    )
+
+
+def test_the_index_pass_goes_on_past_an_entry_of_a_corrupt_record(stores: TempStores):
+    path = stores.path()
+    fill(stores, path, count=5)
+    entries = _index(path)
+    first, last = entries[0], entries[-1]
+    env = raw_env(path)
+    with env.begin(write=True, db=env.open_db(log_db_name(LOG))) as txn:
+        value = bytearray(txn.get(pack_u64(first[1])) or b"")
+        value[10] ^= 1
+        txn.put(pack_u64(first[1]), bytes(value))
+    env.close()
+    edit_index(path, lambda txn: txn.put(last[0], pack_u64(99)))
+    assert verify_log(path).problems == (
+        Problem(LOG, first[1], Defect.CHECKSUM),
+        Problem(LOG, 99, Defect.INDEX, "no such record"),
+    )
