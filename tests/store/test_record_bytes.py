@@ -177,13 +177,18 @@ def test_a_bad_checksum_is_diagnosed_as_a_bad_envelope_or_a_mismatch(value, defe
 def test_a_record_that_hashes_right_but_does_not_decode_is_malformed():
     body = msgspec.msgpack.encode([1, 2, 3, 4, 5, 6, bytes(16)])[:-16]
     error = corrupt(lambda: decode_record(_with_checksum(body), LOG, 1))
-    assert (error.position, error.defect) == (1, Defect.FORMAT)
+    assert (error.log, error.position, error.defect) == (LOG, 1, Defect.FORMAT)
     assert error.detail.startswith("Expected `str`, got `int`")
 
 
 def test_a_record_under_another_position_says_where_it_belongs():
     error = corrupt(lambda: decode_record(a_record(5), LOG, 6))
-    assert (error.position, error.defect, error.detail) == (6, Defect.POSITION, "record says 5")
+    assert (error.log, error.position, error.defect, error.detail) == (
+        LOG,
+        6,
+        Defect.POSITION,
+        "record says 5",
+    )
 
 
 @pytest.mark.parametrize(

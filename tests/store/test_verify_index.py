@@ -14,11 +14,11 @@ from costart.store import verify
 from costart.store.errors import CorruptRecordError, Defect
 from costart.store.lmdbenv import index_db_name, log_db_name
 from costart.store.reader import open_readonly
-from costart.store.recorders import LmdbApplicationRecorder
+from costart.store.recorders import LmdbAggregateRecorder, LmdbApplicationRecorder
 from costart.store.records import GENESIS, originator_key, pack_u64, scan
 from costart.store.verify import LogSummary, Problem, iter_verified, verify_log
 
-from .support import TempStores, batch_originator
+from .support import TempStores, batch, batch_originator
 from .test_integrity import LOG, fill, marker, raw_env
 
 
@@ -70,7 +70,9 @@ def test_an_index_entry_pointing_at_another_originators_record_is_named(stores: 
     path = stores.path()
     fill(stores, path, count=5)
     edit_index(path, lambda txn: txn.put(index_key_of("e3"), pack_u64(4)))
-    assert problems_of(path) == [(4, Defect.INDEX, "originator/version differ")]
+    assert verify_log(path).problems == (
+        Problem(LOG, 4, Defect.INDEX, "originator/version differ"),
+    )
 
 
 def test_an_index_entry_under_another_version_is_named(stores: TempStores):
@@ -137,10 +139,15 @@ def test_every_kind_of_target_is_verified_and_a_path_opened_is_released(stores: 
     reader.store.release()
     store = stores.open(path)
     recorder = LmdbApplicationRecorder(store)
-    assert verify_log(recorder) == expected
+    snapshots = LmdbAggregateRecorder(store, log_name="snapshots")
+    assert verify_log(recorder) == expected  # its own log only, not the snapshots'
+    assert [s.log for s in verify_log(snapshots).logs] == ["snapshots"]
+    assert [s.log for s in verify_log(store).logs] == sorted([LOG, "snapshots"])
+    # The caller's recorder and store were not released by the verifier.
+    assert len(recorder.select_notifications(1, 10)) == 3 and not store.closed
     recorder.close()
     store.release()
-    assert verify_log(path) == expected  # the earlier path run let go of its store
+    assert verify_log(path, LOG) == expected  # the earlier path run let go of its store
 
 
 def test_a_problem_reads_like_the_error_a_reader_would_raise():
@@ -327,3 +334,14 @@ def test_the_index_pass_goes_on_past_an_entry_of_a_corrupt_record(stores: TempSt
         Problem(LOG, first[1], Defect.CHECKSUM),
         Problem(LOG, 99, Defect.INDEX, "no such record"),
     )
+
+
+def test_verifying_through_a_recorder_leaves_its_store_to_its_holder(stores: TempStores):
+    store = stores.open()
+    recorder = LmdbApplicationRecorder(store)
+    recorder.insert_events(batch("only", 2))
+    for _ in range(2):
+        assert verify_log(recorder).ok
+        assert not store.closed
+    assert len(recorder.select_notifications(1, 10)) == 2
+    recorder.close()
