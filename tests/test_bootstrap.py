@@ -15,7 +15,7 @@ from costart.cli.main import DEMO_SPEC, app
 from costart.domain.errors import SpecError
 from costart.domain.spec import parse_spec
 from costart.projections import Views
-from costart.rest.service import Service
+from costart.service.controller_service import Service
 
 ROOT = Path(__file__).resolve().parents[1]
 runner = CliRunner()

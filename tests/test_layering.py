@@ -42,6 +42,23 @@ ALLOWED: dict[str, tuple[set[str], set[str]]] = {
         {"msgspec", "eventsourcing", "lmdb", "structlog", "matplotlib"},
     ),
 }
+# The service layer (ADR 0054): rest -> service -> controller/domain; the CLI uses it too;
+# it never imports rest (HTTP), nor the stand-ins it may be handed (adapters).
+ALLOWED["service"] = (
+    {"domain", "display", "projections", "controller", "log_writer", "service", "_lazy"},
+    {"msgspec", "structlog"},
+)
+ALLOWED["adapters"] = ({"domain", "controller", "adapters", "_lazy"}, {"structlog"})
+ALLOWED["rest"] = (
+    {"domain", "display", "projections", "log_writer", "service", "rest", "_lazy"},
+    {"litestar", "msgspec", "structlog", "anyio", "httpx", "prometheus_client"},
+)
+# The CLI is the outermost entry point: any layer (the service layer's answers; HTTP only
+# through rest's client, and `serve`, which hosts the app), but never the web framework.
+ALLOWED["cli"] = (
+    {p.stem for p in PACKAGE.iterdir() if (p / "__init__.py").exists() or p.suffix == ".py"},
+    {"msgspec", "structlog", "rich", "typer", "yaml", "uvicorn", "httpx"},
+)
 ALLOWED["agent"] = (
     {"domain", "display", "projections", "rest", "agent"},
     {"msgspec", "httpx", "structlog"},
@@ -140,6 +157,31 @@ def determinism_violations(layer: str) -> list[str]:
 @pytest.mark.parametrize("layer", sorted(ALLOWED))
 def test_imports_point_inward(layer):
     assert layering_violations(layer) == []
+
+
+def test_the_service_layer_check_fails_on_service_importing_rest(tmp_path, monkeypatch):
+    """A probe: the service layer importing HTTP (or a stand-in adapter) is refused, and
+    REST reaching past the service for a stand-in is too."""
+    fake = tmp_path / "costart"
+    for layer in ("service", "rest", "adapters", "domain"):
+        (fake / layer).mkdir(parents=True)
+    (fake / "controller.py").write_text("")
+    (fake / "service" / "bad.py").write_text(
+        "from costart.rest.watch import WatchHub\n"
+        "from costart.adapters.simulated_claims import ClaimDriver\n"
+        "from costart.controller import Controller\nimport litestar\n"
+    )
+    (fake / "rest" / "bad.py").write_text(
+        "from costart.service.controller_service import Service\n"
+        "from costart.adapters.simulated_claims import ClaimDriver\n"
+    )
+    monkeypatch.setattr(sys.modules[__name__], "PACKAGE", fake)
+    assert layering_violations("service") == [
+        "service/bad.py:1 imports costart.rest",
+        "service/bad.py:2 imports costart.adapters",
+        "service/bad.py:4 imports litestar",
+    ]
+    assert layering_violations("rest") == ["rest/bad.py:2 imports costart.adapters"]
 
 
 @pytest.mark.parametrize("layer", PURE_LAYERS)

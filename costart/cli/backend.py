@@ -34,10 +34,9 @@ from costart.projections import (
     MemberView,
     RecorderSource,
     TimelineEntry,
-    Views,
 )
 from costart.rest.client import ApiError, Client, WatchClosed, WatchEvent
-from costart.rest.models import Why
+from costart.service.queries import Why, why_not_running
 
 T = TypeVar("T")
 HTTP_TIMEOUT_S: Final = 30.0
@@ -126,14 +125,7 @@ class LocalBackend:
         return self.checked.answer(lambda views: views.timeline(group))
 
     def why(self, group: str) -> Why:
-        def query(views: Views) -> Why:
-            row = views.group(group)
-            history = tuple(views.pend_history(group))
-            return Why(
-                group=row.name, state=row.state, pend_reason=row.pend_reason, history=history
-            )
-
-        return self.checked.answer(query)
+        return self.checked.answer(lambda views: why_not_running(views, group))
 
     def holds(self) -> list[HoldView]:
         return self.checked.answer(lambda views: views.holds())

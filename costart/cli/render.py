@@ -23,7 +23,7 @@ from costart.display import clock, duration, moment, offset, queue_text, readabl
 from costart.domain.events import PendReason
 from costart.projections import GroupDetail, GroupView, HoldView, MemberView, TimelineEntry
 from costart.rest.client import WatchEvent
-from costart.rest.models import Why
+from costart.service.queries import Why
 
 Output = Literal["table", "wide", "json", "yaml"]
 

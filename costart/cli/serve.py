@@ -27,6 +27,7 @@ import structlog
 import typer
 import uvicorn
 
+from costart.adapters.simulated_claims import ClaimDriver
 from costart.bootstrap import Settings, bootstrap, build_placement, build_standby
 from costart.cli.checked_views import CheckedViews
 from costart.cli.commands import Target
@@ -34,11 +35,12 @@ from costart.cli.exits import EXIT_ERROR, EXIT_USAGE, exit_code
 from costart.cli.leadership import Leadership
 from costart.controller import Controller, PlacementStep
 from costart.placement import ClusterError
+from costart.projections import Views
 from costart.rest.auth import TokenError, Tokens
-from costart.rest.claims import ClaimDriver
 from costart.rest.http_app import create_app
 from costart.rest.not_leader import not_leader_app, publish_leader, read_leader
-from costart.rest.service import Service
+from costart.rest.watch import WatchHub
+from costart.service.controller_service import Service
 from costart.store import DATA_FILE, release_mapped_pages
 from costart.store.errors import DamagedStoreError, StoreFullError
 from costart.store.keeper import LeaseKeeper, LeaseLike
@@ -75,8 +77,25 @@ def _open_controller(
     return controller, None, Path(tempfile.mkdtemp(prefix="costart-views-"))
 
 
+def _service(
+    controller: Controller, views: Views, driver: ClaimDriver | None, heartbeat_timeout_s: float
+) -> tuple[Service, WatchHub]:
+    """The service, with REST's watch stream as its change feed. Built before any command
+    runs: the hub's names and its position are one picture."""
+    hub = WatchHub.following(controller.read_events, controller.world)
+    service = Service(
+        controller,
+        views,
+        watch=hub,
+        driver=driver,
+        heartbeat_timeout_ns=int(heartbeat_timeout_s * SECOND_NS),
+    )
+    return service, hub
+
+
 def _server(
     service: Service,
+    watch: WatchHub,
     users: Tokens,
     host: str,
     port: int,
@@ -85,7 +104,7 @@ def _server(
 ) -> uvicorn.Server:
     return uvicorn.Server(
         uvicorn.Config(
-            create_app(service, users),
+            create_app(service, users, watch),
             host=host,
             port=port,
             ssl_certfile=tls[0] if tls else None,
@@ -190,14 +209,9 @@ def serve(
             lease.release()
         _refuse(error)
     with contextlib.closing(checked):
-        service = Service(
-            controller,
-            checked.views,
-            driver=driver,
-            heartbeat_timeout_ns=int(heartbeat_timeout * SECOND_NS),
-        )
+        service, hub = _service(controller, checked.views, driver, heartbeat_timeout)
         _release_startup_pages(checked.views.db.path, target.store)
-        server = _server(service, users, host, port, tls, max_connections)
+        server = _server(service, hub, users, host, port, tls, max_connections)
         keeper = _keep(lease, controller, server) if lease is not None else None
         service.start(interval)
         log.info(

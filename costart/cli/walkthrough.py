@@ -14,6 +14,7 @@ from pathlib import Path
 from rich.console import Console
 
 from costart import display
+from costart.adapters.stand_in import CLAIM_DRIVER, agent_of_task, start_placed_tasks
 from costart.bootstrap import Settings, bootstrap
 from costart.cli.group_tables import members_table
 from costart.controller import Controller
@@ -21,7 +22,6 @@ from costart.domain.decisions import PlaceGroup, PlaceMember
 from costart.domain.events import Assignment
 from costart.domain.spec import parse_spec
 from costart.domain.spec_types import GroupSpec
-from costart.stand_in import CLAIM_DRIVER, agent_of_task, start_placed_tasks
 
 SECOND_NS = 10**9
 

@@ -57,11 +57,3 @@ class Actor(msgspec.Struct, frozen=True, gc=False, omit_defaults=True, array_lik
 
 TIMER: Final = Actor("timer")
 """Deadlines firing (`Controller.tick`)."""
-
-
-def parse_actor(text: str) -> Actor:
-    """``"user:alice"``, ``"agent:node-3"``, ``"host:slurmctld"`` or ``"timer"``."""
-    kind, sep, name = text.partition(":")
-    if kind not in ACTOR_KINDS or (not sep and kind != "timer"):
-        raise DomainError(f"bad actor {text!r}: expected KIND:NAME with KIND one of {ACTOR_KINDS}")
-    return Actor(kind, name)

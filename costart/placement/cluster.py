@@ -139,10 +139,6 @@ class Cluster:
         """Every domain id at ``level``, in node order (stable)."""
         return list(self._members[level])
 
-    def nodes_in(self, level: str, domain: str) -> list[int]:
-        """Node indexes of one domain, in node order."""
-        return self._members[level].get(domain, [])
-
     def span(self, level: str, domain: str) -> tuple[int, int]:
         """The node index range ``[start, end)`` of one domain (empty if unknown)."""
         return self._spans[level].get(domain, (0, 0))

@@ -39,16 +39,6 @@ def rebuild_until_time(source: EventSource, at_ns: int) -> World:
     return world
 
 
-def position_at_time(source: EventSource, at_ns: int) -> int:
-    """The last log position whose event happened at or before ``at_ns``."""
-    last = 0
-    for position, event in source.read_events():
-        if event.at_ns > at_ns:
-            break
-        last = position
-    return last
-
-
 def copy_world(world: World) -> World:
     return canonical_decode(canonical_encode(world), World)
 

@@ -1,20 +1,18 @@
-"""The REST API of `costart serve`: the Litestar app, bearer-token auth, the service
-loop, the simulated claim driver, the wire models (ADR 0007), and the client the CLI and
-agents use (ADR 0036)."""
+"""The REST API of `costart serve`: the Litestar app over the service layer
+(`costart.service`), bearer-token auth, the watch stream, the wire models (ADR 0007), and
+the client the CLI and agents use (ADR 0036). Only HTTP lives here (ADR 0054)."""
 
 from costart._lazy import lazy_exports
 
 __all__ = [
     "ApiError",
-    "ClaimDriver",
     "Client",
     "ErrorBody",
-    "Service",
     "TokenError",
     "Tokens",
     "WatchClosed",
     "WatchEvent",
-    "Why",
+    "WatchHub",
     "create_app",
     "new_token",
     "not_leader_app",
@@ -28,15 +26,13 @@ __getattr__, __dir__ = lazy_exports(
     __name__,
     {
         "ApiError": "costart.rest.client",
-        "ClaimDriver": "costart.rest.claims",
         "Client": "costart.rest.client",
         "ErrorBody": "costart.rest.models",
-        "Service": "costart.rest.service",
         "TokenError": "costart.rest.auth",
         "Tokens": "costart.rest.auth",
         "WatchClosed": "costart.rest.client",
         "WatchEvent": "costart.rest.client",
-        "Why": "costart.rest.models",
+        "WatchHub": "costart.rest.watch",
         "create_app": "costart.rest.http_app",
         "new_token": "costart.rest.auth",
         "not_leader_app": "costart.rest.not_leader",

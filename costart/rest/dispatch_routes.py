@@ -33,7 +33,11 @@ from costart.domain.errors import SpecError
 from costart.domain.states import GROUP_STARTED
 from costart.projections import GroupView, MemberView
 from costart.rest.auth import User
-from costart.rest.dispatch import (
+from costart.rest.models import name_in_path, node_in_path
+from costart.rest.openapi import errors, linked, struct_body, task_links
+from costart.rest.report_schemas import ClaimReportOperation, TaskReportOperation
+from costart.service.controller_service import Service
+from costart.service.reports import (
     ClaimReport,
     ReportAnswer,
     TaskReport,
@@ -41,10 +45,6 @@ from costart.rest.dispatch import (
     check_task,
     subject,
 )
-from costart.rest.models import name_in_path, node_in_path
-from costart.rest.openapi import errors, linked, struct_body, task_links
-from costart.rest.report_schemas import ClaimReportOperation, TaskReportOperation
-from costart.rest.service import Service
 
 # The examples name the documented example spec's group, members, claim and a node of
 # the demo cluster (the examples phase of the contract test calls them on it).

@@ -31,14 +31,15 @@ from costart.projections import ViewDamagedError
 from costart.rest.auth import Tokens
 from costart.rest.dispatch_routes import DISPATCH_ROUTES
 from costart.rest.docs_page import OfflineDocsPlugin
-from costart.rest.log_follower import ViewsBehindError
 from costart.rest.metrics import registry_for
 from costart.rest.models import ErrorBody
 from costart.rest.openapi import BEARER, SECURITY_SCHEMES
 from costart.rest.options import options_handlers
 from costart.rest.routes import ROUTES, authenticate
-from costart.rest.service import Service
+from costart.rest.watch import WatchHub
 from costart.rest.watch_routes import WATCH_ROUTES
+from costart.service.controller_service import Service
+from costart.service.log_follower import ViewsBehindError
 
 log = structlog.get_logger("costart.rest")
 MAX_BODY_BYTES: Final = 2 * MAX_SPEC_BYTES
@@ -161,12 +162,15 @@ def request_log(app: ASGIApp) -> ASGIApp:
 
 def _attach_watch(app: Litestar) -> None:
     """The watch hub hands frames to watchers in the server's event loop."""
-    service: Service = app.state.service
-    service.watch.attach(asyncio.get_running_loop())
+    hub: WatchHub = app.state.watch
+    hub.attach(asyncio.get_running_loop())
 
 
-def create_app(service: Service, tokens: Tokens) -> Litestar:
-    """The REST API of one `Service`. OpenAPI at ``/schema/openapi.json``."""
+def create_app(service: Service, tokens: Tokens, watch: WatchHub) -> Litestar:
+    """The REST API of one `Service`, whose change feed is ``watch`` (the service keeps
+    it up with the log; ``GET /v1/watch`` streams it). OpenAPI at ``/schema/openapi.json``."""
+    if service.watch is not watch:
+        raise ValueError("the watch hub must be the service's change feed")
     registry, session_timer = registry_for(lambda: service.views)
     service.session_observer = session_timer.observe
     handlers = [*ROUTES, *DISPATCH_ROUTES, *WATCH_ROUTES]
@@ -194,7 +198,9 @@ def create_app(service: Service, tokens: Tokens) -> Litestar:
             # The docs page is rendered here; the default ones load scripts from a CDN.
             render_plugins=[OfflineDocsPlugin(), JsonRenderPlugin()],
         ),
-        state=State({"service": service, "tokens": tokens, "registry": registry}),
+        state=State(
+            {"service": service, "tokens": tokens, "registry": registry, "watch": watch}
+        ),
         debug=False,
         logging_config=None,  # the process logs through structlog (costart.logging_setup)
     )

@@ -10,8 +10,6 @@ from litestar.params import Parameter, ParameterKwarg
 from msgspec import Meta
 
 from costart.domain import limits
-from costart.domain.events import PendReason
-from costart.projections import PendEntry
 
 
 def _examples(example: object) -> list[Example] | None:
@@ -53,15 +51,6 @@ class ErrorBody(msgspec.Struct, frozen=True, omit_defaults=True):
     field: Annotated[str | None, Meta(description="the spec field at fault, when there is one")] = (
         None
     )
-
-
-class Why(msgspec.Struct, frozen=True):
-    """Why a group is (or was) not running: its current reason and every change."""
-
-    group: Annotated[str, Meta(description="the group's name")]
-    state: Annotated[str, Meta(description="the group's state")]
-    pend_reason: Annotated[PendReason | None, Meta(description="why it is not running now")]
-    history: Annotated[tuple[PendEntry, ...], Meta(description="every change of its pend reason")]
 
 
 class Health(msgspec.Struct, frozen=True):

@@ -14,8 +14,8 @@ from typing import Any, get_args
 from litestar.openapi.spec import Example, OpenAPIMediaType, Operation, RequestBody
 
 from costart.domain import limits
-from costart.rest.dispatch import EXIT_CODES, MAX_ATTEMPT, ExitReason
 from costart.rest.openapi import convert_schema
+from costart.service.reports import EXIT_CODES, MAX_ATTEMPT, ExitReason
 
 _ATTEMPT = {
     "type": "integer",

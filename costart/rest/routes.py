@@ -38,7 +38,6 @@ from costart.rest.paging import (
     MembersContinue,
     page,
 )
-from costart.rest.service import Service
 from costart.rest.timed import (
     TimedEvent,
     TimedGroup,
@@ -51,6 +50,8 @@ from costart.rest.timed import (
     member_doc,
     pend_entry_doc,
 )
+from costart.service.controller_service import Service
+from costart.service.queries import why_not_running
 
 GroupName = Annotated[str, NAME_IN_PATH]
 _TERM = f"{limits.LABEL_PATTERN}={limits.LABEL_PATTERN}"
@@ -249,14 +250,12 @@ def get_events(
     responses=errors(400, 401, 404),
 )
 def why(name: GroupName, user: User, state: State) -> TimedWhy:
-    name = _checked(name)
-    views = _service(state).views
-    group = views.group(name)
+    answer = why_not_running(_service(state).views, _checked(name))
     return TimedWhy(
-        group=group.name,
-        state=group.state,
-        pend_reason=group.pend_reason,
-        history=tuple(pend_entry_doc(p) for p in views.pend_history(name)),
+        group=answer.group,
+        state=answer.state,
+        pend_reason=answer.pend_reason,
+        history=tuple(pend_entry_doc(p) for p in answer.history),
     )
 
 

@@ -168,6 +168,12 @@ class WatchHub:
         self._loop: asyncio.AbstractEventLoop | None = None
         self.watchers = 0
 
+    @classmethod
+    def following(cls, read_events: ReadEvents, world: World) -> WatchHub:
+        """A hub from the world's position on, naming groups as the world does. Build it
+        before any command runs: the names and the position must be one picture."""
+        return cls(read_events, Names(world), world.position)
+
     @property
     def fed_position(self) -> int:
         """The last log position the feed has read (frames up to it may be out)."""

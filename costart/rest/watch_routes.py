@@ -23,8 +23,8 @@ from costart.domain import events
 from costart.rest.auth import User
 from costart.rest.models import NAME_IN_PATH, NODE_CHARS, NODE_PATTERN
 from costart.rest.openapi import convert_schema, errors
-from costart.rest.service import Service
-from costart.rest.watch import WatchFilter
+from costart.rest.watch import WatchFilter, WatchHub
+from costart.service.controller_service import Service
 
 EVENT_STREAM = "text/event-stream"
 POSITION_PATTERN = "^[0-9]{1,19}$"
@@ -127,7 +127,7 @@ async def watch(
     member, at, event}``. A slow client is closed with ``event: close`` and
     ``data: {reason, resume_after}``."""
     service: Service = state.service
-    hub = service.watch
+    hub: WatchHub = state.watch
     group_id = service.views.group(group).id if group is not None else None
     where = WatchFilter(group_id=group_id, nodes=_nodes(user, node))
     position = _resume_position(request, after)

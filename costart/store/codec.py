@@ -69,10 +69,6 @@ _DECODER_OF_TOPIC: dict[str, msgspec.msgpack.Decoder[Any]] = {
 _EVENT_DECODER: msgspec.msgpack.Decoder[ev.AnyEvent] = msgspec.msgpack.Decoder(ev.AnyEvent)
 
 
-def topic_of(event_type: type[ev.DomainEvent]) -> str:
-    return _TOPIC_OF[event_type]
-
-
 def event_decoder(topic: str) -> msgspec.msgpack.Decoder[Any]:
     """The reused decoder of stored event bodies of ``topic``."""
     decoder = _DECODER_OF_TOPIC.get(topic)

@@ -18,7 +18,8 @@ from costart.cli.main import DEMO_SPEC, app
 from costart.projections import Views
 from costart.rest.auth import Tokens, User
 from costart.rest.http_app import create_app
-from costart.rest.service import Service
+from costart.rest.watch import WatchHub
+from costart.service.controller_service import Service
 from tests.builders import new_controller
 
 runner = CliRunner()
@@ -72,8 +73,9 @@ def api(tmp_path: Path):
     controller.submit_document(DEMO_SPEC.read_bytes(), "toml")
     root = User(name="root", role="admin")
     with Views(tmp_path / "views") as views:
-        service = Service(controller, views)
-        with TestClient(app=create_app(service, Tokens({"t0k3n": root}))) as client:
+        hub = WatchHub.following(controller.read_events, controller.world)
+        service = Service(controller, views, watch=hub)
+        with TestClient(app=create_app(service, Tokens({"t0k3n": root}), hub)) as client:
             client.headers["Authorization"] = "Bearer t0k3n"
             yield client
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 import uuid
 
 import msgspec
+from eventsourcing.utils import get_topic
 
 from costart.display import reason_text
 from costart.domain import events as ev
-from costart.store.codec import canonical_encode, event_decoder, topic_of
+from costart.store.codec import canonical_encode, event_decoder
 
 S = 10**9
 
@@ -26,7 +27,7 @@ def test_a_pend_reason_written_by_the_previous_release_decodes_and_displays() ->
     body["reason"].pop("ahead", None)
     body["reason"].pop("until_ns", None)
     old_bytes = canonical_encode(body)
-    decoded = event_decoder(topic_of(ev.PendReasonChanged)).decode(old_bytes)
+    decoded = event_decoder(get_topic(ev.PendReasonChanged)).decode(old_bytes)
     assert decoded == event
     assert decoded.reason.until_ns is None and decoded.reason.ahead == ()
     assert reason_text(decoded.reason, 2_000 * S) == (

@@ -13,7 +13,8 @@ import pytest
 from costart.domain.errors import Conflict, NotFound, SpecError
 from costart.domain.limits import MAX_REASON_TEXT
 from costart.projections import GroupView, MemberView
-from costart.rest.dispatch import (
+from costart.rest.report_schemas import claim_report_schema, task_report_schema
+from costart.service.reports import (
     EXIT_CODES,
     MAX_ATTEMPT,
     ClaimReport,
@@ -22,7 +23,6 @@ from costart.rest.dispatch import (
     check_claim,
     check_task,
 )
-from costart.rest.report_schemas import claim_report_schema, task_report_schema
 
 CLAIMS: list[tuple[dict[str, Any], bool]] = [
     ({"attempt": 1, "status": "READY"}, True),

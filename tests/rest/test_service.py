@@ -7,13 +7,14 @@ from pathlib import Path
 
 import pytest
 
+from costart.adapters.simulated_claims import ClaimDriver
 from costart.bootstrap import Settings, build_placement
 from costart.domain.actors import Actor
 from costart.placement import ClusterError, CoPlacementStep
 from costart.projections import Views
 from costart.rest.auth import TokenError, Tokens
-from costart.rest.claims import ClaimDriver
-from costart.rest.service import Service
+from costart.rest.watch import WatchHub
+from costart.service.controller_service import Service
 from tests.builders import ManualClock, a_group, new_controller
 from tests.rest.fake_placement import PlaceEverything
 
@@ -29,7 +30,11 @@ def service(tmp_path: Path, delay_s: int = 2):
     controller = new_controller(clock)
     controller.placement = PlaceEverything()
     svc = Service(
-        controller, Views(tmp_path / "v"), clock=clock, driver=ClaimDriver(delay_s * SECOND_NS)
+        controller,
+        Views(tmp_path / "v"),
+        watch=WatchHub.following(controller.read_events, controller.world),
+        clock=clock,
+        driver=ClaimDriver(delay_s * SECOND_NS),
     )
     return svc, clock
 
@@ -132,16 +137,31 @@ def test_a_read_whose_views_cannot_catch_up_is_503_naming_the_position(tmp_path)
     from costart.rest.http_app import create_app
 
     svc, _ = service(tmp_path)
-    stuck = svc.views_position
+    stuck = svc._follower.position
     svc._follower._catch_up = lambda: stuck  # the views stop moving (a stuck disk)
     svc._follower._wait_s = 0.5
     svc.controller.submit(a_group("late").with_member("a").build())
-    app = create_app(svc, Tokens({"t0k3n": User(name="root", role="admin")}))
+    app = create_app(svc, Tokens({"t0k3n": User(name="root", role="admin")}), svc.watch)
     try:
         with TestClient(app=app) as client:
             answer = client.get("/v1/groups/late", headers={"Authorization": "Bearer t0k3n"})
         assert answer.status_code == 503, answer.text
         position = svc.controller.world.position
         assert f"did not reach log position {position} within 0.5s" in answer.json()["error"]
+    finally:
+        svc.close()
+
+
+def test_the_app_refuses_a_watch_hub_that_is_not_the_services_change_feed(tmp_path):
+    """`GET /v1/watch` streams the hub the service keeps up with the log; any other
+    hub would never move."""
+    from costart.rest.http_app import create_app
+
+    svc, _ = service(tmp_path)
+    try:
+        stray = WatchHub.following(svc.controller.read_events, svc.controller.world)
+        with pytest.raises(ValueError, match="must be the service's change feed"):
+            create_app(svc, Tokens({}), stray)
+        assert create_app(svc, Tokens({}), svc.watch) is not None
     finally:
         svc.close()

@@ -12,7 +12,7 @@ from costart.domain.errors import Conflict
 from costart.domain.spec_types import GroupSpec
 from costart.replay.rebuild import rebuild
 from costart.replay.source import RecorderSource
-from costart.rest.batcher import CommandBatcher
+from costart.service.batcher import CommandBatcher
 from tests.builders import ManualClock, a_group
 
 

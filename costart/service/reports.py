@@ -36,7 +36,6 @@ from costart.projections import GroupView, HoldView, MemberView, Views
 TaskEvent = Literal["started", "exited", "succeeded"]
 ClaimOutcome = Literal["READY", "FAILED"]
 ExitReason = Literal["error", "oom", "preempted", "node-lost"]
-NOT_STARTED = frozenset({"PENDING", "HELD", "PLACED", "READY"})
 MAX_ATTEMPT: Final = 2**31 - 1
 EXIT_CODES: Final = (-(2**31), 2**31 - 1)  # a process's exit status, or minus a signal
 Attempt = Annotated[
@@ -131,17 +130,6 @@ def subject(views: Views, group: str, member: str) -> Subject:
             tasks = tuple(h for h in views.holds(group) if h.member == member and h.kind == "used")
             return Subject(found, row, tasks)
     raise NotFound(f"group {group} has no member {member!r}")
-
-
-def check_current(subject: Subject, attempt: int) -> None:
-    """`Conflict` for a report about a terminal group or an earlier attempt."""
-    group = subject.group
-    if group.state in GROUP_TERMINAL:
-        raise Conflict(f"group {group.name} is {group.state}: the report changes nothing")
-    if attempt != group.attempt:
-        raise Conflict(
-            f"stale report: attempt {attempt}, but group {group.name} is on attempt {group.attempt}"
-        )
 
 
 def check_claim(report: ClaimReport) -> None:

@@ -41,7 +41,3 @@ class Heartbeats:
             )
             self._down.update(late)
             return late
-
-    def last_ns(self, node: str) -> int | None:
-        with self._lock:
-            return self._last_ns.get(node)

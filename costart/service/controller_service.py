@@ -1,12 +1,14 @@
 """`costart serve`'s core: the Controller, its views, and the scheduling-session loop.
 
 One `Service` per process. Commands go to the Controller and are answered from its
-state once durable (`Controller.batch`); the views and the watch stream follow the log
-in threads of their own (`LogFollower`), and every read of the views first waits until
-they hold everything the Controller had decided when the read began (read your writes;
-ADR 0050). The loop runs every ``interval``: a scheduling session
-(`Controller.schedule`) when a placement step is attached, the timers
-(`Controller.tick`), and the simulated claim driver if enabled.
+state once durable (`Controller.batch`); the views and a change feed (REST's watch
+stream) follow the log in threads of their own (`LogFollower`), and every read of the
+views first waits until they hold everything the Controller had decided, and the feed
+had sent, when the read began (read your writes; ADR 0050). The loop runs every
+``interval``: a scheduling session (`Controller.schedule`) when a placement step is
+attached, the timers (`Controller.tick`), and a session driver if one is plugged in
+(``serve --simulate-claims``: `costart.adapters.simulated_claims`). Nothing here speaks
+HTTP: the feed and the driver come in through the Protocols below (ADR 0054).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from typing import Final
+from typing import Final, Protocol
 
 import structlog
 
@@ -27,12 +29,10 @@ from costart.domain.spec import SpecFormat, parse_spec
 from costart.domain.spec_types import GroupSpec
 from costart.log_writer import ControllerStoppedError
 from costart.projections import GroupView, MemberView, Views, group_view, member_view
-from costart.rest.batcher import CommandBatcher
-from costart.rest.claims import ClaimDriver
-from costart.rest.dispatch import Reports
-from costart.rest.log_follower import LogFollower
-from costart.rest.nodes import Heartbeats
-from costart.rest.watch import Names, WatchHub
+from costart.service.batcher import CommandBatcher
+from costart.service.heartbeats import Heartbeats
+from costart.service.log_follower import LogFollower
+from costart.service.reports import Reports
 
 log = structlog.get_logger("costart.serve")
 
@@ -40,9 +40,30 @@ SECOND_NS: Final = 10**9
 DEFAULT_HEARTBEAT_TIMEOUT_NS: Final = 30 * SECOND_NS
 
 
+class ChangeFeed(Protocol):
+    """A reader of the log that the service keeps up with it (REST's watch stream).
+
+    `feed` reads whatever the log gained since the last call and returns the position it
+    has now read; it is called from one thread at a time. `fed_position` is that
+    position: what a client may have seen, so a read of the views waits for it."""
+
+    def feed(self) -> int: ...
+
+    @property
+    def fed_position(self) -> int: ...
+
+
+class SessionDriver(Protocol):
+    """Run after every scheduling session with the controller and the session's time
+    (the simulated claim driver); returns how many commands it ran. A `DomainError` it
+    raises ends that session early, like one from the step."""
+
+    def step(self, controller: Controller, now_ns: int) -> int: ...
+
+
 class Service:
     """The controller as a long-running service. Thread-safe: the Controller serializes
-    commands with its own lock; the views and the watch ring are each caught up by one
+    commands with its own lock; the views and the change feed are each caught up by one
     `LogFollower` thread. `close` stops those threads."""
 
     def __init__(
@@ -50,19 +71,21 @@ class Service:
         controller: Controller,
         views: Views,
         *,
+        watch: ChangeFeed | None = None,
         clock: Callable[[], int] = time.time_ns,
-        driver: ClaimDriver | None = None,
+        driver: SessionDriver | None = None,
         heartbeat_timeout_ns: int = DEFAULT_HEARTBEAT_TIMEOUT_NS,
     ) -> None:
         self.controller = controller
         self.clock = clock
         self.driver = driver
-        world = controller.world  # no command runs yet: a consistent picture
-        self.watch = WatchHub(controller.read_events, Names(world), world.position)
+        self.watch = watch
         self._views = views
         views.catch_up(controller)
-        self.watch.feed()
-        self._feed = LogFollower(self.watch.feed, self.watch.fed_position, pause_s=0, name="watch")
+        self._feed: LogFollower | None = None
+        if watch is not None:
+            watch.feed()
+            self._feed = LogFollower(watch.feed, watch.fed_position, pause_s=0, name="watch")
         self._follower = LogFollower(
             self._catch_up, views.position(), check=self._check_running, name="views"
         )
@@ -82,20 +105,18 @@ class Service:
         self.refresh()
         return self._views
 
-    @property
-    def views_position(self) -> int:
-        """The log position the views have folded, without waiting."""
-        return self._follower.position
-
     def refresh(self) -> None:
         """Return once the views hold everything decided before the call."""
-        needed = max(self.controller.world.position, self.watch.fed_position)
+        needed = self.controller.world.position
+        if self.watch is not None:
+            needed = max(needed, self.watch.fed_position)
         self._follower.wait_for(needed)
 
     def changed(self) -> None:
         """The log gained events: the watch stream sends them now, the views fold them
         soon (at once if a read waits)."""
-        self._feed.poke()
+        if self._feed is not None:
+            self._feed.poke()
         self._follower.poke()
 
     def close(self) -> None:
@@ -103,7 +124,8 @@ class Service:
         self.stop()
         self.commands.close()
         self._follower.stop()
-        self._feed.stop()
+        if self._feed is not None:
+            self._feed.stop()
 
     def _check_running(self) -> None:
         stopped = self.controller.stopped
@@ -189,7 +211,7 @@ class Service:
     # --- the scheduling-session loop ----------------------------------------------------
 
     def step(self) -> None:
-        """One session: place, fire timers, drive claims, then tell the followers."""
+        """One session: place, fire timers, run the session driver, then tell the followers."""
         now = self.clock()
         started = time.perf_counter()
         before = self.controller.world.position

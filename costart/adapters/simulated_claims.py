@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import structlog
 
+from costart.adapters.stand_in import CLAIM_DRIVER, current_attempt, start_placed_tasks
 from costart.controller import Controller
 from costart.domain.errors import DomainError
-from costart.stand_in import CLAIM_DRIVER, current_attempt, start_placed_tasks
 
 log = structlog.get_logger("costart.claims")
 

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from costart.rest.log_follower import LogFollower, ViewsBehindError
+from costart.service.log_follower import LogFollower, ViewsBehindError
 
 CALLERS = 16
 

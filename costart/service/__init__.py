@@ -1,0 +1,49 @@
+"""The service layer: what `costart serve` runs and the CLI reads, without HTTP.
+
+The controller as a long-running service (commands, idempotent reports, the scheduling
+loop, node heartbeats, followers that keep readers of the log caught up) and the queries
+both REST and the CLI answer. ``costart.rest`` adapts it to HTTP; this package never
+imports ``costart.rest`` (tests/test_layering.py, ADR 0054).
+"""
+
+from costart._lazy import lazy_exports
+
+__all__ = [
+    "EXIT_CODES",
+    "MAX_ATTEMPT",
+    "ChangeFeed",
+    "ClaimReport",
+    "ExitReason",
+    "ReportAnswer",
+    "Service",
+    "SessionDriver",
+    "TaskReport",
+    "ViewsBehindError",
+    "Why",
+    "check_claim",
+    "check_task",
+    "subject",
+    "why_not_running",
+]
+
+# Resolved on first use: the REST document's schemas import the report bodies alone.
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "EXIT_CODES": "costart.service.reports",
+        "MAX_ATTEMPT": "costart.service.reports",
+        "ChangeFeed": "costart.service.controller_service",
+        "ClaimReport": "costart.service.reports",
+        "ExitReason": "costart.service.reports",
+        "ReportAnswer": "costart.service.reports",
+        "Service": "costart.service.controller_service",
+        "SessionDriver": "costart.service.controller_service",
+        "TaskReport": "costart.service.reports",
+        "ViewsBehindError": "costart.service.log_follower",
+        "Why": "costart.service.queries",
+        "check_claim": "costart.service.reports",
+        "check_task": "costart.service.reports",
+        "subject": "costart.service.reports",
+        "why_not_running": "costart.service.queries",
+    },
+)
