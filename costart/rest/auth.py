@@ -73,7 +73,7 @@ def new_token() -> str:
     return secrets.token_urlsafe(32)
 
 
-def _user(path: Path, key: str, entry: _TokenDoc) -> User:
+def _user(path: Path, entry: _TokenDoc) -> User:
     where = f"tokens file {path}: token of {entry.user!r}"
     role: Role = "owner" if entry.role == "user" else entry.role
     if role == "agent" and not entry.nodes:
@@ -104,7 +104,7 @@ class Tokens:
         raw: dict[str, User] = {}
         hashed: dict[str, User] = {}
         for key, entry in doc.tokens.items():
-            user = _user(path, key, entry)
+            user = _user(path, entry)
             if key.startswith(HASH_PREFIX):
                 digest = key[len(HASH_PREFIX) :]
                 if len(digest) != _SHA256_HEX_CHARS or digest.strip("0123456789abcdef"):
