@@ -54,3 +54,9 @@ def test_a_spec_without_them_encodes_exactly_as_before():
     assert b"preemptible" not in encoded
     limited = spec_from_object(with_("members.0.max_runtime", "2h"))
     assert b'"max_runtime_ns":7200000000000' in msgspec.json.encode(limited)
+
+
+def test_the_shortest_run_time_limit_one_nanosecond_is_accepted():
+    # The limit must be longer than 0s: 1ns is, and is kept exactly.
+    spec = spec_from_object(with_("members.0.max_runtime", "1ns"))
+    assert spec.members[0].max_runtime_ns == 1
