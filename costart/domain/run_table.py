@@ -259,7 +259,7 @@ def _text(path: str, text: str, limit: int) -> str:
         raise SpecError(path, "empty")
     if len(text) > limit:
         raise SpecError(path, f"longer than {limit} characters")
-    if "\x00" in text or not text.isprintable():
+    if not text.isprintable():  # NUL too: every control character is unprintable
         raise SpecError(path, f"control character in {text!r}")
     return text
 
