@@ -105,3 +105,95 @@ def test_a_counted_error_restart_and_an_uncounted_preempted_group_restart_pass()
     audit.observe(group_event(ev.GroupRestarted, 2, attempt=2, restarts=0, **restart))
     with pytest.raises(InvariantViolation, match="a preempted group restart was counted"):
         audit.observe(group_event(ev.GroupRestarted, 3, attempt=3, restarts=1, **restart))
+
+
+def _violation(audit: EventAudit, event: ev.DomainEvent) -> tuple[str, str, str | None, str]:
+    with pytest.raises(InvariantViolation) as caught:
+        audit.observe(event)
+    found = caught.value
+    return (found.rule, found.group, found.member, found.detail)
+
+
+def _released(audit: EventAudit) -> EventAudit:
+    audit.observe(group_event(ev.BarrierReleased, 2, attempt=1))
+    return audit
+
+
+def _ended(audit: EventAudit) -> EventAudit:
+    audit.observe(group_event(ev.GroupCancelled, 2))
+    return audit
+
+
+def _counted_failure(audit: EventAudit) -> EventAudit:
+    audit.observe(
+        member_event(
+            ev.MemberFailed, 2, reason="node-lost", exit_code=None, action="restart-member"
+        )
+    )
+    return audit
+
+
+EACH_RULE = [
+    (
+        lambda a: a,
+        group_event(ev.BarrierReleased, 2, attempt=2),
+        ("#2 barrier once per attempt", "audited", None, "wrong attempt"),
+    ),
+    (
+        _released,
+        group_event(ev.BarrierReleased, 3, attempt=1),
+        ("#2 barrier once per attempt", "audited", None, "released twice"),
+    ),
+    (
+        lambda a: a,
+        started(),
+        ("#2 barrier once per attempt", "audited", None, "started before barrier"),
+    ),
+    (
+        _ended,
+        started(),
+        ("#7 terminal groups never change", "audited", None, "MemberStarted"),
+    ),
+    (
+        _counted_failure,
+        member_event(ev.MemberRestarted, 3, restarts=1, counted=True),
+        ("#6 restart budgets", "audited", None, "a node-lost restart was counted"),
+    ),
+    (
+        lambda a: a,
+        group_event(ev.GroupRestarted, 2, attempt=2, restarts=1, member="a", reason="preempted"),
+        ("#6 restart budgets", "audited", None, "a preempted group restart was counted"),
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("before", "event", "expected"),
+    EACH_RULE,
+    ids=["wrong-attempt", "twice", "early-start", "after-end", "member-budget", "group-budget"],
+)
+def test_each_history_rule_names_itself_the_group_and_what_happened(before, event, expected):
+    assert _violation(before(submitted_audit()), event) == expected
+
+
+def test_a_budget_free_group_restart_keeps_the_count_the_counted_ones_reached():
+    audit = submitted_audit()
+    error = dict(member="a", reason="error")
+    audit.observe(group_event(ev.GroupRestarted, 2, attempt=2, restarts=1, **error))
+    lost = dict(member="a", reason="node-lost")
+    audit.observe(group_event(ev.GroupRestarted, 3, attempt=3, restarts=1, **lost))
+    with pytest.raises(InvariantViolation, match="a node-lost group restart was counted"):
+        audit.observe(group_event(ev.GroupRestarted, 4, attempt=4, restarts=2, **lost))
+
+
+def test_a_group_the_audit_never_saw_submitted_is_named_by_its_id():
+    # An audit that joins a stream after a group's submission (as after a snapshot)
+    # still names the group: by its id, the one name it has.
+    audit = EventAudit()
+    audit.observe(group_event(ev.GroupCancelled, 2))
+    assert _violation(audit, started()) == (
+        "#7 terminal groups never change",
+        str(GID),
+        None,
+        "MemberStarted",
+    )

@@ -534,3 +534,20 @@ def test_nodes_are_checked_in_name_order_and_groups_in_submission_order():
     with pytest.raises(InvariantViolation) as first:
         check_world(broken)
     assert first.value.group == "zz"
+
+
+def test_cpu_and_memory_of_two_tasks_on_one_node_are_summed():
+    # Two tasks of 4 cpu / 8 GB each on one node: 8 cpu and 16 GB, over 6 and 12.
+    spec = a_group("cm").with_member("a", gpu=0, cpu=4, mem_gb=8, tasks=2).build()
+    c = new_controller()
+    c.submit(spec)
+    both = (Assignment(0, "r1-n001"), Assignment(1, "r1-n001"))
+    c.apply_decisions([PlaceGroup("cm", {"a": both})])
+    check_world(c.world, {"r1-n001": Capacity(cpu=8, mem_gb=16)})
+    for cap, detail in [
+        (Capacity(cpu=6, mem_gb=16), "node r1-n001 holds gpu 0/0, cpu 8/6, mem 16/16"),
+        (Capacity(cpu=8, mem_gb=12), "node r1-n001 holds gpu 0/0, cpu 8/8, mem 16/12"),
+    ]:
+        with pytest.raises(InvariantViolation) as caught:
+            check_world(c.world, {"r1-n001": cap})
+        assert (caught.value.member, caught.value.detail) == ("a", detail)
