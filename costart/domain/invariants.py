@@ -55,9 +55,10 @@ def _check_no_leaked_holds(group: GroupState, members: list[MemberState]) -> Non
             _fail("#7 terminal groups hold nothing", group, member, "still holds capacity")
         if group.status == "PENDING" and (member.held or member.assignments):
             _fail("#4 no leaked holds", group, member, "holds capacity while the group is PENDING")
-        if member.is_terminal and member.status != "FAILED" and member.held:
+        if member.is_terminal and member.held:
             _fail("#4 no leaked holds", group, member, f"{member.status} but holds capacity")
-        if member.status == "FAILED" and (member.held or member.assignments):
+        # A succeeded job's tasks keep their nodes (`_PLACED_TASK`); a failed one's do not.
+        if member.status == "FAILED" and member.assignments:
             _fail("#4 no leaked holds", group, member, "FAILED but holds capacity")
         if group.status == "RESERVING" and member.assignments:
             _fail("#4 no leaked holds", group, member, "placed tasks during a reservation")
@@ -110,10 +111,9 @@ def _check_budgets(group: GroupState, members: list[MemberState]) -> None:
             None,
             f"{group.group_restarts} group restarts > budget {spec.failure.max_group_restarts}",
         )
-    # Most groups have no restart rule: then every member's budget is 0.
     rules = [r for r in spec.failure.rules if r.action == "restart-member"]
     for member in members:
-        budget = _member_budget(rules, member.name) if rules else 0
+        budget = _member_budget(rules, member.name)  # 0 without a restart rule
         if member.restarts > budget:
             _fail("#6 restart budgets", group, member, f"{member.restarts} restarts > {budget}")
 

@@ -160,6 +160,14 @@ def _placed_group_with_barrier(w: World) -> None:
     group(w).barrier_released_attempt = 1
 
 
+def _pending_group_with_barrier(w: World) -> None:
+    group(w).barrier_released_attempt = 1
+
+
+def _reserving_group_with_barrier(w: World) -> None:
+    group(w).barrier_released_attempt = 1
+
+
 def _running_member_in_placed_group(w: World) -> None:
     member(w, "b").status = "RUNNING"
 
@@ -283,6 +291,20 @@ BROKEN = [
     (
         placed,
         _placed_group_with_barrier,
+        "#2 barrier once per attempt",
+        None,
+        "barrier released before placement",
+    ),
+    (
+        waiting,
+        _pending_group_with_barrier,
+        "#2 barrier once per attempt",
+        None,
+        "barrier released before placement",
+    ),
+    (
+        holding,
+        _reserving_group_with_barrier,
         "#2 barrier once per attempt",
         None,
         "barrier released before placement",
