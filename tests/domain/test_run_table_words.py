@@ -21,6 +21,7 @@ from costart.domain.run_table import (
     MAX_PATH_CHARS,
     Probe,
     RunSpec,
+    check_probe_ports,
     probe_port,
 )
 from costart.domain.spec import spec_from_object
@@ -200,4 +201,46 @@ def test_a_probe_of_the_default_https_port_is_refused_when_a_member_serves_there
     assert (raised.value.path, raised.value.reason.split(":")[0]) == (
         PROBE,
         "port 443 is the member's own endpoint",
+    )
+
+
+def served(port: int | None, *probes: Probe) -> RunSpec:
+    return RunSpec(argv=("a",), grace_ns=1, log_dir="l", port=port, probes=probes)
+
+
+@pytest.mark.parametrize(
+    "runs",
+    [
+        [("m0", served(9100), 2), ("m1", served(9102), 1)],  # 9100-9101, then 9102
+        [("m0", served(9102), 1), ("m1", served(9100), 2)],  # 9102, then 9100-9101
+        [("m0", served(9100), 2), ("m1", served(9200), 3)],
+        [("m0", served(9200), 1), ("m1", served(9100), 1)],
+        [("m0", served(None), 4), ("m1", served(9100), 1)],
+    ],
+    ids=["adjacent-above", "adjacent-below", "apart-above", "apart-below", "one-without-port"],
+)
+def test_ports_that_do_not_overlap_are_accepted_however_close(runs):
+    check_probe_ports(runs)
+
+
+def test_an_overlap_after_a_member_without_a_run_table_is_refused_with_both_ranges():
+    runs = [("m0", None, 1), ("m1", served(9100), 2), ("m2", served(9101), 3)]
+    with pytest.raises(SpecError) as raised:
+        check_probe_ports(runs)
+    assert (raised.value.path, raised.value.reason) == (
+        "m2.port",
+        "ports 9101-9103 overlap m1.port (9100-9101)",
+    )
+
+
+def test_a_probe_after_a_member_without_a_run_table_is_checked_against_every_port():
+    db = Probe("db", "tcp", 1, 1, target="localhost:9101")
+    runs = [("m0", served(9100), 2), ("m1", None, 1), ("m2", served(None, db), 1)]
+    with pytest.raises(SpecError) as raised:
+        check_probe_ports(runs)
+    assert (raised.value.path, raised.value.reason) == (
+        "m2.probes.db",
+        "port 9101 is m0's endpoint: a claim is a resource ready before the start, and no "
+        "member serves before it (a member's readiness is its application's rendezvous "
+        "after the start)",
     )
