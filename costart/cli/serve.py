@@ -194,14 +194,14 @@ def serve(
     tls = _tls_files(cert, key)
     url = advertise or f"{'https' if tls else 'http'}://{host}:{port}"
     try:
-        with _not_leader_while_standby(standby, target.store, host, port, tls):
+        with _not_leader_while_standby(standby, target.store_dir, host, port, tls):
             controller, lease, views_dir = _open_controller(
                 settings, step, standby, lease_duration, check_views=not target.rebuild_views
             )
     except (DamagedStoreError, StoreFullError) as error:
         _refuse(error)
-    if target.store is not None and lease is not None:
-        publish_leader(target.store, url)
+    if target.store_dir is not None and lease is not None:
+        publish_leader(target.store_dir, url)
     driver = ClaimDriver(int(claim_delay * SECOND_NS)) if simulate_claims else None
     try:
         # Every stored view value checked once, and the views' anchor against the log.
@@ -222,9 +222,9 @@ def serve(
             checked.views,
             driver,
             heartbeat_timeout,
-            _views_fold(stack, settings, checked.views.db.path) if target.store else None,
+            _views_fold(stack, settings, checked.views.db.path) if target.store_dir else None,
         )
-        _release_startup_pages(checked.views.db.path, target.store)
+        _release_startup_pages(checked.views.db.path, target.store_dir)
         server = _server(service, hub, users, host, port, tls, max_connections)
         keeper = _keep(lease, controller, server) if lease is not None else None
         service.start(interval)
