@@ -15,17 +15,18 @@ from typing import Annotated, Any
 
 import msgspec
 import typer
+from eventsourcing.persistence import OperationalError
 from rich.console import Console
 
 from costart.bootstrap import DEMO_CLUSTER, VIEWS_DIR, Settings
 from costart.cli import render
 from costart.cli.backend import Backend, LocalBackend, RemoteBackend
-from costart.cli.exits import UsageError, reported
+from costart.cli.exits import Unavailable, UsageError, reported
 from costart.cli.output import Output, OutputKind, jsonpath, parse_output, sort_rows
 from costart.domain.errors import NotFound
 from costart.domain.labels import Selector, parse_selector
 from costart.domain.spec import SpecFormat
-from costart.eventlog.backends import backend_for
+from costart.eventlog.backends import backend_at, backend_for
 from costart.projections import MemberView
 
 OutputOption = Annotated[
@@ -59,6 +60,17 @@ class Target(msgspec.Struct):
     def store_url(self) -> str | None:
         """The store's location when it is not a directory (a PostgreSQL URL)."""
         return self.settings().store_url
+
+
+@contextmanager
+def reaching_store(target: Target) -> Iterator[None]:
+    """A database store that does not answer is reported as unreachable, named
+    without secrets (exit 1), not as the driver's traceback."""
+    try:
+        yield
+    except OperationalError as error:
+        where = target.store and backend_at(target.store).describe(target.store)
+        raise Unavailable(f"cannot reach the store {where or ''}: {error}") from None
 
 
 def console() -> Console:
@@ -101,7 +113,8 @@ def backend(ctx: typer.Context, *, create: bool = False) -> Iterator[Backend]:
     else:
         raise UsageError("no controller: pass --store DIR|postgresql://... or --server URL")
     try:
-        yield chosen
+        with reaching_store(target):
+            yield chosen
     finally:
         chosen.close()
 

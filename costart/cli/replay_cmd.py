@@ -15,7 +15,7 @@ import msgspec
 import typer
 
 from costart.bootstrap import Settings, bootstrap
-from costart.cli.commands import Target, console, require_store
+from costart.cli.commands import Target, console, reaching_store, require_store
 from costart.cli.exits import EXIT_ERROR, UsageError, reported
 from costart.cli.group_tables import members_table
 from costart.cli.tables import plain_table
@@ -47,13 +47,14 @@ def _opened(ctx: typer.Context, log_dir: Path | None) -> Iterator[ClosingLog]:
     location = str(log_dir) if log_dir is not None else target.store
     if location is None:
         raise UsageError("give the log: --log DIR (or the global --store DIR|postgresql://...)")
-    try:
-        opened = open_replay_log(location, os.environ)
-    except ValueError as error:  # a location no backend takes, a store without replay
-        raise UsageError(str(error)) from None
-    with opened as log:
-        log.views_dir = Settings(store=location, cluster=None).views_dir()
-        yield log
+    with reaching_store(Target(store=location)):
+        try:
+            opened = open_replay_log(location, os.environ)
+        except ValueError as error:  # a location no backend takes, a store without replay
+            raise UsageError(str(error)) from None
+        with opened as log:
+            log.views_dir = Settings(store=location, cluster=None).views_dir()
+            yield log
 
 
 def _world_at(log: ClosingLog, point: Point) -> World:
@@ -296,12 +297,13 @@ def snapshot(ctx: typer.Context) -> None:
         if target.store is None:
             raise UsageError("snapshot needs --store DIR|postgresql://...")
         require_store(target)
-        # No placement step: a snapshot decides nothing.
-        controller = bootstrap(target.settings(), placement=None)
-        try:
-            position = controller.snapshot_now()
-        finally:
-            controller.close()
+        with reaching_store(target):
+            # No placement step: a snapshot decides nothing.
+            controller = bootstrap(target.settings(), placement=None)
+            try:
+                position = controller.snapshot_now()
+            finally:
+                controller.close()
         typer.echo(f"snapshot at position {position}")
 
 
