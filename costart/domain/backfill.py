@@ -81,12 +81,10 @@ def preempt(unit: GroupUnit, nodes: Sequence[str], lender: str, at_ns: int) -> N
     elif group.status in GROUP_STARTED:
         for member in unit.members:
             # One report per task there: a job's first failure is the job's; a replica
-            # set loses each replica on those nodes, until the policy ends the group.
-            while unit.group.state.status in GROUP_STARTED and member.state.status in (
-                "PLACED",
-                "READY",
-                "RUNNING",
-            ):
+            # set loses each replica on those nodes, until the policy ends the group. A
+            # member that ended or restarts holds no placement (the fold clears it), so
+            # it has no task there.
+            while unit.group.state.status in GROUP_STARTED:
                 hit = [a.index for a in member.state.assignments if a.node in where]
                 if not hit:
                     break

@@ -26,6 +26,7 @@ from tests.builders import (
     new_controller,
     ready,
     start,
+    succeed,
 )
 
 NOW_NS = 7 * SECOND_NS  # every command below runs at this time
@@ -274,3 +275,24 @@ def test_only_a_placed_or_started_group_is_preempted():
     c = controller()
     borrower(c, preemptible=True)
     refused(c, Preempt("small", ("n1",), "big"), "group small is PENDING: cannot preempt")
+
+
+def test_a_job_that_already_succeeded_is_not_preempted_though_its_node_is():
+    # A succeeded job's task keeps its node until the group ends; preempting that node
+    # stops nothing that runs, so nothing is recorded.
+    c = controller()
+    spec = (
+        a_group("two")
+        .atomic()
+        .with_member("a", preemptible=True)
+        .with_member("b", preemptible=True)
+        .build()
+    )
+    c.submit(spec)
+    c.apply_decisions([PlaceBorrower("two", {"a": (at(0, "n9"),), "b": (at(0, "n1"),)}, "big")])
+    start(c, "two/a")
+    start(c, "two/b")
+    succeed(c, "two/a")
+    assert [m.status for m in c.members("two")] == ["SUCCEEDED", "RUNNING"]
+    assert c.apply_decisions([Preempt("two", ("n9",), "big")]) == []
+    assert [m.status for m in c.members("two")] == ["SUCCEEDED", "RUNNING"]
