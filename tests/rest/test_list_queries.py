@@ -134,3 +134,18 @@ def test_users_get_the_client_from_costart_client(three_groups):
         with pytest.raises(PublicApiError) as raised:
             api.call("GET", "/v1/groups/no-such-group", dict)
     assert raised.value.status == 404
+
+
+@pytest.mark.parametrize("path", ["/v1/groups", "/v1/members"])
+def test_a_list_walked_page_by_page_is_the_whole_list(three_groups, path):
+    alice = client(three_groups, ALICE)
+    whole = alice.get(path).json()
+    walked, following = [], f"{path}?limit=2"
+    while following:
+        answer = alice.get(following)
+        assert answer.status_code == 200 and len(answer.json()) <= 2
+        walked += answer.json()
+        following = answer.links.get("next", {}).get("url", "")
+    assert len(whole) >= 3 and walked == whole
+    past = alice.get(path, params={"continue": encode_token(path.rsplit("/", 1)[1], 10**6)})
+    assert past.status_code == 200 and past.json() == [] and "link" not in past.headers
