@@ -14,9 +14,10 @@ A server that keeps reading the same map (the views, for every list a client pag
 through) makes it resident again bit by bit, and more than it reads: on a fault the
 kernel maps the neighbouring pages it holds in the page cache too ("fault-around", up to
 16 pages; ``MADV_RANDOM`` does not turn it off). Listing 10,000 groups read 4.6 MB of
-rows and left 82-104 MB of the views file resident (ADR 0058). `ReadBudget` gives the
-pages back after every so many bytes read through the map, so what stays resident is
-bounded by the budget, not by the file.
+rows and left 82-104 MB of the views file resident (ADR 0058). `ReadBudget` counts what
+each read may have made resident -- the value and a fault's neighbours -- and gives the
+pages back when that reaches its budget, so what stays resident is bounded by the
+budget, not by the file.
 """
 
 from __future__ import annotations
@@ -36,9 +37,11 @@ log = structlog.get_logger("costart.store")
 
 MADV_DONTNEED: Final = 4
 MAPS: Final = Path("/proc/self/maps")
-DEFAULT_READ_BUDGET_BYTES: Final = 1 * 2**20
-"""Bytes read through a map between two releases: at fault-around's 16 pages per fault
-and one to a few rows per 4 kB page, at most some 16 MB of the file stay resident."""
+FAULT_AROUND_BYTES: Final = 64 * 2**10
+"""What one page fault may map of a file held in the page cache (Linux's default
+``fault_around_bytes``)."""
+DEFAULT_READ_BUDGET_BYTES: Final = 16 * 2**20
+"""How much of a map reads may make resident between two releases."""
 
 
 def _mappings(path: Path, maps: str) -> list[tuple[int, int]]:
@@ -74,8 +77,8 @@ def release_mapped_pages(data_file: Path) -> int:
 
 
 class ReadBudget:
-    """Gives back this process's mapped pages of ``data_file`` after every
-    ``budget_bytes`` read through the map (`spend`). Thread-safe.
+    """Gives back this process's mapped pages of ``data_file`` whenever reads through the
+    map (`spend`) may have made ``budget_bytes`` of it resident. Thread-safe.
 
     A release must not meet the map moving: the advice goes to the address ranges
     ``/proc/self/maps`` listed a moment before, and a range unmapped (and perhaps mapped
@@ -89,18 +92,19 @@ class ReadBudget:
         self.data_file = data_file
         self.budget_bytes = budget_bytes
         self.releases = 0  # how many times the pages were given back
-        self._read = 0
+        self._mapped = 0
         self._lock = threading.Lock()
 
     def spend(self, nbytes: int) -> None:
-        """``nbytes`` were read through the map; give the pages back if that used up the
-        budget. A release the kernel refuses is logged, not raised: the read it follows
-        was whole, only the memory stays."""
+        """A value of ``nbytes`` was read through the map (which may have mapped its
+        pages and a fault's neighbours); give the pages back if that used up the budget.
+        A release the kernel refuses is logged, not raised: the read it follows was
+        whole, only the memory stays."""
         with self._lock:
-            self._read += nbytes
-            if self._read < self.budget_bytes:
+            self._mapped += nbytes + FAULT_AROUND_BYTES
+            if self._mapped < self.budget_bytes:
                 return
-            self._read = 0
+            self._mapped = 0
             self.releases += 1
             try:
                 release_mapped_pages(self.data_file)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from costart.projections.view_store import ViewDB, sub_key
-from costart.store.resident import DEFAULT_READ_BUDGET_BYTES
+from costart.store.resident import ReadBudget
 from tests.projections.test_views import story_views
 from tests.store.test_resident import resident_kb
 
@@ -83,33 +83,39 @@ def filled_views(path: Path) -> tuple[ViewDB, list[bytes]]:
     return db, keys
 
 
-# The pages of a budget's worth of rows (3 pages of 4 kB for each 8 kB row) and a
-# fault's 64 kB of neighbours; reading the whole view would leave 24 MB resident.
-BOUND_KB = DEFAULT_READ_BUDGET_BYTES * 3 // 2 // 1024 + 1024
+BUDGET_BYTES = 4 * 2**20  # a quarter of what the rows' pages take (24 MB)
+
+
+def budgeted(db: ViewDB, path: Path) -> ViewDB:
+    """``db`` with a smaller budget than the default (16 MB), so the test need not
+    write several times that."""
+    db.budget = ReadBudget(path / "data.mdb", BUDGET_BYTES)
+    return db
 
 
 def test_scanning_a_whole_view_leaves_at_most_a_budget_of_it_resident(tmp_path):
-    db, _ = filled_views(tmp_path)
+    db = budgeted(filled_views(tmp_path)[0], tmp_path)
     data_file = (tmp_path / "data.mdb").resolve()
     highest_kb = 0
     with db.read() as txn:
         for i, (_, payload) in enumerate(db.scan(txn, "timeline", b"g/")):
             assert db.decode("timeline", b"", payload, bytes) == bytes([i % 251]) * ROW_BYTES
-            highest_kb = max(highest_kb, resident_kb(data_file)) if i % 40 == 0 else highest_kb
+            highest_kb = max(highest_kb, resident_kb(data_file)) if i % 20 == 0 else highest_kb
     assert i == ROWS - 1
-    assert 0 < highest_kb <= BOUND_KB
+    assert 0 < highest_kb <= BUDGET_BYTES // 1024
     db.close()
 
 
 def test_looking_up_every_row_leaves_at_most_a_budget_of_the_view_resident(tmp_path):
     db, keys = filled_views(tmp_path)
+    db = budgeted(db, tmp_path)
     data_file = (tmp_path / "data.mdb").resolve()
     highest_kb = 0
     with db.read() as txn:
         for i, key in enumerate(keys):
             assert db.get(txn, "timeline", key, bytes) == bytes([i % 251]) * ROW_BYTES
-            highest_kb = max(highest_kb, resident_kb(data_file)) if i % 40 == 0 else highest_kb
-    assert 0 < highest_kb <= BOUND_KB
+            highest_kb = max(highest_kb, resident_kb(data_file)) if i % 20 == 0 else highest_kb
+    assert 0 < highest_kb <= BUDGET_BYTES // 1024
     db.close()
 
 
