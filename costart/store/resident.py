@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import functools
 import os
 import threading
 from collections.abc import Iterator
@@ -57,6 +58,13 @@ def _mappings(path: Path, maps: str) -> list[tuple[int, int]]:
     return ranges
 
 
+@functools.cache
+def _libc() -> ctypes.CDLL:
+    """The C library, looked up once: `find_library` runs ``ldconfig`` (milliseconds),
+    and a server releases pages many times (`ReadBudget`)."""
+    return ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+
+
 def release_mapped_pages(data_file: Path) -> int:
     """Drop this process's resident pages of every mapping of ``data_file``; the bytes
     of mapping advised. 0 where the system cannot say (no ``/proc``); raises `OSError`
@@ -65,7 +73,7 @@ def release_mapped_pages(data_file: Path) -> int:
         maps = MAPS.read_text()
     except OSError:
         return 0
-    libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+    libc = _libc()
     advised = 0
     for start, end in _mappings(Path(os.path.realpath(data_file)), maps):
         if libc.madvise(ctypes.c_void_p(start), ctypes.c_size_t(end - start), MADV_DONTNEED):
