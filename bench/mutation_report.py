@@ -79,7 +79,10 @@ def mutmut_results() -> dict[str, str]:
         source = source_path(module)
         made = ROOT / "mutants" / source.relative_to(ROOT)
         if not made.exists() or source.stat().st_mtime > made.stat().st_mtime:
-            print(f"{module}: source changed since its mutants were made; not checked")
+            print(
+                f"{module}: source changed since its mutants were made; not checked",
+                file=sys.stderr,
+            )
             for name in statuses:
                 if module_of(name) == module:
                     statuses[name] = "not checked"
