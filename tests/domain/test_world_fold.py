@@ -1,0 +1,53 @@
+"""`World` on its own: a batch of events folds as one by one does, and what it refuses
+(a cluster event out of order, an id it does not know) is named in the error."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from costart.domain.errors import DomainError
+from costart.domain.events import NodeStatusChanged
+from costart.domain.ids import CLUSTER_ID
+from costart.domain.lifecycle import submit
+from costart.domain.world import World
+from tests.builders import a_group
+
+
+def _node(version: int, status: str = "down") -> NodeStatusChanged:
+    return NodeStatusChanged(
+        originator_id=CLUSTER_ID,
+        originator_version=version,
+        group_id=CLUSTER_ID,
+        at_ns=version,
+        node="n1",
+        status=status,  # type: ignore[arg-type]
+    )
+
+
+def test_a_batch_folds_in_order_as_one_event_at_a_time_does():
+    spec = a_group().with_member("a").with_member("b", replicas=2).build()
+    events = submit(World(), spec, 5).pending_events
+    batch, single = World(), World()
+    batch.apply_all(events)
+    for event in events:
+        single.apply(event)
+    assert batch == single
+    assert [m.name for m in batch.members_of(batch.group_named("g1"))] == ["a", "b"]
+
+
+def test_a_cluster_event_out_of_order_is_refused_naming_both_versions():
+    world = World()
+    world.apply(_node(1))
+    with pytest.raises(DomainError, match=r"^cluster event version 3; expected 2$"):
+        world.apply(_node(3))
+    with pytest.raises(DomainError, match=r"^cluster event version 1; expected 2$"):
+        world.apply(_node(1, "up"))
+    assert (world.cluster_version, world.node_status) == (1, {"n1": "down"})
+
+
+def test_an_unknown_member_id_is_named_in_the_error():
+    missing = uuid.UUID(int=7)
+    with pytest.raises(DomainError, match=rf"^unknown member {missing}$"):
+        World().member_by_id(missing)
