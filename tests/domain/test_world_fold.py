@@ -7,7 +7,7 @@ import uuid
 
 import pytest
 
-from costart.domain.errors import DomainError
+from costart.domain.errors import DomainError, NotFound
 from costart.domain.events import NodeStatusChanged
 from costart.domain.ids import CLUSTER_ID
 from costart.domain.lifecycle import submit
@@ -51,3 +51,19 @@ def test_an_unknown_member_id_is_named_in_the_error():
     missing = uuid.UUID(int=7)
     with pytest.raises(DomainError, match=rf"^unknown member {missing}$"):
         World().member_by_id(missing)
+
+
+def test_a_node_reported_up_that_was_up_already_changes_only_the_cluster_version():
+    world = World()
+    world.apply(_node(1, "up"))
+    assert (world.cluster_version, world.node_status) == (1, {})
+    world.apply(_node(2, "drained"))
+    world.apply(_node(3, "up"))
+    assert (world.cluster_version, world.node_status) == (3, {})
+
+
+def test_a_member_the_group_does_not_have_is_named_in_the_error():
+    world = World()
+    world.apply_all(submit(world, a_group().with_member("a").build(), 5).pending_events)
+    with pytest.raises(NotFound, match=r"^group 'g1' has no member 'b'$"):
+        world.member_named(world.group_named("g1"), "b")
