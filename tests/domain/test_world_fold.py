@@ -12,7 +12,7 @@ from costart.domain.events import NodeStatusChanged
 from costart.domain.ids import CLUSTER_ID
 from costart.domain.lifecycle import submit
 from costart.domain.world import World
-from tests.builders import a_group
+from tests.builders import USER, a_group, new_controller
 
 
 def _node(version: int, status: str = "down") -> NodeStatusChanged:
@@ -67,3 +67,14 @@ def test_a_member_the_group_does_not_have_is_named_in_the_error():
     world.apply_all(submit(world, a_group().with_member("a").build(), 5).pending_events)
     with pytest.raises(NotFound, match=r"^group 'g1' has no member 'b'$"):
         world.member_named(world.group_named("g1"), "b")
+
+
+def test_a_name_whose_groups_all_ended_means_the_latest_of_them():
+    c = new_controller()
+    spec = a_group().with_member("a").build()
+    for _ in range(3):
+        c.submit(spec)
+        c.cancel("g1", actor=USER)
+    groups = list(c.world.groups_in_order())
+    assert [g.status for g in groups] == ["CANCELLED"] * 3
+    assert c.world.group_named("g1") is groups[2]
