@@ -8,8 +8,8 @@ import uuid
 import pytest
 
 from costart.domain.errors import DomainError, NotFound
-from costart.domain.events import NodeStatusChanged
-from costart.domain.ids import CLUSTER_ID
+from costart.domain.events import MemberStopped, NodeStatusChanged, PendReason, PendReasonChanged
+from costart.domain.ids import CLUSTER_ID, id_text
 from costart.domain.lifecycle import submit
 from costart.domain.world import World
 from tests.builders import USER, a_group, new_controller
@@ -78,3 +78,31 @@ def test_a_name_whose_groups_all_ended_means_the_latest_of_them():
     groups = list(c.world.groups_in_order())
     assert [g.status for g in groups] == ["CANCELLED"] * 3
     assert c.world.group_named("g1") is groups[2]
+
+
+def test_events_the_fold_cannot_place_are_refused_naming_the_id():
+    world = World()
+    events = submit(world, a_group().with_member("a").build(), 5).pending_events
+    submitted, created = events[0], events[1]
+    with pytest.raises(DomainError, match=rf"^unknown group {submitted.originator_id}$"):
+        world.apply(PendReasonChanged(**_header(submitted), reason=PendReason("capacity", "x")))
+    with pytest.raises(DomainError, match=rf"^unknown member {created.originator_id}$"):
+        world.apply(MemberStopped(**_header(created), reason="x"))
+    world.apply_all(events)
+    with pytest.raises(
+        DomainError, match=rf"^group {id_text(submitted.originator_id)} submitted twice$"
+    ):
+        world.apply(submitted)
+    with pytest.raises(
+        DomainError, match=rf"^member {id_text(created.originator_id)} created twice$"
+    ):
+        world.apply(created)
+
+
+def _header(event):
+    return {
+        "originator_id": event.originator_id,
+        "originator_version": 2,
+        "group_id": event.group_id,
+        "at_ns": 6,
+    }
