@@ -177,14 +177,17 @@ class JournalCheck:
             changed = sync(usage, world)
             fresh = self.fresh = WorldUsage(usage._cluster, EventJournal())
             sync(fresh, world)
-            # What the usage counts (the step's leaves ``used``, an allocator's the holds).
-            assert (usage.live, usage.wanting) == (fresh.live, fresh.wanting)
+            # What the usage counts (the step's leaves ``used``; an allocator's the holds,
+            # the live list and the members wanting a single placement).
             if usage._counts_used:
                 assert usage.used == fresh.used
                 self.paths["used"] += 1
             if usage._counts_holds:
                 assert (usage.held_total, usage.held_by) == (fresh.held_total, fresh.held_by)
+                assert (usage.live, usage.wanting) == (fresh.live, fresh.wanting)
                 self.paths["holds"] += 1
+            else:
+                assert (usage.live, usage.wanting, usage.relisted) == ([], 0, None)
             self.paths["sync"] += 1
             return changed
 
@@ -193,10 +196,10 @@ class JournalCheck:
             compare_all(usage, world)
 
         def counted_changed(
-            usage: WorldUsage, world: World, keys: list[str], relists: bool
+            usage: WorldUsage, world: World, keys: list[str], came_or_went: list[str]
         ) -> None:
             self.paths["journal"] += usage is not self.fresh
-            compare_changed(usage, world, keys, relists)
+            compare_changed(usage, world, keys, came_or_went)
 
         monkeypatch.setattr(WorldUsage, "sync", checked_sync)
         monkeypatch.setattr(WorldUsage, "_compare_all", counted_all)

@@ -37,7 +37,8 @@ class _Counted:
 
     __slots__ = ("group", "held", "single", "state", "used", "vec", "version")
 
-    def __init__(self, group: str, state: MemberState, cluster: Cluster) -> None:
+    def __init__(self, group: str, state: MemberState, cluster: Cluster, single: bool) -> None:
+        """``single``: find out whether it `wants_single` (else counted as not)."""
         index = cluster.index
         shape = state.spec.shape
         self.group = group
@@ -48,7 +49,7 @@ class _Counted:
         self.held = tuple([index[a.node] for a in state.held if a.node in index])
         placed = tuple([index[a.node] for a in state.assignments if a.node in index])
         self.used = self.held + placed
-        self.single = wants_single(state)
+        self.single = single and wants_single(state)
 
     def counts_as(self, other: _Counted) -> bool:
         """Does this entry add exactly what ``other`` added?"""
@@ -69,7 +70,8 @@ class WorldUsage:
     A reader that needs only part of the numbers says so, and the rest are not kept:
     ``used=False`` (the step, which reads holds) leaves ``used`` at zero and reports the
     nodes whose holds may have moved from `sync`; ``holds=False`` (an allocator, which
-    reads ``used``) leaves ``held_total`` and ``held_by`` empty."""
+    reads ``used``) leaves ``held_total``, ``held_by``, ``live`` and ``relisted`` empty
+    and ``wanting`` at zero, and recounts members in any order (``used`` is a sum)."""
 
     def __init__(
         self, cluster: Cluster, journal: EventJournal, *, used: bool = True, holds: bool = True
@@ -128,12 +130,13 @@ class WorldUsage:
             self._mark = -1  # before any entry: the first sync compares everything
         journal = self._journal
         keys = journal.since(self._mark, world)
+        came_or_went = None if keys is None else journal.live_changes_since(self._relists)
         self._mark = journal.base + len(journal.keys)  # `end`, inlined: every session
-        if keys is None:
-            self._compare_all(world)
-        elif keys or journal.relists != self._relists:
-            self._compare_changed(world, keys, journal.relists != self._relists)
         self._relists = journal.relists
+        if keys is None or came_or_went is None:
+            self._compare_all(world)
+        elif keys or came_or_went:
+            self._compare_changed(world, keys, came_or_went)
         changed, self.changed = self.changed, set()
         return changed
 
@@ -141,9 +144,12 @@ class WorldUsage:
         """Compare every live member's object and version with those counted (a few
         C-level passes); recount the ones that differ."""
         keys = list(world.live_names.values())
-        relisted = keys != self._live_keys
-        if relisted:
-            self._relist(world, keys)
+        if keys != self._live_keys:
+            member_keys, now = self._member_keys, set(keys)
+            # Filtered in list order (each list names a group once): no sort needed.
+            gone = [key for key in self._live_keys if key not in now]
+            added = [key for key in keys if key not in member_keys]
+            self._relist(world, gone, added, keys)
         flat = [member for key in keys for member in self._member_keys[key]]
         states = list(map(world.members.__getitem__, flat))
         versions = map(_VERSION, states)
@@ -157,21 +163,23 @@ class WorldUsage:
         if moved or any(map(is_not, groups, [group for group, _ in self.live])):
             self._list(world)
 
-    def _compare_changed(self, world: World, keys: list[str], relists: bool) -> None:
-        """Compare only the journaled members, and the members of newly listed groups
-        if the live set changed."""
-        listed: list[str] = []
-        if relists:
-            live_keys = list(world.live_names.values())
-            if live_keys != self._live_keys:
-                listed = self._relist(world, live_keys)
+    def _compare_changed(self, world: World, keys: list[str], came_or_went: list[str]) -> None:
+        """Compare only the journaled members, and the members of the groups that came
+        into the live set (``came_or_went``: the groups whose events may have changed
+        it)."""
+        listed = self._came_or_went(world, came_or_went) if came_or_went else []
+        if listed is None:  # the live set is not what the journal says: compare all
+            self._compare_all(world)
+            return
         group_of = self._group_of
         stale = [key for key in keys if key in group_of]
         if listed:
             stale.extend(listed)
         if len(stale) > 1:
             stale = list(dict.fromkeys(stale))  # a member journaled twice: compared once
-        if len(stale) > 1:  # recounted in live-list order, as the whole comparison does
+        if len(stale) > 1 and self._counts_holds:
+            # Recounted in live-list order, as the whole comparison does: per-group
+            # dicts are filled in the same order.
             slot, position = self._slot, self._live_keys.index
             stale.sort(key=lambda k: (position(slot[k][0]), slot[k][1]))
         members, counted_states, versions = world.members, self._states, self._versions
@@ -189,10 +197,29 @@ class WorldUsage:
         if moved:
             self._list(world)
 
+    def _came_or_went(self, world: World, group_keys: list[str]) -> list[str] | None:
+        """Take the groups of ``group_keys`` that left the live set out and list those
+        that came in (the World's live list appends a submitted group's name last);
+        returns the newly listed members (not yet counted), or None if the live list
+        then does not have the World's length (never expected: the caller compares
+        everything). Reads only the named groups, not the whole live list."""
+        member_keys, groups, live_names = self._member_keys, world.groups, world.live_names
+        gone: list[str] = []
+        added: list[str] = []
+        for key in dict.fromkeys(group_keys):  # in order: a submission comes first
+            live = live_names.get(groups[key].name) == key
+            if key in member_keys:
+                if not live:
+                    gone.append(key)
+            elif live:
+                added.append(key)
+        listed = self._relist(world, gone, added, None) if gone or added else []
+        return listed if len(self._live_keys) == len(live_names) else None
+
     def _recount(self, key: str, state: MemberState) -> None:
         """Count ``state`` for member ``key`` instead of what it counted before."""
         old = self._counted.get(key)
-        new = _Counted(self._group_of[key], state, self._cluster)
+        new = _Counted(self._group_of[key], state, self._cluster, self._counts_holds)
         self.wanting += new.single - (old is not None and old.single)
         if old is None or not new.counts_as(old):
             if old is not None:
@@ -207,54 +234,63 @@ class WorldUsage:
         """The live list (and so `layout`) anew, from the World's objects."""
         self.layout += 1
         self.relisted = None
+        if not self._counts_holds:
+            return  # an allocator's: no live list
         members = world.members
         self.live = [
             (world.groups[key], list(map(members.__getitem__, self._member_keys[key])))
             for key in self._live_keys
         ]
 
-    def _relist(self, world: World, keys: list[str]) -> list[str]:
-        """The live set changed to ``keys``: list the new groups' members, take back
-        what members of groups no longer live counted, and make the live list (the
-        kept groups' entries, in order, then the new ones'). Returns the newly listed
-        members (not yet counted). Works per group that came or went (usually one)."""
-        member_keys, old_keys = self._member_keys, self._live_keys
-        now = set(keys)
-        # Filtered in list order (each list names a group once): no sort needed.
-        gone = [key for key in old_keys if key not in now]
-        added = [key for key in keys if key not in member_keys]
+    def _relist(
+        self, world: World, gone: list[str], added: list[str], keys: list[str] | None
+    ) -> list[str]:
+        """The live set changed: the groups ``gone`` left it, ``added`` came in (in
+        live-list order), and it now lists ``keys`` (None: the kept groups in order,
+        then ``added``). Take back what members of groups no longer live counted, list
+        the new groups' members and make the live list (the kept groups' entries, in
+        order, then the new ones'). Returns the newly listed members (not yet counted).
+        Works per group that came or went (usually one)."""
+        member_keys, old_keys, lists = self._member_keys, self._live_keys, self._counts_holds
         before = self.live
-        live, live_keys = list(before), list(old_keys)
+        live, live_keys = list(before) if lists else before, list(old_keys)
         gone_names: list[str] = []
         for key in gone:
             at = live_keys.index(key)
-            gone_names.append(live[at][0].name)
-            del live[at], live_keys[at]
+            del live_keys[at]
+            if lists:
+                gone_names.append(live[at][0].name)
+                del live[at]
             for member_key in member_keys.pop(key):
                 entry = self._counted.pop(member_key, None)
                 if entry is not None:
                     self._count(entry, -1)
                     self.wanting -= entry.single
                     del self._versions[member_key], self._states[member_key]
-                del self._group_of[member_key], self._slot[member_key]
+                del self._group_of[member_key]
+                if lists:
+                    del self._slot[member_key]
         listed: list[str] = []
         members = world.members
         kept = len(live)
         for key in added:
             group = world.groups[key]
             known = member_keys[key] = tuple(map(id_text, group.member_ids))
-            for i, member_key in enumerate(known):
-                self._group_of[member_key] = group.name
-                self._slot[member_key] = (key, i)
+            self._group_of.update(dict.fromkeys(known, group.name))
+            if lists:
+                self._slot.update((member_key, (key, i)) for i, member_key in enumerate(known))
             listed.extend(known)
             live_keys.append(key)
-            live.append((group, list(map(members.__getitem__, known))))
-        self._live_keys = keys
-        if live_keys == keys:  # the kept groups are still in order, new ones last
-            self.live = live
-            self.relisted = (before, frozenset(gone_names), live[kept:])
+            if lists:
+                live.append((group, list(map(members.__getitem__, known))))
+        if keys is None or live_keys == keys:  # the kept groups in order, new ones last
+            self._live_keys = live_keys
             self.layout += 1
+            if lists:
+                self.live = live
+                self.relisted = (before, frozenset(gone_names), live[kept:])
         else:
+            self._live_keys = keys
             self._list(world)
         return listed
 
