@@ -163,6 +163,43 @@ def test_a_journaled_member_with_a_new_object_is_recounted_and_listed() -> None:
     _assert_counted_and_listed(usage, world, key, member)
 
 
+def test_a_reader_behind_the_live_changes_bound_compares_everything() -> None:
+    """The journal dropped live changes the reader had not read: it cannot say which
+    groups came or went, so the reader compares the whole World."""
+    usage = _synced_usage()
+    world = usage._world
+    assert world is not None
+    usage.sync(world)  # read the journal to its end
+    key, member = _replace_a_placed_member(world)
+    journal = usage._journal
+    journal.live_changes.append(next(iter(world.live_names.values())))  # noted ...
+    journal.trim_live_changes(0)  # ... and dropped before the reader read it
+    assert journal.since(usage._mark, world) == []  # the member keys alone would vouch
+    assert journal.live_changes_since(usage._relists) is None
+    usage.sync(world)
+    _assert_counted_and_listed(usage, world, key, member)
+
+
+def test_a_live_set_the_journal_does_not_account_for_is_compared_whole() -> None:
+    """The journal names a group that stays live while another left the World's live
+    set unnamed (a change made behind its back, the position unchanged): the live list
+    made from the journal would not have the World's length, so the reader compares
+    everything instead of keeping the group that left."""
+    usage = _synced_usage()
+    world = usage._world
+    assert world is not None
+    usage.sync(world)  # read the journal to its end
+    live_keys = list(world.live_names.values())
+    assert len(live_keys) >= 2
+    del world.live_names[world.groups[live_keys[0]].name]  # left, never journaled
+    usage._journal.live_changes.append(live_keys[1])  # still live
+    assert usage._journal.since(usage._mark, world) == []  # the journal vouches
+    usage.sync(world)
+    assert usage._live_keys == live_keys[1:]
+    kept = (usage.used, usage.held_total, usage.held_by, usage.live, usage.wanting)
+    assert kept == _from_scratch(world, usage)
+
+
 class JournalCheck:
     """After every sync of a step's usage: it equals a count from scratch, and whether
     the journal or the whole comparison was used is counted."""
@@ -172,6 +209,7 @@ class JournalCheck:
         self.fresh: WorldUsage | None = None
         sync = WorldUsage.sync
         compare_all, compare_changed = WorldUsage._compare_all, WorldUsage._compare_changed
+        came_or_went = WorldUsage._came_or_went
 
         def checked_sync(usage: WorldUsage, world: World) -> set[int]:
             changed = sync(usage, world)
@@ -201,6 +239,15 @@ class JournalCheck:
             self.paths["journal"] += usage is not self.fresh
             compare_changed(usage, world, keys, came_or_went)
 
+        def counted_came_or_went(
+            usage: WorldUsage, world: World, group_keys: list[str]
+        ) -> list[str] | None:
+            listed = came_or_went(usage, world, group_keys)
+            self.paths["came_or_went"] += 1
+            self.paths["live_set_unaccounted"] += listed is None
+            return listed
+
+        monkeypatch.setattr(WorldUsage, "_came_or_went", counted_came_or_went)
         monkeypatch.setattr(WorldUsage, "sync", checked_sync)
         monkeypatch.setattr(WorldUsage, "_compare_all", counted_all)
         monkeypatch.setattr(WorldUsage, "_compare_changed", counted_changed)
@@ -213,6 +260,8 @@ def test_the_journal_driven_usage_equals_a_count_from_scratch(
     check = JournalCheck(monkeypatch)
     run_workload(seed)
     assert check.paths["journal"] > 10 * check.paths["all"] > 0
+    # Groups came and went, learnt from the journal's live changes alone.
+    assert check.paths["came_or_went"] > 10 and check.paths["live_set_unaccounted"] == 0
     assert check.paths["used"] > 10 and check.paths["holds"] > 10  # both kinds of reader
 
 
@@ -223,6 +272,7 @@ def test_the_journal_driven_usage_stays_current_in_the_simulator(
     check = JournalCheck(monkeypatch)
     run_policy(setup_of("mixed", seed=4), policy, controller_factory)
     assert check.paths["journal"] > 10 * check.paths["all"] > 0
+    assert check.paths["came_or_went"] > 10 and check.paths["live_set_unaccounted"] == 0
 
 
 @pytest.mark.parametrize("policy", POLICIES)
