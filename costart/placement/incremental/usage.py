@@ -37,8 +37,7 @@ class _Counted:
 
     __slots__ = ("group", "held", "single", "state", "used", "vec", "version")
 
-    def __init__(self, group: str, state: MemberState, cluster: Cluster, single: bool) -> None:
-        """``single``: find out whether it `wants_single` (else counted as not)."""
+    def __init__(self, group: str, state: MemberState, cluster: Cluster) -> None:
         index = cluster.index
         shape = state.spec.shape
         self.group = group
@@ -49,7 +48,7 @@ class _Counted:
         self.held = tuple([index[a.node] for a in state.held if a.node in index])
         placed = tuple([index[a.node] for a in state.assignments if a.node in index])
         self.used = self.held + placed
-        self.single = single and wants_single(state)
+        self.single = wants_single(state)
 
     def counts_as(self, other: _Counted) -> bool:
         """Does this entry add exactly what ``other`` added?"""
@@ -67,18 +66,13 @@ class WorldUsage:
     node index -> vector, only nodes where it holds a task). ``live`` lists the live
     groups with their members (spec order), in the World's live-name order.
 
-    A reader that needs only part of the numbers says so, and the rest are not kept:
     ``used=False`` (the step, which reads holds) leaves ``used`` at zero and reports the
-    nodes whose holds may have moved from `sync`; ``holds=False`` (an allocator, which
-    reads ``used``) leaves ``held_total``, ``held_by``, ``live`` and ``relisted`` empty
-    and ``wanting`` at zero, and recounts members in any order (``used`` is a sum)."""
+    nodes whose holds may have moved from `sync`. (An allocator, which reads only
+    ``used``, counts with the leaner `UsedCount`.)"""
 
-    def __init__(
-        self, cluster: Cluster, journal: EventJournal, *, used: bool = True, holds: bool = True
-    ) -> None:
+    def __init__(self, cluster: Cluster, journal: EventJournal, *, used: bool = True) -> None:
         """``journal``: where the committed events are noted (the step's)."""
         self._counts_used = used
-        self._counts_holds = holds
         self._cluster = cluster
         self._world: World | None = None
         self._journal = journal
@@ -177,9 +171,7 @@ class WorldUsage:
             stale.extend(listed)
         if len(stale) > 1:
             stale = list(dict.fromkeys(stale))  # a member journaled twice: compared once
-        if len(stale) > 1 and self._counts_holds:
-            # Recounted in live-list order, as the whole comparison does: per-group
-            # dicts are filled in the same order.
+        if len(stale) > 1:  # recounted in live-list order, as the whole comparison does
             slot, position = self._slot, self._live_keys.index
             stale.sort(key=lambda k: (position(slot[k][0]), slot[k][1]))
         members, counted_states, versions = world.members, self._states, self._versions
@@ -219,7 +211,7 @@ class WorldUsage:
     def _recount(self, key: str, state: MemberState) -> None:
         """Count ``state`` for member ``key`` instead of what it counted before."""
         old = self._counted.get(key)
-        new = _Counted(self._group_of[key], state, self._cluster, self._counts_holds)
+        new = _Counted(self._group_of[key], state, self._cluster)
         self.wanting += new.single - (old is not None and old.single)
         if old is None or not new.counts_as(old):
             if old is not None:
@@ -234,8 +226,6 @@ class WorldUsage:
         """The live list (and so `layout`) anew, from the World's objects."""
         self.layout += 1
         self.relisted = None
-        if not self._counts_holds:
-            return  # an allocator's: no live list
         members = world.members
         self.live = [
             (world.groups[key], list(map(members.__getitem__, self._member_keys[key])))
@@ -251,44 +241,38 @@ class WorldUsage:
         the new groups' members and make the live list (the kept groups' entries, in
         order, then the new ones'). Returns the newly listed members (not yet counted).
         Works per group that came or went (usually one)."""
-        member_keys, old_keys, lists = self._member_keys, self._live_keys, self._counts_holds
+        member_keys, old_keys = self._member_keys, self._live_keys
         before = self.live
-        live, live_keys = list(before) if lists else before, list(old_keys)
+        live, live_keys = list(before), list(old_keys)
         gone_names: list[str] = []
         for key in gone:
             at = live_keys.index(key)
-            del live_keys[at]
-            if lists:
-                gone_names.append(live[at][0].name)
-                del live[at]
+            gone_names.append(live[at][0].name)
+            del live[at], live_keys[at]
             for member_key in member_keys.pop(key):
                 entry = self._counted.pop(member_key, None)
                 if entry is not None:
                     self._count(entry, -1)
                     self.wanting -= entry.single
                     del self._versions[member_key], self._states[member_key]
-                del self._group_of[member_key]
-                if lists:
-                    del self._slot[member_key]
+                del self._group_of[member_key], self._slot[member_key]
         listed: list[str] = []
         members = world.members
         kept = len(live)
         for key in added:
             group = world.groups[key]
             known = member_keys[key] = tuple(map(id_text, group.member_ids))
-            self._group_of.update(dict.fromkeys(known, group.name))
-            if lists:
-                self._slot.update((member_key, (key, i)) for i, member_key in enumerate(known))
+            for i, member_key in enumerate(known):
+                self._group_of[member_key] = group.name
+                self._slot[member_key] = (key, i)
             listed.extend(known)
             live_keys.append(key)
-            if lists:
-                live.append((group, list(map(members.__getitem__, known))))
+            live.append((group, list(map(members.__getitem__, known))))
         if keys is None or live_keys == keys:  # the kept groups in order, new ones last
             self._live_keys = live_keys
+            self.live = live
+            self.relisted = (before, frozenset(gone_names), live[kept:])
             self.layout += 1
-            if lists:
-                self.live = live
-                self.relisted = (before, frozenset(gone_names), live[kept:])
         else:
             self._live_keys = keys
             self._list(world)
@@ -306,7 +290,7 @@ class WorldUsage:
             self.changed.update(entry.used)
         elif entry.held:
             self.changed.update(entry.held)
-        if not entry.held or not self._counts_holds:
+        if not entry.held:
             return
         held_total = self.held_total
         tasks = self._held_tasks.setdefault(entry.group, {})
