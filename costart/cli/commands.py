@@ -15,17 +15,18 @@ from typing import Annotated, Any
 
 import msgspec
 import typer
+from eventsourcing.persistence import OperationalError
 from rich.console import Console
 
 from costart.bootstrap import DEMO_CLUSTER, VIEWS_DIR, Settings
 from costart.cli import render
 from costart.cli.backend import Backend, LocalBackend, RemoteBackend
-from costart.cli.exits import UsageError, reported
+from costart.cli.exits import Unavailable, UsageError, reported
 from costart.cli.output import Output, OutputKind, jsonpath, parse_output, sort_rows
 from costart.domain.errors import NotFound
 from costart.domain.labels import Selector, parse_selector
 from costart.domain.spec import SpecFormat
-from costart.eventlog.backends import backend_for
+from costart.eventlog.backends import backend_at, backend_for
 from costart.projections import MemberView
 
 OutputOption = Annotated[
@@ -37,8 +38,9 @@ OutputOption = Annotated[
 class Target(msgspec.Struct):
     """The global options: where the controller is, and the cluster it places on."""
 
-    store: Path | None = None
-    url: str | None = None  # a PostgreSQL store (``--store postgresql://...``)
+    store: str | None = None
+    """``--store`` as given: the store backend that takes it is the registry's choice
+    (ADR 0053), read through `store_dir` and `store_url`."""
     server: str | None = None
     token: str | None = None
     ca_file: Path | None = None  # verify --server's TLS certificate against this CA
@@ -47,8 +49,28 @@ class Target(msgspec.Struct):
 
     def settings(self) -> Settings:
         """The composition root's settings for the store these options name."""
-        store = self.url if self.url is not None else self.store
-        return Settings(store=None if store is None else str(store), cluster=self.cluster)
+        return Settings(store=self.store, cluster=self.cluster)
+
+    @property
+    def store_dir(self) -> Path | None:
+        """The store's directory, when its backend keeps the log in one (LMDB)."""
+        return self.settings().store_dir
+
+    @property
+    def store_url(self) -> str | None:
+        """The store's location when it is not a directory (a PostgreSQL URL)."""
+        return self.settings().store_url
+
+
+@contextmanager
+def reaching_store(target: Target) -> Iterator[None]:
+    """A database store that does not answer is reported as unreachable, named
+    without secrets (exit 1), not as the driver's traceback."""
+    try:
+        yield
+    except OperationalError as error:
+        where = target.store and backend_at(target.store).describe(target.store)
+        raise Unavailable(f"cannot reach the store {where or ''}: {error}") from None
 
 
 def console() -> Console:
@@ -59,7 +81,7 @@ def console() -> Console:
 def require_store(target: Target) -> None:
     """Refuse a store directory that does not exist or holds no LMDB log: a mistyped
     ``--store`` must not read as an empty controller, nor leave a directory behind."""
-    store = target.store
+    store = target.store_dir
     if store is None:
         return
     if not store.is_dir():
@@ -80,18 +102,19 @@ def backend(ctx: typer.Context, *, create: bool = False) -> Iterator[Backend]:
     chosen: Backend
     if target.server:
         chosen = RemoteBackend(target.server, target.token, target.ca_file)
-    elif target.url is not None:
+    elif target.store_url is not None:
         chosen = LocalBackend(target.settings(), rebuild_views=target.rebuild_views)
-    elif target.store is not None:
+    elif target.store_dir is not None:
         if create:
-            target.store.mkdir(parents=True, exist_ok=True)
+            target.store_dir.mkdir(parents=True, exist_ok=True)
         else:
             require_store(target)
         chosen = LocalBackend(target.settings(), rebuild_views=target.rebuild_views)
     else:
         raise UsageError("no controller: pass --store DIR|postgresql://... or --server URL")
     try:
-        yield chosen
+        with reaching_store(target):
+            yield chosen
     finally:
         chosen.close()
 

@@ -28,8 +28,8 @@ from costart.cli.sim_demo import run_sim_demo
 from costart.cli.walkthrough import run_demo
 from costart.domain.errors import SpecError
 from costart.domain.spec import SpecFormat, parse_spec
+from costart.eventlog.backends import backend_at
 from costart.logging_setup import parse_level
-from costart.pgstore import is_url
 from costart.placement import ClusterError
 
 # Shell completion on: `costart --install-completion` (bash, zsh, fish, PowerShell).
@@ -143,24 +143,21 @@ def _setup(
     else:
         quiet = logging.WARNING if command in QUIET else logging.INFO
         configure_logging_once(level=level or quiet)
-    if store is not None and is_url(store):
-        ctx.obj = Target(
-            url=store,
-            server=server,
-            token=token,
-            cluster=cluster,
-            rebuild_views=rebuild_views,
-            ca_file=ca_file,
-        )
-    else:
-        ctx.obj = Target(
-            store=Path(store) if store else None,
-            server=server,
-            token=token,
-            cluster=cluster,
-            rebuild_views=rebuild_views,
-            ca_file=ca_file,
-        )
+    store = store or None
+    if store is not None:
+        try:  # the registry's choice, so a location no backend takes is refused here
+            backend_at(store)
+        except ValueError as error:
+            typer.echo(f"error: {error}", err=True)
+            raise typer.Exit(EXIT_USAGE) from None
+    ctx.obj = Target(
+        store=store,
+        server=server,
+        token=token,
+        cluster=cluster,
+        rebuild_views=rebuild_views,
+        ca_file=ca_file,
+    )
 
 
 @app.command()
@@ -188,7 +185,10 @@ def demo(
             typer.echo("error: --live and --walkthrough are two different demos", err=True)
             raise typer.Exit(EXIT_USAGE)
         raise typer.Exit(run_live(timeout, _invoked_as()))
-    store = target.store or DEMO_STORE
+    if target.store_url is not None:
+        typer.echo("error: the demo writes its log to a directory (--store DIR)", err=True)
+        raise typer.Exit(EXIT_USAGE)
+    store = target.store_dir or DEMO_STORE
     prepare_demo_store(store)
     console = Console(width=max(Console().width, 120))
     # A few snapshots for `replay verify` (unless the environment asks for another interval).

@@ -3,6 +3,7 @@ and `costart snapshot` to write one on demand."""
 
 from __future__ import annotations
 
+import os
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -13,8 +14,8 @@ from typing import Annotated, NoReturn
 import msgspec
 import typer
 
-from costart.bootstrap import VIEWS_DIR, bootstrap
-from costart.cli.commands import Target, console, require_store
+from costart.bootstrap import Settings, bootstrap
+from costart.cli.commands import Target, console, reaching_store, require_store
 from costart.cli.exits import EXIT_ERROR, UsageError, reported
 from costart.cli.group_tables import members_table
 from costart.cli.tables import plain_table
@@ -25,8 +26,8 @@ from costart.eventlog.errors import LogTailLostError
 from costart.projections import ViewDamagedError, Views
 from costart.replay.diff import diff_worlds, value_text
 from costart.replay.export import export_jsonl
-from costart.replay.logfile import LogIntegrityError, ReplayLog, open_log
-from costart.replay.pglog import PgReplayLog
+from costart.replay.log_openers import open_replay_log
+from costart.replay.logfile import ClosingLog, LogIntegrityError
 from costart.replay.points import Point, parse_point
 from costart.replay.rebuild import rebuild, rebuild_until_time
 from costart.replay.rebuild_check import verify
@@ -39,24 +40,24 @@ LogOption = Annotated[Path | None, typer.Option("--log", help="log directory (de
 
 
 @contextmanager
-def _opened(ctx: typer.Context, log_dir: Path | None) -> Iterator[ReplayLog | PgReplayLog]:
+def _opened(ctx: typer.Context, log_dir: Path | None) -> Iterator[ClosingLog]:
+    """The log ``--log DIR`` names, else the global ``--store``, opened read-only by the
+    backend the registry finds for it, with where its views are."""
     target: Target = ctx.obj
-    if log_dir is None and target.url is not None:
-        # A PostgreSQL log, through connections the server keeps read-only.
-        settings = target.settings()
-        with PgReplayLog(settings.controller_env(), target.url) as pg_log:
-            pg_log.views_dir = settings.views_dir()
-            yield pg_log
-        return
-    path = log_dir or target.store
-    if path is None:
+    location = str(log_dir) if log_dir is not None else target.store
+    if location is None:
         raise UsageError("give the log: --log DIR (or the global --store DIR|postgresql://...)")
-    with open_log(path) as log:
-        log.views_dir = log.path / VIEWS_DIR
-        yield log
+    with reaching_store(Target(store=location)):
+        try:
+            opened = open_replay_log(location, os.environ)
+        except ValueError as error:  # a location no backend takes, a store without replay
+            raise UsageError(str(error)) from None
+        with opened as log:
+            log.views_dir = Settings(store=location, cluster=None).views_dir()
+            yield log
 
 
-def _world_at(log: ReplayLog | PgReplayLog, point: Point) -> World:
+def _world_at(log: ClosingLog, point: Point) -> World:
     if point.position is not None:
         return rebuild(log.source, until=point.position)
     assert point.at_ns is not None
@@ -102,7 +103,7 @@ def _views_divergence(message: str) -> NoReturn:
     raise typer.Exit(EXIT_ERROR)
 
 
-def _verify_views(log: ReplayLog | PgReplayLog) -> str:
+def _verify_views(log: ClosingLog) -> str:
     views_dir = log.views_dir
     if views_dir is None or not (views_dir / "data.mdb").exists():
         return ""
@@ -293,15 +294,16 @@ def snapshot(ctx: typer.Context) -> None:
     """Write a whole-state snapshot of the store's log now (`--store DIR`)."""
     with reported():
         target: Target = ctx.obj
-        if target.url is None and target.store is None:
+        if target.store is None:
             raise UsageError("snapshot needs --store DIR|postgresql://...")
         require_store(target)
-        # No placement step: a snapshot decides nothing.
-        controller = bootstrap(target.settings(), placement=None)
-        try:
-            position = controller.snapshot_now()
-        finally:
-            controller.close()
+        with reaching_store(target):
+            # No placement step: a snapshot decides nothing.
+            controller = bootstrap(target.settings(), placement=None)
+            try:
+                position = controller.snapshot_now()
+            finally:
+                controller.close()
         typer.echo(f"snapshot at position {position}")
 
 

@@ -30,8 +30,8 @@ import uvicorn
 from costart.adapters.simulated_claims import ClaimDriver
 from costart.bootstrap import Settings, bootstrap, build_placement, build_standby
 from costart.cli.checked_views import CheckedViews
-from costart.cli.commands import Target
-from costart.cli.exits import EXIT_ERROR, EXIT_USAGE, exit_code
+from costart.cli.commands import Target, reaching_store
+from costart.cli.exits import EXIT_ERROR, EXIT_USAGE, Unavailable, exit_code
 from costart.cli.leadership import Leadership
 from costart.cli.views_process import ViewsProcess
 from costart.controller import Controller, PlacementStep
@@ -194,14 +194,17 @@ def serve(
     tls = _tls_files(cert, key)
     url = advertise or f"{'https' if tls else 'http'}://{host}:{port}"
     try:
-        with _not_leader_while_standby(standby, target.store, host, port, tls):
+        with (
+            reaching_store(target),
+            _not_leader_while_standby(standby, target.store_dir, host, port, tls),
+        ):
             controller, lease, views_dir = _open_controller(
                 settings, step, standby, lease_duration, check_views=not target.rebuild_views
             )
-    except (DamagedStoreError, StoreFullError) as error:
+    except (DamagedStoreError, StoreFullError, Unavailable) as error:
         _refuse(error)
-    if target.store is not None and lease is not None:
-        publish_leader(target.store, url)
+    if target.store_dir is not None and lease is not None:
+        publish_leader(target.store_dir, url)
     driver = ClaimDriver(int(claim_delay * SECOND_NS)) if simulate_claims else None
     try:
         # Every stored view value checked once, and the views' anchor against the log.
@@ -222,9 +225,9 @@ def serve(
             checked.views,
             driver,
             heartbeat_timeout,
-            _views_fold(stack, settings, checked.views.db.path) if target.store else None,
+            _views_fold(stack, settings, checked.views.db.path) if target.store_dir else None,
         )
-        _release_startup_pages(checked.views.db.path, target.store)
+        _release_startup_pages(checked.views.db.path, target.store_dir)
         server = _server(service, hub, users, host, port, tls, max_connections)
         keeper = _keep(lease, controller, server) if lease is not None else None
         service.start(interval)
@@ -306,7 +309,7 @@ def _stop_signals_return() -> Iterator[None]:
 
 
 def _refuse(error: BaseException) -> NoReturn:
-    """Stop before serving: the store cannot be trusted (or has no room)."""
+    """Stop before serving: the store cannot be trusted, reached, or has no room."""
     typer.echo(f"error: {error}", err=True)
     raise typer.Exit(exit_code(error))
 

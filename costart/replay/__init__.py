@@ -4,6 +4,7 @@ and export (DESIGN §7)."""
 from costart._lazy import lazy_exports
 
 __all__ = [
+    "ClosingLog",
     "LogIntegrityError",
     "PgReplayLog",
     "Point",
@@ -13,6 +14,7 @@ __all__ = [
     "export_jsonl",
     "group_timeline",
     "open_log",
+    "open_replay_log",
     "parse_point",
     "rebuild",
     "rebuild_until_time",
@@ -26,6 +28,7 @@ __all__ = [
 __getattr__, __dir__ = lazy_exports(
     __name__,
     {
+        "ClosingLog": "costart.replay.logfile",
         "LogIntegrityError": "costart.replay.logfile",
         "PgReplayLog": "costart.replay.pglog",
         "Point": "costart.replay.points",
@@ -35,6 +38,7 @@ __getattr__, __dir__ = lazy_exports(
         "export_jsonl": "costart.replay.export",
         "group_timeline": "costart.replay.timeline",
         "open_log": "costart.replay.logfile",
+        "open_replay_log": "costart.replay.log_openers",
         "parse_point": "costart.replay.points",
         "rebuild": "costart.replay.rebuild",
         "rebuild_until_time": "costart.replay.rebuild",

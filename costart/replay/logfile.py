@@ -7,7 +7,7 @@ integrity check (checksums, hash chain, gaps, index).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Self
 
@@ -32,11 +32,21 @@ class LogIntegrityError(Exception):
 
 
 class ClosingLog:
-    """``with`` closes the log (both the LMDB and the PostgreSQL replay logs)."""
+    """A log opened read-only for replay (the LMDB and the PostgreSQL replay logs):
+    its event ``source``, its ``snapshots`` (None: it keeps none), where its views are
+    (``views_dir``, set by whoever knows), and the store's own `integrity_check`.
+    ``with`` closes it."""
 
+    source: RecorderSource
+    snapshots: SnapshotStore | None
+    views_dir: Path | None = None
     log_hash_at: Callable[[int], bytes] | None = None
     """The chain hash of the record at a position, for a hash-chained log (LMDB): a
     snapshot must name this chain. None for a log without a chain (PostgreSQL)."""
+
+    def integrity_check(self) -> None:
+        """Raise `LogIntegrityError` at the first record that fails the store's checks."""
+        raise NotImplementedError
 
     def close(self) -> None:
         raise NotImplementedError
@@ -100,6 +110,12 @@ class ReplayLog(ClosingLog):
 
 def open_log(path: Path) -> ReplayLog:
     return ReplayLog(path)
+
+
+def open_log_at(location: str, env: Mapping[str, str]) -> ReplayLog:
+    """The LMDB log in directory ``location`` (`costart.replay.log_openers`'s entry;
+    an LMDB log needs nothing from the environment)."""
+    return ReplayLog(Path(location))
 
 
 __all__ = ["CorruptRecordError", "LogIntegrityError", "ReplayLog", "open_log"]

@@ -65,3 +65,9 @@ class PgReplayLog(ClosingLog):
 
     def close(self) -> None:
         self.factory.close()
+
+
+def open_log_at(location: str, env: Mapping[str, str]) -> PgReplayLog:
+    """The PostgreSQL log at URL ``location``, ``env`` holding its settings
+    (`costart.replay.log_openers`'s entry)."""
+    return PgReplayLog(env, location)

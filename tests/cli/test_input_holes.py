@@ -111,3 +111,35 @@ def test_serve_refuses_a_zero_or_negative_duration_before_opening_anything(
     assert result.exit_code == EXIT_USAGE, result.output
     assert f"error: {option} must" in result.stderr
     assert not store.exists()  # nothing opened, nothing written
+
+
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["get", "groups"], ["replay", "verify"], ["snapshot"], ["serve", "--port", "0"]],
+    ids=lambda c: " ".join(c[:2]),
+)
+def test_a_database_store_that_does_not_answer_is_named_not_a_traceback(
+    tmp_path, monkeypatch, command
+):
+    """No server listens: one line naming the store (no password), exit 1, no traceback."""
+    tokens = tmp_path / "tokens.toml"
+    tokens.write_text(f'[tokens.{"r" * 32}]\nuser = "root"\nrole = "admin"\n')
+    monkeypatch.setenv("POSTGRES_CONNECT_TIMEOUT", "1")
+    port = _closed_port()
+    store = f"postgresql://u:secret@127.0.0.1:{port}/db"
+    extra = ["--tokens", str(tokens)] if command[0] == "serve" else []
+    result = runner.invoke(app, ["--store", store, *command, *extra])
+    assert result.exit_code == 1, result.output
+    assert isinstance(result.exception, SystemExit)  # a message, not a traceback
+    assert result.stderr.splitlines() == [
+        f"error: cannot reach the store postgresql://u:***@127.0.0.1:{port}/db: "
+        "couldn't get a connection after 1.00 sec"
+    ]

@@ -53,13 +53,24 @@ def log_copy(demo_log, tmp_path) -> Path:
 
 
 def test_the_demo_log_verifies_clean(demo_log):
-    done = (
-        costart("replay", "--log", str(demo_log), "verify", cwd=ROOT)
-        if False
-        else costart("--store", str(demo_log), "replay", "verify", cwd=ROOT)
-    )
+    done = costart("--store", str(demo_log), "replay", "verify", cwd=ROOT)
     assert done.returncode == 0, done.stderr
     assert "47 events" in done.stdout and "snapshots byte-identical" in done.stdout
+
+
+def test_the_log_option_opens_the_same_log(demo_log):
+    by_log = costart("replay", "verify", "--log", str(demo_log), cwd=ROOT)
+    by_store = costart("--store", str(demo_log), "replay", "verify", cwd=ROOT)
+    assert by_log.returncode == 0, by_log.stderr
+    assert by_log.stdout == by_store.stdout
+
+
+def test_a_store_no_backend_takes_is_refused_naming_it(tmp_path):
+    for args in (("get", "groups"), ("replay", "verify")):
+        done = costart("--store", "mysql://db/x", *args, cwd=tmp_path)
+        assert done.returncode == 2, done.stderr
+        assert "'mysql://db/x': one store backend must take it, not none" in done.stderr
+    assert list(tmp_path.iterdir()) == []  # nothing made for it
 
 
 def test_a_flipped_byte_is_caught_at_its_position(log_copy):

@@ -147,3 +147,45 @@ def test_the_host_is_told_to_stop_every_task_costart_does_not_keep():
         strangers[("zz", 0)],
         strangers[("zz", 1)],
     ]
+
+
+def _placed_and_ready(spec):
+    c = new_controller()
+    c.submit(spec)
+    c.apply_decisions([full_placement(spec)])
+    for member in spec.members:
+        for claim in member.claims:
+            ready(c, f"g1/{member.name}", claim)
+    group = c.world.group_named("g1")
+    return c, GroupUnit(group, c.world.members_of(group), actor=Actor.host("h"))
+
+
+def test_every_task_the_host_started_is_adopted_even_when_each_one_takes_a_step():
+    # Each task is its own step and one more look finds nothing: the most steps there are.
+    spec = a_group().with_member("a", tasks=3, claims=("c",)).build()
+    c, unit = _placed_and_ready(spec)
+    assert c.group("g1").barrier_released
+    reconcile_group(unit, host_tasks(c, running_too=True), {}, frozenset(), AT)
+    assert [n for n, _, _ in notes_and_reasons(unit)] == [
+        "MemberStarted",
+        "TaskStarted",
+        "TaskStarted",
+    ]
+    assert [t.status for t in unit.member("a").state.tasks] == ["RUNNING"] * 3
+
+
+def test_a_set_the_host_runs_below_its_floor_does_not_keep_the_next_set_from_scaling():
+    spec = (
+        a_group()
+        .with_member("low", replicas=3, min_running=2)
+        .with_member("svc", replicas=3, min_running=1)
+        .with_failure(default="tolerate")
+        .build()
+    )
+    c, unit = _placed_and_ready(spec)
+    start(c, "g1/low")
+    start(c, "g1/svc")
+    group = c.world.group_named("g1")
+    unit = GroupUnit(group, c.world.members_of(group), actor=Actor.host("h"))
+    reconcile_group(unit, host_tasks(c), {"low": 1, "svc": 2}, frozenset(), AT)
+    assert [(m.name, m.state.desired) for m in unit.members] == [("low", 3), ("svc", 2)]
