@@ -5,11 +5,12 @@ Recounting every live member's holds and placements at the start of every sessio
 dominated small sessions. A member's state changes only by its own events, each of
 which the Controller hands to the step once committed, and the step notes in its
 `EventJournal`; so `WorldUsage.sync` recounts only the journaled live members whose
-object or version differs from what it counted, and reads the live list again only
-when the live set changed (taking back what members of groups that left it counted).
-When the journal cannot vouch for the World (the first sync of a World, a World whose
-folds were not all handed over, or a reader behind the journal's bound) it compares
-every live member. The numbers are integer sums, so they equal a recount from scratch
+object or version differs from what it counted, and looks up only the groups the
+journal names as having come into the live set or left it (taking back what members of
+groups that left counted; ADR 0057). When the journal cannot vouch for the World (the
+first sync of a World, a World whose folds were not all handed over, or a reader
+behind the journal's bounds), or the live groups it lists are not as many as the
+World's, it compares every live member. The numbers are integer sums, so they equal a recount from scratch
 whatever the order; members are recounted in live-list order either way, so per-group
 dicts are filled in the same order; a different World object (a restored controller, a
 test's copy) starts from scratch.
@@ -115,9 +116,10 @@ class WorldUsage:
         sync.
 
         Reads the journal: only the members committed events changed since the last
-        sync are compared and recounted, and the live list is read only when the live
-        set changed. When the journal cannot say (see `EventJournal.since`), every
-        live member is compared."""
+        sync are compared and recounted, and only the groups whose events may have
+        changed the live set are looked up (`EventJournal.live_changes_since`). When
+        the journal cannot say (see `EventJournal.since`), every live member is
+        compared."""
         if world is not self._world:
             self._world = world
             self._reset()
