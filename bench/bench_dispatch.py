@@ -277,7 +277,8 @@ def watcher_figures(watchers: int, events: int) -> dict[str, Any]:
 def live_groups_rss(groups: int, members: int) -> dict[str, float]:
     """`serve`'s memory with ``groups`` live groups of ``members`` members: once the views
     are caught up, and again after a client listed every group (what serving them reads
-    back in). Also its peak (the startup scan) and the heap and mapped-file parts."""
+    back in; ADR 0058). Also its peak (the startup scan) and the heap and mapped-file
+    parts, both times."""
     with tempfile.TemporaryDirectory(prefix="costart-bench-live-") as tmp:
         end = populate(Path(tmp) / "store", groups, members)
         # The views of the whole log are built before the server answers.
@@ -288,7 +289,8 @@ def live_groups_rss(groups: int, members: int) -> dict[str, float]:
             file_kb, peak_kb = server.rss_kb("RssFile"), server.rss_kb("VmHWM")
             views_kb = sum(server.process_kb(pid) for pid in server.children())
             listed = list_all_groups(server.url)
-            listed_kb = server.rss_kb()
+            listed_kb, listed_anon_kb = server.rss_kb(), server.rss_kb("RssAnon")
+            listed_file_kb = server.rss_kb("RssFile")
         finally:
             server.close()
     if listed != groups:
@@ -301,6 +303,8 @@ def live_groups_rss(groups: int, members: int) -> dict[str, float]:
         "rss_live_file_mb": file_kb / 1024,
         "rss_live_peak_mb": peak_kb / 1024,
         "rss_live_after_listing_mb": listed_kb / 1024,
+        "rss_live_after_listing_anon_mb": listed_anon_kb / 1024,
+        "rss_live_after_listing_file_mb": listed_file_kb / 1024,
         "rss_live_views_process_mb": views_kb / 1024,
     }
 

@@ -15,7 +15,6 @@ from typing import Annotated, Any
 
 import msgspec
 import typer
-from eventsourcing.persistence import OperationalError
 from rich.console import Console
 
 from costart.bootstrap import DEMO_CLUSTER, VIEWS_DIR, Settings
@@ -27,6 +26,7 @@ from costart.domain.errors import NotFound
 from costart.domain.labels import Selector, parse_selector
 from costart.domain.spec import SpecFormat
 from costart.eventlog.backends import backend_at, backend_for
+from costart.eventlog.errors import StoreUnreachableError
 from costart.projections import MemberView
 
 OutputOption = Annotated[
@@ -68,7 +68,7 @@ def reaching_store(target: Target) -> Iterator[None]:
     without secrets (exit 1), not as the driver's traceback."""
     try:
         yield
-    except OperationalError as error:
+    except StoreUnreachableError as error:
         where = target.store and backend_at(target.store).describe(target.store)
         raise Unavailable(f"cannot reach the store {where or ''}: {error}") from None
 

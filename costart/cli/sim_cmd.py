@@ -20,6 +20,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 from rich.table import Table
 
 from costart.bootstrap import Settings, sim_controller_factory
+from costart.cli.commands import Target
 from costart.cli.exits import UsageError, reported
 from costart.cli.tables import plain_table
 from costart.controller import Controller
@@ -244,8 +245,8 @@ def sim(
     if allocator not in ALLOCATORS:
         raise typer.BadParameter(f"--allocator must be one of {', '.join(ALLOCATORS)}")
     outside: OutsideLoadDoc | None = None
-    target = ctx.obj
-    store: Path | None = getattr(target, "store", None)
+    target: Target = ctx.obj or Target()  # run alone (its own app), no global options
+    store = target.store_dir
     chosen = [p.strip() for p in policies.split(",") if p.strip()]
     trace_options = {
         "max_groups": max_groups,
@@ -255,7 +256,7 @@ def sim(
         "session_interval": session_interval,
     }
     with reported():
-        if getattr(target, "url", None) is not None:
+        if target.store_url is not None:
             raise UsageError("sim writes its log to a directory: --store DIR")
         check_options(trace, trace_options, chosen, store, log_policy)
     try:

@@ -45,6 +45,7 @@ from costart.eventlog.errors import (
     LogTailLostError,
     StaleTermError,
     StoreRolledBackError,
+    StoreUnreachableError,
 )
 from costart.eventlog.event_reading import RecorderSource, log_records, read_events
 from costart.eventlog.host_term import check_term, claim_term
@@ -96,6 +97,7 @@ __all__ = [
     "Standby",
     "StoreBackend",
     "StoreRolledBackError",
+    "StoreUnreachableError",
     "WriteChain",
     "anchor_at",
     "backend_at",

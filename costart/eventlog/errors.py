@@ -5,7 +5,11 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from eventsourcing.persistence import DataError, PersistenceError
+from eventsourcing.persistence import DataError, OperationalError, PersistenceError
+
+StoreUnreachableError = OperationalError
+"""A store's database did not answer (no connection could be made in time): the
+library's own error, named here so entry points catch it without importing the library."""
 
 
 class Defect(StrEnum):

@@ -7,7 +7,8 @@ in one read transaction, so it sees one consistent position.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -94,9 +95,26 @@ class Views:
     ) -> list[GroupView]:
         """Groups in submission order, optionally filtered by owner, state and a label
         selector."""
-        rows = []
+        with closing(self.iter_groups(owner, state, live_only, selector)) as rows:
+            return list(rows)
+
+    def iter_groups(
+        self,
+        owner: str | None = None,
+        state: str | None = None,
+        live_only: bool = False,
+        selector: Selector = (),
+        skip: int = 0,
+    ) -> Generator[GroupView, None, None]:
+        """`groups` one at a time, from the ``skip``-th match on (a page of a list): keeps
+        nothing, and with no filter reads no group before the page. Its read transaction
+        lasts until the generator ends or is closed (close it in the thread that read)."""
+        unfiltered = owner is None and state is None and not live_only and not selector
         with self.db.read() as txn:
             for key, gid in self.db.scan(txn, "order"):
+                if unfiltered and skip:
+                    skip -= 1
+                    continue
                 group_id: str = self.db.decode("order", key, gid, str)
                 row = self._row(txn, "groups", group_id.encode(), GroupView)
                 if owner is not None and row.owner != owner:
@@ -107,8 +125,10 @@ class Views:
                     continue
                 if not matches(row.labels, selector):
                     continue
-                rows.append(row)
-        return rows
+                if skip:
+                    skip -= 1
+                    continue
+                yield row
 
     def group(self, name: str) -> GroupView:
         """The live group of that name, else the newest ended one; `NotFound` otherwise."""
@@ -119,14 +139,23 @@ class Views:
 
     def members(self, name: str | None = None) -> list[MemberView]:
         """A group's members in spec order; every group's (submission order) if no name."""
+        if name is None:
+            with closing(self.iter_members()) as rows:
+                return list(rows)
         with self.db.read() as txn:
-            if name is not None:
-                return list(self._rows(txn, "members", self._group_id(txn, name), MemberView))
-            rows: list[MemberView] = []
+            return list(self._rows(txn, "members", self._group_id(txn, name), MemberView))
+
+    def iter_members(self, skip: int = 0) -> Generator[MemberView, None, None]:
+        """Every group's members (as `members`) one at a time, from the ``skip``-th on,
+        decoding none before it; the read transaction as in `iter_groups`."""
+        with self.db.read() as txn:
             for key, gid in self.db.scan(txn, "order"):
                 group_id = self.db.decode("order", key, gid, str)
-                rows.extend(self._rows(txn, "members", group_id, MemberView))
-            return rows
+                for member_key, raw in self.db.scan(txn, "members", sub_key(group_id, b"")):
+                    if skip:
+                        skip -= 1
+                        continue
+                    yield self.db.decode("members", member_key, raw, MemberView)
 
     def pend_history(self, name: str) -> list[PendEntry]:
         with self.db.read() as txn:

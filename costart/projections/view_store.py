@@ -44,12 +44,14 @@ import msgspec
 from costart.eventlog.anchor import Anchor
 from costart.eventlog.codec import canonical_decode, canonical_encode
 from costart.store.datafile import (
+    DATA_FILE,
     check_data_file,
     free_bytes,
     is_space_error,
     reserve_lock_file,
 )
 from costart.store.errors import DataFileError, StoreFullError
+from costart.store.resident import ReadBudget
 
 DATABASES: Final = (
     "meta",
@@ -145,6 +147,9 @@ class ViewDB:
         file (a copy examined by `costart replay verify`)."""
         self.path = Path(path)
         self.readonly = readonly
+        # Reads page the map in (and its neighbours); a list paged through by clients
+        # would leave the views resident whole in a long-running server (ADR 0058).
+        self.budget = ReadBudget(self.path / DATA_FILE)
         if not readonly:
             self.path.mkdir(parents=True, exist_ok=True)
         try:
@@ -214,7 +219,8 @@ class ViewDB:
         size = int(self.env.info()["map_size"]) * 2
         if size > MAX_MAP_SIZE:
             raise lmdb.MapFullError(f"views map would exceed {MAX_MAP_SIZE} bytes")
-        self.env.set_mapsize(size)
+        with self.budget.moving_map():
+            self.env.set_mapsize(size)
 
     def read(self) -> Any:
         """A read-only transaction (a consistent snapshot of every view)."""
@@ -237,7 +243,10 @@ class ViewDB:
             raw = txn.get(key, db=self.dbs[db])
         except lmdb.Error as error:  # a damaged page of the views' B-tree
             raise ViewDamagedError(db, key, f"cannot be read: {error}") from None
-        return None if raw is None else self.decode(db, key, unseal(db, key, raw), type_)
+        if raw is None:
+            return None
+        self.budget.spend(len(key) + len(raw))
+        return self.decode(db, key, unseal(db, key, raw), type_)
 
     def put(self, txn: Any, db: str, key: bytes, value: Any) -> None:
         txn.put(key, seal(db, key, canonical_encode(value)), db=self.dbs[db])
@@ -254,6 +263,7 @@ class ViewDB:
             for key, value in cursor:
                 if not key.startswith(prefix):
                     return
+                self.budget.spend(len(key) + len(value))
                 yield bytes(key), unseal(db, bytes(key), bytes(value))
         except lmdb.Error as error:  # a damaged page of the views' B-tree
             raise ViewDamagedError(db, prefix, f"cannot be scanned: {error}") from None

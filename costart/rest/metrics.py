@@ -8,7 +8,9 @@ the scheduling session's own duration (`SessionTimer`), which is about this proc
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterator
+from contextlib import closing
 
 from prometheus_client import Histogram as PromHistogram
 from prometheus_client.core import (
@@ -65,15 +67,17 @@ class ViewsCollector(Collector):
         return self._views()
 
     def collect(self) -> Iterator[Metric]:
-        groups = self.views.groups()
+        # Counted one row at a time: a scrape keeps no list of every group (ADR 0058).
+        with closing(self.views.iter_groups()) as groups:
+            states = Counter(g.state for g in groups)
         by_state = GaugeMetricFamily("costart_groups", "Groups by state.", labels=["state"])
         for state in GROUP_STATUSES:
-            by_state.add_metric([state], sum(1 for g in groups if g.state == state))
+            by_state.add_metric([state], states[state])
         yield by_state
         yield GaugeMetricFamily(
             "costart_open_reservations",
             "Groups holding capacity in an open reservation.",
-            value=sum(1 for g in groups if g.state == "RESERVING"),
+            value=states["RESERVING"],
         )
         holds = self.views.holds()
         yield GaugeMetricFamily(

@@ -14,7 +14,9 @@ order, node order), so a row added while a client pages shows up on a later page
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Generator, Sequence
+from contextlib import closing
+from itertools import islice
 from typing import Annotated, Final, TypeVar
 from urllib.parse import urlencode
 
@@ -24,6 +26,7 @@ from litestar.params import Parameter, QueryParameter
 
 from costart.domain.errors import DomainError
 
+S = TypeVar("S")
 T = TypeVar("T")
 DEFAULT_PAGE_ROWS: Final = 500
 MAX_PAGE_ROWS: Final = 1000
@@ -85,12 +88,34 @@ def page(
     token: str | None,
 ) -> Response[list[T]]:
     """One page of ``rows`` as the answer to ``request``, with the next page's link."""
+
+    def rows_from(start: int) -> Generator[T, None, None]:
+        yield from (rows[i] for i in range(start, len(rows)))
+
+    return streamed_page(request, kind, rows_from, limit, token, lambda row: row)
+
+
+def streamed_page(
+    request: Request[object, object, State],
+    kind: str,
+    rows_from: Callable[[int], Generator[S, None, None]],
+    limit: int | None,
+    token: str | None,
+    doc: Callable[[S], T],
+) -> Response[list[T]]:
+    """One page as the answer to ``request``, with the next page's link: ``rows_from(n)``
+    yields the list from its ``n``-th row on, and only the page's rows are taken from it
+    (and one more, to know whether another page follows) and made into documents
+    (``doc``). A list too long to hold is served page by page without ever being whole
+    in memory (ADR 0058)."""
     start = decode_offset(kind, token)
     end = start + (limit or DEFAULT_PAGE_ROWS)
+    with closing(rows_from(start)) as rows:
+        found = list(islice(rows, end - start + 1))
     headers: dict[str, str] = {}
-    if end < len(rows):
+    if len(found) > end - start:
         query = [(k, v) for k, v in request.query_params.multi_items() if k != "continue"]
         query.append(("continue", encode_token(kind, end)))
         # urlencode quotes every value, the token included.
         headers["Link"] = f'<{request.url.path}?{urlencode(query)}>; rel="next"'
-    return Response(list(rows[start:end]), headers=headers)
+    return Response([doc(row) for row in found[: end - start]], headers=headers)

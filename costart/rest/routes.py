@@ -7,6 +7,7 @@ Reads come from the views; commands go through the Service, after the ownership 
 from __future__ import annotations
 
 import time
+from collections.abc import Generator
 from typing import Annotated, Final
 
 from litestar import Request, Response, delete, get, post
@@ -22,7 +23,7 @@ from costart.domain.errors import DomainError
 from costart.domain.labels import parse_selector
 from costart.domain.spec import is_name
 from costart.domain.states import GroupStatus
-from costart.projections import HoldView
+from costart.projections import GroupView, HoldView
 from costart.rest.auth import Tokens, User
 from costart.rest.models import NAME_IN_PATH, Health
 from costart.rest.openapi import SubmitOperation, errors, linked, list_links, node_links
@@ -35,6 +36,7 @@ from costart.rest.paging import (
     Limit,
     MembersContinue,
     page,
+    streamed_page,
 )
 from costart.rest.submit_path import failed_before, run_submit, submit_fast_path
 from costart.rest.timed import (
@@ -156,8 +158,14 @@ def list_groups(
     with some labels; paged (`costart.rest.paging`)."""
     selector = parse_selector(label or ())
     now_ns = time.time_ns()
-    rows = _service(state).views.groups(owner=owner, state=group_state, selector=selector)
-    return page(request, "groups", [group_doc(g, now_ns) for g in rows], limit, continue_token)
+    views = _service(state).views
+
+    def rows_from(start: int) -> Generator[GroupView, None, None]:
+        return views.iter_groups(owner=owner, state=group_state, selector=selector, skip=start)
+
+    return streamed_page(
+        request, "groups", rows_from, limit, continue_token, lambda g: group_doc(g, now_ns)
+    )
 
 
 @get(
@@ -207,8 +215,8 @@ def all_members(
     limit: Limit = None,
     continue_token: MembersContinue = None,
 ) -> Response[list[TimedMember]]:
-    rows = [member_doc(m) for m in _service(state).views.members()]
-    return page(request, "members", rows, limit, continue_token)
+    rows_from = _service(state).views.iter_members
+    return streamed_page(request, "members", rows_from, limit, continue_token, member_doc)
 
 
 @get(

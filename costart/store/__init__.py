@@ -37,7 +37,7 @@ from costart.store.recorders import (
     LmdbProcessRecorder,
     LmdbTrackingRecorder,
 )
-from costart.store.resident import release_mapped_pages
+from costart.store.resident import ReadBudget, release_mapped_pages
 from costart.store.settings import StoreSettings
 from costart.store.whole_log import LogReader, iter_log, open_readonly
 
@@ -58,6 +58,7 @@ __all__ = [
     "LogRecord",
     "LogSummary",
     "Problem",
+    "ReadBudget",
     "StoreFullError",
     "StoreSettings",
     "VerifyReport",
