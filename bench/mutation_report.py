@@ -17,6 +17,8 @@ Carried records are judged again against today's equivalents list; totals are su
 from the module records.
 
 Run: python bench/mutation_report.py   (after `make mutate`)
+     python bench/mutation_report.py --with OTHER.json ...   (also carry the records of
+     reports from other working copies, e.g. both sides of a merge of this file)
      python bench/mutation_report.py --pending 'costart.domain.policy.*'   (the mutants
      of a module still to run: unchecked, or undetected and not listed as equivalent)
 """
@@ -29,7 +31,7 @@ import subprocess
 import sys
 import tomllib
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from fnmatch import fnmatch
 from pathlib import Path
 from typing import Any
@@ -79,7 +81,10 @@ def mutmut_results() -> dict[str, str]:
         source = source_path(module)
         made = ROOT / "mutants" / source.relative_to(ROOT)
         if not made.exists() or source.stat().st_mtime > made.stat().st_mtime:
-            print(f"{module}: source changed since its mutants were made; not checked")
+            print(
+                f"{module}: source changed since its mutants were made; not checked",
+                file=sys.stderr,
+            )
             for name in statuses:
                 if module_of(name) == module:
                     statuses[name] = "not checked"
@@ -174,28 +179,32 @@ def carried(fresh: dict[str, Any], earlier: Mapping[str, Any] | None) -> dict[st
 def report(
     statuses: Mapping[str, str],
     equivalents: Mapping[str, str],
-    earlier: Mapping[str, Any] | None = None,
+    earlier: Sequence[Mapping[str, Any]] = (),
     sha256: Any = source_sha256,
 ) -> dict[str, Any]:
     """Per scope: its totals, each module's (so a bounded run says exactly which modules
     it checked whole, which in part and which not at all), and every survivor.
-    ``earlier`` is the committed report, whose records of modules this run did not check
-    are carried when still true; ``sha256`` hashes a module's current source."""
-    earlier_modules = {
-        m: r
-        for scope in (earlier or {}).get("scopes", {}).values()
-        for m, r in scope.get("modules", {}).items()
-    }
+    ``earlier``: reports (the committed one, and any from other working copies) whose
+    records of modules this run did not check are carried when still true, the one that
+    checked most when several are; ``sha256`` hashes a module's current source."""
+    earlier_modules: dict[str, list[Mapping[str, Any]]] = {}
+    for old in earlier:
+        for scope in old.get("scopes", {}).values():
+            for m, r in scope.get("modules", {}).items():
+                earlier_modules.setdefault(m, []).append(r)
+
+    def record(module: str, mine: Mapping[str, str]) -> dict[str, Any]:
+        fresh = module_record(mine, sha256(module))
+        candidates = [carried(fresh, r) for r in earlier_modules.get(module, [])]
+        return max(candidates, key=lambda r: r["checked"], default=fresh)
+
     scopes: dict[str, Any] = {}
     for scope, prefix in SCOPES.items():
         by_module: dict[str, dict[str, str]] = {}
         for name, status in statuses.items():
             if name.startswith(prefix):
                 by_module.setdefault(module_of(name), {})[name] = status
-        modules = {
-            m: judged(carried(module_record(ms, sha256(m)), earlier_modules.get(m)), equivalents)
-            for m, ms in sorted(by_module.items())
-        }
+        modules = {m: judged(record(m, ms), equivalents) for m, ms in sorted(by_module.items())}
         summed: dict[str, Any] = {k: sum(f[k] for f in modules.values()) for k in FACTS}
         summed["undetected"] = {n: s for f in modules.values() for n, s in f["undetected"].items()}
         totals = judged(summed, equivalents)
@@ -249,7 +258,9 @@ def main() -> None:
     if sys.argv[1:2] == ["--pending"]:
         print(" ".join(pending(sys.argv[2:])))
         return
-    earlier = json.loads(REPORT.read_text()) if REPORT.exists() else None
+    others = sys.argv[sys.argv.index("--with") + 1 :] if "--with" in sys.argv else []
+    paths = [REPORT, *map(Path, others)] if REPORT.exists() else list(map(Path, others))
+    earlier = [json.loads(p.read_text()) for p in paths]
     result = report(mutmut_results(), load_equivalents(), earlier)
     for scope, figures in result["scopes"].items():
         print(

@@ -90,7 +90,7 @@ def test_a_module_this_run_did_not_check_keeps_its_earlier_record_made_on_the_sa
         "costart.domain.c.x_h__mutmut_1": "killed",
         "costart.rest.auth.x_k__mutmut_1": "not checked",
     }
-    result = mutation_report.report(here, EQUIVALENTS, earlier, sha256=_sha)
+    result = mutation_report.report(here, EQUIVALENTS, [earlier], sha256=_sha)
     domain = result["scopes"]["domain"]
     a = domain["modules"]["costart.domain.a"]
     assert a == {
@@ -126,17 +126,17 @@ def test_a_record_made_on_other_source_or_without_a_hash_is_not_carried(mutation
     earlier = mutation_report.report(STATUSES, EQUIVALENTS, sha256=_sha)
     unchecked = dict.fromkeys(STATUSES, "not checked")
     changed = mutation_report.report(
-        unchecked, EQUIVALENTS, earlier, sha256=lambda m: "new " + _sha(m)
+        unchecked, EQUIVALENTS, [earlier], sha256=lambda m: "new " + _sha(m)
     )
     no_hash = json.loads(json.dumps(earlier))
     for record in no_hash["scopes"]["domain"]["modules"].values():
         del record["source_sha256"]
-    unhashed = mutation_report.report(unchecked, EQUIVALENTS, no_hash, sha256=_sha)
+    unhashed = mutation_report.report(unchecked, EQUIVALENTS, [no_hash], sha256=_sha)
     # A record that checked nothing is not carried either: it says nothing.
     never_run = mutation_report.report(
         unchecked,
         EQUIVALENTS,
-        mutation_report.report(unchecked, EQUIVALENTS, sha256=_sha),
+        [mutation_report.report(unchecked, EQUIVALENTS, sha256=_sha)],
         sha256=_sha,
     )
     for result in (changed, unhashed, never_run):
@@ -151,11 +151,31 @@ def test_a_record_made_on_other_source_or_without_a_hash_is_not_carried(mutation
     assert changed["scopes"]["rest_auth"]["modules_not_run"] == ["costart.rest.auth"]
 
 
+def test_reports_of_two_working_copies_compose_each_module_from_the_one_that_checked_it(
+    mutation_report,
+):
+    # Each copy ran one module; a third copy that ran nothing gets both, and where both
+    # reports hold a module the record that checked more wins.
+    mine = {n: (s if ".domain.a." in n else "not checked") for n, s in STATUSES.items()}
+    theirs = {n: (s if ".domain.b." in n else "not checked") for n, s in STATUSES.items()}
+    first = mutation_report.report(mine, EQUIVALENTS, sha256=_sha)
+    second = mutation_report.report(theirs, EQUIVALENTS, sha256=_sha)
+    for order in ([first, second], [second, first]):
+        both = mutation_report.report(
+            dict.fromkeys(STATUSES, "not checked"), EQUIVALENTS, order, sha256=_sha
+        )
+        domain = both["scopes"]["domain"]
+        assert domain["modules_from_earlier_runs"] == ["costart.domain.a", "costart.domain.b"]
+        assert domain["modules"]["costart.domain.a"]["checked"] == 6
+        assert domain["modules"]["costart.domain.b"]["checked"] == 1
+        assert domain["modules_not_run"] == ["costart.domain.c"]
+
+
 def test_a_carried_record_is_judged_against_todays_equivalents_list(mutation_report):
     earlier = mutation_report.report(STATUSES, EQUIVALENTS, sha256=_sha)
     longer = {**EQUIVALENTS, "costart.domain.a.x_f__mutmut_5": "found equivalent since"}
     result = mutation_report.report(
-        dict.fromkeys(STATUSES, "not checked"), longer, earlier, sha256=_sha
+        dict.fromkeys(STATUSES, "not checked"), longer, [earlier], sha256=_sha
     )
     a = result["scopes"]["domain"]["modules"]["costart.domain.a"]
     assert (a["equivalent"], a["survived_not_equivalent"], a["kill_rate"]) == (

@@ -113,7 +113,7 @@ class GroupAggregate(_Aggregate[GroupState]):
     _check = staticmethod(check_group)
     _fold = staticmethod(apply_group_event)
 
-    def __init__(self, state: GroupState, recorder: _Recorder, *, private: bool = False) -> None:
+    def __init__(self, state: GroupState, recorder: _Recorder, *, private: bool) -> None:
         super().__init__(state, recorder, state.id, None if private else _copy_group)
 
 
@@ -122,7 +122,7 @@ class MemberAggregate(_Aggregate[MemberState]):
     _check = staticmethod(check_member)
     _fold = staticmethod(apply_member_event)
 
-    def __init__(self, state: MemberState, recorder: _Recorder, *, private: bool = False) -> None:
+    def __init__(self, state: MemberState, recorder: _Recorder, *, private: bool) -> None:
         super().__init__(state, recorder, state.group_id, None if private else _copy_member)
 
     @property

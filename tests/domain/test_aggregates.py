@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import pytest
 
+from costart.domain import lifecycle
+from costart.domain.actors import Actor
 from costart.domain.aggregates import GroupUnit
-from costart.domain.errors import IllegalTransition
-from costart.domain.events import MemberStarted
+from costart.domain.errors import IllegalTransition, NotFound
+from costart.domain.events import MemberStarted, MemberStopped, PendReason, PendReasonChanged
 from costart.eventlog.codec import canonical_encode
 from tests.builders import a_group, full_placement, new_controller
 
@@ -56,3 +58,32 @@ def test_a_member_reached_by_name_or_in_the_list_is_one_aggregate():
     assert unit.members[1].state.status == "RUNNING"
     assert [m.name for m in unit.members] == ["a", "b"]
     assert [e.originator_id for e in unit.pending_events] == [live[1].id]
+
+
+def test_a_submitted_unit_changes_the_states_it_created_in_place_and_stamps_its_sender():
+    # States a command created are its own: no copy before their first change.
+    world = new_controller().world
+    spec = a_group().with_member("a").with_member("b", replicas=2).build()
+    sender = Actor.user("bob")
+    unit = lifecycle.submit(world, spec, 5, sender)
+    group, members = unit.group.state, [m.state for m in unit.members]
+    assert [m.spec.name for m in members] == ["a", "b"]
+    assert all(m.status == "PENDING" and m.group_id == group.id for m in members)
+
+    reason = PendReason(cls="capacity", message="a: 1x{gpu:1}; none free")
+    pended = unit.group.trigger(PendReasonChanged, 6, reason=reason)
+    stopped = unit.member("b").trigger(MemberStopped, 6, reason="test")
+
+    assert unit.group.state is group and group.pend_reason == reason
+    assert [m.state for m in unit.members] == members and unit.members[1].state is members[1]
+    assert members[1].status == "STOPPED"
+    assert (pended.actor, stopped.actor) == (sender, sender)
+    assert unit.actor == sender
+
+
+def test_a_member_the_group_does_not_have_is_named_in_the_error():
+    controller = a_placed_group()
+    group = controller.world.group_named("g1")
+    unit = GroupUnit(group, controller.world.members_of(group))
+    with pytest.raises(NotFound, match=r"^group 'g1' has no member 'c'$"):
+        unit.member("c")

@@ -263,6 +263,23 @@ def test_success_policy(when, members, finish, done):
         check_world(c.world)
 
 
+def test_any_job_needs_a_job_that_succeeded_not_one_that_ended():
+    spec = (
+        a_group()
+        .with_member("a")
+        .with_member("b")
+        .with_failure(default="tolerate")
+        .with_success("any-job")
+        .build()
+    )
+    c = started_group(spec, new_controller())
+    fail(c, "g1/a", "error", exit_code=1)
+    assert c.members("g1")[0].status == "FAILED"
+    assert c.group("g1").status == "DEGRADED"
+    succeed(c, "g1/b")
+    assert c.group("g1").status == "SUCCEEDED"
+
+
 def test_cancel_tears_down_from_any_state_and_terminal_groups_never_change():
     spec = a_group().with_member("a", claims=("c",)).with_member("b", replicas=2).build()
     c = new_controller()

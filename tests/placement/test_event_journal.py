@@ -56,13 +56,16 @@ def test_the_journal_lists_what_the_committed_events_changed() -> None:
     _commit(world, journal, _submit())
     assert journal.since(0, world) == [GKEY, *MKEYS]
     assert journal.relists == 1  # the live set changed
+    assert journal.live_changes_since(0) == [GKEY]  # by this group
     mark = journal.end
     _commit(world, journal, _cancel())
     assert journal.since(mark, world) == [GKEY]
     assert journal.relists == 2  # the group left the live set
+    assert journal.live_changes_since(1) == [GKEY]
     mark = journal.end
     _commit(world, journal, _node_down(world))
     assert journal.since(mark, world) == []  # no group or member changed
+    assert journal.live_changes_since(2) == []
 
 
 def test_the_journal_does_not_vouch_for_a_world_at_another_position() -> None:
@@ -115,3 +118,15 @@ def test_a_pend_reason_change_is_not_listed_and_changes_only_reason_and_version(
     assert journal.since(mark, world) == []
     after = msgspec.structs.asdict(group)
     assert {f for f in after if after[f] != before[f]} == {"pend_reason", "version"}
+
+
+def test_a_reader_behind_the_live_changes_bound_is_told_so() -> None:
+    world, journal = World(), EventJournal()
+    _commit(world, journal, _submit())
+    journal.live_changes.extend([GKEY] * (2 * JOURNAL_LIMIT))  # as if that many were noted
+    _commit(world, journal, _cancel())  # now over twice its bound: the oldest are dropped
+    assert journal.live_base > 1
+    assert journal.live_changes_since(1) is None
+    assert journal.live_changes_since(journal.live_base) == journal.live_changes
+    assert len(journal.live_changes) == JOURNAL_LIMIT
+    assert journal.relists == 2 + 2 * JOURNAL_LIMIT  # every live change ever noted

@@ -17,7 +17,7 @@ from costart.domain.states import MemberState
 from costart.domain.world import World
 from costart.placement import CoPlacementStep
 from costart.placement.holdings import Usage, wants_single
-from costart.placement.incremental import EventJournal, IncrementalStep, WorldUsage
+from costart.placement.incremental import EventJournal, IncrementalStep, UsedCount, WorldUsage
 from costart.placement.incremental import journal as journal_module
 from costart.sim.results import POLICIES, run_policy
 from tests.placement.oracles import used_capacity
@@ -51,12 +51,13 @@ def _layout(world: World, usage: WorldUsage) -> tuple[object, ...]:
 
 class UsageCheck:
     """Before each session: the step's kept usage, synced, equals a fresh count, and
-    its per-node use equals `used_capacity`."""
+    its per-node use, and an allocator's `UsedCount`, equal `used_capacity`."""
 
     def __init__(self, step: CoPlacementStep) -> None:
         assert isinstance(step, IncrementalStep)
         self.step = step
         self.kept = WorldUsage(step.cluster, step.journal)  # fed as the step's is
+        self.kept_used = UsedCount(step.cluster, step.journal)
         self.sessions = 0
         self.last: tuple[int, tuple[object, ...]] | None = None
 
@@ -76,6 +77,8 @@ class UsageCheck:
         self.last = (usage.layout, layout)
         gpu, cpu, mem = used_capacity(world, self.step.cluster)
         assert self.kept.used == list(zip(gpu, cpu, mem, strict=True))
+        self.kept_used.sync(world)
+        assert self.kept_used.used == self.kept.used
         self.sessions += 1
         return self.step.decide(world, now_ns)
 
@@ -93,8 +96,8 @@ def test_usage_kept_across_sessions_equals_a_count_from_scratch(seed: int) -> No
     assert checks[0].sessions == 30
 
 
-def _synced_usage() -> WorldUsage:
-    """The kept usage of a busy workload's step, synced to its World."""
+def _synced_check() -> UsageCheck:
+    """The checker of a busy workload's step, its readers synced to its World."""
     checks: list[UsageCheck] = []
 
     def wrap(step: CoPlacementStep) -> Any:
@@ -102,9 +105,13 @@ def _synced_usage() -> WorldUsage:
         return checks[-1]
 
     run_workload(3, sessions=12, wrap=wrap)
-    usage = checks[0].kept
-    assert usage._world is not None and usage.live
-    return usage
+    assert checks[0].kept._world is not None and checks[0].kept.live
+    return checks[0]
+
+
+def _synced_usage() -> WorldUsage:
+    """The kept usage of a busy workload's step, synced to its World."""
+    return _synced_check().kept
 
 
 def _replace_a_placed_member(world: World) -> tuple[str, MemberState]:
@@ -163,44 +170,194 @@ def test_a_journaled_member_with_a_new_object_is_recounted_and_listed() -> None:
     _assert_counted_and_listed(usage, world, key, member)
 
 
+def test_a_reader_behind_the_live_changes_bound_compares_everything() -> None:
+    """The journal dropped live changes the reader had not read: it cannot say which
+    groups came or went, so the reader compares the whole World."""
+    usage = _synced_usage()
+    world = usage._world
+    assert world is not None
+    usage.sync(world)  # read the journal to its end
+    key, member = _replace_a_placed_member(world)
+    journal = usage._journal
+    journal.live_changes.append(next(iter(world.live_names.values())))  # noted ...
+    journal.trim_live_changes(0)  # ... and dropped before the reader read it
+    assert journal.since(usage._mark, world) == []  # the member keys alone would vouch
+    assert journal.live_changes_since(usage._relists) is None
+    usage.sync(world)
+    _assert_counted_and_listed(usage, world, key, member)
+
+
+def test_a_live_set_the_journal_does_not_account_for_is_compared_whole() -> None:
+    """The journal names a group that stays live while another left the World's live
+    set unnamed (a change made behind its back, the position unchanged): the live list
+    made from the journal would not have the World's length, so the reader compares
+    everything instead of keeping the group that left."""
+    usage = _synced_usage()
+    world = usage._world
+    assert world is not None
+    usage.sync(world)  # read the journal to its end
+    live_keys = list(world.live_names.values())
+    assert len(live_keys) >= 2
+    del world.live_names[world.groups[live_keys[0]].name]  # left, never journaled
+    usage._journal.live_changes.append(live_keys[1])  # still live
+    assert usage._journal.since(usage._mark, world) == []  # the journal vouches
+    usage.sync(world)
+    assert usage._live_keys == live_keys[1:]
+    kept = (usage.used, usage.held_total, usage.held_by, usage.live, usage.wanting)
+    assert kept == _from_scratch(world, usage)
+
+
+def _synced_used() -> tuple[UsedCount, World, EventJournal]:
+    """An allocator's kept count over a busy workload, read to the journal's end."""
+    check = _synced_check()
+    world = check.kept._world
+    assert world is not None
+    used = check.kept_used
+    used.sync(world)
+    return used, world, check.step.journal
+
+
+def _assert_used_from_scratch(used: UsedCount, world: World) -> None:
+    fresh = WorldUsage(used._cluster, EventJournal())
+    fresh.sync(world)
+    assert used.used == fresh.used
+    assert used.used == Usage(world, used._cluster).used
+
+
+def test_an_allocators_count_behind_the_journals_bound_compares_everything() -> None:
+    used, world, journal = _synced_used()
+    key, _ = _replace_a_placed_member(world)
+    journal.keys.append(key)  # noted, as a committed event would be ...
+    journal.trim(0)  # ... and dropped before the reader read it
+    used.sync(world)
+    _assert_used_from_scratch(used, world)
+
+
+def test_an_allocators_count_of_a_world_folded_past_the_journal_compares_everything() -> None:
+    used, world, _ = _synced_used()
+    _replace_a_placed_member(world)
+    world.position += 1  # as a fold the journal was not told of moves it
+    used.sync(world)
+    _assert_used_from_scratch(used, world)
+
+
+def test_an_allocators_count_recounts_a_journaled_member_and_only_that() -> None:
+    used, world, journal = _synced_used()
+    first, _ = _replace_a_placed_member(world)
+    second, _ = _replace_a_placed_member(world)  # behind the journal's back
+    journal.keys.append(first)  # as a committed event about it is noted
+    used.sync(world)
+    # The journaled member is recounted; the other, never journaled, is not looked at.
+    fresh = UsedCount(used._cluster, EventJournal())
+    fresh.sync(world)
+    assert used.used != fresh.used
+    journal.keys.append(second)
+    used.sync(world)
+    _assert_used_from_scratch(used, world)
+
+
+def test_an_allocators_count_behind_the_live_changes_bound_compares_everything() -> None:
+    used, world, journal = _synced_used()
+    _replace_a_placed_member(world)
+    journal.live_changes.append(next(iter(world.live_names.values())))  # noted ...
+    journal.trim_live_changes(0)  # ... and dropped before the reader read it
+    assert journal.since(used._mark, world) == []  # the member keys alone would vouch
+    used.sync(world)
+    _assert_used_from_scratch(used, world)
+
+
+def test_an_allocators_count_of_a_live_set_the_journal_does_not_account_for() -> None:
+    """A group left the live set unnamed while the journal names one that stays: the
+    counted groups are not as many as the World's live ones, so everything is
+    compared and the group that left is taken out."""
+    used, world, journal = _synced_used()
+    gone = next(
+        k
+        for k in world.live_names.values()
+        if any(
+            world.members[str(m)].held or world.members[str(m)].assignments
+            for m in world.groups[k].member_ids
+        )
+    )
+    stays = next(k for k in world.live_names.values() if k != gone)
+    del world.live_names[world.groups[gone].name]  # left, never journaled
+    journal.live_changes.append(stays)
+    assert journal.since(used._mark, world) == []
+    used.sync(world)
+    _assert_used_from_scratch(used, world)
+
+
 class JournalCheck:
-    """After every sync of a step's usage: it equals a count from scratch, and whether
-    the journal or the whole comparison was used is counted."""
+    """After every sync of a step's usage or an allocator's count: it equals a count
+    from scratch, and whether the journal or the whole comparison was used is counted."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        self.paths: Counter[str] = Counter()  # of the checked usages, not the fresh ones
+        self.paths: Counter[str] = Counter()  # of the checked readers, not the fresh ones
         self.fresh: WorldUsage | None = None
-        sync = WorldUsage.sync
+        sync, used_sync = WorldUsage.sync, UsedCount.sync
         compare_all, compare_changed = WorldUsage._compare_all, WorldUsage._compare_changed
+        used_all = UsedCount._compare_all
+        came_or_went, used_came_or_went = WorldUsage._came_or_went, UsedCount._came_or_went
+
+        def fresh_of(usage: WorldUsage | UsedCount, world: World) -> WorldUsage:
+            fresh = self.fresh = WorldUsage(usage._cluster, EventJournal())
+            sync(fresh, world)
+            return fresh
 
         def checked_sync(usage: WorldUsage, world: World) -> set[int]:
             changed = sync(usage, world)
-            fresh = self.fresh = WorldUsage(usage._cluster, EventJournal())
-            sync(fresh, world)
-            # What the usage counts (the step's leaves ``used``, an allocator's the holds).
-            assert (usage.live, usage.wanting) == (fresh.live, fresh.wanting)
-            if usage._counts_used:
+            fresh = fresh_of(usage, world)
+            if usage._counts_used:  # the step's leaves ``used`` at zero
                 assert usage.used == fresh.used
-                self.paths["used"] += 1
-            if usage._counts_holds:
-                assert (usage.held_total, usage.held_by) == (fresh.held_total, fresh.held_by)
-                self.paths["holds"] += 1
+            assert (usage.held_total, usage.held_by) == (fresh.held_total, fresh.held_by)
+            assert (usage.live, usage.wanting) == (fresh.live, fresh.wanting)
+            self.paths["holds"] += 1
             self.paths["sync"] += 1
+            return changed
+
+        def checked_used_sync(used: UsedCount, world: World) -> set[int]:
+            before = self.paths["all"]
+            changed = used_sync(used, world)
+            assert used.used == fresh_of(used, world).used
+            self.paths["used"] += 1
+            self.paths["journal"] += self.paths["all"] == before
             return changed
 
         def counted_all(usage: WorldUsage, world: World) -> None:
             self.paths["all"] += usage is not self.fresh
             compare_all(usage, world)
 
+        def counted_used_all(used: UsedCount, world: World) -> None:
+            self.paths["all"] += 1
+            used_all(used, world)
+
         def counted_changed(
-            usage: WorldUsage, world: World, keys: list[str], relists: bool
+            usage: WorldUsage, world: World, keys: list[str], came_or_went: list[str]
         ) -> None:
             self.paths["journal"] += usage is not self.fresh
-            compare_changed(usage, world, keys, relists)
+            compare_changed(usage, world, keys, came_or_went)
 
+        def counted_came_or_went(
+            usage: WorldUsage, world: World, group_keys: list[str]
+        ) -> list[str] | None:
+            listed = came_or_went(usage, world, group_keys)
+            self.paths["came_or_went"] += 1
+            self.paths["live_set_unaccounted"] += listed is None
+            return listed
+
+        def counted_used_came_or_went(used: UsedCount, world: World, group_keys: list[str]) -> bool:
+            whole = used_came_or_went(used, world, group_keys)
+            self.paths["used_came_or_went"] += 1
+            self.paths["live_set_unaccounted"] += not whole
+            return whole
+
+        monkeypatch.setattr(WorldUsage, "_came_or_went", counted_came_or_went)
         monkeypatch.setattr(WorldUsage, "sync", checked_sync)
         monkeypatch.setattr(WorldUsage, "_compare_all", counted_all)
         monkeypatch.setattr(WorldUsage, "_compare_changed", counted_changed)
+        monkeypatch.setattr(UsedCount, "sync", checked_used_sync)
+        monkeypatch.setattr(UsedCount, "_compare_all", counted_used_all)
+        monkeypatch.setattr(UsedCount, "_came_or_went", counted_used_came_or_went)
 
 
 @pytest.mark.parametrize("seed", [3, 11, 2024])
@@ -210,6 +367,9 @@ def test_the_journal_driven_usage_equals_a_count_from_scratch(
     check = JournalCheck(monkeypatch)
     run_workload(seed)
     assert check.paths["journal"] > 10 * check.paths["all"] > 0
+    # Groups came and went, learnt from the journal's live changes alone.
+    assert check.paths["came_or_went"] > 10 and check.paths["used_came_or_went"] > 10
+    assert check.paths["live_set_unaccounted"] == 0
     assert check.paths["used"] > 10 and check.paths["holds"] > 10  # both kinds of reader
 
 
@@ -220,6 +380,8 @@ def test_the_journal_driven_usage_stays_current_in_the_simulator(
     check = JournalCheck(monkeypatch)
     run_policy(setup_of("mixed", seed=4), policy, controller_factory)
     assert check.paths["journal"] > 10 * check.paths["all"] > 0
+    assert check.paths["came_or_went"] > 10 and check.paths["used_came_or_went"] > 10
+    assert check.paths["live_set_unaccounted"] == 0
 
 
 @pytest.mark.parametrize("policy", POLICIES)

@@ -31,7 +31,7 @@ from costart.domain.spec_types import GroupSpec, Topology
 from costart.domain.world import World
 from costart.logging_setup import configure_logging
 from costart.placement import Allocator, Cluster, CoPlacementStep, InMemoryAllocator, Node
-from costart.placement.incremental import EventJournal, IncrementalStep, WorldUsage
+from costart.placement.incremental import EventJournal, IncrementalStep, UsedCount
 from tests.builders import HOST, USER, fail, ready, start, succeed
 
 from .builders import ManualClock, a_group
@@ -196,7 +196,7 @@ def make_step(
     journal = EventJournal()
     if allocator is None:
         return IncrementalStep(
-            InMemoryAllocator(cluster, WorldUsage(cluster, journal, holds=False)),
+            InMemoryAllocator(cluster, UsedCount(cluster, journal)),
             PLACEMENT_GROUPS,
             journal,
         )

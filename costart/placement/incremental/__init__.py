@@ -10,5 +10,6 @@ events the Controller committed (`IncrementalStep.committed`), never from the Wo
 from costart.placement.incremental.journal import EventJournal
 from costart.placement.incremental.step import IncrementalStep, from_cluster_file
 from costart.placement.incremental.usage import WorldUsage
+from costart.placement.incremental.used import UsedCount
 
-__all__ = ["EventJournal", "IncrementalStep", "WorldUsage", "from_cluster_file"]
+__all__ = ["EventJournal", "IncrementalStep", "UsedCount", "WorldUsage", "from_cluster_file"]

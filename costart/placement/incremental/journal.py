@@ -7,8 +7,10 @@ originator's id text), in log order; a pend reason change and a node report are 
 out: a pend reason changes only the group's ``pend_reason`` and ``version``, which the
 step (whose output the reason is) never reads, and node status reaches the step
 through the World's ``node_status``, compared whole every session. The journal also
-counts the events that change the live set (a submission adds a group; a group ends
-only by `GroupSucceeded`, `GroupFailed` or `GroupCancelled`).
+lists, in order, the keys of the groups whose events may have changed the live set (a
+submission adds a group; a group ends only by `GroupSucceeded`, `GroupFailed` or
+`GroupCancelled`), so a reader learns which groups came or went without comparing the
+World's whole live list (`live_changes_since`; ADR 0057).
 
 The journal vouches for a World only at the log position it was last told of: a reader
 asks `since(mark, world)`, which answers None (compare everything) when the World is
@@ -35,19 +37,27 @@ _RELISTS: frozenset[type[DomainEvent]] = frozenset(
 
 
 class EventJournal:
-    """The keys of the groups and members committed events changed, in order, and a
-    count of the events that changed the live set (see the module).
+    """The keys of the groups and members committed events changed, in order, and the
+    keys of the groups whose events may have changed the live set (see the module).
 
-    Positions are absolute: entry ``p`` is ``keys[p - base]``. The oldest entries are
-    dropped once there are more than twice `JOURNAL_LIMIT`."""
+    Positions are absolute: entry ``p`` is ``keys[p - base]``, and live change ``r`` is
+    ``live_changes[r - live_base]``; ``relists`` counts every live change noted (a
+    reader's mark in that list). The oldest entries of either list are dropped once it
+    holds more than twice `JOURNAL_LIMIT`."""
 
-    __slots__ = ("base", "keys", "position", "relists")
+    __slots__ = ("base", "keys", "live_base", "live_changes", "position")
 
     def __init__(self) -> None:
         self.base = 0
         self.keys: list[str] = []
-        self.relists = 0
+        self.live_base = 0
+        self.live_changes: list[str] = []
         self.position: int | None = None  # the log position after the last noted events
+
+    @property
+    def relists(self) -> int:
+        """How many events that may change the live set were noted, ever."""
+        return self.live_base + len(self.live_changes)
 
     @property
     def end(self) -> int:
@@ -61,11 +71,14 @@ class EventJournal:
             kind = type(event)
             if kind in skipped:
                 continue
-            keys.append(key_of(event.originator_id))
+            key = key_of(event.originator_id)
+            keys.append(key)
             if kind in relists:
-                self.relists += 1
+                self.live_changes.append(key)
         if len(keys) > 2 * JOURNAL_LIMIT:
             self.trim(JOURNAL_LIMIT)
+        if len(self.live_changes) > 2 * JOURNAL_LIMIT:
+            self.trim_live_changes(JOURNAL_LIMIT)
         self.position = position
 
     def vouches_for(self, world: World) -> bool:
@@ -80,8 +93,23 @@ class EventJournal:
             return None
         return self.keys[mark - self.base :]
 
+    def live_changes_since(self, relists: int) -> list[str] | None:
+        """The keys of the groups whose events may have changed the live set after the
+        reader's mark ``relists`` (an earlier `relists`), in order (repeats possible),
+        or None if the oldest of them were dropped. Vouches for a World only together
+        with `since` (it reads the same committed events)."""
+        if relists < self.live_base:
+            return None
+        return self.live_changes[relists - self.live_base :]
+
     def trim(self, keep: int) -> None:
         """Drop all but the newest ``keep`` entries."""
         drop = max(len(self.keys) - keep, 0)
         del self.keys[:drop]
         self.base += drop
+
+    def trim_live_changes(self, keep: int) -> None:
+        """Drop all but the newest ``keep`` live changes."""
+        drop = max(len(self.live_changes) - keep, 0)
+        del self.live_changes[:drop]
+        self.live_base += drop

@@ -6,7 +6,9 @@ that step's hooks): what it keeps is only ever a faster way to the same answer, 
 tests compare the two session by session (`tests/placement/compared_step.py`). Kept:
 
 * `WorldUsage`: what the live members hold and use, recounted only for the members the
-  committed events changed (`EventJournal`, fed by `committed`);
+  committed events changed (`EventJournal`, fed by `committed`); the allocators of
+  `in_memory` and `over_host` count what they read (``used``) from the same journal,
+  on their own (`UsedCount`);
 * the live groups in session order, re-sorted only when the live set moved;
 * `StartCache`: the ledger's base arrays as of the last session's start (`CarriedLedger`);
 * `PlanMemo`: plans by what of the capacity they read; `KeptInputs`: each waiting
@@ -44,6 +46,7 @@ from costart.placement.incremental.journal import EventJournal
 from costart.placement.incremental.last_session import LastSession, SessionInputs, repeatable
 from costart.placement.incremental.plan_memo import PlanMemo
 from costart.placement.incremental.usage import WorldUsage
+from costart.placement.incremental.used import UsedCount
 from costart.placement.inputs import GroupInputs, PlanGang
 from costart.placement.ledger import SessionLedger, empty_up_view
 from costart.placement.planner import Demand, Shortfall, plan_gang
@@ -55,7 +58,7 @@ MAX_INFEASIBLE_CACHE = 4096
 class IncrementalStep(CoPlacementStep):
     """`CoPlacementStep`'s decisions, with state kept across sessions (see the module).
     ``journal``: where `committed` notes the committed events; pass the same one to a
-    `WorldUsage` the allocator counts with (as `in_memory` does), so both learn the
+    `UsedCount` the allocator counts with (as `in_memory` does), so both learn the
     changes from the same events."""
 
     def __init__(
@@ -90,7 +93,7 @@ class IncrementalStep(CoPlacementStep):
         allocator counts usage from the same committed events as the step."""
         journal = EventJournal()
         cluster = definition.build()
-        allocator = InMemoryAllocator(cluster, WorldUsage(cluster, journal, holds=False))
+        allocator = InMemoryAllocator(cluster, UsedCount(cluster, journal))
         return cls(allocator, dict(definition.placement_groups), journal)
 
     @classmethod
@@ -98,7 +101,7 @@ class IncrementalStep(CoPlacementStep):
         """A step over the host's allocator (`HostAllocator`) for a loaded cluster file."""
         journal = EventJournal()
         cluster = definition.build()
-        allocator = HostAllocator(cluster, load, WorldUsage(cluster, journal, holds=False))
+        allocator = HostAllocator(cluster, load, UsedCount(cluster, journal))
         return cls(allocator, dict(definition.placement_groups), journal)
 
     def committed(self, events: Sequence[DomainEvent], position: int) -> None:

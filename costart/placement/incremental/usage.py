@@ -5,11 +5,12 @@ Recounting every live member's holds and placements at the start of every sessio
 dominated small sessions. A member's state changes only by its own events, each of
 which the Controller hands to the step once committed, and the step notes in its
 `EventJournal`; so `WorldUsage.sync` recounts only the journaled live members whose
-object or version differs from what it counted, and reads the live list again only
-when the live set changed (taking back what members of groups that left it counted).
-When the journal cannot vouch for the World (the first sync of a World, a World whose
-folds were not all handed over, or a reader behind the journal's bound) it compares
-every live member. The numbers are integer sums, so they equal a recount from scratch
+object or version differs from what it counted, and looks up only the groups the
+journal names as having come into the live set or left it (taking back what members of
+groups that left counted; ADR 0057). When the journal cannot vouch for the World (the
+first sync of a World, a World whose folds were not all handed over, or a reader
+behind the journal's bounds), or the live groups it lists are not as many as the
+World's, it compares every live member. The numbers are integer sums, so they equal a recount from scratch
 whatever the order; members are recounted in live-list order either way, so per-group
 dicts are filled in the same order; a different World object (a restored controller, a
 test's copy) starts from scratch.
@@ -66,17 +67,13 @@ class WorldUsage:
     node index -> vector, only nodes where it holds a task). ``live`` lists the live
     groups with their members (spec order), in the World's live-name order.
 
-    A reader that needs only part of the numbers says so, and the rest are not kept:
     ``used=False`` (the step, which reads holds) leaves ``used`` at zero and reports the
-    nodes whose holds may have moved from `sync`; ``holds=False`` (an allocator, which
-    reads ``used``) leaves ``held_total`` and ``held_by`` empty."""
+    nodes whose holds may have moved from `sync`. (An allocator, which reads only
+    ``used``, counts with the leaner `UsedCount`.)"""
 
-    def __init__(
-        self, cluster: Cluster, journal: EventJournal, *, used: bool = True, holds: bool = True
-    ) -> None:
+    def __init__(self, cluster: Cluster, journal: EventJournal, *, used: bool = True) -> None:
         """``journal``: where the committed events are noted (the step's)."""
         self._counts_used = used
-        self._counts_holds = holds
         self._cluster = cluster
         self._world: World | None = None
         self._journal = journal
@@ -119,21 +116,23 @@ class WorldUsage:
         sync.
 
         Reads the journal: only the members committed events changed since the last
-        sync are compared and recounted, and the live list is read only when the live
-        set changed. When the journal cannot say (see `EventJournal.since`), every
-        live member is compared."""
+        sync are compared and recounted, and only the groups whose events may have
+        changed the live set are looked up (`EventJournal.live_changes_since`). When
+        the journal cannot say (see `EventJournal.since`), every live member is
+        compared."""
         if world is not self._world:
             self._world = world
             self._reset()
             self._mark = -1  # before any entry: the first sync compares everything
         journal = self._journal
         keys = journal.since(self._mark, world)
+        came_or_went = None if keys is None else journal.live_changes_since(self._relists)
         self._mark = journal.base + len(journal.keys)  # `end`, inlined: every session
-        if keys is None:
-            self._compare_all(world)
-        elif keys or journal.relists != self._relists:
-            self._compare_changed(world, keys, journal.relists != self._relists)
         self._relists = journal.relists
+        if keys is None or came_or_went is None:
+            self._compare_all(world)
+        elif keys or came_or_went:
+            self._compare_changed(world, keys, came_or_went)
         changed, self.changed = self.changed, set()
         return changed
 
@@ -141,9 +140,12 @@ class WorldUsage:
         """Compare every live member's object and version with those counted (a few
         C-level passes); recount the ones that differ."""
         keys = list(world.live_names.values())
-        relisted = keys != self._live_keys
-        if relisted:
-            self._relist(world, keys)
+        if keys != self._live_keys:
+            member_keys, now = self._member_keys, set(keys)
+            # Filtered in list order (each list names a group once): no sort needed.
+            gone = [key for key in self._live_keys if key not in now]
+            added = [key for key in keys if key not in member_keys]
+            self._relist(world, gone, added, keys)
         flat = [member for key in keys for member in self._member_keys[key]]
         states = list(map(world.members.__getitem__, flat))
         versions = map(_VERSION, states)
@@ -157,14 +159,14 @@ class WorldUsage:
         if moved or any(map(is_not, groups, [group for group, _ in self.live])):
             self._list(world)
 
-    def _compare_changed(self, world: World, keys: list[str], relists: bool) -> None:
-        """Compare only the journaled members, and the members of newly listed groups
-        if the live set changed."""
-        listed: list[str] = []
-        if relists:
-            live_keys = list(world.live_names.values())
-            if live_keys != self._live_keys:
-                listed = self._relist(world, live_keys)
+    def _compare_changed(self, world: World, keys: list[str], came_or_went: list[str]) -> None:
+        """Compare only the journaled members, and the members of the groups that came
+        into the live set (``came_or_went``: the groups whose events may have changed
+        it)."""
+        listed = self._came_or_went(world, came_or_went) if came_or_went else []
+        if listed is None:  # the live set is not what the journal says: compare all
+            self._compare_all(world)
+            return
         group_of = self._group_of
         stale = [key for key in keys if key in group_of]
         if listed:
@@ -188,6 +190,25 @@ class WorldUsage:
         # unlike `_compare_all` this does not look for one.
         if moved:
             self._list(world)
+
+    def _came_or_went(self, world: World, group_keys: list[str]) -> list[str] | None:
+        """Take the groups of ``group_keys`` that left the live set out and list those
+        that came in (the World's live list appends a submitted group's name last);
+        returns the newly listed members (not yet counted), or None if the live list
+        then does not have the World's length (never expected: the caller compares
+        everything). Reads only the named groups, not the whole live list."""
+        member_keys, groups, live_names = self._member_keys, world.groups, world.live_names
+        gone: list[str] = []
+        added: list[str] = []
+        for key in dict.fromkeys(group_keys):  # in order: a submission comes first
+            live = live_names.get(groups[key].name) == key
+            if key in member_keys:
+                if not live:
+                    gone.append(key)
+            elif live:
+                added.append(key)
+        listed = self._relist(world, gone, added, None) if gone or added else []
+        return listed if len(self._live_keys) == len(live_names) else None
 
     def _recount(self, key: str, state: MemberState) -> None:
         """Count ``state`` for member ``key`` instead of what it counted before."""
@@ -213,16 +234,16 @@ class WorldUsage:
             for key in self._live_keys
         ]
 
-    def _relist(self, world: World, keys: list[str]) -> list[str]:
-        """The live set changed to ``keys``: list the new groups' members, take back
-        what members of groups no longer live counted, and make the live list (the
-        kept groups' entries, in order, then the new ones'). Returns the newly listed
-        members (not yet counted). Works per group that came or went (usually one)."""
+    def _relist(
+        self, world: World, gone: list[str], added: list[str], keys: list[str] | None
+    ) -> list[str]:
+        """The live set changed: the groups ``gone`` left it, ``added`` came in (in
+        live-list order), and it now lists ``keys`` (None: the kept groups in order,
+        then ``added``). Take back what members of groups no longer live counted, list
+        the new groups' members and make the live list (the kept groups' entries, in
+        order, then the new ones'). Returns the newly listed members (not yet counted).
+        Works per group that came or went (usually one)."""
         member_keys, old_keys = self._member_keys, self._live_keys
-        now = set(keys)
-        # Filtered in list order (each list names a group once): no sort needed.
-        gone = [key for key in old_keys if key not in now]
-        added = [key for key in keys if key not in member_keys]
         before = self.live
         live, live_keys = list(before), list(old_keys)
         gone_names: list[str] = []
@@ -249,12 +270,13 @@ class WorldUsage:
             listed.extend(known)
             live_keys.append(key)
             live.append((group, list(map(members.__getitem__, known))))
-        self._live_keys = keys
-        if live_keys == keys:  # the kept groups are still in order, new ones last
+        if keys is None or live_keys == keys:  # the kept groups in order, new ones last
+            self._live_keys = live_keys
             self.live = live
             self.relisted = (before, frozenset(gone_names), live[kept:])
             self.layout += 1
         else:
+            self._live_keys = keys
             self._list(world)
         return listed
 
@@ -270,7 +292,7 @@ class WorldUsage:
             self.changed.update(entry.used)
         elif entry.held:
             self.changed.update(entry.held)
-        if not entry.held or not self._counts_holds:
+        if not entry.held:
             return
         held_total = self.held_total
         tasks = self._held_tasks.setdefault(entry.group, {})

@@ -1,0 +1,147 @@
+"""`UsedCount`: what the World's live members hold or have placed, per node, kept
+current from the committed events for an allocator (a `UsageSource`;
+`costart.placement.holdings.UsageCount` counts the same from scratch).
+
+An allocator reads only ``used``, a sum: so this keeps no live list, no order and no
+holds per group (the step's `WorldUsage` keeps those, from the same journal, on its
+own). `sync` recounts the journaled live members whose object or version differs from
+what it counted, and learns which groups came into the live set or left it from the
+journal's live changes, reading only those groups. When the journal cannot vouch for
+the World (the first sync of a World, folds not all handed over, a reader behind the
+journal's bounds), or the live groups it counts are not as many as the World's, it
+compares every live member instead: slower, never wrong.
+"""
+
+from __future__ import annotations
+
+from costart.domain.ids import id_text
+from costart.domain.states import MemberState
+from costart.domain.world import World
+from costart.placement.capacity import ZERO, Vec
+from costart.placement.cluster import Cluster
+from costart.placement.incremental.journal import EventJournal
+
+# What one live member added: its state object and version when counted, its shape's
+# vector, and the nodes it holds or has placed tasks on (one entry per task).
+_Entry = tuple[MemberState, int, Vec, tuple[int, ...]]
+
+
+class UsedCount:
+    """Per node: capacity held or used by live members (``used``), fed by ``journal``
+    (the step's: `IncrementalStep.committed` notes the committed events there)."""
+
+    def __init__(self, cluster: Cluster, journal: EventJournal) -> None:
+        self._cluster = cluster
+        self._journal = journal
+        self._world: World | None = None
+        self._mark = -1  # the journal position read up to
+        self._relists = 0  # the journal's live changes read up to
+        self._reset()
+
+    def _reset(self) -> None:
+        n = len(self._cluster)
+        self.used: list[Vec] = [ZERO] * n
+        self._counted: dict[str, _Entry] = {}  # live member key -> what it added
+        self._members_of: dict[str, tuple[str, ...]] = {}  # live group key -> member keys
+        self._changed: set[int] = set(range(n))
+
+    def sync(self, world: World) -> set[int]:
+        """Bring ``used`` up to ``world``; returns (and forgets) the nodes whose entry
+        may have changed since the previous sync (a superset)."""
+        if world is not self._world:
+            self._world = world
+            self._reset()
+            self._mark = -1  # before any entry: the first sync compares everything
+        journal = self._journal
+        keys = journal.since(self._mark, world)
+        came_or_went = None if keys is None else journal.live_changes_since(self._relists)
+        self._mark = journal.base + len(journal.keys)  # `end`, inlined: every session
+        self._relists = journal.relists
+        if keys is None or came_or_went is None:
+            self._compare_all(world)
+        elif came_or_went and not self._came_or_went(world, came_or_went):
+            self._compare_all(world)  # the live set is not what the journal says
+        elif keys:
+            counted, members = self._counted, world.members
+            for key in keys:
+                entry = counted.get(key)  # None: not a live member (a group, a gone one)
+                if entry is not None:
+                    state = members[key]
+                    if state is not entry[0] or state.version != entry[1]:
+                        self._recount(key, state)
+        changed, self._changed = self._changed, set()
+        return changed
+
+    def _came_or_went(self, world: World, group_keys: list[str]) -> bool:
+        """Take out the groups of ``group_keys`` that left the live set and count the
+        members of those that came in. Returns whether as many groups are counted as
+        the World has live (else the caller compares everything)."""
+        members_of, groups, live_names = self._members_of, world.groups, world.live_names
+        for key in dict.fromkeys(group_keys):
+            live = live_names.get(groups[key].name) == key
+            known = members_of.get(key)
+            if known is not None and not live:
+                del members_of[key]
+                for member_key in known:
+                    self._uncount(member_key)
+            elif known is None and live:
+                known = members_of[key] = tuple(map(id_text, groups[key].member_ids))
+                members = world.members
+                for member_key in known:
+                    self._recount(member_key, members[member_key])
+        return len(members_of) == len(live_names)
+
+    def _compare_all(self, world: World) -> None:
+        """Compare every live member's object and version with those counted; recount
+        the ones that differ and take out the members of groups no longer live."""
+        groups, members, counted = world.groups, world.members, self._counted
+        live = {
+            key: self._members_of.get(key) or tuple(map(id_text, groups[key].member_ids))
+            for key in world.live_names.values()
+        }
+        for key, known in self._members_of.items():
+            if key not in live:
+                for member_key in known:
+                    self._uncount(member_key)
+        self._members_of = live
+        for known in live.values():
+            for member_key in known:
+                state, entry = members[member_key], counted.get(member_key)
+                if entry is None or state is not entry[0] or state.version != entry[1]:
+                    self._recount(member_key, state)
+
+    def _recount(self, key: str, state: MemberState) -> None:
+        """Count ``state`` for member ``key`` instead of what it counted before."""
+        index = self._cluster.index
+        shape = state.spec.shape
+        vec: Vec = (shape.gpu, shape.cpu, shape.mem_gb)
+        # One comprehension, not a generator: one call, not one per task.
+        nodes = tuple(
+            [
+                index[a.node]
+                for tasks in (state.held, state.assignments)
+                for a in tasks
+                if a.node in index
+            ]
+        )
+        old = self._counted.get(key)
+        if old is None or old[2] != vec or old[3] != nodes:
+            if old is not None:
+                self._add(old[2], old[3], -1)
+            self._add(vec, nodes, 1)
+        self._counted[key] = (state, state.version, vec, nodes)
+
+    def _uncount(self, key: str) -> None:
+        old = self._counted.pop(key, None)
+        if old is not None:
+            self._add(old[2], old[3], -1)
+
+    def _add(self, vec: Vec, nodes: tuple[int, ...], sign: int) -> None:
+        if not nodes:
+            return
+        g, c, m = vec if sign > 0 else (-vec[0], -vec[1], -vec[2])
+        used = self.used
+        for node in nodes:
+            a = used[node]
+            used[node] = (a[0] + g, a[1] + c, a[2] + m)
+        self._changed.update(nodes)
