@@ -35,6 +35,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
 # quiet, far more on a loaded 2-core machine (a 30 s bound failed once at load 5).
 GONE_S = 90.0
 
+
 def rl_group(
     cluster: Cluster,
     name: str,
