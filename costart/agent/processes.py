@@ -6,7 +6,10 @@ an agent that is killed leaves no supervised-less task behind; the restarted age
 reports the task lost), and in its own cgroup when the agent has a cgroup root. A stop
 is SIGTERM to the whole tree, then SIGKILL to whatever is left after the grace period;
 a process that exits on its own has what it left behind killed too, so nothing of a
-task outlives it.
+task outlives it. "The whole tree" is the task's process group, its descendants, those
+seen in it before, and every process carrying the task attempt's identity in its
+environment (a descendant that made its own session and was orphaned before the agent
+looked is found only by that).
 """
 
 from __future__ import annotations
@@ -35,15 +38,25 @@ OUTSIDE_SIGNALS = frozenset(
     {signal.SIGKILL, signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT}
 )
 KILL_WAIT_S = 5.0
+# What a task's processes carry in their environment (set by `taskenv`) that names the
+# task attempt alone: a teardown also reaches a descendant the process tree lost.
+IDENTITY = ("COSTART_GROUP_ID", "COSTART_MEMBER", "COSTART_TASK", "COSTART_ATTEMPT")
 
 
 class Supervised:
     """One running task process: its key, its tree, and whether the agent stopped it."""
 
     def __init__(
-        self, key: TaskKey, kind: str, popen: subprocess.Popen[bytes], cgroup: Path | None
+        self,
+        key: TaskKey,
+        kind: str,
+        popen: subprocess.Popen[bytes],
+        cgroup: Path | None,
+        marks: Mapping[str, str] | None = None,
     ) -> None:
+        """``marks``: the task's identity in its environment (`IDENTITY`), if it has one."""
         self.key = key
+        self.marks = dict(marks or {})
         self.kind = kind
         self.popen = popen
         self.pid = popen.pid
@@ -64,6 +77,7 @@ class Supervised:
         table = list(proctable.processes())
         pids = proctable.tree(self.pid, self.pgid, table)
         pids |= {p.pid for p in table if self.known.get(p.pid) == p.start_ticks}
+        pids |= proctable.marked(self.marks, table)
         proctable.signal_all(pids, signum)
         if signum == signal.SIGKILL:
             TaskCgroups.kill(self.cgroup)
@@ -106,7 +120,8 @@ def spawn(
         finally:
             if join_fd is not None:
                 os.close(join_fd)
-    return Supervised(key, kind, popen, cgroup)
+    marks = {name: env[name] for name in IDENTITY if name in env}
+    return Supervised(key, kind, popen, cgroup, marks if len(marks) == len(IDENTITY) else None)
 
 
 def watch_exit(process: Supervised, on_exit: Callable[[Supervised, int], None]) -> None:

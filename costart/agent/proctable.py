@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import NamedTuple
 
@@ -57,6 +57,25 @@ def tree(pid: int, pgid: int, table: list[Proc] | None = None) -> set[int]:
             if child not in found:
                 found.add(child)
                 frontier.append(child)
+    found.discard(os.getpid())
+    return found
+
+
+def marked(marks: Mapping[str, str], table: list[Proc]) -> set[int]:
+    """The processes whose environment holds every ``NAME=value`` of ``marks`` (none for
+    no marks). A task's descendants inherit its identity, so one that left the task's
+    session and was orphaned before the agent ever saw it is still found by this."""
+    if not marks:
+        return set()
+    wanted = {f"{name}={value}".encode() for name, value in marks.items()}
+    found = set()
+    for p in table:
+        try:
+            environ = (PROC / str(p.pid) / "environ").read_bytes()
+        except OSError:  # gone, or not ours to read
+            continue
+        if wanted <= set(environ.split(b"\0")):
+            found.add(p.pid)
     found.discard(os.getpid())
     return found
 

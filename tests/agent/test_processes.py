@@ -4,7 +4,9 @@ the controller should see them."""
 
 from __future__ import annotations
 
+import os
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -112,3 +114,36 @@ def test_oom_kills_are_read_from_the_tasks_cgroup_memory_events(tmp_path):
     assert TaskCgroups.oom_kills(path) == 1
     with pytest.raises(ValueError, match="not a cgroup v2 directory"):
         TaskCgroups(tmp_path)
+
+
+IDENTITY_ENV = {
+    "COSTART_GROUP_ID": "gid",
+    "COSTART_MEMBER": "m",
+    "COSTART_TASK": "0",
+    "COSTART_ATTEMPT": "1",
+}
+
+
+def test_an_orphan_in_its_own_session_the_agent_never_saw_is_found_by_its_identity(tmp_path):
+    """The leader starts a grandchild in a session of its own and exits before the agent
+    ever tracked the tree (a task failing at once): only the identity the grandchild
+    inherited in its environment ties it to the task, and the teardown ends it. A
+    process of another attempt of the same task is left alone."""
+    other = {**os.environ, **IDENTITY_ENV, "COSTART_ATTEMPT": "2"}
+    bystander = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(600)"], env=other
+    )
+    try:
+        log = tmp_path / "logs" / "0.attempt-1.log"
+        env = {**os.environ, **IDENTITY_ENV}
+        argv = [sys.executable, "-c", PARENT, "exit"]
+        process = spawn(KEY, "job", argv, env, tmp_path, log, None)
+        ended = threading.Event()
+        watch_exit(process, lambda _process, _code: ended.set())
+        assert ended.wait(30)  # never tracked: the leader is gone before anyone looked
+        _, grandchild = (int(p) for p in log.read_text().split())
+        wait_until(lambda: not alive(grandchild), 10, "the orphaned grandchild gone")
+        assert bystander.poll() is None  # another attempt's process is not this task's
+    finally:
+        bystander.kill()
+        bystander.wait()
