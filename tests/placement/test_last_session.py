@@ -109,7 +109,7 @@ def _kept_step_with_waiting_groups() -> tuple[IncrementalStep, World, LastSessio
         run_workload(seed, wrap=wrap)
         step = steps[0]
         assert isinstance(step, IncrementalStep)
-        last, world = step._last, step._usage._world
+        last, world = step._last, step._usage._cursor.world
         if (
             last is not None
             and last.visits

@@ -105,7 +105,7 @@ def _synced_check() -> UsageCheck:
         return checks[-1]
 
     run_workload(3, sessions=12, wrap=wrap)
-    assert checks[0].kept._world is not None and checks[0].kept.live
+    assert checks[0].kept._cursor.world is not None and checks[0].kept.live
     return checks[0]
 
 
@@ -136,13 +136,13 @@ def test_a_replaced_member_object_is_recounted_and_listed() -> None:
     """A reader that fell behind the journal's bound compares the whole World, and so
     finds even a change made behind the journal's back."""
     usage = _synced_usage()
-    world = usage._world
+    world = usage._cursor.world
     assert world is not None
     key, member = _replace_a_placed_member(world)
-    journal = usage._journal
+    journal = usage._cursor.journal
     journal.keys.append(key)  # noted, as a committed event would be ...
     journal.trim(0)  # ... and dropped before the reader read it
-    assert journal.since(usage._mark, world) is None
+    assert journal.since(usage._cursor.mark, world) is None
     usage.sync(world)
     _assert_counted_and_listed(usage, world, key, member)
 
@@ -151,21 +151,21 @@ def test_a_world_folded_past_the_journal_is_compared_whole() -> None:
     """A World whose log position is not the one the journal was told of had events
     folded that were never handed over: the reader compares everything."""
     usage = _synced_usage()
-    world = usage._world
+    world = usage._cursor.world
     assert world is not None
     key, member = _replace_a_placed_member(world)
     world.position += 1  # as a fold the journal was not told of moves it
-    assert usage._journal.since(usage._mark, world) is None
+    assert usage._cursor.journal.since(usage._cursor.mark, world) is None
     usage.sync(world)
     _assert_counted_and_listed(usage, world, key, member)
 
 
 def test_a_journaled_member_with_a_new_object_is_recounted_and_listed() -> None:
     usage = _synced_usage()
-    world = usage._world
+    world = usage._cursor.world
     assert world is not None
     key, member = _replace_a_placed_member(world)
-    usage._journal.keys.append(key)  # as a committed event about it is noted
+    usage._cursor.journal.keys.append(key)  # as a committed event about it is noted
     usage.sync(world)
     _assert_counted_and_listed(usage, world, key, member)
 
@@ -174,15 +174,15 @@ def test_a_reader_behind_the_live_changes_bound_compares_everything() -> None:
     """The journal dropped live changes the reader had not read: it cannot say which
     groups came or went, so the reader compares the whole World."""
     usage = _synced_usage()
-    world = usage._world
+    world = usage._cursor.world
     assert world is not None
     usage.sync(world)  # read the journal to its end
     key, member = _replace_a_placed_member(world)
-    journal = usage._journal
+    journal = usage._cursor.journal
     journal.live_changes.append(next(iter(world.live_names.values())))  # noted ...
     journal.trim_live_changes(0)  # ... and dropped before the reader read it
-    assert journal.since(usage._mark, world) == []  # the member keys alone would vouch
-    assert journal.live_changes_since(usage._relists) is None
+    assert journal.since(usage._cursor.mark, world) == []  # the member keys alone would vouch
+    assert journal.live_changes_since(usage._cursor.relists) is None
     usage.sync(world)
     _assert_counted_and_listed(usage, world, key, member)
 
@@ -193,14 +193,14 @@ def test_a_live_set_the_journal_does_not_account_for_is_compared_whole() -> None
     made from the journal would not have the World's length, so the reader compares
     everything instead of keeping the group that left."""
     usage = _synced_usage()
-    world = usage._world
+    world = usage._cursor.world
     assert world is not None
     usage.sync(world)  # read the journal to its end
     live_keys = list(world.live_names.values())
     assert len(live_keys) >= 2
     del world.live_names[world.groups[live_keys[0]].name]  # left, never journaled
-    usage._journal.live_changes.append(live_keys[1])  # still live
-    assert usage._journal.since(usage._mark, world) == []  # the journal vouches
+    usage._cursor.journal.live_changes.append(live_keys[1])  # still live
+    assert usage._cursor.journal.since(usage._cursor.mark, world) == []  # the journal vouches
     usage.sync(world)
     assert usage._live_keys == live_keys[1:]
     kept = (usage.used, usage.held_total, usage.held_by, usage.live, usage.wanting)
@@ -210,7 +210,7 @@ def test_a_live_set_the_journal_does_not_account_for_is_compared_whole() -> None
 def _synced_used() -> tuple[UsedCount, World, EventJournal]:
     """An allocator's kept count over a busy workload, read to the journal's end."""
     check = _synced_check()
-    world = check.kept._world
+    world = check.kept._cursor.world
     assert world is not None
     used = check.kept_used
     used.sync(world)
@@ -261,7 +261,7 @@ def test_an_allocators_count_behind_the_live_changes_bound_compares_everything()
     _replace_a_placed_member(world)
     journal.live_changes.append(next(iter(world.live_names.values())))  # noted ...
     journal.trim_live_changes(0)  # ... and dropped before the reader read it
-    assert journal.since(used._mark, world) == []  # the member keys alone would vouch
+    assert journal.since(used._cursor.mark, world) == []  # the member keys alone would vouch
     used.sync(world)
     _assert_used_from_scratch(used, world)
 
@@ -282,7 +282,7 @@ def test_an_allocators_count_of_a_live_set_the_journal_does_not_account_for() ->
     stays = next(k for k in world.live_names.values() if k != gone)
     del world.live_names[world.groups[gone].name]  # left, never journaled
     journal.live_changes.append(stays)
-    assert journal.since(used._mark, world) == []
+    assert journal.since(used._cursor.mark, world) == []
     used.sync(world)
     _assert_used_from_scratch(used, world)
 

@@ -113,3 +113,34 @@ class EventJournal:
         drop = max(len(self.live_changes) - keep, 0)
         del self.live_changes[:drop]
         self.live_base += drop
+
+
+class JournalCursor:
+    """One reader's place in an `EventJournal` (``mark`` in its entries, ``relists`` in
+    its live changes) and the World it last read for (``world``): what `WorldUsage` and
+    `UsedCount` each keep, so both read the journal the same way."""
+
+    __slots__ = ("journal", "mark", "relists", "world")
+
+    def __init__(self, journal: EventJournal) -> None:
+        self.journal = journal
+        self.world: World | None = None
+        self.mark = -1  # the journal position read up to
+        self.relists = 0  # the journal's live changes read up to
+
+    def read(self, world: World) -> tuple[bool, list[str] | None, list[str] | None]:
+        """``(new_world, keys, came_or_went)`` since the previous read, and moves past
+        them. ``new_world``: ``world`` is not the World read before, so the reader starts
+        from scratch (and ``keys`` is None). ``keys``: what `EventJournal.since` answers;
+        ``came_or_went``: what `EventJournal.live_changes_since` answers, None whenever
+        ``keys`` is. Either None: compare everything."""
+        new_world = world is not self.world
+        if new_world:
+            self.world = world
+            self.mark = -1  # before any entry: the first read compares everything
+        journal = self.journal
+        keys = journal.since(self.mark, world)
+        came_or_went = None if keys is None else journal.live_changes_since(self.relists)
+        self.mark = journal.base + len(journal.keys)  # `end`, inlined: every session
+        self.relists = journal.relists
+        return new_world, keys, came_or_went

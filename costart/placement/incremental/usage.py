@@ -27,7 +27,7 @@ from costart.domain.world import World
 from costart.placement.capacity import ZERO, Vec
 from costart.placement.cluster import Cluster
 from costart.placement.holdings import LiveEntry, wants_single
-from costart.placement.incremental.journal import EventJournal
+from costart.placement.incremental.journal import EventJournal, JournalCursor
 
 _VERSION = attrgetter("version")
 
@@ -75,9 +75,7 @@ class WorldUsage:
         """``journal``: where the committed events are noted (the step's)."""
         self._counts_used = used
         self._cluster = cluster
-        self._world: World | None = None
-        self._journal = journal
-        self._mark = -1  # the journal position read up to
+        self._cursor = JournalCursor(journal)
         # Bumped whenever the live list (groups, their objects, their order) or what a
         # live member holds or uses may have changed: equal counts, the same live groups
         # holding and using the same nodes, so the same numbers here.
@@ -95,7 +93,6 @@ class WorldUsage:
         self._slot: dict[str, tuple[str, int]] = {}
         self._member_keys: dict[str, tuple[str, ...]] = {}  # live group key -> member keys
         self._live_keys: list[str] = []
-        self._relists = 0  # the journal's count of live-set changes as of the last sync
         self._held_tasks: dict[str, dict[int, int]] = {}
         self.used: list[Vec] = [ZERO] * n
         self.held_total: list[Vec] = [ZERO] * n
@@ -120,15 +117,9 @@ class WorldUsage:
         changed the live set are looked up (`EventJournal.live_changes_since`). When
         the journal cannot say (see `EventJournal.since`), every live member is
         compared."""
-        if world is not self._world:
-            self._world = world
+        new_world, keys, came_or_went = self._cursor.read(world)
+        if new_world:
             self._reset()
-            self._mark = -1  # before any entry: the first sync compares everything
-        journal = self._journal
-        keys = journal.since(self._mark, world)
-        came_or_went = None if keys is None else journal.live_changes_since(self._relists)
-        self._mark = journal.base + len(journal.keys)  # `end`, inlined: every session
-        self._relists = journal.relists
         if keys is None or came_or_went is None:
             self._compare_all(world)
         elif keys or came_or_went:

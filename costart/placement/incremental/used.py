@@ -19,7 +19,7 @@ from costart.domain.states import MemberState
 from costart.domain.world import World
 from costart.placement.capacity import ZERO, Vec
 from costart.placement.cluster import Cluster
-from costart.placement.incremental.journal import EventJournal
+from costart.placement.incremental.journal import EventJournal, JournalCursor
 
 # What one live member added: its state object and version when counted, its shape's
 # vector, and the nodes it holds or has placed tasks on (one entry per task).
@@ -32,10 +32,7 @@ class UsedCount:
 
     def __init__(self, cluster: Cluster, journal: EventJournal) -> None:
         self._cluster = cluster
-        self._journal = journal
-        self._world: World | None = None
-        self._mark = -1  # the journal position read up to
-        self._relists = 0  # the journal's live changes read up to
+        self._cursor = JournalCursor(journal)
         self._reset()
 
     def _reset(self) -> None:
@@ -48,15 +45,9 @@ class UsedCount:
     def sync(self, world: World) -> set[int]:
         """Bring ``used`` up to ``world``; returns (and forgets) the nodes whose entry
         may have changed since the previous sync (a superset)."""
-        if world is not self._world:
-            self._world = world
+        new_world, keys, came_or_went = self._cursor.read(world)
+        if new_world:
             self._reset()
-            self._mark = -1  # before any entry: the first sync compares everything
-        journal = self._journal
-        keys = journal.since(self._mark, world)
-        came_or_went = None if keys is None else journal.live_changes_since(self._relists)
-        self._mark = journal.base + len(journal.keys)  # `end`, inlined: every session
-        self._relists = journal.relists
         if keys is None or came_or_went is None:
             self._compare_all(world)
         elif came_or_went and not self._came_or_went(world, came_or_went):
