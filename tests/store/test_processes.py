@@ -6,9 +6,12 @@ import os
 import random
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -28,6 +31,74 @@ def spawn(*args: object) -> subprocess.Popen[bytes]:
         stdout=subprocess.PIPE,
         stderr=None,  # inherit: shown by pytest on failure
     )
+
+
+class Forked:
+    """A writer the zygote forked: its pid and the read end of its stdout."""
+
+    def __init__(self, zygote: Zygote, pid: int, stdout: int) -> None:
+        self.zygote = zygote
+        self.pid = pid
+        self.stdout = os.fdopen(stdout, "rb")
+
+    def kill_and_collect(self) -> tuple[bytes, int]:
+        """SIGKILL it; everything it wrote after ``ready``, and its exit code."""
+        os.kill(self.pid, signal.SIGKILL)
+        with self.stdout:
+            output = self.stdout.read()  # to the end: the last holder of the write end died
+        return output, self.zygote.reap(self.pid)
+
+
+class Zygote:
+    """`proc_helper.py zygote`: one process that has imported the store and forks a
+    writer per request, so a run of kills is not a run of interpreter start-ups. Each
+    writer is still its own process with its own LMDB environment, killed by SIGKILL."""
+
+    def __init__(self) -> None:
+        self.requests, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        with theirs:
+            self.process = child_processes.popen(
+                [sys.executable, HELPER, "zygote", str(theirs.fileno())],
+                pass_fds=[theirs.fileno()],
+                stderr=None,  # inherit: shown by pytest on failure
+            )
+
+    def writer(self, *args: object) -> Forked:
+        """A forked ``writer`` (`proc_helper.py`'s arguments), once it said ``ready``."""
+        read_end, write_end = os.pipe()
+        try:
+            request = " ".join(["writer", *map(str, args)]).encode()
+            socket.send_fds(self.requests, [request], [write_end])
+        finally:
+            os.close(write_end)  # the child holds the only write end now
+        forked = Forked(self, int(self._answer("pid")[0]), read_end)
+        line = forked.stdout.readline()
+        assert line == b"ready\n", line
+        return forked
+
+    def reap(self, pid: int) -> int:
+        self.requests.sendall(f"wait {pid}".encode())
+        answered_pid, code = self._answer("exit")
+        assert int(answered_pid) == pid
+        return int(code)
+
+    def _answer(self, kind: str) -> list[str]:
+        got, *fields = self.requests.recv(4096).decode().split()
+        assert got == kind, (got, fields)
+        return fields
+
+    def close(self) -> None:
+        self.requests.close()  # the zygote's end of requests: it exits
+        assert self.process.wait(timeout=30) == 0
+
+
+@contextmanager
+def zygote() -> Iterator[Zygote]:
+    forks = Zygote()
+    try:
+        yield forks
+    finally:
+        forks.close()
 
 
 def wait_ready(proc: subprocess.Popen[bytes]) -> None:
@@ -84,24 +155,31 @@ def run_crashes(stores: TempStores, kills: int) -> None:
     path = stores.path()  # one environment reused across all kills
     acked: dict[str, tuple[int, int]] = {}
     killed_mid_run = 0
-    for cycle in range(kills):
-        size = rng.randint(1, 6)
-        proc = spawn("writer", path, f"c{cycle}", 3, 0, size, 128 * 1024)
-        wait_ready(proc)
-        time.sleep(rng.uniform(0.0, 0.06))
-        proc.send_signal(signal.SIGKILL)
-        output, _ = proc.communicate()
-        assert proc.returncode == -signal.SIGKILL, f"seed {seed}: writer exited by itself"
-        new = acks(output)
-        killed_mid_run += bool(new)
-        acked.update(new)
-        try:
-            check_log(path, acked, full=cycle % 10 == 9 or cycle == kills - 1)
-        except Exception as e:
-            raise AssertionError(f"seed {seed}, after kill #{cycle + 1}: {e}") from e
+    with zygote() as forks:
+        for cycle in range(kills):
+            try:
+                killed_mid_run += crash_once(forks, rng, path, cycle, acked)
+                check_log(path, acked, full=cycle % 10 == 9 or cycle == kills - 1)
+            except Exception as e:
+                raise AssertionError(f"seed {seed}, after kill #{cycle + 1}: {e}") from e
     # Most kills must land while batches are being written, or we test nothing.
     assert killed_mid_run >= kills // 2, f"seed {seed}: only {killed_mid_run} kills mid-run"
     assert len(acked) > kills
+
+
+def crash_once(
+    forks: Zygote, rng: random.Random, path: str, cycle: int, acked: dict[str, tuple[int, int]]
+) -> bool:
+    """Start a writer, SIGKILL it at a random moment and add what it acknowledged to
+    ``acked``; whether it had acknowledged anything."""
+    size = rng.randint(1, 6)
+    writer = forks.writer(path, f"c{cycle}", 3, 0, size, 128 * 1024)
+    time.sleep(rng.uniform(0.0, 0.06))
+    output, returncode = writer.kill_and_collect()
+    assert returncode == -signal.SIGKILL, "the writer exited by itself"
+    new = acks(output)
+    acked.update(new)
+    return bool(new)
 
 
 @pytest.mark.timeout(150)
