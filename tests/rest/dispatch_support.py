@@ -7,7 +7,7 @@ from typing import Any
 
 import httpx
 
-from tests.rest.serving import DEADLINE_S
+from tests.rest.serving import DEADLINE_S, POLL_S
 
 OWNER = "owner-token-0123456789"
 OTHER = "other-token-0123456789"
@@ -84,7 +84,7 @@ def wait_until(read, check, what: str) -> Any:
         value = read()
         if check(value):
             return value
-        time.sleep(0.1)
+        time.sleep(POLL_S)
     raise AssertionError(f"never {what}: {value}")
 
 

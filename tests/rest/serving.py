@@ -19,6 +19,9 @@ from tests import child_processes
 
 ROOT = Path(__file__).resolve().parents[2]
 DEADLINE_S = 30
+# How often a wait looks again: each look is one cheap request, and a test waits about
+# half this per wait beyond the event itself (many waits per module).
+POLL_S = 0.02
 
 
 def free_port() -> int:
@@ -95,7 +98,7 @@ def serving(
                     pass
                 if process.poll() is not None or time.monotonic() > deadline:
                     raise RuntimeError(log_path.read_text())
-                time.sleep(0.1)
+                time.sleep(POLL_S)
             yield url, log_path, env
         finally:
             process.send_signal(signal.SIGCONT)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import itertools
 import threading
-import time
 from pathlib import Path
 
 import httpx
@@ -454,11 +453,13 @@ def test_a_watcher_sees_the_barrier_release_live(server):
     name = placed_group(server)
     seen: list[dict] = []
     start = position(server)
+    subscribed = threading.Event()
 
     def watch() -> None:
         agent = client(server, TRAIN_AGENT)
         with agent.stream("GET", "/v1/watch", params={"after": start, "group": name}) as response:
             for line in response.iter_lines():
+                subscribed.set()  # the stream's first line (": watching from N") is here
                 if line.startswith("data:"):
                     seen.append(httpx.Response(200, content=line[5:]).json())
                     if seen[-1]["type"] == "BarrierReleased":
@@ -466,7 +467,7 @@ def test_a_watcher_sees_the_barrier_release_live(server):
 
     watcher = threading.Thread(target=watch, daemon=True)
     watcher.start()
-    time.sleep(0.3)
+    assert subscribed.wait(timeout=20), "the watch stream never opened"
     claims = client(server, CLAIMS)
     for m in ("trainer", "rollout"):
         claims.post(

@@ -25,7 +25,7 @@ from tests.rest.dispatch_support import (
     life_spec,
     tokens_toml,
 )
-from tests.rest.serving import DEADLINE_S, serve_env, serving
+from tests.rest.serving import DEADLINE_S, POLL_S, serve_env, serving
 
 FAILOVER_S = 30.0
 NAME = "life"
@@ -53,7 +53,7 @@ class Callers:
         while not check():
             if time.monotonic() > deadline:
                 raise AssertionError(f"never {what}: {self.group()}")
-            time.sleep(0.1)
+            time.sleep(POLL_S)
 
 
 def report(c: Client, member: str, path: str, body: dict) -> dict:

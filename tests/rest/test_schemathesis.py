@@ -24,7 +24,7 @@ import httpx
 import pytest
 
 from costart.rest.openapi import SPEC_EXAMPLE
-from tests.rest.serving import DEADLINE_S, ROOT, serve_env, serving
+from tests.rest.serving import DEADLINE_S, POLL_S, ROOT, serve_env, serving
 
 CONFIG = ROOT / "tests" / "rest" / "schemathesis.toml"
 CLUSTER = ROOT / "scenarios" / "cluster-demo.toml"
@@ -118,7 +118,7 @@ def place_the_example_group(url: str) -> None:
         detail = httpx.get(f"{url}/v1/groups/{name}", headers=admin, timeout=10).json()
         if detail["group"]["state"] == "PLACED":
             break
-        time.sleep(0.1)
+        time.sleep(POLL_S)
     else:
         raise AssertionError(f"{name} never reached PLACED: {detail['group']}")
     members = httpx.get(f"{url}/v1/groups/{name}/members", headers=admin, timeout=10).json()

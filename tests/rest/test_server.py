@@ -14,7 +14,7 @@ import time
 import httpx
 import pytest
 
-from tests.rest.serving import DEADLINE_S, serving
+from tests.rest.serving import DEADLINE_S, POLL_S, serving
 
 ALICE = "alice-token-0123456789"
 BOB = "bob-token-0123456789ab"
@@ -51,7 +51,7 @@ def wait_for_state(c: httpx.Client, name: str, state: str) -> dict:
         detail = c.get(f"/v1/groups/{name}").json()
         if detail["group"]["state"] == state:
             return detail
-        time.sleep(0.1)
+        time.sleep(POLL_S)
     raise AssertionError(f"{name} never reached {state}: {detail['group']}")
 
 
