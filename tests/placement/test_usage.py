@@ -13,9 +13,15 @@ from hypothesis import strategies as st
 
 from costart.cli.sim_cmd import controller_factory
 from costart.domain import decisions as dec
+from costart.domain import scheduling
+from costart.domain.aggregates import GroupUnit
+from costart.domain.events import Assignment
+from costart.domain.lifecycle import submit
+from costart.domain.spec import spec_from_object
 from costart.domain.states import MemberState
 from costart.domain.world import World
 from costart.placement import CoPlacementStep
+from costart.placement.capacity import ZERO
 from costart.placement.holdings import Usage, wants_single
 from costart.placement.incremental import EventJournal, IncrementalStep, UsedCount, WorldUsage
 from costart.placement.incremental import journal as journal_module
@@ -23,6 +29,7 @@ from costart.sim.results import POLICIES, run_policy
 from tests.placement.oracles import used_capacity
 from tests.sim.helpers import setup_of
 
+from .builders import a_cluster
 from .workload import run_workload
 
 
@@ -287,6 +294,51 @@ def test_an_allocators_count_of_a_live_set_the_journal_does_not_account_for() ->
     _assert_used_from_scratch(used, world)
 
 
+def _world_with_tasks_on(nodes: list[str]) -> World:
+    """One running job with a task on each of ``nodes`` (repeats: several on a node)."""
+    world = World()
+    members = [
+        {
+            "name": "w",
+            "kind": "job",
+            "tasks": len(nodes),
+            "shape": {"gpu": 1, "cpu": 2, "mem_gb": 3},
+        }
+    ]
+    spec = spec_from_object({"name": "busy", "owner": "t", "members": members})
+    world.apply_all(submit(world, spec, 0).pending_events)
+    group = world.group_named("busy")
+    unit = GroupUnit(group, world.members_of(group))
+    scheduling.place_group(unit, {"w": tuple(Assignment(i, n) for i, n in enumerate(nodes))}, 0)
+    world.apply_all(unit.pending_events)
+    return world
+
+
+# A few tasks are added one by one; many are first summed per node.
+@pytest.mark.parametrize("tasks", [3, 40])
+def test_an_allocators_count_sums_tasks_per_node_and_skips_nodes_the_cluster_lacks(
+    tasks: int,
+) -> None:
+    cluster = a_cluster(blocks=1, racks=1, nodes=4)
+    names = [f"b0-r0-n{i % 5}" for i in range(tasks)]  # n4: not in the cluster
+    world = _world_with_tasks_on(names)
+    expected = [ZERO] * 4
+    for name in names:
+        if name != "b0-r0-n4":
+            g, c, m = expected[cluster.index[name]]
+            expected[cluster.index[name]] = (g + 1, c + 2, m + 3)
+    used = UsedCount(cluster, EventJournal())
+    assert used.sync(world) is None  # a first count: every node may have changed
+    assert used.used == expected == Usage(world, cluster).used
+    kept = WorldUsage(cluster, EventJournal())
+    kept.sync(world)
+    assert kept.used == expected
+    del world.live_names["busy"]  # the job left the live set ...
+    world.position += 1  # ... by a fold the journal was not told of: compared whole
+    assert used.sync(world) == {cluster.index[n] for n in names if n in cluster.index}
+    assert used.used == [ZERO] * 4
+
+
 class JournalCheck:
     """After every sync of a step's usage or an allocator's count: it equals a count
     from scratch, and whether the journal or the whole comparison was used is counted."""
@@ -304,7 +356,7 @@ class JournalCheck:
             sync(fresh, world)
             return fresh
 
-        def checked_sync(usage: WorldUsage, world: World) -> set[int]:
+        def checked_sync(usage: WorldUsage, world: World) -> set[int] | None:
             changed = sync(usage, world)
             fresh = fresh_of(usage, world)
             if usage._counts_used:  # the step's leaves ``used`` at zero
@@ -315,7 +367,7 @@ class JournalCheck:
             self.paths["sync"] += 1
             return changed
 
-        def checked_used_sync(used: UsedCount, world: World) -> set[int]:
+        def checked_used_sync(used: UsedCount, world: World) -> set[int] | None:
             before = self.paths["all"]
             changed = used_sync(used, world)
             assert used.used == fresh_of(used, world).used

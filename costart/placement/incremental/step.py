@@ -116,7 +116,10 @@ class IncrementalStep(CoPlacementStep):
         usage = self._usage
         moved = usage.sync(world)
         if self._held_moved is not None:
-            self._held_moved |= moved
+            if moved is None:
+                self._held_moved = None  # every node: the next ledger compares all
+            else:
+                self._held_moved |= moved
         status_key = tuple(self.cluster.status)
         if self._ordered[0] is not usage.live:  # a new list whenever the live set moved
             self._ordered = (usage.live, _live_in_order(usage, *self._ordered))

@@ -21,12 +21,13 @@ from __future__ import annotations
 from itertools import compress
 from operator import attrgetter, is_not, ne
 
+from costart.domain.events import Assignment
 from costart.domain.ids import id_text
 from costart.domain.states import MemberState
 from costart.domain.world import World
 from costart.placement.capacity import ZERO, Vec
 from costart.placement.cluster import Cluster
-from costart.placement.holdings import LiveEntry, wants_single
+from costart.placement.holdings import LiveEntry, node_indexes, wants_single
 from costart.placement.incremental.journal import EventJournal, JournalCursor
 
 _VERSION = attrgetter("version")
@@ -34,27 +35,33 @@ _VERSION = attrgetter("version")
 
 class _Counted:
     """What one member added: its state object and version when counted, its group's
-    name, its shape's vector, the nodes it holds and the nodes it holds or uses."""
+    name, its shape's vector, the nodes it holds, and what it holds or uses: the nodes
+    (``count_used``) or, for a reader that does not count ``used``, its placements
+    themselves (compared, never counted: a copy is cheaper than looking up each node)."""
 
-    __slots__ = ("group", "held", "single", "state", "used", "vec", "version")
+    __slots__ = ("group", "held", "placed", "single", "state", "used", "vec", "version")
 
-    def __init__(self, group: str, state: MemberState, cluster: Cluster) -> None:
+    def __init__(self, group: str, state: MemberState, cluster: Cluster, count_used: bool) -> None:
         index = cluster.index
         shape = state.spec.shape
         self.group = group
         self.state = state
         self.version = state.version
         self.vec: Vec = (shape.gpu, shape.cpu, shape.mem_gb)
-        # List comprehensions, not generators: one call each, not one per task.
-        self.held = tuple([index[a.node] for a in state.held if a.node in index])
-        placed = tuple([index[a.node] for a in state.assignments if a.node in index])
-        self.used = self.held + placed
+        self.held = node_indexes(index, state.held) if state.held else ()
+        if count_used:
+            self.used = self.held + node_indexes(index, state.assignments)
+            self.placed: tuple[Assignment, ...] = ()
+        else:
+            self.used = ()
+            self.placed = tuple(state.assignments)
         self.single = wants_single(state)
 
     def counts_as(self, other: _Counted) -> bool:
         """Does this entry add exactly what ``other`` added?"""
         return (
             self.used == other.used
+            and self.placed == other.placed
             and self.held == other.held
             and self.vec == other.vec
             and self.group == other.group
@@ -103,14 +110,16 @@ class WorldUsage:
         # (kept entries the same objects, in order): (before, gone, added). None when
         # it was made otherwise (rebuilt from the World's objects).
         self.relisted: tuple[list[LiveEntry], frozenset[str], list[LiveEntry]] | None = None
-        self.changed: set[int] = set(range(n))
+        # The nodes whose numbers may have changed since the last sync; None: every
+        # node (a fresh count), not a set of them all (a hash per node).
+        self.changed: set[int] | None = None
         self.wanting = 0  # live members that `wants_single`
         self.layout += 1
 
-    def sync(self, world: World) -> set[int]:
+    def sync(self, world: World) -> set[int] | None:
         """Bring the numbers up to ``world``; returns (and forgets) the nodes whose
         ``used`` (not counting it: whose holds) may have changed since the previous
-        sync.
+        sync, or None: every node may have (the first sync of a World).
 
         Reads the journal: only the members committed events changed since the last
         sync are compared and recounted, and only the groups whose events may have
@@ -204,7 +213,7 @@ class WorldUsage:
     def _recount(self, key: str, state: MemberState) -> None:
         """Count ``state`` for member ``key`` instead of what it counted before."""
         old = self._counted.get(key)
-        new = _Counted(self._group_of[key], state, self._cluster)
+        new = _Counted(self._group_of[key], state, self._cluster, self._counts_used)
         self.wanting += new.single - (old is not None and old.single)
         if old is None or not new.counts_as(old):
             if old is not None:
@@ -275,14 +284,16 @@ class WorldUsage:
         g, c, m = entry.vec
         if sign < 0:
             g, c, m = -g, -c, -m
+        changed = self.changed
         if self._counts_used:
             used = self.used
             for node in entry.used:
                 a = used[node]
                 used[node] = (a[0] + g, a[1] + c, a[2] + m)
-            self.changed.update(entry.used)
-        elif entry.held:
-            self.changed.update(entry.held)
+            if changed is not None:
+                changed.update(entry.used)
+        elif entry.held and changed is not None:
+            changed.update(entry.held)
         if not entry.held:
             return
         held_total = self.held_total
