@@ -1,5 +1,6 @@
-"""`WorldUsage` kept across sessions (from the committed events) equals a count from
-scratch: its own, from a fresh reader, and the plain step's (`holdings.Usage`)."""
+"""`WorldUsage` (holds, the live list) and `UsedCount` (use) kept across sessions from
+the committed events equal a count from scratch: a fresh reader's, and the plain
+step's (`holdings.Usage`)."""
 
 from __future__ import annotations
 
@@ -37,19 +38,21 @@ def _from_scratch(world: World, usage: WorldUsage) -> tuple[object, ...]:
     fresh = WorldUsage(usage._cluster, EventJournal())
     fresh.sync(world)
     plain = Usage(world, usage._cluster)
-    assert (plain.used, plain.held_total, plain.held_by, plain.wanting) == (
-        fresh.used,
+    assert (plain.held_total, plain.held_by, plain.wanting) == (
         fresh.held_total,
         fresh.held_by,
         fresh.wanting,
     )
-    return fresh.used, fresh.held_total, fresh.held_by, fresh.live, fresh.wanting
+    return _kept(fresh)
+
+
+def _kept(usage: WorldUsage) -> tuple[object, ...]:
+    return usage.held_total, usage.held_by, usage.live, usage.wanting
 
 
 def _layout(world: World, usage: WorldUsage) -> tuple[object, ...]:
     """What an unchanged `WorldUsage.layout` promises is unchanged."""
     return (
-        list(usage.used),
         list(usage.held_total),
         {g: dict(h) for g, h in usage.held_by.items()},
         [(g.name, [(tuple(m.held), tuple(m.assignments)) for m in ms]) for g, ms in usage.live],
@@ -57,8 +60,8 @@ def _layout(world: World, usage: WorldUsage) -> tuple[object, ...]:
 
 
 class UsageCheck:
-    """Before each session: the step's kept usage, synced, equals a fresh count, and
-    its per-node use, and an allocator's `UsedCount`, equal `used_capacity`."""
+    """Before each session: the step's kept holds, synced, equal a fresh count, and an
+    allocator's `UsedCount`, fed from the same journal, equals `used_capacity`."""
 
     def __init__(self, step: CoPlacementStep) -> None:
         assert isinstance(step, IncrementalStep)
@@ -74,8 +77,7 @@ class UsageCheck:
     def decide(self, world: World, now_ns: int) -> list[dec.Decision]:
         self.kept.sync(world)
         usage = self.kept
-        kept = (usage.used, usage.held_total, usage.held_by, usage.live, usage.wanting)
-        assert kept == _from_scratch(world, usage)
+        assert _kept(usage) == _from_scratch(world, usage)
         live = [m for _, members in usage.live for m in members]
         assert usage.wanting == sum(map(wants_single, live))
         layout = _layout(world, usage)
@@ -83,9 +85,8 @@ class UsageCheck:
             assert self.last[1] == layout
         self.last = (usage.layout, layout)
         gpu, cpu, mem = used_capacity(world, self.step.cluster)
-        assert self.kept.used == list(zip(gpu, cpu, mem, strict=True))
         self.kept_used.sync(world)
-        assert self.kept_used.used == self.kept.used
+        assert self.kept_used.used == list(zip(gpu, cpu, mem, strict=True))
         self.sessions += 1
         return self.step.decide(world, now_ns)
 
@@ -132,8 +133,7 @@ def _replace_a_placed_member(world: World) -> tuple[str, MemberState]:
 
 
 def _assert_counted_and_listed(usage: WorldUsage, world: World, key: str, old: object) -> None:
-    kept = (usage.used, usage.held_total, usage.held_by, usage.live, usage.wanting)
-    assert kept == _from_scratch(world, usage)
+    assert _kept(usage) == _from_scratch(world, usage)
     listed = [m for _, members in usage.live for m in members]
     assert any(m is world.members[key] for m in listed)
     assert not any(m is old for m in listed)
@@ -210,8 +210,7 @@ def test_a_live_set_the_journal_does_not_account_for_is_compared_whole() -> None
     assert usage._cursor.journal.since(usage._cursor.mark, world) == []  # the journal vouches
     usage.sync(world)
     assert usage._live_keys == live_keys[1:]
-    kept = (usage.used, usage.held_total, usage.held_by, usage.live, usage.wanting)
-    assert kept == _from_scratch(world, usage)
+    assert _kept(usage) == _from_scratch(world, usage)
 
 
 def _synced_used() -> tuple[UsedCount, World, EventJournal]:
@@ -225,7 +224,7 @@ def _synced_used() -> tuple[UsedCount, World, EventJournal]:
 
 
 def _assert_used_from_scratch(used: UsedCount, world: World) -> None:
-    fresh = WorldUsage(used._cluster, EventJournal())
+    fresh = UsedCount(used._cluster, EventJournal())
     fresh.sync(world)
     assert used.used == fresh.used
     assert used.used == Usage(world, used._cluster).used
@@ -330,9 +329,6 @@ def test_an_allocators_count_sums_tasks_per_node_and_skips_nodes_the_cluster_lac
     used = UsedCount(cluster, EventJournal())
     assert used.sync(world) is None  # a first count: every node may have changed
     assert used.used == expected == Usage(world, cluster).used
-    kept = WorldUsage(cluster, EventJournal())
-    kept.sync(world)
-    assert kept.used == expected
     del world.live_names["busy"]  # the job left the live set ...
     world.position += 1  # ... by a fold the journal was not told of: compared whole
     assert used.sync(world) == {cluster.index[n] for n in names if n in cluster.index}
@@ -345,22 +341,16 @@ class JournalCheck:
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.paths: Counter[str] = Counter()  # of the checked readers, not the fresh ones
-        self.fresh: WorldUsage | None = None
+        self.fresh: WorldUsage | UsedCount | None = None
         sync, used_sync = WorldUsage.sync, UsedCount.sync
         compare_all, compare_changed = WorldUsage._compare_all, WorldUsage._compare_changed
         used_all = UsedCount._compare_all
         came_or_went, used_came_or_went = WorldUsage._came_or_went, UsedCount._came_or_went
 
-        def fresh_of(usage: WorldUsage | UsedCount, world: World) -> WorldUsage:
-            fresh = self.fresh = WorldUsage(usage._cluster, EventJournal())
-            sync(fresh, world)
-            return fresh
-
         def checked_sync(usage: WorldUsage, world: World) -> set[int] | None:
             changed = sync(usage, world)
-            fresh = fresh_of(usage, world)
-            if usage._counts_used:  # the step's leaves ``used`` at zero
-                assert usage.used == fresh.used
+            fresh = self.fresh = WorldUsage(usage._cluster, EventJournal())
+            sync(fresh, world)
             assert (usage.held_total, usage.held_by) == (fresh.held_total, fresh.held_by)
             assert (usage.live, usage.wanting) == (fresh.live, fresh.wanting)
             self.paths["holds"] += 1
@@ -370,7 +360,9 @@ class JournalCheck:
         def checked_used_sync(used: UsedCount, world: World) -> set[int] | None:
             before = self.paths["all"]
             changed = used_sync(used, world)
-            assert used.used == fresh_of(used, world).used
+            fresh = self.fresh = UsedCount(used._cluster, EventJournal())
+            used_sync(fresh, world)
+            assert used.used == fresh.used == Usage(world, used._cluster).used
             self.paths["used"] += 1
             self.paths["journal"] += self.paths["all"] == before
             return changed
@@ -380,7 +372,7 @@ class JournalCheck:
             compare_all(usage, world)
 
         def counted_used_all(used: UsedCount, world: World) -> None:
-            self.paths["all"] += 1
+            self.paths["all"] += used is not self.fresh
             used_all(used, world)
 
         def counted_changed(
