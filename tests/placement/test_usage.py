@@ -313,7 +313,7 @@ def _world_with_tasks_on(nodes: list[str]) -> World:
     return world
 
 
-# A few tasks are added one by one; many are first summed per node.
+# A few tasks, and many sharing nodes.
 @pytest.mark.parametrize("tasks", [3, 40])
 def test_an_allocators_count_sums_tasks_per_node_and_skips_nodes_the_cluster_lacks(
     tasks: int,

@@ -14,8 +14,6 @@ compares every live member instead: slower, never wrong.
 
 from __future__ import annotations
 
-from collections import Counter
-
 from costart.domain.ids import id_text
 from costart.domain.states import MemberState
 from costart.domain.world import World
@@ -27,7 +25,6 @@ from costart.placement.incremental.journal import EventJournal, JournalCursor
 # What one live member added: its state object and version when counted, its shape's
 # vector, and the nodes it holds or has placed tasks on (one entry per task).
 _Entry = tuple[MemberState, int, Vec, tuple[int, ...]]
-_MANY_TASKS = 16  # above this, a member's tasks are summed per node before adding
 
 
 class UsedCount:
@@ -131,13 +128,8 @@ class UsedCount:
             return
         g, c, m = vec if sign > 0 else (-vec[0], -vec[1], -vec[2])
         used = self.used
-        if len(nodes) > _MANY_TASKS:  # tasks share nodes: one sum per node, counted in C
-            for node, k in Counter(nodes).items():
-                a = used[node]
-                used[node] = (a[0] + k * g, a[1] + k * c, a[2] + k * m)
-        else:
-            for node in nodes:
-                a = used[node]
-                used[node] = (a[0] + g, a[1] + c, a[2] + m)
+        for node in nodes:  # (summing a member's tasks per node first costs more)
+            a = used[node]
+            used[node] = (a[0] + g, a[1] + c, a[2] + m)
         if self._changed is not None:
             self._changed.update(nodes)
