@@ -1,6 +1,7 @@
 """A/B of the simulator and placement benchmarks between two commits (not a test).
 
-Usage: python bench/ab_compare.py BASE_REV [--new REV] [--rounds N] [--quick] [--out PATH]
+Usage: python bench/ab_compare.py BASE_REV [--new REV] [--rounds N] [--quick]
+                                   [--sim-seeds N] [--out PATH]
 
 Checks out ``BASE_REV`` and ``--new`` (default HEAD) into temporary git worktrees and
 runs each one's own ``bench/bench_sim.py`` and ``bench/bench_placement.py``, alternately
@@ -166,17 +167,25 @@ def main() -> None:
     default_traces = Path(os.environ.get("COSTART_TRACES", ROOT.parent / "shared" / "traces"))
     parser.add_argument("--traces", type=Path, default=default_traces)
     parser.add_argument("--quick", action="store_true", help="no PAI sample, fewer repeats")
+    parser.add_argument(
+        "--sim-seeds",
+        type=int,
+        default=3,
+        help="seeds of the mixed scenario per policy (bench_sim's --seeds): more, a longer "
+        "and so steadier figure",
+    )
     args = parser.parse_args()
     # A stop (SIGTERM) unwinds like an interrupt, so the worktrees are removed.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
     revs = {"base": _git("rev-parse", args.base), "new": _git("rev-parse", args.new)}
-    bench_args = {"sim": ["--traces", str(args.traces.resolve())], "placement": []}
+    seeds = ["--seeds", str(args.sim_seeds)]
+    bench_args = {"sim": ["--traces", str(args.traces.resolve()), *seeds], "placement": []}
     started = time.monotonic()
     with contextlib.ExitStack() as stack:
         if args.quick:  # bench_sim skips the PAI part when the traces are not there
             no_traces = stack.enter_context(tempfile.TemporaryDirectory())
             bench_args = {
-                "sim": ["--traces", no_traces],
+                "sim": ["--traces", no_traces, *seeds],
                 "placement": ["--runs", "5", "--session-runs", "3"],
             }
         rounds = _rounds(revs, args.rounds, bench_args, started)
@@ -196,6 +205,7 @@ def main() -> None:
                 "new": revs["new"],
                 "rounds": args.rounds,
                 "quick": args.quick,
+                "sim_seeds": args.sim_seeds,
                 "limit": args.limit,
                 "within_limit": within,
                 "figures": table,

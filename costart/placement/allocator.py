@@ -15,6 +15,7 @@ The contract both keep is tested by `tests/placement/allocator_contract.py`.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Protocol
 
 from costart.domain.errors import DomainError
@@ -105,17 +106,20 @@ class InMemoryAllocator:
         changed = self._usage.sync(world)
         status = self._cluster.status
         n = len(status)
+        todo: Iterable[int]
         if changed is None or len(self._status) != n:
-            changed = set(range(n))
-        elif status != self._status:
-            changed.update(
-                i for i, (a, b) in enumerate(zip(status, self._status, strict=True)) if a != b
-            )
+            todo = range(n)  # every node, in order (no set of them all: a hash each)
+        else:
+            if status != self._status:
+                changed.update(
+                    i for i, (a, b) in enumerate(zip(status, self._status, strict=True)) if a != b
+                )
+            todo = sorted(changed)
         self._status = list(status)
         if len(self._shared) > MAX_SHARED:
             self._shared.clear()  # only sharing is lost, never a value
         nodes, used, settled = self._cluster.nodes, self._usage.used, self._settled
-        for i in sorted(changed):
+        for i in todo:
             if status[i] == "up":
                 node, (ug, uc, um) = nodes[i], used[i]
                 vec = (

@@ -10,7 +10,7 @@ The incremental step keeps the same numbers current from the committed events in
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from operator import attrgetter
 from typing import Protocol
 
@@ -22,6 +22,16 @@ from costart.placement.cluster import Cluster
 
 LiveEntry = tuple[GroupState, list[MemberState]]
 _NODE = attrgetter("node")
+
+
+def node_indexes(index: Mapping[str, int], tasks: Sequence[Assignment]) -> tuple[int, ...]:
+    """The cluster index of each task's node, in task order; a task on a node the
+    cluster no longer has is left out. Looked up in C, with no Python code per task,
+    unless some node is missing."""
+    try:
+        return tuple(map(index.__getitem__, map(_NODE, tasks)))
+    except KeyError:  # a node gone from the cluster: the slower, filtering pass
+        return tuple([i for i in map(index.get, map(_NODE, tasks)) if i is not None])
 
 
 def wants_single(member: MemberState) -> bool:

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
+import msgspec
 import pytest
 
 from costart.cli.sim_cmd import controller_factory
@@ -148,15 +149,18 @@ def test_idle_simulated_sessions_decide_as_ones_that_build_the_ledger(policy: st
 class StartCheck:
     """After every carried ledger's start, the carried start inputs and arrays must equal
     the session's own, computed from scratch: the start is brought up to date comparing
-    only the nodes found moved. Counts those starts."""
+    only the nodes found moved. Counts the starts, and those brought up to date on the
+    moved nodes only (``hinted``)."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.hinted = 0
+        self.started = 0
         init = CarriedLedger.__init__
 
         def checked(ledger: CarriedLedger, *args: Any, **kwargs: Any) -> None:
             init(ledger, *args, **kwargs)
             self.check(ledger)
+            self.started += 1
             self.hinted += ledger._candidates is not None
 
         monkeypatch.setattr(CarriedLedger, "__init__", checked)
@@ -218,3 +222,39 @@ def test_a_status_change_alone_reaches_the_carried_start() -> None:
             ledger._view(kind, {}).fits(Shape(gpu=1))  # arrays carried from here on
         StartCheck.check(ledger, world)
         allocator.commit()
+
+
+def test_a_step_handed_another_world_compares_its_carried_start_on_every_node(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A World object the step has not read (a restored controller's) is counted afresh,
+    and its carried start compared on every node, not only on those found moved: here
+    the other World has every reservation's held tasks placed instead, so free capacity
+    is the same on every node (the same shared objects) and only holds moved."""
+    seen: list[tuple[World, int]] = []
+
+    class Watch(ComparedStep):
+        def decide(self, world: World, now_ns: int) -> list[Any]:
+            if any(m.held for m in world.members.values()):
+                seen.append((world, now_ns))
+            return super().decide(world, now_ns)
+
+    steps: list[Watch] = []
+
+    def wrap(step: CoPlacementStep) -> Any:
+        steps.append(Watch(step))
+        return steps[-1]
+
+    run_workload(3, sessions=20, wrap=wrap)
+    world, now_ns = seen[-1]
+    other = msgspec.msgpack.decode(msgspec.msgpack.encode(world), type=World)
+    moved = 0
+    for member in other.members.values():
+        if member.held:
+            member.assignments = [*member.held, *member.assignments]
+            member.held = []
+            moved += 1
+    assert moved
+    starts = StartCheck(monkeypatch)
+    steps[0].decide(other, now_ns)
+    assert (starts.started, starts.hinted) == (1, 0)  # a ledger, its start compared whole

@@ -1,5 +1,6 @@
-"""`WorldUsage` kept across sessions (from the committed events) equals a count from
-scratch: its own, from a fresh reader, and the plain step's (`holdings.Usage`)."""
+"""`WorldUsage` (holds, the live list) and `UsedCount` (use) kept across sessions from
+the committed events equal a count from scratch: a fresh reader's, and the plain
+step's (`holdings.Usage`)."""
 
 from __future__ import annotations
 
@@ -13,9 +14,15 @@ from hypothesis import strategies as st
 
 from costart.cli.sim_cmd import controller_factory
 from costart.domain import decisions as dec
+from costart.domain import scheduling
+from costart.domain.aggregates import GroupUnit
+from costart.domain.events import Assignment
+from costart.domain.lifecycle import submit
+from costart.domain.spec import spec_from_object
 from costart.domain.states import MemberState
 from costart.domain.world import World
 from costart.placement import CoPlacementStep
+from costart.placement.capacity import ZERO
 from costart.placement.holdings import Usage, wants_single
 from costart.placement.incremental import EventJournal, IncrementalStep, UsedCount, WorldUsage
 from costart.placement.incremental import journal as journal_module
@@ -23,6 +30,7 @@ from costart.sim.results import POLICIES, run_policy
 from tests.placement.oracles import used_capacity
 from tests.sim.helpers import setup_of
 
+from .builders import a_cluster
 from .workload import run_workload
 
 
@@ -30,19 +38,21 @@ def _from_scratch(world: World, usage: WorldUsage) -> tuple[object, ...]:
     fresh = WorldUsage(usage._cluster, EventJournal())
     fresh.sync(world)
     plain = Usage(world, usage._cluster)
-    assert (plain.used, plain.held_total, plain.held_by, plain.wanting) == (
-        fresh.used,
+    assert (plain.held_total, plain.held_by, plain.wanting) == (
         fresh.held_total,
         fresh.held_by,
         fresh.wanting,
     )
-    return fresh.used, fresh.held_total, fresh.held_by, fresh.live, fresh.wanting
+    return _kept(fresh)
+
+
+def _kept(usage: WorldUsage) -> tuple[object, ...]:
+    return usage.held_total, usage.held_by, usage.live, usage.wanting
 
 
 def _layout(world: World, usage: WorldUsage) -> tuple[object, ...]:
     """What an unchanged `WorldUsage.layout` promises is unchanged."""
     return (
-        list(usage.used),
         list(usage.held_total),
         {g: dict(h) for g, h in usage.held_by.items()},
         [(g.name, [(tuple(m.held), tuple(m.assignments)) for m in ms]) for g, ms in usage.live],
@@ -50,8 +60,8 @@ def _layout(world: World, usage: WorldUsage) -> tuple[object, ...]:
 
 
 class UsageCheck:
-    """Before each session: the step's kept usage, synced, equals a fresh count, and
-    its per-node use, and an allocator's `UsedCount`, equal `used_capacity`."""
+    """Before each session: the step's kept holds, synced, equal a fresh count, and an
+    allocator's `UsedCount`, fed from the same journal, equals `used_capacity`."""
 
     def __init__(self, step: CoPlacementStep) -> None:
         assert isinstance(step, IncrementalStep)
@@ -67,8 +77,7 @@ class UsageCheck:
     def decide(self, world: World, now_ns: int) -> list[dec.Decision]:
         self.kept.sync(world)
         usage = self.kept
-        kept = (usage.used, usage.held_total, usage.held_by, usage.live, usage.wanting)
-        assert kept == _from_scratch(world, usage)
+        assert _kept(usage) == _from_scratch(world, usage)
         live = [m for _, members in usage.live for m in members]
         assert usage.wanting == sum(map(wants_single, live))
         layout = _layout(world, usage)
@@ -76,9 +85,8 @@ class UsageCheck:
             assert self.last[1] == layout
         self.last = (usage.layout, layout)
         gpu, cpu, mem = used_capacity(world, self.step.cluster)
-        assert self.kept.used == list(zip(gpu, cpu, mem, strict=True))
         self.kept_used.sync(world)
-        assert self.kept_used.used == self.kept.used
+        assert self.kept_used.used == list(zip(gpu, cpu, mem, strict=True))
         self.sessions += 1
         return self.step.decide(world, now_ns)
 
@@ -125,8 +133,7 @@ def _replace_a_placed_member(world: World) -> tuple[str, MemberState]:
 
 
 def _assert_counted_and_listed(usage: WorldUsage, world: World, key: str, old: object) -> None:
-    kept = (usage.used, usage.held_total, usage.held_by, usage.live, usage.wanting)
-    assert kept == _from_scratch(world, usage)
+    assert _kept(usage) == _from_scratch(world, usage)
     listed = [m for _, members in usage.live for m in members]
     assert any(m is world.members[key] for m in listed)
     assert not any(m is old for m in listed)
@@ -203,8 +210,7 @@ def test_a_live_set_the_journal_does_not_account_for_is_compared_whole() -> None
     assert usage._cursor.journal.since(usage._cursor.mark, world) == []  # the journal vouches
     usage.sync(world)
     assert usage._live_keys == live_keys[1:]
-    kept = (usage.used, usage.held_total, usage.held_by, usage.live, usage.wanting)
-    assert kept == _from_scratch(world, usage)
+    assert _kept(usage) == _from_scratch(world, usage)
 
 
 def _synced_used() -> tuple[UsedCount, World, EventJournal]:
@@ -218,7 +224,7 @@ def _synced_used() -> tuple[UsedCount, World, EventJournal]:
 
 
 def _assert_used_from_scratch(used: UsedCount, world: World) -> None:
-    fresh = WorldUsage(used._cluster, EventJournal())
+    fresh = UsedCount(used._cluster, EventJournal())
     fresh.sync(world)
     assert used.used == fresh.used
     assert used.used == Usage(world, used._cluster).used
@@ -287,38 +293,76 @@ def test_an_allocators_count_of_a_live_set_the_journal_does_not_account_for() ->
     _assert_used_from_scratch(used, world)
 
 
+def _world_with_tasks_on(nodes: list[str]) -> World:
+    """One running job with a task on each of ``nodes`` (repeats: several on a node)."""
+    world = World()
+    members = [
+        {
+            "name": "w",
+            "kind": "job",
+            "tasks": len(nodes),
+            "shape": {"gpu": 1, "cpu": 2, "mem_gb": 3},
+        }
+    ]
+    spec = spec_from_object({"name": "busy", "owner": "t", "members": members})
+    world.apply_all(submit(world, spec, 0).pending_events)
+    group = world.group_named("busy")
+    unit = GroupUnit(group, world.members_of(group))
+    scheduling.place_group(unit, {"w": tuple(Assignment(i, n) for i, n in enumerate(nodes))}, 0)
+    world.apply_all(unit.pending_events)
+    return world
+
+
+# A few tasks, and many sharing nodes.
+@pytest.mark.parametrize("tasks", [3, 40])
+def test_an_allocators_count_sums_tasks_per_node_and_skips_nodes_the_cluster_lacks(
+    tasks: int,
+) -> None:
+    cluster = a_cluster(blocks=1, racks=1, nodes=4)
+    names = [f"b0-r0-n{i % 5}" for i in range(tasks)]  # n4: not in the cluster
+    world = _world_with_tasks_on(names)
+    expected = [ZERO] * 4
+    for name in names:
+        if name != "b0-r0-n4":
+            g, c, m = expected[cluster.index[name]]
+            expected[cluster.index[name]] = (g + 1, c + 2, m + 3)
+    used = UsedCount(cluster, EventJournal())
+    assert used.sync(world) is None  # a first count: every node may have changed
+    assert used.used == expected == Usage(world, cluster).used
+    del world.live_names["busy"]  # the job left the live set ...
+    world.position += 1  # ... by a fold the journal was not told of: compared whole
+    assert used.sync(world) == {cluster.index[n] for n in names if n in cluster.index}
+    assert used.used == [ZERO] * 4
+
+
 class JournalCheck:
     """After every sync of a step's usage or an allocator's count: it equals a count
     from scratch, and whether the journal or the whole comparison was used is counted."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.paths: Counter[str] = Counter()  # of the checked readers, not the fresh ones
-        self.fresh: WorldUsage | None = None
+        self.fresh: WorldUsage | UsedCount | None = None
         sync, used_sync = WorldUsage.sync, UsedCount.sync
         compare_all, compare_changed = WorldUsage._compare_all, WorldUsage._compare_changed
         used_all = UsedCount._compare_all
         came_or_went, used_came_or_went = WorldUsage._came_or_went, UsedCount._came_or_went
 
-        def fresh_of(usage: WorldUsage | UsedCount, world: World) -> WorldUsage:
+        def checked_sync(usage: WorldUsage, world: World) -> set[int] | None:
+            changed = sync(usage, world)
             fresh = self.fresh = WorldUsage(usage._cluster, EventJournal())
             sync(fresh, world)
-            return fresh
-
-        def checked_sync(usage: WorldUsage, world: World) -> set[int]:
-            changed = sync(usage, world)
-            fresh = fresh_of(usage, world)
-            if usage._counts_used:  # the step's leaves ``used`` at zero
-                assert usage.used == fresh.used
             assert (usage.held_total, usage.held_by) == (fresh.held_total, fresh.held_by)
             assert (usage.live, usage.wanting) == (fresh.live, fresh.wanting)
             self.paths["holds"] += 1
             self.paths["sync"] += 1
             return changed
 
-        def checked_used_sync(used: UsedCount, world: World) -> set[int]:
+        def checked_used_sync(used: UsedCount, world: World) -> set[int] | None:
             before = self.paths["all"]
             changed = used_sync(used, world)
-            assert used.used == fresh_of(used, world).used
+            fresh = self.fresh = UsedCount(used._cluster, EventJournal())
+            used_sync(fresh, world)
+            assert used.used == fresh.used == Usage(world, used._cluster).used
             self.paths["used"] += 1
             self.paths["journal"] += self.paths["all"] == before
             return changed
@@ -328,7 +372,7 @@ class JournalCheck:
             compare_all(usage, world)
 
         def counted_used_all(used: UsedCount, world: World) -> None:
-            self.paths["all"] += 1
+            self.paths["all"] += used is not self.fresh
             used_all(used, world)
 
         def counted_changed(

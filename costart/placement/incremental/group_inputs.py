@@ -6,9 +6,9 @@ what it was: its gang demands (`gang_demands`) read only its members' specs, hol
 and desired counts, and every change of those is a member event, which bumps the
 member's version; its scopes (`resolve_scopes`) read only the group's spec, the
 placement-group definitions and, when it names a placement group, what the live
-groups' members hold and use, which `WorldUsage.layout` versions. So both are kept
-per group with what they were computed from, and computed again only when that
-differs.
+groups' members hold and where they are placed, which `WorldUsage.layout` versions. So
+both are kept per group with what they were computed from, and computed again only
+when that differs.
 """
 
 from __future__ import annotations

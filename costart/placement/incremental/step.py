@@ -5,10 +5,10 @@ It decides exactly as the plain `CoPlacementStep` (whose session loop it runs, t
 that step's hooks): what it keeps is only ever a faster way to the same answer, and the
 tests compare the two session by session (`tests/placement/compared_step.py`). Kept:
 
-* `WorldUsage`: what the live members hold and use, recounted only for the members the
-  committed events changed (`EventJournal`, fed by `committed`); the allocators of
-  `in_memory` and `over_host` count what they read (``used``) from the same journal,
-  on their own (`UsedCount`);
+* `WorldUsage`: what the live members hold (and where they are placed), recounted only
+  for the members the committed events changed (`EventJournal`, fed by `committed`);
+  the allocators of `in_memory` and `over_host` count what they read (``used``) from
+  the same journal, on their own (`UsedCount`);
 * the live groups in session order, re-sorted only when the live set moved;
 * `StartCache`: the ledger's base arrays as of the last session's start (`CarriedLedger`);
 * `PlanMemo`: plans by what of the capacity they read; `KeptInputs`: each waiting
@@ -78,8 +78,8 @@ class IncrementalStep(CoPlacementStep):
         ] = {}
         self._status_key: tuple[str, ...] = ()
         self._empty_up: View | None = None
-        # The step's own usage, not the allocator's: it reads holds, never ``used``.
-        self._usage = WorldUsage(cluster, self.journal, used=False)
+        # The step's own count of holds, not the allocator's count of use.
+        self._usage = WorldUsage(cluster, self.journal)
         self._held_moved: set[int] | None = None  # since the last ledger (None: every node)
         self._start = StartCache()  # the views' arrays, carried from session to session
         self._memo = PlanMemo(cluster)
@@ -116,7 +116,10 @@ class IncrementalStep(CoPlacementStep):
         usage = self._usage
         moved = usage.sync(world)
         if self._held_moved is not None:
-            self._held_moved |= moved
+            if moved is None:
+                self._held_moved = None  # every node: the next ledger compares all
+            else:
+                self._held_moved |= moved
         status_key = tuple(self.cluster.status)
         if self._ordered[0] is not usage.live:  # a new list whenever the live set moved
             self._ordered = (usage.live, _live_in_order(usage, *self._ordered))

@@ -1,5 +1,6 @@
-"""What the World's live members hold and use, per node, kept current across sessions
-(`costart.placement.holdings` counts the same from scratch).
+"""What the World's live members hold, per node and per group, and the live list, kept
+current across sessions for the step (`costart.placement.holdings.Usage` counts the
+same from scratch; what they use, for the allocators, `UsedCount` keeps).
 
 Recounting every live member's holds and placements at the start of every session
 dominated small sessions. A member's state changes only by its own events, each of
@@ -21,12 +22,13 @@ from __future__ import annotations
 from itertools import compress
 from operator import attrgetter, is_not, ne
 
+from costart.domain.events import Assignment
 from costart.domain.ids import id_text
 from costart.domain.states import MemberState
 from costart.domain.world import World
 from costart.placement.capacity import ZERO, Vec
 from costart.placement.cluster import Cluster
-from costart.placement.holdings import LiveEntry, wants_single
+from costart.placement.holdings import LiveEntry, node_indexes, wants_single
 from costart.placement.incremental.journal import EventJournal, JournalCursor
 
 _VERSION = attrgetter("version")
@@ -34,27 +36,26 @@ _VERSION = attrgetter("version")
 
 class _Counted:
     """What one member added: its state object and version when counted, its group's
-    name, its shape's vector, the nodes it holds and the nodes it holds or uses."""
+    name, its shape's vector and the nodes it holds; and its placements, never counted
+    here but compared (`layout` versions them: placement-group scopes read them). A
+    copy of the list is cheaper than looking up each task's node."""
 
-    __slots__ = ("group", "held", "single", "state", "used", "vec", "version")
+    __slots__ = ("group", "held", "placed", "single", "state", "vec", "version")
 
     def __init__(self, group: str, state: MemberState, cluster: Cluster) -> None:
-        index = cluster.index
         shape = state.spec.shape
         self.group = group
         self.state = state
         self.version = state.version
         self.vec: Vec = (shape.gpu, shape.cpu, shape.mem_gb)
-        # List comprehensions, not generators: one call each, not one per task.
-        self.held = tuple([index[a.node] for a in state.held if a.node in index])
-        placed = tuple([index[a.node] for a in state.assignments if a.node in index])
-        self.used = self.held + placed
+        self.held = node_indexes(cluster.index, state.held) if state.held else ()
+        self.placed: tuple[Assignment, ...] = tuple(state.assignments)
         self.single = wants_single(state)
 
     def counts_as(self, other: _Counted) -> bool:
-        """Does this entry add exactly what ``other`` added?"""
+        """Does this entry add exactly what ``other`` added (and place the same)?"""
         return (
-            self.used == other.used
+            self.placed == other.placed
             and self.held == other.held
             and self.vec == other.vec
             and self.group == other.group
@@ -62,23 +63,20 @@ class _Counted:
 
 
 class WorldUsage:
-    """Per node: capacity held or used by live members (``used``), capacity held by
-    open reservations (``held_total``), and per group name what it holds (``held_by``,
-    node index -> vector, only nodes where it holds a task). ``live`` lists the live
-    groups with their members (spec order), in the World's live-name order.
+    """Per node: capacity held by open reservations (``held_total``), and per group
+    name what it holds (``held_by``, node index -> vector, only nodes where it holds a
+    task); how many live members `wants_single` (``wanting``). ``live`` lists the live
+    groups with their members (spec order), in the World's live-name order. The step's
+    `Holdings`; an allocator, which reads what the live members use, counts it with
+    `UsedCount`."""
 
-    ``used=False`` (the step, which reads holds) leaves ``used`` at zero and reports the
-    nodes whose holds may have moved from `sync`. (An allocator, which reads only
-    ``used``, counts with the leaner `UsedCount`.)"""
-
-    def __init__(self, cluster: Cluster, journal: EventJournal, *, used: bool = True) -> None:
+    def __init__(self, cluster: Cluster, journal: EventJournal) -> None:
         """``journal``: where the committed events are noted (the step's)."""
-        self._counts_used = used
         self._cluster = cluster
         self._cursor = JournalCursor(journal)
         # Bumped whenever the live list (groups, their objects, their order) or what a
-        # live member holds or uses may have changed: equal counts, the same live groups
-        # holding and using the same nodes, so the same numbers here.
+        # live member holds or where it is placed may have changed: equal counts, the
+        # same live groups holding and placed on the same nodes, so the same numbers.
         self.layout = 0
         self._reset()
 
@@ -94,7 +92,6 @@ class WorldUsage:
         self._member_keys: dict[str, tuple[str, ...]] = {}  # live group key -> member keys
         self._live_keys: list[str] = []
         self._held_tasks: dict[str, dict[int, int]] = {}
-        self.used: list[Vec] = [ZERO] * n
         self.held_total: list[Vec] = [ZERO] * n
         self.held_by: dict[str, dict[int, Vec]] = {}
         self.live: list[LiveEntry] = []
@@ -103,14 +100,16 @@ class WorldUsage:
         # (kept entries the same objects, in order): (before, gone, added). None when
         # it was made otherwise (rebuilt from the World's objects).
         self.relisted: tuple[list[LiveEntry], frozenset[str], list[LiveEntry]] | None = None
-        self.changed: set[int] = set(range(n))
+        # The nodes whose holds may have changed since the last sync; None: every node
+        # (a fresh count), not a set of them all (a hash per node).
+        self.changed: set[int] | None = None
         self.wanting = 0  # live members that `wants_single`
         self.layout += 1
 
-    def sync(self, world: World) -> set[int]:
+    def sync(self, world: World) -> set[int] | None:
         """Bring the numbers up to ``world``; returns (and forgets) the nodes whose
-        ``used`` (not counting it: whose holds) may have changed since the previous
-        sync.
+        holds may have changed since the previous sync, or None: every node may have
+        (the first sync of a World).
 
         Reads the journal: only the members committed events changed since the last
         sync are compared and recounted, and only the groups whose events may have
@@ -272,19 +271,14 @@ class WorldUsage:
         return listed
 
     def _count(self, entry: _Counted, sign: int) -> None:
+        """Add (``sign`` 1) or take back (-1) what ``entry`` holds."""
+        if not entry.held:
+            return
         g, c, m = entry.vec
         if sign < 0:
             g, c, m = -g, -c, -m
-        if self._counts_used:
-            used = self.used
-            for node in entry.used:
-                a = used[node]
-                used[node] = (a[0] + g, a[1] + c, a[2] + m)
-            self.changed.update(entry.used)
-        elif entry.held:
+        if self.changed is not None:
             self.changed.update(entry.held)
-        if not entry.held:
-            return
         held_total = self.held_total
         tasks = self._held_tasks.setdefault(entry.group, {})
         by_node = self.held_by.setdefault(entry.group, {})

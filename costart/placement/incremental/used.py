@@ -19,6 +19,7 @@ from costart.domain.states import MemberState
 from costart.domain.world import World
 from costart.placement.capacity import ZERO, Vec
 from costart.placement.cluster import Cluster
+from costart.placement.holdings import node_indexes
 from costart.placement.incremental.journal import EventJournal, JournalCursor
 
 # What one live member added: its state object and version when counted, its shape's
@@ -40,11 +41,14 @@ class UsedCount:
         self.used: list[Vec] = [ZERO] * n
         self._counted: dict[str, _Entry] = {}  # live member key -> what it added
         self._members_of: dict[str, tuple[str, ...]] = {}  # live group key -> member keys
-        self._changed: set[int] = set(range(n))
+        # The nodes whose entry may have changed since the last sync; None: every node
+        # (a fresh count), not a set of them all, which would cost a hash per node.
+        self._changed: set[int] | None = None
 
-    def sync(self, world: World) -> set[int]:
+    def sync(self, world: World) -> set[int] | None:
         """Bring ``used`` up to ``world``; returns (and forgets) the nodes whose entry
-        may have changed since the previous sync (a superset)."""
+        may have changed since the previous sync (a superset), or None: every node
+        may have (the first sync of a World)."""
         new_world, keys, came_or_went = self._cursor.read(world)
         if new_world:
             self._reset()
@@ -103,18 +107,10 @@ class UsedCount:
 
     def _recount(self, key: str, state: MemberState) -> None:
         """Count ``state`` for member ``key`` instead of what it counted before."""
-        index = self._cluster.index
         shape = state.spec.shape
         vec: Vec = (shape.gpu, shape.cpu, shape.mem_gb)
-        # One comprehension, not a generator: one call, not one per task.
-        nodes = tuple(
-            [
-                index[a.node]
-                for tasks in (state.held, state.assignments)
-                for a in tasks
-                if a.node in index
-            ]
-        )
+        index = self._cluster.index
+        nodes = node_indexes(index, state.held) + node_indexes(index, state.assignments)
         old = self._counted.get(key)
         if old is None or old[2] != vec or old[3] != nodes:
             if old is not None:
@@ -132,7 +128,8 @@ class UsedCount:
             return
         g, c, m = vec if sign > 0 else (-vec[0], -vec[1], -vec[2])
         used = self.used
-        for node in nodes:
+        for node in nodes:  # (summing a member's tasks per node first costs more)
             a = used[node]
             used[node] = (a[0] + g, a[1] + c, a[2] + m)
-        self._changed.update(nodes)
+        if self._changed is not None:
+            self._changed.update(nodes)

@@ -1,0 +1,157 @@
+"""A/B of instructions executed between two commits, under valgrind (not a test).
+
+Usage: python bench/ab_instructions.py BASE_REV [--new REV] [--out PATH]
+
+The wall-clock A/B (`ab_compare.py`) follows the machine's load: on a shared virtual
+machine one run in ten can be 10% off. Instructions executed do not: the same program on
+the same input runs the same instructions whatever else the machine does, so a 2%
+difference shows as 2% every time. (They are not time: cache misses and branch
+mispredictions are not counted. They say what the code does, the wall-clock A/B what it
+costs on this machine.)
+
+Each side's own code (a detached worktree, as in `ab_compare.py`) runs each workload
+twice under ``valgrind --tool=cachegrind --cache-sim=no``: once with the work, once with
+only its setup (imports, scenario, cluster and World built); the difference is the
+work's. Workloads: the mixed scenario's three seeds per policy (`bench_sim.py`'s
+figure), and a cold session of the 64-member group on 4,096 and 16,384 nodes
+(`bench_placement.py`'s, three steps each, built as that side's benchmark builds them).
+Writes ``bench/results/instructions-<base>-<new>.json`` unless ``--out`` is given.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from ab_compare import ROOT, _git, _worktrees
+
+POLICIES = ("atomic", "reserve", "independent")
+GROUP_SIZES = (4096, 16384)
+GROUP_STEPS = 3
+REFS = re.compile(r"I\s+refs:\s+([\d,]+)")
+
+# Run inside a side's worktree (its ``costart`` and ``bench`` first on the path). argv:
+# the policy, and whether to run the work ("1") or only its setup ("0").
+SIM_DRIVER = """
+import logging, sys
+from pathlib import Path
+from costart.cli.sim_cmd import controller_factory
+from costart.logging_setup import configure_logging
+from costart.sim.results import run_policy
+from costart.sim.scenario import load_scenario
+from costart.sim.setup import draw_setup
+configure_logging(level=logging.WARNING)
+scenario = load_scenario(Path("scenarios") / "sim-mixed.toml")
+setups = [draw_setup(scenario, seed) for seed in range(1, 4)]
+if sys.argv[2] == "1":
+    for setup in setups:
+        run_policy(setup, sys.argv[1], controller_factory)
+"""
+
+# argv: the cluster size, the number of steps, and "1" (decide) or "0" (setup only).
+GROUP_DRIVER = """
+import random, sys
+sys.path.insert(0, "bench")
+import bench_placement as bp
+size, steps = int(sys.argv[1]), int(sys.argv[2])
+world = bp.busy_world(bp.grid_cluster(*bp.SIZES[size]), random.Random(bp.SEED))
+step_class = getattr(bp, "IncrementalStep", None) or getattr(bp, "CoPlacementStep")
+made = [step_class(bp.InMemoryAllocator(bp.grid_cluster(*bp.SIZES[size]))) for _ in range(steps)]
+if sys.argv[3] == "1":
+    for step in made:
+        step.decide(world, 1)
+"""
+
+
+def _instructions(tree: Path, driver: str, args: list[str]) -> int:
+    """Instructions valgrind counts for ``driver`` run over ``tree``'s code."""
+    env = {**os.environ, "PYTHONPATH": str(tree), "PYTHONHASHSEED": "0"}
+    done = subprocess.run(
+        [
+            "valgrind",
+            "--tool=cachegrind",
+            "--cache-sim=no",
+            "--cachegrind-out-file=/dev/null",
+            sys.executable,
+            "-c",
+            driver,
+            *args,
+        ],
+        cwd=tree,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    found = REFS.search(done.stderr)
+    if found is None:
+        raise SystemExit(f"valgrind printed no instruction count:\n{done.stderr[-2000:]}")
+    return int(found.group(1).replace(",", ""))
+
+
+def _work(tree: Path, driver: str, args: list[str]) -> int:
+    """The work's instructions: with it, less setup only."""
+    return _instructions(tree, driver, [*args, "1"]) - _instructions(tree, driver, [*args, "0"])
+
+
+def measure(tree: Path) -> dict[str, int]:
+    figures = {f"sim.mixed.{p}": _work(tree, SIM_DRIVER, [p]) for p in POLICIES}
+    for size in GROUP_SIZES:
+        total = _work(tree, GROUP_DRIVER, [str(size), str(GROUP_STEPS)])
+        figures[f"placement.group_64.{size}"] = total // GROUP_STEPS
+    return figures
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("base", help="the commit to compare against")
+    parser.add_argument("--new", default="HEAD")
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args()
+    if shutil.which("valgrind") is None:
+        raise SystemExit("valgrind is not installed (apt-get install valgrind)")
+    revs = {"base": _git("rev-parse", args.base), "new": _git("rev-parse", args.new)}
+    started = time.monotonic()
+    measured: dict[str, dict[str, int]] = {}
+    with _worktrees(revs) as trees:
+        for side, tree in trees.items():
+            measured[side] = measure(tree)
+            print(f"{side} measured ({time.monotonic() - started:.0f} s)", flush=True)
+    table = {
+        name: {
+            "base": measured["base"][name],
+            "new": measured["new"][name],
+            "ratio": round(measured["new"][name] / measured["base"][name], 4),
+        }
+        for name in measured["base"]
+    }
+    for name, row in table.items():
+        print(f"{name:32} base {row['base']:>14,}  new {row['new']:>14,}  x{row['ratio']:.4f}")
+    out = args.out or (
+        ROOT / "bench" / "results" / f"instructions-{revs['base'][:8]}-{revs['new'][:8]}.json"
+    )
+    out.write_text(
+        json.dumps(
+            {
+                "benchmark": "A/B: instructions executed (valgrind cachegrind), work less setup",
+                "base": revs["base"],
+                "new": revs["new"],
+                "figures": table,
+            },
+            indent=2,
+            sort_keys=True,
+        )
+        + "\n"
+    )
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()
