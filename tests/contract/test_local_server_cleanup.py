@@ -42,6 +42,6 @@ def test_a_killed_starter_leaves_no_server_and_no_data_directory():
     starter.wait()
     deadline = time.monotonic() + GONE_WITHIN_S
     while (accepts(port) or Path(root).exists()) and time.monotonic() < deadline:
-        time.sleep(0.2)
+        time.sleep(0.02)
     assert not accepts(port), f"the server on port {port} outlived its starter"
     assert not Path(root).exists(), f"{root} outlived its starter"
