@@ -3,8 +3,18 @@
 from __future__ import annotations
 
 import os
+import sys
 
 from hypothesis import HealthCheck, Phase, settings
+
+from tests.bytecode_cache import cache_bytecode
+
+# This process and every Python process the tests start keep compiled modules in one
+# cache instead of compiling them anew each start (see tests/bytecode_cache.py).
+_BYTECODE_CACHE = cache_bytecode(os.environ)
+if _BYTECODE_CACHE is not None:
+    sys.pycache_prefix = _BYTECODE_CACHE
+    sys.dont_write_bytecode = False
 
 settings.register_profile(
     "ci",
