@@ -179,18 +179,7 @@ def serve(
         step = build_placement(settings)
     except (TokenError, ClusterError, ValueError) as error:
         _usage(str(error))
-    # Refused before anything is opened, like a zero timeout in a spec.
-    for option, seconds in (
-        ("--lease-duration", lease_duration),
-        ("--interval", interval),
-        ("--heartbeat-timeout", heartbeat_timeout),
-    ):
-        if not seconds > 0:  # also NaN
-            _usage(f"{option} must be longer than 0 seconds (got {seconds})")
-    if not claim_delay >= 0:
-        _usage(f"--claim-delay must not be negative (got {claim_delay})")
-    if max_connections < 1:
-        _usage("--max-connections must be at least 1")
+    _check_options(lease_duration, interval, heartbeat_timeout, claim_delay, max_connections)
     tls = _tls_files(cert, key)
     url = advertise or f"{'https' if tls else 'http'}://{host}:{port}"
     try:
@@ -206,19 +195,7 @@ def serve(
     if target.store_dir is not None and lease is not None:
         publish_leader(target.store_dir, url)
     driver = ClaimDriver(int(claim_delay * SECOND_NS)) if simulate_claims else None
-    try:
-        # Every stored view value checked once, and the views' anchor against the log.
-        checked = CheckedViews(
-            views_dir,
-            lambda: controller,
-            rebuild=target.rebuild_views,
-            warn=lambda message: log.warning("views", problem=message),
-        )
-        checked.fresh(verify=True)
-    except DamagedStoreError as error:
-        if lease is not None:
-            lease.release()
-        _refuse(error)
+    checked = _checked_views(views_dir, controller, lease, rebuild=target.rebuild_views)
     with contextlib.closing(checked), contextlib.ExitStack() as stack:
         service, hub = _service(
             controller,
@@ -248,6 +225,47 @@ def serve(
                 _hand_over(controller, lease)
     if keeper is not None and keeper.lost is not None:
         raise typer.Exit(EXIT_ERROR)
+
+
+def _check_options(
+    lease_duration: float,
+    interval: float,
+    heartbeat_timeout: float,
+    claim_delay: float,
+    max_connections: int,
+) -> None:
+    """Refuse a bad option before anything is opened, like a zero timeout in a spec."""
+    for option, seconds in (
+        ("--lease-duration", lease_duration),
+        ("--interval", interval),
+        ("--heartbeat-timeout", heartbeat_timeout),
+    ):
+        if not seconds > 0:  # also NaN
+            _usage(f"{option} must be longer than 0 seconds (got {seconds})")
+    if not claim_delay >= 0:
+        _usage(f"--claim-delay must not be negative (got {claim_delay})")
+    if max_connections < 1:
+        _usage("--max-connections must be at least 1")
+
+
+def _checked_views(
+    views_dir: Path, controller: Controller, lease: LeaseLike | None, *, rebuild: bool
+) -> CheckedViews:
+    """The views, every stored value checked once and their anchor against the log
+    (rebuilt first with ``rebuild``); a damaged store gives the lease back and refuses."""
+    try:
+        checked = CheckedViews(
+            views_dir,
+            lambda: controller,
+            rebuild=rebuild,
+            warn=lambda message: log.warning("views", problem=message),
+        )
+        checked.fresh(verify=True)
+    except DamagedStoreError as error:
+        if lease is not None:
+            lease.release()
+        _refuse(error)
+    return checked
 
 
 def _views_fold(stack: contextlib.ExitStack, settings: Settings, views_dir: Path) -> Fold:

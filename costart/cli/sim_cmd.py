@@ -12,7 +12,7 @@ import logging
 import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Annotated, cast
+from typing import Annotated, TypedDict, cast
 
 import typer
 from rich.console import Console
@@ -209,6 +209,16 @@ def check_options(
 DEFAULT_LOG_POLICY = "reserve"
 
 
+class _TraceArgs(TypedDict):
+    """The trace options as given on the command line (checked by `check_options`)."""
+
+    max_groups: int | None
+    compress: float
+    node_losses: int
+    controller_crashes: int
+    session_interval: str
+
+
 def sim(
     ctx: typer.Context,
     source: Annotated[Path, typer.Argument(help="a sim scenario file, or the traces folder")],
@@ -244,11 +254,10 @@ def sim(
     console = Console(width=max(Console().width, 200))
     if allocator not in ALLOCATORS:
         raise typer.BadParameter(f"--allocator must be one of {', '.join(ALLOCATORS)}")
-    outside: OutsideLoadDoc | None = None
     target: Target = ctx.obj or Target()  # run alone (its own app), no global options
     store = target.store_dir
     chosen = [p.strip() for p in policies.split(",") if p.strip()]
-    trace_options = {
+    trace_options: _TraceArgs = {
         "max_groups": max_groups,
         "compress": compress,
         "node_losses": node_losses,
@@ -259,25 +268,7 @@ def sim(
         if target.store_url is not None:
             raise UsageError("sim writes its log to a directory: --store DIR")
         check_options(trace, trace_options, chosen, store, log_policy)
-    try:
-        if trace is not None:
-            if trace not in TRACE_KINDS:
-                raise typer.BadParameter(f"--trace must be one of {', '.join(TRACE_KINDS)}")
-            options = TraceOptions(
-                max_groups=max_groups,
-                compress=compress,
-                node_losses=node_losses,
-                controller_crashes=controller_crashes,
-                session_interval_ns=parse_duration_ns(session_interval),
-            )
-            setup = trace_setup(cast(TraceKind, trace), source, seed, options)
-        else:
-            scenario = load_scenario(source)
-            setup = draw_setup(scenario, seed)
-            outside = scenario.doc.outside_load
-    except ScenarioError as error:
-        typer.echo(f"invalid scenario {source}: {error}", err=True)
-        raise typer.Exit(EXIT_INVALID) from None
+    setup, outside = _drawn(source, trace, seed, trace_options)
     if allocator == "outside-load":
         setup = with_outside_load(setup, outside)
     for line in describe_setup(setup):
@@ -296,6 +287,31 @@ def sim(
         console.print(
             f"the {log[0]} run's log is in {log[1]} (costart --store {log[1]} replay verify)"
         )
+
+
+def _drawn(
+    source: Path, trace: str | None, seed: int, trace_options: _TraceArgs
+) -> tuple[SimSetup, OutsideLoadDoc | None]:
+    """The run's setup drawn from a scenario file or a real trace (``trace_options``,
+    already checked), and the scenario's outside load if it declares one. An invalid
+    scenario is reported, exit code `EXIT_INVALID`."""
+    try:
+        if trace is None:
+            scenario = load_scenario(source)
+            return draw_setup(scenario, seed), scenario.doc.outside_load
+        if trace not in TRACE_KINDS:
+            raise typer.BadParameter(f"--trace must be one of {', '.join(TRACE_KINDS)}")
+        options = TraceOptions(
+            max_groups=trace_options["max_groups"],
+            compress=trace_options["compress"],
+            node_losses=trace_options["node_losses"],
+            controller_crashes=trace_options["controller_crashes"],
+            session_interval_ns=parse_duration_ns(trace_options["session_interval"]),
+        )
+        return trace_setup(cast(TraceKind, trace), source, seed, options), None
+    except ScenarioError as error:
+        typer.echo(f"invalid scenario {source}: {error}", err=True)
+        raise typer.Exit(EXIT_INVALID) from None
 
 
 def register(main_app: typer.Typer) -> None:

@@ -10,10 +10,10 @@ import pytest
 from typer.testing import CliRunner
 
 from costart.cli.exits import EXIT_USAGE
-from costart.cli.sim_cmd import app
+from costart.cli.sim_cmd import EXIT_INVALID, app
 from costart.logging_setup import configure_logging
 from costart.sim.results import ALL_POLICIES
-from tests.sim.helpers import SCENARIOS
+from tests.sim.helpers import SCENARIOS, TRACES
 
 
 @pytest.fixture(autouse=True)
@@ -147,3 +147,30 @@ def test_the_per_workload_panel_reads_minutes_for_short_waits_and_hours_for_long
     _workload_bars(long_axes, long_report)
     assert long_axes.get_ylabel() == "time to start (h): p50 bar, p99 mark"
     plt.close("all")
+
+
+def test_sim_draws_from_a_real_trace_or_refuses_what_it_cannot_read(tmp_path):
+    """`costart sim TRACES --trace pai` runs the trace's first groups; an unknown trace
+    kind is a usage error and a scenario that does not parse is reported invalid, each
+    before anything is written."""
+    from costart.cli.main import app as main_app
+
+    runner = CliRunner()
+    out = tmp_path / "r"
+    args = ["sim", str(TRACES), "--trace", "pai", "--max-groups", "3", "--policies", "reserve"]
+    result = runner.invoke(main_app, [*args, "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    report = json.loads((out / "report.json").read_bytes())
+    [reserve] = report["policies"]
+    assert (reserve["groups"], reserve["end_reason"]) == (3, "quiescent")
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[cluster]\nnodes = 'many'\n")
+    refused = tmp_path / "refused"
+    unknown = runner.invoke(
+        main_app, ["sim", str(TRACES), "--trace", "slurm", "--out", str(refused)]
+    )
+    assert unknown.exit_code == EXIT_USAGE and "--trace must be one of" in unknown.output
+    invalid = runner.invoke(main_app, ["sim", str(bad), "--out", str(refused)])
+    assert invalid.exit_code == EXIT_INVALID
+    assert invalid.stderr.startswith(f"invalid scenario {bad}: ")
+    assert not refused.exists()
