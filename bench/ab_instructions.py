@@ -62,8 +62,11 @@ sys.path.insert(0, "bench")
 import bench_placement as bp
 size, steps = int(sys.argv[1]), int(sys.argv[2])
 world = bp.busy_world(bp.grid_cluster(*bp.SIZES[size]), random.Random(bp.SEED))
-step_class = getattr(bp, "IncrementalStep", None) or getattr(bp, "CoPlacementStep")
-made = [step_class(bp.InMemoryAllocator(bp.grid_cluster(*bp.SIZES[size]))) for _ in range(steps)]
+def fresh_step(size):  # as that side's benchmark builds it (older ones had no function)
+    if hasattr(bp, "fresh_step"):
+        return bp.fresh_step(size)
+    return bp.CoPlacementStep(bp.InMemoryAllocator(bp.grid_cluster(*bp.SIZES[size])))
+made = [fresh_step(size) for _ in range(steps)]
 if sys.argv[3] == "1":
     for step in made:
         step.decide(world, 1)

@@ -34,7 +34,7 @@ from costart.domain.lifecycle import submit
 from costart.domain.spec import spec_from_object
 from costart.domain.spec_types import GroupSpec
 from costart.domain.world import World
-from costart.placement import Cluster, InMemoryAllocator, Node, load_cluster
+from costart.placement import Cluster, Node, load_cluster
 from costart.placement.incremental import IncrementalStep
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -127,13 +127,18 @@ def busy_world(cluster: Cluster, rng: random.Random) -> World:
     return world
 
 
+def fresh_step(size: int) -> IncrementalStep:
+    """A step as ``serve`` and the simulator build it (its allocator counting usage from
+    the same committed events), over a fresh cluster of ``size`` nodes."""
+    return IncrementalStep.on_cluster(grid_cluster(*SIZES[size]))
+
+
 def time_group(size: int, runs: int) -> dict[str, Any]:
     cluster = grid_cluster(*SIZES[size])
     world = busy_world(cluster, random.Random(SEED))
     timings, placed = [], False
     for _ in range(runs):
-        step = IncrementalStep(InMemoryAllocator(grid_cluster(*SIZES[size])))
-        seconds, decisions = _timed(step, world)
+        seconds, decisions = _timed(fresh_step(size), world)
         placed = any(type(d).__name__ == "PlaceGroup" for d in decisions)
         timings.append(seconds)
     return {"nodes": size, "placed": placed, **_stats(timings, 1000, "ms")}

@@ -34,7 +34,7 @@ from costart.domain.states import GroupState
 from costart.domain.world import World
 from costart.placement.allocator import Allocator, InMemoryAllocator
 from costart.placement.capacity import View
-from costart.placement.cluster import ClusterError
+from costart.placement.cluster import Cluster, ClusterError
 from costart.placement.cluster_file import ClusterDefinition, load_cluster
 from costart.placement.constraints import Scope
 from costart.placement.gangs import InfeasibleCheck
@@ -91,10 +91,16 @@ class IncrementalStep(CoPlacementStep):
     def in_memory(cls, definition: ClusterDefinition) -> IncrementalStep:
         """A step over a fresh in-memory allocator for a loaded cluster file; the
         allocator counts usage from the same committed events as the step."""
+        return cls.on_cluster(definition.build(), dict(definition.placement_groups))
+
+    @classmethod
+    def on_cluster(
+        cls, cluster: Cluster, placement_groups: Mapping[str, Topology] | None = None
+    ) -> IncrementalStep:
+        """`in_memory` for a cluster already built (``cluster``: the step's own)."""
         journal = EventJournal()
-        cluster = definition.build()
         allocator = InMemoryAllocator(cluster, UsedCount(cluster, journal))
-        return cls(allocator, dict(definition.placement_groups), journal)
+        return cls(allocator, placement_groups, journal)
 
     @classmethod
     def over_host(cls, definition: ClusterDefinition, load: HostLoad) -> IncrementalStep:
