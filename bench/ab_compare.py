@@ -67,6 +67,17 @@ def _worktrees(revs: dict[str, str]) -> Iterator[dict[str, Path]]:
         shutil.rmtree(base, ignore_errors=True)
 
 
+# For the drivers that run inside a side's worktree with its `bench_placement` imported as
+# ``bp`` (`ab_instructions.py`, `ab_paired.py`): the 64-member group's step, built as that
+# side's benchmark builds it (benchmarks before `fresh_step` built the plain step).
+FRESH_STEP = """
+def fresh_step(size):
+    if hasattr(bp, "fresh_step"):
+        return bp.fresh_step(size)
+    return bp.CoPlacementStep(bp.InMemoryAllocator(bp.grid_cluster(*bp.SIZES[size])))
+"""
+
+
 def _run(tree: Path, bench: str, args: list[str]) -> dict[str, Any]:
     """Run one benchmark over ``tree``'s code; its results file."""
     env = {**os.environ, "PYTHONPATH": str(tree), "PYTHONHASHSEED": "0"}

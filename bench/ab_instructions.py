@@ -30,7 +30,7 @@ import sys
 import time
 from pathlib import Path
 
-from ab_compare import ROOT, _git, _worktrees
+from ab_compare import FRESH_STEP, ROOT, _git, _worktrees
 
 POLICIES = ("atomic", "reserve", "independent")
 GROUP_SIZES = (4096, 16384)
@@ -56,21 +56,22 @@ if sys.argv[2] == "1":
 """
 
 # argv: the cluster size, the number of steps, and "1" (decide) or "0" (setup only).
-GROUP_DRIVER = """
+GROUP_DRIVER = (
+    """
 import random, sys
 sys.path.insert(0, "bench")
 import bench_placement as bp
 size, steps = int(sys.argv[1]), int(sys.argv[2])
 world = bp.busy_world(bp.grid_cluster(*bp.SIZES[size]), random.Random(bp.SEED))
-def fresh_step(size):  # as that side's benchmark builds it (older ones had no function)
-    if hasattr(bp, "fresh_step"):
-        return bp.fresh_step(size)
-    return bp.CoPlacementStep(bp.InMemoryAllocator(bp.grid_cluster(*bp.SIZES[size])))
+"""
+    + FRESH_STEP
+    + """
 made = [fresh_step(size) for _ in range(steps)]
 if sys.argv[3] == "1":
     for step in made:
         step.decide(world, 1)
 """
+)
 
 
 def _instructions(tree: Path, driver: str, args: list[str]) -> int:

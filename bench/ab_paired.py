@@ -29,14 +29,15 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
-from ab_compare import ROOT, _git, _worktrees
+from ab_compare import FRESH_STEP, ROOT, _git, _worktrees
 
 POLICIES = ("atomic", "reserve", "independent")
 SEEDS = (1, 2, 3)
 GROUP_SIZES = (256, 1024, 4096, 16384)
 
 # The worker: reads one JSON job per line, answers one JSON line with its times.
-WORKER = """
+WORKER = (
+    """
 import json, logging, random, sys, time
 from pathlib import Path
 sys.path.insert(0, "bench")
@@ -49,10 +50,9 @@ import bench_placement as bp
 configure_logging(level=logging.WARNING)
 scenario = load_scenario(Path("scenarios") / "sim-mixed.toml")
 worlds = {}
-def fresh_step(size):  # as this side's benchmark builds it (older ones had no function)
-    if hasattr(bp, "fresh_step"):
-        return bp.fresh_step(size)
-    return bp.CoPlacementStep(bp.InMemoryAllocator(bp.grid_cluster(*bp.SIZES[size])))
+"""
+    + FRESH_STEP
+    + """
 print("ready", flush=True)
 for line in sys.stdin:
     job = json.loads(line)
@@ -77,6 +77,7 @@ for line in sys.stdin:
     work()
     print(json.dumps({"cpu": time.process_time() - cpu, "wall": time.perf_counter() - wall}), flush=True)
 """
+)
 
 
 class Worker:
