@@ -168,6 +168,23 @@ def _rounds(
     return rounds
 
 
+def write_results(
+    out: Path | None, stem: str, revs: dict[str, str], benchmark: str, fields: dict[str, Any]
+) -> None:
+    """Write an A/B's results (to ``out``, or ``bench/results/<stem>-<base>-<new>.json``):
+    what was run, both commits, ``fields``, and the machine's cores and load."""
+    path = out or ROOT / "bench" / "results" / f"{stem}-{revs['base'][:8]}-{revs['new'][:8]}.json"
+    record = {
+        "benchmark": benchmark,
+        "base": revs["base"],
+        "new": revs["new"],
+        **fields,
+        "machine": {"cpus": os.cpu_count(), "load_average_1m": round(os.getloadavg()[0], 2)},
+    }
+    path.write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
+    print(f"wrote {path}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("base", help="the commit to compare against")
@@ -207,31 +224,21 @@ def main() -> None:
             f"x{row['ratio']:.3f}{'' if row['within'] else '  OVER'}  (best x{row['best_ratio']:.3f})"
         )
     print(f"every new median within x{args.limit}: {'yes' if within else 'NO'}")
-    out = args.out or ROOT / "bench" / "results" / f"ab-{revs['base'][:8]}-{revs['new'][:8]}.json"
-    out.write_text(
-        json.dumps(
-            {
-                "benchmark": "A/B: bench_sim.py and bench_placement.py, alternating rounds",
-                "base": revs["base"],
-                "new": revs["new"],
-                "rounds": args.rounds,
-                "quick": args.quick,
-                "sim_seeds": args.sim_seeds,
-                "limit": args.limit,
-                "within_limit": within,
-                "figures": table,
-                "per_round": rounds,
-                "machine": {
-                    "cpus": os.cpu_count(),
-                    "load_average_1m": round(os.getloadavg()[0], 2),
-                },
-            },
-            indent=2,
-            sort_keys=True,
-        )
-        + "\n"
+    write_results(
+        args.out,
+        "ab",
+        revs,
+        "A/B: bench_sim.py and bench_placement.py, alternating rounds",
+        {
+            "rounds": args.rounds,
+            "quick": args.quick,
+            "sim_seeds": args.sim_seeds,
+            "limit": args.limit,
+            "within_limit": within,
+            "figures": table,
+            "per_round": rounds,
+        },
     )
-    print(f"wrote {out}")
 
 
 if __name__ == "__main__":

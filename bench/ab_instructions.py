@@ -21,7 +21,6 @@ Writes ``bench/results/instructions-<base>-<new>.json`` unless ``--out`` is give
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import shutil
@@ -30,7 +29,7 @@ import sys
 import time
 from pathlib import Path
 
-from ab_compare import FRESH_STEP, ROOT, _git, _worktrees
+from ab_compare import FRESH_STEP, _git, _worktrees, write_results
 
 POLICIES = ("atomic", "reserve", "independent")
 GROUP_SIZES = (4096, 16384)
@@ -138,23 +137,13 @@ def main() -> None:
     }
     for name, row in table.items():
         print(f"{name:32} base {row['base']:>14,}  new {row['new']:>14,}  x{row['ratio']:.4f}")
-    out = args.out or (
-        ROOT / "bench" / "results" / f"instructions-{revs['base'][:8]}-{revs['new'][:8]}.json"
+    write_results(
+        args.out,
+        "instructions",
+        revs,
+        "A/B: instructions executed (valgrind cachegrind), work less setup",
+        {"figures": table},
     )
-    out.write_text(
-        json.dumps(
-            {
-                "benchmark": "A/B: instructions executed (valgrind cachegrind), work less setup",
-                "base": revs["base"],
-                "new": revs["new"],
-                "figures": table,
-            },
-            indent=2,
-            sort_keys=True,
-        )
-        + "\n"
-    )
-    print(f"wrote {out}")
 
 
 if __name__ == "__main__":

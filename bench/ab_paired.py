@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
-from ab_compare import FRESH_STEP, ROOT, _git, _worktrees
+from ab_compare import FRESH_STEP, _git, _worktrees, write_results
 
 POLICIES = ("atomic", "reserve", "independent")
 SEEDS = (1, 2, 3)
@@ -173,29 +173,13 @@ def main() -> None:
             f"{name:28} cpu x{row['cpu_ratio_median']:.3f}  wall x{row['wall_ratio_median']:.3f}"
             f"  (cpu quartiles {row['cpu_ratio_quartiles']}, {row['pairs']} pairs)"
         )
-    out = args.out or (
-        ROOT / "bench" / "results" / f"ab-paired-{revs['base'][:8]}-{revs['new'][:8]}.json"
+    write_results(
+        args.out,
+        "ab-paired",
+        revs,
+        "A/B in paired runs: one worker per side, back to back, median of new/base per pair",
+        {"reps": args.reps, "figures": table},
     )
-    out.write_text(
-        json.dumps(
-            {
-                "benchmark": "A/B in paired runs: one worker per side, back to back, "
-                "median of new/base per pair",
-                "base": revs["base"],
-                "new": revs["new"],
-                "reps": args.reps,
-                "figures": table,
-                "machine": {
-                    "cpus": os.cpu_count(),
-                    "load_average_1m": round(os.getloadavg()[0], 2),
-                },
-            },
-            indent=2,
-            sort_keys=True,
-        )
-        + "\n"
-    )
-    print(f"wrote {out}")
 
 
 if __name__ == "__main__":
