@@ -106,19 +106,25 @@ def zygote(fd: int) -> None:
             raise SystemExit(f"unknown zygote request {text!r}")
 
 
+def _writer_from(path: str, args: list[str]) -> None:
+    """`writer` with its command-line arguments: prefix, threads, batches, size, map size."""
+    prefix, threads, batches, size, map_size = args
+    writer(
+        path,
+        prefix,
+        threads=int(threads),
+        batches=int(batches),
+        size=int(size),
+        map_size=int(map_size),
+    )
+
+
 def _run_forked_writer(args: list[str]) -> None:
     """A forked child's whole life: it must end in ``os._exit`` (never return into the
     zygote's loop, never run the zygote's exit handlers)."""
     try:
-        path, prefix, threads, batches, size, map_size = args
-        writer(
-            path,
-            prefix,
-            threads=int(threads),
-            batches=int(batches),
-            size=int(size),
-            map_size=int(map_size),
-        )
+        path, *writer_args = args
+        _writer_from(path, writer_args)
     except BaseException:
         traceback.print_exc()
         os._exit(1)
@@ -130,15 +136,7 @@ def main(argv: list[str]) -> None:
     structlog.configure(logger_factory=structlog.PrintLoggerFactory(sys.stderr))
     role, path, *args = argv
     if role == "writer":
-        prefix, threads, batches, size, map_size = args
-        writer(
-            path,
-            prefix,
-            threads=int(threads),
-            batches=int(batches),
-            size=int(size),
-            map_size=int(map_size),
-        )
+        _writer_from(path, args)
     elif role == "hold-reader":
         hold_reader(path)
     elif role == "zygote":
