@@ -23,6 +23,7 @@ import structlog
 from eventsourcing.application import Application
 from eventsourcing.persistence import ApplicationRecorder, Mapper
 
+from costart.deadline_index import DeadlineIndex
 from costart.domain import backfill, lifecycle, limits, node_loss, reconcile, reports, scheduling
 from costart.domain import decisions as dec
 from costart.domain.actors import TIMER, Actor
@@ -152,6 +153,8 @@ class Controller(Application[UUID]):
             claim_term(self.recorder, term)
         self._clock: Clock = clock or time.time_ns
         self.placement = placement
+        # Which groups a tick fires for, from the committed events (ADR 0062).
+        self._deadlines = DeadlineIndex()
         self._lock = threading.RLock()
         self._depth = threading.local()  # command scopes this thread has open
         self.world = World()
@@ -297,6 +300,7 @@ class Controller(Application[UUID]):
         for position, event in enumerate(events, first):
             apply(event)
             world.position = position
+        self._deadlines.committed(events, world.position)
         if self.placement is not None:
             self.placement.committed(events, world.position)
         return events
@@ -488,14 +492,9 @@ class Controller(Application[UUID]):
         fired: list[DomainEvent] = []
         with self._command():
             now = self._now(now_ns)
-            world = self.world
-            # Only the due groups, in submission order (`live_groups` order): firing one
-            # group's timers never changes another group. Most live groups have no
-            # deadline: the status test spares them a call.
-            live = map(world.groups.__getitem__, world.live_names.values())
-            timed = scheduling.TIMED
-            due = [g for g in live if g.status in timed and scheduling.deadline_due(g, now)]
-            for group in sorted(due, key=lambda g: g.submission_seq):
+            # Only the due groups, in submission order (`scheduling.due_groups`, answered
+            # from what changed): firing one group's timers never changes another group.
+            for group in self._deadlines.due(self.world, now):
                 unit = GroupUnit(group, self.world.members_of(group), actor=TIMER)
                 if scheduling.on_tick(unit, now):
                     fired.extend(self._commit(unit))

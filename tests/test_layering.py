@@ -8,6 +8,8 @@ random id or draws unseeded randomness.
 Inside placement a wall stands around the speed-ups that keep state across sessions
 (`costart.placement.incremental`, ADR 0052): they import the plain policy, and neither
 the plain policy nor the domain (nor any other layer but the simulator) imports them.
+The tick's index (`costart.deadline_index`, ADR 0062) stands behind its own wall: only
+the Controller imports it, never the domain whose plain scan it is compared with.
 """
 
 from __future__ import annotations
@@ -142,6 +144,9 @@ WALLS: dict[str, tuple[str, ...]] = {
     # The speed-ups: imported by themselves, the simulator and the composition root,
     # which run them; never by the plain policy they are compared with, nor the domain.
     "placement.incremental": ("placement/incremental/", "sim/", "bootstrap.py"),
+    # The tick's index (ADR 0062): the Controller runs it; the plain scan it is compared
+    # with (`domain.scheduling.due_groups`) and the rest of the domain never import it.
+    "deadline_index": ("deadline_index.py", "controller.py"),
 }
 
 
@@ -283,8 +288,9 @@ def test_the_wall_check_fails_when_the_plain_step_or_the_domain_imports_the_spee
     tmp_path, monkeypatch
 ):
     """Probes: a copy of the package where the plain step imports the incremental
-    package (absolutely, and relatively), and a domain module imports it; the wall
-    check must name each, and only those."""
+    package (absolutely, and relatively), and a domain module imports it, and where the
+    domain's plain timer scan imports the tick's index; the wall check must name each,
+    and only those (the Controller importing the index is allowed)."""
     fake = tmp_path / "costart"
     (fake / "placement" / "incremental").mkdir(parents=True)
     (fake / "domain").mkdir()
@@ -300,8 +306,11 @@ def test_the_wall_check_fails_when_the_plain_step_or_the_domain_imports_the_spee
     (fake / "sim" / "engine.py").write_text(
         "from costart.placement.incremental import IncrementalStep\n"  # allowed
     )
+    (fake / "domain" / "scheduling.py").write_text("from ..deadline_index import DeadlineIndex\n")
+    (fake / "controller.py").write_text("from costart.deadline_index import DeadlineIndex\n")
     monkeypatch.setattr(sys.modules[__name__], "PACKAGE", fake)
     assert wall_violations() == [
+        "domain/scheduling.py:1 imports costart.deadline_index",
         "domain/world.py:1 imports costart.placement.incremental",
         "placement/gangs.py:1 imports costart.placement.incremental",
         "placement/step.py:1 imports costart.placement.incremental",

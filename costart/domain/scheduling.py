@@ -15,10 +15,15 @@ from costart.domain.aggregates import GroupUnit, MemberAggregate
 from costart.domain.errors import DomainError, IllegalTransition
 from costart.domain.events import Assignment, PendReason
 from costart.domain.lifecycle import release_barrier_if_ready
-from costart.domain.runtime_limits import fire_runtime_limits, runtime_limit_may_be_due
+from costart.domain.runtime_limits import (
+    fire_runtime_limits,
+    runtime_limit_may_be_due,
+    shortest_limit_ns,
+)
 from costart.domain.spec_types import RESERVING_MODES
 from costart.domain.states import GROUP_STARTED, GROUP_WAITING, GroupState
 from costart.domain.teardown import release_and_retry
+from costart.domain.world import World
 
 
 def _check_assignments(member: MemberAggregate, new: Sequence[Assignment], already: int) -> None:
@@ -133,15 +138,43 @@ TIMED: Final = frozenset({"RESERVING", "PLACED", *GROUP_STARTED})
 `deadline_due` is False for every other status."""
 
 
+def wake_ns(group: GroupState) -> int | None:
+    """The time from which `deadline_due` holds for ``group`` as it now is (None: not
+    before the group changes): its reservation or barrier deadline, or for a started
+    group its first start plus its shortest ``max_runtime``."""
+    status = group.status
+    if status == "RESERVING":
+        return group.reservation_deadline_ns
+    if status == "PLACED":
+        return group.barrier_deadline_ns
+    started = group.started_at_ns
+    if started is None or status not in GROUP_STARTED:
+        return None
+    shortest = shortest_limit_ns(group.spec)
+    return None if shortest is None else started + shortest
+
+
 def deadline_due(group: GroupState, now_ns: int) -> bool:
     """Whether `on_tick` would fire anything for this group (cheap: no unit needed)."""
-    if group.status == "RESERVING":
-        deadline = group.reservation_deadline_ns
-    elif group.status == "PLACED":
-        deadline = group.barrier_deadline_ns
-    else:
-        return runtime_limit_may_be_due(group, now_ns)
-    return deadline is not None and now_ns >= deadline
+    wake = wake_ns(group)
+    return wake is not None and now_ns >= wake
+
+
+def due_groups(world: World, now_ns: int) -> list[GroupState]:
+    """The live groups a tick at ``now_ns`` fires timers for (`deadline_due`), in
+    submission order: the plain scan of every live group, which
+    `costart.deadline_index.DeadlineIndex` answers from what changed (and is tested
+    against). Firing one group's timers never changes another group."""
+    live = map(world.groups.__getitem__, world.live_names.values())
+    # Most live groups have no deadline: the status test spares them a call.
+    due = [g for g in live if g.status in TIMED and deadline_due(g, now_ns)]
+    due.sort(key=submission_order)
+    return due
+
+
+def submission_order(group: GroupState) -> int:
+    """A sort key: groups in the order they were submitted."""
+    return group.submission_seq
 
 
 def on_tick(unit: GroupUnit, now_ns: int) -> bool:
