@@ -14,7 +14,8 @@ twice under ``valgrind --tool=cachegrind --cache-sim=no``: once with the work, o
 only its setup (imports, scenario, cluster and World built); the difference is the
 work's. Workloads: the mixed scenario's three seeds per policy (`bench_sim.py`'s
 figure), and a cold session of the 64-member group on 4,096 and 16,384 nodes
-(`bench_placement.py`'s, three steps each, built as that side's benchmark builds them).
+(`bench_placement.py`'s, three steps each, built as that side's benchmark builds them),
+and one session over 1,000 pending groups (`bench_placement.py`'s session figure).
 Writes ``bench/results/instructions-<base>-<new>.json`` unless ``--out`` is given.
 """
 
@@ -72,6 +73,21 @@ if sys.argv[3] == "1":
 """
 )
 
+# argv: "1" (decide) or "0" (setup only). One session over 1,000 pending groups on the
+# benchmark cluster, the step built as that side's benchmark builds it.
+SESSION_DRIVER = """
+import random, sys
+sys.path.insert(0, "bench")
+import bench_placement as bp
+world = bp.World()
+for spec in bp.workload(1000, random.Random(bp.SEED)):
+    world.apply_all(bp.submit(world, spec, 0).pending_events)
+step_class = getattr(bp, "IncrementalStep", None) or bp.CoPlacementStep
+step = step_class.in_memory(bp.load_cluster(bp.CLUSTER))
+if sys.argv[1] == "1":
+    step.decide(world, 1)
+"""
+
 
 def _instructions(tree: Path, driver: str, args: list[str]) -> int:
     """Instructions valgrind counts for ``driver`` run over ``tree``'s code."""
@@ -109,6 +125,7 @@ def measure(tree: Path) -> dict[str, int]:
     for size in GROUP_SIZES:
         total = _work(tree, GROUP_DRIVER, [str(size), str(GROUP_STEPS)])
         figures[f"placement.group_64.{size}"] = total // GROUP_STEPS
+    figures["placement.session_1000"] = _work(tree, SESSION_DRIVER, [])
     return figures
 
 
