@@ -11,11 +11,9 @@ from typing import Annotated
 
 import typer
 
-from costart.agent import Agent, AgentConfig
 from costart.cli.commands import Target
 from costart.cli.exits import EXIT_ERROR, EXIT_USAGE
 from costart.domain.limits import LABEL_PATTERN
-from costart.rest.client import ApiError
 
 
 def _peer_hosts(values: list[str]) -> tuple[dict[str, str], str | None]:
@@ -72,6 +70,10 @@ def agent(
     ] = None,
 ) -> None:
     """Run the tasks placed on NODEs as local processes (the member's run table)."""
+    # The agent and its HTTP client load when this command runs, not for every command.
+    from costart.agent import Agent, AgentConfig  # noqa: PLC0415 - see above
+    from costart.rest.client import ApiError  # noqa: PLC0415 - see above
+
     target: Target = ctx.obj
     urls = server or target.server
     secret = token or target.token

@@ -16,16 +16,14 @@ from __future__ import annotations
 import contextlib
 import signal
 import tempfile
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import msgspec
 import structlog
 import typer
-import uvicorn
 
 from costart.adapters.simulated_claims import ClaimDriver
 from costart.bootstrap import Settings, bootstrap, build_placement, build_standby
@@ -38,19 +36,18 @@ from costart.controller import Controller, PlacementStep
 from costart.eventlog.errors import DamagedStoreError
 from costart.eventlog.lease_keeper import LeaseKeeper, LeaseLike
 from costart.placement import ClusterError
-from costart.projections import Views
 from costart.rest.auth import TokenError, Tokens
-from costart.rest.http_app import create_app
-from costart.rest.not_leader import not_leader_app, publish_leader, read_leader
-from costart.rest.watch import WatchHub
-from costart.service.controller_service import Service
 from costart.store import DATA_FILE, release_mapped_pages
 from costart.store.errors import StoreFullError
+
+if TYPE_CHECKING:
+    import uvicorn
+
+    from costart.cli.serve_web import Fold
 
 log = structlog.get_logger("costart.serve")
 SECOND_NS = 10**9
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
-Fold = Callable[[], int]
 
 
 def _open_controller(
@@ -77,55 +74,6 @@ def _open_controller(
     log.warning("no --store: the log is kept in memory and lost on exit")
     controller = bootstrap(settings, placement=step)
     return controller, None, Path(tempfile.mkdtemp(prefix="costart-views-"))
-
-
-def _service(
-    controller: Controller,
-    views: Views,
-    driver: ClaimDriver | None,
-    heartbeat_timeout_s: float,
-    fold: Fold | None,
-) -> tuple[Service, WatchHub]:
-    """The service, with REST's watch stream as its change feed. Built before any command
-    runs: the hub's names and its position are one picture. ``fold``: where the views
-    fold (`_views_fold`), else in the service's thread."""
-    hub = WatchHub.following(controller.read_events, controller.world)
-    service = Service(
-        controller,
-        views,
-        watch=hub,
-        driver=driver,
-        heartbeat_timeout_ns=int(heartbeat_timeout_s * SECOND_NS),
-        fold=fold,
-    )
-    return service, hub
-
-
-def _server(
-    service: Service,
-    watch: WatchHub,
-    users: Tokens,
-    host: str,
-    port: int,
-    tls: tuple[Path, Path] | None,
-    max_connections: int,
-) -> uvicorn.Server:
-    return uvicorn.Server(
-        uvicorn.Config(
-            create_app(service, users, watch),
-            host=host,
-            port=port,
-            ssl_certfile=tls[0] if tls else None,
-            ssl_keyfile=tls[1] if tls else None,
-            log_config=None,
-            access_log=False,
-            http="httptools",  # the C parser and loop (ADR 0050), not the pure-Python ones
-            loop="uvloop",
-            # Watchers hold their connection open: the limit counts them too.
-            limit_concurrency=max_connections,
-            timeout_graceful_shutdown=5,
-        )
-    )
 
 
 def serve(
@@ -170,6 +118,8 @@ def serve(
     ] = None,
 ) -> None:
     """Run the controller: REST API, scheduling sessions, timers, simulated claims."""
+    from costart.cli import serve_web as web  # noqa: PLC0415 - the web framework loads here
+
     target: Target = ctx.obj
     settings = msgspec.structs.replace(
         target.settings(), cluster=cluster or target.cluster, placement=placement
@@ -185,7 +135,7 @@ def serve(
     try:
         with (
             reaching_store(target),
-            _not_leader_while_standby(standby, target.store_dir, host, port, tls),
+            web.not_leader_while_standby(standby, target.store_dir, host, port, tls),
         ):
             controller, lease, views_dir = _open_controller(
                 settings, step, standby, lease_duration, check_views=not target.rebuild_views
@@ -193,19 +143,19 @@ def serve(
     except (DamagedStoreError, StoreFullError, Unavailable) as error:
         _refuse(error)
     if target.store_dir is not None and lease is not None:
-        publish_leader(target.store_dir, url)
+        web.publish_leader(target.store_dir, url)
     driver = ClaimDriver(int(claim_delay * SECOND_NS)) if simulate_claims else None
     checked = _checked_views(views_dir, controller, lease, rebuild=target.rebuild_views)
     with contextlib.closing(checked), contextlib.ExitStack() as stack:
-        service, hub = _service(
+        service, hub = web.service(
             controller,
             checked.views,
             driver,
-            heartbeat_timeout,
+            int(heartbeat_timeout * SECOND_NS),
             _views_fold(stack, settings, checked.views.db.path) if target.store_dir else None,
         )
         _release_startup_pages(checked.views.db.path, target.store_dir)
-        server = _server(service, hub, users, host, port, tls, max_connections)
+        server = web.server(service, hub, users, host, port, tls, max_connections)
         keeper = _keep(lease, controller, server) if lease is not None else None
         service.start(interval)
         log.info(
@@ -281,36 +231,6 @@ def _release_startup_pages(*data_dirs: Path | None) -> None:
     for data_dir in data_dirs:
         if data_dir is not None:
             release_mapped_pages(data_dir / DATA_FILE)
-
-
-@contextmanager
-def _not_leader_while_standby(
-    standby: bool, store: Path | None, host: str, port: int, tls: tuple[Path, Path] | None
-) -> Iterator[None]:
-    """While a standby waits for the lease, its port answers 503 "not leader" with the
-    leader's published URL (a client follows it) instead of refusing connections."""
-    if not standby:
-        yield
-        return
-    app = not_leader_app(lambda: read_leader(store) if store is not None else None)
-    server = uvicorn.Server(
-        uvicorn.Config(
-            app,  # type: ignore[arg-type]
-            host=host,
-            port=port,
-            log_config=None,
-            access_log=False,
-            ssl_certfile=tls[0] if tls else None,
-            ssl_keyfile=tls[1] if tls else None,
-        )
-    )
-    thread = threading.Thread(target=server.run, name="costart-not-leader", daemon=True)
-    thread.start()
-    try:
-        yield
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
 
 
 @contextmanager
