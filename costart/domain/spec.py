@@ -19,6 +19,7 @@ from costart.domain.durations import parse_duration_ns
 from costart.domain.errors import SpecError
 from costart.domain.labels import check_labels
 from costart.domain.run_table import RunDoc, check_probe_ports, run_spec
+from costart.domain.spec_keys import name_keys
 from costart.domain.spec_types import (
     FAILURE_ACTIONS,
     MEMBER_KINDS,
@@ -167,7 +168,8 @@ def parse_spec(data: bytes | str, fmt: SpecFormat) -> GroupSpec:
         else:
             raise SpecError("", f"unknown spec format {fmt!r} (expected toml or json)")
     except msgspec.ValidationError as error:
-        raise _spec_error_from_msgspec(error) from None
+        plain = msgspec.toml.decode(raw) if fmt == "toml" else msgspec.json.decode(raw)
+        raise name_keys(_spec_error_from_msgspec(error), plain, _refusal) from None
     except msgspec.DecodeError as error:
         raise SpecError("", f"not valid {fmt.upper()}: {error}") from None
     return normalize(doc)
@@ -178,8 +180,17 @@ def spec_from_object(obj: Any) -> GroupSpec:
     try:
         doc = msgspec.convert(obj, type=GroupDoc)
     except msgspec.ValidationError as error:
-        raise _spec_error_from_msgspec(error) from None
+        raise name_keys(_spec_error_from_msgspec(error), obj, _refusal) from None
     return normalize(doc)
+
+
+def _refusal(obj: Any) -> SpecError | None:
+    """How the document's shape is refused (None: it is not), for `name_keys`."""
+    try:
+        msgspec.convert(obj, type=GroupDoc)
+    except msgspec.ValidationError as error:
+        return _spec_error_from_msgspec(error)
+    return None
 
 
 def normalize(doc: GroupDoc) -> GroupSpec:

@@ -48,7 +48,7 @@ def test_a_spec_without_labels_encodes_as_it_did_before_labels_existed():
             "labels",
             f"{limits.MAX_LABELS_PER_GROUP + 1} labels; the limit is",
         ),
-        ({"team": 3}, "labels[...]", "Expected `str`"),
+        ({"env": "prod", "team": 3}, "labels.team", "Expected `str`, got `int`"),
     ],
 )
 def test_a_bad_label_is_named_and_nothing_is_written(labels, path, reason):
