@@ -8,7 +8,11 @@ run of the same code takes 0.55 s in one minute and 1.4 s in the next), so a med
 five rounds can be 30% off either way. Here one long-lived worker process per side (its
 own worktree's code, imported once) runs one workload at a time, the two sides back to
 back and the first of the pair swapped every time, and each pair gives a ratio measured
-seconds apart. The figure is the median of the paired ratios: drift slower than a pair
+seconds apart. A process's memory layout (where the allocator and address-space
+randomisation put things) moves its times by a few percent for its whole life, the same
+way every rep: ``--workers N`` spreads the pairs over N successive worker pairs, so one
+lucky or unlucky process does not set the figure (each worker pair's own median is
+written too). The figure is the median of the paired ratios: drift slower than a pair
 cancels. Workloads: each policy over each of the mixed scenario's three seeds
 (`bench_sim.py`'s figure, by seed), and a cold session of the 64-member group on each
 cluster size and one session over 1,000 pending groups (`bench_placement.py`'s, each step
@@ -130,24 +134,46 @@ def jobs() -> list[tuple[str, dict[str, Any]]]:
     return out
 
 
+def _warm_workers(trees: dict[str, Path]) -> dict[str, Worker]:
+    """One new worker per side, each workload run once unmeasured (caches and worlds
+    warm)."""
+    workers = {side: Worker(tree) for side, tree in trees.items()}
+    for _, job in jobs():
+        for worker in workers.values():
+            worker.run(job)
+    return workers
+
+
+def _close(workers: dict[str, Worker]) -> None:
+    for worker in workers.values():
+        worker.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("base", help="the commit to compare against")
     parser.add_argument("--new", default="HEAD")
     parser.add_argument("--reps", type=int, default=7, help="pairs per workload")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="successive worker pairs the pairs are spread over: each process has its own "
+        "memory layout, which moves a side's times by a few percent for its whole life",
+    )
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     revs = {"base": _git("rev-parse", args.base), "new": _git("rev-parse", args.new)}
     ratios: dict[str, dict[str, list[float]]] = {}
+    by_pair: dict[str, dict[int, list[float]]] = {}  # cpu ratios by worker pair
     started = time.monotonic()
+    turn = 0
     with _worktrees(revs) as trees:
-        workers = {side: Worker(tree) for side, tree in trees.items()}
-        try:
-            for _, job in jobs():  # once each, unmeasured: caches and worlds warm
-                for worker in workers.values():
-                    worker.run(job)
-            turn = 0
-            for rep in range(args.reps):
+        for rep in range(args.reps):
+            pair, first = divmod(rep, -(-args.reps // args.workers))
+            if first == 0:  # a fresh pair of workers
+                workers = _warm_workers(trees)
+            try:
                 for name, job in jobs():
                     order = ("base", "new") if turn % 2 == 0 else ("new", "base")
                     turn += 1
@@ -155,30 +181,37 @@ def main() -> None:
                     row = ratios.setdefault(name, {"cpu": [], "wall": []})
                     for clock in ("cpu", "wall"):
                         row[clock].append(times["new"][clock] / times["base"][clock])
-                print(f"rep {rep + 1}/{args.reps} ({time.monotonic() - started:.0f} s)", flush=True)
-        finally:
-            for worker in workers.values():
-                worker.close()
+                    by_pair.setdefault(name, {}).setdefault(pair, []).append(row["cpu"][-1])
+            except BaseException:
+                _close(workers)
+                raise
+            if (rep + 1) % -(-args.reps // args.workers) == 0 or rep + 1 == args.reps:
+                _close(workers)
+            print(f"rep {rep + 1}/{args.reps} ({time.monotonic() - started:.0f} s)", flush=True)
     table = {
         name: {
             "pairs": len(row["cpu"]),
             "cpu_ratio_median": round(statistics.median(row["cpu"]), 3),
             "wall_ratio_median": round(statistics.median(row["wall"]), 3),
             "cpu_ratio_quartiles": [round(q, 3) for q in statistics.quantiles(row["cpu"], n=4)],
+            "cpu_ratio_median_by_worker_pair": [
+                round(statistics.median(pair_ratios), 3) for pair_ratios in by_pair[name].values()
+            ],
         }
         for name, row in ratios.items()
     }
     for name, row in table.items():
         print(
             f"{name:28} cpu x{row['cpu_ratio_median']:.3f}  wall x{row['wall_ratio_median']:.3f}"
-            f"  (cpu quartiles {row['cpu_ratio_quartiles']}, {row['pairs']} pairs)"
+            f"  (cpu quartiles {row['cpu_ratio_quartiles']}, {row['pairs']} pairs;"
+            f" by worker pair {row['cpu_ratio_median_by_worker_pair']})"
         )
     write_results(
         args.out,
         "ab-paired",
         revs,
         "A/B in paired runs: one worker per side, back to back, median of new/base per pair",
-        {"reps": args.reps, "figures": table},
+        {"reps": args.reps, "worker_pairs": args.workers, "figures": table},
     )
 
 
