@@ -8,18 +8,30 @@ from __future__ import annotations
 import pytest
 
 from costart.domain.aggregates import GroupUnit
+from costart.domain.decisions import HoldCapacity
 from costart.domain.errors import DomainError, IllegalTransition
 from costart.domain.events import Assignment, PendReason
+from costart.domain.ids import group_id
 from costart.domain.scheduling import (
     deadline_due,
+    due_groups,
     hold_capacity,
     on_tick,
     place_group,
     place_member,
     release_group,
     set_pend_reason,
+    wake_ns,
 )
-from tests.builders import a_group, full_placement, new_controller, running_controller
+from costart.domain.states import GroupState
+from tests.builders import (
+    USER,
+    a_group,
+    full_placement,
+    new_controller,
+    running_controller,
+    start,
+)
 
 SECOND_NS = 10**9
 
@@ -303,3 +315,94 @@ def test_a_timeout_on_the_last_allowed_attempt_fails_the_group():
             "GroupFailed",
             f"{why}; gave up after 1 attempts",
         )
+
+
+# --- when a group is due: wake_ns, and the plain scan over a World -----------------------
+
+LIMITED = (
+    a_group("limited")
+    .with_member("slow", max_runtime="2h")
+    .with_member("quick", max_runtime="1h")
+    .with_member("free")
+    .atomic()
+    .build()
+)
+HOUR_NS = 3600 * SECOND_NS
+
+
+def group_state(spec, status: str, **fields) -> GroupState:
+    return GroupState(
+        id=group_id(1, spec.name),
+        version=1,
+        name=spec.name,
+        spec=spec,
+        submission_seq=1,
+        member_ids=(),
+        status=status,
+        **fields,
+    )
+
+
+@pytest.mark.parametrize(
+    ("status", "fields", "wake"),
+    [
+        ("RESERVING", {"reservation_deadline_ns": 7}, 7),
+        ("PLACED", {"barrier_deadline_ns": 9, "reservation_deadline_ns": 3}, 9),
+        ("RUNNING", {"started_at_ns": 100}, 100 + HOUR_NS),  # the shortest limit
+        ("DEGRADED", {"started_at_ns": 100}, 100 + HOUR_NS),
+        ("RUNNING", {}, None),  # never started (not expected): nothing to count from
+        # Started once, now waiting again after a restart: no member runs, no limit.
+        ("PENDING", {"started_at_ns": 100}, None),
+        ("PENDING", {"retry_at_ns": 50}, None),  # a backoff is the scheduler's, not a tick's
+        ("SUCCEEDED", {"started_at_ns": 100}, None),
+    ],
+)
+def test_a_group_is_due_from_its_wake_time_and_not_a_nanosecond_before(status, fields, wake):
+    group = group_state(LIMITED, status, **fields)
+    assert wake_ns(group) == wake
+    if wake is None:
+        assert not deadline_due(group, 10**18)
+    else:
+        assert (deadline_due(group, wake - 1), deadline_due(group, wake)) == (False, True)
+
+
+def test_a_started_group_without_a_limit_has_no_wake_time():
+    spec = a_group("free").with_member("a").atomic().build()
+    assert wake_ns(group_state(spec, "RUNNING", started_at_ns=100)) is None
+
+
+def test_the_plain_scan_names_the_due_live_groups_in_submission_order():
+    c = new_controller()
+    specs = {
+        name: a_group(name).with_member("a", max_runtime="1h").reserve(timeout="15m").build()
+        for name in ("holding", "waiting", "running", "late")
+    }
+    for spec in specs.values():
+        c.submit(spec)
+    holds = {"a": spots(0, rack="r9")}
+    c.apply_decisions(
+        [
+            HoldCapacity("holding", holds),
+            full_placement(specs["running"], rack="r2"),
+            HoldCapacity("late", {"a": spots(0, rack="r3")}),
+        ]
+    )
+    start_all(c, "running")
+    world = c.world
+    deadline = world.group_named("holding").reservation_deadline_ns
+    started = world.group_named("running").started_at_ns
+    assert deadline is not None and started is not None
+    assert due_groups(world, deadline - 1) == []
+    assert names(due_groups(world, deadline)) == ["holding", "late"]
+    assert names(due_groups(world, started + HOUR_NS)) == ["holding", "running", "late"]
+    c.cancel("holding", actor=USER)  # gone from the live set: never due again
+    assert names(due_groups(c.world, 10**18)) == ["running", "late"]
+
+
+def names(groups: list[GroupState]) -> list[str]:
+    return [g.name for g in groups]
+
+
+def start_all(c, group: str) -> None:
+    for member in c.members(group):
+        start(c, f"{group}/{member.name}")

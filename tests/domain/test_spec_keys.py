@@ -153,7 +153,7 @@ def test_no_key_is_named_when_the_document_is_refused_otherwise_or_not_at_all():
     ("path", "doc"),
     [
         ("d[0][...]", {"d": {"a": "bad"}}),  # an index where the document has a dict
-        ("d[3][...]", {"d": [{"a": "bad"}]}),  # an index past the list's end
+        ("d[1][...]", {"d": [{"a": "bad"}]}),  # an index at the list's end
         ("d.e[...]", {"d": {"a": "bad"}}),  # a field the document does not have
         ("d-e[...]", {"d-e": {"a": "bad"}}),  # not a path of field names and indexes
         ("d[...]", {"d": ["bad"]}),  # a list where the path says a dict
