@@ -23,9 +23,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from costart.domain import events as ev
+from costart.domain import scheduling
 from costart.domain.events import DomainEvent
 from costart.domain.ids import id_text
-from costart.domain.scheduling import submission_order, wake_ns
 from costart.domain.states import GroupState
 from costart.domain.world import World
 
@@ -67,11 +67,11 @@ class DeadlineIndex:
             return []
         groups = world.groups
         due = [groups[key] for key, wake in wakes.items() if wake <= now_ns]
-        due.sort(key=submission_order)
+        due.sort(key=scheduling.submission_order)
         return due
 
     def _read_whole(self, world: World) -> None:
-        groups = world.groups
+        groups, wake_ns = world.groups, scheduling.wake_ns
         wakes: dict[str, int] = {}
         for key in world.live_names.values():
             wake = wake_ns(groups[key])
@@ -84,7 +84,7 @@ class DeadlineIndex:
         self.rebuilds += 1
 
     def _read_changed(self, world: World) -> None:
-        groups, wakes = world.groups, self._wakes
+        groups, wakes, wake_ns = world.groups, self._wakes, scheduling.wake_ns
         # A group leaves the live set only by ending, and an ended group has no wake:
         # no look at the live set is needed.
         for key in self._changed:
