@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 import sys
+import threading
 
 import structlog
 
@@ -28,6 +29,27 @@ class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
     def emit(self, record: logging.LogRecord) -> None:
         self.stream = sys.stderr
         super().emit(record)
+
+
+class _StderrLogger:
+    """structlog's output: each line to whatever ``sys.stderr`` is when it is written,
+    as `_StderrHandler` does for the standard library. (structlog's own `PrintLogger`
+    keeps the stream it was made with: once a test's captured stream is closed, every
+    later line raised "I/O operation on closed file".) One lock keeps lines whole across
+    threads."""
+
+    _lock = threading.Lock()
+
+    def msg(self, message: str) -> None:
+        with self._lock:
+            print(message, file=sys.stderr, flush=True)
+
+    log = debug = info = warn = warning = msg
+    fatal = failure = err = error = critical = exception = msg
+
+
+def _stderr_logger(*_: object) -> _StderrLogger:
+    return _StderrLogger()
 
 
 def configure_logging(*, json: bool = False, level: int = logging.INFO) -> None:
@@ -61,6 +83,6 @@ def configure_logging(*, json: bool = False, level: int = logging.INFO) -> None:
     structlog.configure(
         processors=[*shared, renderer],
         wrapper_class=structlog.make_filtering_bound_logger(level),
-        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+        logger_factory=_stderr_logger,
         cache_logger_on_first_use=True,
     )
