@@ -24,13 +24,21 @@ def shortest_limit_ns(spec: GroupSpec) -> int | None:
     return shortest
 
 
-def runtime_limit_may_be_due(group: GroupState, now_ns: int) -> bool:
-    """Cheap test before loading members: no member can have run for its limit before the
-    group's first start plus the shortest limit."""
-    if group.status not in GROUP_STARTED or group.started_at_ns is None:
-        return False
+def runtime_wake_ns(group: GroupState) -> int | None:
+    """The earliest time a member of the started ``group`` can have run for its limit:
+    the group's first start plus the shortest limit (None: not started, or no limit)."""
+    started = group.started_at_ns
+    if started is None or group.status not in GROUP_STARTED:
+        return None
     shortest = shortest_limit_ns(group.spec)
-    return shortest is not None and now_ns >= group.started_at_ns + shortest
+    return None if shortest is None else started + shortest
+
+
+def runtime_limit_may_be_due(group: GroupState, now_ns: int) -> bool:
+    """Cheap test before loading members: no member can have run for its limit before
+    `runtime_wake_ns`."""
+    wake = runtime_wake_ns(group)
+    return wake is not None and now_ns >= wake
 
 
 def fire_runtime_limits(unit: GroupUnit, now_ns: int) -> bool:

@@ -18,7 +18,7 @@ from costart.domain.lifecycle import release_barrier_if_ready
 from costart.domain.runtime_limits import (
     fire_runtime_limits,
     runtime_limit_may_be_due,
-    shortest_limit_ns,
+    runtime_wake_ns,
 )
 from costart.domain.spec_types import RESERVING_MODES
 from costart.domain.states import GROUP_STARTED, GROUP_WAITING, GroupState
@@ -147,11 +147,7 @@ def wake_ns(group: GroupState) -> int | None:
         return group.reservation_deadline_ns
     if status == "PLACED":
         return group.barrier_deadline_ns
-    started = group.started_at_ns
-    if started is None or status not in GROUP_STARTED:
-        return None
-    shortest = shortest_limit_ns(group.spec)
-    return None if shortest is None else started + shortest
+    return runtime_wake_ns(group)
 
 
 def deadline_due(group: GroupState, now_ns: int) -> bool:
