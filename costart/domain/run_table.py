@@ -4,6 +4,7 @@
 [members.run]
 argv = ["python3", "rollout.py", "--port", "9100"]   # the program (no shell)
 env = { LOG_LEVEL = "info" }           # added to the agent's environment (no COSTART_*)
+env_secrets = { API_KEY = "team-a/openai" }  # values the node reads from its secrets source
 cwd = "scenarios/live"                 # relative: to the agent's working directory
 grace = "10s"                          # SIGTERM, then SIGKILL after this (default 10s)
 port = 9100                            # task i serves on port + i (peers learn it)
@@ -50,6 +51,8 @@ MAX_PORT: Final = 65535
 MAX_DURATION_NS: Final = 24 * 3600 * 10**9  # a day: longer is a mistake, not a probe
 RESERVED_ENV_PREFIX: Final = "COSTART_"
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
+MAX_SECRET_REF: Final = 256
+_SECRET_REF = re.compile(r"[A-Za-z0-9._-]{1,128}(/[A-Za-z0-9._-]{1,128}){0,7}")
 _TCP = re.compile(r"(?P<host>[A-Za-z0-9._-]{1,253}|\[[0-9A-Fa-f:.]{2,45}\]):(?P<port>[0-9]{1,5})")
 
 
@@ -84,6 +87,14 @@ class RunSpec(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
     )
     probes: Annotated[
         tuple[Probe, ...], Meta(description="one probe per probed claim, sorted by claim")
+    ] = ()
+    secrets: Annotated[
+        tuple[tuple[str, str], ...],
+        Meta(
+            description="environment variables whose values the node reads from its "
+            "secrets source: (name, secret reference), sorted by name; only the "
+            "references are stored"
+        ),
     ] = ()
 
     def probe(self, claim: str) -> Probe | None:
@@ -127,6 +138,7 @@ class RunDoc(msgspec.Struct, forbid_unknown_fields=True):
     port: int | None = None
     log_dir: str = DEFAULT_LOG_DIR
     probes: dict[str, ProbeDoc] = msgspec.field(default_factory=dict)
+    env_secrets: dict[str, str] = msgspec.field(default_factory=dict)
 
 
 def run_spec(path: str, doc: RunDoc, claims: tuple[str, ...], count: int) -> RunSpec:
@@ -135,6 +147,7 @@ def run_spec(path: str, doc: RunDoc, claims: tuple[str, ...], count: int) -> Run
     whole group by `check_probe_ports` once every member is known."""
     _argv(f"{path}.argv", doc.argv)
     env = _env(f"{path}.env", doc.env)
+    secrets = _secrets(f"{path}.env_secrets", doc.env_secrets, doc.env)
     if doc.cwd is not None:
         _text(f"{path}.cwd", doc.cwd, MAX_PATH_CHARS)
     _text(f"{path}.log_dir", doc.log_dir, MAX_PATH_CHARS)
@@ -161,6 +174,7 @@ def run_spec(path: str, doc: RunDoc, claims: tuple[str, ...], count: int) -> Run
         cwd=doc.cwd,
         port=doc.port,
         probes=tuple(probes),
+        secrets=secrets,
     )
 
 
@@ -274,20 +288,50 @@ def _argv(path: str, argv: list[str]) -> None:
             _text(f"{path}[{i}]", arg, MAX_ARG_CHARS)
 
 
+def _env_name(path: str, name: str) -> None:
+    if not _ENV_NAME.fullmatch(name):
+        raise SpecError(path, "bad variable name: letters, digits and _")
+    if name.startswith(RESERVED_ENV_PREFIX):
+        raise SpecError(path, f"{RESERVED_ENV_PREFIX}* is the agent's (the task's identity)")
+
+
 def _env(path: str, env: dict[str, str]) -> tuple[tuple[str, str], ...]:
     if len(env) > MAX_ENV:
         raise SpecError(path, f"{len(env)} variables; the limit is {MAX_ENV}")
     for name in sorted(env):
-        if not _ENV_NAME.fullmatch(name):
-            raise SpecError(f"{path}.{name}", "bad variable name: letters, digits and _")
-        if name.startswith(RESERVED_ENV_PREFIX):
-            raise SpecError(
-                f"{path}.{name}", f"{RESERVED_ENV_PREFIX}* is the agent's (the task's identity)"
-            )
+        _env_name(f"{path}.{name}", name)
         value = env[name]
         if len(value) > MAX_ARG_CHARS or "\x00" in value:
             raise SpecError(f"{path}.{name}", f"longer than {MAX_ARG_CHARS} characters or a NUL")
     return tuple(sorted(env.items()))
+
+
+def _secrets(
+    path: str, secrets: dict[str, str], env: dict[str, str]
+) -> tuple[tuple[str, str], ...]:
+    """Each name an environment variable's (as in ``env``, which may not set it too),
+    each reference a relative path of ``/``-separated parts (``team-a/openai``)."""
+    if len(secrets) + len(env) > MAX_ENV:
+        raise SpecError(
+            path, f"{len(secrets)} secrets and {len(env)} variables; the limit is {MAX_ENV}"
+        )
+    for name in sorted(secrets):
+        _env_name(f"{path}.{name}", name)
+        if name in env:
+            raise SpecError(f"{path}.{name}", "also set in env: name a variable in one of them")
+        reference = secrets[name]
+        if (
+            len(reference) > MAX_SECRET_REF
+            or not _SECRET_REF.fullmatch(reference)
+            or any(part in (".", "..") for part in reference.split("/"))
+        ):
+            raise SpecError(
+                f"{path}.{name}",
+                f"bad secret reference {reference!r}: parts of letters, digits, '.', '_' "
+                f"and '-' separated by '/' (no '.' or '..' part; at most {MAX_SECRET_REF} "
+                "characters)",
+            )
+    return tuple(sorted(secrets.items()))
 
 
 def _url(path: str, text: str) -> str:

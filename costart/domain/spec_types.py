@@ -17,8 +17,14 @@ MemberKind = Literal["job", "replica-set"]
 PlacementMode = Literal["atomic", "reserve", "reserve-backfill"]
 TopologyPolicy = Literal["pack", "spread"]
 FailureAction = Literal["fail-group", "restart-member", "restart-group", "tolerate"]
-FailureReason = Literal["error", "oom", "node-lost", "preempted", "claim-failed", "max-runtime"]
-RuleReason = Literal["error", "oom", "node-lost", "preempted", "claim-failed", "max-runtime", "any"]
+# "refused": the node would not run the task as asked (no account for its owner, an
+# account it may not use, a secret it cannot resolve, a path outside its work root).
+FailureReason = Literal[
+    "error", "oom", "node-lost", "preempted", "claim-failed", "max-runtime", "refused"
+]
+RuleReason = Literal[
+    "error", "oom", "node-lost", "preempted", "claim-failed", "max-runtime", "refused", "any"
+]
 SuccessWhen = Literal["all-jobs", "any-job", "members"]
 
 MEMBER_KINDS: Final = ("job", "replica-set")
@@ -27,7 +33,15 @@ PLACEMENT_MODES: Final = ("atomic", "reserve", "reserve-backfill")
 RESERVING_MODES: Final = frozenset({"reserve", "reserve-backfill"})
 TOPOLOGY_POLICIES: Final = ("pack", "spread")
 FAILURE_ACTIONS: Final = ("fail-group", "restart-member", "restart-group", "tolerate")
-FAILURE_REASONS: Final = ("error", "oom", "node-lost", "preempted", "claim-failed", "max-runtime")
+FAILURE_REASONS: Final = (
+    "error",
+    "oom",
+    "node-lost",
+    "preempted",
+    "claim-failed",
+    "max-runtime",
+    "refused",
+)
 RULE_REASONS: Final = (*FAILURE_REASONS, "any")
 SUCCESS_WHENS: Final = ("all-jobs", "any-job", "members")
 # Reasons that are the cluster's doing, not the workload's: they never consume a budget.

@@ -36,6 +36,7 @@ _KIND_OF: dict[type[ev.DomainEvent], int] = {
 _KIND_OF[ev.GroupSubmitted] = _SUBMITTED
 _KIND_OF[ev.MemberCreated] = _CREATED
 
+
 class World(msgspec.Struct, kw_only=True):
     """Field-complete controller state. ``position`` is the last folded log position."""
 

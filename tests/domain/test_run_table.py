@@ -58,6 +58,46 @@ BAD = [
     (doc(run(env={"1BAD": "x"})), "members[0].run.env.1BAD", "bad variable name"),
     (doc(run(env={"COSTART_TASK": "7"})), "members[0].run.env.COSTART_TASK", "the agent's"),
     (doc(run(port=0)), "members[0].run.port", "between 1 and 65535"),
+    (
+        doc(run(env_secrets={"1KEY": "team/key"})),
+        "members[0].run.env_secrets.1KEY",
+        "bad variable name",
+    ),
+    (
+        doc(run(env_secrets={"COSTART_TOKEN": "team/key"})),
+        "members[0].run.env_secrets.COSTART_TOKEN",
+        "the agent's",
+    ),
+    (
+        doc(run(env={"API_KEY": "x"}, env_secrets={"API_KEY": "team/key"})),
+        "members[0].run.env_secrets.API_KEY",
+        "also set in env",
+    ),
+    (
+        doc(run(env_secrets={"API_KEY": "../bob/key"})),
+        "members[0].run.env_secrets.API_KEY",
+        "bad secret reference",
+    ),
+    (
+        doc(run(env_secrets={"API_KEY": "/etc/shadow"})),
+        "members[0].run.env_secrets.API_KEY",
+        "bad secret reference",
+    ),
+    (
+        doc(run(env_secrets={"API_KEY": "team/./key"})),
+        "members[0].run.env_secrets.API_KEY",
+        "bad secret reference",
+    ),
+    (
+        doc(run(env_secrets={"API_KEY": "team/key\n"})),
+        "members[0].run.env_secrets.API_KEY",
+        "bad secret reference",
+    ),
+    (
+        doc(run(env_secrets={"API_KEY": "k" * 120 + "/" + "k" * 120 + "/" + "k" * 20})),
+        "members[0].run.env_secrets.API_KEY",
+        "at most 256",
+    ),
     (doc(run(port=65535)), "members[0].run.port", "would pass 65535"),
     (
         doc(run(port=9100), {"argv": ["r"], "port": 9101}),
@@ -168,6 +208,19 @@ def test_a_run_table_is_normalized_with_explicit_defaults_and_sorted_parts():
         ),
     )
     assert spec.member("rollout").run is None
+
+
+def test_secrets_are_stored_as_references_sorted_by_name_and_never_as_values():
+    spec = spec_from_object(
+        doc(run(env={"MODE": "fast"}, env_secrets={"ZED_KEY": "team-a/z", "API_KEY": "openai"}))
+    )
+    trainer = spec.member("trainer").run
+    assert trainer is not None
+    assert trainer.secrets == (("API_KEY", "openai"), ("ZED_KEY", "team-a/z"))
+    assert trainer.env == (("MODE", "fast"),)
+    # Without secrets the field is left out of the bytes, as before it existed.
+    encoded = msgspec.json.encode(spec_from_object(doc(run())))
+    assert b'"secrets"' not in encoded
 
 
 def test_a_probe_of_another_host_on_a_free_port_is_a_pre_start_resource():
