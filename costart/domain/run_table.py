@@ -5,13 +5,14 @@
 argv = ["python3", "rollout.py", "--port", "9100"]   # the program (no shell)
 env = { LOG_LEVEL = "info" }           # added to the agent's environment (no COSTART_*)
 env_secrets = { API_KEY = "team-a/openai" }  # values the node reads from its secrets source
-cwd = "scenarios/live"                 # relative: to the agent's working directory
+cwd = "scenarios/live"                 # relative to the agent's work root (no "..")
 grace = "10s"                          # SIGTERM, then SIGKILL after this (default 10s)
 port = 9100                            # task i serves on port + i (peers learn it)
 log_dir = "costart-logs"               # each task's output: log_dir/GROUP-ID/MEMBER/I.attempt-A.log
+                                       #   (relative to the work root, no "..")
 [members.run.probes.weights]           # one probe per claim: the claim is READY when it passes
-file = "/data/weights.bin"             # exactly one of: exec = [argv], http = "URL" (2xx),
-period = "1s"                          #   tcp = "host:port", file = "path"
+file = "data/weights.bin"              # exactly one of: exec = [argv], http = "URL" (2xx),
+period = "1s"                          #   tcp = "host:port", file = "path" (in the task's directory)
 timeout = "2s"
 fail_after = 0                         # consecutive failures that report the claim FAILED (0: never)
 ```
@@ -149,8 +150,8 @@ def run_spec(path: str, doc: RunDoc, claims: tuple[str, ...], count: int) -> Run
     env = _env(f"{path}.env", doc.env)
     secrets = _secrets(f"{path}.env_secrets", doc.env_secrets, doc.env)
     if doc.cwd is not None:
-        _text(f"{path}.cwd", doc.cwd, MAX_PATH_CHARS)
-    _text(f"{path}.log_dir", doc.log_dir, MAX_PATH_CHARS)
+        _beneath(f"{path}.cwd", doc.cwd, "the agent's work root")
+    _beneath(f"{path}.log_dir", doc.log_dir, "the agent's work root")
     if doc.port is not None:
         if not 1 <= doc.port <= MAX_PORT:
             raise SpecError(f"{path}.port", f"must be between 1 and {MAX_PORT} (got {doc.port})")
@@ -244,7 +245,7 @@ def _probe(path: str, claim: str, doc: ProbeDoc) -> Probe:
     elif doc.tcp is not None:
         target = _address(f"{path}.tcp", doc.tcp)
     elif doc.file is not None:
-        target = _text(f"{path}.file", doc.file, MAX_PATH_CHARS)
+        target = _beneath(f"{path}.file", doc.file, "the task's directory")
     return Probe(
         claim=claim,
         kind=kind,
@@ -275,6 +276,17 @@ def _text(path: str, text: str, limit: int) -> str:
         raise SpecError(path, f"longer than {limit} characters")
     if not text.isprintable():  # NUL too: every control character is unprintable
         raise SpecError(path, f"control character in {text!r}")
+    return text
+
+
+def _beneath(path: str, text: str, root: str) -> str:
+    """A relative path that stays inside ``root`` by its spelling alone: no leading
+    ``/``, no ``..`` part (the node also refuses symlinks on the way, ADR 0066)."""
+    _text(path, text, MAX_PATH_CHARS)
+    if text.startswith("/"):
+        raise SpecError(path, f"{text!r} is absolute: give a path relative to {root}")
+    if ".." in text.split("/"):
+        raise SpecError(path, f"{text!r} leaves {root} ('..')")
     return text
 
 

@@ -246,10 +246,10 @@ argv = ["python3", "train.py", "--steps", "10"]
 cwd = "work"
 grace = "90s"
 port = 9100
-log_dir = "/var/log/costart"
+log_dir = "logs/costart"
 env = { LOG_LEVEL = "info" }
 [members.run.probes.weights]
-file = "/data/weights.bin"
+file = "data/weights.bin"
 period = "500ms"
 fail_after = 3
 """
@@ -266,14 +266,14 @@ def test_describe_member_shows_the_run_table_and_each_tasks_log_file(store, tmp_
     assert "Run:        python3 train.py --steps 10 (cwd work, grace 1m30s, ports 9100-9101)" in out
     assert "Env:        LOG_LEVEL=info" in out
     assert (
-        "Probe:      weights: file /data/weights.bin every 500ms (timeout 1.0s, FAILED after 3"
+        "Probe:      weights: file data/weights.bin every 500ms (timeout 1.0s, FAILED after 3"
         in out
     )
     logs = [line for line in out.splitlines() if line.startswith("Log:")]
     assert len(logs) == 2
-    assert logs[1].endswith(f"/var/log/costart/probed-{group.id}/trainer/1.attempt-1.log")
+    assert logs[1].endswith(f"logs/costart/probed-{group.id}/trainer/1.attempt-1.log")
     member = json.loads(costart(store, "get", "members", "probed", "-o", "json").stdout)[0]
     assert member["run"]["argv"] == ["python3", "train.py", "--steps", "10"]
     assert (
-        member["tasks"][0]["log"] == f"/var/log/costart/probed-{group.id}/trainer/0.attempt-1.log"
+        member["tasks"][0]["log"] == f"logs/costart/probed-{group.id}/trainer/0.attempt-1.log"
     )

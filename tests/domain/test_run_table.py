@@ -55,6 +55,21 @@ BAD = [
     (doc(run(grace="25h")), "members[0].run.grace", "limit of 24h"),
     (doc(run(cwd="")), "members[0].run.cwd", "empty"),
     (doc(run(log_dir="")), "members[0].run.log_dir", "empty"),
+    (doc(run(cwd="/etc")), "members[0].run.cwd", "is absolute"),
+    (doc(run(cwd="../../..")), "members[0].run.cwd", "leaves the agent's work root"),
+    (doc(run(cwd="a/../../b")), "members[0].run.cwd", "leaves the agent's work root"),
+    (doc(run(log_dir="/var/log/x")), "members[0].run.log_dir", "is absolute"),
+    (doc(run(log_dir="logs/..")), "members[0].run.log_dir", "leaves the agent's work root"),
+    (
+        doc(run(probes={"weights": {"file": "/etc/shadow"}})),
+        "members[0].run.probes.weights.file",
+        "is absolute",
+    ),
+    (
+        doc(run(probes={"weights": {"file": "../../etc/shadow"}})),
+        "members[0].run.probes.weights.file",
+        "leaves the task's directory",
+    ),
     (doc(run(env={"1BAD": "x"})), "members[0].run.env.1BAD", "bad variable name"),
     (doc(run(env={"COSTART_TASK": "7"})), "members[0].run.env.COSTART_TASK", "the agent's"),
     (doc(run(port=0)), "members[0].run.port", "between 1 and 65535"),
@@ -190,7 +205,7 @@ def test_a_run_table_is_normalized_with_explicit_defaults_and_sorted_parts():
             run(
                 env={"ZED": "1", "ALPHA": "2"},
                 probes={
-                    "weights": {"file": "/data/w.bin", "period": "500ms"},
+                    "weights": {"file": "data/w.bin", "period": "500ms"},
                     "device": {"exec": ["nvidia-smi", "-L"], "timeout": "3s", "fail_after": 2},
                 },
             )
@@ -204,7 +219,7 @@ def test_a_run_table_is_normalized_with_explicit_defaults_and_sorted_parts():
         env=(("ALPHA", "2"), ("ZED", "1")),
         probes=(
             Probe("device", "exec", 10**9, 3 * 10**9, argv=("nvidia-smi", "-L"), fail_after=2),
-            Probe("weights", "file", 500 * 10**6, 10**9, target="/data/w.bin"),
+            Probe("weights", "file", 500 * 10**6, 10**9, target="data/w.bin"),
         ),
     )
     assert spec.member("rollout").run is None
@@ -261,17 +276,17 @@ claims = ["weights"]
 argv = ["python3", "train.py"]
 grace = "2s"
 [members.run.probes.weights]
-file = "/data/w.bin"
+file = "data/w.bin"
 """
     spec = parse_spec(toml, "toml")
     trainer = spec.member("trainer").run
     assert trainer is not None
     assert trainer.grace_ns == 2 * 10**9
-    assert trainer.probes == (Probe("weights", "file", 10**9, 10**9, target="/data/w.bin"),)
+    assert trainer.probes == (Probe("weights", "file", 10**9, 10**9, target="data/w.bin"),)
 
 
 def test_each_task_and_attempt_has_its_own_log_file():
-    spec = spec_from_object(doc(run(log_dir="/var/log/costart")))
+    spec = spec_from_object(doc(run(log_dir="logs/costart")))
     trainer = spec.member("trainer").run
     assert trainer is not None
     paths = {
@@ -281,5 +296,5 @@ def test_each_task_and_attempt_has_its_own_log_file():
     }
     assert len(paths) == 4
     assert task_log_path(trainer, "grpo", "gid", "trainer", 1, 2) == (
-        "/var/log/costart/grpo-gid/trainer/1.attempt-2.log"
+        "logs/costart/grpo-gid/trainer/1.attempt-2.log"
     )

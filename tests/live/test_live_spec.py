@@ -10,7 +10,7 @@ from pathlib import Path
 import msgspec
 
 from costart.bootstrap import Settings, build_placement
-from costart.cli.live.spec import free_port_block, localize, probe_files
+from costart.cli.live.spec import free_port_block, install_programs, localize, probe_files
 from costart.domain.spec import parse_spec
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -21,7 +21,7 @@ CLUSTER = ROOT / "scenarios" / "cluster-live.toml"
 def fitted(run_dir: Path) -> dict[str, object]:
     doc = tomllib.loads(SPEC.read_text())
     taken: set[int] = set()
-    return localize(doc, ROOT, run_dir, lambda n: free_port_block(n, taken, 40_000))
+    return localize(doc, run_dir, lambda n: free_port_block(n, taken, 40_000))
 
 
 def test_the_shipped_spec_is_valid_and_fits_its_cluster() -> None:
@@ -33,39 +33,46 @@ def test_the_shipped_spec_is_valid_and_fits_its_cluster() -> None:
     assert all(m.run is not None and m.run.probe("weights") is not None for m in spec.members)
 
 
-def test_a_fitted_spec_runs_in_the_run_directory_from_the_checkout(tmp_path: Path) -> None:
+def test_a_fitted_spec_keeps_its_paths_inside_the_work_root(tmp_path: Path) -> None:
     local = fitted(tmp_path)
     spec = parse_spec(msgspec.json.encode(local), "json")  # still a valid spec
     for member in spec.members:
         run = member.run
         assert run is not None
-        assert run.cwd == str(ROOT / "scenarios" / "live")
-        assert run.log_dir == str(tmp_path / "task-logs")
+        assert run.cwd == "scenarios/live"
+        assert run.log_dir == "task-logs"
         assert dict(run.env)["LIVE_STARTS_DIR"] == str(tmp_path / "starts")
         probe = run.probe("weights")
-        assert probe is not None and probe.target == str(tmp_path / "var" / "live" / "weights.bin")
+        assert probe is not None and probe.target == "var/live/weights.bin"
     rollout = spec.member("rollout").run
     assert rollout is not None
-    assert dict(rollout.env)["LIVE_WEIGHTS"] == str(tmp_path / "var" / "live" / "weights.bin")
+    assert dict(rollout.env)["LIVE_WEIGHTS"] == "var/live/weights.bin"
 
 
-def test_each_serving_member_gets_its_own_free_block_of_ports(tmp_path: Path) -> None:
-    spec = parse_spec(msgspec.json.encode(fitted(tmp_path)), "json")
-    ports = {m.name: m.run.ports(m.count) for m in spec.members if m.run and m.run.port}
-    assert set(ports) == {"rollout", "reward"}
-    assert len(ports["rollout"]) == 3 and len(ports["reward"]) == 1
-    assert set(ports["rollout"]).isdisjoint(ports["reward"])
+def test_the_programs_are_installed_in_the_work_root_without_what_they_wait_for(
+    tmp_path: Path,
+) -> None:
+    repository = tmp_path / "repository"
+    (repository / "scenarios" / "live" / "var" / "live").mkdir(parents=True)
+    (repository / "scenarios" / "live" / "trainer.py").write_text("print('train')\n")
+    (repository / "scenarios" / "live" / "var" / "live" / "weights.bin").write_text("old")
+    run_dir = tmp_path / "run"
+    install_programs(tomllib.loads(SPEC.read_text()), repository, run_dir)
+    installed = run_dir / "scenarios" / "live"
+    assert (installed / "trainer.py").read_text() == "print('train')\n"
+    assert not (installed / "var").exists()
 
 
 def test_fitting_leaves_the_document_it_was_given_as_it_was(tmp_path: Path) -> None:
     doc = tomllib.loads(SPEC.read_text())
     before = copy.deepcopy(doc)
-    localize(doc, ROOT, tmp_path, lambda n: free_port_block(n, set(), 40_000))
+    localize(doc, tmp_path, lambda n: free_port_block(n, set(), 40_000))
     assert doc == before
 
 
 def test_the_probed_files_are_listed_once_each() -> None:
-    assert probe_files(tomllib.loads(SPEC.read_text())) == ["var/live/weights.bin"]
+    doc = tomllib.loads(SPEC.read_text())
+    assert probe_files(doc) == ["scenarios/live/var/live/weights.bin"]
 
 
 def test_a_port_block_skips_a_port_something_listens_on() -> None:

@@ -37,7 +37,14 @@ from rich.console import Console
 
 from costart.cli.live.local import LocalCluster, LocalClusterError
 from costart.cli.live.processes import alive
-from costart.cli.live.spec import PORT_HIGH, PORT_LOW, free_port_block, localize, probe_files
+from costart.cli.live.spec import (
+    PORT_HIGH,
+    PORT_LOW,
+    free_port_block,
+    install_programs,
+    localize,
+    probe_files,
+)
 from costart.cli.live.story import Story
 from costart.cli.render import members_table, tasks_table
 from costart.projections import GroupView, MemberView
@@ -91,12 +98,8 @@ class LiveDemo:
         self.say(f"{len(local.nodes)} agents, one per node: {', '.join(local.nodes)}")
         taken: set[int] = set()
         start = random.randrange(PORT_LOW, PORT_HIGH - 1000)
-        spec = localize(
-            doc,
-            self.options.repository,
-            self.options.run_dir,
-            lambda n: free_port_block(n, taken, start),
-        )
+        install_programs(doc, self.options.repository, self.options.run_dir)
+        spec = localize(doc, self.options.run_dir, lambda n: free_port_block(n, taken, start))
         for index, file in enumerate(probe_files(doc)):
             self._start_download(index, self.options.run_dir / file)
         with Client(url, tokens.owner) as api:
@@ -178,7 +181,7 @@ class LiveDemo:
         for row in view:
             for row_task in row.tasks if row.name == member else ():
                 if row_task.index == task and row_task.log is not None:
-                    return Path(row_task.log)
+                    return self.options.run_dir / row_task.log  # the agents' work root
         raise DemoFailed(f"the member view of {name} names no log file for {member} task {task}")
 
     def _kill_one(self, deadline: float) -> None:
