@@ -37,12 +37,14 @@ from typing import Any, Final, NamedTuple
 
 import msgspec
 
+from costart.agent.model import Refused
+
 ROOT_UID: Final = 0
 MAX_ID: Final = 2**32 - 2  # (uid_t)-1 means "unchanged" to the kernel
 
 
-class AccountRefused(Exception):
-    """The node will not run this owner's task as asked (the note says why)."""
+class AccountRefused(Refused):
+    """No account this node may use for the owner (the message says why)."""
 
 
 class Account(NamedTuple):

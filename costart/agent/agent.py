@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import queue
 import signal
+import subprocess
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -22,13 +23,16 @@ from urllib.parse import quote
 import structlog
 
 from costart.agent import proctable, reconcile
+from costart.agent.accounts import Accounts
 from costart.agent.cgroups import TaskCgroups
+from costart.agent.confine import Escape
+from costart.agent.launch import NodeRules, prepare, working_dir
 from costart.agent.ledger import Ledger, Record
-from costart.agent.model import Exit, NodeTask, TaskKey
+from costart.agent.model import Exit, NodeTask, Refused, TaskKey
 from costart.agent.probes import ProbeLoop
 from costart.agent.processes import Supervised, classify, spawn, stop, watch_exit
+from costart.agent.secrets import Secrets
 from costart.agent.taskenv import task_env
-from costart.domain import task_log_path
 from costart.projections import MemberView
 from costart.rest.client import ApiError, Client
 
@@ -52,6 +56,11 @@ class AgentConfig:
     failover_s: float = 30.0
     ca_file: Path | None = None
     cgroup_root: Path | None = None
+    accounts: Accounts = field(default_factory=lambda: Accounts({}))
+    """Which OS account runs each owner's tasks (an empty table refuses every owner)."""
+    secrets_dir: Path | None = None
+    allowed_env: frozenset[str] = frozenset()
+    """Names that change how programs load, allowed on shared accounts all the same."""
 
     def host_of(self, node: str) -> str:
         """The address peers reach ``node`` at: ``--peer-host NODE=HOST``, else the
@@ -94,6 +103,13 @@ class Agent:
         self.api = self._client()
         self.ledger = Ledger(config.state_dir)
         self.cgroups = TaskCgroups(config.cgroup_root)
+        self.rules = NodeRules(
+            work_dir=config.work_dir,
+            accounts=config.accounts,
+            secrets=Secrets(config.secrets_dir),
+            allowed_env=config.allowed_env,
+            host_of=config.host_of,
+        )
         self.log = log.bind(nodes=",".join(config.nodes))
         self.events: queue.Queue[_Exited | _Probed | _Changed] = queue.Queue()
         self.procs: dict[TaskKey, Supervised] = {}
@@ -218,17 +234,36 @@ class Agent:
         record = Record(*key, ref=task.ref)
         self.ledger.write(record)  # before the start: a crash never launches it twice
         self.launched_now.add(key)
-        log_path = self.config.work_dir / task_log_path(
-            run, task.group, task.group_id, task.member, task.task, task.task_attempt
-        )
-        cwd = self.config.work_dir / run.cwd if run.cwd else self.config.work_dir
-        env = task_env(os.environ, task, member, rows, self.config.host_of)
         try:
-            process = spawn(key, task.kind, run.argv, env, cwd, log_path, self.cgroups.create(key))
+            launch = prepare(self.rules, task, member, rows, os.environ)
+        except (Refused, Escape) as refusal:
+            self.log.warning("task refused on this node", task=task.ref, why=str(refusal))
+            self.exits[key] = (task, Exit("exited", None, "refused", str(refusal)))
+            return
+        try:
+            process = spawn(
+                key,
+                task.kind,
+                run.argv,
+                launch.env,
+                launch.cwd_fd,
+                launch.log_fd,
+                self.cgroups.create(key),
+                launch.account,
+            )
         except OSError as error:
             self.log.warning("task could not start", task=task.ref, error=str(error))
             self.exits[key] = (task, Exit("exited", 127, "error", f"could not start: {error}"))
             return
+        except subprocess.SubprocessError:
+            where = working_dir(run)
+            why = f"{launch.account.describe()} cannot enter its directory {where!r}"
+            self.log.warning("task refused on this node", task=task.ref, why=why)
+            self.exits[key] = (task, Exit("exited", None, "refused", why))
+            return
+        finally:
+            launch.close()
+        log_path = launch.log_path
         proc = proctable.read_proc(process.pid)
         self.ledger.write(
             Record(
@@ -243,7 +278,8 @@ class Agent:
             task=task.ref,
             attempt=task.task_attempt,
             pid=process.pid,
-            log=str(log_path),
+            account=launch.account.describe(),
+            log=log_path,
         )
         watch_exit(process, lambda p, code: self.events.put(_Exited(p, code)))
 

@@ -7,6 +7,11 @@ from typing import NamedTuple
 import msgspec
 
 
+class Refused(Exception):
+    """The node will not run a task as asked: reported as its failure with reason
+    ``refused`` and this message as the note (never the workload's ``error``)."""
+
+
 class NodeTask(msgspec.Struct, frozen=True):
     """One row of ``GET /v1/nodes/{node}/tasks``: a task placed on one of our nodes.
     ``attempt`` is the member's placement attempt (its claims name it), ``task_attempt``
@@ -23,6 +28,7 @@ class NodeTask(msgspec.Struct, frozen=True):
     group_id: str = ""
     task_state: str = "PLACED"
     task_attempt: int = 0
+    owner: str = ""
 
     @property
     def key(self) -> TaskKey:

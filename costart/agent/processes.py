@@ -26,6 +26,7 @@ from pathlib import Path
 import structlog
 
 from costart.agent import proctable
+from costart.agent.accounts import Account
 from costart.agent.cgroups import TaskCgroups
 from costart.agent.model import Exit, TaskKey
 
@@ -89,37 +90,48 @@ def spawn(
     kind: str,
     argv: Sequence[str],
     env: Mapping[str, str],
-    cwd: Path,
-    log_path: Path,
+    cwd_fd: int,
+    log_fd: int,
     cgroup: Path | None,
+    account: Account,
 ) -> Supervised:
-    """Start the task's process (raises OSError if it cannot be started)."""
-    log_path.parent.mkdir(parents=True, exist_ok=True)
+    """Start the task's process as ``account`` (raises OSError if it cannot be started,
+    `subprocess.SubprocessError` if the account cannot enter ``cwd_fd``).
+
+    ``cwd_fd`` and ``log_fd`` are descriptors the agent opened beneath its work root
+    (`costart.agent.confine`): the child changes into ``cwd_fd`` after it has become the
+    task's account, so the directory is entered with the task's permissions, and its
+    output goes to ``log_fd``. Neither descriptor, nor any other of the agent's, is left
+    open in the program."""
     join_fd = TaskCgroups.join_fd(cgroup)
 
     def in_child() -> None:
-        # Between fork and exec: two system calls, no locks taken.
+        # Between fork and exec, after the switch to the task's account (Popen's user,
+        # group and extra_groups come first): a few system calls, no locks taken. The
+        # parent-death signal is set here because a credential change clears it.
+        os.fchdir(cwd_fd)
         if _prctl is not None:
             _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
         if join_fd is not None:
+            # The descriptor was opened by the agent: the kernel checks the opener.
             os.write(join_fd, b"0")
 
-    with log_path.open("ab") as out:
-        try:
-            popen = subprocess.Popen(
-                list(argv),
-                cwd=cwd,
-                env=dict(env),
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-                preexec_fn=in_child,  # noqa: PLW1509 - see in_child
-                pass_fds=(join_fd,) if join_fd is not None else (),
-            )
-        finally:
-            if join_fd is not None:
-                os.close(join_fd)
+    # No pass_fds: preexec_fn runs before the child closes what it does not keep, and
+    # the program gets neither descriptor.
+    try:
+        popen = subprocess.Popen(
+            list(argv),
+            env=dict(env),
+            stdin=subprocess.DEVNULL,
+            stdout=log_fd,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=in_child,  # noqa: PLW1509 - see in_child
+            **account.popen_kwargs(),
+        )
+    finally:
+        if join_fd is not None:
+            os.close(join_fd)
     marks = {name: env[name] for name in IDENTITY if name in env}
     return Supervised(key, kind, popen, cgroup, marks if len(marks) == len(IDENTITY) else None)
 

@@ -9,20 +9,76 @@ its identity and peers (``COSTART_*``, which a run table may not set).
   comma-separated list. An address is ``host:port`` (``host`` alone without a port);
   a node's host is what ``--peer-host`` says, else the node's name.
 
-The agent's own credentials (`CREDENTIALS`) are never handed on: a workload that could
-read the agent's token could report for every task on its nodes.
+The base a task starts from (`base_env`): on the agent's own account, the agent's
+environment; on another account, only what describes the machine (``PATH``, locale,
+``TZ``, ``TERM``) and the account (``HOME``, ``USER``, ``LOGNAME``). The agent's own
+credentials (`CREDENTIALS`) are never handed on: a workload that could read the agent's
+token could report for every task on its nodes.
+
+On a shared account (root, the agent's own, or one mapped for several owners) a run
+table may not set a name that changes how programs load (`LOADER_NAMES`, ``LD_*``)
+unless the operator allows it (``--allow-env NAME``): the task is refused
+(`loader_refusal`). On an owner's own account the environment is the owner's business.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 
-from costart.agent.model import NodeTask
+from costart.agent.accounts import Account
+from costart.agent.model import NodeTask, Refused
 from costart.domain import RunSpec
 from costart.projections import MemberView
 
 CREDENTIALS = ("COSTART_AGENT_TOKEN", "COSTART_TOKEN")
+# What another account inherits from the agent: how the machine is, never who the agent is.
+MACHINE_NAMES = frozenset({"PATH", "LANG", "LANGUAGE", "TZ", "TERM"})
+# Names that change which code a program loads or runs at start.
+LOADER_NAMES = frozenset(
+    {
+        "PATH", "IFS", "ENV", "BASH_ENV", "SHELLOPTS", "GCONV_PATH", "LOCPATH", "NLSPATH",
+        "HOSTALIASES", "RESOLV_HOST_CONF", "MALLOC_CHECK_", "TMPDIR",
+        "PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "PYTHONUSERBASE", "PYTHONINSPECT",
+        "PERL5LIB", "PERLLIB", "PERL5OPT", "RUBYLIB", "RUBYOPT", "NODE_OPTIONS",
+        "NODE_PATH", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "CLASSPATH",
+    }
+)  # fmt: skip
+LOADER_PREFIXES = ("LD_", "DYLD_", "GLIBC_", "GCONV_")
+
+
+def base_env(agent_env: Mapping[str, str], account: Account) -> dict[str, str]:
+    """What a task of ``account`` starts from, before its run table (module docstring)."""
+    if not account.switches:
+        return {name: value for name, value in agent_env.items() if name not in CREDENTIALS}
+    env = {
+        name: value
+        for name, value in agent_env.items()
+        if name in MACHINE_NAMES or name.startswith("LC_")
+    }
+    if account.home:
+        env["HOME"] = account.home
+    if account.name:
+        env["USER"] = env["LOGNAME"] = account.name
+    return env
+
+
+def changes_loading(name: str) -> bool:
+    return name in LOADER_NAMES or name.startswith(LOADER_PREFIXES)
+
+
+def loader_refusal(run: RunSpec, account: Account, allowed: Collection[str]) -> Refused | None:
+    """Why the run table's ``env`` may not be given to a task on a shared account (None:
+    it may)."""
+    if not account.shared:
+        return None
+    names = [name for name, _ in run.env if changes_loading(name) and name not in allowed]
+    if not names:
+        return None
+    return Refused(
+        f"env {', '.join(names)} would change how programs load on the shared account "
+        f"{account.describe()}; the agent allows such names only with --allow-env"
+    )
 
 
 def address(host: str, run: RunSpec | None, index: int) -> str:
@@ -50,11 +106,15 @@ def task_env(
     member: MemberView,
     members: Sequence[MemberView],
     host_of: Callable[[str], str],
+    secrets: Mapping[str, str] | None = None,
 ) -> dict[str, str]:
+    """``base`` (`base_env`), the run table's ``env``, the resolved ``secrets``, and the
+    task's identity and peers, which nothing before may set."""
     run = member.run
     env = {name: value for name, value in base.items() if name not in CREDENTIALS}
     if run is not None:
         env.update(run.env)
+    env.update(secrets or {})
     env.update(
         {
             "COSTART_GROUP": task.group,

@@ -68,10 +68,33 @@ def agent(
         Path | None,
         typer.Option(help="a delegated cgroup v2 directory: per-task cgroups, OOM kills read"),
     ] = None,
+    accounts: Annotated[
+        Path | None,
+        typer.Option(
+            help="TOML file mapping group owners to OS accounts (without it, every task "
+            "is refused: no owner has an account on this node)"
+        ),
+    ] = None,
+    allow_root: Annotated[
+        bool, typer.Option(help="let an owner mapped to root run tasks as root")
+    ] = False,
+    secrets_dir: Annotated[
+        Path | None,
+        typer.Option(help="where secrets are read: DIR/OWNER/REFERENCE, one value per file"),
+    ] = None,
+    allow_env: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="a name that changes how programs load (PATH, LD_PRELOAD, ...) that run "
+            "tables may set on shared accounts all the same (repeat for several)"
+        ),
+    ] = None,
 ) -> None:
     """Run the tasks placed on NODEs as local processes (the member's run table)."""
     # The agent and its HTTP client load when this command runs, not for every command.
     from costart.agent import Agent, AgentConfig  # noqa: PLC0415 - see above
+    from costart.agent.accounts import Accounts, AccountsError  # noqa: PLC0415 - see above
+    from costart.agent.secrets import SecretsError  # noqa: PLC0415 - see above
     from costart.rest.client import ApiError  # noqa: PLC0415 - see above
 
     target: Target = ctx.obj
@@ -86,6 +109,19 @@ def agent(
             raise typer.Exit(EXIT_USAGE)
     named, default = _peer_hosts(peer_host or [])
     work = work_dir.resolve()
+    try:
+        table = (
+            Accounts.from_toml(accounts, allow_root=allow_root)
+            if accounts is not None
+            else Accounts({}, allow_root=allow_root)
+        )
+    except AccountsError as error:
+        typer.echo(f"error: --accounts: {error}", err=True)
+        raise typer.Exit(EXIT_USAGE) from None
+    for name in allow_env or []:
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,127}", name):
+            typer.echo(f"error: --allow-env {name!r}: not a variable name", err=True)
+            raise typer.Exit(EXIT_USAGE)
     config = AgentConfig(
         servers=tuple(u.strip() for u in urls.split(",") if u.strip()),
         token=secret,
@@ -99,6 +135,9 @@ def agent(
         failover_s=failover,
         ca_file=target.ca_file,
         cgroup_root=cgroup_root,
+        accounts=table,
+        secrets_dir=secrets_dir.resolve() if secrets_dir is not None else None,
+        allowed_env=frozenset(allow_env or ()),
     )
     # One line per request is the server's to log; the agent logs what it decides.
     logging.getLogger("httpx").setLevel(logging.WARNING)
@@ -106,7 +145,12 @@ def agent(
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stopping.set())
     try:
-        Agent(config).run(stopping)
+        agent_ = Agent(config)
+    except SecretsError as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(EXIT_USAGE) from None
+    try:
+        agent_.run(stopping)
     except (ApiError, ValueError) as error:
         typer.echo(f"error: {error}", err=True)
         raise typer.Exit(EXIT_ERROR) from None

@@ -112,6 +112,9 @@ class TaskView(msgspec.Struct, frozen=True):
             "(a replica placed again has a newer one than its siblings)"
         ),
     ] = 0
+    owner: Annotated[
+        str, Meta(description="the group's owner (the agent runs the task as its account)")
+    ] = ""
 
 
 def _service(state: State) -> Service:
@@ -288,6 +291,7 @@ def node_tasks(node: NodeName, user: User, state: State) -> list[TaskView]:
                 group_id=group.id,
                 task_state=task.state if task is not None else "PLACED",
                 task_attempt=task.attempt if task is not None else member.attempt,
+                owner=group.owner,
             )
         )
     return tasks

@@ -79,6 +79,13 @@ def write_files(directory: Path, agents: list[tuple[str, ...]]) -> tuple[Path, P
     return directory / "tokens.toml", directory / "cluster.toml"
 
 
+def write_accounts(directory: Path) -> Path:
+    """The agents' accounts file: the tests' owner runs on the agent's own account."""
+    path = directory / "accounts.toml"
+    path.write_text("[owners.alice]\nagent = true\n")
+    return path
+
+
 def child_env() -> dict[str, str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     env.pop("PERSISTENCE_MODULE", None)  # --store selects the LMDB store
@@ -161,7 +168,10 @@ class Agent(Proc):
             "--resync", "1",
             "--heartbeat", "2",
             "--failover", "30",
+            "--accounts", str(write_accounts(directory)),
         ]  # fmt: skip
+        if os.geteuid() == 0:
+            args.append("--allow-root")  # the test's owners run as the agent's own account
         for node in nodes:
             args += ["--node", node]
         (directory / "work").mkdir(exist_ok=True)
@@ -193,6 +203,17 @@ class Cluster:
         self.agents = [Agent(directory, self.urls, nodes) for nodes in agents]
         for agent in self.agents:
             agent.wait_running()
+
+    @property
+    def work(self) -> Path:
+        """The agents' work root: a run table's paths are relative to it."""
+        return self.directory / "work"
+
+    def in_work(self, tmp_path: Path) -> Path:
+        """A directory of one test's own under the work root (its probes' files)."""
+        path = self.work / tmp_path.name
+        path.mkdir(parents=True, exist_ok=True)
+        return path
 
     def restart_agent(self, index: int) -> Agent:
         """A new agent for the same nodes, on the same work and state directories."""

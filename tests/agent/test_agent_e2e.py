@@ -66,7 +66,10 @@ def rl_group(
                     "argv": cluster.program(*trainer),
                     "grace": "2s",
                     "probes": {
-                        "weights": {"file": str(weights), "period": "100ms"},
+                        "weights": {
+                            "file": str(weights.relative_to(cluster.work)),
+                            "period": "100ms",
+                        },
                         "device": {"exec": ["true"], "period": "100ms"},
                     },
                 },
@@ -94,7 +97,7 @@ def runs(cluster: Cluster, group_id: str) -> Counter[tuple[str, str, str]]:
 def test_nothing_starts_before_the_barrier_is_committed_and_services_stop_on_success(
     cluster: Cluster, tmp_path: Path
 ) -> None:
-    weights, done = tmp_path / "weights.bin", tmp_path / "trainer-done"
+    weights, done = cluster.in_work(tmp_path) / "weights.bin", tmp_path / "trainer-done"
     gid = cluster.submit(rl_group(cluster, "rl", weights=weights, trainer=("--until", str(done))))
     cluster.wait_state("rl", {"PLACED"})
     time.sleep(1.0)  # the agents probe the missing file meanwhile: nothing may start
@@ -133,7 +136,9 @@ def test_nothing_starts_before_the_barrier_is_committed_and_services_stop_on_suc
 def test_a_probe_that_never_passes_releases_the_group_at_the_barrier_timeout_unstarted(
     cluster: Cluster, tmp_path: Path
 ) -> None:
-    gid = cluster.submit(rl_group(cluster, "stuck", weights=tmp_path / "never", barrier="5s"))
+    gid = cluster.submit(
+        rl_group(cluster, "stuck", weights=cluster.in_work(tmp_path) / "never", barrier="5s")
+    )
     wait_until(lambda: "probing claim" in cluster.logs(), 30, "an agent probing the claim")
     wait_until(
         lambda: any(e["event"] == "BarrierTimedOut" for e in cluster.events("stuck")),
@@ -149,7 +154,7 @@ def test_a_probe_that_never_passes_releases_the_group_at_the_barrier_timeout_uns
 def test_restart_member_relaunches_exactly_the_failed_task(
     cluster: Cluster, tmp_path: Path
 ) -> None:
-    weights = tmp_path / "weights.bin"
+    weights = cluster.in_work(tmp_path) / "weights.bin"
     weights.touch()
     spec = rl_group(
         cluster,
@@ -185,7 +190,7 @@ def test_restart_member_relaunches_exactly_the_failed_task(
 
 
 def test_fail_group_and_cancel_leave_no_process_alive(cluster: Cluster, tmp_path: Path) -> None:
-    weights = tmp_path / "weights.bin"
+    weights = cluster.in_work(tmp_path) / "weights.bin"
     weights.touch()
     failing = rl_group(
         cluster, "fails", weights=weights, trainer=("--child",), rollout=("--child",)
@@ -226,7 +231,7 @@ def attempts_alive(group_id: str) -> set[str]:
 def test_restart_group_tears_the_attempt_down_and_starts_each_task_again_once(
     cluster: Cluster, tmp_path: Path
 ) -> None:
-    weights = tmp_path / "weights.bin"
+    weights = cluster.in_work(tmp_path) / "weights.bin"
     weights.touch()
     spec = rl_group(
         cluster,
@@ -260,7 +265,7 @@ def test_restart_group_tears_the_attempt_down_and_starts_each_task_again_once(
 def test_an_agent_killed_and_restarted_reconciles_without_starting_anything_twice(
     cluster: Cluster, tmp_path: Path
 ) -> None:
-    weights = tmp_path / "weights.bin"
+    weights = cluster.in_work(tmp_path) / "weights.bin"
     weights.touch()
     spec = rl_group(
         cluster,
@@ -298,7 +303,7 @@ def test_agents_follow_a_new_leader_mid_barrier_and_the_barrier_is_released_once
     cluster = Cluster(tmp_path, TWO_AGENTS, standby=True)
     gid = ""
     try:
-        weights = tmp_path / "weights.bin"
+        weights = cluster.in_work(tmp_path) / "weights.bin"
         gid = cluster.submit(rl_group(cluster, "ha", weights=weights))
         cluster.wait_state("ha", {"PLACED"})
         assert cluster.standby is not None

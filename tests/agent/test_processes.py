@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from costart.agent import TaskKey
+from costart.agent import TaskKey, confine
+from costart.agent.accounts import Accounts
 from costart.agent.cgroups import TaskCgroups
 from costart.agent.model import Exit
 from costart.agent.processes import Supervised, classify, spawn, stop, watch_exit
@@ -37,13 +38,30 @@ time.sleep(600)
 """
 
 
+def launch(
+    key: TaskKey, kind: str, argv: list[str], env: dict[str, str], cwd: Path, log: Path
+) -> Supervised:
+    """`spawn` on the agent's own account, in ``cwd``, its output appended to ``log``
+    (opened as the agent opens a task's log: beneath a root, no link followed)."""
+    account = Accounts.agents_own(["o"], allow_root=True).resolve("o")
+    cwd_fd = confine.open_dir(cwd, ".")
+    log_fd = confine.open_log(
+        log.parent.parent, f"{log.parent.name}/{log.name}", account.uid, account.gid
+    )
+    try:
+        return spawn(key, kind, argv, env, cwd_fd, log_fd, None, account)
+    finally:
+        os.close(cwd_fd)
+        os.close(log_fd)
+
+
 def alive(pid: int) -> bool:
     return read_proc(pid) is not None
 
 
 def started(tmp_path: Path, *args: str) -> tuple[Supervised, list[int], threading.Event]:
     log = tmp_path / "logs" / "0.attempt-1.log"
-    process = spawn(KEY, "job", [sys.executable, "-c", PARENT, *args], {}, tmp_path, log, None)
+    process = launch(KEY, "job", [sys.executable, "-c", PARENT, *args], {}, tmp_path, log)
     ended = threading.Event()
     watch_exit(process, lambda _process, _code: ended.set())
     line = wait_until(lambda: log.read_text().strip(), 30, "the program printed its pids")
@@ -79,7 +97,7 @@ def test_what_a_program_leaves_behind_when_it_exits_is_killed(tmp_path):
 
 def test_a_program_that_cannot_start_raises(tmp_path):
     with pytest.raises(OSError):
-        spawn(KEY, "job", ["/nonexistent/program"], {}, tmp_path, tmp_path / "x.log", None)
+        launch(KEY, "job", ["/nonexistent/program"], {}, tmp_path, tmp_path / "x.log")
 
 
 CLASSIFIED = [
@@ -130,14 +148,12 @@ def test_an_orphan_in_its_own_session_the_agent_never_saw_is_found_by_its_identi
     inherited in its environment ties it to the task, and the teardown ends it. A
     process of another attempt of the same task is left alone."""
     other = {**os.environ, **IDENTITY_ENV, "COSTART_ATTEMPT": "2"}
-    bystander = subprocess.Popen(
-        [sys.executable, "-c", "import time; time.sleep(600)"], env=other
-    )
+    bystander = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"], env=other)
     try:
         log = tmp_path / "logs" / "0.attempt-1.log"
         env = {**os.environ, **IDENTITY_ENV}
         argv = [sys.executable, "-c", PARENT, "exit"]
-        process = spawn(KEY, "job", argv, env, tmp_path, log, None)
+        process = launch(KEY, "job", argv, env, tmp_path, log)
         ended = threading.Event()
         watch_exit(process, lambda _process, _code: ended.set())
         assert ended.wait(30)  # never tracked: the leader is gone before anyone looked

@@ -56,6 +56,17 @@ def cluster_nodes(cluster: Path) -> list[str]:
     return nodes
 
 
+def write_accounts(path: Path) -> list[str]:
+    """The agents' accounts file: the demo's owner runs on the agents' own account (one
+    machine, one user: the operator's choice ADR 0066 asks to be written down). The
+    extra agent arguments that takes: ``--allow-root`` when the demo runs as root."""
+    path.write_text(
+        f"# The demo's tasks run as the user who started it.\n[owners.{OWNER}]\nagent = true\n"
+    )
+    extra = ["--accounts", str(path)]
+    return extra + (["--allow-root"] if os.geteuid() == 0 else [])
+
+
 def write_tokens(path: Path, nodes: list[str]) -> Tokens:
     """A tokens file for the owner ``alice``, a claims driver, and one agent per node
     bound to that node."""
@@ -140,6 +151,7 @@ class LocalCluster:
                     f"costart serve did not answer /healthz: {self.tail('serve')}"
                 )
             time.sleep(POLL_S)
+        accounts = write_accounts(self.run_dir / "accounts.toml")
         for node in self.nodes:
             name = f"agent-{node}"
             self.processes.start(
@@ -155,6 +167,7 @@ class LocalCluster:
                     "127.0.0.1",
                     "--work-dir",
                     str(self.run_dir),
+                    *accounts,
                 ),
                 self.log(name),
                 self.run_dir,
