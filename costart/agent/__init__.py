@@ -4,8 +4,25 @@ nothing before ``may_start``, reports starts and exits, relaunches on restart-me
 tears down on fail-group, restart-group, cancel and group success, and reconciles
 after its own restart."""
 
+from costart.agent.accounts import Account, AccountRefused, Accounts, AccountsError
 from costart.agent.agent import Agent, AgentConfig
-from costart.agent.model import Exit, NodeTask, TaskKey
+from costart.agent.model import Exit, NodeTask, Refused, TaskKey
 from costart.agent.reconcile import Plan, plan
+from costart.agent.secrets import Secrets, SecretsError
 
-__all__ = ["Agent", "AgentConfig", "Exit", "NodeTask", "Plan", "TaskKey", "plan"]
+__all__ = [
+    "Account",
+    "AccountRefused",
+    "Accounts",
+    "AccountsError",
+    "Agent",
+    "AgentConfig",
+    "Exit",
+    "NodeTask",
+    "Plan",
+    "Refused",
+    "Secrets",
+    "SecretsError",
+    "TaskKey",
+    "plan",
+]

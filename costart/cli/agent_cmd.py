@@ -92,9 +92,13 @@ def agent(
 ) -> None:
     """Run the tasks placed on NODEs as local processes (the member's run table)."""
     # The agent and its HTTP client load when this command runs, not for every command.
-    from costart.agent import Agent, AgentConfig  # noqa: PLC0415 - see above
-    from costart.agent.accounts import Accounts, AccountsError  # noqa: PLC0415 - see above
-    from costart.agent.secrets import SecretsError  # noqa: PLC0415 - see above
+    from costart.agent import (  # noqa: PLC0415 - see above
+        Accounts,
+        AccountsError,
+        Agent,
+        AgentConfig,
+        SecretsError,
+    )
     from costart.rest.client import ApiError  # noqa: PLC0415 - see above
 
     target: Target = ctx.obj

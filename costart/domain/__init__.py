@@ -40,6 +40,7 @@ from costart.domain.spec_types import (
     Topology,
     TopologyPolicy,
 )
+from costart.domain.spec_warnings import spec_warnings
 from costart.domain.states import (
     GROUP_STARTED,
     GROUP_STATUSES,
@@ -129,5 +130,6 @@ __all__ = [
     "runtime_limits",
     "scheduling",
     "spec_from_object",
+    "spec_warnings",
     "task_log_path",
 ]
