@@ -136,3 +136,15 @@ def test_same_name_accounts_and_named_accounts_come_from_the_system(tmp_path, os
         table(tmp_path, "").resolve(os_account)  # not without the operator's opt-in
     named = table(tmp_path, f'[owners.alice]\nuser = "{os_account}"\n').resolve("alice")
     assert named == Account("alice", uid, found.gid, found.groups, os_account, found.home, False)
+
+
+def test_the_readmes_accounts_example_reads_as_the_readme_says(tmp_path):
+    require_root()
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    section = readme[readme.index("### Security: who may do what on a node") :]
+    block = section[section.index("```toml") + len("```toml") : section.index("```\n")]
+    text = "\n".join(line.strip() for line in block.splitlines())
+    accounts = table(tmp_path, text, allow_root=True)
+    assert accounts.resolve("alice")[1:4] == (2001, 2001, (3000,))
+    assert accounts.resolve("guest").name == "nobody"
+    assert accounts.resolve("ci").shared and not accounts.same_name
