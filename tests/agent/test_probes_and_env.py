@@ -133,9 +133,6 @@ def test_the_ledger_keeps_launches_across_restarts(tmp_path: Path):
     assert again.records()[0] == first
     again.remove(TaskKey("gid", "m", 0, 1))
     assert [r.key.task for r in Ledger(tmp_path / "state").records()] == [1]
-    (tmp_path / "state" / "broken.json").write_text("{")
-    with pytest.raises(ValueError, match="unreadable"):
-        again.records()
 
 
 def test_a_task_never_gets_the_agents_token():
