@@ -22,7 +22,7 @@ from urllib.parse import quote
 
 import structlog
 
-from costart.agent import proctable, reconcile
+from costart.agent import leftovers, proctable, reconcile
 from costart.agent.accounts import Accounts
 from costart.agent.cgroups import TaskCgroups
 from costart.agent.confine import Escape
@@ -207,18 +207,28 @@ class Agent:
 
     def _adopt_leftovers(self) -> None:
         """A previous agent on this state directory launched these runs: kill what is
-        left of them (it cannot be supervised), and never launch them again."""
+        left of them (it cannot be supervised), and never launch them again. Only a
+        process that is still the recorded run is killed (`leftovers.mismatch`)."""
         for record in self.ledger.records():
             self.launched_before.add(record.key)
-            if record.pid is None:
-                continue
-            proc = proctable.read_proc(record.pid)
-            if proc is not None and proc.start_ticks == record.start_ticks:
-                pids = proctable.tree(record.pid, record.pid)
-                proctable.signal_all(pids, signal.SIGKILL)
+            if record.pid is None or proctable.read_proc(record.pid) is None:
+                continue  # nothing of it runs at that pid (it died with the previous agent)
+            why = leftovers.mismatch(record)
+            if why is not None:
                 self.log.warning(
-                    "killed a task left by the previous agent", task=record.ref, pids=len(pids)
+                    "a record of the previous agent does not name its task's process: "
+                    "killed nothing",
+                    record=record.key.file_name(),
+                    task=record.ref,
+                    pid=record.pid,
+                    mismatch=why,
                 )
+                continue
+            pids = proctable.tree(record.pid, record.pid)
+            proctable.signal_all(pids, signal.SIGKILL)
+            self.log.warning(
+                "killed a task left by the previous agent", task=record.ref, pids=len(pids)
+            )
 
     def _start(self, task: NodeTask, members: _Members) -> None:
         rows = members.of(task.group)
