@@ -9,6 +9,7 @@ from costart.agent.agent import Agent, AgentConfig
 from costart.agent.model import Exit, NodeTask, Refused, TaskKey
 from costart.agent.reconcile import Plan, plan
 from costart.agent.secrets import Secrets, SecretsError
+from costart.agent.state_dir import StateDirRefused, default_state_dir, prepare_state_dir
 
 __all__ = [
     "Account",
@@ -23,6 +24,9 @@ __all__ = [
     "Refused",
     "Secrets",
     "SecretsError",
+    "StateDirRefused",
     "TaskKey",
+    "default_state_dir",
     "plan",
+    "prepare_state_dir",
 ]

@@ -48,8 +48,9 @@ def agent(
     state_dir: Annotated[
         Path | None,
         typer.Option(
-            help="what the agent launched, kept across its restarts (default: "
-            "WORK_DIR/.costart-agent/NODE)"
+            help="what the agent launched, kept across its restarts; its own, outside "
+            "WORK_DIR (default: /var/lib/costart-agent/NODES as root, else "
+            "$XDG_STATE_HOME/costart-agent/NODES)"
         ),
     ] = None,
     peer_host: Annotated[
@@ -98,6 +99,9 @@ def agent(
         Agent,
         AgentConfig,
         SecretsError,
+        StateDirRefused,
+        default_state_dir,
+        prepare_state_dir,
     )
     from costart.rest.client import ApiError  # noqa: PLC0415 - see above
 
@@ -126,12 +130,17 @@ def agent(
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,127}", name):
             typer.echo(f"error: --allow-env {name!r}: not a variable name", err=True)
             raise typer.Exit(EXIT_USAGE)
+    try:
+        state = prepare_state_dir(state_dir or default_state_dir(node), work)
+    except StateDirRefused as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(EXIT_USAGE) from None
     config = AgentConfig(
         servers=tuple(u.strip() for u in urls.split(",") if u.strip()),
         token=secret,
         nodes=tuple(node),
         work_dir=work,
-        state_dir=(state_dir or work / ".costart-agent" / "+".join(sorted(node))).resolve(),
+        state_dir=state,
         peer_hosts=named,
         default_host=default,
         resync_s=resync,

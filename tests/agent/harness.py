@@ -154,16 +154,21 @@ class Serve(Proc):
 
 
 class Agent(Proc):
+    """`costart agent` for ``nodes``, its state in ``DIRECTORY/state/NODES`` (outside
+    the work directory; a restart on the same nodes finds it)."""
+
     def __init__(
         self, directory: Path, urls: list[str], nodes: tuple[str, ...], restart: bool = False
     ) -> None:
         name = "+".join(nodes) + ("-restarted" if restart else "")
+        self.state_dir = directory / "state" / "+".join(nodes)
         args = [
             sys.executable, "-m", "costart.cli.main",
             "agent",
             "--server", ",".join(urls),
             "--token", agent_token(nodes),
             "--work-dir", str(directory / "work"),
+            "--state-dir", str(self.state_dir),
             "--peer-host", "127.0.0.1",
             "--resync", "1",
             "--heartbeat", "2",

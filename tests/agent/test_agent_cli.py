@@ -33,7 +33,27 @@ def test_a_bad_agent_command_line_exits_with_a_usage_error(args, message, monkey
 
 def test_an_agent_that_cannot_reach_its_server_exits_naming_it(tmp_path):
     args = ["agent", "--node", "n1", "--server", "http://127.0.0.1:9", "--token", "t" * 20]
-    args += ["--work-dir", str(tmp_path), "--failover", "0.5"]
+    args += ["--work-dir", str(tmp_path / "work"), "--state-dir", str(tmp_path / "state")]
+    args += ["--failover", "0.5"]
     result = runner.invoke(app, args)
     assert result.exit_code == 1, result.output
     assert "cannot reach http://127.0.0.1:9" in result.output
+
+
+def test_a_state_dir_others_may_enter_is_refused_naming_it(tmp_path):
+    (tmp_path / "state").mkdir()
+    (tmp_path / "state").chmod(0o755)
+    args = ["agent", "--node", "n1", "--server", "http://127.0.0.1:9", "--token", "t" * 20]
+    args += ["--work-dir", str(tmp_path / "work"), "--state-dir", str(tmp_path / "state")]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2, result.output
+    assert f"--state-dir {tmp_path / 'state'}" in result.output and "mode 0755" in result.output
+
+
+def test_a_state_dir_inside_the_work_dir_is_refused(tmp_path):
+    state = tmp_path / "work" / ".costart-agent"
+    args = ["agent", "--node", "n1", "--server", "http://127.0.0.1:9", "--token", "t" * 20]
+    args += ["--work-dir", str(tmp_path / "work"), "--state-dir", str(state)]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2, result.output
+    assert "inside the work directory" in result.output and not state.exists()

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import sys
+import tempfile
 import time
 import tomllib
 from dataclasses import dataclass, field
@@ -117,6 +119,9 @@ class LocalCluster:
         self.tokens = write_tokens(run_dir / "tokens.toml", self.nodes)
         self.logs: dict[str, Path] = {}
         self.url = ""
+        # The agents' ledgers: outside run_dir (their work dir, which tasks write), and
+        # this run's alone (another run may name the same nodes).
+        self.state_root: Path | None = None
 
     def log(self, name: str) -> Path:
         """The log file of the process ``name`` (made known to `tail`)."""
@@ -152,6 +157,7 @@ class LocalCluster:
                 )
             time.sleep(POLL_S)
         accounts = write_accounts(self.run_dir / "accounts.toml")
+        self.state_root = Path(tempfile.mkdtemp(prefix="costart-agent-state-"))
         for node in self.nodes:
             name = f"agent-{node}"
             self.processes.start(
@@ -168,6 +174,8 @@ class LocalCluster:
                     "--work-dir",
                     str(self.run_dir),
                     *accounts,
+                    "--state-dir",
+                    str(self.state_root / node),
                 ),
                 self.log(name),
                 self.run_dir,
@@ -198,4 +206,7 @@ class LocalCluster:
         clients = [name for name in self.processes.started if name != "serve"]
         self.processes.stop_all(grace_s, clients)
         self.processes.stop_all(grace_s, ["serve"])
-        return self.processes.sweep(grace_s)
+        swept = self.processes.sweep(grace_s)
+        if self.state_root is not None:  # what the agents launched matters no more
+            shutil.rmtree(self.state_root, ignore_errors=True)
+        return swept
