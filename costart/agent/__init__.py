@@ -6,6 +6,7 @@ after its own restart."""
 
 from costart.agent.accounts import Account, AccountRefused, Accounts, AccountsError
 from costart.agent.agent import Agent, AgentConfig
+from costart.agent.credentials import TokenRefused, agent_token
 from costart.agent.model import Exit, NodeTask, Refused, TaskKey
 from costart.agent.reconcile import Plan, plan
 from costart.agent.secrets import Secrets, SecretsError
@@ -26,6 +27,8 @@ __all__ = [
     "SecretsError",
     "StateDirRefused",
     "TaskKey",
+    "TokenRefused",
+    "agent_token",
     "default_state_dir",
     "plan",
     "prepare_state_dir",

@@ -1,4 +1,5 @@
-"""`costart agent --server URL[,URL...] --token T --node NAME [--node NAME ...]`."""
+"""`costart agent --server URL[,URL...] --node NAME [--node NAME ...]`, its token in
+``--token-file PATH`` or ``COSTART_AGENT_TOKEN`` (never argv: DESIGN §11)."""
 
 from __future__ import annotations
 
@@ -39,8 +40,15 @@ def agent(
         str | None,
         typer.Option(help="URL of `costart serve`, or a comma-separated leader and standbys"),
     ] = None,
+    token_file: Annotated[
+        Path | None,
+        typer.Option(
+            help="a file holding the agent's bearer token, mode 0600 (else: the environment "
+            "variable COSTART_AGENT_TOKEN, scrubbed at start)"
+        ),
+    ] = None,
     token: Annotated[
-        str | None, typer.Option(envvar="COSTART_AGENT_TOKEN", help="the agent's bearer token")
+        str | None, typer.Option(hidden=True, help="refused: argv is readable by everyone")
     ] = None,
     work_dir: Annotated[
         Path, typer.Option(help="where tasks run and relative log_dir/cwd paths start")
@@ -100,6 +108,8 @@ def agent(
         AgentConfig,
         SecretsError,
         StateDirRefused,
+        TokenRefused,
+        agent_token,
         default_state_dir,
         prepare_state_dir,
     )
@@ -107,9 +117,8 @@ def agent(
 
     target: Target = ctx.obj
     urls = server or target.server
-    secret = token or target.token
-    if not urls or not secret:
-        typer.echo("error: costart agent needs --server URL and --token TOKEN", err=True)
+    if not urls:
+        typer.echo("error: costart agent needs --server URL", err=True)
         raise typer.Exit(EXIT_USAGE)
     for name in node:
         if not re.fullmatch(LABEL_PATTERN, name):
@@ -131,8 +140,9 @@ def agent(
             typer.echo(f"error: --allow-env {name!r}: not a variable name", err=True)
             raise typer.Exit(EXIT_USAGE)
     try:
+        secret = agent_token(token_file, on_command_line=token is not None or bool(target.token))
         state = prepare_state_dir(state_dir or default_state_dir(node), work)
-    except StateDirRefused as error:
+    except (TokenRefused, StateDirRefused) as error:
         typer.echo(f"error: {error}", err=True)
         raise typer.Exit(EXIT_USAGE) from None
     config = AgentConfig(

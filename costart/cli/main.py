@@ -96,7 +96,11 @@ def _setup(
         str | None, typer.Option(envvar="COSTART_SERVER", help="URL of a `costart serve`")
     ] = None,
     token: Annotated[
-        str | None, typer.Option(envvar="COSTART_TOKEN", help="bearer token for --server")
+        str | None,
+        typer.Option(
+            envvar="COSTART_TOKEN",
+            help="bearer token for --server (`costart agent` refuses it: see its --token-file)",
+        ),
     ] = None,
     ca_file: Annotated[
         Path | None,

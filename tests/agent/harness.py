@@ -89,17 +89,25 @@ def write_accounts(directory: Path) -> Path:
 def child_env() -> dict[str, str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     env.pop("PERSISTENCE_MODULE", None)  # --store selects the LMDB store
+    for name in ("COSTART_TOKEN", "COSTART_AGENT_TOKEN"):  # the runner's own: not ours
+        env.pop(name, None)
     return env
 
 
 class Proc:
     """A child process logging to a file."""
 
-    def __init__(self, args: list[str], log: Path, cwd: Path) -> None:
+    def __init__(
+        self, args: list[str], log: Path, cwd: Path, env: dict[str, str] | None = None
+    ) -> None:
         self.log = log
         self._out = log.open("w")
         self.process = child_processes.popen(
-            args, env=child_env(), cwd=cwd, stdout=self._out, stderr=subprocess.STDOUT
+            args,
+            env={**child_env(), **(env or {})},
+            cwd=cwd,
+            stdout=self._out,
+            stderr=subprocess.STDOUT,
         )
 
     def tail(self) -> str:
@@ -154,8 +162,9 @@ class Serve(Proc):
 
 
 class Agent(Proc):
-    """`costart agent` for ``nodes``, its state in ``DIRECTORY/state/NODES`` (outside
-    the work directory; a restart on the same nodes finds it)."""
+    """`costart agent` for ``nodes``: its token in the environment (never argv), its
+    state in ``DIRECTORY/state/NODES`` (outside the work directory; a restart on the
+    same nodes finds it)."""
 
     def __init__(
         self, directory: Path, urls: list[str], nodes: tuple[str, ...], restart: bool = False
@@ -166,7 +175,6 @@ class Agent(Proc):
             sys.executable, "-m", "costart.cli.main",
             "agent",
             "--server", ",".join(urls),
-            "--token", agent_token(nodes),
             "--work-dir", str(directory / "work"),
             "--state-dir", str(self.state_dir),
             "--peer-host", "127.0.0.1",
@@ -180,7 +188,8 @@ class Agent(Proc):
         for node in nodes:
             args += ["--node", node]
         (directory / "work").mkdir(exist_ok=True)
-        super().__init__(args, directory / f"agent-{name}.log", directory)
+        token = {"COSTART_AGENT_TOKEN": agent_token(nodes)}
+        super().__init__(args, directory / f"agent-{name}.log", directory, env=token)
 
     def wait_running(self, timeout_s: float = 60) -> None:
         def running() -> bool:

@@ -4,6 +4,7 @@ process table (DESIGN §9, issue 18)."""
 
 from __future__ import annotations
 
+import os
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -12,7 +13,13 @@ from typing import Any
 
 import pytest
 
-from tests.agent.harness import Cluster, alive_of_group, kill_group_leftovers, wait_until
+from tests.agent.harness import (
+    Cluster,
+    agent_token,
+    alive_of_group,
+    kill_group_leftovers,
+    wait_until,
+)
 
 pytestmark = pytest.mark.timeout(240)
 TWO_AGENTS = [("n1", "n2"), ("n3", "n4")]
@@ -295,6 +302,22 @@ def test_an_agent_killed_and_restarted_reconciles_without_starting_anything_twic
     assert all("its agent restarted" in e["note"] for e in lost), [e["note"] for e in lost]
     cluster.api.call("POST", "/v1/groups/survives/cancel", dict[str, Any])
     wait_until(lambda: no_process_left(gid), GONE_S, "every process of the group gone")
+
+
+def test_a_running_agent_holds_its_token_in_neither_its_command_line_nor_its_environment(
+    cluster: Cluster,
+) -> None:
+    for agent, nodes in zip(cluster.agents, cluster.agent_nodes, strict=True):
+        token = agent_token(nodes).encode()  # given in COSTART_AGENT_TOKEN (the harness)
+        proc = Path(f"/proc/{agent.process.pid}")
+        assert token not in (proc / "cmdline").read_bytes()
+        if os.geteuid() != 0:  # the agent is non-dumpable: its environment is root's alone
+            with pytest.raises(PermissionError):
+                (proc / "environ").read_bytes()
+            continue
+        environ = (proc / "environ").read_bytes()
+        assert b"COSTART_AGENT_TOKEN=" in environ  # the block it started with, scrubbed
+        assert token not in environ
 
 
 def test_agents_follow_a_new_leader_mid_barrier_and_the_barrier_is_released_once(
