@@ -6,12 +6,15 @@ peers) before anything else, prints a first line to its log, then:
 - ``--fail MEMBER:TASK:ATTEMPT``: exits 3 if it is that task's run (repeatable);
 - ``--until PATH``: exits 0 once PATH exists (a job that finishes on cue);
 - ``--child``: starts a grandchild in a session of its own (teardown must reach it);
+- ``--outlive-agent``: clears the agent's ``PR_SET_PDEATHSIG``, so it survives a killed
+  agent (a leftover the restarted agent must find and kill);
 - otherwise it serves (sleeps) until it is signalled.
 """
 
 from __future__ import annotations
 
 import argparse
+import ctypes
 import json
 import os
 import subprocess
@@ -29,7 +32,10 @@ def main() -> int:
     parser.add_argument("--fail", action="append", default=[])
     parser.add_argument("--until")
     parser.add_argument("--child", action="store_true")
+    parser.add_argument("--outlive-agent", action="store_true")
     args = parser.parse_args()
+    if args.outlive_agent:
+        ctypes.CDLL(None).prctl(1, 0)  # PR_SET_PDEATHSIG, none: like a setuid exec does
     me = {key: os.environ[key] for key in IDENTITY}
     record = {**me, "pid": os.getpid(), "start_ns": start_ns, "peers": os.environ["COSTART_PEERS"]}
     line = (json.dumps(record) + "\n").encode()

@@ -4,6 +4,7 @@ process table (DESIGN §9, issue 18)."""
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from collections import Counter
@@ -13,6 +14,9 @@ from typing import Any
 
 import pytest
 
+from costart.agent import proctable
+from costart.agent.ledger import Ledger, Record
+from tests import child_processes
 from tests.agent.harness import (
     Cluster,
     agent_token,
@@ -318,6 +322,72 @@ def test_a_running_agent_holds_its_token_in_neither_its_command_line_nor_its_env
         environ = (proc / "environ").read_bytes()
         assert b"COSTART_AGENT_TOKEN=" in environ  # the block it started with, scrubbed
         assert token not in environ
+
+
+def test_a_restarted_agent_kills_what_its_predecessor_left_and_nothing_a_forged_record_names(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    spec = {
+        "name": "outlives",
+        "owner": "alice",
+        "members": [
+            {
+                "name": "server",
+                "kind": "replica-set",
+                "replicas": 1,
+                "shape": {"cpu": 1},
+                "run": {"argv": cluster.program("--outlive-agent"), "grace": "2s"},
+            }
+        ],
+    }
+    gid = cluster.submit(spec)
+    [leftover] = wait_until(lambda: cluster.started(gid), 60, lambda: f"started\n{cluster.logs()}")
+    node = leftover["COSTART_NODE"]
+    running = proctable.read_proc(leftover["pid"])
+    assert running is not None
+
+    def leftover_alive() -> bool:  # by start time too: its pid may be reused once it is gone
+        now = proctable.read_proc(leftover["pid"])
+        return now is not None and now.start_ticks == running.start_ticks
+
+    victim = next(i for i, nodes in enumerate(cluster.agent_nodes) if node in nodes)
+    # An unrelated process, and a record naming it as a run with its true start time:
+    # what a task that could write the agent's state would forge.
+    unrelated = child_processes.popen(["sleep", "60"], env={"PATH": os.environ["PATH"]})
+    try:
+        wait_until(
+            lambda: Path(f"/proc/{unrelated.pid}/cmdline").read_bytes().startswith(b"sleep"),
+            10,
+            "sleep running",
+        )
+        ticks = proctable.read_proc(unrelated.pid)
+        assert ticks is not None
+        forged = Record(
+            "forged", "server", 0, 1, "forged/server/0", unrelated.pid, ticks.start_ticks
+        )
+        cluster.agents[victim].kill()  # SIGKILL: its task outlives it (no PDEATHSIG)
+        Ledger(cluster.agents[victim].state_dir).write(forged)
+        assert leftover_alive()
+        cluster.agents[victim] = agent = cluster.restart_agent(victim)
+
+        wait_until(
+            lambda: not leftover_alive(),
+            60,
+            lambda: f"the leftover killed\n{agent.tail()}",
+        )
+        assert unrelated.poll() is None  # alive: the forged record killed nothing
+        log = agent.log.read_text()
+        assert "killed a task left by the previous agent" in log
+        [warning] = [
+            json.loads(line) for line in log.splitlines() if forged.key.file_name() in line
+        ]
+        assert warning["pid"] == unrelated.pid
+        assert "does not carry the run's COSTART_GROUP_ID" in warning["mismatch"]
+    finally:
+        unrelated.kill()
+        unrelated.wait()
+        cluster.api.call("POST", "/v1/groups/outlives/cancel", dict[str, Any])
+    wait_until(lambda: no_process_left(gid), GONE_S, "every process of the group gone")
 
 
 def test_agents_follow_a_new_leader_mid_barrier_and_the_barrier_is_released_once(
