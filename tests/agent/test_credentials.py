@@ -14,6 +14,7 @@ import pytest
 
 from costart.agent.credentials import TokenRefused, read_token_file
 from tests.agent.harness import child_env
+from tests.agent.root import require_root
 
 TOKEN = "agent-token-0123456789abcdef"
 OTHER = "user-token-fedcba9876543210"
@@ -39,8 +40,7 @@ def test_a_token_file_with_any_group_or_other_bit_is_refused_naming_it_and_its_m
 
 
 def test_a_token_file_of_another_account_is_refused(tmp_path):
-    if os.geteuid() != 0:
-        pytest.skip("giving a file away needs root")
+    require_root()  # giving it away
     path = token_file(tmp_path, 0o600)
     os.chown(path, 65534, 65534)
     with pytest.raises(TokenRefused, match="owned by another account"):

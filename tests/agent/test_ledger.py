@@ -12,6 +12,7 @@ import pytest
 import structlog
 
 from costart.agent.ledger import Ledger, Record
+from tests.agent.root import require_root
 
 GOOD = Record("gid", "m", 0, 1, "g/m/0", pid=123, start_ticks=456, uid=1000)
 
@@ -35,8 +36,7 @@ def a_fifo(path: Path) -> None:
 
 
 def someone_elses(path: Path) -> None:
-    if os.geteuid() != 0:
-        pytest.skip("giving a file away needs root")
+    require_root()  # giving it away
     path.write_bytes(b"{}")
     os.chown(path, 65534, 65534)
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from costart.agent.state_dir import StateDirRefused, default_state_dir, prepare_state_dir
+from tests.agent.root import require_root
 
 
 @pytest.mark.parametrize(
@@ -61,8 +62,7 @@ def test_a_state_dir_that_is_a_link_or_a_file_is_refused(tmp_path):
 
 
 def test_a_state_dir_of_another_account_is_refused(tmp_path):
-    if os.geteuid() != 0:
-        pytest.skip("giving a directory away needs root")
+    require_root()  # giving it away
     state = tmp_path / "state"
     state.mkdir(mode=0o700)
     os.chown(state, 65534, 65534)
