@@ -277,7 +277,11 @@ class Agent:
         proc = proctable.read_proc(process.pid)
         self.ledger.write(
             Record(
-                *key, ref=task.ref, pid=process.pid, start_ticks=proc.start_ticks if proc else None
+                *key,
+                ref=task.ref,
+                pid=process.pid,
+                start_ticks=proc.start_ticks if proc else None,
+                uid=launch.account.uid,  # checked before a restarted agent kills it
             )
         )
         self.procs[key] = process
