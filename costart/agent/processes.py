@@ -66,20 +66,41 @@ class Supervised:
         self.stopping = False
         self.exited = threading.Event()
         self.known: dict[int, int] = {}  # pid -> start ticks of every process seen in its tree
+        # Until the leader is reaped its pid, and so its process group's id, cannot be
+        # given to another process; after, an unrelated process may have either. So the
+        # exit watcher waits without reaping, tears down, then reaps (under the lock).
+        self.reaped = False
+        self._lock = threading.Lock()
+
+    def _tree(self, table: list[proctable.Proc]) -> set[int]:
+        """The leader's group and descendants, while its pid still names it (the caller
+        holds the lock)."""
+        return set() if self.reaped else proctable.tree(self.pid, self.pgid, table)
+
+    def reap(self) -> int:
+        """Collect the leader's exit status; from now on its pid names nothing of ours."""
+        with self._lock:
+            code = self.popen.wait()
+            self.reaped = True
+        return code
 
     def track(self, table: list[proctable.Proc]) -> None:
         """Remember the tree as it is now: a descendant in a session of its own is
         orphaned when the task's leader exits, and is found again by this."""
         ticks = {p.pid: p.start_ticks for p in table}
-        for pid in proctable.tree(self.pid, self.pgid, table):
-            self.known[pid] = ticks.get(pid, 0)
+        with self._lock:
+            for pid in self._tree(table):
+                self.known[pid] = ticks.get(pid, 0)
 
     def kill_tree(self, signum: int) -> set[int]:
-        table = list(proctable.processes())
-        pids = proctable.tree(self.pid, self.pgid, table)
-        pids |= {p.pid for p in table if self.known.get(p.pid) == p.start_ticks}
-        pids |= proctable.marked(self.marks, table)
-        proctable.signal_all(pids, signum)
+        """Signal every process of the task: its tree while the leader's pid is still
+        ours, what was seen in it (same pid and start time), what carries its identity."""
+        with self._lock:
+            table = list(proctable.processes())
+            pids = self._tree(table)
+            pids |= {p.pid for p in table if self.known.get(p.pid) == p.start_ticks}
+            pids |= proctable.marked(self.marks, table)
+            proctable.signal_all(pids, signum)
         if signum == signal.SIGKILL:
             TaskCgroups.kill(self.cgroup)
         return pids
@@ -140,8 +161,10 @@ def watch_exit(process: Supervised, on_exit: Callable[[Supervised, int], None]) 
     """Wait for the process in a thread; then end what it left behind and call back."""
 
     def wait() -> None:
-        code = process.popen.wait()
+        # Exited, not yet reaped: the leader's pid and group stay ours while we tear down.
+        os.waitid(os.P_PID, process.pid, os.WEXITED | os.WNOWAIT)
         leftovers = process.kill_tree(signal.SIGKILL)
+        code = process.reap()
         if leftovers:
             log.info("killed what the task left behind", task=str(process.key), pids=len(leftovers))
         process.exited.set()

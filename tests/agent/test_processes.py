@@ -163,3 +163,23 @@ def test_an_orphan_in_its_own_session_the_agent_never_saw_is_found_by_its_identi
     finally:
         bystander.kill()
         bystander.wait()
+
+
+def test_a_reaped_leaders_pid_names_nothing_of_the_task_any_more(tmp_path):
+    # After the leader is reaped its pid and group id may belong to an unrelated
+    # process: stand one in for that reuse and check a late teardown leaves it alone.
+    process = launch(
+        KEY, "job", [sys.executable, "-c", "pass"], {}, tmp_path, tmp_path / "l" / "x.log"
+    )
+    codes: list[int] = []
+    watch_exit(process, lambda _p, code: codes.append(code))
+    wait_until(lambda: codes, 10, "the task to exit")
+    assert process.reaped
+    unrelated = subprocess.Popen(["sleep", "30"], start_new_session=True)
+    try:
+        process.pid = process.pgid = unrelated.pid  # what a reused pid would look like
+        assert process.kill_tree(signal.SIGKILL) == set()
+        assert unrelated.poll() is None
+    finally:
+        unrelated.kill()
+        unrelated.wait()
