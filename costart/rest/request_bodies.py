@@ -10,8 +10,9 @@ before any handler runs a command, so nothing is written:
   that is not JSON is 400 ``not valid JSON: ...``, the words `costart validate` uses;
   one nested too deeply for the parser is 400 as well, never the 500 of the
   RecursionError the parser raises.
-- A route that reads no body refuses one (`refuse_body`): a report sent to the wrong
-  URL is not answered 200 as if it had been taken.
+- The heartbeat, a POST that reads no body, refuses one (`refuse_body`): a report sent
+  to its URL by mistake is not answered 200 as if it had been taken. (Cancel, also a
+  bodiless POST, still ignores a body.)
 
 Spec bodies are read by `costart.domain.spec_document`, which refuses the same way.
 """
