@@ -68,13 +68,16 @@ def pg_url() -> Iterator[str]:
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    """Print the stateful runs' counts of commands and events, so every CI log shows
-    which phases the random sequences reached."""
+    """Print the stateful runs' counts of commands and events, and what the malformed
+    inputs took at each way in, so every CI log shows what the random runs reached."""
     import sys
 
     stateful = sys.modules.get("tests.domain.test_stateful")
     for report in getattr(stateful, "REPORTS", []):
         terminalreporter.write_line(report)
+    malformed = sys.modules.get("tests.test_malformed_input")
+    for line in malformed.report() if malformed is not None else []:
+        terminalreporter.write_line(line)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -19,6 +19,7 @@ from costart.domain.durations import parse_duration_ns
 from costart.domain.errors import SpecError
 from costart.domain.labels import check_labels
 from costart.domain.run_table import RunDoc, check_probe_ports, run_spec
+from costart.domain.spec_document import decode_document, spec_bytes
 from costart.domain.spec_keys import name_keys
 from costart.domain.spec_types import (
     FAILURE_ACTIONS,
@@ -156,23 +157,27 @@ def _spec_error_from_msgspec(error: msgspec.MsgspecError) -> SpecError:
 
 
 def parse_spec(data: bytes | str, fmt: SpecFormat) -> GroupSpec:
-    """Decode and validate a spec document. Raises `SpecError` naming the field."""
-    raw = data.encode() if isinstance(data, str) else data
-    if len(raw) > limits.MAX_SPEC_BYTES:
-        raise SpecError("", f"spec is {len(raw)} bytes; the limit is {limits.MAX_SPEC_BYTES}")
+    """Decode and validate a spec document. Raises `SpecError` naming the field (an
+    empty path when the bytes are no document at all: `costart.domain.spec_document`)."""
+    raw = spec_bytes(data)
     try:
-        if fmt == "toml":
-            doc = msgspec.toml.decode(raw, type=GroupDoc)
-        elif fmt == "json":
-            doc = msgspec.json.decode(raw, type=GroupDoc)
-        else:
-            raise SpecError("", f"unknown spec format {fmt!r} (expected toml or json)")
+        doc = decode_document(raw, fmt, GroupDoc)
     except msgspec.ValidationError as error:
-        plain = msgspec.toml.decode(raw) if fmt == "toml" else msgspec.json.decode(raw)
-        raise name_keys(_spec_error_from_msgspec(error), plain, _refusal) from None
-    except msgspec.DecodeError as error:
-        raise SpecError("", f"not valid {fmt.upper()}: {error}") from None
+        raise _named(_spec_error_from_msgspec(error), raw, fmt) from None
     return normalize(doc)
+
+
+def _named(error: SpecError, raw: bytes, fmt: SpecFormat) -> SpecError:
+    """``error`` (the typed decode's) with the dict keys in its path named, from the
+    document decoded plain. The typed decode stops at the first wrong field, so the plain
+    one may meet broken syntax further on: that `SpecError` is raised instead (the bytes
+    are no document; the shape does not matter yet). A value both decodes refuse (a
+    number out of range) leaves no plain document: ``error`` stays as msgspec put it."""
+    try:
+        plain = decode_document(raw, fmt)
+    except msgspec.ValidationError:
+        return error
+    return name_keys(error, plain, _refusal)
 
 
 def spec_from_object(obj: Any) -> GroupSpec:

@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 import msgspec
-from litestar import get, post, put
+from litestar import Request, get, post, put
 from litestar.datastructures import State
 from litestar.exceptions import PermissionDeniedException
 from litestar.openapi.spec import Example
@@ -36,6 +36,7 @@ from costart.rest.auth import User
 from costart.rest.models import name_in_path, node_in_path
 from costart.rest.openapi import errors, linked, struct_body, task_links
 from costart.rest.report_schemas import ClaimReportOperation, TaskReportOperation
+from costart.rest.request_bodies import refuse_body
 from costart.service.controller_service import Service
 from costart.service.reports import (
     ClaimReport,
@@ -144,7 +145,7 @@ def _require_node(user: User, node: str, what: str) -> None:
     sync_to_thread=True,
     summary="Scale a replica set",
     operation_class=struct_body(ScaleRequest, "the desired replicas", {"replicas": 3}),
-    responses=errors(400, 401, 403, 404, 409, 422),
+    responses=errors(400, 401, 403, 404, 409, 415, 422),
 )
 def scale_member(
     name: GroupName, member: ReplicaSetName, data: ScaleRequest, user: User, state: State
@@ -174,7 +175,7 @@ def scale_member(
     sync_to_thread=True,
     summary="Report a claim READY or failed",
     operation_class=ClaimReportOperation,
-    responses=errors(400, 401, 403, 404, 409, 422),
+    responses=errors(400, 401, 403, 404, 409, 415, 422),
 )
 def report_claim(
     name: GroupName,
@@ -203,7 +204,7 @@ def report_claim(
     sync_to_thread=True,
     summary="Report a task started, exited or succeeded",
     operation_class=TaskReportOperation,
-    responses=errors(400, 401, 403, 404, 409, 422),
+    responses=errors(400, 401, 403, 404, 409, 415, 422),
 )
 def report_task(
     name: GroupName,
@@ -231,9 +232,13 @@ def report_task(
     summary="An agent's heartbeat for its node",
     responses=errors(400, 401, 403, 404),
 )
-def heartbeat(node: NodeName, user: User, state: State) -> NodeAnswer:
-    """A node whose agent stops heartbeating is reported down after the timeout."""
+def heartbeat(
+    request: Request[object, object, State], node: NodeName, user: User, state: State
+) -> NodeAnswer:
+    """A node whose agent stops heartbeating is reported down after the timeout. A
+    heartbeat has no body: one with a body is 400 (a report sent here by mistake)."""
     _require_node(user, node, "heartbeat")
+    refuse_body(request)
     return NodeAnswer(node=node, events=_service(state).heartbeat(node, actor_of(user)))
 
 
@@ -243,7 +248,7 @@ def heartbeat(node: NodeName, user: User, state: State) -> NodeAnswer:
     sync_to_thread=True,
     summary="Mark a node drained (no new placements) or up",
     operation_class=struct_body(NodeStatusRequest, "the node's new status", {"status": "up"}),
-    responses=errors(400, 401, 403, 404),
+    responses=errors(400, 401, 403, 404, 415),
 )
 def set_node_status(
     node: NodeName, data: NodeStatusRequest, user: User, state: State

@@ -2,7 +2,8 @@
 
 Errors always have the `ErrorBody` shape. A bad spec is 422 naming the field (the
 `SpecError` path); a body Litestar cannot read is 400; a body over the size limit is 413;
-nothing a client sends should produce a 500.
+a body of a type the route does not read is 415 (`costart.rest.request_bodies`); nothing
+a client sends should produce a 500.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from costart.rest.metrics import registry_for
 from costart.rest.models import ErrorBody
 from costart.rest.openapi import BEARER, SECURITY_SCHEMES
 from costart.rest.options import options_handlers
+from costart.rest.request_bodies import JsonBodyRequest
 from costart.rest.routes import ROUTES, authenticate
 from costart.rest.watch import WatchHub
 from costart.rest.watch_routes import WATCH_ROUTES
@@ -102,7 +104,9 @@ def _http_error(request: Request[Any, Any, Any], error: Exception) -> Response[E
     if isinstance(error, ValidationException) and isinstance(error.extra, list):
         # Name the parameter at fault, not the framework's internals.
         fields = "; ".join(
-            _path_name_error(request, item) or f"{item.get('key')}: {item.get('message')}"
+            _path_name_error(request, item)
+            or _missing_body(item)
+            or f"{item.get('key')}: {item.get('message')}"
             for item in error.extra
             if isinstance(item, dict)
         )
@@ -123,6 +127,13 @@ def _path_name_error(request: Request[Any, Any, Any], item: dict[str, Any]) -> s
         return None
     value = request.scope.get("path_params", {}).get(key)
     return f"bad {noun} name {value!r}: not a valid {noun} name"
+
+
+def _missing_body(item: dict[str, Any]) -> str | None:
+    """``the request needs a JSON body`` for a route's ``data`` sent no body: the
+    framework reports it as its own lookup of the argument (message ``'data'``)."""
+    said = (item.get("source"), item.get("key"), item.get("message"))
+    return "the request needs a JSON body" if said == ("body", "data", "'data'") else None
 
 
 def _internal_error(request: Request[Any, Any, Any], error: Exception) -> Response[ErrorBody]:
@@ -188,6 +199,7 @@ def create_app(service: Service, tokens: Tokens, watch: WatchHub) -> Litestar:
             Exception: _internal_error,
         },
         middleware=[request_log],
+        request_class=JsonBodyRequest,
         request_max_body_size=MAX_BODY_BYTES,
         openapi_config=OpenAPIConfig(
             title="costart",

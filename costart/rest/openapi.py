@@ -274,6 +274,7 @@ _DESCRIPTIONS = {
     404: "no such group",
     409: "conflicts with the group's state or name",
     413: "the body is over the size limit",
+    415: "the body's Content-Type is not one the route reads",
     422: "the spec is invalid; `field` names the field",
 }
 

@@ -91,7 +91,7 @@ def _service(state: State) -> Service:
     summary="Submit a group spec",
     operation_class=SubmitOperation,
     middleware=[submit_fast_path],
-    responses=errors(400, 401, 403, 409, 413, 422),
+    responses=errors(400, 401, 403, 409, 413, 415, 422),
     response_headers=[
         ResponseHeader(
             name="Location",

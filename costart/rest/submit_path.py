@@ -29,8 +29,9 @@ from litestar.serialization import encode_json
 from litestar.types import ASGIApp, HTTPRequestEvent, Message, Receive, ReceiveMessage, Scope, Send
 
 from costart.domain.actors import Actor
-from costart.domain.spec import SpecFormat, parse_spec
+from costart.domain.spec import parse_spec
 from costart.domain.spec_types import GroupSpec
+from costart.rest.request_bodies import spec_format
 from costart.rest.timed import TimedGroup, group_doc
 
 if TYPE_CHECKING:
@@ -42,18 +43,14 @@ FAILED_KEY: Final = "costart.submit_failed"
 _JSON: Final = b"application/json"
 
 
-def spec_format(content_type: str) -> SpecFormat:
-    """TOML when the request says ``application/toml``, else JSON."""
-    return "toml" if "toml" in content_type else "json"
-
-
 async def run_submit(
     service: Service, user: User, data: bytes, content_type: str
 ) -> tuple[TimedGroup, str]:
     """Parse the spec, check that ``user`` may submit for its owner, submit it (batched
     with the submits in flight, answered once durable); the created group's doc and its
     URL. The spec parser (not the framework) validates the body, so every error names
-    the spec field the way `costart validate` does."""
+    the spec field the way `costart validate` does; a ``Content-Type`` that is neither
+    JSON nor TOML is 415 (`costart.rest.request_bodies`)."""
     fmt = spec_format(content_type)
 
     def check() -> GroupSpec:
