@@ -21,7 +21,7 @@ The token is still compared in constant time (`Tokens.user_for_header`).
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 from urllib.parse import quote
 
 from litestar.exceptions import PermissionDeniedException
@@ -31,6 +31,7 @@ from litestar.types import ASGIApp, HTTPRequestEvent, Message, Receive, ReceiveM
 from costart.domain.actors import Actor
 from costart.domain.spec import parse_spec
 from costart.domain.spec_types import GroupSpec
+from costart.domain.spec_warnings import spec_warnings
 from costart.rest.request_bodies import spec_format
 from costart.rest.timed import TimedGroup, group_doc
 
@@ -43,9 +44,22 @@ FAILED_KEY: Final = "costart.submit_failed"
 _JSON: Final = b"application/json"
 
 
-async def run_submit(
-    service: Service, user: User, data: bytes, content_type: str
-) -> tuple[TimedGroup, str]:
+class Submitted(NamedTuple):
+    created: TimedGroup
+    location: str
+    warnings: list[str]
+    """What the spec may still get wrong (`costart.domain.spec_warnings`): sent as
+    ``Warning: 299 - "..."`` headers, as Kubernetes sends admission warnings."""
+
+    def headers(self) -> list[tuple[str, str]]:
+        found = [("location", self.location)]
+        for text in self.warnings:
+            quoted = text.replace("\\", "\\\\").replace('"', '\\"')
+            found.append(("warning", f'299 - "{quoted}"'))
+        return found
+
+
+async def run_submit(service: Service, user: User, data: bytes, content_type: str) -> Submitted:
     """Parse the spec, check that ``user`` may submit for its owner, submit it (batched
     with the submits in flight, answered once durable); the created group's doc and its
     URL. The spec parser (not the framework) validates the body, so every error names
@@ -61,9 +75,16 @@ async def run_submit(
             )
         return spec
 
-    row = await service.submit_batched(check, Actor.user(user.name))
+    warnings: list[str] = []
+
+    def checked() -> GroupSpec:
+        spec = check()
+        warnings.extend(spec_warnings(spec))
+        return spec
+
+    row = await service.submit_batched(checked, Actor.user(user.name))
     created = group_doc(row, time.time_ns())
-    return created, f"/v1/groups/{quote(created.name, safe='')}"
+    return Submitted(created, f"/v1/groups/{quote(created.name, safe='')}", warnings)
 
 
 def _headers(scope: Scope) -> dict[bytes, bytes]:
@@ -133,19 +154,17 @@ def submit_fast_path(app: ASGIApp) -> ASGIApp:
             return  # nobody to answer
         content_type = headers.get(b"content-type", b"").decode("latin-1")
         try:
-            created, location = await run_submit(
-                litestar_app.state.service, user, body, content_type
-            )
+            submitted = await run_submit(litestar_app.state.service, user, body, content_type)
         except Exception as error:  # answered by the framework, as the handler's own
             scope.setdefault("state", {})[FAILED_KEY] = error
             await app(scope, _replay(body, receive), send)
             return
-        payload = encode_json(created)
+        payload = encode_json(submitted.created)
         start: Message = {
             "type": "http.response.start",
             "status": 201,
             "headers": [
-                (b"location", location.encode("latin-1")),
+                *((k.encode(), v.encode("latin-1")) for k, v in submitted.headers()),
                 (b"content-type", _JSON),
                 (b"content-length", str(len(payload)).encode()),
             ],

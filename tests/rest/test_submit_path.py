@@ -162,3 +162,22 @@ def test_a_body_over_the_limit_is_left_to_the_framework(api):
     answer = _post(client, huge, _json(ADMIN), chunked=False)
     assert answer.status_code == 413
     assert served == []
+
+
+@pytest.mark.parametrize("chunked", [False, True], ids=["fast-path", "handler"])
+def test_a_secret_shaped_env_value_is_accepted_with_a_warning_header(api, chunked):
+    client, _, _ = api
+    run = {"argv": ["x"], "env": {"HF_TOKEN": "hf_x", "MODE": "fast"}}
+    body = json.dumps(spec(f"warned-{int(chunked)}", run=run)).encode()
+    answer = _post(client, body, _json(ALICE), chunked=chunked)
+    assert answer.status_code == 201, answer.text
+    warnings = answer.headers.get_list("warning")
+    assert warnings == [
+        '299 - "members[0].run.env.HF_TOKEN: looks like a secret; plain env values are '
+        "stored in the log for ever: name it in env_secrets instead (its value then stays "
+        'on the node)"'
+    ]
+    quiet = _post(
+        client, json.dumps(spec(f"quiet-{int(chunked)}")).encode(), _json(ALICE), chunked=chunked
+    )
+    assert "warning" not in quiet.headers
