@@ -200,3 +200,13 @@ def test_describe_over_the_server_says_a_withheld_value_is_hidden(server):
         assert ALICE_SECRET not in describe(url, env, OTHER, *args)
     alice_view = describe(url, env, OWNER, "member", "env-alice/trainer")
     assert f"Env:        API_KEY={ALICE_SECRET}" in alice_view and "(hidden)" not in alice_view
+
+
+def test_the_openapi_document_declares_the_withheld_flag_of_a_run_table(server):
+    url, _ = server
+    doc = httpx.get(f"{url}/schema/openapi.json", timeout=10).json()
+    run = doc["components"]["schemas"]["RunSpec"]["properties"]
+    assert (
+        run["env_withheld"]["type"] == "boolean"
+        and "(hidden)" in run["env_withheld"]["description"]
+    )
