@@ -26,6 +26,7 @@ from costart.rest.client import WatchEvent
 from costart.service.queries import Why
 
 Output = Literal["table", "wide", "json", "yaml"]
+HIDDEN = "(hidden)"  # an env value the server withheld from this caller
 
 
 def age_text(ns: int | None) -> str:
@@ -296,7 +297,13 @@ def run_lines(m: MemberView) -> list[str]:
     if ports:
         facts.append(f"ports {ports.start}-{ports.stop - 1}")
     lines = [f"Run:        {shlex.join(run.argv)} ({', '.join(facts)})"]
-    lines += [f"Env:        {k}={v}" for k, v in run.env]
+    # A server withholds the values from all but the group's owner and admins: said
+    # plainly, so nobody reads the marker as the value.
+    lines += [f"Env:        {k}={HIDDEN if run.env_withheld else v}" for k, v in run.env]
+    if run.env_withheld:
+        lines.append(
+            "            (values hidden from this caller; the group's owner and admins see them)"
+        )
     for probe in run.probes:
         what = shlex.join(probe.argv) if probe.kind == "exec" else probe.target
         give_up = f", FAILED after {probe.fail_after} misses" if probe.fail_after else ""

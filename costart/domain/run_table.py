@@ -97,6 +97,16 @@ class RunSpec(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
             "references are stored"
         ),
     ] = ()
+    # Never true in the log (a spec cannot set it; omitted at its default): only a copy
+    # made for a reader who may not see the values carries it (`costart.rest.env_values`).
+    env_withheld: Annotated[
+        bool,
+        Meta(
+            description="true when the env values were withheld from this reader: each "
+            'is "(hidden)", the names are true (the group\'s owner and admins see the '
+            "values, and in member rows the agents of the nodes its tasks are placed on)"
+        ),
+    ] = False
 
     def probe(self, claim: str) -> Probe | None:
         for probe in self.probes:

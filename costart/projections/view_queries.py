@@ -157,6 +157,24 @@ class Views:
                         continue
                     yield self.db.decode("members", member_key, raw, MemberView)
 
+    def iter_members_with_groups(
+        self, skip: int = 0
+    ) -> Generator[tuple[GroupView, MemberView], None, None]:
+        """`iter_members`, each row with its group's row from the same read (a reader
+        that decides per group, e.g. who may see a run table's env values). A group's
+        row is read once, and only for groups that have a row on the page."""
+        with self.db.read() as txn:
+            for key, gid in self.db.scan(txn, "order"):
+                group_id = self.db.decode("order", key, gid, str)
+                group: GroupView | None = None
+                for member_key, raw in self.db.scan(txn, "members", sub_key(group_id, b"")):
+                    if skip:
+                        skip -= 1
+                        continue
+                    if group is None:
+                        group = self._row(txn, "groups", group_id.encode(), GroupView)
+                    yield group, self.db.decode("members", member_key, raw, MemberView)
+
     def pend_history(self, name: str) -> list[PendEntry]:
         with self.db.read() as txn:
             return list(self._rows(txn, "pend", self._group_id(txn, name), PendEntry))

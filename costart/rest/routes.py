@@ -23,7 +23,8 @@ from costart.domain.errors import DomainError
 from costart.domain.labels import parse_selector
 from costart.domain.spec import is_name
 from costart.domain.states import GroupStatus
-from costart.projections import GroupView, HoldView
+from costart.projections import GroupView, HoldView, MemberView
+from costart.rest import env_values
 from costart.rest.auth import Tokens, User
 from costart.rest.models import NAME_IN_PATH, Health
 from costart.rest.openapi import SubmitOperation, errors, linked, list_links, node_links
@@ -185,9 +186,11 @@ def list_groups(
     responses=errors(400, 401, 404),
 )
 def get_group(name: GroupName, user: User, state: State) -> TimedGroupDetail:
-    """The group with its members, holds, pend-reason history and recent events."""
+    """The group with its members, holds, pend-reason history and recent events.
+    Run tables' env values are shown as in the list of the group's members."""
     name = _checked(name)
-    return detail_doc(_service(state).views.describe(name), time.time_ns())
+    detail = env_values.group_detail(user, _service(state).views.describe(name))
+    return detail_doc(detail, time.time_ns())
 
 
 @get(
@@ -206,9 +209,14 @@ def get_members(
     limit: Limit = None,
     continue_token: GroupMembersContinue = None,
 ) -> Response[list[TimedMember]]:
+    """The group's members in spec order. A run table's env values are shown to the
+    group's owner, admins, and the agents of the nodes its tasks are placed on; anyone
+    else reads each value as ``"(hidden)"`` and ``env_withheld`` true."""
     name = _checked(name)
-    rows = [member_doc(m) for m in _service(state).views.members(name)]
-    return page(request, "group-members", rows, limit, continue_token)
+    views = _service(state).views
+    group = views.group(name)
+    rows = env_values.group_members(user, group, views.members(name))
+    return page(request, "group-members", [member_doc(m) for m in rows], limit, continue_token)
 
 
 @get(
@@ -225,8 +233,16 @@ def all_members(
     limit: Limit = None,
     continue_token: MembersContinue = None,
 ) -> Response[list[TimedMember]]:
-    rows_from = _service(state).views.iter_members
-    return streamed_page(request, "members", rows_from, limit, continue_token, member_doc)
+    """Every group's members, groups in submission order; run tables' env values as for
+    a group's members."""
+    views = _service(state).views
+    reader = env_values.MemberRows(user, views.holds)
+
+    def doc(pair: tuple[GroupView, MemberView]) -> TimedMember:
+        return member_doc(reader.row(*pair))
+
+    rows_from = views.iter_members_with_groups
+    return streamed_page(request, "members", rows_from, limit, continue_token, doc)
 
 
 @get(

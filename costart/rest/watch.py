@@ -13,6 +13,10 @@ ring reads the log itself in chunks, then joins the ring.
 Filters: by group name, and by nodes (an agent watches only its nodes: an event passes
 when it names one of them, or its member -- for a group's event, its group -- has had a
 task placed on one).
+
+Run tables' env values (in ``GroupSubmitted`` and ``MemberCreated``) reach only the
+group's owner and admins; every other watcher gets the frame with them withheld
+(`costart.rest.env_values`). A frame that carries none is one encoding for everybody.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from anyio import to_thread
 
 from costart.domain import events as ev
 from costart.domain.world import World
+from costart.rest.env_values import event_without_env
 
 DEFAULT_RING_EVENTS: Final = 20_000
 HISTORY_CHUNK: Final = 2_000
@@ -41,9 +46,20 @@ ReadEvents = Callable[[int, int | None], Iterator[tuple[int, ev.DomainEvent]]]
 class Frame:
     """One event as the watch stream sends it. The SSE bytes are encoded on first use
     and kept: a server nobody watches encodes nothing, and a thousand watchers share
-    one encoding."""
+    one encoding (two for an event with env values: see `data_for`). ``owner`` is the
+    group's owner, who may see them."""
 
-    __slots__ = ("_data", "_event", "group", "group_id", "member", "nodes", "position")
+    __slots__ = (
+        "_data",
+        "_event",
+        "_withheld",
+        "group",
+        "group_id",
+        "member",
+        "nodes",
+        "owner",
+        "position",
+    )
 
     def __init__(
         self,
@@ -53,6 +69,7 @@ class Frame:
         event: ev.DomainEvent,
         group: str | None,
         member: str | None,
+        owner: str | None = None,
     ) -> None:
         self.position = position
         self.group_id = group_id
@@ -60,29 +77,45 @@ class Frame:
         self._event: ev.DomainEvent | None = event  # dropped once encoded
         self.group = group  # the names as they were at the event
         self.member = member
+        self.owner = owner
         self._data: bytes | None = None
+        self._withheld: bytes | None = None  # set only when it differs from _data
 
     @property
     def data(self) -> bytes:
-        """The whole SSE frame."""
-        data = self._data
-        if data is None:
-            event = self._event
-            assert event is not None  # kept until encoded
-            body = _encode(
-                {
-                    "position": self.position,
-                    "type": type(event).__name__,
-                    "group": self.group,
-                    "member": self.member,
-                    "at": _iso(event.at_ns),
-                    "event": event,
-                }
-            )
-            head = b"id: %d\nevent: %s\ndata: " % (self.position, type(event).__name__.encode())
-            data = self._data = head + body + b"\n\n"
-            self._event = None
-        return data
+        """The whole SSE frame, env values and all (for the group's owner and admins)."""
+        if self._data is None:
+            self._encode()
+        assert self._data is not None
+        return self._data
+
+    def data_for(self, shows_env: bool) -> bytes:
+        """The frame for a watcher who may (``shows_env``) or may not see env values."""
+        data = self.data
+        return data if shows_env or self._withheld is None else self._withheld
+
+    def _encode(self) -> None:
+        event = self._event
+        assert event is not None  # kept until encoded
+        self._data = self._frame(event)
+        hidden = event_without_env(event)
+        if hidden is not event:
+            self._withheld = self._frame(hidden)
+        self._event = None
+
+    def _frame(self, event: ev.DomainEvent) -> bytes:
+        body = _encode(
+            {
+                "position": self.position,
+                "type": type(event).__name__,
+                "group": self.group,
+                "member": self.member,
+                "at": _iso(event.at_ns),
+                "event": event,
+            }
+        )
+        head = b"id: %d\nevent: %s\ndata: " % (self.position, type(event).__name__.encode())
+        return head + body + b"\n\n"
 
 
 def _iso(at_ns: int) -> str:
@@ -96,15 +129,18 @@ def close_frame(reason: str, resume_after: int) -> bytes:
 
 
 class Names:
-    """Group and member names and the nodes each group has tasks on, by id: what a frame
-    says and what the node filter reads. Seeded from the live state, kept by the feed."""
+    """Group and member names, group owners and the nodes each group has tasks on, by id:
+    what a frame says and what the node and env filters read. Seeded from the live
+    state, kept by the feed."""
 
     def __init__(self, world: World) -> None:
         self.groups: dict[str, str] = {}
+        self.owners: dict[str, str] = {}  # group id -> its owner
         self.members: dict[str, str] = {}
         self.nodes: dict[str, set[str]] = {}  # group id or member id -> nodes it has tasks on
         for key, group in world.groups.items():
             self.groups[key] = group.name
+            self.owners[key] = group.spec.owner
         for key, member in world.members.items():
             self.members[key] = member.name
             assigned = {a.node for a in (*member.assignments, *member.held)}
@@ -118,6 +154,7 @@ class Names:
         named: set[str] = set()
         if isinstance(event, ev.GroupSubmitted):
             self.groups[gid] = event.spec.name
+            self.owners[gid] = event.spec.owner
         elif isinstance(event, ev.MemberCreated):
             self.members[str(event.originator_id)] = event.spec.name
         elif isinstance(event, ev.MemberHeld | ev.MemberPlaced):
@@ -132,17 +169,37 @@ class Names:
         nodes = frozenset(named | self.nodes.get(oid, set()))
         if isinstance(event, _TERMINAL):
             self.nodes.pop(gid, None)  # a terminal group holds nothing
-        return Frame(position, gid, nodes, event, self.groups.get(gid), self.members.get(oid))
+        return Frame(
+            position,
+            gid,
+            nodes,
+            event,
+            self.groups.get(gid),
+            self.members.get(oid),
+            self.owners.get(gid),
+        )
+
+
+def _no_one(owner: str | None) -> bool:
+    return False
 
 
 class WatchFilter(NamedTuple):
+    """Which frames a watcher gets, and (``shows_env``: given a group's owner, None if
+    not known) whether it may see their env values."""
+
     group_id: str | None = None
     nodes: frozenset[str] | None = None
+    shows_env: Callable[[str | None], bool] = _no_one
 
     def passes(self, frame: Frame) -> bool:
         if self.group_id is not None and frame.group_id != self.group_id:
             return False
         return self.nodes is None or not self.nodes.isdisjoint(frame.nodes)
+
+    def data(self, frame: Frame) -> bytes:
+        """The frame's bytes as this watcher may read them."""
+        return frame.data_for(self.shows_env(frame.owner))
 
 
 class WatchHub:
@@ -231,7 +288,7 @@ class WatchHub:
                         )
                         return
                     history = await to_thread.run_sync(self._history, cursor, self._first - 1)
-                    chunk = b"".join(f.data for f in history if where.passes(f))
+                    chunk = b"".join(where.data(f) for f in history if where.passes(f))
                     if chunk:
                         yield chunk
                     cursor = history[-1].position + 1 if history else self._first
@@ -242,7 +299,7 @@ class WatchHub:
                     # A few frames per send: fewer writes, and no copy of the ring.
                     end = min(len(frames), index + FRAMES_PER_SEND)
                     chunk = b"".join(
-                        frames[i].data for i in range(index, end) if where.passes(frames[i])
+                        where.data(frames[i]) for i in range(index, end) if where.passes(frames[i])
                     )
                     cursor += end - index
                     if chunk:

@@ -4,6 +4,8 @@ Resumable: ``Last-Event-ID`` (or ``?after=``) is the last log position the clien
 without either the stream starts at the present. ``?group=NAME`` keeps one group's
 events; ``?node=N`` (repeatable) keeps events that concern those nodes. An agent sees
 only its own nodes: it may name some of them, and gets all of them if it names none.
+Run tables' env values reach only the group's owner and admins: the stream only wakes
+agents up, and they read a run table from the group's members (`costart.rest.env_values`).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from msgspec import Meta
 
 from costart.domain import events
 from costart.rest.auth import User
+from costart.rest.env_values import sees_env_values
 from costart.rest.models import NAME_IN_PATH, NODE_CHARS, NODE_PATTERN
 from costart.rest.openapi import convert_schema, errors
 from costart.rest.watch import WatchFilter, WatchHub
@@ -125,11 +128,18 @@ async def watch(
 ) -> Stream:
     """Each event is ``id: POSITION``, ``event: TYPE``, ``data: {position, type, group,
     member, at, event}``. A slow client is closed with ``event: close`` and
-    ``data: {reason, resume_after}``."""
+    ``data: {reason, resume_after}``. The env values of a run table in an event are
+    shown to the group's owner and admins; others get each as ``"(hidden)"`` and the
+    run table's ``env_withheld`` true."""
     service: Service = state.service
     hub: WatchHub = state.watch
     group_id = service.views.group(group).id if group is not None else None
-    where = WatchFilter(group_id=group_id, nodes=_nodes(user, node))
+    where = WatchFilter(
+        group_id=group_id,
+        nodes=_nodes(user, node),
+        # No nodes given: an agent is shown no values here, whatever its nodes run.
+        shows_env=lambda owner: sees_env_values(user, owner),
+    )
     position = _resume_position(request, after)
     start = hub.last_position if position is None else position
     return Stream(

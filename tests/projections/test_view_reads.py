@@ -50,6 +50,26 @@ def test_members_from_a_row_on_are_the_rest_of_the_list(tmp_path):
         assert list(views.iter_members(skip=skip)) == whole[skip:], skip
 
 
+def test_members_with_their_groups_are_the_members_each_with_its_own_group(tmp_path):
+    _, views = story_views(tmp_path)
+    whole = views.members()
+    groups = {g.id: g for g in views.groups()}
+    for skip in range(len(whole) + 2):
+        pairs = list(views.iter_members_with_groups(skip=skip))
+        assert [m for _, m in pairs] == whole[skip:], skip
+        assert all(g == groups[m.group_id] for g, m in pairs), skip
+
+
+def test_a_page_of_members_with_groups_reads_only_its_own_groups(tmp_path, monkeypatch):
+    _, views = story_views(tmp_path)
+    counting = CountingGets(views.db)
+    monkeypatch.setattr(views.db, "get", counting)
+    rows = views.iter_members_with_groups(skip=3)
+    assert [m.name for _, m in islice(rows, 1)] == ["big"]
+    rows.close()
+    assert counting.by_view == {"groups": 1}
+
+
 def test_a_page_of_groups_reads_no_group_before_it(tmp_path, monkeypatch):
     _, views = story_views(tmp_path)
     counting = CountingGets(views.db)

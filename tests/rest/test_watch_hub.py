@@ -1,12 +1,17 @@
 """`WatchHub` in one event loop: history from the log then the ring without a gap, a
-slow watcher closed with its reason, the ring bounded, the node filter."""
+slow watcher closed with its reason, the ring bounded, the node filter, env values only
+for whom the filter shows them to."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import uuid
 
+import pytest
+
 from costart.domain import events as ev
+from costart.domain.spec import parse_spec
 from costart.domain.world import World
 from costart.rest.watch import Names, WatchFilter, WatchHub
 
@@ -120,3 +125,47 @@ def test_the_node_filter_keeps_only_events_about_those_nodes():
         return positions(got)
 
     assert asyncio.run(run()) == [4, 5, 6]
+
+
+def submitted_with_env() -> ev.GroupSubmitted:
+    member = {"name": "a", "kind": "job", "tasks": 1, "shape": {"cpu": 1}}
+    run = {"argv": ["x"], "env": {"API_KEY": "s3cret"}}
+    doc = {"name": "g", "owner": "alice", "members": [{**member, "run": run}]}
+    return ev.GroupSubmitted(
+        originator_id=GROUP,
+        originator_version=1,
+        group_id=GROUP,
+        at_ns=1,
+        spec=parse_spec(json.dumps(doc), "json"),
+        submission_seq=1,
+        member_ids=(uuid.UUID(int=2),),
+    )
+
+
+@pytest.mark.parametrize("ring", [100, 8], ids=["from the ring", "from the log"])
+def test_env_values_reach_only_the_watchers_the_filter_shows_them_to(ring):
+    """Both ways a frame is read (the shared ring, and the log for a watcher from before
+    it) give the owner the values and everybody else the names alone."""
+
+    async def run(shows: bool) -> bytes:
+        log = FakeLog()
+        log.events.append(submitted_with_env())
+        log.add(40)
+        hub = make_hub(log, ring=ring)
+        hub.attach(asyncio.get_running_loop())
+        hub.feed()
+        await asyncio.sleep(0)
+        stream = hub.stream(0, WatchFilter(shows_env=lambda owner: shows and owner == "alice"))
+        got: list[bytes] = []
+        async for chunk in stream:
+            got.append(chunk)
+            if positions(got) and positions(got)[-1] == 41:
+                break
+        await stream.aclose()
+        return b"".join(got)
+
+    owner, other = asyncio.run(run(True)), asyncio.run(run(False))
+    assert b"s3cret" in owner and b"env_withheld" not in owner
+    assert b"s3cret" not in other
+    assert b'"env":[["API_KEY","(hidden)"]],"env_withheld":true' in other
+    assert owner.count(b"id: ") == other.count(b"id: ") == 41
