@@ -171,10 +171,14 @@ def event_detail(event: ev.DomainEvent) -> str:
             return f"claim {claim}{_task(task)}{_of(a)} FAILED: {reason}"
         case ev.BarrierReleased(attempt=a):
             return f"attempt {a}: every claim READY, members may start"
-        case ev.MemberFailed(reason=reason, exit_code=code, action=action, index=index):
+        case ev.MemberFailed(
+            reason=reason, exit_code=code, action=action, index=index, note=note
+        ):
             where = "" if index is None else f" task {index}"
             exit_text = "" if code is None else f" exit {code}"
-            return f"{reason}{exit_text}{where}{_of(event.attempt)} -> {action}"
+            # The note says why in the reporter's words (a refusal names what it refused).
+            why = f" ({note})" if note else ""
+            return f"{reason}{exit_text}{where}{_of(event.attempt)}{why} -> {action}"
         case ev.MemberStarted(task=task, attempt=a) if task is not None:
             return f"task {task}{_of(a)} started first"
         case ev.TaskStarted(task=task, attempt=a):

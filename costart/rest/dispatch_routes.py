@@ -220,6 +220,8 @@ def report_task(
     check_task(data)
     service = _service(state)
     if not user.is_admin:
+        if user.role != "agent":  # before anything about the task: its state is not theirs
+            raise _deny(user, f"report task {name}/{member}/{task}")
         node = subject(service.views, name, member).node_of(task)
         _require_node(user, node, f"report task {name}/{member}/{task}")
     return service.reports.task(name, member, task, data, actor_of(user))

@@ -35,7 +35,8 @@ from costart.projections import GroupView, HoldView, MemberView, Views
 
 TaskEvent = Literal["started", "exited", "succeeded"]
 ClaimOutcome = Literal["READY", "FAILED"]
-ExitReason = Literal["error", "oom", "preempted", "node-lost"]
+# What an agent may say ended a task; "refused": the node would not run it as asked.
+ExitReason = Literal["error", "oom", "preempted", "node-lost", "refused"]
 MAX_ATTEMPT: Final = 2**31 - 1
 EXIT_CODES: Final = (-(2**31), 2**31 - 1)  # a process's exit status, or minus a signal
 Attempt = Annotated[
