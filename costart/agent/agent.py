@@ -240,6 +240,11 @@ class Agent:
         if own is not None and any(status != "READY" for status in own.claims.values()):
             return  # a relaunched or added task waits for its own claims (probed below)
         run = member.run
+        if run.env_withheld:
+            # The server no longer counts this group as ours (its task left our nodes
+            # between two reads): never start a task with values it would not give us.
+            self._warn_once(f"{task.group}/{task.member}", "env withheld: not started")
+            return
         key = task.key
         record = Record(*key, ref=task.ref)
         self.ledger.write(record)  # before the start: a crash never launches it twice
