@@ -36,6 +36,7 @@ from msgspec import Meta
 
 from costart.domain.durations import parse_duration_ns
 from costart.domain.errors import SpecError
+from costart.domain.probe_hosts import never_probed
 
 ProbeKind = Literal["exec", "http", "tcp", "file"]
 PROBE_KINDS: Final = ("exec", "http", "tcp", "file")
@@ -367,6 +368,7 @@ def _url(path: str, text: str) -> str:
         raise SpecError(path, f"bad URL {text!r}: expected http://HOST[:PORT]/PATH or https://")
     if port == 0:
         raise SpecError(path, f"bad URL {text!r}: port 0")
+    _reachable(path, url.hostname)
     return text
 
 
@@ -376,4 +378,16 @@ def _address(path: str, text: str) -> str:
         raise SpecError(path, f"bad address {text!r}: expected HOST:PORT")
     if not 1 <= int(match["port"]) <= MAX_PORT:
         raise SpecError(path, f"bad address {text!r}: port must be between 1 and {MAX_PORT}")
+    _reachable(path, match["host"])
     return text
+
+
+def _reachable(path: str, host: str) -> None:
+    """Refuse a host no probe may reach (`costart.domain.probe_hosts`); the agent checks
+    again on the resolved address, so a name that only resolves to one is its to refuse."""
+    why = never_probed(host)
+    if why is not None:
+        raise SpecError(
+            path,
+            f"{host!r} is {why}: no probe may reach link-local or cloud metadata addresses",
+        )
