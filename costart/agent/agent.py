@@ -29,6 +29,7 @@ from costart.agent.confine import Escape
 from costart.agent.launch import NodeRules, prepare, working_dir
 from costart.agent.ledger import Ledger, Record
 from costart.agent.model import Exit, NodeTask, Refused, TaskKey
+from costart.agent.probe_targets import AllowRule
 from costart.agent.probes import ProbeLoop
 from costart.agent.processes import Supervised, classify, spawn, stop, watch_exit
 from costart.agent.secrets import Secrets
@@ -61,6 +62,8 @@ class AgentConfig:
     secrets_dir: Path | None = None
     allowed_env: frozenset[str] = frozenset()
     """Names that change how programs load, allowed on shared accounts all the same."""
+    probe_allow: tuple[AllowRule, ...] = ()
+    """Where http and tcp probes may connect besides their group's member addresses."""
 
     def host_of(self, node: str) -> str:
         """The address peers reach ``node`` at: ``--peer-host NODE=HOST``, else the
