@@ -22,6 +22,7 @@ does. A claim is a resource that must be ready *before* the start; a member's ow
 readiness is the application's rendezvous after it. So a probe may not name a port that
 any member of the group serves on (``port`` .. ``port + count - 1``): none of them serves
 before the barrier, so such a probe could only hold the barrier until it times out.
+Nor may it name a link-local or cloud metadata address (`costart.domain.probe_hosts`).
 Durations must be longer than 0s. Every failure is a `SpecError` naming the field.
 """
 
