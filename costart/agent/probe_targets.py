@@ -20,19 +20,13 @@ import re
 import socket
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from ipaddress import IPv4Network, IPv6Network, ip_address
+from ipaddress import IPv4Address, IPv4Network, IPv6Address, IPv6Network, ip_address
 from typing import Final, NamedTuple
 
-from costart.domain import RunSpec
-from costart.domain.probe_hosts import (
-    LINK_LOCAL,
-    METADATA_ADDRESSES,
-    IPAddress,
-    never_reached,
-    unwrap,
-)
+from costart.domain import RunSpec, never_reached, plain_address
 from costart.projections import MemberView
 
+IPAddress = IPv4Address | IPv6Address
 MAX_PORT: Final = 65535
 MAX_ALLOW_RULES: Final = 256
 _ALLOW = re.compile(
@@ -91,10 +85,11 @@ def parse_allow(text: str) -> AllowRule:
 
 def _only_never_reached(network: IPv4Network | IPv6Network) -> bool:
     """A rule for nothing but addresses refused whatever the rules say: a mistake worth
-    a word at start rather than a puzzling refusal at the first probe."""
+    a word at start rather than a puzzling refusal at the first probe. Both ends are
+    enough to look at: link-local is one block per family, and the metadata addresses
+    outside it are single addresses far apart."""
     first, last = network.network_address, network.broadcast_address
-    within_link_local = any(first in n and last in n for n in LINK_LOCAL)
-    return within_link_local or (first == last and first in METADATA_ADDRESSES)
+    return never_reached(first) is not None and never_reached(last) is not None
 
 
 def parse_allow_rules(texts: Iterable[str]) -> tuple[AllowRule, ...]:
@@ -167,7 +162,7 @@ class TargetPolicy:
         never = never_reached(address)
         if never is not None:
             return f"{never}, never allowed (whatever --probe-allow says)"
-        plain = unwrap(address)
+        plain = plain_address(address)
         if any(rule.covers(plain, port) for rule in self.allow):
             return None
         if plain in self._member_addresses(port):
@@ -183,7 +178,7 @@ class TargetPolicy:
             if member_port != port:
                 continue
             try:
-                found |= {unwrap(e.address) for e in resolve(host, port)}
+                found |= {plain_address(e.address) for e in resolve(host, port)}
             except OSError:
                 continue
         return found

@@ -52,7 +52,7 @@ _INET_ATON_PART = r"(?:0[xX][0-9A-Fa-f]+|[0-9]+)"
 _INET_ATON = re.compile(rf"{_INET_ATON_PART}(?:\.{_INET_ATON_PART}){{0,3}}")
 
 
-def unwrap(address: IPAddress) -> IPAddress:
+def plain_address(address: IPAddress) -> IPAddress:
     """The IPv4 address an IPv4-mapped (``::ffff:a.b.c.d``) or NAT64 address reaches;
     any other address as it is."""
     if isinstance(address, IPv6Address):
@@ -65,7 +65,7 @@ def unwrap(address: IPAddress) -> IPAddress:
 
 def never_reached(address: IPAddress) -> str | None:
     """Why no probe may reach ``address`` (a link-local or metadata address), else None."""
-    address = unwrap(address)
+    address = plain_address(address)
     if address in METADATA_ADDRESSES:
         return "a cloud metadata address"
     if any(address in network for network in LINK_LOCAL):
