@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import socket
+import ssl
 import threading
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import trustme
 
 from costart.agent import NodeTask
 from costart.agent.accounts import Account, Accounts
@@ -235,6 +237,33 @@ def test_the_name_is_resolved_once_and_the_checked_address_is_the_one_connected(
     refused = run(probe("http", f"http://rebind.example:{port}/ok"), allowed)
     assert refused.refused and "169.254.169.254" in refused.detail
     assert len(seen) == 1
+
+
+def test_https_is_checked_against_the_urls_host_while_connecting_to_the_checked_address(
+    monkeypatch, tmp_path
+):
+    ca = trustme.CA()
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ca.issue_cert("weights.example").configure_cert(context)
+    seen: list[tuple[str, str]] = []
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), type("H", (Recorder,), {"seen": seen}))
+    httpd.socket = context.wrap_socket(httpd.socket, server_side=True)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        port = httpd.server_address[1]
+        fake_dns(monkeypatch, {"weights.example": lambda: ["127.0.0.1"]})
+        allowed = TargetPolicy(allow=(parse_allow(f"127.0.0.1:{port}"),))
+        url = f"https://weights.example:{port}/ok"
+        untrusted = run(probe("http", url), allowed)  # the system's CAs do not know ours
+        assert not untrusted.ok and not untrusted.refused
+        assert "CERTIFICATE_VERIFY_FAILED" in untrusted.detail
+        ca.cert_pem.write_to_path(str(tmp_path / "ca.pem"))
+        monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "ca.pem"))
+        assert run(probe("http", url), allowed) == Verdict(True, "HTTP 200")
+        assert seen == [("/ok", f"weights.example:{port}")]
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
 
 
 def test_a_redirect_is_not_followed_even_to_an_allowed_url(server):
