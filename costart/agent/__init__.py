@@ -8,6 +8,7 @@ from costart.agent.accounts import Account, AccountRefused, Accounts, AccountsEr
 from costart.agent.agent import Agent, AgentConfig
 from costart.agent.credentials import TokenRefused, agent_token
 from costart.agent.model import Exit, NodeTask, Refused, TaskKey
+from costart.agent.probe_targets import parse_allow_rules
 from costart.agent.reconcile import Plan, plan
 from costart.agent.secrets import Secrets, SecretsError
 from costart.agent.state_dir import StateDirRefused, default_state_dir, prepare_state_dir
@@ -30,6 +31,7 @@ __all__ = [
     "TokenRefused",
     "agent_token",
     "default_state_dir",
+    "parse_allow_rules",
     "plan",
     "prepare_state_dir",
 ]

@@ -26,13 +26,13 @@ from costart.agent import leftovers, proctable, reconcile
 from costart.agent.accounts import Accounts
 from costart.agent.cgroups import TaskCgroups
 from costart.agent.confine import Escape
-from costart.agent.launch import NodeRules, prepare, working_dir
+from costart.agent.launch import NodeRules, account_and_env, prepare, working_dir
 from costart.agent.ledger import Ledger, Record
 from costart.agent.model import Exit, NodeTask, Refused, TaskKey
-from costart.agent.probes import ProbeLoop
+from costart.agent.probe_targets import AllowRule, TargetPolicy, group_addresses
+from costart.agent.probes import ProbeLoop, TaskDir
 from costart.agent.processes import Supervised, classify, spawn, stop, watch_exit
 from costart.agent.secrets import Secrets
-from costart.agent.taskenv import task_env
 from costart.projections import MemberView
 from costart.rest.client import ApiError, Client
 
@@ -61,6 +61,8 @@ class AgentConfig:
     secrets_dir: Path | None = None
     allowed_env: frozenset[str] = frozenset()
     """Names that change how programs load, allowed on shared accounts all the same."""
+    probe_allow: tuple[AllowRule, ...] = ()
+    """Where http and tcp probes may connect besides their group's member addresses."""
 
     def host_of(self, node: str) -> str:
         """The address peers reach ``node`` at: ``--peer-host NODE=HOST``, else the
@@ -424,13 +426,22 @@ class Agent:
                 continue
             probe = member.run.probe(key.claim)
             assert probe is not None
-            cwd = self.config.work_dir / member.run.cwd if member.run.cwd else self.config.work_dir
-            env = task_env(os.environ, task, member, members.of(task.group), self.config.host_of)
+            rows = members.of(task.group)
+            try:  # the task's account and environment: its probes get no more
+                account, env = account_and_env(self.rules, task, member, rows, os.environ)
+            except Refused as refusal:  # the task could never start here: nor may its probe
+                self.log.warning("probe refused on this node", claim=key.claim, why=str(refusal))
+                self.claims[key] = (False, str(refusal))
+                continue
+            task_dir = TaskDir(self.config.work_dir, working_dir(member.run))
+            targets = TargetPolicy(
+                self.config.probe_allow, group_addresses(rows, self.config.host_of)
+            )
 
             def verdict(ready: bool, detail: str, key: ProbeKey = key) -> None:
                 self.events.put(_Probed(key, ready, detail))
 
-            loop = ProbeLoop(probe, cwd, env, verdict)
+            loop = ProbeLoop(probe, task_dir, env, verdict, account=account, targets=targets)
             self.probes[key] = loop
             self.log.info(
                 "probing claim",

@@ -59,12 +59,7 @@ def prepare(
     `confine.Escape` naming why it may not run here."""
     run = member.run
     assert run is not None
-    account = rules.accounts.resolve(task.owner)
-    refusal = loader_refusal(run, account, rules.allowed_env)
-    if refusal is not None:
-        raise refusal
-    secrets = rules.secrets.resolve(task.owner, run.secrets)
-    env = task_env(base_env(agent_env, account), task, member, rows, rules.host_of, secrets)
+    account, env = account_and_env(rules, task, member, rows, agent_env)
     log_path = task_log_path(
         run, task.group, task.group_id, task.member, task.task, task.task_attempt
     )
@@ -75,6 +70,26 @@ def prepare(
         os.close(cwd_fd)
         raise
     return Launch(account, env, cwd_fd, log_fd, log_path)
+
+
+def account_and_env(
+    rules: NodeRules,
+    task: NodeTask,
+    member: MemberView,
+    rows: Sequence[MemberView],
+    agent_env: Mapping[str, str],
+) -> tuple[Account, dict[str, str]]:
+    """The account the task runs as and the environment it starts with, which its exec
+    probes get too; `Refused` naming why it may not run here."""
+    run = member.run
+    assert run is not None
+    account = rules.accounts.resolve(task.owner)
+    refusal = loader_refusal(run, account, rules.allowed_env)
+    if refusal is not None:
+        raise refusal
+    secrets = rules.secrets.resolve(task.owner, run.secrets)
+    env = task_env(base_env(agent_env, account), task, member, rows, rules.host_of, secrets)
+    return account, env
 
 
 def working_dir(run: RunSpec) -> str:

@@ -98,6 +98,14 @@ def agent(
             "tables may set on shared accounts all the same (repeat for several)"
         ),
     ] = None,
+    probe_allow: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="CIDR:PORT, CIDR:LOW-HIGH or CIDR:* ([CIDR]:PORT for IPv6): where http and "
+            "tcp probes may connect besides their group's member addresses (repeat for "
+            "several; link-local and cloud metadata addresses never)"
+        ),
+    ] = None,
 ) -> None:
     """Run the tasks placed on NODEs as local processes (the member's run table)."""
     # The agent and its HTTP client load when this command runs, not for every command.
@@ -111,6 +119,7 @@ def agent(
         TokenRefused,
         agent_token,
         default_state_dir,
+        parse_allow_rules,
         prepare_state_dir,
     )
     from costart.rest.client import ApiError  # noqa: PLC0415 - see above
@@ -140,6 +149,11 @@ def agent(
             typer.echo(f"error: --allow-env {name!r}: not a variable name", err=True)
             raise typer.Exit(EXIT_USAGE)
     try:
+        allow = parse_allow_rules(probe_allow or [])
+    except ValueError as error:
+        typer.echo(f"error: --probe-allow {error}", err=True)
+        raise typer.Exit(EXIT_USAGE) from None
+    try:
         secret = agent_token(token_file, on_command_line=token is not None or bool(target.token))
         state = prepare_state_dir(state_dir or default_state_dir(node), work)
     except (TokenRefused, StateDirRefused) as error:
@@ -161,6 +175,7 @@ def agent(
         accounts=table,
         secrets_dir=secrets_dir.resolve() if secrets_dir is not None else None,
         allowed_env=frozenset(allow_env or ()),
+        probe_allow=allow,
     )
     # One line per request is the server's to log; the agent logs what it decides.
     logging.getLogger("httpx").setLevel(logging.WARNING)

@@ -25,6 +25,7 @@ from costart.domain.ids import COSTART_NAMESPACE, id_text
 from costart.domain.invariants import Capacity, EventAudit, check_group, check_world
 from costart.domain.labels import Selector, matches, parse_selector
 from costart.domain.limits import LABEL_PATTERN, MAX_SPEC_BYTES, NAME_PATTERN
+from costart.domain.probe_hosts import never_reached, plain_address
 from costart.domain.reconcile import HostTask, HostView
 from costart.domain.reports import Outcome
 from costart.domain.run_table import Probe, RunSpec, task_log_path
@@ -121,10 +122,12 @@ __all__ = [
     "lifecycle",
     "limits",
     "matches",
+    "never_reached",
     "node_loss",
     "parse_duration_ns",
     "parse_selector",
     "parse_spec",
+    "plain_address",
     "reconcile",
     "reports",
     "runtime_limits",

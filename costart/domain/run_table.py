@@ -22,6 +22,7 @@ does. A claim is a resource that must be ready *before* the start; a member's ow
 readiness is the application's rendezvous after it. So a probe may not name a port that
 any member of the group serves on (``port`` .. ``port + count - 1``): none of them serves
 before the barrier, so such a probe could only hold the barrier until it times out.
+Nor may it name a link-local or cloud metadata address (`costart.domain.probe_hosts`).
 Durations must be longer than 0s. Every failure is a `SpecError` naming the field.
 """
 
@@ -36,6 +37,7 @@ from msgspec import Meta
 
 from costart.domain.durations import parse_duration_ns
 from costart.domain.errors import SpecError
+from costart.domain.probe_hosts import never_probed
 
 ProbeKind = Literal["exec", "http", "tcp", "file"]
 PROBE_KINDS: Final = ("exec", "http", "tcp", "file")
@@ -367,6 +369,7 @@ def _url(path: str, text: str) -> str:
         raise SpecError(path, f"bad URL {text!r}: expected http://HOST[:PORT]/PATH or https://")
     if port == 0:
         raise SpecError(path, f"bad URL {text!r}: port 0")
+    _reachable(path, url.hostname)
     return text
 
 
@@ -376,4 +379,16 @@ def _address(path: str, text: str) -> str:
         raise SpecError(path, f"bad address {text!r}: expected HOST:PORT")
     if not 1 <= int(match["port"]) <= MAX_PORT:
         raise SpecError(path, f"bad address {text!r}: port must be between 1 and {MAX_PORT}")
+    _reachable(path, match["host"])
     return text
+
+
+def _reachable(path: str, host: str) -> None:
+    """Refuse a host no probe may reach (`costart.domain.probe_hosts`); the agent checks
+    again on the resolved address, so a name that only resolves to one is its to refuse."""
+    why = never_probed(host)
+    if why is not None:
+        raise SpecError(
+            path,
+            f"{host!r} is {why}: no probe may reach link-local or cloud metadata addresses",
+        )

@@ -11,8 +11,10 @@ from pathlib import Path
 import pytest
 
 from costart.agent import NodeTask, TaskKey
+from costart.agent.accounts import Accounts
 from costart.agent.ledger import Ledger, Record
-from costart.agent.probes import ProbeLoop, check
+from costart.agent.probe_targets import TargetPolicy, parse_allow
+from costart.agent.probes import ProbeLoop, TaskDir, Verdict, check
 from costart.agent.taskenv import task_env
 from costart.domain import Probe, RunSpec
 from costart.projections import MemberView, TaskView
@@ -21,8 +23,22 @@ from tests.agent.harness import wait_until
 MS = 10**6
 
 
+# The agent's own account, and a node that lets probes reach any port of 127.0.0.1 (what
+# each is refused is tests/agent/test_probe_confinement.py's).
+OWN = Accounts.agents_own(["o"], allow_root=True).resolve("o")
+LOCAL = TargetPolicy(allow=(parse_allow("127.0.0.1/32:*"),))
+
+
 def probe(kind: str, target: str = "", argv: tuple[str, ...] = (), fail_after: int = 0) -> Probe:
     return Probe("c", kind, 50 * MS, 500 * MS, argv=argv, target=target, fail_after=fail_after)
+
+
+def here(p: Probe, directory: Path) -> Verdict:
+    return check(p, TaskDir(directory, "."), {}, account=OWN, targets=LOCAL)
+
+
+def looping(p: Probe, directory: Path, report) -> ProbeLoop:
+    return ProbeLoop(p, TaskDir(directory, "."), {}, report, account=OWN, targets=LOCAL)
 
 
 class _Answer(BaseHTTPRequestHandler):
@@ -44,26 +60,26 @@ def http_url():
 
 def test_each_probe_kind_passes_only_when_its_resource_is_there(tmp_path, http_url):
     (tmp_path / "weights.bin").touch()
-    assert check(probe("file", "weights.bin"), tmp_path, {}).ok
-    assert not check(probe("file", "missing.bin"), tmp_path, {}).ok
-    assert check(probe("exec", argv=("true",)), tmp_path, {}).ok
-    failed = check(probe("exec", argv=("false",)), tmp_path, {})
+    assert here(probe("file", "weights.bin"), tmp_path).ok
+    assert not here(probe("file", "missing.bin"), tmp_path).ok
+    assert here(probe("exec", argv=("true",)), tmp_path).ok
+    failed = here(probe("exec", argv=("false",)), tmp_path)
     assert (failed.ok, failed.detail) == (False, "exit code 1")
-    slow = check(probe("exec", argv=("sleep", "5")), tmp_path, {})
+    slow = here(probe("exec", argv=("sleep", "5")), tmp_path)
     assert (slow.ok, slow.detail) == (False, "timed out after 0.5s")
-    assert check(probe("http", f"{http_url}/ok"), tmp_path, {}).ok
-    assert check(probe("http", f"{http_url}/not-yet"), tmp_path, {}).detail == "HTTP 503"
+    assert here(probe("http", f"{http_url}/ok"), tmp_path).ok
+    assert here(probe("http", f"{http_url}/not-yet"), tmp_path).detail == "HTTP 503"
     with socket.socket() as listening:
         listening.bind(("127.0.0.1", 0))
         listening.listen()
         port = listening.getsockname()[1]
-        assert check(probe("tcp", f"127.0.0.1:{port}"), tmp_path, {}).ok
-    assert not check(probe("tcp", f"127.0.0.1:{port}"), tmp_path, {}).ok
+        assert here(probe("tcp", f"127.0.0.1:{port}"), tmp_path).ok
+    assert not here(probe("tcp", f"127.0.0.1:{port}"), tmp_path).ok
 
 
 def test_a_probe_loop_reports_ready_once_the_resource_appears(tmp_path):
     verdicts: list[tuple[bool, str]] = []
-    loop = ProbeLoop(probe("file", "late.bin"), tmp_path, {}, lambda *v: verdicts.append(v))
+    loop = looping(probe("file", "late.bin"), tmp_path, lambda *v: verdicts.append(v))
     loop.start()
     (tmp_path / "late.bin").touch()
     wait_until(lambda: verdicts, 10, "a verdict")
@@ -72,13 +88,11 @@ def test_a_probe_loop_reports_ready_once_the_resource_appears(tmp_path):
 
 def test_a_probe_loop_gives_up_after_fail_after_misses_and_a_cancelled_one_says_nothing(tmp_path):
     verdicts: list[tuple[bool, str]] = []
-    ProbeLoop(
-        probe("file", "never", fail_after=3), tmp_path, {}, lambda *v: verdicts.append(v)
-    ).start()
+    looping(probe("file", "never", fail_after=3), tmp_path, lambda *v: verdicts.append(v)).start()
     wait_until(lambda: verdicts, 10, "a verdict")
     assert verdicts[0][0] is False and "missed 3 times" in verdicts[0][1]
     quiet: list[tuple[bool, str]] = []
-    loop = ProbeLoop(probe("file", "never"), tmp_path, {}, lambda *v: quiet.append(v))
+    loop = looping(probe("file", "never"), tmp_path, lambda *v: quiet.append(v))
     loop.start()
     loop.cancel()
     loop._thread.join(5)

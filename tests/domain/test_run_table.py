@@ -172,6 +172,53 @@ BAD = [
         "expected HOST:PORT",
     ),
     (
+        doc(run(probes={"weights": {"http": "http://169.254.169.254/latest/meta-data/"}})),
+        "members[0].run.probes.weights.http",
+        "is a cloud metadata address: no probe may reach",
+    ),
+    (
+        doc(
+            run(probes={"weights": {"http": "http://metadata.google.internal/computeMetadata/v1/"}})
+        ),
+        "members[0].run.probes.weights.http",
+        "is a cloud metadata host name: no probe may reach",
+    ),
+    (
+        doc(run(probes={"weights": {"http": "https://[fe80::1%25eth0]:8443/ready"}})),
+        "members[0].run.probes.weights.http",
+        "is a link-local address: no probe may reach",
+    ),
+    (
+        doc(run(probes={"weights": {"http": "http://[::ffff:169.254.169.254]/"}})),
+        "members[0].run.probes.weights.http",
+        "is a cloud metadata address: no probe may reach",
+    ),
+    (
+        doc(run(probes={"weights": {"http": "http://100.100.100.200/latest/meta-data/"}})),
+        "members[0].run.probes.weights.http",
+        "is a cloud metadata address: no probe may reach",
+    ),
+    (
+        doc(run(probes={"weights": {"tcp": "169.254.0.1:22"}})),
+        "members[0].run.probes.weights.tcp",
+        "is a link-local address: no probe may reach",
+    ),
+    (
+        doc(run(probes={"weights": {"tcp": "[fd00:ec2::254]:80"}})),
+        "members[0].run.probes.weights.tcp",
+        "is a cloud metadata address: no probe may reach",
+    ),
+    (
+        doc(run(probes={"weights": {"tcp": "2852039166:80"}})),
+        "members[0].run.probes.weights.tcp",
+        "is a cloud metadata address: no probe may reach",
+    ),
+    (
+        doc(run(probes={"weights": {"tcp": "Instance-Data.:80"}})),
+        "members[0].run.probes.weights.tcp",
+        "is a cloud metadata host name: no probe may reach",
+    ),
+    (
         doc(run(port=9100, probes={"weights": {"http": "http://127.0.0.1:9101/ready"}})),
         "members[0].run.probes.weights",
         "the member's own endpoint",
