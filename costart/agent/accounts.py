@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import os
 import pwd
-import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final, NamedTuple
@@ -38,6 +37,7 @@ from typing import Any, Final, NamedTuple
 import msgspec
 
 from costart.agent.model import Refused
+from costart.rest.toml_config import read_toml
 
 ROOT_UID: Final = 0
 MAX_ID: Final = 2**32 - 2  # (uid_t)-1 means "unchanged" to the kernel
@@ -108,12 +108,7 @@ class Accounts:
 
     @classmethod
     def from_toml(cls, path: Path, *, allow_root: bool = False) -> Accounts:
-        try:
-            doc = msgspec.convert(tomllib.loads(path.read_text()), _AccountsDoc)
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
-            raise AccountsError(f"accounts file {path}: {error}") from error
-        except msgspec.ValidationError as error:
-            raise AccountsError(f"accounts file {path}: {error}") from error
+        doc = read_toml(path, _AccountsDoc, "accounts file", AccountsError)
         found: dict[str, Account] = {}
         for owner in sorted(doc.owners):
             found[owner] = _entry(path, owner, doc.owners[owner])

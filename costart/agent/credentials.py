@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import ctypes
 import os
-import stat
 import sys
 from pathlib import Path
 from typing import Final
 
 import structlog
 
+from costart.agent.owner_only import owner_only_problem
 from costart.agent.taskenv import CREDENTIALS
 
 log = structlog.get_logger("costart.agent")
@@ -71,7 +71,7 @@ def read_token_file(path: Path) -> str:
         raise TokenRefused(f"--token-file {path}: cannot open it ({error.strerror})") from None
     try:
         info = os.fstat(fd)  # the file opened, not whatever the path names a moment later
-        problem = _unsafe(info)
+        problem = owner_only_problem(info, directory=False)
         if problem:
             raise TokenRefused(
                 f"--token-file {path}: {problem} (mode {info.st_mode & 0o7777:04o}, owner uid "
@@ -87,16 +87,6 @@ def read_token_file(path: Path) -> str:
     if not token or any(c.isspace() for c in token):
         raise TokenRefused(f"--token-file {path}: expected one token, found {len(data)} bytes")
     return token
-
-
-def _unsafe(info: os.stat_result) -> str | None:
-    if not stat.S_ISREG(info.st_mode):
-        return "not a regular file"
-    if info.st_uid != os.geteuid():
-        return "owned by another account"
-    if info.st_mode & 0o077:
-        return "readable or writable by others than its owner"
-    return None
 
 
 def take_environment_token() -> str | None:

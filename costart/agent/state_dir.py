@@ -11,10 +11,11 @@ else ``$XDG_STATE_HOME/costart-agent/NODES`` (``~/.local/state`` by default).
 from __future__ import annotations
 
 import os
-import stat
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Final
+
+from costart.agent.owner_only import owner_only_problem
 
 ROOT_STATE: Final = Path("/var/lib/costart-agent")
 STATE_MODE: Final = 0o700
@@ -59,7 +60,7 @@ def prepare_state_dir(path: Path, work_dir: Path) -> Path:
         info = path.lstat()
     except OSError as error:
         raise StateDirRefused(f"--state-dir {path}: cannot read it ({error.strerror})") from None
-    problem = _unsafe(info)
+    problem = owner_only_problem(info, directory=True)
     if problem:
         raise StateDirRefused(
             f"--state-dir {path}: {problem} (mode {info.st_mode & 0o7777:04o}, owner uid "
@@ -77,15 +78,3 @@ def _outside(path: Path, work_dir: Path) -> None:
             f"--state-dir {path}: inside the work directory {work} (tasks write there); "
             "keep the agent's state elsewhere"
         )
-
-
-def _unsafe(info: os.stat_result) -> str | None:
-    if stat.S_ISLNK(info.st_mode):
-        return "a symbolic link"
-    if not stat.S_ISDIR(info.st_mode):
-        return "not a directory"
-    if info.st_uid != os.geteuid():
-        return "owned by another account"
-    if info.st_mode & 0o077:
-        return "open to others than its owner"
-    return None

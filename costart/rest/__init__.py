@@ -18,6 +18,7 @@ __all__ = [
     "not_leader_app",
     "publish_leader",
     "read_leader",
+    "read_toml",
     "token_hash",
 ]
 
@@ -38,6 +39,7 @@ __getattr__, __dir__ = lazy_exports(
         "not_leader_app": "costart.rest.not_leader",
         "publish_leader": "costart.rest.not_leader",
         "read_leader": "costart.rest.not_leader",
+        "read_toml": "costart.rest.toml_config",
         "token_hash": "costart.rest.auth",
     },
 )

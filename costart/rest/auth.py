@@ -21,11 +21,12 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
-import tomllib
 from pathlib import Path
 from typing import Final, Literal
 
 import msgspec
+
+from costart.rest.toml_config import read_toml
 
 Role = Literal["admin", "owner", "agent", "claims"]
 BEARER: Final = "bearer "
@@ -95,12 +96,7 @@ class Tokens:
 
     @classmethod
     def from_toml(cls, path: Path) -> Tokens:
-        try:
-            doc = msgspec.convert(tomllib.loads(path.read_text()), _TokensDoc)
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
-            raise TokenError(f"tokens file {path}: {error}") from error
-        except msgspec.ValidationError as error:
-            raise TokenError(f"tokens file {path}: {error}") from error
+        doc = read_toml(path, _TokensDoc, "tokens file", TokenError)
         raw: dict[str, User] = {}
         hashed: dict[str, User] = {}
         for key, entry in doc.tokens.items():

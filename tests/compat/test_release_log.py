@@ -8,10 +8,8 @@ the same state, and carry on writing to a copy of it.
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
-import pytest
 from typer.testing import CliRunner
 
 from costart.cli.main import app
@@ -25,14 +23,6 @@ from tests.builders import USER, ManualClock
 FIXTURE = Path(__file__).with_name("release_log")
 EVENTS = 63
 SNAPSHOTS = 7
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Path:
-    """A private copy: opening a store may create its lock file beside it."""
-    copy = tmp_path / "store"
-    shutil.copytree(FIXTURE, copy)
-    return copy
 
 
 def test_the_release_log_verifies_with_replay_verify(store: Path) -> None:

@@ -11,10 +11,7 @@ writing to a copy.
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
-
-import pytest
 
 from costart.controller import Controller
 from costart.domain import events as ev
@@ -28,14 +25,6 @@ from tests.builders import USER, ManualClock
 FIXTURE = Path(__file__).with_name("run_table_log")
 EVENTS = 17
 SNAPSHOTS = 5
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Path:
-    """A private copy: opening a store may create its lock file beside it."""
-    copy = tmp_path / "store"
-    shutil.copytree(FIXTURE, copy)
-    return copy
 
 
 def test_the_run_table_log_verifies_and_rebuilds(store: Path) -> None:
