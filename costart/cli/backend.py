@@ -19,9 +19,7 @@ from urllib.parse import quote
 import typer
 
 from costart.bootstrap import Settings, bootstrap
-from costart.cli.checked_views import CheckedViews
 from costart.cli.exits import AccessDenied, Unavailable
-from costart.cli.leadership import refuse_if_led
 from costart.controller import Controller
 from costart.domain.actors import Actor
 from costart.domain.errors import Conflict, DomainError, NotFound, SpecError
@@ -36,6 +34,8 @@ from costart.projections import (
     TimelineEntry,
 )
 from costart.rest.client import ApiError, Client, WatchClosed, WatchEvent
+from costart.server.checked_views import CheckedViews
+from costart.server.leadership import refuse_if_led
 from costart.service.queries import Why, why_not_running
 
 T = TypeVar("T")

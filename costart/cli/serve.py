@@ -27,23 +27,23 @@ import typer
 
 from costart.adapters.simulated_claims import ClaimDriver
 from costart.bootstrap import Settings, bootstrap, build_placement, build_standby
-from costart.cli.checked_views import CheckedViews
 from costart.cli.commands import Target, reaching_store
 from costart.cli.exits import EXIT_ERROR, EXIT_USAGE, Unavailable, exit_code
-from costart.cli.leadership import Leadership
-from costart.cli.views_process import ViewsProcess
 from costart.controller import Controller, PlacementStep
 from costart.eventlog.errors import DamagedStoreError
 from costart.eventlog.lease_keeper import LeaseKeeper, LeaseLike
 from costart.placement import ClusterError
 from costart.rest.auth import TokenError, Tokens
+from costart.server.checked_views import CheckedViews
+from costart.server.leadership import Leadership
+from costart.server.views_process import ViewsProcess
 from costart.store import DATA_FILE, release_mapped_pages
 from costart.store.errors import StoreFullError
 
 if TYPE_CHECKING:
     import uvicorn
 
-    from costart.cli.serve_web import Fold
+    from costart.server.web import Fold
 
 log = structlog.get_logger("costart.serve")
 SECOND_NS = 10**9
@@ -118,7 +118,7 @@ def serve(
     ] = None,
 ) -> None:
     """Run the controller: REST API, scheduling sessions, timers, simulated claims."""
-    from costart.cli import serve_web as web  # noqa: PLC0415 - the web framework loads here
+    from costart.server import web  # noqa: PLC0415 - the web framework loads here
 
     target: Target = ctx.obj
     settings = msgspec.structs.replace(

@@ -19,12 +19,12 @@ import structlog
 
 from costart.bootstrap import Settings, bootstrap, build_standby
 from costart.cli.exits import EXIT_TAIL_LOST, exit_code
-from costart.cli.leadership import Leadership
 from costart.controller import Controller
 from costart.domain.spec import parse_spec
 from costart.eventlog.errors import LogTailLostError, StoreRolledBackError
 from costart.eventlog.rollback import LastKnown
 from costart.eventlog.snapshots import encode_world
+from costart.server.leadership import Leadership
 from tests.builders import USER
 from tests.contract.conftest import Store
 from tests.damage.base_store import build_views

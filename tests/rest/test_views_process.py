@@ -1,4 +1,4 @@
-"""The views folded in a process of their own (`costart.cli.views_process`): reads still
+"""The views folded in a process of their own (`costart.server.views_process`): reads still
 see every command answered before them, the fold's failures reach the readers, and a
 dead views process is replaced."""
 
@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from costart.bootstrap import Settings, bootstrap
-from costart.cli.views_process import ViewsProcess
 from costart.domain.actors import Actor
 from costart.projections import Views
+from costart.server.views_process import ViewsProcess
 from costart.service.controller_service import Service
 from tests.builders import a_group
 from tests.rest.serving import DEADLINE_S

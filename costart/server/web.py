@@ -36,7 +36,7 @@ def service(
 ) -> tuple[Service, WatchHub]:
     """The service, with REST's watch stream as its change feed. Built before any command
     runs: the hub's names and its position are one picture. ``fold``: where the views
-    fold (`costart.cli.serve`'s views process), else in the service's thread."""
+    fold (`costart.server.views_process`), else in the service's thread."""
     hub = WatchHub.following(controller.read_events, controller.world)
     service = Service(
         controller,

@@ -87,7 +87,7 @@ def _serve(requests: Connection, answers: Connection, views_dir: Path) -> None:
 
 
 def main(argv: list[str]) -> None:
-    """``python -m costart.cli.views_process REQUESTS_FD ANSWERS_FD VIEWS_DIR``."""
+    """``python -m costart.server.views_process REQUESTS_FD ANSWERS_FD VIEWS_DIR``."""
     requests_fd, answers_fd, views_dir = argv
     # The server stops this process (STOP, or the pipe closing when the server is
     # gone); a Ctrl-C meant for the server must not kill it mid-transaction first.
@@ -131,7 +131,7 @@ class ViewsProcess:
         try:
             fds = (str(requests_read), str(answers_write))
             self._process = subprocess.Popen(
-                [sys.executable, "-m", "costart.cli.views_process", *fds, self._views_dir],
+                [sys.executable, "-m", "costart.server.views_process", *fds, self._views_dir],
                 env=self._env,
                 stdin=subprocess.DEVNULL,
                 pass_fds=(requests_read, answers_write),
