@@ -29,9 +29,8 @@ from typing import Final
 import typer
 
 from costart.domain.errors import Conflict, DomainError, IllegalTransition, NotFound, SpecError
-from costart.eventlog.errors import DamagedStoreError, LogTailLostError
+from costart.eventlog.errors import DamagedStoreError, LogTailLostError, OutOfSpaceError
 from costart.log_writer import ControllerStoppedError
-from costart.store.errors import StoreFullError
 
 EXIT_OK: Final = 0
 EXIT_ERROR: Final = 1
@@ -64,7 +63,7 @@ def exit_code(error: BaseException) -> int:
         return EXIT_TAIL_LOST
     if isinstance(error, DamagedStoreError):
         return EXIT_DAMAGED
-    if isinstance(error, StoreFullError):
+    if isinstance(error, OutOfSpaceError):
         return EXIT_NO_SPACE
     if isinstance(error, SpecError):
         return EXIT_INVALID
@@ -91,7 +90,7 @@ def reported() -> Iterator[None]:
         UsageError,
         OSError,
         DamagedStoreError,
-        StoreFullError,
+        OutOfSpaceError,
         ControllerStoppedError,
     ) as error:
         typer.echo(f"error: {error}", err=True)

@@ -1,5 +1,6 @@
 """Errors of the event log that every backend raises, beyond the eventsourcing persistence
-errors: a damaged or rolled-back store, a corrupt record, a write fenced by the host's term."""
+errors: a damaged or rolled-back store, a corrupt record, a write fenced by the host's term,
+a write that met a full disk."""
 
 from __future__ import annotations
 
@@ -107,6 +108,13 @@ class LeaseFencedError(PersistenceError):
 
     def __reduce__(self) -> tuple[type[LeaseFencedError], tuple[int, int]]:
         return type(self), (self.epoch, self.current)
+
+
+class OutOfSpaceError(OperationalError):
+    """A write met a full disk (or a map that may not grow further): nothing of it was
+    written. Each backend whose writes can meet one raises its own subclass (the LMDB
+    store's and the views' ``StoreFullError``); entry points catch this one, so they
+    need not import a backend to say "out of space"."""
 
 
 class StaleTermError(PersistenceError):

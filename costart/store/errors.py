@@ -8,7 +8,7 @@ import os
 
 from eventsourcing.persistence import OperationalError
 
-from costart.eventlog.errors import DamagedStoreError, LeaseFencedError
+from costart.eventlog.errors import DamagedStoreError, LeaseFencedError, OutOfSpaceError
 
 
 class DataFileError(DamagedStoreError):
@@ -28,9 +28,10 @@ class FencedError(OperationalError, LeaseFencedError):
     transaction that would append."""
 
 
-class StoreFullError(OperationalError):
-    """A write met a full disk (or a map that may not grow further): nothing of it was
-    written. The message names the store and the space the write needed."""
+class StoreFullError(OutOfSpaceError):
+    """`OutOfSpaceError` of the LMDB files (the log's and the views'): a write met a full
+    disk (or a map that may not grow further); nothing of it was written. The message
+    names the store and the space the write needed."""
 
     def __init__(self, path: str, needed: int, free: int | None, cause: str) -> None:
         self.path = path
