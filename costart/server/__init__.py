@@ -1,16 +1,22 @@
-"""The running service of `costart serve`, composed without a command line: leading a
-store (or standing by for it), the views checked against the log, the process that folds
-them, and the web app over the service layer.
+"""The running service of `costart serve`, composed without a command line (`Server`,
+from `Settings` and `ServeOptions`): leading a store or standing by for it, the lease
+kept while serving, the views checked against the log and folded in a process of their
+own, the web app over the service layer, and a graceful stop that hands over.
 
 Importing this package (or `leadership`, `checked_views`, which the direct CLI uses)
-loads no web framework: the names that need Litestar and uvicorn resolve on first use.
+loads no web framework: `Server` resolves on first use (ADR 0063).
 """
 
 from costart._lazy import lazy_exports
 
 __all__ = [
+    "BUILD_FROM_SETTINGS",
     "CheckedViews",
     "Leadership",
+    "LeaseHeldError",
+    "OptionError",
+    "ServeOptions",
+    "Server",
     "ViewsProcess",
     "ViewsProcessError",
     "refuse_if_led",
@@ -20,10 +26,15 @@ __all__ = [
 __getattr__, __dir__ = lazy_exports(
     __name__,
     {
+        "BUILD_FROM_SETTINGS": "costart.server.runtime",
         "CheckedViews": "costart.server.checked_views",
+        "LeaseHeldError": "costart.server.errors",
         "Leadership": "costart.server.leadership",
+        "OptionError": "costart.server.errors",
+        "ServeOptions": "costart.server.options",
+        "Server": "costart.server.runtime",
         "ViewsProcess": "costart.server.views_process",
-        "ViewsProcessError": "costart.server.views_process",
+        "ViewsProcessError": "costart.server.errors",
         "refuse_if_led": "costart.server.leadership",
     },
 )

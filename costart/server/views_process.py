@@ -24,8 +24,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import pickle
-import signal
 import subprocess
 import sys
 import threading
@@ -36,67 +34,12 @@ from typing import Final
 
 import structlog
 
-from costart.eventlog.event_reading import RecorderSource
-from costart.logging_setup import configure_logging
-from costart.projections import Views
+from costart.server.errors import ViewsProcessError
+from costart.server.views_child import CATCH_UP, STOP
 
 log = structlog.get_logger("costart.serve")
 
-CATCH_UP: Final = "catch-up"
-STOP: Final = "stop"
 STOP_WAIT_S: Final = 10.0
-
-
-class ViewsProcessError(RuntimeError):
-    """The views process failed in a way its own error cannot say (it died, or its error
-    cannot be handed over)."""
-
-
-def _portable(error: BaseException) -> BaseException:
-    """``error`` if it survives the trip between processes unchanged, else a
-    `ViewsProcessError` with its type and message."""
-    try:
-        back = pickle.loads(pickle.dumps(error))
-        if type(back) is type(error) and str(back) == str(error):
-            return error
-    except Exception:  # an exception type pickle cannot rebuild
-        pass
-    return ViewsProcessError(f"{type(error).__name__}: {error}")
-
-
-def _serve(requests: Connection, answers: Connection, views_dir: Path) -> None:
-    """The child's loop: open the log (from the environment, as the Controller opened
-    it) and the views, then fold on each request until told to stop."""
-    try:
-        source = RecorderSource.from_env(os.environ)
-        views = Views(views_dir)
-    except Exception as error:  # said in answer to every request: nothing to fold with
-        failed = _portable(error)
-        while requests.recv() != STOP:
-            answers.send((None, failed))
-        return
-    try:
-        while requests.recv() != STOP:
-            try:
-                views.catch_up(source)
-                answers.send((views.position(), None))
-            except Exception as error:  # the catch-up's own failure, for its readers
-                answers.send((None, _portable(error)))
-    finally:
-        views.close()
-
-
-def main(argv: list[str]) -> None:
-    """``python -m costart.server.views_process REQUESTS_FD ANSWERS_FD VIEWS_DIR``."""
-    requests_fd, answers_fd, views_dir = argv
-    # The server stops this process (STOP, or the pipe closing when the server is
-    # gone); a Ctrl-C meant for the server must not kill it mid-transaction first.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    configure_logging(json=True)
-    requests = Connection(int(requests_fd), writable=False)
-    answers = Connection(int(answers_fd), readable=False)
-    with contextlib.suppress(EOFError, BrokenPipeError):  # the server is gone
-        _serve(requests, answers, Path(views_dir))
 
 
 class ViewsProcess:
@@ -104,9 +47,10 @@ class ViewsProcess:
     it) into the views under ``views_dir``. `catch_up` is called from one thread at a
     time (the views' `LogFollower`); `close` stops the child.
 
-    The child is a fresh interpreter running only this module (not a fork of the
-    server, which has threads and open LMDB environments, nor multiprocessing's spawn,
-    which would import the whole CLI again): 33 MB resident against 72 MB."""
+    The child is a fresh interpreter running only `costart.server.views_child` (not a
+    fork of the server, which has threads and open LMDB environments, nor
+    multiprocessing's spawn, which would import the whole CLI again): 33 MB resident
+    against 72 MB."""
 
     def __init__(self, env: Mapping[str, str], views_dir: Path) -> None:
         self._env = dict(env)
@@ -131,7 +75,7 @@ class ViewsProcess:
         try:
             fds = (str(requests_read), str(answers_write))
             self._process = subprocess.Popen(
-                [sys.executable, "-m", "costart.server.views_process", *fds, self._views_dir],
+                [sys.executable, "-m", "costart.server.views_child", *fds, self._views_dir],
                 env=self._env,
                 stdin=subprocess.DEVNULL,
                 pass_fds=(requests_read, answers_write),
@@ -185,7 +129,3 @@ class ViewsProcess:
                 process.kill()
                 process.wait()
             self._forget()
-
-
-if __name__ == "__main__":
-    main(sys.argv[1:])

@@ -15,10 +15,11 @@ import pytest
 from costart.bootstrap import Settings, bootstrap
 from costart.domain.actors import Actor
 from costart.projections import Views
+from costart.server.errors import ViewsProcessError
 from costart.server.views_process import ViewsProcess
 from costart.service.controller_service import Service
 from tests.builders import a_group
-from tests.rest.serving import DEADLINE_S
+from tests.rest.serving import DEADLINE_S, ROOT
 
 ALICE = Actor.user("alice")
 
@@ -81,3 +82,30 @@ def test_a_views_process_that_cannot_open_the_log_fails_each_catch_up_naming_why
     finally:
         folder.close()
     assert folder.pid is None
+
+
+UNPICKLABLE_STORE = '''
+class WeirdStoreError(Exception):
+    """Rebuilt from its args by pickle, and its init takes two: cannot be handed over."""
+
+    def __init__(self, a, b):
+        super().__init__(f"weird store {a} {b}")
+
+
+raise WeirdStoreError(1, 2)
+'''
+
+
+def test_an_error_the_views_process_cannot_hand_over_arrives_as_a_views_process_error(tmp_path):
+    """The child wraps an error pickle cannot rebuild in `ViewsProcessError`, which must
+    unpickle in the server: defined in a module the child does not run as ``__main__``
+    (else: "Can't get attribute 'ViewsProcessError' on <module '__main__'>")."""
+    (tmp_path / "weird_store.py").write_text(UNPICKLABLE_STORE)
+    path = os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", ""), str(ROOT)])
+    env = {**os.environ, "PERSISTENCE_MODULE": "weird_store", "PYTHONPATH": path}
+    folder = ViewsProcess(env, tmp_path / "views")
+    try:
+        with pytest.raises(ViewsProcessError, match="WeirdStoreError: weird store 1 2"):
+            folder.catch_up()
+    finally:
+        folder.close()

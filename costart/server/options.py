@@ -1,0 +1,63 @@
+"""The options of a running service (what `costart serve`'s flags set), checked when
+they are made: a bad one is refused before any store is opened."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import msgspec
+
+from costart.server.errors import OptionError
+
+
+class ServeOptions(msgspec.Struct, frozen=True, kw_only=True):
+    """How to serve: where to listen, how often to schedule, how to lead the store.
+
+    Times are seconds (floats, as a person gives them). ``cert`` and ``key`` go together
+    (HTTPS); ``standby`` tails the leader's log and takes over when its lease expires;
+    ``advertise`` is the URL clients reach this server at (a standby names it);
+    ``rebuild_views`` rebuilds the views even over a log that lost its tail. Raises
+    `OptionError` for a value that cannot work."""
+
+    host: str = "127.0.0.1"
+    port: int = 8080
+    interval_s: float = 1.0
+    claim_delay_s: float = 2.0
+    simulate_claims: bool = False
+    heartbeat_timeout_s: float = 30.0
+    cert: Path | None = None
+    key: Path | None = None
+    standby: bool = False
+    lease_duration_s: float = 2.0
+    max_connections: int = 2048
+    advertise: str | None = None
+    rebuild_views: bool = False
+
+    def __post_init__(self) -> None:
+        for option, seconds in (
+            ("--lease-duration", self.lease_duration_s),
+            ("--interval", self.interval_s),
+            ("--heartbeat-timeout", self.heartbeat_timeout_s),
+        ):
+            if not seconds > 0:  # also NaN
+                raise OptionError(f"{option} must be longer than 0 seconds (got {seconds})")
+        if not self.claim_delay_s >= 0:
+            raise OptionError(f"--claim-delay must not be negative (got {self.claim_delay_s})")
+        if self.max_connections < 1:
+            raise OptionError("--max-connections must be at least 1")
+        if (self.cert is None) != (self.key is None):
+            raise OptionError("--cert and --key go together")
+        for option, path in (("--cert", self.cert), ("--key", self.key)):
+            if path is not None and not path.is_file():
+                raise OptionError(f"{option} {path}: no such file")
+
+    @property
+    def tls(self) -> tuple[Path, Path] | None:
+        """The certificate and key files of HTTPS, or None for HTTP."""
+        return (self.cert, self.key) if self.cert is not None and self.key is not None else None
+
+    @property
+    def url(self) -> str:
+        """Where clients reach this server: ``advertise``, else the bound address."""
+        scheme = "https" if self.tls else "http"
+        return self.advertise or f"{scheme}://{self.host}:{self.port}"
