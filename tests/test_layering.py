@@ -1,9 +1,11 @@
 """The dependency rule of DESIGN §2, and the determinism rule of the pure layers.
 
 Imports point inward: domain <- placement <- ...; only bootstrap.py wires everything
-(tests/test_bootstrap.py holds every entry point to it); `_lazy` is the packages' shared
-helper for lazy public names. Code in domain/, placement/ and projections/ never reads a clock, makes a
-random id or draws unseeded randomness.
+(tests/test_bootstrap.py holds every entry point to it); `server` composes the running
+service and `cli` parses flags and calls it; `_lazy` is the packages' shared helper for
+lazy public names. Every package and top-level module declares what it may import, each
+arrow with its reason. Code in domain/, placement/ and projections/ never reads a clock,
+makes a random id or draws unseeded randomness.
 
 Inside placement a wall stands around the speed-ups that keep state across sessions
 (`costart.placement.incremental`, ADR 0052): they import the plain policy, and neither
@@ -74,18 +76,88 @@ ALLOWED["rest"] = (
     {"domain", "display", "projections", "log_writer", "service", "rest", "_lazy"},
     {"litestar", "msgspec", "structlog", "anyio", "httpx", "prometheus_client"},
 )
-# The CLI is the outermost entry point: any layer (the service layer's answers; HTTP only
-# through rest's client, and `serve`, which hosts the app), but never the web framework.
+# The service as it runs (`costart serve` without a command line): it composes the
+# layers below into a leader or standby with its views and web app.
+ALLOWED["server"] = (
+    {
+        "server",
+        "_lazy",
+        "bootstrap",  # the Controller and the standby, built by the composition root
+        "controller",  # the Controller it leads: its lease, hand-over snapshot, stop
+        "domain",  # `Conflict`: a store led by a running server refuses a second writer
+        "eventlog",  # leases, the backend registry, the log the views fold, its errors
+        "logging_setup",  # the views process configures its own logging
+        "projections",  # the views it checks, folds and serves
+        "service",  # the service layer the web app answers from
+        "rest",  # the web app, tokens, the standby's "not leader" answer
+        "adapters",  # the simulated claim driver `--simulate-claims` chooses (ADR 0054)
+        # Until the log backend offers page release (issue 30, item 2): the startup
+        # pages of the LMDB log and views are given back with the store's helper.
+        "store",
+    },
+    {"msgspec", "structlog", "uvicorn"},
+)
+# The CLI parses flags and calls the layers that do the work; never the web framework,
+# never a log backend (stores are chosen by configuration, `eventlog.backends`).
 ALLOWED["cli"] = (
-    {p.stem for p in PACKAGE.iterdir() if (p / "__init__.py").exists() or p.suffix == ".py"},
-    {"msgspec", "structlog", "rich", "typer", "yaml", "uvicorn", "httpx"},
+    {
+        "cli",
+        "_lazy",
+        "server",  # `serve` runs `costart.server`; the direct CLI checks views and lease
+        "bootstrap",  # every command's Controller and Settings (ADR 0023)
+        "controller",  # the direct CLI (`--store`) commands a Controller it bootstrapped
+        "log_writer",  # a stopped controller's error, mapped to its cause's exit code
+        "service",  # the answers it shares with REST (`why_not_running`)
+        "rest",  # the REST client of `--server`, and the tokens `costart token` makes
+        "agent",  # `costart agent` runs the node agent
+        "adapters",  # the walkthrough plays a well-behaved agent (`stand_in`)
+        "sim",  # `costart sim` and `costart demo` run the simulator
+        "replay",  # `costart replay`: the forensics commands
+        "projections",  # the views every read prints
+        "display",  # times and reasons as people read them
+        "placement",  # `ClusterError`: a bad cluster file is a usage error
+        "eventlog",  # the backend registry (`--store` as given), the store's errors
+        "domain",  # specs, selectors, errors
+        "logging_setup",  # `--log-level`
+    },
+    {"msgspec", "structlog", "rich", "typer", "yaml", "httpx"},
 )
 ALLOWED["agent"] = (
     {"domain", "display", "projections", "rest", "agent"},
     {"msgspec", "httpx", "structlog"},
 )
-# The core's top-level modules, by what they may not import: the Controller restores and
-# appends through the log services alone, never the forensics package or a backend.
+# The top-level modules, each a layer of its own.
+# The composition root (ADR 0023) builds the Controller for every entry point.
+ALLOWED["bootstrap"] = (
+    {
+        "bootstrap",
+        "controller",  # the one place that constructs it
+        "domain",  # a standby's warm `World`
+        "eventlog",  # the backend registry, the lease, the standby, rollback checks
+        "projections",  # the views' anchor, checked against the log (ADR 0048)
+        "placement",  # the step the settings name (`DEFAULT_PLACEMENT`, by import_module)
+        "logging_setup",  # logging configured once for an entry point
+        # The simulator's port of the controller (`sim.ports`): the simulator may not
+        # import the Controller, so the root hands it a factory typed by that port.
+        "sim",
+    },
+    {"msgspec", "structlog", "eventsourcing"},
+)
+# The typed client for users' scripts: REST's client under a short name.
+ALLOWED["client"] = ({"client", "rest"}, set())
+ALLOWED["logging_setup"] = ({"logging_setup"}, {"structlog"})
+# The tick's index (ADR 0062): a speed-up over the domain's plain scan, nothing else.
+ALLOWED["deadline_index"] = ({"deadline_index", "domain"}, set())
+# The Controller restores and appends through the log services alone (ADR 0053).
+ALLOWED["controller"] = (
+    {"controller", "domain", "eventlog", "log_writer", "deadline_index"},
+    {"eventsourcing", "structlog"},
+)
+ALLOWED["log_writer"] = ({"log_writer", "domain", "eventlog"}, {"eventsourcing", "structlog"})
+# The packages' shared helper for lazy public names.
+ALLOWED["_lazy"] = ({"_lazy"}, set())
+# The core's top-level modules, by what they may never import: the forensics package or
+# a backend (stated again beside `ALLOWED`, as the wall ADR 0053 draws).
 CORE_MODULES: dict[str, set[str]] = {
     "controller.py": {"replay", "store", "pgstore", "sim", "cli", "rest", "projections"},
     "log_writer.py": {"replay", "store", "pgstore", "sim", "cli", "rest", "projections"},
@@ -151,7 +223,18 @@ WALLS: dict[str, tuple[str, ...]] = {
 
 
 def _modules(layer: str) -> list[Path]:
-    return sorted((PACKAGE / layer).rglob("*.py"))
+    """A package's modules, or the one module of a top-level module's layer."""
+    module = PACKAGE / f"{layer}.py"
+    return [module] if module.exists() else sorted((PACKAGE / layer).rglob("*.py"))
+
+
+def _layers() -> set[str]:
+    """Every package and top-level module of the package (the root's `__init__` aside)."""
+    return {
+        p.stem
+        for p in PACKAGE.iterdir()
+        if (p / "__init__.py").exists() or (p.suffix == ".py" and p.stem != "__init__")
+    }
 
 
 def _absolute(path: Path, level: int, module: str | None) -> str:
@@ -280,6 +363,11 @@ def test_imports_point_inward(layer):
     assert layering_violations(layer) == []
 
 
+def test_every_package_and_top_level_module_declares_what_it_may_import():
+    assert sorted(_layers() - set(ALLOWED)) == []
+    assert sorted(set(ALLOWED) - _layers()) == []
+
+
 def test_the_walled_off_speed_ups_are_imported_only_where_allowed():
     assert wall_violations() == []
 
@@ -377,7 +465,7 @@ def test_the_checks_catch_a_violation(tmp_path, monkeypatch):
 
 def _fake_package(tmp_path, monkeypatch, files: dict[str, str]):  # type: ignore[no-untyped-def]
     fake = tmp_path / "costart"
-    for layer in ("domain", "eventlog", "store", "pgstore", "replay"):
+    for layer in ("domain", "eventlog", "store", "pgstore", "replay", "cli", "server"):
         (fake / layer).mkdir(parents=True)
     for name in CORE_MODULES:
         (fake / name).write_text("")
@@ -394,6 +482,9 @@ def _fake_package(tmp_path, monkeypatch, files: dict[str, str]):  # type: ignore
         ("eventlog", "import costart.store.lmdbenv\n", "store"),
         ("eventlog", "from costart.pgstore import Factory\n", "pgstore"),
         ("eventlog", "from costart.replay.rebuild import rebuild\n", "replay"),
+        ("cli", "from costart.store import release_mapped_pages\n", "store"),
+        ("cli", "from costart.pgstore import Factory\n", "pgstore"),
+        ("server", "from costart.cli.exits import EXIT_USAGE\n", "cli"),
     ],
 )
 def test_the_walls_between_services_and_backends_catch_a_crossing(
@@ -401,6 +492,21 @@ def test_the_walls_between_services_and_backends_catch_a_crossing(
 ):
     _fake_package(tmp_path, monkeypatch, {f"{layer}/bad.py": source})
     assert layering_violations(layer) == [f"{layer}/bad.py:1 imports costart.{imported}"]
+
+
+def test_the_check_reads_a_top_level_module_and_the_cli_may_not_host_the_web_framework(
+    tmp_path, monkeypatch
+):
+    _fake_package(
+        tmp_path,
+        monkeypatch,
+        {
+            "bootstrap.py": "from costart.cli.exits import EXIT_USAGE\n",
+            "cli/serve.py": "import uvicorn\n",
+        },
+    )
+    assert layering_violations("bootstrap") == ["bootstrap.py:1 imports costart.cli"]
+    assert layering_violations("cli") == ["cli/serve.py:1 imports uvicorn"]
 
 
 def test_the_wall_catches_the_controller_importing_the_forensics_package(tmp_path, monkeypatch):
