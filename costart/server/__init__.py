@@ -10,7 +10,6 @@ loads no web framework: `Server` resolves on first use (ADR 0063).
 from costart._lazy import lazy_exports
 
 __all__ = [
-    "BUILD_FROM_SETTINGS",
     "CheckedViews",
     "Leadership",
     "LeaseHeldError",
@@ -26,7 +25,6 @@ __all__ = [
 __getattr__, __dir__ = lazy_exports(
     __name__,
     {
-        "BUILD_FROM_SETTINGS": "costart.server.runtime",
         "CheckedViews": "costart.server.checked_views",
         "LeaseHeldError": "costart.server.errors",
         "Leadership": "costart.server.leadership",

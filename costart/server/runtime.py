@@ -47,7 +47,8 @@ BUILD_FROM_SETTINGS: Final = object()
 class Server:
     """One service over one store. `open` leads (or stands by, then leads) and checks
     the views; `run` serves until stopped and gives everything back; `stop` asks a
-    running server to stop, from any thread."""
+    running server to stop, from any thread. An opened server holds the store's lease
+    until `run` returns: after `stop`, `run` serves nothing and hands over at once."""
 
     def __init__(
         self,
