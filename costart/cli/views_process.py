@@ -106,7 +106,7 @@ class ViewsProcess:
 
     The child is a fresh interpreter running only this module (not a fork of the
     server, which has threads and open LMDB environments, nor multiprocessing's spawn,
-    which would import the whole CLI again): 33 MB resident against 72 MB."""
+    which would import the whole CLI again), so it holds far less resident (ADR 0055)."""
 
     def __init__(self, env: Mapping[str, str], views_dir: Path) -> None:
         self._env = dict(env)
