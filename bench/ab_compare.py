@@ -14,7 +14,7 @@ For every figure (the mixed scenario's seconds per policy, the PAI sample's wall
 per policy, the 64-member group's median per cluster size, the 1,000-group session's
 median) it reports the median over the rounds on each side and the ratio new / base,
 and says whether every ratio is within ``--limit`` (default 1.05). Writes
-``bench/results/ab-<base>-<new>.json`` unless ``--out`` is given. ``--quick`` leaves out
+``bench/results/ab/ab-<base>-<new>.json`` unless ``--out`` is given. ``--quick`` leaves out
 the PAI sample and runs the placement benchmark with fewer repeats (5 per size, 3
 sessions): the same figures otherwise, for a machine too busy for the full run.
 """
@@ -171,9 +171,13 @@ def _rounds(
 def write_results(
     out: Path | None, stem: str, revs: dict[str, str], benchmark: str, fields: dict[str, Any]
 ) -> None:
-    """Write an A/B's results (to ``out``, or ``bench/results/<stem>-<base>-<new>.json``):
-    what was run, both commits, ``fields``, and the machine's cores and load."""
-    path = out or ROOT / "bench" / "results" / f"{stem}-{revs['base'][:8]}-{revs['new'][:8]}.json"
+    """Write an A/B's results (to ``out``, or ``bench/results/ab/<stem>-<base>-<new>.json``):
+    what was run, both commits, ``fields``, and the machine's cores and load. A one-off
+    comparison goes beside the others in ``ab/``, never among the benchmarks' current
+    results (one file per benchmark, `tests/test_bench_results.py`)."""
+    name = f"{stem}-{revs['base'][:8]}-{revs['new'][:8]}.json"
+    path = out or ROOT / "bench" / "results" / "ab" / name
+    path.parent.mkdir(parents=True, exist_ok=True)
     record = {
         "benchmark": benchmark,
         "base": revs["base"],

@@ -16,7 +16,7 @@ work's. Workloads: the mixed scenario's three seeds per policy (`bench_sim.py`'s
 figure), and a cold session of the 64-member group on 4,096 and 16,384 nodes
 (`bench_placement.py`'s, three steps each, built as that side's benchmark builds them),
 and one session over 1,000 pending groups (`bench_placement.py`'s session figure).
-Writes ``bench/results/instructions-<base>-<new>.json`` unless ``--out`` is given.
+Writes ``bench/results/ab/instructions-<base>-<new>.json`` unless ``--out`` is given.
 """
 
 from __future__ import annotations

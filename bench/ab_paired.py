@@ -18,7 +18,7 @@ cancels. Workloads: each policy over each of the mixed scenario's three seeds
 cluster size and one session over 1,000 pending groups (`bench_placement.py`'s, each step
 built as that side's benchmark builds it).
 Times are the worker's CPU time (`time.process_time`) and wall time; setup is outside.
-Writes ``bench/results/ab-paired-<base>-<new>.json`` unless ``--out`` is given.
+Writes ``bench/results/ab/ab-paired-<base>-<new>.json`` unless ``--out`` is given.
 """
 
 from __future__ import annotations

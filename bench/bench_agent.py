@@ -215,7 +215,6 @@ def main() -> None:
             "median_vs_popen": agent["all_running_median_ms"] / popen["all_running_median_ms"],
             "p99_vs_popen": agent["all_running_p99_ms"] / popen["all_running_p99_ms"],
         },
-        "targets": {"median_vs_popen": "<= 3", "p99_vs_popen": "<= 3"},
     }
     write_results("agent", results)
     print(json.dumps(results, indent=2, sort_keys=True))

@@ -56,16 +56,21 @@ def median_seconds(run: Callable[[], Any], repeats: int) -> float:
     return statistics.median(times)
 
 
-def write_results(name: str, figures: dict[str, Any]) -> Path:
-    """Write ``bench/results/NAME.json`` with the verdict on each of NAME's targets
-    (`targets.TARGETS`) added as ``targets_met``."""
+def write_results(name: str, figures: dict[str, Any], folder: Path = RESULTS) -> Path:
+    """Write ``bench/results/NAME.json`` (or ``folder/NAME.json``: a one-off run goes to
+    ``bench/results/ab/``) with the verdict on each of NAME's targets (`targets.TARGETS`)
+    added as ``targets_met``, and print the verdicts."""
     from targets import targets_met
 
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    path = RESULTS / f"{name}.json"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.json"
     # The machine is shared: how busy it was says how far to trust absolute times.
     machine = {"cpus": os.cpu_count(), "load_average_1m": round(os.getloadavg()[0], 2)}
-    figures = {**figures, "machine": machine, "targets_met": targets_met(name, figures)}
+    verdicts = targets_met(name, figures)
+    figures = {**figures, "machine": machine, "targets_met": verdicts}
     path.write_text(json.dumps(figures, indent=2, sort_keys=True) + "\n")
+    for target, verdict in verdicts.items():
+        state = "met" if verdict["met"] else "NOT MET"
+        print(f"  target {target}: {verdict['measured']} {verdict['target']}  {state}")
     print(f"wrote {path.relative_to(RESULTS.parent.parent)}", file=sys.stderr)
     return path

@@ -3,8 +3,8 @@
 A speed-up that keeps state (ADR 0062), walled off beside the plain scan it answers for,
 `costart.domain.scheduling.due_groups`, which reads every live group on every tick and
 which the tests compare this with. A tick comes once per scheduling session, and most
-live groups have no deadline that can be due: the scan spent 4-5% of a simulation on
-them.
+live groups have no deadline that can be due: the scan's reads of them were a share of
+a simulation's time worth removing (ADR 0062 has the figure).
 
 The index keeps, per live group with a timer, the time from which the group is due
 (`scheduling.wake_ns`). That time depends only on the group's own state (status,

@@ -2,8 +2,8 @@
 
 Handing each request to a worker thread of its own costs two thread wake-ups and the
 thread pool's bookkeeping per request, and sixteen threads then queue for the Controller's
-lock and the interpreter lock one by one (ADR 0050 measured it at a fifth of a REST
-submit's CPU). A `CommandBatcher` queues the commands of the requests in flight; each of
+lock and the interpreter lock one by one (ADR 0050 measured what that costs a REST
+submit). A `CommandBatcher` queues the commands of the requests in flight; each of
 its few threads takes all that are queued and runs them inside one `Controller.batch` --
 one hold of the lock, one shared fsync -- and hands all the answers back to the event loop
 at once. While one thread waits for its batch's fsync the next takes the commands that

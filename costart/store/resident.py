@@ -3,8 +3,8 @@
 LMDB reads through a shared, read-only mapping of ``data.mdb``: every page a read
 touches stays in the process's resident set until the kernel needs the memory. `serve`
 starts by reading all of both files once -- the views are verified value by value and
-built from the log (ADR 0028) -- so with 10,000 live groups 320 MB of its resident memory
-were mapped pages it would not read again (ADR 0050). `release_mapped_pages` tells the
+built from the log (ADR 0028) -- so most of its resident memory after start-up is mapped
+pages it will not read again (ADR 0050 has the figures). `release_mapped_pages` tells the
 kernel this process no longer needs them (``madvise(MADV_DONTNEED)`` on the file's
 mappings): they leave the resident set and stay in the page cache, and a later read maps
 them again. Nothing is written and no data can be lost: for a shared file mapping the
@@ -13,8 +13,8 @@ advice only drops this process's page-table entries.
 A server that keeps reading the same map (the views, for every list a client pages
 through) makes it resident again bit by bit, and more than it reads: on a fault the
 kernel maps the neighbouring pages it holds in the page cache too ("fault-around", up to
-16 pages; ``MADV_RANDOM`` does not turn it off). Listing 10,000 groups read 4.6 MB of
-rows and left 82-104 MB of the views file resident (ADR 0058). `ReadBudget` counts what
+16 pages; ``MADV_RANDOM`` does not turn it off), so a listing leaves many times the
+bytes it read resident (ADR 0058 has the figures). `ReadBudget` counts what
 each read may have made resident -- the value and a fault's neighbours -- and gives the
 pages back when that reaches its budget, so what stays resident is bounded by the
 budget, not by the file.
