@@ -123,7 +123,7 @@ def restore_breakdown(controller: Controller, snapshot_position: int) -> dict[st
     """Where restore's time goes, each part timed alone (medians): reading and checking
     the newest snapshot record, decoding its state, reading and checking the tail's
     records (checksum, gap, chain), decoding the tail's events, and folding them."""
-    store = controller.snapshots_store
+    store = controller.session.snapshots_store
     recorder = controller.recorder
     snapshot_record = median_time(
         lambda: store.recorder.select_events(SNAPSHOT_STREAM_ID, desc=True, limit=1)
@@ -172,7 +172,7 @@ def main() -> None:
         print(f"building {args.groups:,} groups x {MEMBERS} members ...", file=sys.stderr)
         controller = build_log(work / "log", args.groups)
         snapshot_position = controller.world.position
-        write_s = median_time(lambda: controller.snapshots_store.write(controller.world), 1)
+        write_s = median_time(lambda: controller.session.snapshots_store.write(controller.world), 1)
         state_bytes = len(encode_world(controller.world))
         print(f"tail of {args.tail:,} events ...", file=sys.stderr)
         tail_mix = lifecycle_tail(controller, args.groups, args.tail)
@@ -181,11 +181,11 @@ def main() -> None:
         controller_tail = total_events - snapshot_position
 
         load_before = round(os.getloadavg()[0], 2)
-        restore_s = median_time(lambda: restore(controller.snapshots_store, source))
-        decode_s = median_time(controller.snapshots_store.newest_valid)
+        restore_s = median_time(lambda: restore(controller.session.snapshots_store, source))
+        decode_s = median_time(controller.session.snapshots_store.newest_valid)
         breakdown = restore_breakdown(controller, snapshot_position)
         full_s = median_time(lambda: rebuild(source))
-        world, snapshot, _ = restore(controller.snapshots_store, source)
+        world, snapshot, _ = restore(controller.session.snapshots_store, source)
         assert snapshot is not None and snapshot.position == snapshot_position
         assert encode_world(world) == encode_world(controller.world)
 

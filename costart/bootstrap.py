@@ -1,4 +1,5 @@
-"""The composition root: the one place that builds a `Controller` (DESIGN §2).
+"""The composition root: the one place that builds a `Controller` and its `LogSession`
+(DESIGN §2).
 
 Every entry point — the CLI (direct and remote), `serve`, `sim`, `demo`, the benchmarks
 and the tests that need a whole controller — describes what it wants in `Settings` and
@@ -31,6 +32,7 @@ from costart.eventlog.backends import StoreBackend, backend_at
 from costart.eventlog.lease_keeper import LeaseLike
 from costart.eventlog.rollback import Expectations, LastKnown
 from costart.eventlog.standby import Standby
+from costart.log_session import LogSession
 from costart.logging_setup import configure_logging
 from costart.projections import ViewDamagedError, stored_anchor
 from costart.sim.ports import ControllerFactory, PlacementStepLike, SimController
@@ -154,8 +156,8 @@ def bootstrap(
     ``placement`` overrides the step built from the settings (the simulator brings its
     own over the simulated cluster; None for none). ``env`` replaces the environment
     derived from the settings (a leader's environment fenced at its epoch). ``epoch``,
-    ``warm`` and ``restart_of`` are the Controller's HA and crash-restart arguments;
-    ``term``, the host's leadership term instead of the lease (ADR 0027).
+    ``warm`` and ``restart_of`` are the log session's HA and crash-restart arguments
+    (`LogSession`); ``term``, the host's leadership term instead of the lease (ADR 0027).
 
     A store rolled back behind what is known of it outside is refused with
     `LogTailLostError` before anything is read or written (ADR 0048): ``last_known`` is
@@ -165,16 +167,15 @@ def bootstrap(
     step = (
         build_placement(settings) if placement is _UNSET else cast(PlacementStep | None, placement)
     )
-    return Controller(
-        env=dict(env) if env is not None else settings.controller_env(),
-        clock=clock,
-        placement=step,
-        restart_of=restart_of,
+    session = LogSession(
+        dict(env) if env is not None else settings.controller_env(),
+        restart_of=restart_of.session if restart_of is not None else None,
         epoch=epoch,
         warm=warm,
         term=term,
         expect=expectations(settings, last_known, check_views=check_views),
     )
+    return Controller(clock=clock, placement=step, session=session)
 
 
 def expectations(

@@ -5,9 +5,10 @@ it, append all its events as one atomic write (through `costart.log_writer.LogWr
 and only then fold them into the live `World`. A command that raises changes nothing. On
 a store that queues writes the fold happens before the write is durable and the command
 is acknowledged after it; a failed write stops the controller (`ControllerStoppedError`)
-and a new one restores from the log (ADR 0011). Persistence is the eventsourcing
-library's, chosen by configuration (``PERSISTENCE_MODULE``); time comes from an injected
-clock (integer nanoseconds). Entry points build a Controller through `costart.bootstrap`.
+and a new one restores from the log (ADR 0011). The log — store, restore, snapshots,
+fencing — is the Controller's `costart.log_session.LogSession`; time comes from an
+injected clock (integer nanoseconds). Entry points build a Controller through
+`costart.bootstrap`.
 """
 
 from __future__ import annotations
@@ -17,11 +18,9 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from types import TracebackType
 from typing import Any, NamedTuple, Protocol
-from uuid import UUID
 
 import structlog
-from eventsourcing.application import Application
-from eventsourcing.persistence import ApplicationRecorder, Mapper
+from eventsourcing.persistence import ApplicationRecorder
 
 from costart.deadline_index import DeadlineIndex
 from costart.domain import backfill, lifecycle, limits, node_loss, reconcile, reports, scheduling
@@ -37,22 +36,12 @@ from costart.domain.spec import SpecFormat, parse_spec
 from costart.domain.spec_types import FailureReason, GroupSpec
 from costart.domain.states import GroupState, MemberState
 from costart.domain.world import World
-from costart.eventlog.anchor import chain_hash, check_snapshot_reached
-from costart.eventlog.backends import MEMORY_MODULE, PERSISTENCE_MODULE
-from costart.eventlog.capabilities import Capability, declaring
-from costart.eventlog.codec import MsgspecMapper
-from costart.eventlog.event_reading import RecorderSource, read_events
-from costart.eventlog.host_term import check_term, claim_term
-from costart.eventlog.restore import restore
-from costart.eventlog.rollback import Expectations, LastKnown
-from costart.eventlog.snapshots import SnapshotStore
-from costart.log_writer import LogWriter
+from costart.eventlog.rollback import LastKnown
+from costart.log_session import LogSession
 
 log = structlog.get_logger("costart.controller")
 
 Clock = Callable[[], int]
-SNAPSHOT_EVERY = "COSTART_SNAPSHOT_EVERY"  # events between automatic snapshots; 0 = never
-DEFAULT_SNAPSHOT_EVERY = 10_000
 
 
 class Report(NamedTuple):
@@ -98,17 +87,15 @@ def split_member_ref(ref: str) -> tuple[str, str]:
     return group, member
 
 
-class Controller(Application[UUID]):
-    """Co-start groups over an event-sourced log.
+class Controller:
+    """Co-start groups over an event-sourced log: commands, host reports, timers,
+    reconcile and queries. The log itself — opening it, restoring the state, snapshots,
+    fencing — is the `LogSession` the Controller is given (`costart.bootstrap` builds it).
 
     ``clock`` returns the controller time in integer nanoseconds; it is read once per
     command and never goes backwards in the log (a smaller reading is raised to the last
     recorded time).
     """
-
-    name = "costart"
-    # The log in memory unless configured otherwise (`costart.eventlog.memory`).
-    env = {PERSISTENCE_MODULE: MEMORY_MODULE}
 
     def __init__(
         self,
@@ -117,160 +104,73 @@ class Controller(Application[UUID]):
         placement: PlacementStep | None = None,
         restart_of: Controller | None = None,
         *,
-        epoch: int | None = None,
-        warm: World | None = None,
-        term: int | None = None,
-        expect: Expectations | None = None,
+        session: LogSession | None = None,
     ) -> None:
-        """``restart_of``: start over the same log and snapshots as that (crashed)
-        controller, restoring from its newest snapshot plus the tail — how the simulator
-        and tests model a controller crash on an in-process store.
-
-        High availability (ADR 0009): ``epoch`` is the store lease epoch this controller
-        holds; every append carries it and is refused once another process took the
-        lease. Only a store that queues writes (LMDB) takes it here; a PostgreSQL store
-        reads its epoch from ``COSTART_LEASE_EPOCH`` in ``env`` (ADR 0010). ``warm`` is a
-        state a standby kept up with the log: the controller adopts it (and folds whatever
-        the log holds beyond it) instead of restoring.
-
-        The host's leadership term instead of costart's lease (ADR 0027): ``term`` is
-        claimed in the store before the state is read (`StaleTermError` if the log
-        already has a newer term), and every append carries it, so once the host's next
-        leader claimed its term this one cannot write.
-
-        ``expect``: what is known of the log from outside it (the host's last known
-        position and term, the views' anchor), checked before anything is read or
-        written: a store rolled back behind it is refused (ADR 0048)."""
-        if term is not None and epoch is not None:
-            raise ValueError("term: give the host's term or a lease epoch, not both")
-        if term is not None:
-            check_term(term)
-        self._restart_of = restart_of
-        super().__init__(env=dict(env) if env is not None else None)
-        if expect is not None:
-            expect.check(self.recorder)
-        if term is not None:
-            claim_term(self.recorder, term)
+        """``session``: the log this controller commands over, opened (and fenced) by
+        `costart.bootstrap`. Without one the controller opens a plain session itself on
+        ``env`` (in memory unless it names a store), or over the same log and snapshots
+        as the crashed ``restart_of`` — the short form tests and old fixtures use; a
+        lease epoch, host term, warm state or expectations need a `LogSession` built
+        with them."""
+        if session is None:
+            session = LogSession(
+                env, restart_of=restart_of.session if restart_of is not None else None
+            )
+        elif env is not None or restart_of is not None:
+            raise ValueError("session: give an opened session, or env/restart_of, not both")
+        self.session: LogSession = session
+        self._writer = session.writer
         self._clock: Clock = clock or time.time_ns
         self.placement = placement
         # Which groups a tick fires for, from the committed events (ADR 0062).
         self._deadlines = DeadlineIndex()
         self._lock = threading.RLock()
         self._depth = threading.local()  # command scopes this thread has open
-        self.world = World()
-        self.snapshots_store: SnapshotStore = (
-            restart_of.snapshots_store
-            if restart_of is not None
-            else SnapshotStore(self.factory.aggregate_recorder(purpose="snapshots"))
-        )
-        self.snapshot_every = int(self.env.get(SNAPSHOT_EVERY, str(DEFAULT_SNAPSHOT_EVERY)))
-        self._last_snapshot_position = 0
-        self._writer = LogWriter(self.recorder, self._msgspec_mapper, epoch)
-        if warm is None:
-            self._restore()
-        else:
-            self._adopt(warm)
-        self._writer.start_at(self.world.position)
-        # Only the construction reads the crashed controller: holding it would keep
-        # every crashed controller (and its state) alive, a chain of them.
-        self._restart_of = None
+        self.world: World = session.world
 
-    def construct_recorder(self) -> ApplicationRecorder:
-        if self._restart_of is not None:
-            return self._restart_of.recorder
-        return super().construct_recorder()
+    # --- the log, as the embedding contract reaches it -------------------------------
+    # Thin, each kept for a caller outside: `last_known` and `close` for the host (the
+    # README's embedding example), `snapshot_now` for `costart snapshot` and `serve`'s
+    # stop, `epoch` and `stopped` for `serve` and the service layer, and `recorder` with
+    # `read_events` because the Controller is the `EventSource` the views, the watch
+    # stream and the simulator follow. Everything else of the log is `self.session`.
 
-    def construct_mapper(self) -> Mapper[UUID]:
-        self._msgspec_mapper = MsgspecMapper(
-            compressor=self.factory.compressor(), cipher=self.factory.cipher()
-        )
-        return self._msgspec_mapper
-
-    # --- reading the log -------------------------------------------------------------
+    @property
+    def recorder(self) -> ApplicationRecorder:
+        """The log's recorder (the session's)."""
+        return self.session.recorder
 
     def read_events(
         self, after: int = 0, until: int | None = None
     ) -> Iterator[tuple[int, DomainEvent]]:
         """Events at log positions ``after < p <= until``, in log order."""
-        return read_events(self.recorder, self._msgspec_mapper, after, until)
-
-    def _restore(self) -> None:
-        """Start from the newest valid snapshot (falling back past corrupt ones), then
-        fold the log's tail."""
-        world, snapshot, skipped = restore(
-            self.snapshots_store, RecorderSource(self.recorder, self._msgspec_mapper)
-        )
-        for error in skipped:
-            log.warning("snapshot skipped", position=error.position, error=str(error))
-        if snapshot is not None:
-            # Never start from a snapshot ahead of (or beside) the log it was taken of.
-            check_snapshot_reached(self.recorder, snapshot.position, snapshot.log_hash)
-            self._last_snapshot_position = snapshot.position
-            log.info(
-                "restored from snapshot",
-                position=snapshot.position,
-                tail=world.position - snapshot.position,
-            )
-        self.world = world
-
-    def _adopt(self, warm: World) -> None:
-        """Start from a standby's warm state: no replay, only the log's tail beyond it.
-        The next automatic snapshot is counted from the adopted position."""
-        self.world = warm
-        adopted = self._last_snapshot_position = warm.position
-        self._catch_up()
-        log.info(
-            "adopted warm state", position=self.world.position, tail=self.world.position - adopted
-        )
+        return self.session.read_events(after, until)
 
     @property
     def epoch(self) -> int | None:
         """The lease epoch this controller writes under (None: no lease)."""
-        return self._writer.epoch
-
-    @property
-    def term(self) -> int | None:
-        """The host's term this controller writes under (None: not fenced by one)."""
-        fenced = declaring(self.recorder, Capability.HOST_TERM)
-        return fenced.term if fenced is not None else None
+        return self.session.epoch
 
     @property
     def stopped(self) -> BaseException | None:
         """Why this controller stopped (a failed or fenced write), or None if running."""
         return self._writer.stopped
 
-    def _catch_up(self) -> None:
-        """Fold whatever the log holds beyond the live state's position."""
-        for position, event in self.read_events(self.world.position):
-            self.world.apply(event)
-            self.world.position = position
-
     def last_known(self) -> LastKnown:
         """What the host keeps of this log after an acknowledged command, to give back to
         `bootstrap` on the next start (ADR 0048): the durable position, the log's chain
         hash there and the host term (if any) this controller writes under."""
         with self._lock:
-            position = self.world.position
-            self._writer.await_durable(position)
-            log_hash = chain_hash(self.recorder, position)
-            return LastKnown(position=position, log_hash=log_hash, term=self.term)
+            return self.session.last_known()
 
     def snapshot_now(self) -> int:
         """Write a snapshot of the whole state at the current position; returns it."""
         with self._lock:
-            self._writer.await_durable(self.world.position)  # never ahead of the log
-            self._catch_up()
-            log_hash = chain_hash(self.recorder, self.world.position)
-            self.snapshots_store.write(self.world, log_hash)
-            self._last_snapshot_position = self.world.position
-            return self.world.position
+            return self.session.snapshot_now()
 
-    def _snapshot_if_due(self) -> None:
-        due = self.snapshot_every and (
-            self.world.position - self._last_snapshot_position >= self.snapshot_every
-        )
-        if due:
-            self.snapshot_now()
+    def close(self) -> None:
+        """Close the log (the store's files or connections)."""
+        self.session.close()
 
     # --- the command path ------------------------------------------------------------
 
@@ -685,5 +585,5 @@ class _CommandScope:
             controller._lock.release()
         finally:
             controller._writer.settle()
-        if exc_type is None:
-            controller._snapshot_if_due()
+        if exc_type is None and controller.session.snapshot_due():
+            controller.snapshot_now()

@@ -86,14 +86,12 @@ def test_a_controller_built_without_a_cluster_has_no_step_and_so_no_feasibility_
     assert controller.submit(parse_spec(TOO_BIG.encode(), "toml")).name == "grpo-run-42"
 
 
-def _controller_constructions(path: Path) -> list[int]:
+def _controller_constructions(path: Path, name: str = "Controller") -> list[int]:
     tree = ast.parse(path.read_text())
     return [
         node.lineno
         for node in ast.walk(tree)
-        if isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Name)
-        and node.func.id == "Controller"
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name
     ]
 
 
@@ -105,6 +103,19 @@ def test_only_the_composition_root_constructs_a_controller() -> None:
         for path in sorted((ROOT / folder).rglob("*.py"))
         if path not in allowed
         for line in _controller_constructions(path)
+    }
+    assert found == set()
+
+
+def test_only_the_composition_root_opens_a_log_session() -> None:
+    # The Controller opens a plain one itself when built directly (the tests' short form).
+    allowed = {ROOT / "costart" / "bootstrap.py", ROOT / "costart" / "controller.py"}
+    found = {
+        f"{path.relative_to(ROOT)}:{line}"
+        for folder in ("costart", "bench")
+        for path in sorted((ROOT / folder).rglob("*.py"))
+        if path not in allowed
+        for line in _controller_constructions(path, "LogSession")
     }
     assert found == set()
 

@@ -35,9 +35,11 @@ def test_the_demo_runs_on_lmdb_and_its_log_verifies(tmp_path):
     )
     assert controller.group("grpo-run-42").status == "SUCCEEDED"
     assert verify_log(tmp_path / "store").ok
-    report = verify(RecorderSource(controller.recorder), controller.snapshots_store)
+    report = verify(RecorderSource(controller.recorder), controller.session.snapshots_store)
     assert report.ok and report.snapshots_checked >= 4
-    snapshot = controller.snapshots_store.read(controller.snapshots_store.positions()[-1])
+    snapshot = controller.session.snapshots_store.read(
+        controller.session.snapshots_store.positions()[-1]
+    )
     assert snapshot.log_hash == controller.recorder.record_hash(snapshot.position)
     controller.close()
 
@@ -65,7 +67,7 @@ def test_restoring_on_lmdb_reads_only_the_newest_snapshot_and_checks_its_bytes_o
     controller.submit(spec)
     controller.apply_decisions([full_placement(spec)])
     ready(controller, "g1/a", "c")
-    store, source = controller.snapshots_store, RecorderSource(controller.recorder)
+    store, source = controller.session.snapshots_store, RecorderSource(controller.recorder)
     taken = store.positions()
     assert len(taken) >= 2
     reads: list[int] = []

@@ -106,7 +106,7 @@ def test_a_restored_controller_fires_the_deadlines_the_crashed_one_held():
     first.apply_decisions([HoldCapacity("g", {"a": full_placement(spec).assignments["a"]})])
     deadline = first.group("g").reservation_deadline_ns
     assert deadline is not None
-    again = costart.controller.Controller(env=first.env, clock=clock, restart_of=first)
+    again = costart.controller.Controller(env=first.session.env, clock=clock, restart_of=first)
     assert [type(e).__name__ for e in again.tick(deadline)][:1] == ["ReservationTimedOut"]
 
 

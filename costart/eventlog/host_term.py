@@ -2,8 +2,9 @@
 
 An embedding host controller runs its own leader election and numbers its terms; the
 costart Controller it runs can be given that term instead of costart's own lease
-(``Controller(..., term=N)``). A store that can be fenced by it declares so with
-`Capability.HOST_TERM` (`costart.eventlog.capabilities`):
+(``bootstrap(..., term=N)``, which opens the Controller's `LogSession` with it). A store
+that can be fenced by it declares so with `Capability.HOST_TERM`
+(`costart.eventlog.capabilities`):
 
 * `claim_term` records the term as the log's newest, in one write transaction, unless
   the log already has a newer one (then `StaleTermError`, nothing written); from then

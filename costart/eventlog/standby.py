@@ -7,7 +7,7 @@ PostgreSQL database from another host), restores once
 (epoch + 1, `Lease.try_acquire`) and folds the log to its end one last time. Every
 append of the old leader is fenced from the moment the new epoch is stored, so the log
 read *after* acquiring is final: the caller builds its Controller from `world` with the
-new epoch (``Controller(..., epoch=, warm=)``) without replaying the log.
+new epoch (``bootstrap(..., epoch=, warm=)``) without replaying the log.
 
 A store rolled back under a running standby (ADR 0048) is refused, not followed: the
 standby remembers the position and chain hash it read the log to, and the newest lease

@@ -18,6 +18,7 @@ from costart.bootstrap import Settings, bootstrap
 from costart.controller import Controller
 from costart.eventlog.capabilities import Capability, LogRecorder, declaring
 from costart.eventlog.errors import StaleTermError
+from costart.log_session import LogSession
 from costart.log_writer import ControllerStoppedError
 from costart.pgstore import env_for_url
 from costart.store.lease import LEASE_DB, store_term
@@ -47,10 +48,10 @@ def _names(store: Store) -> list[str]:
 
 
 def test_a_leader_of_an_older_term_cannot_append_once_the_next_term_is_claimed(store):
-    old = Controller(env=store.env, term=1)
+    old = Controller(session=LogSession(store.env, term=1))
     old.submit(_spec("before"))
-    assert old.term == 1
-    new = Controller(env=store.env, term=2)  # the host elected another leader
+    assert old.session.term == 1
+    new = Controller(session=LogSession(store.env, term=2))  # the host elected another leader
     with pytest.raises(ControllerStoppedError) as stopped:
         old.submit(_spec("stale"))
     assert isinstance(stopped.value.__cause__, StaleTermError)
@@ -64,17 +65,17 @@ def test_a_leader_of_an_older_term_cannot_append_once_the_next_term_is_claimed(s
 
 
 def test_a_controller_given_an_older_term_than_the_logs_is_refused_and_writes_nothing(store):
-    Controller(env=store.env, term=3).close()
+    Controller(session=LogSession(store.env, term=3)).close()
     with pytest.raises(StaleTermError, match="host term 2, the log is at host term 3"):
-        Controller(env=store.env, term=2)
+        Controller(session=LogSession(store.env, term=2))
     assert _recorder(store).stored_term() == 3
 
 
 def test_the_same_term_again_is_the_same_leader_restarting(store):
-    first = Controller(env=store.env, term=5)
+    first = Controller(session=LogSession(store.env, term=5))
     first.submit(_spec("one"))
     first.close()
-    again = Controller(env=store.env, term=5)
+    again = Controller(session=LogSession(store.env, term=5))
     again.submit(_spec("two"))
     again.close()
     assert _names(store) == ["one", "two"]
@@ -97,25 +98,25 @@ def test_an_append_is_checked_against_the_term_stored_when_it_is_written(store):
 @pytest.mark.parametrize("bad", [0, -1, True, "3"])
 def test_a_term_that_is_not_a_positive_integer_is_refused_before_anything_is_written(store, bad):
     with pytest.raises(ValueError, match="term: the host's leadership term is a positive"):
-        Controller(env=store.env, term=bad)
+        Controller(session=LogSession(store.env, term=bad))
     assert _recorder(store).stored_term() == 0
 
 
 def test_a_term_and_a_lease_epoch_together_are_refused(store):
     with pytest.raises(ValueError, match="the host's term or a lease epoch, not both"):
-        Controller(env=store.env, term=1, epoch=1)
+        Controller(session=LogSession(store.env, term=1, epoch=1))
 
 
 def test_a_store_that_cannot_be_fenced_by_a_term_says_so():
     with pytest.raises(ValueError, match="MemoryApplicationRecorder cannot be fenced"):
-        Controller(term=1)
+        Controller(session=LogSession(term=1))
 
 
 def test_an_lmdb_append_waits_for_a_claim_in_flight_and_is_then_refused(tmp_path):
     """A claim and an append are ordered by LMDB's writer lock: an append that starts
     while a newer term is being written waits for it, then sees it and is refused."""
     env = {"PERSISTENCE_MODULE": "costart.store", "COSTART_LMDB_PATH": str(tmp_path / "s")}
-    leader = Controller(env=env, term=1)
+    leader = Controller(session=LogSession(env, term=1))
     leader.submit(_spec("before"))
     written = leader.world.position
     lmdb_store = leader.recorder.store  # type: ignore[attr-defined]
@@ -141,7 +142,7 @@ def test_an_lmdb_append_waits_for_a_claim_in_flight_and_is_then_refused(tmp_path
     writer.join(timeout=10)
     assert len(results) == 1 and isinstance(results[0], StaleTermError)
     leader.close()
-    assert Controller(env=env, term=2).world.position == written
+    assert Controller(session=LogSession(env, term=2)).world.position == written
 
 
 def test_a_postgresql_append_waits_for_a_claim_in_flight_and_is_then_refused(pg_url):
@@ -180,7 +181,7 @@ def test_a_postgresql_append_waits_for_a_claim_in_flight_and_is_then_refused(pg_
 def test_the_composition_root_passes_the_hosts_term_through(tmp_path):
     settings = Settings(store=str(tmp_path / "store"), cluster=None)
     first = bootstrap(settings, term=7)
-    assert first.term == 7
+    assert first.session.term == 7
     first.close()
     with pytest.raises(StaleTermError):
         bootstrap(settings, term=6)

@@ -58,7 +58,7 @@ def demo(store: Store, tmp_path: Path) -> Demo:
     controller.cancel("tail-probe", actor=USER)
     demo = Demo(
         encode_world(controller.world),
-        *controller.snapshots_store.positions()[-1:-3:-1],
+        *controller.session.snapshots_store.positions()[-1:-3:-1],
         controller.world.position,
     )
     closed(controller)

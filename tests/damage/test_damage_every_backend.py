@@ -67,7 +67,7 @@ def test_the_newest_snapshot_gone_bad_falls_back_to_an_older_one_loudly(store, d
     try:
         assert encode_world(restarted.world) == demo.state  # the log is intact: the same
         # From the snapshot before it, not from the start of the log.
-        assert restarted._last_snapshot_position == demo.previous_snapshot
+        assert restarted.session._last_snapshot_position == demo.previous_snapshot
     finally:
         closed(restarted)
     skipped = [e for e in logs if e["event"] == "snapshot skipped"]
@@ -209,7 +209,7 @@ def test_an_altered_snapshot_that_still_decodes_falls_back_loudly(store, demo):
         restarted = controller_of(store)
     try:
         assert encode_world(restarted.world) == demo.state
-        assert restarted._last_snapshot_position == demo.previous_snapshot
+        assert restarted.session._last_snapshot_position == demo.previous_snapshot
     finally:
         closed(restarted)
     skipped = [e for e in logs if e["event"] == "snapshot skipped"]

@@ -554,7 +554,7 @@ class ControllerMachine(RuleBasedStateMachine):
         source = RecorderSource(self.controller.recorder)
         live = canonical_encode(self.controller.world)
         assert canonical_encode(rebuild(source)) == live
-        restored, snapshot, skipped = restore(self.controller.snapshots_store, source)
+        restored, snapshot, skipped = restore(self.controller.session.snapshots_store, source)
         assert skipped == [] and canonical_encode(restored) == live
         if snapshot is not None:
             assert canonical_encode(rebuild(source, until=snapshot.position)) == snapshot.state

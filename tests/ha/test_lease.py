@@ -12,6 +12,7 @@ from costart.controller import Controller
 from costart.eventlog.lease_keeper import LeaseKeeper
 from costart.eventlog.snapshots import encode_world
 from costart.eventlog.standby import Standby
+from costart.log_session import LogSession
 from costart.log_writer import ControllerStoppedError
 from costart.replay.rebuild import rebuild
 from costart.replay.source import RecorderSource
@@ -104,7 +105,7 @@ def test_a_released_lease_is_taken_at_once(factory):
 def test_a_deposed_controller_is_fenced_on_its_next_append_and_stops(env, factory):
     clock = WallClock()
     a, b = two_leases(factory, clock)
-    leader = Controller(env=env, clock=ManualClock(), epoch=a.try_acquire())
+    leader = Controller(clock=ManualClock(), session=LogSession(env, epoch=a.try_acquire()))
     leader.submit(one_member("before"))
     clock.now_ns += 3 * SECOND_NS
     assert b.try_acquire() == 2
@@ -132,7 +133,7 @@ def test_a_controller_with_no_lease_epoch_is_not_fenced(env, factory):
 def test_a_standby_promotes_from_its_warm_state_to_the_same_bytes_as_a_rebuild(env, factory):
     clock = WallClock()
     a, b = two_leases(factory, clock)
-    leader = Controller(env=env, clock=ManualClock(), epoch=a.try_acquire())
+    leader = Controller(clock=ManualClock(), session=LogSession(env, epoch=a.try_acquire()))
     spec = a_group("g1").with_member("a", claims=("c",)).build()
     leader.submit(spec)
     standby = Standby(factory, b, poll_s=0.01)
@@ -142,7 +143,9 @@ def test_a_standby_promotes_from_its_warm_state_to_the_same_bytes_as_a_rebuild(e
     epoch = standby.wait_for_lease()
     assert epoch == 2
     assert standby.world.position == leader.world.position
-    promoted = Controller(env=env, clock=ManualClock(), epoch=epoch, warm=standby.world)
+    promoted = Controller(
+        clock=ManualClock(), session=LogSession(env, epoch=epoch, warm=standby.world)
+    )
     promoted.submit(one_member("g2"))
     with pytest.raises(ControllerStoppedError):
         leader.cancel("g1", actor=USER)

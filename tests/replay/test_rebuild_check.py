@@ -30,10 +30,10 @@ def _demo(tmp_path):
 
 def test_a_clean_log_verifies(tmp_path):
     controller = _demo(tmp_path)
-    report = verify(RecorderSource(controller.recorder), controller.snapshots_store)
+    report = verify(RecorderSource(controller.recorder), controller.session.snapshots_store)
     assert report.ok, report.divergence
     assert report.events == controller.recorder.max_notification_id()
-    assert report.snapshots_checked == len(controller.snapshots_store.positions()) >= 3
+    assert report.snapshots_checked == len(controller.session.snapshots_store.positions()) >= 3
 
 
 def test_a_snapshot_that_disagrees_with_the_log_is_named_by_field(tmp_path):
@@ -87,7 +87,7 @@ def test_an_integrity_failure_stops_verification_first(tmp_path):
     def check():
         raise ChainBroken("record 4: previous hash does not match record 3")
 
-    report = verify(RecorderSource(controller.recorder), controller.snapshots_store, check)
+    report = verify(RecorderSource(controller.recorder), controller.session.snapshots_store, check)
     assert report.divergence.position == 4 and report.divergence.aggregate == "log"
 
 

@@ -144,7 +144,7 @@ def test_the_busy_world_sets_every_field_of_every_state_class():
 def test_a_snapshot_decodes_to_the_live_world_field_by_field():
     c = busy_world()
     position = c.snapshot_now()
-    snapshot = c.snapshots_store.read(position)
+    snapshot = c.session.snapshots_store.read(position)
     assert_same(c.world, snapshot.world(), "world")
     # and a replay of the log, compared the same way
     assert_same(c.world, rebuild(RecorderSource(c.recorder)), "world")
@@ -153,7 +153,7 @@ def test_a_snapshot_decodes_to_the_live_world_field_by_field():
 
 def test_the_comparison_names_a_field_that_differs():
     c = busy_world()
-    restored = c.snapshots_store.read(c.snapshot_now()).world()
+    restored = c.session.snapshots_store.read(c.snapshot_now()).world()
     member = next(iter(restored.members.values()))
     member.uncounted_restarts += 1
     try:

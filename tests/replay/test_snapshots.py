@@ -39,7 +39,7 @@ def _field_names(cls: type[msgspec.Struct]) -> set[str]:
 
 
 def test_snapshots_carry_every_field_of_every_state_class(demo):
-    snapshot, _world, _ = demo.snapshots_store.newest_valid()
+    snapshot, _world, _ = demo.session.snapshots_store.newest_valid()
     raw = msgspec.msgpack.decode(snapshot.state)
     assert set(raw) == _field_names(World)
     for group in raw["groups"].values():
@@ -47,14 +47,14 @@ def test_snapshots_carry_every_field_of_every_state_class(demo):
     for member in raw["members"].values():
         assert set(member) == _field_names(MemberState)
     # and it restores to a state equal to the live one, field by field
-    restored, _, _ = restore(demo.snapshots_store, RecorderSource(demo.recorder))
+    restored, _, _ = restore(demo.session.snapshots_store, RecorderSource(demo.recorder))
     assert diff_worlds(restored, demo.world) == []
     assert encode_world(restored) == encode_world(demo.world)
 
 
 def test_every_snapshot_equals_the_replay_to_its_position_byte_for_byte(demo):
     source = RecorderSource(demo.recorder)
-    snapshots = demo.snapshots_store.all()
+    snapshots = demo.session.snapshots_store.all()
     positions = [s.position for s in snapshots]
     assert len(positions) >= 3
     assert all(later - earlier >= 7 for earlier, later in itertools.pairwise(positions))
@@ -67,9 +67,9 @@ def test_every_snapshot_equals_the_replay_to_its_position_byte_for_byte(demo):
 
 def test_restore_from_a_snapshot_plus_tail_equals_a_full_replay(demo):
     source = RecorderSource(demo.recorder)
-    world, snapshot, skipped = restore(demo.snapshots_store, source)
+    world, snapshot, skipped = restore(demo.session.snapshots_store, source)
     assert snapshot is not None and skipped == []
-    assert snapshot.position == demo.snapshots_store.positions()[-1] <= demo.world.position
+    assert snapshot.position == demo.session.snapshots_store.positions()[-1] <= demo.world.position
     assert encode_world(world) == encode_world(rebuild(source))
 
 
@@ -83,9 +83,9 @@ def _corrupt_newest(recorder) -> None:
 
 
 def test_a_corrupt_newest_snapshot_falls_back_to_an_older_one_and_says_so(demo):
-    *_, older, newest = demo.snapshots_store.positions()
-    _corrupt_newest(demo.snapshots_store.recorder)
-    world, snapshot, skipped = restore(demo.snapshots_store, RecorderSource(demo.recorder))
+    *_, older, newest = demo.session.snapshots_store.positions()
+    _corrupt_newest(demo.session.snapshots_store.recorder)
+    world, snapshot, skipped = restore(demo.session.snapshots_store, RecorderSource(demo.recorder))
     assert snapshot is not None and snapshot.position == older
     assert [e.position for e in skipped] == [newest]
     assert isinstance(skipped[0], CorruptSnapshotError) and "corrupt" in str(skipped[0])
@@ -96,7 +96,7 @@ def test_snapshot_on_demand_and_idempotent_per_position(demo):
     position = demo.snapshot_now()
     assert position == demo.world.position
     assert demo.snapshot_now() == position
-    assert demo.snapshots_store.positions().count(position) == 1
+    assert demo.session.snapshots_store.positions().count(position) == 1
 
 
 def test_restore_replays_the_tail_after_the_snapshot():
@@ -106,7 +106,9 @@ def test_restore_replays_the_tail_after_the_snapshot():
     at = controller.snapshot_now()
     controller.apply_decisions([full_placement(spec)])
     ready(controller, "g1/a", "c")
-    world, snapshot, _ = restore(controller.snapshots_store, RecorderSource(controller.recorder))
+    world, snapshot, _ = restore(
+        controller.session.snapshots_store, RecorderSource(controller.recorder)
+    )
     assert snapshot is not None and snapshot.position == at < world.position
     assert world.group_named("g1").status == "RUNNING"
     assert encode_world(world) == encode_world(controller.world)

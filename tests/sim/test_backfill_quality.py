@@ -62,7 +62,7 @@ def test_a_short_backfill_run_lends_preempts_checks_and_replays_the_same() -> No
 
 def _logged(setup: SimSetup, policy: str) -> list[ev.DomainEvent]:
     _, engine = run_policy(setup, policy, controller_factory)
-    mapper = engine.controller.mapper
+    mapper = engine.controller.session.mapper
     return [mapper.to_domain_event(r) for r in log_records(engine.controller.recorder)]
 
 
