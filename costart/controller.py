@@ -465,10 +465,6 @@ class Controller:
         stop.sort(key=lambda t: (t.member, t.task))
         return Reconciled(tuple(written), tuple(stop))
 
-    def node_down(self, node: str, now_ns: int | None = None, *, actor: Actor) -> list[DomainEvent]:
-        """Shorthand for ``set_node_status(node, "down", actor=actor)``."""
-        return self.set_node_status(node, "down", now_ns, actor=actor)
-
     def apply_decisions(self, decisions: Iterable[dec.Decision]) -> list[DomainEvent]:
         """Record the placement step's decisions, one atomic append per group decision.
 

@@ -100,7 +100,7 @@ def test_a_node_lost_before_the_start_releases_without_counting_an_attempt():
     c.submit(spec)
     c.apply_decisions([full_placement(spec)])
     lost = "node r1-n001 lost"
-    assert story(c.node_down("r1-n001", actor=HOST))[1:] == [
+    assert story(c.set_node_status("r1-n001", "down", actor=HOST))[1:] == [
         ("MemberReleased", {"reason": lost}),
         ("MemberReleased", {"reason": lost}),
         ("PlacementReleased", {"reason": lost, "retry_at_ns": 10 * SECOND_NS}),
@@ -216,21 +216,25 @@ def two_on_one_node(spec, node_of: dict[str, tuple[str, ...]]):
 def test_a_job_losing_several_tasks_on_one_node_fails_once_by_its_first_task():
     spec = a_group("g6").with_member("j", tasks=3).with_rule("tolerate").build()
     c = two_on_one_node(spec, {"j": ("n1", "n1", "n2")})
-    failed = [e for e in c.node_down("n1", actor=HOST) if type(e).__name__ == "MemberFailed"]
+    failed = [
+        e for e in c.set_node_status("n1", "down", actor=HOST) if type(e).__name__ == "MemberFailed"
+    ]
     assert [(e.reason, e.index) for e in failed] == [("node-lost", 0)]
 
 
 def test_a_job_losing_its_only_task_fails_by_that_task():
     spec = a_group("g7").with_member("j").with_member("k").with_rule("tolerate").build()
     c = two_on_one_node(spec, {"j": ("n1",), "k": ("n2",)})
-    failed = [e for e in c.node_down("n1", actor=HOST) if type(e).__name__ == "MemberFailed"]
+    failed = [
+        e for e in c.set_node_status("n1", "down", actor=HOST) if type(e).__name__ == "MemberFailed"
+    ]
     assert [(e.reason, e.index) for e in failed] == [("node-lost", 0)]
 
 
 def test_a_node_loss_that_fails_the_group_midway_is_still_written_whole():
     spec = a_group("g8").with_member("rs", replicas=3).build()  # default: fail-group
     c = two_on_one_node(spec, {"rs": ("n1", "n1", "n2")})
-    written = story(c.node_down("n1", actor=HOST))
+    written = story(c.set_node_status("n1", "down", actor=HOST))
     assert [kind for kind, _ in written] == [
         "NodeStatusChanged",
         "MemberFailed",

@@ -335,11 +335,11 @@ def test_node_loss_before_the_start_releases_without_counting_an_attempt():
     c = new_controller()
     c.submit(spec)
     c.apply_decisions([full_placement(spec)])
-    events = c.node_down("r1-n002", actor=HOST)
+    events = c.set_node_status("r1-n002", "down", actor=HOST)
     assert event_names(events) == ["NodeStatusChanged", "MemberReleased", "PlacementReleased"]
     assert c.group("g1").status == "PENDING"
     assert c.world.node_status == {"r1-n002": "down"}
-    assert c.node_down("r1-n002", actor=HOST) == []  # no change, nothing written
+    assert c.set_node_status("r1-n002", "down", actor=HOST) == []  # no change, nothing written
     assert event_names(c.set_node_status("r1-n002", "up", actor=HOST)) == ["NodeStatusChanged"]
     assert c.world.node_status == {}
 
@@ -354,7 +354,7 @@ def test_node_loss_after_the_start_fails_only_the_replicas_on_it():
     )
     c = started_group(spec, new_controller())
     rollout_node = c.members("g1")[1].assignments[1].node
-    events = c.node_down(rollout_node, actor=HOST)
+    events = c.set_node_status(rollout_node, "down", actor=HOST)
     assert event_names(events) == ["NodeStatusChanged", "MemberFailed", "GroupDegraded"]
     failed = events[1]
     assert failed.reason == "node-lost" and failed.index == 1
@@ -371,7 +371,7 @@ def test_node_loss_of_a_job_goes_through_the_policy_without_using_the_budget():
         .build()
     )
     c = started_group(spec, new_controller())
-    events = c.node_down(c.members("g1")[0].assignments[0].node, actor=HOST)
+    events = c.set_node_status(c.members("g1")[0].assignments[0].node, "down", actor=HOST)
     assert event_names(events)[:3] == ["NodeStatusChanged", "MemberFailed", "GroupRestarted"]
     assert c.group("g1").group_restarts == 0 and c.group("g1").status == "PENDING"
 

@@ -88,10 +88,10 @@ def test_losing_a_node_the_group_does_not_use_changes_nothing_of_it():
     c = new_controller()
     c.submit(spec)
     c.apply_decisions([HoldCapacity("r", {"a": (Assignment(0, "held-node"),)})])
-    events = c.node_down("unrelated-node", actor=HOST)
+    events = c.set_node_status("unrelated-node", "down", actor=HOST)
     assert event_names(events) == ["NodeStatusChanged"]
     assert c.group("r").status == "RESERVING"
-    events = c.node_down("held-node", actor=HOST)
+    events = c.set_node_status("held-node", "down", actor=HOST)
     assert event_names(events) == ["NodeStatusChanged", "MemberReleased", "PlacementReleased"]
     assert c.group("r").status == "PENDING"
 
@@ -111,7 +111,7 @@ def test_losing_the_node_of_every_replica_fails_the_whole_member_once():
     c.apply_decisions([type(placement)("g1", {**placement.assignments, "rs": shared})])
     start(c, "g1/job")
     start(c, "g1/rs")
-    events = c.node_down("one-node", actor=HOST)
+    events = c.set_node_status("one-node", "down", actor=HOST)
     failed = [e for e in events if type(e).__name__ == "MemberFailed"]
     assert [(e.index, e.reason) for e in failed] == [(None, "node-lost")]
     assert event_names(events)[-1] == "GroupFailed"  # 0 replicas left, below min_running 1

@@ -166,7 +166,7 @@ def test_a_replica_lost_before_its_member_started_restarts_it(claims):
         ready(c, "g1/rollout", claim)
     rollout = c.members("g1")[1]
     assert rollout.status == "READY" and c.group("g1").status == "RUNNING"
-    events = c.node_down(rollout.assignments[0].node, actor=HOST)
+    events = c.set_node_status(rollout.assignments[0].node, "down", actor=HOST)
     assert event_names(events) == ["NodeStatusChanged", "MemberFailed", "MemberRestarted"]
     # A replica set that never started restarts whole (its start quorum is re-placed),
     # and node-lost consumes no restart budget.

@@ -471,7 +471,9 @@ class ControllerMachine(RuleBasedStateMachine):
             return
         node = data.draw(st.sampled_from(self.used_nodes()))
         events = self.accepted(
-            "node_down", f"node_down {node}", lambda: self.controller.node_down(node, actor=HOST)
+            "node_down",
+            f"node_down {node}",
+            lambda: self.controller.set_node_status(node, "down", actor=HOST),
         )
         for e in events:
             if isinstance(e, ev.MemberFailed):

@@ -246,7 +246,7 @@ class TaskReportMachine(RuleBasedStateMachine):
         used = sorted({a.node for m in self.controller.members("g1") for a in m.assignments})
         if used and pick < 25:  # now and then: a loss mostly ends what the reports build
             node = used[pick % len(used)]
-            self._observe(self.controller.node_down(node, actor=Actor.host("nodes")))
+            self._observe(self.controller.set_node_status(node, "down", actor=Actor.host("nodes")))
 
     # --- what must hold after every step ---------------------------------------------
 
