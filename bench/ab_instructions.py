@@ -81,7 +81,8 @@ sys.path.insert(0, "bench")
 import bench_placement as bp
 world = bp.World()
 for spec in bp.workload(1000, random.Random(bp.SEED)):
-    world.apply_all(bp.submit(world, spec, 0).pending_events)
+    for event in bp.submit(world, spec, 0).pending_events:
+        world.apply(event)
 step_class = getattr(bp, "IncrementalStep", None) or bp.CoPlacementStep
 step = step_class.in_memory(bp.load_cluster(bp.CLUSTER))
 if sys.argv[1] == "1":

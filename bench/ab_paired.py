@@ -67,7 +67,8 @@ for line in sys.stdin:
         if "session" not in worlds:
             world = worlds["session"] = bp.World()
             for spec in bp.workload(1000, random.Random(bp.SEED)):
-                world.apply_all(bp.submit(world, spec, 0).pending_events)
+                for event in bp.submit(world, spec, 0).pending_events:
+                    world.apply(event)
         step_class = getattr(bp, "IncrementalStep", None) or bp.CoPlacementStep
         step = step_class.in_memory(bp.load_cluster(bp.CLUSTER))
         work = lambda: step.decide(worlds["session"], 1)

@@ -94,11 +94,13 @@ def big_group() -> GroupSpec:
 
 
 def _place(world: World, spec: GroupSpec, assignments: dict[str, tuple[Assignment, ...]]) -> None:
-    world.apply_all(submit(world, spec, 0).pending_events)
+    for event in submit(world, spec, 0).pending_events:
+        world.apply(event)
     group = world.group_named(spec.name)
     unit = GroupUnit(group, world.members_of(group))
     scheduling.place_group(unit, assignments, 0)
-    world.apply_all(unit.pending_events)
+    for event in unit.pending_events:
+        world.apply(event)
 
 
 def busy_world(cluster: Cluster, rng: random.Random) -> World:
@@ -121,7 +123,8 @@ def busy_world(cluster: Cluster, rng: random.Random) -> World:
             }
         )
         _place(world, spec, {"w": tuple(Assignment(i, n) for i, n in enumerate(chunk))})
-    world.apply_all(submit(world, big_group(), 0).pending_events)
+    for event in submit(world, big_group(), 0).pending_events:
+        world.apply(event)
     return world
 
 
@@ -207,7 +210,8 @@ def time_session(groups: int, runs: int) -> dict[str, Any]:
     definition = load_cluster(CLUSTER)
     world = World()
     for spec in workload(groups, random.Random(SEED)):
-        world.apply_all(submit(world, spec, 0).pending_events)
+        for event in submit(world, spec, 0).pending_events:
+            world.apply(event)
     timings, count = [], 0
     for _ in range(runs):
         seconds, decisions = _timed(IncrementalStep.in_memory(definition), world)

@@ -60,10 +60,6 @@ class LogWriter:
         self._durable_position = 0
         self.stopped: BaseException | None = None
 
-    @property
-    def pipelined(self) -> bool:
-        return self._queue is not None
-
     def start_at(self, position: int) -> None:
         """Everything up to ``position`` is already in the log (a restored state)."""
         with self._durable:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from costart.bootstrap import Settings, bootstrap
@@ -9,10 +10,11 @@ from costart.controller import Controller, split_member_ref
 from costart.domain.actors import Actor
 from costart.domain.decisions import PlaceGroup
 from costart.domain.errors import DomainError, IllegalTransition
-from costart.domain.events import Assignment
+from costart.domain.events import Assignment, DomainEvent
 from costart.domain.spec import spec_from_object
 from costart.domain.spec_types import FailureReason, GroupSpec
 from costart.domain.states import MemberState
+from costart.domain.world import World
 
 SECOND_NS = 10**9
 
@@ -138,6 +140,12 @@ class ManualClock:
 
 def new_controller(clock: ManualClock | None = None, **env: str) -> Controller:
     return bootstrap(Settings(cluster=None, env=env), clock=clock or ManualClock())
+
+
+def apply_all(world: World, events: Iterable[DomainEvent]) -> None:
+    """Fold ``events`` into ``world`` in order (a state built by hand, outside a log)."""
+    for event in events:
+        world.apply(event)
 
 
 def full_placement(spec: GroupSpec, rack: str = "r1") -> PlaceGroup:

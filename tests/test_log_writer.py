@@ -13,7 +13,7 @@ import costart.store.committer as committer
 from costart.controller import Controller
 from costart.domain import lifecycle
 from costart.domain.world import World
-from costart.eventlog.capabilities import Capability
+from costart.eventlog.capabilities import Capability, declaring
 from costart.eventlog.codec import MsgspecMapper
 from costart.eventlog.memory import MemoryApplicationRecorder
 from costart.eventlog.snapshots import encode_world
@@ -116,8 +116,9 @@ def test_a_thread_awaiting_a_queued_position_wakes_when_it_is_acknowledged():
 
             return Write()
 
-    writer = LogWriter(AfterTheWaiter(), MsgspecMapper())
-    assert writer.pipelined
+    queueing = AfterTheWaiter()
+    assert declaring(queueing, Capability.DEFERRED_INSERTS) is not None  # the writer queues
+    writer = LogWriter(queueing, MsgspecMapper())
     thread = threading.Thread(target=writer.await_durable, args=(1,), daemon=True)
     thread.start()
     unit = lifecycle.submit(World(), a_group("g").with_member("a").build(), 1)

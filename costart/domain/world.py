@@ -8,7 +8,7 @@ placement step) learns it from the committed events it is handed.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from typing import cast
 from uuid import UUID
 
@@ -99,10 +99,6 @@ class World(msgspec.Struct, kw_only=True):
             self.node_status.pop(event.node, None)
         else:
             self.node_status[event.node] = event.status
-
-    def apply_all(self, events: Iterable[ev.DomainEvent]) -> None:
-        for event in events:
-            self.apply(event)
 
     def group_by_id(self, group_id: UUID) -> GroupState:
         try:

@@ -103,6 +103,3 @@ class RecorderSource:
         self, after: int = 0, until: int | None = None
     ) -> Iterator[tuple[int, DomainEvent]]:
         return read_events(self.recorder, self.mapper, after, until)
-
-    def max_position(self) -> int:
-        return self.recorder.max_notification_id() or 0

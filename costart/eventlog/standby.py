@@ -80,11 +80,6 @@ class Standby:
         """The log position (and chain hash) this standby has read the log to."""
         return self._seen
 
-    @property
-    def seen_epoch(self) -> int:
-        """The newest lease epoch this standby has read (0: none yet)."""
-        return self._epoch_seen
-
     def tail(self) -> int:
         """Fold whatever the log holds beyond the warm state; how many events.
         `StoreRolledBackError` if the log no longer reaches what was read before."""

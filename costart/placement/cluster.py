@@ -206,8 +206,5 @@ class Cluster:
     def gpu_types(self) -> list[str]:
         return sorted({n.gpu_type for n in self.nodes if n.gpu_type is not None})
 
-    def labels_of(self, node: int) -> Mapping[str, str]:
-        return dict(self.nodes[node].labels)
-
     def __len__(self) -> int:
         return len(self.nodes)

@@ -12,7 +12,7 @@ from costart.domain.events import MemberStopped, NodeStatusChanged, PendReason, 
 from costart.domain.ids import CLUSTER_ID, id_text
 from costart.domain.lifecycle import submit
 from costart.domain.world import World
-from tests.builders import USER, a_group, new_controller
+from tests.builders import USER, a_group, apply_all, new_controller
 
 
 def _node(version: int, status: str = "down") -> NodeStatusChanged:
@@ -30,7 +30,7 @@ def test_a_batch_folds_in_order_as_one_event_at_a_time_does():
     spec = a_group().with_member("a").with_member("b", replicas=2).build()
     events = submit(World(), spec, 5).pending_events
     batch, single = World(), World()
-    batch.apply_all(events)
+    apply_all(batch, events)
     for event in events:
         single.apply(event)
     assert batch == single
@@ -64,7 +64,7 @@ def test_a_node_reported_up_that_was_up_already_changes_only_the_cluster_version
 
 def test_a_member_the_group_does_not_have_is_named_in_the_error():
     world = World()
-    world.apply_all(submit(world, a_group().with_member("a").build(), 5).pending_events)
+    apply_all(world, submit(world, a_group().with_member("a").build(), 5).pending_events)
     with pytest.raises(NotFound, match=r"^group 'g1' has no member 'b'$"):
         world.member_named(world.group_named("g1"), "b")
 
@@ -88,7 +88,7 @@ def test_events_the_fold_cannot_place_are_refused_naming_the_id():
         world.apply(PendReasonChanged(**_header(submitted), reason=PendReason("capacity", "x")))
     with pytest.raises(DomainError, match=rf"^unknown member {created.originator_id}$"):
         world.apply(MemberStopped(**_header(created), reason="x"))
-    world.apply_all(events)
+    apply_all(world, events)
     with pytest.raises(
         DomainError, match=rf"^group {id_text(submitted.originator_id)} submitted twice$"
     ):

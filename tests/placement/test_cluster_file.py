@@ -46,7 +46,7 @@ def test_a_cluster_file_defines_nodes_generated_racks_status_and_placement_group
     assert [n.name for n in cluster.nodes[:2]] == ["n1", "n2"]
     assert cluster.status[cluster.index["n2"]] == "drained"
     assert dict(definition.placement_groups)["pg-a"].level == "block"
-    assert cluster.labels_of(cluster.index["n1"]) == {"pool": "train"}
+    assert dict(cluster.nodes[cluster.index["n1"]].labels) == {"pool": "train"}
 
 
 @pytest.mark.parametrize(

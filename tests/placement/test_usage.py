@@ -27,6 +27,7 @@ from costart.placement.holdings import Usage, wants_single
 from costart.placement.incremental import EventJournal, IncrementalStep, UsedCount, WorldUsage
 from costart.placement.incremental import journal as journal_module
 from costart.sim.results import POLICIES, run_policy
+from tests.builders import apply_all
 from tests.placement.oracles import used_capacity
 from tests.sim.helpers import setup_of
 
@@ -305,11 +306,11 @@ def _world_with_tasks_on(nodes: list[str]) -> World:
         }
     ]
     spec = spec_from_object({"name": "busy", "owner": "t", "members": members})
-    world.apply_all(submit(world, spec, 0).pending_events)
+    apply_all(world, submit(world, spec, 0).pending_events)
     group = world.group_named("busy")
     unit = GroupUnit(group, world.members_of(group))
     scheduling.place_group(unit, {"w": tuple(Assignment(i, n) for i, n in enumerate(nodes))}, 0)
-    world.apply_all(unit.pending_events)
+    apply_all(world, unit.pending_events)
     return world
 
 

@@ -129,8 +129,8 @@ def test_views_behind_the_log_catch_up(story, tmp_path):
     store, _ = story
     source = RecorderSource.from_env(lmdb_env(store))
     with Views(tmp_path / "fresh") as views:
-        assert views.catch_up(source) == source.max_position()
-        assert views.position() == source.max_position()
+        assert views.catch_up(source) == source.recorder.max_notification_id()
+        assert views.position() == source.recorder.max_notification_id()
 
 
 def test_views_of_the_first_layout_are_emptied_and_rebuilt(story, tmp_path):
@@ -144,7 +144,7 @@ def test_views_of_the_first_layout_are_emptied_and_rebuilt(story, tmp_path):
     with Views(old) as views:
         assert views.position() == 0
         views.catch_up(source)
-        assert views.position() == source.max_position()
+        assert views.position() == source.recorder.max_notification_id()
 
 
 def test_a_damaged_layout_stamp_is_damage(story):

@@ -217,7 +217,7 @@ def test_a_recorder_source_reads_a_sqlite_log_like_the_controller(tmp_path):
     run_story(controller, clock)
     source = RecorderSource.from_env(env)
     assert list(source.read_events(5)) == list(controller.read_events(5))
-    assert source.max_position() == controller.recorder.max_notification_id()
+    assert source.recorder.max_notification_id() == controller.recorder.max_notification_id()
 
 
 SCRIPT = """
