@@ -15,7 +15,6 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Final
 
-NS: Final = 1
 US: Final = 1_000
 MS: Final = 1_000_000
 SECOND_NS: Final = 1_000_000_000

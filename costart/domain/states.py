@@ -31,9 +31,7 @@ GROUP_STARTED: Final = frozenset({"RUNNING", "DEGRADED"})
 MEMBER_TERMINAL: Final = frozenset({"SUCCEEDED", "FAILED", "STOPPED"})
 # Member states in which the member uses (not merely holds) capacity.
 MEMBER_USING: Final = frozenset({"PLACED", "READY", "RUNNING"})
-TASK_STATUSES: Final[tuple[TaskStatus, ...]] = get_args(TaskStatus)
 TASK_LIVE: Final = frozenset({"PLACED", "RUNNING"})
-TASK_ENDED: Final = frozenset({"SUCCEEDED", "FAILED", "STOPPED"})
 
 
 class TaskState(msgspec.Struct, frozen=True, kw_only=True, gc=False):

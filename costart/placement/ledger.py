@@ -85,7 +85,6 @@ class SessionLedger:
         # Bumped on every change: a view's key includes it, so plans memoised for a key
         # are never reused after capacity changed.
         self.version = 0
-        self._claimed = False
         # Views' base arrays, made on first use and then kept current node by node as
         # the session changes capacity (rebuilding 4,096-node arrays per group would
         # dominate a session); ``_touched``: the nodes changed so far.
@@ -147,7 +146,6 @@ class SessionLedger:
         ``by``: the claiming group's own claims, kept for lending (`costart.placement.backfill`)."""
         if by is not None:
             add_vecs(by, node, (count * vec[0], count * vec[1], count * vec[2]))
-        self._claimed = True
         g, c, m = self.claim[node]
         self.claim[node] = (g + count * vec[0], c + count * vec[1], m + count * vec[2])
         self._refresh(node, OF_CLAIM)

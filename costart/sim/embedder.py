@@ -31,7 +31,6 @@ from costart.sim.workload import Arrival
 if TYPE_CHECKING:
     from costart.sim.engine import Engine
 
-GROUP_ENDS = (ev.GroupSucceeded, ev.GroupFailed, ev.GroupCancelled)
 EXIT_CODES = {"oom": 137, "error": 1}
 
 
