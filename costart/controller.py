@@ -130,9 +130,9 @@ class Controller:
 
     # --- the log, as the embedding contract reaches it -------------------------------
     # Thin, each kept for a caller outside: `last_known` and `close` for the host (the
-    # README's embedding example), `snapshot_now` for `costart snapshot` and `serve`'s
-    # stop, `epoch` and `stopped` for `serve` and the service layer, and `recorder` with
-    # `read_events` because the Controller is the `EventSource` the views, the watch
+    # README's embedding example), `snapshot_now` for `costart snapshot` and the server's
+    # stop, `epoch` and `stopped` for the server and the service layer, and `recorder`
+    # with `read_events` because the Controller is the `EventSource` the views, the watch
     # stream and the simulator follow. Everything else of the log is `self.session`.
 
     @property
