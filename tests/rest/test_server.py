@@ -183,6 +183,16 @@ def test_the_cli_talks_to_the_server_with_exit_codes_a_script_can_rely_on(server
 def test_every_request_is_logged_as_a_json_line(server):
     url, log_path, _ = server
     httpx.get(f"{url}/healthz", timeout=10)
-    lines = [json.loads(line) for line in log_path.read_text().splitlines() if line.startswith("{")]
-    requests = [line for line in lines if line.get("event") == "request"]
+
+    def whole_lines() -> list[dict[str, object]]:
+        # The server may be writing a line as the test reads: only whole lines count.
+        text = log_path.read_text()
+        complete = text[: text.rfind("\n") + 1]
+        return [json.loads(line) for line in complete.splitlines() if line.startswith("{")]
+
+    deadline = time.monotonic() + DEADLINE_S
+    requests: list[dict[str, object]] = []
+    while not requests and time.monotonic() < deadline:
+        requests = [line for line in whole_lines() if line.get("event") == "request"]
+        time.sleep(POLL_S)
     assert requests and {"method", "path", "status", "duration_ms"} <= set(requests[-1])
