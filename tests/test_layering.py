@@ -33,31 +33,28 @@ ALLOWED: dict[str, tuple[set[str], set[str]]] = {
     "placement": ({"domain", "placement"}, {"msgspec"}),
     # The backend-neutral log services: no backend, no lmdb, no psycopg.
     "eventlog": ({"domain", "eventlog"}, {"msgspec", "eventsourcing", "structlog"}),
+    # What every LMDB environment shares (the log's and the views'): data-file checks,
+    # their errors (backend-neutral ones, from `eventlog.errors`), page release.
+    "lmdbkit": ({"eventlog", "lmdbkit"}, {"lmdb", "structlog"}),
     # Each backend imports the services, never the other backend.
-    "store": ({"domain", "eventlog", "store"}, {"msgspec", "eventsourcing", "lmdb", "structlog"}),
+    "store": (
+        {"domain", "eventlog", "lmdbkit", "store"},
+        {"msgspec", "eventsourcing", "lmdb", "structlog"},
+    ),
     "pgstore": (
         {"domain", "eventlog", "pgstore"},
         {"msgspec", "eventsourcing", "psycopg", "structlog"},
     ),
-    # The views live in their own LMDB environment: they share the store's data-file
-    # checks (`store.datafile`, `store.errors`), not its log.
+    # The views live in their own LMDB environment: they share the LMDB kit's data-file
+    # checks with the log store, never the log store itself.
     "projections": (
-        {"domain", "display", "eventlog", "store", "projections"},
+        {"domain", "display", "eventlog", "lmdbkit", "projections"},
         {"msgspec", "eventsourcing", "lmdb", "structlog"},
     ),
+    # Forensics over a log each backend opens read-only (`eventlog.open_replay_log`).
     "replay": (
-        {
-            "domain",
-            "display",
-            "placement",
-            "eventlog",
-            "store",
-            "pgstore",
-            "projections",
-            "replay",
-            "_lazy",
-        },
-        {"msgspec", "eventsourcing", "lmdb", "structlog"},
+        {"domain", "display", "placement", "eventlog", "projections", "replay", "_lazy"},
+        {"msgspec", "eventsourcing", "structlog"},
     ),
     "sim": (
         {"domain", "display", "placement", "eventlog", "projections", "replay", "sim", "_lazy"},
@@ -91,9 +88,6 @@ ALLOWED["server"] = (
         "service",  # the service layer the web app answers from
         "rest",  # the web app, tokens, the standby's "not leader" answer
         "adapters",  # the simulated claim driver `--simulate-claims` chooses (ADR 0054)
-        # Until the log backend offers page release (issue 30, item 2): the startup
-        # pages of the LMDB log and views are given back with the store's helper.
-        "store",
     },
     {"msgspec", "structlog", "uvicorn"},
 )

@@ -37,8 +37,9 @@ from eventsourcing.persistence import IntegrityError, OperationalError
 
 from costart.eventlog.capabilities import WriteChain
 from costart.eventlog.errors import CorruptRecordError, StaleTermError
-from costart.store.datafile import free_bytes, is_space_error
-from costart.store.errors import FencedError, StoreFullError
+from costart.lmdbkit.datafile import free_bytes, is_space_error
+from costart.lmdbkit.errors import StoreFullError
+from costart.store.errors import FencedError
 from costart.store.headroom import COMMIT_PAGES
 from costart.store.lease import LEASE_DB, store_term, stored_epoch, stored_term
 from costart.store.record_layout import (

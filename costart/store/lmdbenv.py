@@ -29,7 +29,7 @@ import lmdb
 import structlog
 from eventsourcing.persistence import OperationalError
 
-from costart.store.datafile import (
+from costart.lmdbkit.datafile import (
     check_data_file,
     check_not_lost,
     forget_new_environment,
@@ -37,7 +37,7 @@ from costart.store.datafile import (
     is_space_error,
     reserve_lock_file,
 )
-from costart.store.errors import StoreFullError
+from costart.lmdbkit.errors import StoreFullError
 from costart.store.headroom import Headroom
 from costart.store.settings import ASYNC_SYNC_INTERVAL, StoreSettings
 
