@@ -4,7 +4,8 @@ Imports point inward: domain <- placement <- ...; only bootstrap.py wires everyt
 (tests/test_bootstrap.py holds every entry point to it); `server` composes the running
 service and `cli` parses flags and calls it; `_lazy` is the packages' shared helper for
 lazy public names. Every package and top-level module declares what it may import, each
-arrow with its reason. Code in domain/, placement/ and projections/ never reads a clock,
+arrow with its reason; a log backend is imported by no layer but itself. An import is
+an import statement, a module named to ``import_module`` or an entry of a `_lazy` table. Code in domain/, placement/ and projections/ never reads a clock,
 makes a random id or draws unseeded randomness.
 
 Inside placement a wall stands around the speed-ups that keep state across sessions
@@ -33,31 +34,28 @@ ALLOWED: dict[str, tuple[set[str], set[str]]] = {
     "placement": ({"domain", "placement"}, {"msgspec"}),
     # The backend-neutral log services: no backend, no lmdb, no psycopg.
     "eventlog": ({"domain", "eventlog"}, {"msgspec", "eventsourcing", "structlog"}),
+    # What every LMDB environment shares (the log's and the views'): data-file checks,
+    # their errors (backend-neutral ones, from `eventlog.errors`), page release.
+    "lmdbkit": ({"eventlog", "lmdbkit"}, {"lmdb", "structlog"}),
     # Each backend imports the services, never the other backend.
-    "store": ({"domain", "eventlog", "store"}, {"msgspec", "eventsourcing", "lmdb", "structlog"}),
+    "store": (
+        {"domain", "eventlog", "lmdbkit", "store"},
+        {"msgspec", "eventsourcing", "lmdb", "structlog"},
+    ),
     "pgstore": (
         {"domain", "eventlog", "pgstore"},
         {"msgspec", "eventsourcing", "psycopg", "structlog"},
     ),
-    # The views live in their own LMDB environment: they share the store's data-file
-    # checks (`store.datafile`, `store.errors`), not its log.
+    # The views live in their own LMDB environment: they share the LMDB kit's data-file
+    # checks with the log store, never the log store itself.
     "projections": (
-        {"domain", "display", "eventlog", "store", "projections"},
+        {"domain", "display", "eventlog", "lmdbkit", "projections"},
         {"msgspec", "eventsourcing", "lmdb", "structlog"},
     ),
+    # Forensics over a log each backend opens read-only (`eventlog.open_replay_log`).
     "replay": (
-        {
-            "domain",
-            "display",
-            "placement",
-            "eventlog",
-            "store",
-            "pgstore",
-            "projections",
-            "replay",
-            "_lazy",
-        },
-        {"msgspec", "eventsourcing", "lmdb", "structlog"},
+        {"domain", "display", "placement", "eventlog", "projections", "replay", "_lazy"},
+        {"msgspec", "eventsourcing", "structlog"},
     ),
     "sim": (
         {"domain", "display", "placement", "eventlog", "projections", "replay", "sim", "_lazy"},
@@ -91,9 +89,6 @@ ALLOWED["server"] = (
         "service",  # the service layer the web app answers from
         "rest",  # the web app, tokens, the standby's "not leader" answer
         "adapters",  # the simulated claim driver `--simulate-claims` chooses (ADR 0054)
-        # Until the log backend offers page release (issue 30, item 2): the startup
-        # pages of the LMDB log and views are given back with the store's helper.
-        "store",
     },
     {"msgspec", "structlog", "uvicorn"},
 )
@@ -169,6 +164,11 @@ CORE_MODULES: dict[str, set[str]] = {
     "log_session.py": {"replay", "store", "pgstore", "sim", "cli", "rest", "projections"},
     "log_writer.py": {"replay", "store", "pgstore", "sim", "cli", "rest", "projections"},
 }
+# A log backend is imported by itself alone: every other layer reaches it through the
+# registry (`eventlog.backends`: its lease, replay log and page release), so the
+# forensics, the views, the command line and the server name none (issue 30).
+BACKENDS = {"store", "pgstore"}
+BACKEND_FREE = ("replay", "projections", "cli", "server")
 # What a backend's recorder can do is declared (`costart.eventlog.capabilities`), never
 # probed: these names in a getattr/hasattr are a probe.
 CAPABILITY_NAMES = {
@@ -254,11 +254,39 @@ def _absolute(path: Path, level: int, module: str | None) -> str:
     return ".".join([*base, module] if module else base)
 
 
+def _called(node: ast.Call) -> str:
+    """The name a call calls: ``f`` for ``f(...)`` and ``importlib.f(...)``."""
+    func = node.func
+    return func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+
+
+def _named_modules(node: ast.Call) -> list[tuple[int, str]]:
+    """The modules a call imports by name: ``import_module("costart.x")`` (or
+    ``__import__``), and the values of a package's `_lazy` table
+    (``lazy_exports(__name__, {"Name": "costart.x.y"})``), imported on first use."""
+    called = _called(node)
+    if called in {"import_module", "__import__"} and node.args:
+        names = [node.args[0]]
+    elif called == "lazy_exports" and len(node.args) >= 2 and isinstance(node.args[1], ast.Dict):
+        names = list(node.args[1].values)
+    else:
+        return []
+    return [
+        (n.lineno, n.value)
+        for n in names
+        if isinstance(n, ast.Constant) and isinstance(n.value, str)
+    ]
+
+
 def _imports(path: Path) -> list[tuple[int, str]]:
+    """Every module ``path`` imports: its import statements, the modules it imports by
+    name (`_named_modules`), relative imports made absolute."""
     tree = ast.parse(path.read_text())
     found = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
+        if isinstance(node, ast.Call):
+            found += _named_modules(node)
+        elif isinstance(node, ast.Import):
             found += [(node.lineno, alias.name) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
             module = node.module if node.level == 0 else _absolute(path, node.level, node.module)
@@ -282,6 +310,34 @@ def wall_violations() -> list[str]:
                 ):
                     problems.add(f"{where}:{line} imports {target}")
     return sorted(problems)
+
+
+def import_cycles(package: str) -> list[list[str]]:
+    """Modules of ``package`` (its ``__init__`` aside) that import each other in a
+    circle, counting every import: type-only ones, and ones deferred into a function."""
+    modules = {
+        ".".join(["costart", *path.relative_to(PACKAGE).with_suffix("").parts]): path
+        for path in sorted((PACKAGE / package).rglob("*.py"))
+        if path.name != "__init__.py"
+    }
+    edges = {
+        module: sorted({name for _, name in _imports(path) if name in modules} - {module})
+        for module, path in modules.items()
+    }
+    cycles, done = [], set()  # a depth-first walk; a path back to itself is a cycle
+    for start in sorted(modules):
+        stack = [(start, [start])]
+        while stack:
+            module, path = stack.pop()
+            for target in edges[module]:
+                if target == start:
+                    cycle = sorted(path)
+                    if cycle not in cycles:
+                        cycles.append(cycle)
+                elif target not in path and target not in done:
+                    stack.append((target, [*path, target]))
+        done.add(start)
+    return cycles
 
 
 def layering_violations(layer: str) -> list[str]:
@@ -472,7 +528,16 @@ def test_the_checks_catch_a_violation(tmp_path, monkeypatch):
 
 def _fake_package(tmp_path, monkeypatch, files: dict[str, str]):  # type: ignore[no-untyped-def]
     fake = tmp_path / "costart"
-    for layer in ("domain", "eventlog", "store", "pgstore", "replay", "cli", "server"):
+    for layer in (
+        "domain",
+        "eventlog",
+        "store",
+        "pgstore",
+        "replay",
+        "projections",
+        "cli",
+        "server",
+    ):
         (fake / layer).mkdir(parents=True)
     for name in CORE_MODULES:
         (fake / name).write_text("")
@@ -499,6 +564,67 @@ def test_the_walls_between_services_and_backends_catch_a_crossing(
 ):
     _fake_package(tmp_path, monkeypatch, {f"{layer}/bad.py": source})
     assert layering_violations(layer) == [f"{layer}/bad.py:1 imports costart.{imported}"]
+
+
+def test_only_a_backend_may_import_a_backend():
+    importing = {layer: ALLOWED[layer][0] & BACKENDS for layer in ALLOWED}
+    assert {layer: found for layer, found in importing.items() if found} == {
+        "store": {"store"},
+        "pgstore": {"pgstore"},
+    }
+    assert set(BACKEND_FREE) <= set(ALLOWED)
+
+
+@pytest.mark.parametrize("backend", sorted(BACKENDS))
+@pytest.mark.parametrize("layer", BACKEND_FREE)
+@pytest.mark.parametrize(
+    "source",
+    [
+        "from costart.{backend}.factory import Factory\n",
+        "import costart.{backend}\n",
+        "from .. import {backend}\n",
+        "import importlib\nfactory = importlib.import_module('costart.{backend}.factory')\n",
+        "from importlib import import_module\nimport_module('costart.{backend}')\n",
+        "__getattr__, __dir__ = lazy_exports(\n    __name__, {{'Factory': 'costart.{backend}'}}\n)\n",
+    ],
+    ids=["from", "import", "relative", "import_module", "bare_import_module", "lazy_table"],
+)
+def test_a_backend_imported_from_above_the_registry_is_caught(
+    tmp_path, monkeypatch, layer, backend, source
+):
+    """Probes: each way a module can load a backend (an import statement, absolute or
+    relative, ``import_module`` with the module's name, a `_lazy` table's entry) is
+    named, on the line that names the backend."""
+    text = source.format(backend=backend)
+    line = next(i for i, t in enumerate(text.splitlines(), 1) if backend in t)
+    _fake_package(tmp_path, monkeypatch, {f"{layer}/bad.py": text})
+    assert layering_violations(layer) == [f"{layer}/bad.py:{line} imports costart.{backend}"]
+
+
+@pytest.mark.parametrize("package", ["eventlog", "lmdbkit", "store", "pgstore"])
+def test_the_log_packages_modules_import_each_other_without_a_cycle(package):
+    """A module deferring an import into a function, or importing only for types, to
+    get round a cycle hides the cycle; the parts of a store are typed by the port they
+    use (`store.environment_port`) instead."""
+    assert import_cycles(package) == []
+
+
+def test_the_cycle_check_sees_a_type_only_and_a_deferred_import(tmp_path, monkeypatch):
+    _fake_package(
+        tmp_path,
+        monkeypatch,
+        {
+            "store/owner.py": "from costart.store.part import Part\n",
+            "store/part.py": "if TYPE_CHECKING:\n    from costart.store.owner import Owner\n",
+            "store/recorders.py": "def subscribe():\n    from .tail import Tail\n",
+            "store/tail.py": "from costart.store.recorders import Recorder\n",
+            "store/alone.py": "from costart.store.part import Part\n",
+        },
+    )
+    assert import_cycles("store") == [
+        ["costart.store.owner", "costart.store.part"],
+        ["costart.store.recorders", "costart.store.tail"],
+    ]
 
 
 def test_the_check_reads_a_top_level_module_and_the_cli_may_not_host_the_web_framework(

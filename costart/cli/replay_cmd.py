@@ -22,12 +22,12 @@ from costart.cli.tables import plain_table
 from costart.display import clock, offset, queue_text, reason_text
 from costart.domain.world import World
 from costart.eventlog.anchor import check_reaches
+from costart.eventlog.backends import open_replay_log
 from costart.eventlog.errors import LogTailLostError
+from costart.eventlog.replay_log import LogIntegrityError, ReplayLog
 from costart.projections import ViewDamagedError, Views
 from costart.replay.diff import diff_worlds, value_text
 from costart.replay.export import export_jsonl
-from costart.replay.log_openers import open_replay_log
-from costart.replay.logfile import ClosingLog, LogIntegrityError
 from costart.replay.points import Point, parse_point
 from costart.replay.rebuild import rebuild, rebuild_until_time
 from costart.replay.rebuild_check import verify
@@ -40,7 +40,7 @@ LogOption = Annotated[Path | None, typer.Option("--log", help="log directory (de
 
 
 @contextmanager
-def _opened(ctx: typer.Context, log_dir: Path | None) -> Iterator[ClosingLog]:
+def _opened(ctx: typer.Context, log_dir: Path | None) -> Iterator[ReplayLog]:
     """The log ``--log DIR`` names, else the global ``--store``, opened read-only by the
     backend the registry finds for it, with where its views are."""
     target: Target = ctx.obj
@@ -57,7 +57,7 @@ def _opened(ctx: typer.Context, log_dir: Path | None) -> Iterator[ClosingLog]:
             yield log
 
 
-def _world_at(log: ClosingLog, point: Point) -> World:
+def _world_at(log: ReplayLog, point: Point) -> World:
     if point.position is not None:
         return rebuild(log.source, until=point.position)
     assert point.at_ns is not None
@@ -103,7 +103,7 @@ def _views_divergence(message: str) -> NoReturn:
     raise typer.Exit(EXIT_ERROR)
 
 
-def _verify_views(log: ClosingLog) -> str:
+def _verify_views(log: ReplayLog) -> str:
     views_dir = log.views_dir
     if views_dir is None or not (views_dir / "data.mdb").exists():
         return ""

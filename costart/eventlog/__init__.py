@@ -6,7 +6,8 @@ schema, reading the log as ``(position, event)`` (`read_events`, `RecorderSource
 restoring the state, tail anchors and rollback checks, the record checksum, the
 host-term fence, the in-memory recorder, the lease keeper and the warm standby; what a
 backend's recorders can do (`Capability`, declared on `LogRecorder`) and the one
-registry of backends (`backend_for`). The backends (`costart.store`
+registry of backends (`backend_for`), and the contract of a log opened read-only for
+replay (`ReplayLog`, opened by its backend through `open_replay_log`). The backends (`costart.store`
 for LMDB, `costart.pgstore` for PostgreSQL) import from here; nothing here imports them.
 """
 
@@ -25,6 +26,7 @@ from costart.eventlog.backends import (
     StoreBackend,
     backend_at,
     backend_for,
+    open_replay_log,
 )
 from costart.eventlog.capabilities import (
     Capability,
@@ -53,6 +55,7 @@ from costart.eventlog.host_term import check_term, claim_term
 from costart.eventlog.lease_keeper import LeaseKeeper, LeaseLike
 from costart.eventlog.memory import MemoryApplicationRecorder
 from costart.eventlog.record_checksum import CHECKSUM_SIZE, content_checksum, originator_value
+from costart.eventlog.replay_log import EVENTS_LOG, SNAPSHOTS_LOG, LogIntegrityError, ReplayLog
 from costart.eventlog.restore import fold, restore
 from costart.eventlog.rollback import Expectations, LastKnown
 from costart.eventlog.snapshot_schema import SNAPSHOT_SCHEMA, recorded_form
@@ -67,8 +70,10 @@ from costart.eventlog.standby import Standby
 
 __all__ = [
     "CHECKSUM_SIZE",
+    "EVENTS_LOG",
     "MEMORY_MODULE",
     "PERSISTENCE_MODULE",
+    "SNAPSHOTS_LOG",
     "SNAPSHOT_SCHEMA",
     "SNAPSHOT_STREAM_ID",
     "Anchor",
@@ -83,6 +88,7 @@ __all__ = [
     "LeaseFencedError",
     "LeaseKeeper",
     "LeaseLike",
+    "LogIntegrityError",
     "LogRecorder",
     "LogTailLostError",
     "MemoryApplicationRecorder",
@@ -93,6 +99,7 @@ __all__ = [
     "PendingWrite",
     "Record",
     "RecorderSource",
+    "ReplayLog",
     "Snapshot",
     "SnapshotStore",
     "StaleTermError",
@@ -118,6 +125,7 @@ __all__ = [
     "fold",
     "gc_paused",
     "log_records",
+    "open_replay_log",
     "originator_value",
     "read_events",
     "recorded_form",

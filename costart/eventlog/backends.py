@@ -2,7 +2,8 @@
 
 The eventsourcing library picks a persistence module by configuration; costart's entry
 points need a little more of a backend than its recorders (its lease, the file its log
-lives in), and get it here by the same configuration, never by comparing module names.
+lives in, its log opened read-only for replay, its mapped pages given back), and get it
+here by the same configuration, never by comparing module names.
 The table names each backend by topic (``module:attribute``) and resolves it on first
 use the way the library resolves ``PERSISTENCE_MODULE``: this package imports no
 backend, and loading one backend never loads another.
@@ -19,6 +20,7 @@ from eventsourcing.persistence import InfrastructureFactory
 from eventsourcing.utils import resolve_topic
 
 from costart.eventlog.lease_keeper import LeaseLike
+from costart.eventlog.replay_log import ReplayLog
 
 PERSISTENCE_MODULE: Final = "PERSISTENCE_MODULE"
 MEMORY_MODULE: Final = "costart.eventlog.memory"
@@ -54,7 +56,11 @@ class StoreBackend(ABC):
     directory), ``lock_file`` the file left beside it once the log was opened. A
     ``--store`` location (a directory, a URL) is claimed by exactly one backend
     (`claims`), which gives the environment that opens it (`location_env`) and the form
-    messages may show (`describe`: no secrets). What a backend's recorders can do is declared on them
+    messages may show (`describe`: no secrets). `open_replay_log` opens the log at a
+    location read-only for the replay tools, or raises ValueError naming the location
+    for a backend that has none. `release_mapped_pages` gives back the
+    pages a one-off read of the log left resident (a no-op for a log that is not
+    mapped). What a backend's recorders can do is declared on them
     (`costart.eventlog.capabilities`), not here."""
 
     module: str
@@ -76,6 +82,17 @@ class StoreBackend(ABC):
     def describe(self, location: str) -> str:
         """``location`` as messages and cache keys may show it."""
         return location
+
+    def open_replay_log(self, location: str, env: Mapping[str, str]) -> ReplayLog:
+        """The log at ``location`` opened read-only (`ReplayLog`); ``env`` holds the
+        settings `location_env` gave. `FileNotFoundError` when it holds no log."""
+        raise ValueError(f"the {self.module} store has no replay log ({self.describe(location)})")
+
+    def release_mapped_pages(self, location: str) -> None:
+        """Give back this process's resident pages of the log at ``location`` that a
+        one-off read mapped (ADR 0050); later reads map what they need again. Raises
+        `OSError` if the system refuses. Nothing to do here: the log is not mapped."""
+        return
 
 
 class LeaselessBackend(StoreBackend):
@@ -106,6 +123,16 @@ def backend_at(location: str) -> StoreBackend:
         names = ", ".join(b.module for b in claiming) or "none"
         raise ValueError(f"--store {location!r}: one store backend must take it, not {names}")
     return claiming[0]
+
+
+def open_replay_log(location: str, env: Mapping[str, str]) -> ReplayLog:
+    """The log at ``location`` opened read-only by the backend that takes it; ``env`` is
+    the environment the backend's settings are added to (credentials, ...).
+
+    Raises ValueError naming the location when no backend takes it, or when its backend
+    has no replay log."""
+    backend = backend_at(location)
+    return backend.open_replay_log(location, backend.location_env(location, env))
 
 
 def backend_for(env: Mapping[str, str]) -> StoreBackend:

@@ -8,7 +8,9 @@ from collections.abc import Mapping
 from typing import Final
 
 from costart.eventlog.backends import Lead, StoreBackend
+from costart.eventlog.replay_log import ReplayLog
 from costart.pgstore.ha import fenced_env, open_factory, open_lease
+from costart.pgstore.replay_log import PgReplayLog
 from costart.pgstore.settings import MODULE, env_for_url, is_url, redact
 
 
@@ -23,6 +25,9 @@ class PgBackend(StoreBackend):
 
     def describe(self, location: str) -> str:
         return redact(location)
+
+    def open_replay_log(self, location: str, env: Mapping[str, str]) -> ReplayLog:
+        return PgReplayLog(env, location)
 
     def lead(self, env: Mapping[str, str], lease_ns: int) -> Lead:
         factory = open_factory(env)

@@ -24,11 +24,11 @@ from costart.domain.ids import id_text
 from costart.domain.states import GroupState, MemberState
 from costart.domain.world import World
 from costart.eventlog.anchor import anchor_at, check_reaches
+from costart.lmdbkit.datafile import free_bytes, is_space_error
+from costart.lmdbkit.errors import StoreFullError
 from costart.projections import derive
 from costart.projections.models import Histogram, HoldView, PendEntry
 from costart.projections.view_store import ViewDamagedError, ViewDB, hold_key, sub_key, u32, u64
-from costart.store.datafile import free_bytes, is_space_error
-from costart.store.errors import StoreFullError
 
 log = structlog.get_logger("costart.projections")
 

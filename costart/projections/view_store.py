@@ -27,7 +27,7 @@ in spec, submission or log order without sorting.
 Every stored value ends with a 16-byte BLAKE2b checksum of the view's name, the key and
 the value, checked on every read: a damaged value (or a value under a damaged key) raises
 `ViewDamagedError` naming the view and the key, never a wrong row. The data file itself
-is checked before it is mapped (`costart.store.datafile`).
+is checked before it is mapped (`costart.lmdbkit.datafile`).
 """
 
 from __future__ import annotations
@@ -43,15 +43,15 @@ import msgspec
 
 from costart.eventlog.anchor import Anchor
 from costart.eventlog.codec import canonical_decode, canonical_encode
-from costart.store.datafile import (
+from costart.lmdbkit.datafile import (
     DATA_FILE,
     check_data_file,
     free_bytes,
     is_space_error,
     reserve_lock_file,
 )
-from costart.store.errors import DataFileError, StoreFullError
-from costart.store.resident import ReadBudget
+from costart.lmdbkit.errors import DataFileError, StoreFullError
+from costart.lmdbkit.resident import ReadBudget, release_mapped_pages
 
 DATABASES: Final = (
     "meta",
@@ -204,6 +204,12 @@ class ViewDB:
                 for db in self.dbs.values():
                     txn.drop(db, delete=False)
             txn.put(FORMAT_KEY, seal("meta", FORMAT_KEY, canonical_encode(FORMAT)), db=meta)
+
+    def release_mapped_pages(self) -> None:
+        """Give back this process's resident pages of the views' map: a one-off scan
+        (the startup check) made them resident, and later reads map what they need again
+        (ADR 0050). Raises `OSError` if the kernel refuses the advice."""
+        release_mapped_pages(self.path / DATA_FILE)
 
     def close(self) -> None:
         self.env.close()

@@ -1,20 +1,15 @@
 """Forensics on a log opened read-only: rebuild, restore, verify, why, timeline, diff
-and export (DESIGN §7)."""
+and export (DESIGN §7). Each backend opens its log for them
+(`costart.eventlog.open_replay_log`); nothing here knows a backend."""
 
 from costart._lazy import lazy_exports
 
 __all__ = [
-    "ClosingLog",
-    "LogIntegrityError",
-    "PgReplayLog",
     "Point",
     "RecorderSource",
-    "ReplayLog",
     "diff_worlds",
     "export_jsonl",
     "group_timeline",
-    "open_log",
-    "open_replay_log",
     "parse_point",
     "rebuild",
     "rebuild_until_time",
@@ -28,17 +23,11 @@ __all__ = [
 __getattr__, __dir__ = lazy_exports(
     __name__,
     {
-        "ClosingLog": "costart.replay.logfile",
-        "LogIntegrityError": "costart.replay.logfile",
-        "PgReplayLog": "costart.replay.pglog",
         "Point": "costart.replay.points",
         "RecorderSource": "costart.replay.source",
-        "ReplayLog": "costart.replay.logfile",
         "diff_worlds": "costart.replay.diff",
         "export_jsonl": "costart.replay.export",
         "group_timeline": "costart.replay.timeline",
-        "open_log": "costart.replay.logfile",
-        "open_replay_log": "costart.replay.log_openers",
         "parse_point": "costart.replay.points",
         "rebuild": "costart.replay.rebuild",
         "rebuild_until_time": "costart.replay.rebuild",

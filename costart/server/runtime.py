@@ -30,13 +30,13 @@ from costart.bootstrap import Settings, build_placement
 from costart.controller import Controller, PlacementStep
 from costart.eventlog.errors import DamagedStoreError
 from costart.eventlog.lease_keeper import LeaseLike
+from costart.projections import Views
 from costart.rest.auth import Tokens
 from costart.server import web
 from costart.server.checked_views import CheckedViews
 from costart.server.leading import SECOND_NS, hand_over, keep, open_controller
 from costart.server.options import ServeOptions
 from costart.server.views_process import ViewsProcess
-from costart.store import DATA_FILE, release_mapped_pages
 
 log = structlog.get_logger("costart.serve")
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
@@ -126,7 +126,7 @@ class Server:
                 int(options.heartbeat_timeout_s * SECOND_NS),
                 _views_fold(stack, self.settings, checked.views.db.path) if store_dir else None,
             )
-            _release_startup_pages(checked.views.db.path, store_dir)
+            _release_startup_pages(self.settings, checked.views)
             http = web.server(
                 service,
                 hub,
@@ -192,12 +192,13 @@ def _views_fold(stack: contextlib.ExitStack, settings: Settings, views_dir: Path
     return stack.enter_context(contextlib.closing(folder)).catch_up
 
 
-def _release_startup_pages(*data_dirs: Path | None) -> None:
+def _release_startup_pages(settings: Settings, views: Views) -> None:
     """The startup checks read the views and the log whole once: those pages need not
-    stay resident (ADR 0050)."""
-    for data_dir in data_dirs:
-        if data_dir is not None:
-            release_mapped_pages(data_dir / DATA_FILE)
+    stay resident (ADR 0050). The log's backend knows whether its log is mapped."""
+    views.db.release_mapped_pages()
+    backend, location = settings.store_backend, settings.store
+    if backend is not None and location is not None:
+        backend.release_mapped_pages(location)
 
 
 @contextmanager

@@ -1,7 +1,8 @@
 """LMDB persistence for eventsourcing: ``PERSISTENCE_MODULE=costart.store``.
 
 The LMDB backend only: what every backend shares (codec, snapshots, reading the log,
-anchors, the lease keeper, the standby) is `costart.eventlog`.
+anchors, the lease keeper, the standby) is `costart.eventlog`; what every LMDB
+environment shares (data-file checks, their errors, page release) is `costart.lmdbkit`.
 
 An append-only, hash-chained, checksummed event log per application in one LMDB
 environment, with group commit, automatic map growth, tailing subscriptions, and a
@@ -15,16 +16,7 @@ This module must define exactly one ``InfrastructureFactory`` subclass,
 ``Factory``: ``InfrastructureFactory.construct`` looks for it here.
 """
 
-from costart.store.datafile import (
-    DATA_FILE,
-    check_data_file,
-    check_not_lost,
-    forget_new_environment,
-    free_bytes,
-    is_space_error,
-    reserve_lock_file,
-)
-from costart.store.errors import DataFileError, FencedError, StoreFullError
+from costart.store.errors import FencedError
 from costart.store.factory import Factory
 from costart.store.ha import open_factory
 from costart.store.integrity import LogSummary, Problem, VerifyReport, iter_verified, verify_log
@@ -37,14 +29,11 @@ from costart.store.recorders import (
     LmdbProcessRecorder,
     LmdbTrackingRecorder,
 )
-from costart.store.resident import ReadBudget, release_mapped_pages
 from costart.store.settings import StoreSettings
 from costart.store.whole_log import LogReader, iter_log, open_readonly
 
 __all__ = [
-    "DATA_FILE",
     "GENESIS",
-    "DataFileError",
     "Factory",
     "FencedError",
     "Lease",
@@ -58,21 +47,12 @@ __all__ = [
     "LogRecord",
     "LogSummary",
     "Problem",
-    "ReadBudget",
-    "StoreFullError",
     "StoreSettings",
     "VerifyReport",
-    "check_data_file",
-    "check_not_lost",
-    "forget_new_environment",
-    "free_bytes",
-    "is_space_error",
     "iter_log",
     "iter_verified",
     "open_factory",
     "open_readonly",
     "open_store",
-    "release_mapped_pages",
-    "reserve_lock_file",
     "verify_log",
 ]

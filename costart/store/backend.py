@@ -5,12 +5,16 @@ transaction (ADR 0009)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Final
 
 from costart.eventlog.backends import PERSISTENCE_MODULE, Lead, StoreBackend
-from costart.store.datafile import DATA_FILE, LOCK_FILE
+from costart.eventlog.replay_log import ReplayLog
+from costart.lmdbkit.datafile import DATA_FILE, LOCK_FILE
+from costart.lmdbkit.resident import release_mapped_pages
 from costart.store.ha import open_factory
 from costart.store.lease import Lease
+from costart.store.replay_log import LmdbReplayLog
 from costart.store.settings import PATH
 
 MODULE: Final = "costart.store"
@@ -28,6 +32,12 @@ class LmdbBackend(StoreBackend):
         # The environment may name another module for a directory (the library's SQLite).
         module = env.get(PERSISTENCE_MODULE) or MODULE
         return {**env, PERSISTENCE_MODULE: module, PATH: location}
+
+    def open_replay_log(self, location: str, env: Mapping[str, str]) -> ReplayLog:
+        return LmdbReplayLog(Path(location))  # an LMDB log needs nothing from ``env``
+
+    def release_mapped_pages(self, location: str) -> None:
+        release_mapped_pages(Path(location) / DATA_FILE)
 
     def lead(self, env: Mapping[str, str], lease_ns: int) -> Lead:
         factory = open_factory(env)

@@ -29,7 +29,7 @@ transaction (a request without events is a bare claim of the term).
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Final
+from typing import Final, Protocol
 from uuid import UUID
 
 import lmdb
@@ -37,21 +37,21 @@ from eventsourcing.persistence import IntegrityError, OperationalError
 
 from costart.eventlog.capabilities import WriteChain
 from costart.eventlog.errors import CorruptRecordError, StaleTermError
-from costart.store.datafile import free_bytes, is_space_error
-from costart.store.errors import FencedError, StoreFullError
-from costart.store.headroom import COMMIT_PAGES
+from costart.lmdbkit.datafile import free_bytes, is_space_error
+from costart.lmdbkit.errors import StoreFullError
+from costart.store.environment_port import EnvironmentPort
+from costart.store.errors import FencedError
+from costart.store.headroom import COMMIT_PAGES, Headroom
 from costart.store.lease import LEASE_DB, store_term, stored_epoch, stored_term
 from costart.store.record_layout import (
     GENESIS,
+    LogHandles,
     PreparedEvent,
     check_record,
     encode_record,
     pack_u64,
     unpack_u64,
 )
-
-if TYPE_CHECKING:
-    from costart.store.lmdbenv import LmdbStore, LogHandles
 
 MAX_GROUP: Final = 512
 """Most requests committed in one transaction (bounds its size and latency)."""
@@ -101,10 +101,17 @@ class WriteRequest:
         self.leads = False
 
 
+class CommittingStore(EnvironmentPort, Protocol):
+    """What the committer needs of its store: the environment, and the headroom it tops
+    up after each commit."""
+
+    headroom: Headroom
+
+
 class GroupCommitter:
     """The single writer of one ``LmdbStore``."""
 
-    def __init__(self, store: LmdbStore) -> None:
+    def __init__(self, store: CommittingStore) -> None:
         self._store = store
         self._lock = threading.Lock()
         self._queue: list[WriteRequest] = []
@@ -273,7 +280,9 @@ def _write_group(
     return touched
 
 
-def _space_error(store: LmdbStore, group: list[WriteRequest], error: lmdb.Error) -> StoreFullError:
+def _space_error(
+    store: CommittingStore, group: list[WriteRequest], error: lmdb.Error
+) -> StoreFullError:
     """Name the store and the room the failed commit needed (its records and the pages
     a commit adds besides them)."""
     records = sum(len(event[4]) for request in group for event in request.events)
@@ -281,7 +290,9 @@ def _space_error(store: LmdbStore, group: list[WriteRequest], error: lmdb.Error)
     return StoreFullError(store.settings.path, needed, free_bytes(store.settings.path), str(error))
 
 
-def _fail(group: list[WriteRequest], error: BaseException, store: LmdbStore | None = None) -> None:
+def _fail(
+    group: list[WriteRequest], error: BaseException, store: CommittingStore | None = None
+) -> None:
     """Fail every request of a group whose transaction could not be committed."""
     if store is not None and isinstance(error, lmdb.Error) and is_space_error(error):
         error = _space_error(store, group, error)

@@ -1,49 +1,15 @@
-"""Errors only the LMDB store raises: a data file that is not whole, a write fenced by the
-lease epoch kept in the environment, a full disk or map. The backend-neutral ones
+"""The error only the LMDB store raises: a write fenced by the lease epoch kept in the
+environment. A data file that is not whole and a full disk or map are the LMDB kit's
+(`costart.lmdbkit.errors`, shared with the views); the backend-neutral ones
 (`CorruptRecordError`, `LogTailLostError`, ...) are in `costart.eventlog.errors`."""
 
 from __future__ import annotations
 
-import os
-
 from eventsourcing.persistence import OperationalError
 
-from costart.eventlog.errors import DamagedStoreError, LeaseFencedError, OutOfSpaceError
-
-
-class DataFileError(DamagedStoreError):
-    """An LMDB data file is not whole (found before mapping it: see `datafile`)."""
-
-    def __init__(self, path: os.PathLike[str] | str, problem: str) -> None:
-        self.path = os.fspath(path)
-        self.problem = problem
-        super().__init__(f"{self.path} {problem}")
-
-    def __reduce__(self) -> tuple[type[DataFileError], tuple[str, str]]:
-        return type(self), (self.path, self.problem)
+from costart.eventlog.errors import LeaseFencedError
 
 
 class FencedError(OperationalError, LeaseFencedError):
     """`LeaseFencedError` of the LMDB store: the epoch is checked in the write
     transaction that would append."""
-
-
-class StoreFullError(OutOfSpaceError):
-    """`OutOfSpaceError` of the LMDB files (the log's and the views'): a write met a full
-    disk (or a map that may not grow further); nothing of it was written. The message
-    names the store and the space the write needed."""
-
-    def __init__(self, path: str, needed: int, free: int | None, cause: str) -> None:
-        self.path = path
-        self.needed = needed
-        self.free = free
-        self.cause = cause
-        room = "" if free is None else f", {free} bytes free on its filesystem"
-        super().__init__(
-            f"the store at {path} is out of space ({cause}): the write needed about "
-            f"{needed} bytes more{room}; nothing of it was written -- free space and "
-            "start again"
-        )
-
-    def __reduce__(self) -> tuple[type[StoreFullError], tuple[str, int, int | None, str]]:
-        return type(self), (self.path, self.needed, self.free, self.cause)

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Final
 import structlog
 
 if TYPE_CHECKING:
-    from costart.store.lmdbenv import LmdbStore
+    from costart.store.environment_port import EnvironmentPort
 
 log = structlog.get_logger(__name__)
 
@@ -45,7 +45,7 @@ class Headroom:
     one per commit; a single commit bigger than that (a large snapshot) grows the file
     as it would without headroom, and the next check refills."""
 
-    def __init__(self, store: LmdbStore, size: int) -> None:
+    def __init__(self, store: EnvironmentPort, size: int) -> None:
         self._store = store
         self._size = size
         self._data_file = os.path.join(store.settings.path, "data.mdb")

@@ -27,7 +27,7 @@ import lmdb
 import msgspec
 
 if TYPE_CHECKING:
-    from costart.store.lmdbenv import LmdbStore
+    from costart.store.environment_port import EnvironmentPort
 
 LEASE_DB: Final = b"lease"
 LEASE_KEY: Final = b"leader"
@@ -83,7 +83,7 @@ class Lease:
 
     def __init__(
         self,
-        store: LmdbStore,
+        store: EnvironmentPort,
         holder: str | None = None,
         duration_ns: int = DEFAULT_LEASE_NS,
         clock: WallClock = time.time_ns,

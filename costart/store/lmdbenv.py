@@ -23,13 +23,13 @@ import os
 import threading
 from time import monotonic
 from types import TracebackType
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 import lmdb
 import structlog
 from eventsourcing.persistence import OperationalError
 
-from costart.store.datafile import (
+from costart.lmdbkit.datafile import (
     check_data_file,
     check_not_lost,
     forget_new_environment,
@@ -37,29 +37,17 @@ from costart.store.datafile import (
     is_space_error,
     reserve_lock_file,
 )
-from costart.store.errors import StoreFullError
+from costart.lmdbkit.errors import StoreFullError
+from costart.store.committer import GroupCommitter
 from costart.store.headroom import Headroom
+from costart.store.record_layout import LogHandles
 from costart.store.settings import ASYNC_SYNC_INTERVAL, StoreSettings
-
-if TYPE_CHECKING:
-    from costart.store.committer import GroupCommitter
 
 log = structlog.get_logger(__name__)
 
 MAX_DBS: Final = 256
 MAX_READERS: Final = 1024
 MAX_MAP_SIZE: Final = 1 << 44
-
-
-class LogHandles:
-    """The two named databases of one log: records by id, and the originator index."""
-
-    __slots__ = ("index", "name", "records")
-
-    def __init__(self, name: str, records: lmdb._Database, index: lmdb._Database) -> None:
-        self.name = name
-        self.records = records
-        self.index = index
 
 
 def log_db_name(log: str) -> bytes:
@@ -157,9 +145,7 @@ class LmdbStore:
         # Only commits that flush one by one (sync) gain from never growing the file.
         fills = settings.durability == "sync" and not settings.readonly
         self.headroom = Headroom(self, settings.headroom if fills else 0)
-        from costart.store.committer import GroupCommitter  # noqa: PLC0415 (cycle)
-
-        self.committer: GroupCommitter = GroupCommitter(self)
+        self.committer = GroupCommitter(self)
 
     # -- reference counting -------------------------------------------------------------
 

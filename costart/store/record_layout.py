@@ -270,3 +270,14 @@ def to_stored_event(record: LogRecord) -> StoredEvent:
     d["topic"] = record.topic
     d["state"] = record.state
     return e
+
+
+class LogHandles:
+    """The two named databases of one log: records by id, and the originator index."""
+
+    __slots__ = ("index", "name", "records")
+
+    def __init__(self, name: str, records: lmdb._Database, index: lmdb._Database) -> None:
+        self.name = name
+        self.records = records
+        self.index = index

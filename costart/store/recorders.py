@@ -43,6 +43,7 @@ from costart.store.record_layout import (
     to_stored_event,
     unpack_u64,
 )
+from costart.store.subscription import LmdbSubscription
 from costart.store.whole_log import iter_log
 
 if TYPE_CHECKING:
@@ -295,9 +296,7 @@ class LmdbApplicationRecorder(LmdbAggregateRecorder, ApplicationRecorder):
     def subscribe(
         self, gt: int | None = None, topics: Sequence[str] = ()
     ) -> Subscription[ApplicationRecorder]:
-        from costart.store.subscription import LmdbSubscription  # noqa: PLC0415 (cycle)
-
-        return LmdbSubscription(self, gt=gt, topics=topics)
+        return LmdbSubscription(self, self.store, self.log.name, gt=gt, topics=topics)
 
 
 class LmdbTrackingRecorder(LmdbRecorder, TrackingRecorder):

@@ -13,26 +13,31 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Any
 
-from eventsourcing.persistence import ListenNotifySubscription
+from eventsourcing.persistence import ApplicationRecorder, ListenNotifySubscription
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from costart.store.recorders import LmdbApplicationRecorder
+    from costart.store.lmdbenv import LmdbStore
 
 
-class LmdbSubscription(ListenNotifySubscription["LmdbApplicationRecorder"]):
+class LmdbSubscription(ListenNotifySubscription[ApplicationRecorder]):
+    """Tails ``recorder``, the recorder of log ``log_name`` in ``store``."""
+
     def __init__(
         self,
-        recorder: LmdbApplicationRecorder,
+        recorder: ApplicationRecorder,
+        store: LmdbStore,
+        log_name: str,
         gt: int | None = None,
         topics: Sequence[str] = (),
     ) -> None:
         super().__init__(recorder=recorder, gt=gt, topics=topics)
-        self._log_name = recorder.log.name
-        self._poll_interval = recorder.store.settings.poll_interval
+        self._store = store
+        self._log_name = log_name
+        self._poll_interval = store.settings.poll_interval
         self._stopping = threading.Event()
-        recorder.store.listen(self._log_name, self._has_been_notified)
+        store.listen(self._log_name, self._has_been_notified)
         # Set after listening: anything committed before is picked up by a pull.
         self._has_been_notified.set()
         self._poll_thread = threading.Thread(target=self._poll, daemon=True)
@@ -41,7 +46,7 @@ class LmdbSubscription(ListenNotifySubscription["LmdbApplicationRecorder"]):
     def stop(self) -> None:
         super().stop()
         self._stopping.set()
-        self._recorder.store.unlisten(self._log_name, self._has_been_notified)
+        self._store.unlisten(self._log_name, self._has_been_notified)
 
     def __exit__(self, *args: object, **kwargs: Any) -> None:
         try:

@@ -14,10 +14,10 @@ from typer.testing import CliRunner
 
 from costart.cli.main import app
 from costart.controller import Controller
-from costart.replay.logfile import open_log
 from costart.replay.rebuild import rebuild
 from costart.replay.rebuild_check import verify
 from costart.store import verify_log
+from costart.store.replay_log import open_log
 from tests.builders import USER, ManualClock
 
 FIXTURE = Path(__file__).with_name("release_log")

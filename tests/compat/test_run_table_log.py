@@ -16,10 +16,10 @@ from pathlib import Path
 from costart.controller import Controller
 from costart.domain import events as ev
 from costart.eventlog.codec import canonical_encode
-from costart.replay.logfile import open_log
 from costart.replay.rebuild import rebuild
 from costart.replay.rebuild_check import verify
 from costart.store import verify_log
+from costart.store.replay_log import open_log
 from tests.builders import USER, ManualClock
 
 FIXTURE = Path(__file__).with_name("run_table_log")

@@ -15,7 +15,7 @@ from costart.cli.main import app
 from costart.domain.world import World
 from costart.eventlog.snapshots import SnapshotStore
 from costart.pgstore import READ_ONLY, env_for_url
-from costart.replay.pglog import PgReplayLog
+from costart.pgstore.replay_log import PgReplayLog
 from tests.pg_support import fresh_schema
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -25,7 +25,7 @@ from costart.store.lease import LEASE_DB, store_term
 from tests.builders import USER, a_group
 from tests.pg_support import base_url, fresh_schema
 
-from .conftest import Store
+from .stores import Store
 
 
 def _spec(name: str):  # type: ignore[no-untyped-def]

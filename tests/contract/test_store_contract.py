@@ -1,97 +1,33 @@
-"""The store contract the Controller relies on, on every backend: restart gives the same
-state byte for byte, snapshots equal the replay to their position, a corrupt snapshot
-is skipped, `replay verify` passes on a clean log and names a forged snapshot's field,
-and log positions have no holes."""
+"""The store contract (`tests/contract/store_contract.py`) on every backend: memory,
+LMDB and PostgreSQL."""
 
 from __future__ import annotations
 
-import itertools
+from contextlib import AbstractContextManager
 from pathlib import Path
 
-import msgspec
 import pytest
-from eventsourcing.persistence import StoredEvent
-from rich.console import Console
 
-from costart.cli.walkthrough import run_demo
-from costart.controller import Controller
-from costart.eventlog.codec import canonical_encode
-from costart.eventlog.restore import restore
-from costart.eventlog.snapshots import SNAPSHOT_STREAM_ID, SNAPSHOT_TOPIC, Snapshot, encode_world
-from costart.replay.rebuild import rebuild
-from costart.replay.rebuild_check import verify
-
-from .conftest import Store
-
-ROOT = Path(__file__).resolve().parents[2]
+from .store_contract import StoreContract
+from .stores import Store, lmdb_store, memory_store, pg_store
 
 
-@pytest.fixture
-def demo(store: Store, tmp_path: Path) -> Controller:
-    console = Console(file=(tmp_path / "out.txt").open("w"))
-    env = {**store.env, "COSTART_SNAPSHOT_EVERY": "7"}
-    return run_demo(ROOT / "scenarios" / "rl-post-training.toml", console, env=env)
+class TestStoreContractInMemory(StoreContract):
+    def create_store(
+        self, request: pytest.FixtureRequest, tmp_path: Path
+    ) -> AbstractContextManager[Store]:
+        return memory_store()
 
 
-def test_a_controller_restarted_on_the_store_has_the_same_state_byte_for_byte(store, demo):
-    restarted = Controller(env=store.env)
-    try:
-        assert restarted.world.position == demo.world.position > 0
-        assert encode_world(restarted.world) == encode_world(demo.world)
-    finally:
-        restarted.close()
+class TestStoreContractOnLmdb(StoreContract):
+    def create_store(
+        self, request: pytest.FixtureRequest, tmp_path: Path
+    ) -> AbstractContextManager[Store]:
+        return lmdb_store(tmp_path)
 
 
-def test_every_snapshot_equals_the_replay_to_its_position_byte_for_byte(store, demo):
-    source, snapshots = store.source(), store.snapshots()
-    found = snapshots.all()
-    assert len(found) >= 3
-    positions = [s.position for s in found if isinstance(s, Snapshot)]
-    assert all(later - earlier >= 7 for earlier, later in itertools.pairwise(positions))
-    for snapshot in found:
-        assert isinstance(snapshot, Snapshot)
-        assert encode_world(rebuild(source, until=snapshot.position)) == snapshot.state
-
-
-def test_a_corrupt_newest_snapshot_is_skipped_for_an_older_one_and_named(store, demo):
-    snapshots = store.snapshots()
-    older = snapshots.positions()[-1]
-    newest = demo.world.position + 1
-    bad = Snapshot(newest, b"\x00" * 32, b"not a state")
-    snapshots.recorder.insert_events(
-        [StoredEvent(SNAPSHOT_STREAM_ID, newest, SNAPSHOT_TOPIC, canonical_encode(bad))]
-    )
-    world, snapshot, skipped = restore(snapshots, store.source())
-    assert snapshot is not None and snapshot.position == older
-    assert [error.position for error in skipped] == [newest]
-    assert encode_world(world) == encode_world(demo.world)
-
-
-def test_replay_verify_passes_on_a_clean_log(store, demo):
-    report = verify(store.source(), store.snapshots())
-    assert report.ok, report.divergence
-    assert report.events == demo.world.position
-    assert report.snapshots_checked >= 3
-
-
-def test_replay_verify_names_the_field_of_a_snapshot_that_disagrees_with_the_log(store, demo):
-    source, snapshots = store.source(), store.snapshots()
-    taken = set(snapshots.positions())
-    at = next(p for p in range(demo.world.position, 0, -1) if p not in taken)
-    world = rebuild(source, until=at)
-    group = world.group_named("grpo-run-42")
-    world.groups[str(group.id)] = msgspec.structs.replace(group, attempt=7)
-    snapshots.write(world)
-    report = verify(source, snapshots)
-    assert report.divergence is not None
-    divergence = report.divergence
-    assert (divergence.position, divergence.aggregate, divergence.field) == (
-        at,
-        "group grpo-run-42",
-        "attempt",
-    )
-
-
-def test_log_positions_run_from_one_without_holes(store, demo):
-    positions = [position for position, _ in store.source().read_events()]
-    assert positions == list(range(1, demo.world.position + 1))
+class TestStoreContractOnPostgresql(StoreContract):
+    def create_store(
+        self, request: pytest.FixtureRequest, tmp_path: Path
+    ) -> AbstractContextManager[Store]:
+        return pg_store(request.getfixturevalue("pg_url"))

@@ -23,7 +23,7 @@ from costart.bootstrap import Settings
 from costart.cli.backend import LocalBackend
 from costart.cli.walkthrough import run_demo
 from costart.domain.spec import parse_spec
-from costart.replay.logfile import EVENTS_LOG, SNAPSHOTS_LOG
+from costart.eventlog.replay_log import EVENTS_LOG, SNAPSHOTS_LOG
 from costart.store.lmdbenv import index_db_name, log_db_name
 from costart.store.record_layout import unpack_u64
 from tests.builders import USER

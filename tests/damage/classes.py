@@ -23,7 +23,7 @@ from typing import Final
 
 import lmdb
 
-from costart.replay.logfile import EVENTS_LOG, SNAPSHOTS_LOG
+from costart.eventlog.replay_log import EVENTS_LOG, SNAPSHOTS_LOG
 from costart.store.lmdbenv import index_db_name, log_db_name
 from costart.store.record_layout import pack_u64
 from tests.damage import damage

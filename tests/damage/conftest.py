@@ -1,4 +1,4 @@
-"""The damage suite's backends: the store contract's ``store`` fixture (LMDB and
+"""The damage suite's backends: the ``store`` fixture of the logs kept at rest (LMDB and
 PostgreSQL, a fresh directory or schema each), and the demo run on it."""
 
 from __future__ import annotations

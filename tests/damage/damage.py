@@ -13,7 +13,7 @@ from pathlib import Path
 
 import lmdb
 
-from costart.store.datafile import PAGE_HEADER
+from costart.lmdbkit.datafile import PAGE_HEADER
 
 DATA = "data.mdb"
 _TXN_OFFSET = PAGE_HEADER + 128  # the txn id field of a meta page

@@ -21,7 +21,7 @@ from costart.controller import Controller
 from costart.domain.spec import parse_spec
 from costart.eventlog.snapshots import encode_world
 from tests.builders import USER
-from tests.contract.conftest import Store
+from tests.contract.stores import Store
 from tests.damage.base_store import TAIL_GROUP
 
 ROOT = Path(__file__).resolve().parents[2]

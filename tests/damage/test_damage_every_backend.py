@@ -22,7 +22,7 @@ from costart.domain.spec import parse_spec
 from costart.eventlog.codec import canonical_decode, canonical_encode, decode_event
 from costart.eventlog.errors import CorruptRecordError, DamagedStoreError, Defect, LogTailLostError
 from costart.eventlog.snapshots import Snapshot, encode_world
-from tests.contract.conftest import Store
+from tests.contract.stores import Store
 from tests.damage import classes
 from tests.damage.base_store import TAIL_GROUP, cut_log
 from tests.damage.demo_store import (

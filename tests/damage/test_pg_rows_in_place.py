@@ -15,7 +15,7 @@ from costart.eventlog.errors import CorruptRecordError, Defect
 from costart.eventlog.record_checksum import content_checksum
 from costart.eventlog.snapshots import encode_world
 from costart.pgstore.checksums import PLACED_FORM, PLACED_SIZE, placed_checksum
-from tests.contract.conftest import Store
+from tests.contract.stores import Store
 from tests.damage.base_store import TAIL_GROUP
 from tests.damage.demo_store import ON_POSTGRESQL, Demo, cli, closed, controller_of, row_of, sql
 

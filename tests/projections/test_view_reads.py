@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from costart.lmdbkit.resident import ReadBudget
 from costart.projections.view_store import ViewDB, sub_key
-from costart.store.resident import ReadBudget
 from tests.projections.test_views import story_views
 from tests.store.test_resident import resident_kb
 

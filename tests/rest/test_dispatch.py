@@ -11,7 +11,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from costart.replay.logfile import open_log
+from costart.store.replay_log import open_log
 from tests.rest.dispatch_support import (
     ADMIN,
     CLAIMS,

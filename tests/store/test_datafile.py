@@ -11,8 +11,8 @@ from pathlib import Path
 import lmdb
 import pytest
 
-from costart.store.datafile import check_data_file, check_not_lost
-from costart.store.errors import DataFileError
+from costart.lmdbkit.datafile import check_data_file, check_not_lost
+from costart.lmdbkit.errors import DataFileError
 from costart.store.lmdbenv import open_store
 from costart.store.settings import StoreSettings
 from tests.damage import damage

@@ -11,8 +11,9 @@ from pathlib import Path
 import lmdb
 import pytest
 
-from costart.store import resident
-from costart.store.resident import (
+from costart.eventlog.backends import PERSISTENCE_MODULE, backend_for
+from costart.lmdbkit import resident
+from costart.lmdbkit.resident import (
     FAULT_AROUND_BYTES,
     ReadBudget,
     _mappings,
@@ -46,6 +47,26 @@ def test_a_scanned_file_leaves_the_resident_set_and_still_reads_the_same(tmp_pat
     assert resident_kb(data_file) < scanned // 10
     with env.begin() as txn:
         assert [bytes(v) for _, v in txn.cursor()] == before
+    env.close()
+
+
+@pytest.mark.parametrize(
+    ("module", "mapped"),
+    [("costart.store", True), ("costart.pgstore", False), ("costart.eventlog.memory", False)],
+)
+def test_each_backend_gives_back_the_pages_of_a_mapped_log_and_only_that(tmp_path, module, mapped):
+    """What `serve` asks of the backend after its startup scan (ADR 0050): the LMDB log's
+    data file leaves the resident set; a log that is not mapped has nothing to give."""
+    env = filled_env(tmp_path)
+    data_file = (tmp_path / "data.mdb").resolve()
+    with env.begin() as txn:
+        sum(len(v) for _, v in txn.cursor())
+    scanned = resident_kb(data_file)
+    backend_for({PERSISTENCE_MODULE: module}).release_mapped_pages(str(tmp_path))
+    if mapped:
+        assert resident_kb(data_file) < scanned // 10
+    else:
+        assert resident_kb(data_file) == scanned
     env.close()
 
 

@@ -1,14 +1,13 @@
-"""Opening a controller's PostgreSQL log for replay: read-only, never disturbing a writer.
+"""The PostgreSQL backend's replay log (`costart.eventlog.replay_log`): read-only,
+never disturbing a writer.
 
 Every connection runs with ``default_transaction_read_only=on`` (the server refuses
-writes, whatever the tool does) and no table is created. The same interface as the LMDB
-`ReplayLog`: the event source, the snapshots, and the store's integrity check.
+writes, whatever the tool does) and no table is created.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 
 from eventsourcing.persistence import InfrastructureFactory, PersistenceError
 from eventsourcing.utils import Environment
@@ -16,18 +15,19 @@ from eventsourcing.utils import Environment
 from costart.eventlog.codec import MsgspecMapper
 from costart.eventlog.errors import CorruptRecordError
 from costart.eventlog.event_reading import RecorderSource, log_records
+from costart.eventlog.replay_log import EVENTS_LOG, LogIntegrityError, ReplayLog
 from costart.eventlog.snapshots import SNAPSHOT_STREAM_ID, SnapshotStore
-from costart.pgstore import READ_ONLY, redact
 from costart.pgstore.factory import Factory
 from costart.pgstore.gaps import first_gap
 from costart.pgstore.recorder import CostartApplicationRecorder
-from costart.replay.logfile import EVENTS_LOG, ClosingLog, LogIntegrityError
+from costart.pgstore.settings import READ_ONLY, redact
 
 
-class PgReplayLog(ClosingLog):
+class PgReplayLog(ReplayLog):
+    """The PostgreSQL log at ``url``, ``env`` holding its settings, opened read-only."""
+
     def __init__(self, env: Mapping[str, str], url: str) -> None:
         self.url = redact(url)
-        self.views_dir: Path | None = None
         factory = InfrastructureFactory.construct(Environment("costart", {**env, READ_ONLY: "yes"}))
         if not isinstance(factory, Factory):
             raise ValueError("a PostgreSQL log is opened through costart.pgstore")
@@ -65,9 +65,3 @@ class PgReplayLog(ClosingLog):
 
     def close(self) -> None:
         self.factory.close()
-
-
-def open_log_at(location: str, env: Mapping[str, str]) -> PgReplayLog:
-    """The PostgreSQL log at URL ``location``, ``env`` holding its settings
-    (`costart.replay.log_openers`'s entry)."""
-    return PgReplayLog(env, location)

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from costart.store.errors import DataFileError, StoreFullError
+from costart.lmdbkit.errors import DataFileError, StoreFullError
 
 DATA_FILE: Final = "data.mdb"
 LOCK_FILE: Final = "lock.mdb"

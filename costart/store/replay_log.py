@@ -1,4 +1,5 @@
-"""Opening a controller's LMDB log for replay: read-only, never disturbing a writer.
+"""The LMDB backend's replay log (`costart.eventlog.replay_log`): read-only, never
+disturbing a writer.
 
 `open_log` opens the environment with ``readonly=True`` (a copy of a production log, or
 the live directory), and gives the event source, the snapshots and the store's own
@@ -7,58 +8,21 @@ integrity check (checksums, hash chain, gaps, index).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Self
 
-from costart.eventlog.errors import CorruptRecordError, Defect
+from costart.eventlog.errors import Defect
 from costart.eventlog.event_reading import RecorderSource
+from costart.eventlog.replay_log import EVENTS_LOG, SNAPSHOTS_LOG, LogIntegrityError, ReplayLog
 from costart.eventlog.snapshots import SnapshotStore
-from costart.store import open_readonly, verify_log
-from costart.store.datafile import check_not_lost
+from costart.lmdbkit.datafile import check_not_lost
+from costart.store.integrity import verify_log
 from costart.store.recorders import LmdbAggregateRecorder, LmdbApplicationRecorder
-
-EVENTS_LOG = "costart_events"
-SNAPSHOTS_LOG = "costart_snapshots"
+from costart.store.whole_log import open_readonly
 
 
-class LogIntegrityError(Exception):
-    """The store's own check failed: ``position`` names the first bad record."""
+class LmdbReplayLog(ReplayLog):
+    """The LMDB log in a directory, opened read-only."""
 
-    def __init__(self, log: str, position: int, detail: str) -> None:
-        self.log = log
-        self.position = position
-        super().__init__(f"{log} position {position}: {detail}")
-
-
-class ClosingLog:
-    """A log opened read-only for replay (the LMDB and the PostgreSQL replay logs):
-    its event ``source``, its ``snapshots`` (None: it keeps none), where its views are
-    (``views_dir``, set by whoever knows), and the store's own `integrity_check`.
-    ``with`` closes it."""
-
-    source: RecorderSource
-    snapshots: SnapshotStore | None
-    views_dir: Path | None = None
-    log_hash_at: Callable[[int], bytes] | None = None
-    """The chain hash of the record at a position, for a hash-chained log (LMDB): a
-    snapshot must name this chain. None for a log without a chain (PostgreSQL)."""
-
-    def integrity_check(self) -> None:
-        """Raise `LogIntegrityError` at the first record that fails the store's checks."""
-        raise NotImplementedError
-
-    def close(self) -> None:
-        raise NotImplementedError
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-
-class ReplayLog(ClosingLog):
     def __init__(self, path: Path) -> None:
         check_not_lost(path)  # a deleted data file is damage, not "no log here"
         if not (path / "data.mdb").exists():
@@ -108,14 +72,5 @@ class ReplayLog(ClosingLog):
         self.reader.close()
 
 
-def open_log(path: Path) -> ReplayLog:
-    return ReplayLog(path)
-
-
-def open_log_at(location: str, env: Mapping[str, str]) -> ReplayLog:
-    """The LMDB log in directory ``location`` (`costart.replay.log_openers`'s entry;
-    an LMDB log needs nothing from the environment)."""
-    return ReplayLog(Path(location))
-
-
-__all__ = ["CorruptRecordError", "LogIntegrityError", "ReplayLog", "open_log"]
+def open_log(path: Path) -> LmdbReplayLog:
+    return LmdbReplayLog(path)

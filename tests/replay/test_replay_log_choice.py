@@ -1,4 +1,4 @@
-"""The replay log is chosen through the backend registry, never by URL scheme."""
+"""The replay log is opened by the backend the registry chooses, never by URL scheme."""
 
 from __future__ import annotations
 
@@ -10,20 +10,44 @@ from pathlib import Path
 import pytest
 
 from costart.bootstrap import Settings, bootstrap
-from costart.eventlog.backends import REGISTRY
-from costart.replay.log_openers import OPENERS, open_replay_log
-from costart.replay.logfile import ReplayLog
+from costart.eventlog.backends import (
+    PERSISTENCE_MODULE,
+    REGISTRY,
+    StoreBackend,
+    backend_for,
+    open_replay_log,
+)
+from costart.eventlog.replay_log import ReplayLog
 from costart.replay.rebuild import rebuild
+from costart.store.replay_log import LmdbReplayLog
 
 
-def test_every_registered_backend_has_a_replay_log_and_nothing_else_does() -> None:
-    assert set(OPENERS) == set(REGISTRY)
+def test_every_registered_backend_opens_its_own_replay_log() -> None:
+    inherited = [
+        module
+        for module in REGISTRY
+        if type(backend_for({PERSISTENCE_MODULE: module})).open_replay_log
+        is StoreBackend.open_replay_log
+    ]
+    assert inherited == []
+
+
+def test_a_backend_without_a_replay_log_refuses_naming_the_location() -> None:
+    class NoReplay(StoreBackend):
+        module = "some.module"
+
+        def lead(self, env, lease_ns):  # type: ignore[no-untyped-def]
+            raise NotImplementedError
+
+    with pytest.raises(ValueError, match=r"the some.module store has no replay log \(x\)"):
+        NoReplay().open_replay_log("x", {})
 
 
 def test_a_directory_opens_as_its_lmdb_log(tmp_path: Path) -> None:
     controller = bootstrap(Settings(store=str(tmp_path), cluster=None))
     controller.close()
     with open_replay_log(str(tmp_path), {}) as log:
+        assert isinstance(log, LmdbReplayLog)
         assert isinstance(log, ReplayLog)
         assert log.path == tmp_path
         assert rebuild(log.source).groups == {}
