@@ -87,7 +87,7 @@ class NodeAnswer(msgspec.Struct, frozen=True):
     events: Annotated[int, Meta(description="how many events the call wrote (0: nothing changed)")]
 
 
-class TaskView(msgspec.Struct, frozen=True):
+class PlacedTask(msgspec.Struct, frozen=True):
     """One task placed on a node, and whether it may start now (the dispatch barrier)."""
 
     group: Annotated[str, Meta(description="the group's name")]
@@ -268,7 +268,7 @@ def set_node_status(
     operation_class=linked(task_links),
     responses=errors(400, 401, 403),
 )
-def node_tasks(node: NodeName, user: User, state: State) -> list[TaskView]:
+def node_tasks(node: NodeName, user: User, state: State) -> list[PlacedTask]:
     """What an agent runs: each task placed on the node, its attempt and ``may_start``."""
     _require_node(user, node, "read the tasks")
     views = _service(state).views
@@ -286,7 +286,7 @@ def node_tasks(node: NodeName, user: User, state: State) -> list[TaskView]:
         member = members[(hold.group, hold.member)]
         task = next((t for t in member.tasks if t.index == hold.index), None)
         tasks.append(
-            TaskView(
+            PlacedTask(
                 group=group.name,
                 member=member.name,
                 task=hold.index,
