@@ -44,7 +44,7 @@ log = structlog.get_logger("costart.controller")
 Clock = Callable[[], int]
 
 
-class Report(NamedTuple):
+class ReportResult(NamedTuple):
     """What a report from the host did: ``outcome`` "applied" (``events`` it wrote),
     "repeated" or "stale" (nothing written; ``detail`` says why)."""
 
@@ -272,17 +272,17 @@ class Controller:
 
     def task_started(
         self, member: str, task: int, attempt: int, *, actor: Actor, key: str | None = None
-    ) -> Report:
+    ) -> ReportResult:
         """Task ``task`` of ``member`` (``"GROUP/MEMBER"``), placed by the member's
         placement ``attempt``, started. A repeated or late report writes nothing and says
-        so (`Report.outcome`); a start before `may_start` raises `IllegalTransition`."""
+        so (`ReportResult.outcome`); a start before `may_start` raises `IllegalTransition`."""
         return self._report(
             member, actor, key, lambda u, m, at: reports.task_started(u, m, task, attempt, key, at)
         )
 
     def task_succeeded(
         self, member: str, task: int, attempt: int, *, actor: Actor, key: str | None = None
-    ) -> Report:
+    ) -> ReportResult:
         """Task ``task`` of a job's ``attempt`` exited 0. The job succeeds when every one
         of its tasks has; then the group's success policy applies."""
         return self._report(
@@ -303,7 +303,7 @@ class Controller:
         actor: Actor,
         key: str | None = None,
         note: str | None = None,
-    ) -> Report:
+    ) -> ReportResult:
         """Task ``task`` of ``attempt`` failed (``reason``: error, oom, node-lost,
         preempted, claim-failed; ``exit_code`` if it exited; ``note``: why, in words, when
         the reason does not say it all). The group's failure policy decides: one task's
@@ -325,7 +325,7 @@ class Controller:
         task: int | None = None,
         actor: Actor,
         key: str | None = None,
-    ) -> Report:
+    ) -> ReportResult:
         """Claim ``claim`` of the member's placement ``attempt`` is READY (``task``: the
         claim is that task's own, one of the spec's ``task_claims``); the gang's last one
         releases the barrier, and a task starts only once its own claims are READY."""
@@ -346,7 +346,7 @@ class Controller:
         task: int | None = None,
         actor: Actor,
         key: str | None = None,
-    ) -> Report:
+    ) -> ReportResult:
         """Claim ``claim`` of the member's placement ``attempt`` (``task``: that task's
         own) failed (``reason``: free text); before the start the whole group is released
         and retried, after it the failure policy decides."""
@@ -364,7 +364,7 @@ class Controller:
         key: str | None,
         decide: Callable[[GroupUnit, str, int], reports.Verdict],
         note: str | None = None,
-    ) -> Report:
+    ) -> ReportResult:
         group, name = split_member_ref(member)
         reports.check_key(key)
         if note is not None and (len(note) > limits.MAX_REASON_TEXT or not note.isprintable()):
@@ -385,7 +385,7 @@ class Controller:
                 detail=verdict.detail,
                 actor=str(actor),
             )
-        return Report(verdict.outcome, verdict.detail, tuple(written))
+        return ReportResult(verdict.outcome, verdict.detail, tuple(written))
 
     def tick(self, now_ns: int | None = None) -> list[DomainEvent]:
         """Fire due timers (reservation and barrier deadlines) at ``now_ns``."""

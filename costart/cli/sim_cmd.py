@@ -30,7 +30,7 @@ from costart.logging_setup import configure_logging
 from costart.sim.breakdown import WorkloadFigures
 from costart.sim.engine import Engine
 from costart.sim.outside_load import ALLOCATORS, with_outside_load
-from costart.sim.report import Report, build_report, report_json, write_plot
+from costart.sim.report import SimReport, build_report, report_json, write_plot
 from costart.sim.results import ALL_POLICIES, PolicyResult, run_policy
 from costart.sim.scenario import OutsideLoadDoc, ScenarioError, load_scenario
 from costart.sim.setup import SimSetup, describe_setup, draw_setup
@@ -49,7 +49,7 @@ def seconds_text(seconds: float | None) -> str:
     return "-" if seconds is None else duration(round(seconds * 1e9))
 
 
-def results_table(report: Report) -> Table:
+def results_table(report: SimReport) -> Table:
     """The policies side by side."""
     names = [r.policy for r in report.policies]
     table = plain_table(
@@ -92,7 +92,7 @@ def two_units(seconds: float | None) -> str:
     return "".join(re.findall(r"\d+[hms]", format_duration_ns(ns))[:2])
 
 
-def workload_table(report: Report) -> Table:
+def workload_table(report: SimReport) -> Table:
     """The per-group figures per workload, the policies side by side."""
     table = Table(title=f"{report.scenario} — seed {report.seed}, by workload")
     table.add_column("workload", no_wrap=True)
@@ -123,7 +123,7 @@ def run_report(
     policies: list[str],
     console: Console | None = None,
     log: tuple[str, Path] | None = None,
-) -> tuple[Report, list[float]]:
+) -> tuple[SimReport, list[float]]:
     """Run every policy over ``setup``; returns the report and each run's wall seconds.
     ``log``: (policy, store directory) — that policy's run writes its log there."""
     import time  # noqa: PLC0415 - wall time is for the operator only, never in the report

@@ -25,7 +25,7 @@ from typing import Annotated, Final, Literal
 import msgspec
 from msgspec import Meta
 
-from costart.controller import Controller, Report
+from costart.controller import Controller, ReportResult
 from costart.domain import limits
 from costart.domain.actors import Actor
 from costart.domain.errors import Conflict, NotFound, SpecError
@@ -175,7 +175,7 @@ class Reports:
     ) -> ReportAnswer:
         task = report.task
 
-        def apply(s: Subject) -> Report:
+        def apply(s: Subject) -> ReportResult:
             if task is None and claim not in s.member.claims:
                 raise NotFound(f"member {s.ref} has no claim {claim!r}")
             if task is not None and not any(
@@ -198,7 +198,7 @@ class Reports:
         if task >= max(subject(self.views, group, member).member.desired, 1):
             raise NotFound(f"member {group}/{member} has no task {task}")
 
-        def apply(s: Subject) -> Report:
+        def apply(s: Subject) -> ReportResult:
             ref, attempt = s.ref, report.attempt
             if report.event == "started":
                 return self.controller.task_started(ref, task, attempt, actor=actor)
@@ -222,7 +222,7 @@ class Reports:
         group: str,
         member: str,
         attempt: int,
-        apply: Callable[[Subject], Report],
+        apply: Callable[[Subject], ReportResult],
         what: str,
     ) -> ReportAnswer:
         now = subject(self.views, group, member)

@@ -44,7 +44,7 @@ key_of = id_text
 
 
 class ReportLike(Protocol):
-    """What a report returns (`costart.controller.Report`): the events it wrote, if any."""
+    """What a report returns (`costart.controller.ReportResult`): the events it wrote, if any."""
 
     @property
     def events(self) -> tuple[DomainEvent, ...]: ...

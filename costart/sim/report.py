@@ -21,7 +21,7 @@ HOUR_NS: Final = 3600 * 10**9
 _encoder = msgspec.json.Encoder(order="sorted")
 
 
-class Report(msgspec.Struct, frozen=True):
+class SimReport(msgspec.Struct, frozen=True):
     """Every policy's figures for one drawn setup, with the options that drew it."""
 
     scenario: str
@@ -32,8 +32,8 @@ class Report(msgspec.Struct, frozen=True):
     policies: list[PolicyResult]
 
 
-def build_report(setup: SimSetup, results: list[PolicyResult], rejected: list[str]) -> Report:
-    return Report(
+def build_report(setup: SimSetup, results: list[PolicyResult], rejected: list[str]) -> SimReport:
+    return SimReport(
         scenario=setup.name,
         seed=setup.options.seed,
         options=describe_setup(setup),
@@ -43,7 +43,7 @@ def build_report(setup: SimSetup, results: list[PolicyResult], rejected: list[st
     )
 
 
-def report_json(report: Report) -> bytes:
+def report_json(report: SimReport) -> bytes:
     """Canonical JSON (sorted keys), the same bytes for the same seed."""
     return msgspec.json.format(_encoder.encode(report), indent=2) + b"\n"
 
@@ -78,7 +78,7 @@ def series(result: PolicyResult, end_ns: int) -> tuple[list[float], list[float],
     return hours, busy, waiting
 
 
-def write_plot(report: Report, capacity_gpus: int, path: Path) -> None:
+def write_plot(report: SimReport, capacity_gpus: int, path: Path) -> None:
     """Utilization (busy / capacity GPUs) and groups waiting over time, one line per
     policy, each to the end of the longest run; deadlocked groups are marked; below, time
     to start per workload (p50 bars, p99 marks), policies side by side."""
@@ -134,7 +134,7 @@ def write_plot(report: Report, capacity_gpus: int, path: Path) -> None:
     plt.close(figure)
 
 
-def _workload_bars(axes: Any, report: Report) -> None:
+def _workload_bars(axes: Any, report: SimReport) -> None:
     """Time to start per workload: a p50 bar and a p99 mark per policy, in minutes when
     every figure is under two hours (0.03 h reads badly), else in hours."""
     names = sorted({w.workload for r in report.policies for w in r.workloads})

@@ -10,7 +10,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from costart.controller import Controller, Report
+from costart.controller import Controller, ReportResult
 from costart.domain.actors import Actor
 from costart.domain.decisions import PlaceMember
 from costart.domain.events import Assignment
@@ -33,7 +33,7 @@ SPEC = (
 Sent = tuple[str, str, Any, int]
 
 
-def send(c: Controller, report: Sent, key: str | None = None) -> Report:
+def send(c: Controller, report: Sent, key: str | None = None) -> ReportResult:
     kind, member, what, attempt = report
     ref = f"g1/{member}"
     if kind == "started":

@@ -25,7 +25,7 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from costart.controller import Controller, Report
+from costart.controller import Controller, ReportResult
 from costart.domain.actors import Actor
 from costart.domain.decisions import PlaceMember
 from costart.domain.errors import DomainError
@@ -93,7 +93,7 @@ class TaskReportMachine(RuleBasedStateMachine):
         return self.controller.world.member_named(self.controller.group("g1"), name)
 
     def _send(self, report):
-        """Send ``report``: (kind, member, what, attempt). Returns the Report or None if
+        """Send ``report``: (kind, member, what, attempt). Returns the ReportResult or None if
         refused; a refusal, like a repeated or stale report, changes nothing."""
         kind, member, what, attempt = report
         ref = f"g1/{member}"
@@ -147,7 +147,7 @@ class TaskReportMachine(RuleBasedStateMachine):
             return multiple()
         task = state.tasks[pick % len(state.tasks)]
         report = (kind, member, task.index, task.attempt - back)
-        result: Report | None = self._send(report)
+        result: ReportResult | None = self._send(report)
         if back and result is not None:
             assert result.outcome == "stale", "a report about an earlier attempt was applied"
         return report if result is not None and result.outcome == "applied" else multiple()
