@@ -55,7 +55,7 @@ class TaskDir(NamedTuple):
             os.close(fd)
 
 
-class Verdict(NamedTuple):
+class ProbeResult(NamedTuple):
     ok: bool
     detail: str
     refused: bool = False  # the probe is not allowed: it can never pass
@@ -68,7 +68,7 @@ def check(
     *,
     account: Account,
     targets: TargetPolicy,
-) -> Verdict:
+) -> ProbeResult:
     """One check, bounded by the probe's timeout: ``exec`` and ``file`` as ``account``
     (the task's) in ``task_dir``, ``exec`` with ``env`` (the task's); ``http`` and
     ``tcp`` only to what ``targets`` allows."""
@@ -82,17 +82,17 @@ def check(
             return _tcp(probe.target, targets, timeout_s)
         return _file(probe.target, task_dir, account, timeout_s)
     except ProbeRefused as refused:
-        return Verdict(False, str(refused), refused=True)
+        return ProbeResult(False, str(refused), refused=True)
     except subprocess.TimeoutExpired:
-        return Verdict(False, f"timed out after {timeout_s:g}s")
+        return ProbeResult(False, f"timed out after {timeout_s:g}s")
     except subprocess.SubprocessError:  # the child could not enter the directory
-        return Verdict(False, f"{account.describe()} cannot enter the task's directory")
+        return ProbeResult(False, f"{account.describe()} cannot enter the task's directory")
     except confine.Escape as escape:  # missing, or a link: the task could not start either
-        return Verdict(False, f"the task's directory: {escape}")
+        return ProbeResult(False, f"the task's directory: {escape}")
     except (OSError, http.client.HTTPException) as error:  # a certificate error too
-        return Verdict(False, str(error) or type(error).__name__)
+        return ProbeResult(False, str(error) or type(error).__name__)
     except ValueError as error:  # a target no check can use (submit refuses it first)
-        return Verdict(False, f"{probe.kind} probe cannot run: {error}", refused=True)
+        return ProbeResult(False, f"{probe.kind} probe cannot run: {error}", refused=True)
 
 
 def _run_as(
@@ -126,12 +126,12 @@ def _exec(
     env: Mapping[str, str],
     account: Account,
     timeout_s: float,
-) -> Verdict:
+) -> ProbeResult:
     code = _run_as(argv, task_dir, env, account, timeout_s)
-    return Verdict(code == 0, f"exit code {code}")
+    return ProbeResult(code == 0, f"exit code {code}")
 
 
-def _file(target: str, task_dir: TaskDir, account: Account, timeout_s: float) -> Verdict:
+def _file(target: str, task_dir: TaskDir, account: Account, timeout_s: float) -> ProbeResult:
     """Whether ``target`` exists as ``account`` sees it from the task's directory: what
     that account could learn by itself, never what the agent's (often root's) view
     would tell."""
@@ -145,7 +145,7 @@ def _file(target: str, task_dir: TaskDir, account: Account, timeout_s: float) ->
     if account.switches:
         code = _run_as([*EXISTS_AS_ACCOUNT, target], task_dir, {}, account, timeout_s)
         if code not in (0, 1):
-            return Verdict(
+            return ProbeResult(
                 False, f"{target}: the check as {account.describe()} failed (exit code {code})"
             )
         there = code == 0
@@ -157,22 +157,22 @@ def _file(target: str, task_dir: TaskDir, account: Account, timeout_s: float) ->
             except OSError:
                 there = False
     if there:
-        return Verdict(True, "exists")
-    return Verdict(
+        return ProbeResult(True, "exists")
+    return ProbeResult(
         False, f"{target}: no such file in the task's directory (as {account.describe()})"
     )
 
 
-def _tcp(target: str, targets: TargetPolicy, timeout_s: float) -> Verdict:
+def _tcp(target: str, targets: TargetPolicy, timeout_s: float) -> ProbeResult:
     host, _, port = target.rpartition(":")
     if not host or not port.isdigit():
         raise ProbeRefused(f"tcp probe target {target!r} is not HOST:PORT")
     endpoints = targets.endpoints(host.strip("[]"), int(port))
     _connect(endpoints, timeout_s).close()
-    return Verdict(True, "connected")
+    return ProbeResult(True, "connected")
 
 
-def _http(url: str, targets: TargetPolicy, timeout_s: float) -> Verdict:
+def _http(url: str, targets: TargetPolicy, timeout_s: float) -> ProbeResult:
     """GET ``url`` at a checked address. The standard library's client, not httpx: it
     takes a socket we connected ourselves (to the address the policy checked, never
     resolving the name again) and never follows a redirect, so there is no pool or
@@ -203,8 +203,8 @@ def _http(url: str, targets: TargetPolicy, timeout_s: float) -> Verdict:
     finally:
         connection.close()
     if 300 <= status < 400:
-        return Verdict(False, f"HTTP {status} (redirects are not followed)")
-    return Verdict(200 <= status < 300, f"HTTP {status}")
+        return ProbeResult(False, f"HTTP {status} (redirects are not followed)")
+    return ProbeResult(200 <= status < 300, f"HTTP {status}")
 
 
 def _connect(endpoints: list[Endpoint], timeout_s: float) -> socket.socket:

@@ -21,7 +21,7 @@ from costart.agent import NodeTask
 from costart.agent.accounts import Account, Accounts
 from costart.agent.agent import Agent, AgentConfig, _Members
 from costart.agent.probe_targets import TargetPolicy, group_addresses, parse_allow
-from costart.agent.probes import ProbeLoop, TaskDir, Verdict, check
+from costart.agent.probes import ProbeLoop, ProbeResult, TaskDir, check
 from costart.agent.taskenv import peers
 from costart.domain import Probe, RunSpec
 from costart.projections import MemberView, TaskView
@@ -47,7 +47,7 @@ def run(
     task_dir: TaskDir | None = None,
     account: Account = OWN,
     env: dict[str, str] | None = None,
-) -> Verdict:
+) -> ProbeResult:
     where = task_dir or TaskDir(Path("/"), ".")
     return check(p, where, env or {}, account=account, targets=targets)
 
@@ -130,7 +130,9 @@ def test_a_member_address_of_the_group_is_ready(server):
     members = [a_member(port, ["n1"], "rollout"), a_member(port + 1, [], "reward")]
     targets = TargetPolicy(members=group_addresses(members, lambda node: "127.0.0.1"))
     assert run(probe("tcp", f"127.0.0.1:{port}"), targets).ok
-    assert run(probe("http", f"http://127.0.0.1:{port}/ok"), targets) == Verdict(True, "HTTP 200")
+    assert run(probe("http", f"http://127.0.0.1:{port}/ok"), targets) == ProbeResult(
+        True, "HTTP 200"
+    )
     # A node's host may be a name (--peer-host): its addresses are the member's.
     by_name = TargetPolicy(members=group_addresses(members, lambda node: "localhost"))
     assert run(probe("http", f"http://localhost:{port}/ok"), by_name).ok
@@ -259,7 +261,7 @@ def test_https_is_checked_against_the_urls_host_while_connecting_to_the_checked_
         assert "CERTIFICATE_VERIFY_FAILED" in untrusted.detail
         ca.cert_pem.write_to_path(str(tmp_path / "ca.pem"))
         monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "ca.pem"))
-        assert run(probe("http", url), allowed) == Verdict(True, "HTTP 200")
+        assert run(probe("http", url), allowed) == ProbeResult(True, "HTTP 200")
         assert seen == [("/ok", f"weights.example:{port}")]
     finally:
         httpd.shutdown()
@@ -270,7 +272,7 @@ def test_a_redirect_is_not_followed_even_to_an_allowed_url(server):
     port, seen = server
     allowed = TargetPolicy(allow=(parse_allow(f"127.0.0.1:{port}"),))
     verdict = run(probe("http", f"http://127.0.0.1:{port}/redirect"), allowed)
-    assert verdict == Verdict(False, "HTTP 302 (redirects are not followed)")
+    assert verdict == ProbeResult(False, "HTTP 302 (redirects are not followed)")
     assert [path for path, _ in seen] == ["/redirect"]
 
 
@@ -334,7 +336,7 @@ def test_a_file_probe_as_another_account_sees_only_what_that_account_can(task_di
         assert run(probe("file", target), task_dir=task).ok  # the agent (root) sees both
     assert run(probe("file", "open/weights.bin"), task_dir=task, account=ALICE).ok
     hidden = run(probe("file", "closed/weights.bin"), task_dir=task, account=ALICE)
-    assert hidden == Verdict(
+    assert hidden == ProbeResult(
         False,
         f"closed/weights.bin: no such file in the task's directory (as {ALICE.describe()})",
     )
@@ -342,7 +344,7 @@ def test_a_file_probe_as_another_account_sees_only_what_that_account_can(task_di
     private = TaskDir(task_dirs, "private")
     assert run(probe("file", "weights.bin"), task_dir=private).ok
     shut = run(probe("file", "weights.bin"), task_dir=private, account=ALICE)
-    assert shut == Verdict(False, f"{ALICE.describe()} cannot enter the task's directory")
+    assert shut == ProbeResult(False, f"{ALICE.describe()} cannot enter the task's directory")
 
 
 def test_an_exec_probe_runs_as_the_tasks_account_with_the_tasks_environment(task_dirs):

@@ -14,7 +14,7 @@ from costart.agent import NodeTask, TaskKey
 from costart.agent.accounts import Accounts
 from costart.agent.ledger import Ledger, Record
 from costart.agent.probe_targets import TargetPolicy, parse_allow
-from costart.agent.probes import ProbeLoop, TaskDir, Verdict, check
+from costart.agent.probes import ProbeLoop, ProbeResult, TaskDir, check
 from costart.agent.taskenv import task_env
 from costart.domain import Probe, RunSpec
 from costart.projections import MemberView, TaskView
@@ -33,7 +33,7 @@ def probe(kind: str, target: str = "", argv: tuple[str, ...] = (), fail_after: i
     return Probe("c", kind, 50 * MS, 500 * MS, argv=argv, target=target, fail_after=fail_after)
 
 
-def here(p: Probe, directory: Path) -> Verdict:
+def here(p: Probe, directory: Path) -> ProbeResult:
     return check(p, TaskDir(directory, "."), {}, account=OWN, targets=LOCAL)
 
 
