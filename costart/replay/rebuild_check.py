@@ -29,7 +29,10 @@ class Divergence(msgspec.Struct, frozen=True):
     detail: str
 
 
-class VerifyReport(msgspec.Struct):
+class RebuildCheck(msgspec.Struct):
+    """What replaying the log from scratch found: events folded, snapshots compared, and
+    the first divergence (none: the log, the snapshots and the rebuilt state agree)."""
+
     events: int = 0
     snapshots_checked: int = 0
     divergence: Divergence | None = None
@@ -45,9 +48,9 @@ def verify(
     integrity_check: Callable[[], None] | None = None,
     progress: Callable[[int], None] | None = None,
     log_hash_at: Callable[[int], bytes] | None = None,
-) -> VerifyReport:
+) -> RebuildCheck:
     """Rebuild from scratch and compare at every snapshot; stop at the first divergence."""
-    report = VerifyReport()
+    report = RebuildCheck()
     if integrity_check is not None:
         try:
             integrity_check()

@@ -19,7 +19,7 @@ This module must define exactly one ``InfrastructureFactory`` subclass,
 from costart.store.errors import FencedError
 from costart.store.factory import Factory
 from costart.store.ha import open_factory
-from costart.store.integrity import LogSummary, Problem, VerifyReport, iter_verified, verify_log
+from costart.store.integrity import IntegrityReport, LogSummary, Problem, iter_verified, verify_log
 from costart.store.lease import Lease, LeaseRecord
 from costart.store.lmdbenv import LmdbStore, open_store
 from costart.store.record_layout import GENESIS, LogRecord
@@ -36,6 +36,7 @@ __all__ = [
     "GENESIS",
     "Factory",
     "FencedError",
+    "IntegrityReport",
     "Lease",
     "LeaseRecord",
     "LmdbAggregateRecorder",
@@ -48,7 +49,6 @@ __all__ = [
     "LogSummary",
     "Problem",
     "StoreSettings",
-    "VerifyReport",
     "iter_log",
     "iter_verified",
     "open_factory",

@@ -60,7 +60,10 @@ class LogSummary:
 
 
 @dataclass(frozen=True)
-class VerifyReport:
+class IntegrityReport:
+    """What checking the stored records found: each log's summary and every problem
+    (checksum or hash-chain breaks)."""
+
     logs: tuple[LogSummary, ...]
     problems: tuple[Problem, ...]
 
@@ -80,7 +83,7 @@ def _resolve(target: Target) -> tuple[LmdbStore, str | None, bool]:
     return open_readonly(target).store, None, True
 
 
-def verify_log(target: Target, log: str | None = None) -> VerifyReport:
+def verify_log(target: Target, log: str | None = None) -> IntegrityReport:
     """Verify one log (``log``, or the recorder's) or every log at ``target``.
 
     ``target`` is a directory path (opened read-only; shares the store if the
@@ -94,7 +97,7 @@ def verify_log(target: Target, log: str | None = None) -> VerifyReport:
         for name in names:
             summaries.append(_verify_records(store, name, problems))
             _verify_index(store, name, problems)
-        return VerifyReport(tuple(summaries), tuple(problems))
+        return IntegrityReport(tuple(summaries), tuple(problems))
     finally:
         if opened:
             store.release()
