@@ -41,7 +41,7 @@ class LocalClusterError(Exception):
 
 
 @dataclass
-class Tokens:
+class RunTokens:
     """The run's tokens (only their SHA-256 is in the tokens file)."""
 
     owner: str
@@ -69,10 +69,10 @@ def write_accounts(path: Path) -> list[str]:
     return extra + (["--allow-root"] if os.geteuid() == 0 else [])
 
 
-def write_tokens(path: Path, nodes: list[str]) -> Tokens:
+def write_tokens(path: Path, nodes: list[str]) -> RunTokens:
     """A tokens file for the owner ``alice``, a claims driver, and one agent per node
     bound to that node."""
-    tokens = Tokens(owner=new_token(), claims=new_token())
+    tokens = RunTokens(owner=new_token(), claims=new_token())
     lines: list[str] = []
     entries: list[tuple[str, str, str, str | None]] = [
         (tokens.owner, OWNER, "owner", None),
