@@ -72,7 +72,7 @@ class ArrivalsDoc(_Doc, frozen=True):
     start: str = "0s"
 
 
-class RunDoc(_Doc, frozen=True):
+class ScenarioRunDoc(_Doc, frozen=True):
     runtime: Dist | None = None
     fail: float = 0.0
     fail_reasons: list[FailureReason] = msgspec.field(default_factory=lambda: ["error"])
@@ -89,7 +89,7 @@ class WorkloadDoc(_Doc, frozen=True):
     claim_delay: Dist = ZERO
     claim_fail: float = 0.0
     lifetime: Dist | None = None
-    runs: dict[str, RunDoc] = msgspec.field(default_factory=dict)
+    runs: dict[str, ScenarioRunDoc] = msgspec.field(default_factory=dict)
 
 
 class NodeLossDoc(_Doc, frozen=True):

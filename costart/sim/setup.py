@@ -19,7 +19,7 @@ from costart.domain.durations import parse_duration_ns
 from costart.domain.spec_types import GroupSpec
 from costart.placement.cluster_file import ClusterDefinition
 from costart.sim.distributions import describe
-from costart.sim.scenario import RunDoc, Scenario, WorkloadDoc
+from costart.sim.scenario import Scenario, ScenarioRunDoc, WorkloadDoc
 from costart.sim.workload import (
     Arrival,
     MemberBehaviour,
@@ -96,7 +96,7 @@ def _arrival_times(rng: random.Random, doc: WorkloadDoc) -> list[int]:
     return times
 
 
-def _behaviour(doc: WorkloadDoc, run: RunDoc) -> MemberBehaviour:
+def _behaviour(doc: WorkloadDoc, run: ScenarioRunDoc) -> MemberBehaviour:
     return MemberBehaviour(
         claim_delay=run.claim_delay if run.claim_delay is not None else doc.claim_delay,
         claim_fail=run.claim_fail if run.claim_fail is not None else doc.claim_fail,
@@ -110,7 +110,7 @@ def _declared_limit(doc: WorkloadDoc, spec: GroupSpec) -> int | None:
     """The longest any job of ``spec`` can run (None if some member is unbounded)."""
     limits = []
     for member in spec.members:
-        run = doc.runs.get(member.name, RunDoc())
+        run = doc.runs.get(member.name, ScenarioRunDoc())
         if member.kind != "job":
             return None
         limits.append(HOUR_NS if run.runtime is None else run.runtime.upper_ns())
@@ -129,7 +129,7 @@ def _arrivals(
         runs: dict[str, MemberRun] = {}
         behaviour: dict[str, MemberBehaviour] = {}
         for member in spec.members:
-            run = doc.runs.get(member.name, RunDoc())
+            run = doc.runs.get(member.name, ScenarioRunDoc())
             behaviour[member.name] = _behaviour(doc, run)
             if member.kind == "job":
                 runtime = run.runtime.draw_ns(rng) if run.runtime is not None else HOUR_NS
