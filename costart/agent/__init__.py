@@ -9,7 +9,7 @@ from costart.agent.agent import Agent, AgentConfig
 from costart.agent.credentials import TokenRefused, agent_token
 from costart.agent.model import Exit, NodeTask, Refused, TaskKey
 from costart.agent.probe_targets import parse_allow_rules
-from costart.agent.reconcile import Plan, plan
+from costart.agent.reconcile import ReconcilePlan, plan
 from costart.agent.secrets import Secrets, SecretsError
 from costart.agent.state_dir import StateDirRefused, default_state_dir, prepare_state_dir
 
@@ -22,7 +22,7 @@ __all__ = [
     "AgentConfig",
     "Exit",
     "NodeTask",
-    "Plan",
+    "ReconcilePlan",
     "Refused",
     "Secrets",
     "SecretsError",

@@ -12,7 +12,7 @@ from costart.agent.model import NodeTask, TaskKey
 LIVE_TASK_STATES = frozenset({"PLACED", "RUNNING"})
 
 
-class Plan(NamedTuple):
+class ReconcilePlan(NamedTuple):
     start: list[NodeTask]
     """Tasks that may start now and were never launched (by this agent or its
     predecessor on this state directory)."""
@@ -32,7 +32,7 @@ def plan(
     launched_now: Collection[TaskKey],
     launched_before: Collection[TaskKey],
     unreported: Collection[TaskKey],
-) -> Plan:
+) -> ReconcilePlan:
     """``running``: our live processes; ``launched_now``/``launched_before``: runs this
     agent / a previous agent on this state directory launched; ``unreported``: runs
     that ended with a report not yet accepted."""
@@ -66,4 +66,4 @@ def plan(
         for key in sorted({*launched_now, *launched_before})
         if key not in wanted and key not in running and key not in unreported
     ]
-    return Plan(start, stop, lost, forget)
+    return ReconcilePlan(start, stop, lost, forget)
