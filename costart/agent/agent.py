@@ -27,7 +27,7 @@ from costart.agent.accounts import Accounts
 from costart.agent.cgroups import TaskCgroups
 from costart.agent.confine import Escape
 from costart.agent.launch import NodeRules, account_and_env, prepare, working_dir
-from costart.agent.ledger import Ledger, Record
+from costart.agent.ledger import LaunchRecord, Ledger
 from costart.agent.model import Exit, NodeTask, Refused, TaskKey
 from costart.agent.probe_targets import AllowRule, TargetPolicy, group_addresses
 from costart.agent.probes import ProbeLoop, TaskDir
@@ -248,7 +248,7 @@ class Agent:
             self._warn_once(f"{task.group}/{task.member}", "env withheld: not started")
             return
         key = task.key
-        record = Record(*key, ref=task.ref)
+        record = LaunchRecord(*key, ref=task.ref)
         self.ledger.write(record)  # before the start: a crash never launches it twice
         self.launched_now.add(key)
         try:
@@ -283,7 +283,7 @@ class Agent:
         log_path = launch.log_path
         proc = proctable.read_proc(process.pid)
         self.ledger.write(
-            Record(
+            LaunchRecord(
                 *key,
                 ref=task.ref,
                 pid=process.pid,

@@ -21,7 +21,7 @@ log = structlog.get_logger("costart.agent")
 MAX_RECORD_BYTES: Final = 64 * 1024  # a record is a few hundred bytes
 
 
-class Record(msgspec.Struct, frozen=True):
+class LaunchRecord(msgspec.Struct, frozen=True):
     """One run of a task the agent launched: written with no ``pid`` before the start,
     then again with the process's ``pid``, ``start_ticks`` (proc(5) ``starttime``) and
     the ``uid`` it runs as."""
@@ -45,7 +45,7 @@ class Ledger:
         directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         self.directory = directory
 
-    def write(self, record: Record) -> None:
+    def write(self, record: LaunchRecord) -> None:
         """Durably, and atomically (a crash leaves the old file or the new one)."""
         path = self.directory / record.key.file_name()
         temporary = path.with_suffix(".tmp")
@@ -58,14 +58,14 @@ class Ledger:
     def remove(self, key: TaskKey) -> None:
         (self.directory / key.file_name()).unlink(missing_ok=True)
 
-    def records(self) -> list[Record]:
+    def records(self) -> list[LaunchRecord]:
         """Every record, in file name order. A file that is not a regular file owned by
         the agent's effective uid, or that cannot be read as a record, is skipped with a
         warning: it was not written by this agent, and the agent runs on."""
         found = []
         for path in sorted(self.directory.glob("*.json")):
             try:
-                found.append(msgspec.json.decode(_read_own_file(path), type=Record))
+                found.append(msgspec.json.decode(_read_own_file(path), type=LaunchRecord))
             except OSError as error:
                 log.warning("skipped an agent state record", path=str(path), why=error.strerror)
             except msgspec.DecodeError as error:

@@ -13,17 +13,17 @@ nothing.
 from __future__ import annotations
 
 from costart.agent import proctable
-from costart.agent.ledger import Record
+from costart.agent.ledger import LaunchRecord
 from costart.agent.processes import IDENTITY
 
 
-def identity(record: Record) -> dict[str, str]:
+def identity(record: LaunchRecord) -> dict[str, str]:
     """The ``NAME=value`` marks the record's run carries in its environment."""
     values = (record.group_id, record.member, str(record.index), str(record.attempt))
     return dict(zip(IDENTITY, values, strict=True))
 
 
-def mismatch(record: Record) -> str | None:
+def mismatch(record: LaunchRecord) -> str | None:
     """Why the process at ``record.pid`` is not the run the record names; None when it
     is (then, and only then, may it be killed as a leftover)."""
     if record.pid is None:

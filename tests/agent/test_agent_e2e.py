@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from costart.agent import proctable
-from costart.agent.ledger import Ledger, Record
+from costart.agent.ledger import LaunchRecord, Ledger
 from tests import child_processes
 from tests.agent.harness import (
     Cluster,
@@ -362,7 +362,7 @@ def test_a_restarted_agent_kills_what_its_predecessor_left_and_nothing_a_forged_
         )
         ticks = proctable.read_proc(unrelated.pid)
         assert ticks is not None
-        forged = Record(
+        forged = LaunchRecord(
             "forged", "server", 0, 1, "forged/server/0", unrelated.pid, ticks.start_ticks
         )
         cluster.agents[victim].kill()  # SIGKILL: its task outlives it (no PDEATHSIG)

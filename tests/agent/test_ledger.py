@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 import structlog
 
-from costart.agent.ledger import Ledger, Record
+from costart.agent.ledger import LaunchRecord, Ledger
 from tests.agent.root import require_root
 
-GOOD = Record("gid", "m", 0, 1, "g/m/0", pid=123, start_ticks=456, uid=1000)
+GOOD = LaunchRecord("gid", "m", 0, 1, "g/m/0", pid=123, start_ticks=456, uid=1000)
 
 
 def broken(path: Path) -> None:
@@ -69,7 +69,7 @@ def test_a_record_written_before_records_named_an_account_reads_with_no_uid(tmp_
     ledger = Ledger(tmp_path / "state")
     old = b'{"group_id":"gid","member":"m","index":0,"attempt":1,"ref":"g/m/0","pid":7}'
     (tmp_path / "state" / "gid.m.0.1.json").write_bytes(old)
-    assert ledger.records() == [Record("gid", "m", 0, 1, "g/m/0", pid=7)]
+    assert ledger.records() == [LaunchRecord("gid", "m", 0, 1, "g/m/0", pid=7)]
     assert ledger.records()[0].uid is None
 
 

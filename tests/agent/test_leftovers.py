@@ -13,12 +13,12 @@ import msgspec
 import pytest
 
 from costart.agent import proctable
-from costart.agent.ledger import Record
+from costart.agent.ledger import LaunchRecord
 from costart.agent.leftovers import identity, mismatch, real_uid
 from tests import child_processes
 from tests.agent.harness import wait_until
 
-RUN = Record("gid-1", "trainer", 0, 2, "rl/trainer/0")
+RUN = LaunchRecord("gid-1", "trainer", 0, 2, "rl/trainer/0")
 
 
 @pytest.fixture
@@ -30,7 +30,7 @@ def sleeps() -> Iterator[list[subprocess.Popen[bytes]]]:
         process.wait()
 
 
-def sleep(started: list[subprocess.Popen[bytes]], marks: dict[str, str]) -> Record:
+def sleep(started: list[subprocess.Popen[bytes]], marks: dict[str, str]) -> LaunchRecord:
     """A `sleep 60` with ``marks`` in its environment, and a record naming it (its pid,
     start time and uid), once it runs ``sleep`` (before its exec, /proc shows the
     parent's environment)."""
@@ -43,7 +43,7 @@ def sleep(started: list[subprocess.Popen[bytes]], marks: dict[str, str]) -> Reco
     )
     proc = proctable.read_proc(process.pid)
     assert proc is not None
-    return Record(*RUN.key, ref=RUN.ref, pid=process.pid, start_ticks=proc.start_ticks)
+    return LaunchRecord(*RUN.key, ref=RUN.ref, pid=process.pid, start_ticks=proc.start_ticks)
 
 
 def test_a_process_carrying_the_runs_identity_is_the_recorded_run(sleeps):

@@ -12,7 +12,7 @@ import pytest
 
 from costart.agent import NodeTask, TaskKey
 from costart.agent.accounts import Accounts
-from costart.agent.ledger import Ledger, Record
+from costart.agent.ledger import LaunchRecord, Ledger
 from costart.agent.probe_targets import TargetPolicy, parse_allow
 from costart.agent.probes import ProbeLoop, ProbeResult, TaskDir, check
 from costart.agent.taskenv import task_env
@@ -135,10 +135,10 @@ def test_a_task_learns_its_identity_and_every_members_addresses():
 
 def test_the_ledger_keeps_launches_across_restarts(tmp_path: Path):
     ledger = Ledger(tmp_path / "state")
-    first = Record("gid", "m", 0, 1, "g/m/0", pid=123, start_ticks=456)
-    ledger.write(Record("gid", "m", 0, 1, "g/m/0"))
+    first = LaunchRecord("gid", "m", 0, 1, "g/m/0", pid=123, start_ticks=456)
+    ledger.write(LaunchRecord("gid", "m", 0, 1, "g/m/0"))
     ledger.write(first)  # the pid is added once the process runs
-    ledger.write(Record("gid", "m", 1, 2, "g/m/1"))
+    ledger.write(LaunchRecord("gid", "m", 1, 2, "g/m/1"))
     again = Ledger(tmp_path / "state")
     assert [r.key for r in again.records()] == [
         TaskKey("gid", "m", 0, 1),
