@@ -7,19 +7,19 @@ from typing import IO
 
 import msgspec
 
-from costart.replay.source import EventSource
+from costart.replay.source import ReplaySource
 
 _JSON = msgspec.json.Encoder(order="deterministic")
 
 
-def export_lines(source: EventSource, after: int = 0, until: int | None = None) -> Iterator[bytes]:
+def export_lines(source: ReplaySource, after: int = 0, until: int | None = None) -> Iterator[bytes]:
     for position, event in source.read_events(after, until):
         body = msgspec.to_builtins(event)
         yield _JSON.encode({"position": position, "event": body}) + b"\n"
 
 
 def export_jsonl(
-    source: EventSource, out: IO[bytes], after: int = 0, until: int | None = None
+    source: ReplaySource, out: IO[bytes], after: int = 0, until: int | None = None
 ) -> int:
     """Write the events as JSON lines; returns how many were written."""
     count = 0

@@ -13,7 +13,7 @@ from typing import Final
 import msgspec
 
 from costart.domain.errors import DomainError
-from costart.replay.source import EventSource
+from costart.replay.source import ReplaySource
 
 _UNIT_NS: Final = {
     "ns": 1,
@@ -41,7 +41,7 @@ class Point(msgspec.Struct, frozen=True):
     at_ns: int | None = None
 
 
-def parse_point(text: str, source: EventSource) -> Point:
+def parse_point(text: str, source: ReplaySource) -> Point:
     """A position or a controller time; raises `DomainError` naming the accepted forms."""
     text = text.strip()
     if text.isdigit():

@@ -6,17 +6,17 @@ from __future__ import annotations
 from costart.domain.world import World
 from costart.eventlog.codec import canonical_decode, canonical_encode
 from costart.eventlog.restore import fold
-from costart.replay.source import EventSource
+from costart.replay.source import ReplaySource
 
 
-def rebuild(source: EventSource, until: int | None = None, start: World | None = None) -> World:
+def rebuild(source: ReplaySource, until: int | None = None, start: World | None = None) -> World:
     """The state at log position ``until`` (the end if None), from scratch or from
     ``start`` (a state at an earlier position, e.g. a snapshot; it is not modified)."""
     world = copy_world(start) if start is not None else World()
     return fold(world, source.read_events(after=world.position, until=until))
 
 
-def rebuild_until_time(source: EventSource, at_ns: int) -> World:
+def rebuild_until_time(source: ReplaySource, at_ns: int) -> World:
     """The state after every event with ``at_ns`` <= the given time."""
     world = World()
     for position, event in source.read_events():

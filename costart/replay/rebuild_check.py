@@ -19,7 +19,7 @@ from costart.domain.world import World
 from costart.eventlog.snapshot_schema import SNAPSHOT_SCHEMA, recorded_form
 from costart.eventlog.snapshots import CorruptSnapshotError, SnapshotStore, encode_world
 from costart.replay.diff import diff_worlds
-from costart.replay.source import EventSource
+from costart.replay.source import ReplaySource
 
 
 class Divergence(msgspec.Struct, frozen=True):
@@ -43,7 +43,7 @@ class RebuildCheck(msgspec.Struct):
 
 
 def verify(
-    source: EventSource,
+    source: ReplaySource,
     snapshots: SnapshotStore | None = None,
     integrity_check: Callable[[], None] | None = None,
     progress: Callable[[int], None] | None = None,

@@ -9,10 +9,14 @@ from typing import Protocol
 from costart.domain.events import DomainEvent
 from costart.eventlog.event_reading import RecorderSource
 
-__all__ = ["EventSource", "RecorderSource"]
+__all__ = ["RecorderSource", "ReplaySource"]
 
 
-class EventSource(Protocol):
+class ReplaySource(Protocol):
+    """What replay reads: the log's events up to a bound (a log opened read-only, or the
+    Controller). The views' source is `costart.projections.EventSource`, which also
+    hands over the log's recorder."""
+
     def read_events(
         self, after: int = 0, until: int | None = None
     ) -> Iterator[tuple[int, DomainEvent]]:

@@ -16,7 +16,7 @@ from costart.domain import events as ev
 from costart.domain.errors import NotFound
 from costart.domain.world import World
 from costart.projections import event_detail
-from costart.replay.source import EventSource
+from costart.replay.source import ReplaySource
 
 MarkerKind = Literal["failure", "restart", "timeout"]
 
@@ -91,7 +91,7 @@ def _close(lane: Lane, state: str, at_ns: int) -> None:
     lane.spans.append(Span(state, at_ns, None))
 
 
-def group_timeline(source: EventSource, name: str) -> Timeline:
+def group_timeline(source: ReplaySource, name: str) -> Timeline:
     """Lanes and events of the newest group named ``name`` in the log."""
     world = World()
     events = list(source.read_events())

@@ -8,7 +8,7 @@ from costart.domain import events as ev
 from costart.domain.errors import NotFound
 from costart.domain.events import PendReason
 from costart.replay.rebuild import rebuild_until_time
-from costart.replay.source import EventSource
+from costart.replay.source import ReplaySource
 
 
 class ReasonChange(msgspec.Struct, frozen=True):
@@ -26,7 +26,7 @@ class WhyAnswer(msgspec.Struct, frozen=True):
     last_event: str | None
 
 
-def why(source: EventSource, name: str, at_ns: int) -> WhyAnswer:
+def why(source: ReplaySource, name: str, at_ns: int) -> WhyAnswer:
     """The state and pend reason of the newest group named ``name`` submitted by ``at_ns``."""
     world = rebuild_until_time(source, at_ns)
     try:
