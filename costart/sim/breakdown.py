@@ -46,7 +46,7 @@ def seconds(ns: int | None) -> float | None:
 
 def by_workload(originals: Sequence[Original]) -> list[WorkloadFigures]:
     """Figures per workload, in workload name order. The originals must be settled
-    (`Usage.settle`) to the end of the run."""
+    (`GpuUsage.settle`) to the end of the run."""
     groups: dict[str, list[Original]] = {}
     for original in originals:
         groups.setdefault(original.workload, []).append(original)

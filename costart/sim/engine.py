@@ -37,7 +37,7 @@ from costart.eventlog.codec import canonical_encode, gc_paused
 from costart.placement.incremental import IncrementalStep
 from costart.sim.checks import FULL_CHECK_EVERY, StepChecker
 from costart.sim.errors import SimError
-from costart.sim.metrics import Usage
+from costart.sim.metrics import GpuUsage
 from costart.sim.outside_load import OutsideLoad
 from costart.sim.ports import (
     SIM_HOST,
@@ -118,7 +118,7 @@ class Engine:
         self._progress = progress
         cluster = setup.cluster.build()
         self.capacities = cluster.capacities()
-        self.usage = Usage(sum(n.gpu for n in cluster.nodes))
+        self.usage = GpuUsage(sum(n.gpu for n in cluster.nodes))
         self.audit = EventAudit()
         self.outside: OutsideLoad | None = None
         if setup.outside is not None:

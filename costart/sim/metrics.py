@@ -76,7 +76,7 @@ class Sample(msgspec.Struct, frozen=True, array_like=True):
     waiting: int
 
 
-class Usage:
+class GpuUsage:
     """Current GPU counts and their integrals over virtual time."""
 
     def __init__(self, capacity_gpus: int) -> None:
