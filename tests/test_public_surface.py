@@ -108,12 +108,12 @@ def test_a_walled_sub_package_is_a_surface_of_its_own(tmp_path: Path) -> None:
     probe.write_text(
         "from costart.placement.incremental import IncrementalStep\n"  # listed there
         "from costart.placement.incremental.carried import StartCache\n"  # not listed
-        "from costart.placement.capacity import View\n"  # not in costart.placement's list
+        "from costart.placement.capacity import CapacityView\n"  # not in costart.placement's list
     )
     assert unlisted_imports(probe, "costart.sim.probe") == [
         "costart.sim.probe: costart.placement.incremental.carried.StartCache"
         " (not in costart.placement.incremental.__all__)",
-        "costart.sim.probe: costart.placement.capacity.View (not in costart.placement.__all__)",
+        "costart.sim.probe: costart.placement.capacity.CapacityView (not in costart.placement.__all__)",
     ]
     # The walled package may use its own inside and its parent's.
     assert unlisted_imports(probe, "costart.placement.incremental.probe") == []

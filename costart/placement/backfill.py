@@ -30,14 +30,14 @@ from costart.domain import backfill as lending
 from costart.domain import decisions as dec
 from costart.domain.events import Assignment
 from costart.domain.states import GROUP_STARTED, GroupState, MemberState
-from costart.placement.capacity import NodeVecs, Vec, View, add_vecs, shape_vec
+from costart.placement.capacity import CapacityView, NodeVecs, Vec, add_vecs, shape_vec
 from costart.placement.cluster import Cluster
 from costart.placement.ledger import SessionLedger
 from costart.placement.planner import Plan, Shortfall
 
 Order = Sequence[tuple[GroupState, list[MemberState]]]
 _TAKEN_BACK = frozenset({"PLACED", *GROUP_STARTED})
-PlanIn = Callable[[View], Plan | Shortfall]
+PlanIn = Callable[[CapacityView], Plan | Shortfall]
 """Plans the visited group's gang in a view (through the session's memo)."""
 
 

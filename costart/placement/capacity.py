@@ -3,7 +3,7 @@ tasks of a shape fit into one.
 
 The planner, the session ledger and the speed-ups all count in these, so they live
 here, apart from any of them: a plain tuple per node (not a `Capacity` struct) because
-a session adds and compares thousands of them. A `View` is what one planning attempt
+a session adds and compares thousands of them. A `CapacityView` is what one planning attempt
 reads: the ledger makes them, the planner searches them.
 """
 
@@ -72,7 +72,7 @@ def add_vecs(into: NodeVecs, node: int, vec: Vec, sign: int = 1) -> None:
     into[node] = (g + sign * vec[0], c + sign * vec[1], m + sign * vec[2])
 
 
-class View:
+class CapacityView:
     """Capacity per node that one planning attempt may use: shared base arrays plus a
     sparse overlay (a group's own holds, which it may reuse)."""
 

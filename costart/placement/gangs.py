@@ -26,7 +26,7 @@ from costart.domain.states import GroupState, MemberState
 from costart.domain.world import World
 from costart.placement import reasons
 from costart.placement.backfill import BackfillSession
-from costart.placement.capacity import Vec, View, shape_vec
+from costart.placement.capacity import CapacityView, Vec, shape_vec
 from costart.placement.cluster import Cluster
 from costart.placement.constraints import Scope, relaxed
 from costart.placement.inputs import GroupInputs, PlanGang
@@ -115,7 +115,7 @@ class GangSession:
         if not backfill.lenders and group.status != "RESERVING":
             return False
 
-        def plan_in(view: View) -> Plan | Shortfall:
+        def plan_in(view: CapacityView) -> Plan | Shortfall:
             demands = self.inputs.demands(group, members, fixed=False)
             return self.plan(demands, scopes, view)
 
@@ -234,7 +234,7 @@ class GangSession:
             for node, vec in self.ledger.held_by[g.name].items():
                 a = lower_holds.get(node, (0, 0, 0))
                 lower_holds[node] = (a[0] + vec[0], a[1] + vec[1], a[2] + vec[2])
-        wider: View = self.ledger.eventual_view(group.name, lower_holds)
+        wider: CapacityView = self.ledger.eventual_view(group.name, lower_holds)
         second = self.plan(demands, scopes, wider, prefer)
         if not isinstance(second, Plan):
             return plan

@@ -14,7 +14,7 @@ from typing import Protocol
 from costart.domain.spec_types import Topology
 from costart.domain.states import GroupState, MemberState
 from costart.domain.world import World
-from costart.placement.capacity import View
+from costart.placement.capacity import CapacityView
 from costart.placement.cluster import Cluster
 from costart.placement.constraints import Scope, resolve_scopes
 from costart.placement.planner import Demand, Plan, Shortfall
@@ -28,8 +28,8 @@ class PlanGang(Protocol):
         self,
         demands: Sequence[Demand],
         scopes: Sequence[Scope],
-        view: View,
-        prefer: View | None = None,
+        view: CapacityView,
+        prefer: CapacityView | None = None,
     ) -> Plan | Shortfall: ...
 
 

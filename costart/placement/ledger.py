@@ -9,7 +9,7 @@ earlier ones took. Three kinds of numbers per node:
 * ``claim`` — what higher-ordered reservations' plans still need beyond their holds.
   Lower groups never take claimed capacity (DESIGN §3.4 #5).
 
-A `View` is the per-node capacity one planning attempt may use, of one `ViewKind`;
+A `CapacityView` is the per-node capacity one planning attempt may use, of one `ViewKind`;
 views share one base array per kind, kept current node by node as the session
 changes capacity, so the many groups that fail in a busy session share them. This
 ledger builds those arrays from scratch each session; the incremental step carries
@@ -27,9 +27,9 @@ from costart.domain.spec_types import Shape
 from costart.placement.allocator import Allocator
 from costart.placement.capacity import (
     ZERO,
+    CapacityView,
     NodeVecs,
     Vec,
-    View,
     add_vecs,
     fit_count,
     fit_counts,
@@ -229,9 +229,9 @@ class SessionLedger:
                 typed = shape.gpu_type  # `shape_fits_type`, inline
                 fits[i] = fit_count(vec, shape) if typed is None or typed == gpu_type else 0
 
-    def _view(self, kind: ViewKind, overlay: Mapping[int, Vec]) -> View:
+    def _view(self, kind: ViewKind, overlay: Mapping[int, Vec]) -> CapacityView:
         base = self._base(kind)
-        return View(
+        return CapacityView(
             self.cluster,
             base,
             overlay,
@@ -240,13 +240,13 @@ class SessionLedger:
             partial(self._fits_of, kind),
         )
 
-    def now_view(self, group: str | None, *, honour_claims: bool = True) -> View:
+    def now_view(self, group: str | None, *, honour_claims: bool = True) -> CapacityView:
         """Free now (minus higher claims), plus the group's own holds. Like every view,
         valid until the ledger next changes."""
         overlay = self.held_by.get(group, {}) if group else {}
         return self._view(NOW if honour_claims else FREE, overlay)
 
-    def now_view_with(self, group: str, avail: Mapping[int, Vec]) -> View:
+    def now_view_with(self, group: str, avail: Mapping[int, Vec]) -> CapacityView:
         """`now_view` of ``group``, except that the nodes of ``avail`` offer that much
         (before the group's own holds) instead of their free capacity outside claims:
         what a borrower, or a reservation taking back what it lent, may use."""
@@ -257,7 +257,7 @@ class SessionLedger:
             add_vecs(overlay, node, (vec[0] - b[0], vec[1] - b[1], vec[2] - b[2]))
         return self._view(NOW, overlay)
 
-    def eventual_view(self, group: str, lower_holds: NodeVecs | None = None) -> View:
+    def eventual_view(self, group: str, lower_holds: NodeVecs | None = None) -> CapacityView:
         """What the group could have once running work ends: capacity of up nodes minus
         other reservations' holds and higher claims; ``lower_holds`` are added back when
         the group may displace lower-ordered reservations."""
@@ -267,14 +267,14 @@ class SessionLedger:
         return self._view(EVENTUAL, overlay)
 
 
-def empty_cluster_view(cluster: Cluster) -> View:
+def empty_cluster_view(cluster: Cluster) -> CapacityView:
     """Every node's full capacity, whatever its status (for the check at submit)."""
-    return View(cluster, [(n.gpu, n.cpu, n.mem_gb) for n in cluster.nodes], {})
+    return CapacityView(cluster, [(n.gpu, n.cpu, n.mem_gb) for n in cluster.nodes], {})
 
 
-def empty_up_view(cluster: Cluster) -> View:
+def empty_up_view(cluster: Cluster) -> CapacityView:
     """The up nodes, empty: can the group fit the cluster as it is now, ever?"""
-    return View(
+    return CapacityView(
         cluster,
         [
             (n.gpu, n.cpu, n.mem_gb) if cluster.is_up(i) else ZERO

@@ -1,4 +1,4 @@
-"""The gang planner: place every member of one group in a capacity `View`, or explain why
+"""The gang planner: place every member of one group in a capacity `CapacityView`, or explain why
 not.
 
 Members go hardest first (most GPUs in total, then most constrained, then spec order).
@@ -18,7 +18,7 @@ from itertools import chain
 from typing import NamedTuple
 
 from costart.domain.spec_types import Shape
-from costart.placement.capacity import Vec, View, fit_count, shape_vec
+from costart.placement.capacity import CapacityView, Vec, fit_count, shape_vec
 from costart.placement.cluster import Cluster
 from costart.placement.constraints import Scope
 
@@ -89,8 +89,8 @@ class _Search:
         cluster: Cluster,
         demands: Sequence[Demand],
         scopes: Sequence[Scope],
-        view: View,
-        prefer: View | None,
+        view: CapacityView,
+        prefer: CapacityView | None,
         order: Sequence[Demand] | None = None,
     ) -> None:
         self.cluster = cluster
@@ -423,8 +423,8 @@ def plan_gang(
     cluster: Cluster,
     demands: Sequence[Demand],
     scopes: Sequence[Scope],
-    view: View,
-    prefer: View | None = None,
+    view: CapacityView,
+    prefer: CapacityView | None = None,
 ) -> Plan | Shortfall:
     """Place every demand's ``need`` tasks under every scope, or say why not.
 

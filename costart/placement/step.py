@@ -29,7 +29,7 @@ from costart.domain.world import World
 from costart.placement import reasons
 from costart.placement.allocator import Allocator, BindConflict, InMemoryAllocator
 from costart.placement.backfill import BackfillSession
-from costart.placement.capacity import View
+from costart.placement.capacity import CapacityView
 from costart.placement.cluster import Cluster, ClusterError
 from costart.placement.cluster_file import ClusterDefinition, load_cluster
 from costart.placement.constraints import Scope, check_references, resolve_scopes
@@ -235,8 +235,8 @@ class CoPlacementStep:
         self,
         demands: Sequence[Demand],
         scopes: Sequence[Scope],
-        view: View,
-        prefer: View | None = None,
+        view: CapacityView,
+        prefer: CapacityView | None = None,
     ) -> Plan | Shortfall:
         return plan_gang(self.cluster, demands, scopes, view, prefer)
 
@@ -247,7 +247,7 @@ class CoPlacementStep:
     def _infeasible_check(self) -> InfeasibleCheck:
         """The session's answer to: can the gang fit even an empty cluster of the up
         nodes? (The shortfall if not.)"""
-        empty: list[View] = []  # made on first use, for this session only
+        empty: list[CapacityView] = []  # made on first use, for this session only
 
         def infeasible(
             group: GroupState, demands: Sequence[Demand], scopes: Sequence[Scope]

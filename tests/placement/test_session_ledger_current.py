@@ -23,7 +23,7 @@ from costart.cli.sim_cmd import controller_factory
 from costart.domain.spec_types import Shape
 from costart.domain.world import World
 from costart.placement import CoPlacementStep, InMemoryAllocator
-from costart.placement.capacity import NodeVecs, Vec, View, fit_counts
+from costart.placement.capacity import CapacityView, NodeVecs, Vec, fit_counts
 from costart.placement.holdings import Holdings
 from costart.placement.incremental import EventJournal, IncrementalStep, WorldUsage
 from costart.placement.incremental.carried import CarriedLedger, StartCache
@@ -45,7 +45,7 @@ class ArraysCheck:
         self.checks = 0
         make = SessionLedger._view
 
-        def checked(ledger: SessionLedger, kind: ViewKind, overlay: Any) -> View:
+        def checked(ledger: SessionLedger, kind: ViewKind, overlay: Any) -> CapacityView:
             self.check(ledger)
             return make(ledger, kind, overlay)
 

@@ -6,7 +6,7 @@ from collections.abc import Hashable, Sequence
 from itertools import compress
 
 from costart.domain.spec_types import Shape
-from costart.placement.capacity import Vec, View
+from costart.placement.capacity import CapacityView, Vec
 from costart.placement.cluster import Cluster
 from costart.placement.constraints import Scope
 from costart.placement.planner import Demand, Plan, Shortfall, plan_gang
@@ -23,7 +23,7 @@ class PlanMemo:
     counts. Two levels, both exact:
 
     * within a session, by the views' keys (which change whenever their capacity may
-      have, see `View.key`): in a busy session most groups fail against unchanged
+      have, see `CapacityView.key`): in a busy session most groups fail against unchanged
       capacity, and many ask alike;
     * across sessions, by that capacity content itself: a waiting group asks again
       each session, and usually nothing it could use has changed (capacity elsewhere
@@ -54,8 +54,8 @@ class PlanMemo:
         self,
         demands: Sequence[Demand],
         scopes: Sequence[Scope],
-        view: View,
-        prefer: View | None = None,
+        view: CapacityView,
+        prefer: CapacityView | None = None,
     ) -> Plan | Shortfall:
         if view.key is None or (prefer is not None and prefer.key is None):
             return plan_gang(self.cluster, demands, scopes, view, prefer)
@@ -83,7 +83,10 @@ class PlanMemo:
 
 
 def capacity_read(
-    shape: Shape, view: View, prefer: View | None, avail: Sequence[Vec] | None = None
+    shape: Shape,
+    view: CapacityView,
+    prefer: CapacityView | None,
+    avail: Sequence[Vec] | None = None,
 ) -> Hashable:
     """What of the capacity `plan_gang` can read for tasks of ``shape`` (see
     `PlanMemo`): the fit counts of ``view`` and ``prefer`` and the capacity of the nodes

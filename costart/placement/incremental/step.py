@@ -33,7 +33,7 @@ from costart.domain.spec_types import Topology
 from costart.domain.states import GroupState
 from costart.domain.world import World
 from costart.placement.allocator import Allocator, InMemoryAllocator
-from costart.placement.capacity import View
+from costart.placement.capacity import CapacityView
 from costart.placement.cluster import Cluster, ClusterError
 from costart.placement.cluster_file import ClusterDefinition, load_cluster
 from costart.placement.constraints import Scope
@@ -77,7 +77,7 @@ class IncrementalStep(CoPlacementStep):
             tuple[tuple[Demand, ...], tuple[Scope, ...]], Shortfall | None
         ] = {}
         self._status_key: tuple[str, ...] = ()
-        self._empty_up: View | None = None
+        self._empty_up: CapacityView | None = None
         # The step's own count of holds, not the allocator's count of use.
         self._usage = WorldUsage(cluster, self.journal)
         self._held_moved: set[int] | None = None  # since the last ledger (None: every node)
