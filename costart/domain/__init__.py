@@ -16,13 +16,14 @@ from costart.domain import (
 )
 from costart.domain.actors import TIMER, Actor
 from costart.domain.aggregates import GroupUnit
+from costart.domain.capacity import Capacity
 from costart.domain.cluster_stream import ClusterUnit
 from costart.domain.decisions import Decision, PlaceGroup, PlaceMember
 from costart.domain.durations import format_duration_ns, parse_duration_ns
 from costart.domain.errors import Conflict, DomainError, IllegalTransition, NotFound, SpecError
 from costart.domain.events import Assignment, DomainEvent, NodeStatus, PendClass, PendReason
 from costart.domain.ids import COSTART_NAMESPACE, id_text
-from costart.domain.invariants import Capacity, EventAudit, check_group, check_world
+from costart.domain.invariants import EventAudit, check_group, check_world
 from costart.domain.labels import Selector, matches, parse_selector
 from costart.domain.limits import LABEL_PATTERN, MAX_SPEC_BYTES, NAME_PATTERN
 from costart.domain.probe_hosts import never_reached, plain_address

@@ -19,19 +19,12 @@ from collections.abc import Callable, Mapping
 from typing import Any
 from uuid import UUID
 
-import msgspec
-
 from costart.domain import events as ev
+from costart.domain.capacity import Capacity
 from costart.domain.errors import InvariantViolation
 from costart.domain.spec_types import BUDGET_FREE_REASONS, FailureRule
 from costart.domain.states import GROUP_STARTED, GROUP_TERMINAL, GroupState, MemberState
 from costart.domain.world import World
-
-
-class Capacity(msgspec.Struct, frozen=True):
-    gpu: int = 0
-    cpu: int = 0
-    mem_gb: int = 0
 
 
 def _fail(rule: str, group: GroupState, member: MemberState | None, detail: str) -> None:

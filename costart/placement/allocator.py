@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Protocol
 
+from costart.domain.capacity import Capacity
 from costart.domain.errors import DomainError
-from costart.domain.invariants import Capacity
 from costart.domain.world import World
 from costart.placement.cluster import Cluster
 from costart.placement.holdings import UsageCount, UsageSource

@@ -19,7 +19,7 @@ from typing import Final, Literal
 
 import msgspec
 
-from costart.domain.invariants import Capacity
+from costart.domain.capacity import Capacity
 from costart.domain.spec_types import Shape
 
 NodeStatus = Literal["up", "down", "drained"]

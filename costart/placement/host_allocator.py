@@ -27,7 +27,7 @@ from itertools import compress
 from operator import is_not, ne
 from typing import Protocol
 
-from costart.domain.invariants import Capacity
+from costart.domain.capacity import Capacity
 from costart.domain.world import World
 from costart.placement.allocator import BindConflict, OvercommitError
 from costart.placement.cluster import Cluster

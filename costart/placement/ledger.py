@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from enum import StrEnum
 from functools import partial
 
-from costart.domain.invariants import Capacity
+from costart.domain.capacity import Capacity
 from costart.domain.spec_types import Shape
 from costart.placement.allocator import Allocator
 from costart.placement.capacity import (

@@ -27,8 +27,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from operator import attrgetter
 
+from costart.domain.capacity import Capacity
 from costart.domain.events import Assignment
-from costart.domain.invariants import Capacity, check_group, check_world
+from costart.domain.invariants import check_group, check_world
 from costart.domain.spec_types import Shape
 from costart.domain.states import GroupState, MemberState
 from costart.domain.world import World

@@ -29,9 +29,10 @@ from typing import TYPE_CHECKING, Any
 
 from costart.domain import events as ev
 from costart.domain import runtime_limits
+from costart.domain.capacity import Capacity
 from costart.domain.errors import SpecError
 from costart.domain.events import DomainEvent
-from costart.domain.invariants import Capacity, EventAudit
+from costart.domain.invariants import EventAudit
 from costart.domain.spec_types import GroupSpec
 from costart.eventlog.codec import canonical_encode, gc_paused
 from costart.placement.incremental import IncrementalStep

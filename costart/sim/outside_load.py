@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 
 import msgspec
 
-from costart.domain.invariants import Capacity
+from costart.domain.capacity import Capacity
 from costart.placement.cluster import Cluster
 from costart.sim.scenario import OutsideLoadDoc
 from costart.sim.setup import HOUR_NS, SimSetup, keyed_random

@@ -12,10 +12,11 @@ from collections.abc import Callable
 
 import pytest
 
+from costart.domain.capacity import Capacity
 from costart.domain.decisions import HoldCapacity, PlaceGroup
 from costart.domain.errors import InvariantViolation
 from costart.domain.events import Assignment
-from costart.domain.invariants import Capacity, check_world
+from costart.domain.invariants import check_world
 from costart.domain.states import GroupState, MemberState, TaskState
 from costart.domain.world import World
 from costart.replay.rebuild import copy_world

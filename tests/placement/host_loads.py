@@ -7,7 +7,7 @@ import random
 from collections.abc import Sequence
 
 from costart.controller import Controller
-from costart.domain.invariants import Capacity
+from costart.domain.capacity import Capacity
 from costart.placement import Cluster
 from tests.placement.oracles import used_capacity
 

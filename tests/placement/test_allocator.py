@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from costart.domain.invariants import Capacity
+from costart.domain.capacity import Capacity
 from costart.domain.world import World
 from costart.placement import Allocator, Cluster, InMemoryAllocator
 from costart.placement.allocator import OvercommitError

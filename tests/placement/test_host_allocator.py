@@ -9,8 +9,9 @@ from collections.abc import Sequence
 import pytest
 
 from costart.domain import decisions as dec
+from costart.domain.capacity import Capacity
 from costart.domain.events import DomainEvent
-from costart.domain.invariants import Capacity, check_world
+from costart.domain.invariants import check_world
 from costart.domain.world import World
 from costart.placement import (
     Allocator,

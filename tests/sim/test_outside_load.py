@@ -7,7 +7,7 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from costart.domain.invariants import Capacity
+from costart.domain.capacity import Capacity
 from costart.domain.world import World
 from costart.sim.checks import StepChecker
 from costart.sim.errors import SimError

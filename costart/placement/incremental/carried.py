@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from itertools import compress
 from operator import is_not, ne
 
-from costart.domain.invariants import Capacity
+from costart.domain.capacity import Capacity
 from costart.domain.spec_types import Shape
 from costart.placement.allocator import Allocator
 from costart.placement.capacity import ZERO, Vec, fit_count, fit_counts

@@ -42,8 +42,8 @@ from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
 from costart.domain import decisions as dec
+from costart.domain.capacity import Capacity
 from costart.domain.ids import id_text
-from costart.domain.invariants import Capacity
 from costart.domain.spec_types import Topology
 from costart.domain.states import GROUP_WAITING, GroupState, MemberState
 from costart.domain.world import World
