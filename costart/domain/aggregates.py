@@ -20,7 +20,7 @@ import msgspec
 from costart.domain import events as ev
 from costart.domain.actors import Actor
 from costart.domain.errors import NotFound
-from costart.domain.projector import apply_group_event, apply_member_event
+from costart.domain.fold import apply_group_event, apply_member_event
 from costart.domain.states import GroupState, MemberState
 from costart.domain.transitions import check_group, check_member
 

@@ -9,8 +9,8 @@ from costart.domain import limits
 from costart.domain.actors import Actor
 from costart.domain.aggregates import GroupUnit
 from costart.domain.errors import Conflict, DomainError, IllegalTransition
+from costart.domain.fold import new_group, new_member
 from costart.domain.ids import group_id, member_ids
-from costart.domain.projector import new_group, new_member
 from costart.domain.spec_types import GroupSpec
 from costart.domain.states import GROUP_STARTED, GroupState, MemberState
 from costart.domain.teardown import fail_group, stop_live_members

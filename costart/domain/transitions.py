@@ -1,7 +1,7 @@
 """Which event may happen in which state (DESIGN §3.2): one table per aggregate.
 
 Commands check it before they emit (so an illegal command raises and changes nothing),
-and the projector checks it again while folding (so a log that breaks the rules fails
+and the fold checks it again (so a log that breaks the rules fails
 loudly on replay instead of producing a silently wrong state).
 """
 

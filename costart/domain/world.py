@@ -16,13 +16,13 @@ import msgspec
 
 from costart.domain import events as ev
 from costart.domain.errors import DomainError, NotFound
-from costart.domain.ids import id_text
-from costart.domain.projector import (
+from costart.domain.fold import (
     apply_group_event,
     apply_member_event,
     new_group,
     new_member,
 )
+from costart.domain.ids import id_text
 from costart.domain.states import GROUP_TERMINAL, GroupState, MemberState
 
 _SUBMITTED, _CREATED, _NODE, _GROUP, _MEMBER = range(5)

@@ -14,8 +14,8 @@ import pytest
 from costart.domain import events as ev
 from costart.domain.errors import DomainError, IllegalTransition
 from costart.domain.events import Assignment
+from costart.domain.fold import apply_group_event, apply_member_event, new_group, new_member
 from costart.domain.ids import group_id, member_ids
-from costart.domain.projector import apply_group_event, apply_member_event, new_group, new_member
 from costart.domain.states import GroupState, MemberState, TaskState
 from tests.builders import a_group
 
