@@ -38,7 +38,7 @@ from costart.rest.openapi import errors, linked, struct_body, task_links
 from costart.rest.report_schemas import ClaimReportOperation, TaskReportOperation
 from costart.rest.request_bodies import refuse_body
 from costart.service.controller_service import Service
-from costart.service.reports import (
+from costart.service.host_reports import (
     ClaimReport,
     ReportAnswer,
     TaskReport,

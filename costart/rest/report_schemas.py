@@ -15,7 +15,7 @@ from litestar.openapi.spec import Example, OpenAPIMediaType, Operation, RequestB
 
 from costart.domain import limits
 from costart.rest.openapi import convert_schema
-from costart.service.reports import EXIT_CODES, MAX_ATTEMPT, ExitReason
+from costart.service.host_reports import EXIT_CODES, MAX_ATTEMPT, ExitReason
 
 _ATTEMPT = {
     "type": "integer",

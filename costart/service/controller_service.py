@@ -31,8 +31,8 @@ from costart.log_writer import ControllerStoppedError
 from costart.projections import GroupView, MemberView, Views, group_view, member_view
 from costart.service.batcher import CommandBatcher
 from costart.service.heartbeats import Heartbeats
+from costart.service.host_reports import Reports
 from costart.service.log_follower import LogFollower
-from costart.service.reports import Reports
 
 log = structlog.get_logger("costart.serve")
 

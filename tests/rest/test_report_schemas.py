@@ -14,7 +14,7 @@ from costart.domain.errors import Conflict, NotFound, SpecError
 from costart.domain.limits import MAX_REASON_TEXT
 from costart.projections import GroupView, MemberView
 from costart.rest.report_schemas import claim_report_schema, task_report_schema
-from costart.service.reports import (
+from costart.service.host_reports import (
     EXIT_CODES,
     MAX_ATTEMPT,
     ClaimReport,
