@@ -210,7 +210,9 @@ def create_app(service: Service, tokens: Tokens, watch: WatchHub) -> Litestar:
             # The docs page is rendered here; the default ones load scripts from a CDN.
             render_plugins=[OfflineDocsPlugin(), JsonRenderPlugin()],
         ),
-        state=State({"service": service, "tokens": tokens, "registry": registry, "watch": watch}),
+        state=State(
+            {"service": service, "tokens": tokens, "registry": registry, "watch": watch}
+        ),
         debug=False,
         logging_config=None,  # the process logs through structlog (costart.logging_setup)
     )

@@ -100,7 +100,9 @@ def test_a_hostile_cancel_cancels_nothing(api):
     ("option", "value"),
     [("--interval", "0"), ("--interval", "-1"), ("--lease-duration", "0"), ("--claim-delay", "-1")],
 )
-def test_serve_refuses_a_zero_or_negative_duration_before_opening_anything(tmp_path, option, value):
+def test_serve_refuses_a_zero_or_negative_duration_before_opening_anything(
+    tmp_path, option, value
+):
     tokens = tmp_path / "tokens.toml"
     tokens.write_text('[tokens.a-token-of-sixteen-chars]\nuser = "root"\nrole = "admin"\n')
     store = tmp_path / "store"
