@@ -13,6 +13,7 @@ another link or another owner is refused rather than appended to.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import stat
 from pathlib import Path
@@ -72,7 +73,7 @@ def _open_part(part: str, parent: int, walked: Path) -> int:
 
 
 def _refusal(walked: Path, error: OSError) -> Escape:
-    if isinstance(error, NotADirectoryError) or error.errno == 40:  # ELOOP: a symlink
+    if isinstance(error, NotADirectoryError) or error.errno == errno.ELOOP:  # a symlink
         return Escape(f"{walked} is a symlink or not a directory: not followed")
     return Escape(f"{walked}: {error.strerror or error}")
 

@@ -14,7 +14,7 @@ import typer
 
 from costart.cli.commands import Target
 from costart.cli.exits import EXIT_ERROR, EXIT_USAGE
-from costart.domain.limits import LABEL_PATTERN
+from costart.domain.limits import ENV_NAME_PATTERN, LABEL_PATTERN
 
 
 def _peer_hosts(values: list[str]) -> tuple[dict[str, str], str | None]:
@@ -145,7 +145,7 @@ def agent(
         typer.echo(f"error: --accounts: {error}", err=True)
         raise typer.Exit(EXIT_USAGE) from None
     for name in allow_env or []:
-        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,127}", name):
+        if not re.fullmatch(ENV_NAME_PATTERN, name):
             typer.echo(f"error: --allow-env {name!r}: not a variable name", err=True)
             raise typer.Exit(EXIT_USAGE)
     try:

@@ -25,7 +25,7 @@ from costart.domain.events import Assignment, DomainEvent, NodeStatus, PendClass
 from costart.domain.ids import COSTART_NAMESPACE, id_text
 from costart.domain.invariants import EventAudit, check_group, check_world
 from costart.domain.labels import Selector, matches, parse_selector
-from costart.domain.limits import LABEL_PATTERN, MAX_SPEC_BYTES, NAME_PATTERN
+from costart.domain.limits import ENV_NAME_PATTERN, LABEL_PATTERN, MAX_SPEC_BYTES, NAME_PATTERN
 from costart.domain.probe_hosts import never_reached, plain_address
 from costart.domain.reconcile import HostTask, HostView
 from costart.domain.reports import Outcome
@@ -60,6 +60,7 @@ from costart.domain.world import World
 
 __all__ = [
     "COSTART_NAMESPACE",
+    "ENV_NAME_PATTERN",
     "GROUP_STARTED",
     "GROUP_STATUSES",
     "GROUP_TERMINAL",

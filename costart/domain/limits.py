@@ -11,6 +11,8 @@ NAME_PATTERN: Final = r"[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?"
 a ``$`` would also match before a final newline."""
 OWNER_PATTERN: Final = r"[A-Za-z0-9][A-Za-z0-9._@-]*"
 LABEL_PATTERN: Final = r"[A-Za-z0-9]([A-Za-z0-9._/-]{0,251}[A-Za-z0-9])?"
+# An environment variable's name, as a run table may set it and an agent may allow it.
+ENV_NAME_PATTERN: Final = r"[A-Za-z_][A-Za-z0-9_]{0,127}"
 """Node names, topology domain names, label keys and values, GPU types (matched whole)."""
 MAX_OWNER_LENGTH: Final = 63
 MAX_LABELS_PER_GROUP: Final = 32

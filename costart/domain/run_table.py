@@ -37,6 +37,7 @@ from msgspec import Meta
 
 from costart.domain.durations import parse_duration_ns
 from costart.domain.errors import SpecError
+from costart.domain.limits import ENV_NAME_PATTERN
 from costart.domain.probe_hosts import never_probed
 
 ProbeKind = Literal["exec", "http", "tcp", "file"]
@@ -53,7 +54,7 @@ MAX_FAIL_AFTER: Final = 1000
 MAX_PORT: Final = 65535
 MAX_DURATION_NS: Final = 24 * 3600 * 10**9  # a day: longer is a mistake, not a probe
 RESERVED_ENV_PREFIX: Final = "COSTART_"
-_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
+_ENV_NAME = re.compile(ENV_NAME_PATTERN)
 MAX_SECRET_REF: Final = 256
 _SECRET_REF = re.compile(r"[A-Za-z0-9._-]{1,128}(/[A-Za-z0-9._-]{1,128}){0,7}")
 _TCP = re.compile(r"(?P<host>[A-Za-z0-9._-]{1,253}|\[[0-9A-Fa-f:.]{2,45}\]):(?P<port>[0-9]{1,5})")
