@@ -1,5 +1,5 @@
 """The pure model: specs, events, the Group and Member aggregates, policies and
-invariants (DESIGN §3). Imports only the standard library and msgspec."""
+invariants (docs/design.md §3). Imports only the standard library and msgspec."""
 
 from costart.domain import (
     backfill,

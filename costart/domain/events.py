@@ -1,4 +1,4 @@
-"""The domain events (DESIGN §3.3): immutable msgspec structs, past tense.
+"""The domain events (docs/design.md §3.3): immutable msgspec structs, past tense.
 
 Every event carries the aggregate it belongs to (``originator_id``, ``originator_version``),
 its group (``group_id``) and the injected controller time ``at_ns``. They satisfy the
@@ -29,7 +29,7 @@ PendClass = Literal["capacity", "topology", "queue", "claims", "backoff", "infea
 
 
 class PendReason(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
-    """Why a group is not running (DESIGN §3.5). Compared whole to detect a change.
+    """Why a group is not running (docs/design.md §3.5). Compared whole to detect a change.
 
     Only facts are stored; times and positions are rendered into words at display time
     (`costart.display.reasons`), so the words can say "in 40s" and the log holds no

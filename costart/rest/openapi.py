@@ -255,7 +255,7 @@ class SubmitOperation(Operation):
         document = spec_schema()
         self.request_body = RequestBody(
             required=True,
-            description="the group spec (DESIGN §3.1)",
+            description="the group spec (docs/design.md §3.1)",
             content={
                 "application/json": OpenAPIMediaType(
                     schema=document, examples={"rl-post-training": SPEC_EXAMPLE}
