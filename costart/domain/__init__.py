@@ -118,6 +118,7 @@ __all__ = [
     "check_world",
     "decisions",
     "describe_schema",
+    "document_fields",
     "events",
     "failures",
     "find_field",
@@ -152,6 +153,7 @@ _REFERENCE = frozenset(
     {
         "SpecField",
         "describe_schema",
+        "document_fields",
         "find_field",
         "near_fields",
         "reference_line",

@@ -12,6 +12,7 @@ names): its path holds ``<key>`` for them, and `find_field` matches any key ther
 from __future__ import annotations
 
 import difflib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from typing import Any, Final
@@ -102,44 +103,49 @@ def _children(t: inspect.Type) -> tuple[inspect.StructType | None, bool]:
     return None, False
 
 
-def _walk(struct: inspect.StructType, prefix: str) -> list[tuple[str, inspect.Field]]:
+def _walk(
+    struct: inspect.StructType, prefix: str, named_keys: Mapping[str, str]
+) -> list[tuple[str, inspect.Field]]:
     found = []
     for field in struct.fields:
         path = f"{prefix}{field.encode_name}"
         found.append((path, field))
         inner, keyed = _children(field.type)
         if inner is not None:
-            step = f"{path}.{_NAMED_KEYS.get(path, KEY)}." if keyed else f"{path}."
-            found += _walk(inner, step)
+            step = f"{path}.{named_keys.get(path, KEY)}." if keyed else f"{path}."
+            found += _walk(inner, step, named_keys)
     return found
 
 
-def field_paths() -> list[str]:
-    """Every path the document types define, in document order (no words needed)."""
-    root = inspect.type_info(GroupDoc)
+def document_fields(
+    doc_type: type, named_keys: Mapping[str, str] | None = None
+) -> list[tuple[str, str, bool, str | None]]:
+    """Every field a document type defines, in document order: its path (a dict's keys
+    as ``named_keys`` names them for that dict's path, else ``<key>``), type in words,
+    whether it is required and its default as JSON (None: required, or a table, or
+    derived). Any strict msgspec document type: the spec's, the cluster file's."""
+    root = inspect.type_info(doc_type)
     assert isinstance(root, inspect.StructType)
-    return [path for path, _ in _walk(root, "")]
+    return [
+        (path, _type_name(field.type), field.required, _default(field))
+        for path, field in _walk(root, "", named_keys or {})
+    ]
+
+
+def field_paths() -> list[str]:
+    """Every path the spec's document types define, in document order."""
+    return [path for path, *_ in document_fields(GroupDoc, _NAMED_KEYS)]
 
 
 @cache
 def spec_fields() -> tuple[SpecField, ...]:
     """Every field with its words. Raises `KeyError` naming a path the types define
     and `costart.domain.spec_fields` does not describe (a test keeps them equal)."""
-    root = inspect.type_info(GroupDoc)
-    assert isinstance(root, inspect.StructType)
     fields = []
-    for path, field in _walk(root, ""):
+    for path, type_name, required, default in document_fields(GroupDoc, _NAMED_KEYS):
         if path not in DESCRIPTIONS:
             raise KeyError(f"spec field {path} has no description in costart.domain.spec_fields")
-        fields.append(
-            SpecField(
-                path=path,
-                type=_type_name(field.type),
-                required=field.required,
-                default=_default(field),
-                text=DESCRIPTIONS[path],
-            )
-        )
+        fields.append(SpecField(path, type_name, required, default, DESCRIPTIONS[path]))
     return tuple(fields)
 
 
