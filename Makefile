@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-slow test-explore mutate mutate-clean lint typecheck bench clean
+.PHONY: demo test docs test-slow test-explore mutate mutate-clean lint typecheck bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -22,6 +22,10 @@ test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 	$(BIN)/pytest -q -m "not slow"
+
+# The documentation site, offline, into site/ (open site/index.html); a warning fails it.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 
 # The larger local profile: long hypothesis runs and many crash kills.
 test-slow: $(STAMP)
@@ -59,4 +63,4 @@ bench: $(STAMP)
 	@for b in bench/bench_*.py; do [ -e "$$b" ] || continue; echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache site

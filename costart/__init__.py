@@ -6,7 +6,7 @@ The public surface for an embedding controller::
     from costart.bootstrap import bootstrap
 
 `bootstrap(Settings(...))` builds a `Controller` with its store, placement step and clock
-(DESIGN §2; the module `costart.bootstrap` is the composition root, so the function is
+(docs/design.md §2; the module `costart.bootstrap` is the composition root, so the function is
 imported from it); `parse_spec` reads a group spec (TOML or JSON) and raises `SpecError`
 naming the field. The names resolve on first use, so ``import costart.domain`` stays free of the
 application and its store.

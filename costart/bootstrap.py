@@ -1,5 +1,5 @@
 """The composition root: the one place that builds a `Controller` and its `LogSession`
-(DESIGN §2).
+(docs/design.md §2).
 
 Every entry point — the CLI (direct and remote), `serve`, `sim`, `demo`, the benchmarks
 and the tests that need a whole controller — describes what it wants in `Settings` and

@@ -268,7 +268,7 @@ class Controller:
             group, lambda u, at: lifecycle.scale_member(u, name, replicas, at), actor
         )
 
-    # --- reports from the host (DESIGN §8): attempt-stamped, idempotent ----------------
+    # --- reports from the host (docs/design.md §8): attempt-stamped, idempotent ----------------
 
     def task_started(
         self, member: str, task: int, attempt: int, *, actor: Actor, key: str | None = None

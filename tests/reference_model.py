@@ -1,5 +1,5 @@
 """An independent reference model of the failure policy and the success conditions
-(DESIGN §3.1, §5), written from the design text, not from the domain code: small, slow
+(docs/design.md §3.1, §5), written from the design text, not from the domain code: small, slow
 and obviously right. It shares nothing with `costart.domain.policy` or
 `costart.domain.lifecycle` but the spec types.
 
@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from costart.domain import events as ev
 from costart.domain.spec_types import FailureRule, GroupSpec, MemberSpec
 
-BUDGET_FREE = ("node-lost", "preempted")  # the cluster's doing (DESIGN §3.1)
+BUDGET_FREE = ("node-lost", "preempted")  # the cluster's doing (docs/design.md §3.1)
 ENDED = ("SUCCEEDED", "FAILED", "STOPPED")
 
 

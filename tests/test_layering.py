@@ -1,4 +1,4 @@
-"""The dependency rule of DESIGN §2, and the determinism rule of the pure layers.
+"""The dependency rule of docs/design.md §2, and the determinism rule of the pure layers.
 
 Imports point inward: domain <- placement <- ...; only bootstrap.py wires everything
 (tests/test_bootstrap.py holds every entry point to it); `server` composes the running

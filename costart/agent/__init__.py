@@ -1,4 +1,4 @@
-"""`costart agent`: the reference node agent (DESIGN §9, ADR 0042). It runs each task of
+"""`costart agent`: the reference node agent (docs/design.md §9, ADR 0042). It runs each task of
 its nodes as a local process from the member's run table, probes claims, starts
 nothing before ``may_start``, reports starts and exits, relaunches on restart-member,
 tears down on fail-group, restart-group, cancel and group success, and reconciles

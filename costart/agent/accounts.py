@@ -1,4 +1,4 @@
-"""Which OS account runs a group owner's tasks (DESIGN §11): the agent's accounts file.
+"""Which OS account runs a group owner's tasks (docs/design.md §11): the agent's accounts file.
 
 ```toml
 # costart agent --accounts accounts.toml

@@ -1,4 +1,4 @@
-"""`costart agent`: the reference node agent (DESIGN §9, ADR 0042).
+"""`costart agent`: the reference node agent (docs/design.md §9, ADR 0042).
 
 One loop thread owns every decision, every process start and every report; other
 threads only put things on its queue: the watch stream (something changed on our

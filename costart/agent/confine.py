@@ -1,5 +1,5 @@
 """Paths under the agent's work root, opened so that nothing a task plants can send
-the agent elsewhere (DESIGN §11, ADR 0066).
+the agent elsewhere (docs/design.md §11, ADR 0066).
 
 The spec already refuses absolute paths and ``..`` parts (`costart.domain.run_table`).
 On the node a task may still have replaced a directory on the way with a symlink (or a

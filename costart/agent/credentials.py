@@ -1,5 +1,5 @@
 """How the agent's token reaches it, and how it is kept from the processes around it
-(DESIGN §11, issue 29).
+(docs/design.md §11, issue 29).
 
 A token on the command line is readable by every process on the node
 (``/proc/PID/cmdline``), and one in the environment by every process of the agent's

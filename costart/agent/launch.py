@@ -1,6 +1,6 @@
 """Everything a task needs before its process starts, decided on the node: the account
 it runs as, its environment with its secrets, its working directory and its log file
-(DESIGN §11, ADR 0066). A `Refused` (or a path `Escape`) here is reported as the task's
+(docs/design.md §11, ADR 0066). A `Refused` (or a path `Escape`) here is reported as the task's
 failure with reason ``refused``; nothing is started.
 """
 

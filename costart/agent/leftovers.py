@@ -1,5 +1,5 @@
 """Whether the live process a ledger record names is still that task's run, before a
-restarted agent kills it (DESIGN §11, issue 29).
+restarted agent kills it (docs/design.md §11, issue 29).
 
 A pid alone names whatever process has it now; a record may also be stale or forged.
 So a process is the record's task only if it started when the record says (proc(5)

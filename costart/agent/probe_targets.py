@@ -1,4 +1,4 @@
-"""Where an ``http`` or ``tcp`` probe may connect from this node (DESIGN §11).
+"""Where an ``http`` or ``tcp`` probe may connect from this node (docs/design.md §11).
 
 A probe is written by a group's owner and runs on the node, so without a rule it could
 scan the node's network or read a cloud metadata service. It may reach only

@@ -3,7 +3,7 @@ keep checking every period until it passes (the claim is READY) or, with
 ``fail_after``, has missed that many times in a row (the claim FAILED).
 
 A probe is the group owner's code and data, so it runs with no more than the owner's
-task would have (DESIGN §11): an ``exec`` probe runs as the task's account with the
+task would have (docs/design.md §11): an ``exec`` probe runs as the task's account with the
 task's environment; a ``file`` probe names a path inside the task's directory and is
 looked up as that account; ``http`` and ``tcp`` probes reach only what the node's
 `TargetPolicy` allows. A probe that is not allowed can never pass: it is reported

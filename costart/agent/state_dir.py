@@ -1,5 +1,5 @@
 """Where the agent keeps its launch ledger (``--state-dir``), and the checks that keep
-it the agent's own (DESIGN §11, issue 29).
+it the agent's own (docs/design.md §11, issue 29).
 
 A restarted agent kills the processes its ledger names, so whoever can write the
 ledger can have the agent kill a process. The directory is therefore outside the work

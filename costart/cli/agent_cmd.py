@@ -1,5 +1,5 @@
 """`costart agent --server URL[,URL...] --node NAME [--node NAME ...]`, its token in
-``--token-file PATH`` or ``COSTART_AGENT_TOKEN`` (never argv: DESIGN §11)."""
+``--token-file PATH`` or ``COSTART_AGENT_TOKEN`` (never argv: docs/design.md §11)."""
 
 from __future__ import annotations
 

@@ -73,6 +73,7 @@ QUIET = {
     "snapshot",
     "demo",
     "sim",
+    "explain",
 }
 
 
@@ -246,6 +247,31 @@ def validate(
         typer.echo(f"warning: {warning}", err=True)
     fits = f", fits {cluster}" if cluster is not None else ""
     typer.echo(f"{spec.name}: valid ({len(spec.members)} members{fits})")
+
+
+@app.command()
+def explain(
+    field: Annotated[
+        str,
+        typer.Argument(
+            help="a spec field's path, e.g. failure.rules.max_restarts ('.': the top level)"
+        ),
+    ],
+) -> None:
+    """Print one spec field's reference: type, default, unit, limit, what it does and the
+    error a bad value gets."""
+    # Imported here: the command line starts without the reference's modules.
+    from costart.cli.explain_cmd import explain_text, resolve, top_level  # noqa: PLC0415
+
+    if field.strip(".") == "":
+        typer.echo(top_level())
+        return
+    found, note = resolve(field)
+    if note:
+        typer.echo(note, err=True)
+    if found is None:
+        raise typer.Exit(EXIT_USAGE)
+    typer.echo(explain_text(found))
 
 
 commands.register(app)

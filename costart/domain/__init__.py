@@ -1,5 +1,5 @@
 """The pure model: specs, events, the Group and Member aggregates, policies and
-invariants (DESIGN §3). Imports only the standard library and msgspec."""
+invariants (docs/design.md §3). Imports only the standard library and msgspec."""
 
 from costart.domain import (
     backfill,
@@ -105,6 +105,7 @@ __all__ = [
     "Selector",
     "Shape",
     "SpecError",
+    "SpecField",
     "SpecFormat",
     "SuccessPolicy",
     "TaskState",
@@ -116,14 +117,18 @@ __all__ = [
     "check_group",
     "check_world",
     "decisions",
+    "describe_schema",
+    "document_fields",
     "events",
     "failures",
+    "find_field",
     "format_duration_ns",
     "id_text",
     "is_name",
     "lifecycle",
     "limits",
     "matches",
+    "near_fields",
     "never_reached",
     "node_loss",
     "parse_duration_ns",
@@ -131,10 +136,36 @@ __all__ = [
     "parse_spec",
     "plain_address",
     "reconcile",
+    "reference_line",
+    "refusal",
     "reports",
     "runtime_limits",
     "scheduling",
+    "spec_fields",
     "spec_from_object",
     "spec_warnings",
     "task_log_path",
 ]
+
+# The spec reference (docs, `costart explain`, the OpenAPI schema's words) is read on
+# first use (PEP 562): a command line that never explains a field does not import it.
+_REFERENCE = frozenset(
+    {
+        "SpecField",
+        "describe_schema",
+        "document_fields",
+        "find_field",
+        "near_fields",
+        "reference_line",
+        "refusal",
+        "spec_fields",
+    }
+)
+
+
+def __getattr__(name: str) -> object:
+    if name in _REFERENCE:
+        import importlib  # noqa: PLC0415
+
+        return getattr(importlib.import_module("costart.domain.spec_reference"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,4 +1,4 @@
-"""Who caused a change (DESIGN §3.3, §8): every command from outside names its actor, and
+"""Who caused a change (docs/design.md §3.3, §8): every command from outside names its actor, and
 the events it writes carry it, so "who cancelled this?" has an answer in the log.
 
 Events written by costart's own placement step carry no actor (``None``): they are

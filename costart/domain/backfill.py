@@ -1,4 +1,4 @@
-"""Backfill into held capacity and declared run-time limits (DESIGN §4, ADR 0045).
+"""Backfill into held capacity and declared run-time limits (docs/design.md §4, ADR 0045).
 
 A ``reserve-backfill`` reservation lends what it holds but cannot use yet to lower
 groups that will be gone before it needs the capacity (each member declares a

@@ -1,5 +1,5 @@
 """The cluster's event stream: node status reports as events, so a restored or promoted
-controller knows which nodes are down without asking anyone (DESIGN §6 snapshots carry
+controller knows which nodes are down without asking anyone (docs/design.md §6 snapshots carry
 them too)."""
 
 from __future__ import annotations

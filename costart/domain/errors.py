@@ -35,7 +35,7 @@ class Conflict(DomainError):
 
 
 class InvariantViolation(DomainError):
-    """A DESIGN §3.4 invariant does not hold. Names the rule, the group and the member."""
+    """A docs/design.md §3.4 invariant does not hold. Names the rule, the group and the member."""
 
     def __init__(self, rule: str, group: str, member: str | None, detail: str) -> None:
         self.rule = rule

@@ -1,4 +1,4 @@
-"""The domain events (DESIGN §3.3): immutable msgspec structs, past tense.
+"""The domain events (docs/design.md §3.3): immutable msgspec structs, past tense.
 
 Every event carries the aggregate it belongs to (``originator_id``, ``originator_version``),
 its group (``group_id``) and the injected controller time ``at_ns``. They satisfy the
@@ -29,7 +29,7 @@ PendClass = Literal["capacity", "topology", "queue", "claims", "backoff", "infea
 
 
 class PendReason(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
-    """Why a group is not running (DESIGN §3.5). Compared whole to detect a change.
+    """Why a group is not running (docs/design.md §3.5). Compared whole to detect a change.
 
     Only facts are stored; times and positions are rendered into words at display time
     (`costart.display.reasons`), so the words can say "in 40s" and the log holds no
@@ -84,12 +84,16 @@ class DomainEvent(
 
 
 class GroupSubmitted(DomainEvent, frozen=True):
+    """A group was accepted: its validated spec (defaults filled in), its place in submission order and its members' ids."""
+
     spec: GroupSpec
     submission_seq: int
     member_ids: tuple[UUID, ...]
 
 
 class ReservationOpened(DomainEvent, frozen=True):
+    """The gang did not fit at once: the group holds capacity as it frees, until ``deadline_ns``."""
+
     attempt: int
     deadline_ns: int
 
@@ -109,28 +113,38 @@ class PlacementReleased(DomainEvent, frozen=True):
 
 
 class ReservationTimedOut(DomainEvent, frozen=True):
+    """The reservation reached its deadline unplaced (a release follows)."""
+
     attempt: int
 
 
 class BarrierTimedOut(DomainEvent, frozen=True):
+    """Claims were not all READY by the barrier deadline (a release follows)."""
+
     attempt: int
 
 
 class PendReasonChanged(DomainEvent, frozen=True):
+    """Why the group waits changed (written only on a change, never per session)."""
+
     reason: PendReason
 
 
 class BarrierReleased(DomainEvent, frozen=True):
+    """Every member placed and every claim READY: the members may start."""
+
     attempt: int
 
 
 class GroupDegraded(DomainEvent, frozen=True):
+    """A tolerated failure left ``member`` short (``detail``); the group runs on."""
+
     member: str
     detail: str
 
 
 class GroupRecovered(DomainEvent, frozen=True):
-    pass
+    """Every member is back at strength after a degradation."""
 
 
 class GroupRestarted(DomainEvent, frozen=True):
@@ -143,22 +157,26 @@ class GroupRestarted(DomainEvent, frozen=True):
 
 
 class GroupSucceeded(DomainEvent, frozen=True):
-    pass
+    """The success rule holds; services are stopped and nothing is held."""
 
 
 class GroupFailed(DomainEvent, frozen=True):
+    """The group failed (``reason``); everything it held or ran is released."""
+
     member: str | None
     reason: str
 
 
 class GroupCancelled(DomainEvent, frozen=True):
-    pass
+    """The group was cancelled by its owner or an admin; everything is released."""
 
 
 # --- Member aggregate events ------------------------------------------------------------
 
 
 class MemberCreated(DomainEvent, frozen=True):
+    """A member of a newly submitted group, with its spec."""
+
     spec: MemberSpec
 
 
@@ -203,6 +221,8 @@ class ClaimReady(DomainEvent, frozen=True):
 
 
 class ClaimFailed(DomainEvent, frozen=True):
+    """A claim was reported FAILED: the member fails with reason claim-failed."""
+
     claim: str
     reason: str
     attempt: int | None = None
@@ -266,10 +286,12 @@ class MemberScaled(DomainEvent, frozen=True):
 
 
 class MemberSucceeded(DomainEvent, frozen=True):
-    pass
+    """Every task of a job succeeded."""
 
 
 class MemberStopped(DomainEvent, frozen=True):
+    """The member was stopped because its group ended (succeeded, failed or was cancelled)."""
+
     reason: str
 
 

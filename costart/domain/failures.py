@@ -1,4 +1,4 @@
-"""What happens when a member fails (DESIGN §5): the group's failure policy decides.
+"""What happens when a member fails (docs/design.md §5): the group's failure policy decides.
 
 The first matching rule picks fail-group, restart-member, restart-group or tolerate;
 budgets are checked (node-lost and preempted never consume one) and a spent budget

@@ -1,4 +1,4 @@
-"""The invariants of DESIGN §3.4, checked over the whole state (and the event stream).
+"""The invariants of docs/design.md §3.4, checked over the whole state (and the event stream).
 
 `check_world` inspects a `World`; `EventAudit` follows the event stream for the rules that
 are about history (barrier once per attempt, start only after the barrier, terminal groups
@@ -61,7 +61,7 @@ _PLACED_TASK = frozenset({"PLACED", "RUNNING", "SUCCEEDED"})  # a job's done tas
 
 
 def _check_tasks(group: GroupState, members: list[MemberState]) -> None:
-    """Per-task state agrees with the member's (DESIGN §8): every placed task is a live
+    """Per-task state agrees with the member's (docs/design.md §8): every placed task is a live
     task of a placement the member made, a task runs only in a running member (#1 per
     task), and a job succeeded only when every task of its last placement did."""
     for member in members:

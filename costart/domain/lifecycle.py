@@ -1,4 +1,4 @@
-"""The commands of a group's life (DESIGN §3.2, §5): submit, the start barrier, success,
+"""The commands of a group's life (docs/design.md §3.2, §5): submit, the start barrier, success,
 scaling and cancel (the reports of tasks and claims are `costart.domain.reports`). Each works on one `GroupUnit`; an illegal command
 raises before any event is recorded."""
 

@@ -1,4 +1,4 @@
-"""A node going down (DESIGN §5): what it means for one group.
+"""A node going down (docs/design.md §5): what it means for one group.
 
 Before the start, losing a node that the group holds or is placed on releases the whole
 group and retries (it is not the group's fault, so no attempt is counted). After the

@@ -1,4 +1,4 @@
-"""Failure-policy decisions (DESIGN §3.1, §5): the first matching rule wins."""
+"""Failure-policy decisions (docs/design.md §3.1, §5): the first matching rule wins."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Addresses no probe may reach, on any node (DESIGN §11): link-local networks and the
+"""Addresses no probe may reach, on any node (docs/design.md §11): link-local networks and the
 cloud metadata services, where a machine's own credentials are handed out to whoever
 asks from it. A probe runs on the node, so a probe that could reach them would be a way
 for a group's owner to read the node's identity.

@@ -1,4 +1,4 @@
-"""Reconcile (DESIGN §8): bring costart's state to the host's after they diverged.
+"""Reconcile (docs/design.md §8): bring costart's state to the host's after they diverged.
 
 The host owns the truth about tasks and nodes: which tasks of which member placements
 exist and run, on which node, which nodes are up, and how many replicas a replica set

@@ -1,4 +1,4 @@
-"""Reports from the host about tasks and claims (DESIGN §8, §9): each names the member's
+"""Reports from the host about tasks and claims (docs/design.md §8, §9): each names the member's
 placement attempt and the task, and is applied only if it is about what is current.
 
 A report is one of:

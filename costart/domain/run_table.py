@@ -1,4 +1,4 @@
-"""A member's optional ``run`` table: how a node agent runs each of its tasks (DESIGN §9).
+"""A member's optional ``run`` table: how a node agent runs each of its tasks (docs/design.md §9).
 
 ```toml
 [members.run]

@@ -1,4 +1,4 @@
-"""Placement decisions and timers applied to a group (DESIGN §3.4, §4).
+"""Placement decisions and timers applied to a group (docs/design.md §3.4, §4).
 
 The placement step decides; these functions check that a decision fits the group's
 state and spec, then record it. Timers (reservation and barrier deadlines) fire on

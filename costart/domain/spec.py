@@ -1,4 +1,4 @@
-"""Parse and validate a group spec (DESIGN §3.1) from TOML or JSON.
+"""Parse and validate a group spec (docs/design.md §3.1) from TOML or JSON.
 
 Two steps: msgspec decodes the document into strict document types (unknown fields and
 wrong types are rejected with the field path), then `normalize` checks values and

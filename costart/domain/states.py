@@ -1,4 +1,4 @@
-"""Aggregate state (DESIGN §3.2) as plain msgspec structs: the single source for
+"""Aggregate state (docs/design.md §3.2) as plain msgspec structs: the single source for
 snapshots, replay and display. Mutated only by `costart.domain.fold`."""
 
 from __future__ import annotations

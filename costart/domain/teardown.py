@@ -1,5 +1,5 @@
 """Giving capacity back: release-and-retry, fail, stop. Shared by every command that ends
-an attempt or the group, so no path can forget a member (DESIGN §3.4 #4)."""
+an attempt or the group, so no path can forget a member (docs/design.md §3.4 #4)."""
 
 from __future__ import annotations
 

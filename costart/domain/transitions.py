@@ -1,4 +1,4 @@
-"""Which event may happen in which state (DESIGN §3.2): one table per aggregate.
+"""Which event may happen in which state (docs/design.md §3.2): one table per aggregate.
 
 Commands check it before they emit (so an illegal command raises and changes nothing),
 and the fold checks it again (so a log that breaks the rules fails

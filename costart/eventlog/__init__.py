@@ -1,4 +1,4 @@
-"""The backend-neutral services of the controller's event log (DESIGN §2, ADR 0053).
+"""The backend-neutral services of the controller's event log (docs/design.md §2, ADR 0053).
 
 What every store backend shares, over any of the eventsourcing library's recorders: the
 one codec (`MsgspecMapper`, canonical encoding), whole-controller snapshots and their

@@ -1,4 +1,4 @@
-"""Whole-controller snapshots (DESIGN §6): the `World` at a log position, canonically
+"""Whole-controller snapshots (docs/design.md §6): the `World` at a log position, canonically
 encoded, checksummed and tied to the log, kept in the library's "snapshots" recorder.
 
 Each snapshot is one stored record of a fixed stream (``originator_version`` = the log

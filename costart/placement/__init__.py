@@ -1,4 +1,4 @@
-"""costart.placement: the co-placement step (DESIGN §4).
+"""costart.placement: the co-placement step (docs/design.md §4).
 
 The cluster model and its file format, the `Allocator` port with its in-memory adapter
 and the host's (capacity the host's other work also uses, binds it may refuse), named

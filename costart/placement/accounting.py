@@ -1,4 +1,4 @@
-"""Idle-held accelerators (DESIGN §4): GPUs a group holds or has placed but does not run.
+"""Idle-held accelerators (docs/design.md §4): GPUs a group holds or has placed but does not run.
 
 Two measures, both from the `World` and an injected time:
 

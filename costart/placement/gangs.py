@@ -8,7 +8,7 @@ Per group, in the global order (priority, then submission):
 3. ``reserve`` mode plans the gang in the capacity it could eventually have (capacity of
    up nodes minus other reservations' holds and higher claims), anchored on what it
    already holds and preferring nodes free now. It holds the parts of that plan that are
-   free now and *claims* the rest, so no lower group takes them (DESIGN §3.4 #5). If no
+   free now and *claims* the rest, so no lower group takes them (docs/design.md §3.4 #5). If no
    plan exists unless lower reservations give way, those lower reservations are released.
    When every task of the plan is held, the reservation completes into a `PlaceGroup`.
 """

@@ -35,7 +35,7 @@ def node_indexes(index: Mapping[str, int], tasks: Sequence[Assignment]) -> tuple
 
 
 def wants_single(member: MemberState) -> bool:
-    """Would the step place this member alone (DESIGN §5): RESTARTING, or a RUNNING
+    """Would the step place this member alone (docs/design.md §5): RESTARTING, or a RUNNING
     replica set below its desired count."""
     return member.status == "RESTARTING" or (
         member.status == "RUNNING"

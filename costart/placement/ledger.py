@@ -7,7 +7,7 @@ earlier ones took. Three kinds of numbers per node:
 * ``free``  — unused now (capacity minus every hold and placement), via the allocator;
 * ``held``  — held by open reservations (per group, so a group can count its own);
 * ``claim`` — what higher-ordered reservations' plans still need beyond their holds.
-  Lower groups never take claimed capacity (DESIGN §3.4 #5).
+  Lower groups never take claimed capacity (docs/design.md §3.4 #5).
 
 A `CapacityView` is the per-node capacity one planning attempt may use, of one `ViewKind`;
 views share one base array per kind, kept current node by node as the session

@@ -1,4 +1,4 @@
-"""Pend reasons (DESIGN §3.5): one deterministic reason per situation.
+"""Pend reasons (docs/design.md §3.5): one deterministic reason per situation.
 
 The Controller records a reason only when it differs from the last one, so a reason
 must depend only on the state (never on timing noise or iteration order): the same

@@ -1,4 +1,4 @@
-"""Members placed alone after the start (DESIGN §5): never as a gang.
+"""Members placed alone after the start (docs/design.md §5): never as a gang.
 
 * A RESTARTING member is re-placed whole: a job's every task, a replica set's
   ``min_start`` (plus more replicas up to desired when they fit), in one `PlaceMember`.

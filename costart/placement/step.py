@@ -3,7 +3,7 @@ the plain reference policy.
 
 One `decide` call is one scheduling session. Every live group is visited once, in one
 global order — priority (high first), then submission — so earlier groups take capacity
-first and reservations are granted in that order (DESIGN §3.4 #5). Waiting groups go to
+first and reservations are granted in that order (docs/design.md §3.4 #5). Waiting groups go to
 `gangs`, placed groups get a claims pend reason, started groups get single placements.
 
 Everything is read afresh every session — free capacity through the allocator, holds

@@ -1,4 +1,4 @@
-"""Display views built from the event stream (DESIGN §7), stored in LMDB.
+"""Display views built from the event stream (docs/design.md §7), stored in LMDB.
 
 `Views(path)` opens (or creates) the views; `Views.catch_up(source)` folds whatever the
 log holds beyond the tracked position; the query methods read one consistent snapshot.

@@ -35,7 +35,7 @@ class GroupView(msgspec.Struct, frozen=True, kw_only=True):
     priority: Annotated[int, Meta(description="higher is placed first")]
     submission_seq: Annotated[int, Meta(description="the group's place in submission order")]
     mode: Annotated[str, Meta(description="placement mode: atomic or reserve")]
-    state: Annotated[GroupStatus, Meta(description="the group's state (DESIGN §3.2)")]
+    state: Annotated[GroupStatus, Meta(description="the group's state (docs/design.md §3.2)")]
     attempt: Annotated[
         int,
         Meta(
@@ -132,7 +132,7 @@ class MemberView(msgspec.Struct, frozen=True, kw_only=True):
     kind: Annotated[str, Meta(description="job or replica-set")]
     owner: Annotated[str, Meta(description="the user who owns the member")]
     profile: Annotated[str, Meta(description="the member's application profile")]
-    state: Annotated[MemberStatus, Meta(description="the member's state (DESIGN §3.2)")]
+    state: Annotated[MemberStatus, Meta(description="the member's state (docs/design.md §3.2)")]
     desired: Annotated[int, Meta(description="desired tasks (job) or replicas (replica set)")]
     min_start: Annotated[int, Meta(description="replicas needed to start (the start quorum)")]
     min_running: Annotated[int, Meta(description="replicas below which a tolerating group fails")]

@@ -1,5 +1,5 @@
 """Forensics on a log opened read-only: rebuild, restore, verify, why, timeline, diff
-and export (DESIGN §7). Each backend opens its log for them
+and export (docs/design.md §7). Each backend opens its log for them
 (`costart.eventlog.open_replay_log`); nothing here knows a backend."""
 
 from costart._lazy import lazy_exports

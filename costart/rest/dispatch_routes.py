@@ -1,6 +1,6 @@
 """The dispatch path's routes: scale, claim and task reports, nodes.
 
-Who may call what (DESIGN §9, ADR 0007 extended):
+Who may call what (docs/design.md §9, ADR 0007 extended):
 
 ============================ ===== ===== ===================== ======
 route                        owner admin agent                 claims

@@ -1,5 +1,5 @@
 """Who may read the values of a run table's ``env``, and the copy everyone else gets
-(DESIGN §11, ADR 0064).
+(docs/design.md §11, ADR 0064).
 
 A member's ``env`` is written by its group's owner and may hold things other users must
 not read (a key, a password in a URL). The names are not secret: they say what a task

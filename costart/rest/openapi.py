@@ -25,6 +25,7 @@ from litestar.openapi.spec import (
 )
 
 from costart.domain.spec import GroupDoc
+from costart.domain.spec_reference import describe_schema
 from costart.rest.models import ErrorBody
 from costart.rest.spec_rules import with_rules
 
@@ -82,9 +83,11 @@ def spec_schema() -> Schema | Reference:
     """The group-spec document's schema, whole. Inlined, not referenced: the framework
     writes the components section from its own registry and drops schemas given to it,
     which left the submit body pointing at a schema the document did not hold. The value
-    rules JSON Schema can state are added (`costart.rest.spec_rules`)."""
+    rules JSON Schema can state are added (`costart.rest.spec_rules`), and every field's
+    description from the spec reference (`costart.domain.spec_reference`)."""
     (root,), components = msgspec.json.schema_components([GroupDoc], ref_template=_REF)
-    converted: Schema | Reference = _convert(_inline(root, with_rules(components)))
+    inlined = describe_schema(_inline(root, with_rules(components)))
+    converted: Schema | Reference = _convert(inlined)
     return converted
 
 
@@ -255,7 +258,7 @@ class SubmitOperation(Operation):
         document = spec_schema()
         self.request_body = RequestBody(
             required=True,
-            description="the group spec (DESIGN §3.1)",
+            description="the group spec (docs/design.md §3.1)",
             content={
                 "application/json": OpenAPIMediaType(
                     schema=document, examples={"rl-post-training": SPEC_EXAMPLE}

@@ -13,7 +13,7 @@ A report that races an identical one may reach the Controller second and be refu
 there; it is then answered as a repeat, because it is one.
 
 The attempt is the member's placement attempt (`MemberView.attempt`); the Controller's
-attempt- and task-stamped commands (DESIGN §8) decide whether a report is new, a repeat
+attempt- and task-stamped commands (docs/design.md §8) decide whether a report is new, a repeat
 (answered ``applied = false``) or stale (409).
 """
 

@@ -1,5 +1,5 @@
 """The deterministic discrete-event simulator: scenarios, trace importers, the
-embedded controller's ports, policies compared, and the report (DESIGN §7)."""
+embedded controller's ports, policies compared, and the report (docs/design.md §7)."""
 
 from costart._lazy import lazy_exports
 

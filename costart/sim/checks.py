@@ -1,6 +1,6 @@
 """The invariant checks after every step, kept proportional to what the step changed.
 
-`check_world` (DESIGN §3.4, with the cluster's capacities) holds after every step: after
+`check_world` (docs/design.md §3.4, with the cluster's capacities) holds after every step: after
 a step that wrote events, `StepChecker.check_step` checks
 
 * the group rules (`check_group`) of every group an event touched: a group no event

@@ -1,6 +1,6 @@
 """What the simulator needs from the controller: a small Protocol, and a factory.
 
-`costart.sim` may not import the application (DESIGN §2: only app, cli and rest wire
+`costart.sim` may not import the application (docs/design.md §2: only app, cli and rest wire
 everything), so the engine takes a factory that builds a Controller-like object; the CLI
 (and tests) pass one building `costart.controller.Controller`.
 """

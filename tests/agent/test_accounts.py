@@ -1,4 +1,4 @@
-"""The agents' accounts file: which OS account runs each owner's tasks (DESIGN §11)."""
+"""The agents' accounts file: which OS account runs each owner's tasks (docs/design.md §11)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """`costart agent` end to end: `serve` and agents as real processes on 127.0.0.1 running
 real member programs (`tests/agent/program.py`), checked against the log and the
-process table (DESIGN §9, issue 18)."""
+process table (docs/design.md §9, issue 18)."""
 
 from __future__ import annotations
 

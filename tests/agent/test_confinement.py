@@ -1,6 +1,6 @@
 """What the agent does before a task starts, on the node: paths opened beneath the work
 root without following links, secrets read for the owner only, the environment of
-another account, and the process itself run as that account (DESIGN §11, ADR 0066)."""
+another account, and the process itself run as that account (docs/design.md §11, ADR 0066)."""
 
 from __future__ import annotations
 

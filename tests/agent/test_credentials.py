@@ -1,6 +1,6 @@
 """The agent's token: from a file only its account may read, or from an environment
 variable it scrubs so that neither ``/proc/PID/environ`` nor a process of its own
-account reads it back (`costart.agent.credentials`, DESIGN §11)."""
+account reads it back (`costart.agent.credentials`, docs/design.md §11)."""
 
 from __future__ import annotations
 

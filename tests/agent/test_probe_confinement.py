@@ -1,4 +1,4 @@
-"""A probe reaches no more than its group's task could (DESIGN §11): http and tcp only the
+"""A probe reaches no more than its group's task could (docs/design.md §11): http and tcp only the
 group's member addresses and the node's --probe-allow rules, never a link-local or
 metadata address; exec and file probes as the task's account. Real sockets on
 127.0.0.1, real processes; the account tests need root (tests/agent/root.py)."""

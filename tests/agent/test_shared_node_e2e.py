@@ -1,4 +1,4 @@
-"""A shared node, end to end (DESIGN §11): a real `costart serve`, a real `costart
+"""A shared node, end to end (docs/design.md §11): a real `costart serve`, a real `costart
 agent` running as root, and two owners mapped to two OS accounts (unused numeric uids).
 
 Shown here: alice's task runs as alice's account with its secret resolved on the node;

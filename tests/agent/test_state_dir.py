@@ -1,5 +1,5 @@
 """Where the agent keeps its ledger: outside the work directory, in a directory that is
-its own (`costart.agent.state_dir`, DESIGN §11)."""
+its own (`costart.agent.state_dir`, docs/design.md §11)."""
 
 from __future__ import annotations
 

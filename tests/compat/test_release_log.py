@@ -1,4 +1,4 @@
-"""A log written by an earlier release still replays and verifies (DESIGN §8).
+"""A log written by an earlier release still replays and verifies (docs/design.md §8).
 
 ``release_log/`` holds a store written by the release before structs left their
 defaults out of the encoding (made by ``write_release_log`` at the commit that added it). Every later release

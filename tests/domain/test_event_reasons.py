@@ -1,5 +1,5 @@
 """What the log says when an attempt or a group ends: each event with its exact reason,
-deadline and counters, as an incident responder reads them back (DESIGN §3.3, §5)."""
+deadline and counters, as an incident responder reads them back (docs/design.md §3.3, §5)."""
 
 from __future__ import annotations
 

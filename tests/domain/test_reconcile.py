@@ -1,6 +1,6 @@
 """`Controller.reconcile(host_view)`: after any divergence costart keeps live exactly the
 tasks the host has (less what it tells the host to stop), every invariant holds, every
-event it wrote says why, and a second reconcile writes nothing (DESIGN §8)."""
+event it wrote says why, and a second reconcile writes nothing (docs/design.md §8)."""
 
 from __future__ import annotations
 

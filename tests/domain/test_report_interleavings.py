@@ -1,5 +1,5 @@
 """Random interleavings of late, repeated and current reports give the same state, and
-the same log bytes, as the current reports alone (DESIGN §8, §9)."""
+the same log bytes, as the current reports alone (docs/design.md §8, §9)."""
 
 from __future__ import annotations
 

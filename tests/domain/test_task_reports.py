@@ -1,4 +1,4 @@
-"""Per-task state and attempt-stamped reports (DESIGN §8): a job succeeds when all its
+"""Per-task state and attempt-stamped reports (docs/design.md §8): a job succeeds when all its
 tasks have, one task's failure is the job's, a replica set runs its running tasks, and a
 late, repeated or foreign report changes nothing and says so."""
 

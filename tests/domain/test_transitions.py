@@ -1,5 +1,5 @@
 """Table-driven tests of both state machines: every (state, event) pair is allowed or
-refused exactly as DESIGN §3.2 says, and a refused one changes nothing."""
+refused exactly as docs/design.md §3.2 says, and a refused one changes nothing."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@ the same input gives the same decisions; no node is ever overcommitted, lent hol
 included (`Rig.session` checks #3 with every node's capacity after each session);
 nothing leaks; lending and taking back follow the global order; and competing
 reservations still never deadlock while borrowers that never end on their own run in
-their capacity (DESIGN §3.4 #3-#5).
+their capacity (docs/design.md §3.4 #3-#5).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Properties over time: holds never leak through releases, cancels, timeouts and node
 loss; and competing large reservations never deadlock while running work finishes at
-random times (DESIGN §3.4 #3, #4, #5).
+random times (docs/design.md §3.4 #3, #4, #5).
 
 Example counts come from the hypothesis profile (``tests/conftest.py``): bounded in CI,
 larger with ``COSTART_PROFILE=slow``.

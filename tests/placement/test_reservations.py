@@ -1,5 +1,5 @@
 """Reservations: granted in one global order, never holding what a higher plan needs,
-and the head completes once running work frees capacity (DESIGN §3.4 #5)."""
+and the head completes once running work frees capacity (docs/design.md §3.4 #5)."""
 
 from __future__ import annotations
 

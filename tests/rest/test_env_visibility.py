@@ -1,5 +1,5 @@
 """Who reads a run table's env values, against a real `costart serve` (one per module) on
-the demo cluster with the real placement (DESIGN §11, ADR 0064).
+the demo cluster with the real placement (docs/design.md §11, ADR 0064).
 
 Two groups are placed: alice's trainer on H100 nodes and bob's rollout on L40S nodes,
 each with a secret in its ``env``. Every caller asks every read route and the watch

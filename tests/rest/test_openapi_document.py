@@ -59,3 +59,34 @@ def test_every_field_of_every_model_is_described(server):  # noqa: F811
     assert [f"{name}.{field}" for name, field, sub in fields if not sub.get("description")] == []
     group = schemas["TimedGroup"]["properties"]
     assert group["labels"]["description"] == "the group's labels, key to value"
+
+
+def _properties(node: object, prefix: str = "") -> list[tuple[str, dict]]:
+    """Every property of a schema, with its dotted path (lists and unions looked into)."""
+    if not isinstance(node, dict):
+        return []
+    found = []
+    for alternative in node.get("anyOf", ()):
+        found += _properties(alternative, prefix)
+    found += _properties(node.get("items"), prefix)
+    found += _properties(node.get("additionalProperties"), prefix + "*.")
+    for name, sub in (node.get("properties") or {}).items():
+        found.append((prefix + name, sub))
+        found += _properties(sub, f"{prefix}{name}.")
+    return found
+
+
+def test_every_field_of_the_submit_body_is_described(server):  # noqa: F811
+    """The spec reference's words reach the served document: every field of a spec."""
+    from costart.domain.spec_reference import reference_line, spec_fields
+
+    url, _, _ = server
+    doc = httpx.get(f"{url}/schema/openapi.json", timeout=10).json()
+    body = doc["paths"]["/v1/groups"]["post"]["requestBody"]["content"]
+    schema = body["application/json"]["schema"]
+    found = {path: sub.get("description", "") for path, sub in _properties(schema)}
+    assert len(found) == len(spec_fields()) > 60
+    assert {p.replace("*", "<claim>") for p in found} == {f.path for f in spec_fields()}
+    assert [path for path, text in found.items() if not text] == []
+    max_restarts = next(f for f in spec_fields() if f.path == "failure.rules.max_restarts")
+    assert found["failure.rules.max_restarts"] == reference_line(max_restarts)

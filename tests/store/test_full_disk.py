@@ -1,4 +1,4 @@
-"""A full disk (DESIGN §6, ADR 0028): a write that meets ENOSPC stops the controller with
+"""A full disk (docs/design.md §6, ADR 0028): a write that meets ENOSPC stops the controller with
 a message naming the store and the space needed; nothing acknowledged is lost, nothing
 half-written is visible, and the controller starts again once space is freed.
 

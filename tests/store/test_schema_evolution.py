@@ -1,5 +1,5 @@
 """Schema evolution: a field added with a default leaves old records' bytes alone (ADR
-0004, DESIGN §8). That records written before still decode is the release log fixture's
+0004, docs/design.md §8). That records written before still decode is the release log fixture's
 test (``tests/compat``)."""
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 seen so far (which tasks run, whether the group ended).
 
 Times are the controller's (ISO-8601 UTC) with the offset from the group's submission;
-no raw nanoseconds. The lines say what happened in the words of DESIGN §3.2 (PENDING,
+no raw nanoseconds. The lines say what happened in the words of docs/design.md §3.2 (PENDING,
 PLACED, claims READY, RUNNING, SUCCEEDED).
 """
 

@@ -1,0 +1,165 @@
+"""The REST reference from the OpenAPI document the app serves, and the metrics
+reference from the Prometheus registry `/metrics` scrapes; both built in-process on an
+empty controller in memory (nothing listens, nothing is written)."""
+
+from __future__ import annotations
+
+import tempfile
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from costart.bootstrap import Settings, bootstrap
+from costart.projections import Views
+from costart.rest import Tokens, WatchHub, create_app
+from costart.rest.metrics import registry_for
+from costart.service import Service
+from docs.gen.markdown import GENERATED, cell, code, table
+
+
+@contextmanager
+def _service() -> Iterator[Any]:
+
+    with tempfile.TemporaryDirectory() as scratch:
+        controller = bootstrap(Settings(store=None, cluster=None), clock=lambda: 0)
+        hub = WatchHub.following(controller.read_events, controller.world)
+        service = Service(controller, Views(Path(scratch) / "views"), watch=hub)
+        try:
+            yield service
+        finally:
+            service.close()
+
+
+@cache
+def openapi_document() -> dict[str, Any]:
+    """The OpenAPI document `serve` answers at ``/schema/openapi.json``."""
+
+    with _service() as service, warnings.catch_warnings():
+        # The web framework's notes about its next major version are not the docs' business.
+        warnings.simplefilter("ignore", DeprecationWarning)
+        app = create_app(service, Tokens({}), service.watch)
+        document: dict[str, Any] = app.openapi_schema.to_schema()
+    return document
+
+
+def _type(node: Any) -> str:
+    if not isinstance(node, dict):
+        return ""
+    if "$ref" in node:
+        name = node["$ref"].rsplit("/", 1)[-1]
+        return f"[{name}](#{name.lower()})"
+    if "anyOf" in node or "oneOf" in node:
+        return " or ".join(_type(n) for n in node.get("anyOf", node.get("oneOf", [])))
+    kind = node.get("type", "object")
+    if isinstance(kind, list):
+        kind = " or ".join(kind)
+    if kind == "array":
+        return f"array of {_type(node.get('items', {}))}"
+    if "enum" in node:
+        return " | ".join(code("null" if v is None else v) for v in node["enum"])
+    return str(kind)
+
+
+def _operation(path: str, method: str, op: dict[str, Any]) -> str:
+    lines = [f"### `{method.upper()} {path}`\n"]
+    text = op.get("description") or op.get("summary") or ""
+    if text:
+        lines.append(text.strip() + "\n")
+    params = [
+        (
+            code(p["name"]),
+            p["in"],
+            _type(p.get("schema", {})),
+            "yes" if p.get("required") else "",
+            p.get("description", ""),
+        )
+        for p in op.get("parameters", [])
+    ]
+    if params:
+        lines.append(table(("parameter", "in", "type", "required", "what it is"), params))
+    body = op.get("requestBody")
+    if body:
+        types = ", ".join(code(t) for t in body.get("content", {}))
+        schema = next(iter(body.get("content", {}).values()), {}).get("schema", {})
+        shown = _type(schema)
+        if path == "/v1/groups" and method == "post":
+            shown = "a group spec: see the [spec reference](spec.md)"
+        lines.append(f"Body ({types}): {shown}. {cell(body.get('description', ''))}\n")
+    answers = [
+        (
+            code(status),
+            cell(answer.get("description", "")),
+            _type(next(iter(answer.get("content", {}).values()), {}).get("schema")),
+        )
+        for status, answer in sorted(op.get("responses", {}).items())
+    ]
+    lines.append(table(("status", "meaning", "body"), answers))
+    return "\n".join(lines)
+
+
+def rest_page() -> str:
+    doc = openapi_document()
+    parts = [
+        GENERATED,
+        "# REST reference\n",
+        "Every operation of `costart serve`, read from the OpenAPI document it serves at"
+        " `/schema/openapi.json` (a page rendered for people at `/schema`). Every"
+        " operation but `/healthz` and `/metrics` needs `Authorization: Bearer TOKEN`;"
+        " errors answer `application/problem+json` with the field at fault.\n",
+        "## Operations\n",
+    ]
+    for path, operations in sorted(doc["paths"].items()):
+        for method, op in operations.items():
+            if method in {"get", "post", "put", "delete", "patch"}:
+                parts.append(_operation(path, method, op))
+    parts.append("## Schemas\n")
+    for name, schema in sorted(doc.get("components", {}).get("schemas", {}).items()):
+        parts.append(f"### {name}\n")
+        if schema.get("description"):
+            parts.append(schema["description"].strip() + "\n")
+        required = set(schema.get("required", []))
+        rows = [
+            (code(prop), _type(sub), "yes" if prop in required else "", sub.get("description", ""))
+            for prop, sub in (schema.get("properties") or {}).items()
+        ]
+        if rows:
+            parts.append(table(("field", "type", "required", "what it is"), rows))
+    return "\n".join(parts)
+
+
+def metrics() -> list[tuple[str, str, list[str], str]]:
+    """Every metric `/metrics` exposes: name, type, label names and help."""
+
+    found = []
+    with _service() as service:
+        registry, _ = registry_for(lambda: service.views)
+        for family in registry.collect():
+            labels = sorted(
+                {k for s in family.samples for k in s.labels if k != "le"}
+                | set(getattr(family, "_labelnames", ()))  # declared, also with no sample yet
+            )
+            found.append((family.name, family.type, labels, family.documentation))
+    return found
+
+
+def metrics_page() -> str:
+    suffix = {"counter": "_total", "histogram": "_bucket, _sum, _count"}
+    rows = [
+        (code(name), kind, ", ".join(labels), suffix.get(kind, ""), help_text)
+        for name, kind, labels, help_text in metrics()
+    ]
+    return "\n".join(
+        [
+            GENERATED,
+            "# Metrics reference\n",
+            "What `GET /metrics` (Prometheus text, no token) exposes, read from its registry."
+            " Gauges and counters are computed from the views on each scrape, counted from the"
+            " log's events, so a replayed log gives the same numbers; histograms of group"
+            " times use event times. The scheduling session's duration is the one wall-clock"
+            " measure.\n",
+            table(("metric", "type", "labels", "series suffix", "what it measures"), rows),
+        ]
+    )
