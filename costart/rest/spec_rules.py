@@ -75,7 +75,7 @@ RULES: Final[dict[str, dict[str, dict[str, Any]]]] = {
         "timeout": DURATION,
         "backoff": DURATION,
         "backoff_max": DURATION,
-        "max_attempts": _count(0, limits.MAX_ATTEMPTS),
+        "max_attempts": _count(1, limits.MAX_ATTEMPTS),
         "topology": NAME,
     },
     "BarrierDoc": {"timeout": DURATION},
