@@ -136,9 +136,7 @@ def _reads_traces_env(node: ast.AST) -> bool:
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
         named = node.args[:1] and isinstance(node.args[0], ast.Constant)
         return bool(
-            node.func.attr in ("get", "getenv")
-            and named
-            and node.args[0].value == "COSTART_TRACES"  # type: ignore[attr-defined]
+            node.func.attr in ("get", "getenv") and named and node.args[0].value == "COSTART_TRACES"  # type: ignore[attr-defined]
         )
     return (
         isinstance(node, ast.Subscript)

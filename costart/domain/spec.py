@@ -94,10 +94,13 @@ class RuleDoc(_Doc):
 class FailureDoc(_Doc):
     """``max_group_restarts``: how many times restart-group restarts the whole group
     (``0``: none); left out, `DEFAULT_MAX_GROUP_RESTARTS` when the default action or a
-    rule restarts the group, else 0 (ADR 0071)."""
+    rule restarts the group, else 0 (ADR 0071). ``default_max_restarts``: how many times
+    a ``default`` of restart-member restarts each member (``0``: none); left out,
+    `DEFAULT_MAX_RESTARTS`."""
 
     default: FailureAction = "fail-group"
     max_group_restarts: int | None = None
+    default_max_restarts: int | None = None
     rules: list[RuleDoc] = msgspec.field(default_factory=list)
 
 
@@ -487,8 +490,15 @@ def _failure(doc: FailureDoc, names: tuple[str, ...]) -> FailurePolicy:
                 max_restarts=max_restarts,
             )
         )
+    default_max_restarts = doc.default_max_restarts
+    if default_max_restarts is None:
+        default_max_restarts = DEFAULT_MAX_RESTARTS if doc.default == "restart-member" else 0
+    _check_range("failure.default_max_restarts", default_max_restarts, 0, limits.MAX_RESTARTS)
     return FailurePolicy(
-        default=doc.default, max_group_restarts=max_group_restarts, rules=tuple(rules)
+        default=doc.default,
+        max_group_restarts=max_group_restarts,
+        rules=tuple(rules),
+        default_max_restarts=default_max_restarts,
     )
 
 
@@ -503,6 +513,12 @@ def defaulted_budgets(doc: GroupDoc) -> list[str]:
                 f"member it covers {DEFAULT_MAX_RESTARTS} times (the default), then fails "
                 "the group; set max_restarts to say how many (0: none)"
             )
+    if doc.failure.default == "restart-member" and doc.failure.default_max_restarts is None:
+        found.append(
+            "failure.default_max_restarts: not set: the default action restart-member "
+            f"restarts each member {DEFAULT_MAX_RESTARTS} times (the default), then fails "
+            "the group; set default_max_restarts to say how many (0: none)"
+        )
     actions = (doc.failure.default, *(r.action for r in doc.failure.rules))
     if "restart-group" in actions and doc.failure.max_group_restarts is None:
         found.append(

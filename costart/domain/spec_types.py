@@ -133,11 +133,16 @@ class FailureRule(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
 
 class FailurePolicy(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
     """``max_group_restarts``: restarts of the whole group allowed (0: none), resolved at
-    submit (`DEFAULT_MAX_GROUP_RESTARTS` when left out and restart-group is used)."""
+    submit (`DEFAULT_MAX_GROUP_RESTARTS` when left out and restart-group is used).
+    ``default_max_restarts``: restarts of each member the ``default`` action allows when
+    it is restart-member (`DEFAULT_MAX_RESTARTS` when left out); left out of the
+    encoding at 0, the budget every default restart-member had before ADR 0071, so
+    older specs keep their bytes and their meaning."""
 
     default: FailureAction
     max_group_restarts: int
     rules: tuple[FailureRule, ...] = ()
+    default_max_restarts: int = 0
 
 
 class SuccessPolicy(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):

@@ -62,6 +62,11 @@ def _zero_budgets(spec: GroupSpec) -> list[str]:
                 f"failure.rules[{i}].max_restarts: 0 allows no restart: the first failure "
                 "this rule catches fails the group (as fail-group would)"
             )
+    if spec.failure.default == "restart-member" and spec.failure.default_max_restarts == 0:
+        found.append(
+            "failure.default_max_restarts: 0 allows no restart: a failure no rule catches "
+            "fails the group (as fail-group would)"
+        )
     actions = (spec.failure.default, *(r.action for r in spec.failure.rules))
     if "restart-group" in actions and spec.failure.max_group_restarts == 0:
         found.append(

@@ -81,6 +81,7 @@ RULES: Final[dict[str, dict[str, dict[str, Any]]]] = {
     "BarrierDoc": {"timeout": DURATION},
     "FailureDoc": {
         "max_group_restarts": _count(0, limits.MAX_GROUP_RESTARTS),
+        "default_max_restarts": _count(0, limits.MAX_RESTARTS),
         "rules": {"maxItems": limits.MAX_FAILURE_RULES},
     },
     "RuleDoc": {

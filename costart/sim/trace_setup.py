@@ -94,7 +94,7 @@ def check_trace_files(kind: TraceKind, traces: Path) -> None:
         raise ScenarioError(
             "",
             f"{traces} holds no {', '.join(missing)}: name the folder of the full traces "
-            f"(or set {TRACES_ENV}); where to get them: tests/data/traces/README.md"
+            f"(or set {TRACES_ENV}); where to get them: tests/data/traces/README.md",
         )
 
 

@@ -104,3 +104,17 @@ def test_max_attempts_left_out_is_no_limit_and_zero_is_refused():
         spec_from_object(zero)
     assert refused.value.path == "placement.max_attempts"
     assert "leave max_attempts out for no limit" in refused.value.reason
+
+
+def test_a_default_action_of_restart_member_has_a_budget_too():
+    """``failure.default = "restart-member"`` had no budget field at all: a silent zero."""
+    spec = spec_from_object(doc(default="restart-member", rules=[]))
+    assert spec.failure.default_max_restarts == DEFAULT_MAX_RESTARTS
+    assert decide_action(spec, "trainer", "error", DEFAULT_MAX_RESTARTS - 1, 0) == (
+        "restart-member"
+    )
+    assert decide_action(spec, "trainer", "error", DEFAULT_MAX_RESTARTS, 0) == "fail-group"
+    none = spec_from_object(doc(default="restart-member", default_max_restarts=0, rules=[]))
+    assert decide_action(none, "trainer", "error", 0, 0) == "fail-group"
+    # Any other default records no budget: the field stays out of the encoding.
+    assert spec_from_object(BASE).failure.default_max_restarts == 0

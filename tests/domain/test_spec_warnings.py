@@ -181,3 +181,21 @@ def test_validate_prints_each_warning_and_the_spec_stays_valid(tmp_path):
     assert "warning: failure.rules[0].max_restarts: not set:" in result.output
     assert "warning: members[1].min_running: 6 of 8 replicas" in result.output
     assert "grpo: valid" in result.output
+
+
+def test_a_default_restart_member_without_a_budget_is_named():
+    text = (
+        ISSUE_SPEC.replace("min_running = 6\n", "")
+        .replace("[[failure.rules]]", '[failure]\ndefault = "restart-member"\n[[failure.rules]]')
+        .replace('action = "restart-member"', 'action = "restart-member"\nmax_restarts = 1')
+    )
+    assert warned(text) == [
+        "failure.default_max_restarts: not set: the default action restart-member restarts "
+        "each member 3 times (the default), then fails the group; set default_max_restarts "
+        "to say how many (0: none)"
+    ]
+    zero = text.replace("[failure]\n", "[failure]\ndefault_max_restarts = 0\n")
+    assert warned(zero) == [
+        "failure.default_max_restarts: 0 allows no restart: a failure no rule catches fails "
+        "the group (as fail-group would)"
+    ]
