@@ -196,7 +196,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--limit", type=float, default=1.05, help="largest new/base ratio")
     parser.add_argument("--out", type=Path)
-    default_traces = Path(os.environ.get("COSTART_TRACES", ROOT.parent / "shared" / "traces"))
+    default_traces = os.environ.get("COSTART_TRACES") or None
     parser.add_argument("--traces", type=Path, default=default_traces)
     parser.add_argument("--quick", action="store_true", help="no PAI sample, fewer repeats")
     parser.add_argument(
@@ -211,10 +211,14 @@ def main() -> None:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
     revs = {"base": _git("rev-parse", args.base), "new": _git("rev-parse", args.new)}
     seeds = ["--seeds", str(args.sim_seeds)]
-    bench_args = {"sim": ["--traces", str(args.traces.resolve()), *seeds], "placement": []}
     started = time.monotonic()
     with contextlib.ExitStack() as stack:
-        if args.quick:  # bench_sim skips the PAI part when the traces are not there
+        # bench_sim skips the PAI part when the traces are not there.
+        traces = str(args.traces.resolve()) if args.traces is not None else None
+        if traces is None:
+            traces = stack.enter_context(tempfile.TemporaryDirectory())
+        bench_args = {"sim": ["--traces", traces, *seeds], "placement": []}
+        if args.quick:
             no_traces = stack.enter_context(tempfile.TemporaryDirectory())
             bench_args = {
                 "sim": ["--traces", no_traces, *seeds],

@@ -13,6 +13,8 @@ the file).
 
 Run: python bench/bench_scheduling.py [--seeds N] [--first-seed K] [--workloads a,b]
      [--policies a,b] [--traces PATH] [--trace-groups N] [--add-runs FILE]
+(the PAI and DLRM workloads read the full traces in --traces or $COSTART_TRACES, and
+are skipped without them).
 
 Runs are kept per workload, policy and seed: runs of other seeds already in the output
 file (or in ``--add-runs`` files, other parts of the same benchmark run elsewhere, e.g.
@@ -135,7 +137,7 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     parser.add_argument("--seeds", type=int, default=20)
     parser.add_argument("--workloads", default=",".join((*SCENARIOS, *TRACES)))
     parser.add_argument("--policies", default=",".join(BENCH_POLICIES))
-    default = Path(os.environ.get("COSTART_TRACES", ROOT.parent / "shared" / "traces"))
+    default = os.environ.get("COSTART_TRACES") or None
     parser.add_argument("--traces", type=Path, default=default)
     parser.add_argument("--trace-groups", type=int, default=150)
     parser.add_argument("--first-seed", type=int, default=1)
@@ -156,8 +158,9 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
         workloads.update(kept.get("workloads", {}))
     added = [msgspec.json.decode(f.read_bytes()).get("workloads", {}) for f in args.add_runs]
     for name in [w for w in args.workloads.split(",") if w]:
-        if name in TRACES and not (args.traces / "README.md").exists():
-            print(f"no traces at {args.traces}: {name} skipped", file=sys.stderr)
+        if name in TRACES and (args.traces is None or not (args.traces / "README.md").exists()):
+            where = args.traces or "$COSTART_TRACES"
+            print(f"no traces at {where}: {name} skipped", file=sys.stderr)
             continue
 
         def progress(policy: str, seed: int, figures: RunFigures, name: str = name) -> None:

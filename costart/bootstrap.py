@@ -33,7 +33,7 @@ from costart.eventlog.lease_keeper import LeaseLike
 from costart.eventlog.rollback import Expectations, LastKnown
 from costart.eventlog.standby import Standby
 from costart.log_session import LogSession
-from costart.logging_setup import configure_logging
+from costart.logging_setup import configure_logging, library_logger
 from costart.projections import ViewDamagedError, stored_anchor
 from costart.sim.ports import ControllerFactory, PlacementStepLike, SimController
 
@@ -190,7 +190,7 @@ def expectations(
         try:
             views = stored_anchor(views_dir)
         except ViewDamagedError as error:
-            structlog.get_logger("costart.bootstrap").warning(
+            library_logger("costart.bootstrap").warning(
                 "views not checked against the log", views=str(views_dir), problem=str(error)
             )
     if views is None and last_known is None:

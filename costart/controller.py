@@ -19,7 +19,6 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from types import TracebackType
 from typing import Any, NamedTuple, Protocol
 
-import structlog
 from eventsourcing.persistence import ApplicationRecorder
 
 from costart.deadline_index import DeadlineIndex
@@ -38,8 +37,9 @@ from costart.domain.states import GroupState, MemberState
 from costart.domain.world import World
 from costart.eventlog.rollback import LastKnown
 from costart.log_session import LogSession
+from costart.logging_setup import library_logger
 
-log = structlog.get_logger("costart.controller")
+log = library_logger("costart.controller")
 
 Clock = Callable[[], int]
 

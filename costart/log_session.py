@@ -18,7 +18,6 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from uuid import UUID
 
-import structlog
 from eventsourcing.application import Application
 from eventsourcing.persistence import ApplicationRecorder, Mapper
 
@@ -34,8 +33,9 @@ from costart.eventlog.restore import restore
 from costart.eventlog.rollback import Expectations, LastKnown
 from costart.eventlog.snapshots import SnapshotStore
 from costart.log_writer import LogWriter
+from costart.logging_setup import library_logger
 
-log = structlog.get_logger("costart.controller")
+log = library_logger("costart.controller")
 
 SNAPSHOT_EVERY = "COSTART_SNAPSHOT_EVERY"  # events between automatic snapshots; 0 = never
 DEFAULT_SNAPSHOT_EVERY = 10_000

@@ -22,15 +22,15 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 
-import structlog
 from eventsourcing.persistence import ApplicationRecorder
 
 from costart.domain.events import DomainEvent
 from costart.eventlog.capabilities import Capability, WriteChain, declaring
 from costart.eventlog.codec import MsgspecMapper
 from costart.eventlog.errors import LeaseFencedError, StaleTermError
+from costart.logging_setup import library_logger
 
-log = structlog.get_logger("costart.controller")
+log = library_logger("costart.controller")
 
 
 class ControllerStoppedError(RuntimeError):

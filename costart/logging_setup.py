@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 import sys
 import threading
+from typing import Any
 
 import structlog
 
@@ -86,3 +87,49 @@ def configure_logging(*, json: bool = False, level: int = logging.INFO) -> None:
         logger_factory=_stderr_logger,
         cache_logger_on_first_use=True,
     )
+
+
+def library_logger(name: str) -> Any:
+    """The logger of a costart module that a host may embed (the Controller, the store,
+    the log services, the views, the service layer).
+
+    How log lines look and where they go is the host's choice: costart configures
+    structlog only in its own entry points (the CLI, ``serve``, the agent). Until
+    structlog is configured, a line goes to the standard library's logger ``name``, so
+    the host's logging handlers get it (without any, Python prints warnings and errors
+    on stderr); never to stdout, where structlog's unconfigured default would print it.
+    Once structlog is configured (by an entry point or by the host), its configuration
+    applies."""
+    return _LibraryLogger(name, {})
+
+
+class _LibraryLogger:
+    """Chooses, at each call, structlog as configured or the standard library's logger."""
+
+    __slots__ = ("_context", "_name")
+
+    def __init__(self, name: str, context: dict[str, Any]) -> None:
+        self._name = name
+        self._context = context
+
+    def bind(self, **values: Any) -> _LibraryLogger:
+        return _LibraryLogger(self._name, {**self._context, **values})
+
+    def __getattr__(self, method: str) -> Any:
+        if structlog.is_configured():
+            logger = structlog.get_logger(self._name)
+        else:
+            logger = structlog.wrap_logger(
+                logging.getLogger(self._name),
+                processors=_TO_STANDARD_LIBRARY,
+                wrapper_class=structlog.stdlib.BoundLogger,
+            )
+        return getattr(logger.bind(**self._context) if self._context else logger, method)
+
+
+# An unconfigured host's lines: filtered by its standard-library level, rendered as
+# ``event key=value ...`` for whatever handlers it has.
+_TO_STANDARD_LIBRARY: list[structlog.typing.Processor] = [
+    structlog.stdlib.filter_by_level,
+    structlog.processors.KeyValueRenderer(key_order=["event"], drop_missing=True),
+]

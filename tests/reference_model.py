@@ -52,7 +52,7 @@ def action_for(
     if reason in BUDGET_FREE:
         return action
     if action == "restart-member":
-        budget = 0 if rule is None else rule.max_restarts
+        budget = spec.failure.default_max_restarts if rule is None else rule.max_restarts
         return "restart-member" if member_restarts < budget else "fail-group"
     if action == "restart-group":
         budget = spec.failure.max_group_restarts

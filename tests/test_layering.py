@@ -26,20 +26,24 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "costart"
 STDLIB = set(sys.stdlib_module_names)
 
-# Which costart layers (and third-party packages) each layer may import.
+# Which costart layers (and third-party packages) each layer may import. Every layer a
+# host embeds logs through `logging_setup.library_logger` (the host chooses where lines go).
 ALLOWED: dict[str, tuple[set[str], set[str]]] = {
     "domain": ({"domain"}, {"msgspec"}),
     # How people read times and reasons: pure words over domain facts.
     "display": ({"domain", "display"}, set()),
     "placement": ({"domain", "placement"}, {"msgspec"}),
     # The backend-neutral log services: no backend, no lmdb, no psycopg.
-    "eventlog": ({"domain", "eventlog"}, {"msgspec", "eventsourcing", "structlog"}),
+    "eventlog": (
+        {"domain", "eventlog", "logging_setup"},
+        {"msgspec", "eventsourcing", "structlog"},
+    ),
     # What every LMDB environment shares (the log's and the views'): data-file checks,
     # their errors (backend-neutral ones, from `eventlog.errors`), page release.
-    "lmdbkit": ({"eventlog", "lmdbkit"}, {"lmdb", "structlog"}),
+    "lmdbkit": ({"eventlog", "lmdbkit", "logging_setup"}, {"lmdb", "structlog"}),
     # Each backend imports the services, never the other backend.
     "store": (
-        {"domain", "eventlog", "lmdbkit", "store"},
+        {"domain", "eventlog", "lmdbkit", "store", "logging_setup"},
         {"msgspec", "eventsourcing", "lmdb", "structlog"},
     ),
     "pgstore": (
@@ -49,7 +53,7 @@ ALLOWED: dict[str, tuple[set[str], set[str]]] = {
     # The views live in their own LMDB environment: they share the LMDB kit's data-file
     # checks with the log store, never the log store itself.
     "projections": (
-        {"domain", "display", "eventlog", "lmdbkit", "projections"},
+        {"domain", "display", "eventlog", "lmdbkit", "projections", "logging_setup"},
         {"msgspec", "eventsourcing", "lmdb", "structlog"},
     ),
     # Forensics over a log each backend opens read-only (`eventlog.open_replay_log`).
@@ -66,12 +70,17 @@ ALLOWED: dict[str, tuple[set[str], set[str]]] = {
 # The service layer (ADR 0054): rest -> service -> controller/domain; the CLI uses it too;
 # it never imports rest (HTTP), nor the stand-ins it may be handed (adapters).
 ALLOWED["service"] = (
-    {"domain", "display", "projections", "controller", "log_writer", "service", "_lazy"},
+    {"domain", "display", "projections", "controller", "log_writer", "service", "_lazy"}
+    | {"logging_setup"},
     {"msgspec", "structlog"},
 )
-ALLOWED["adapters"] = ({"domain", "controller", "adapters", "_lazy"}, {"structlog"})
+ALLOWED["adapters"] = (
+    {"domain", "controller", "adapters", "_lazy", "logging_setup"},
+    {"structlog"},
+)
 ALLOWED["rest"] = (
-    {"domain", "display", "projections", "log_writer", "service", "rest", "_lazy"},
+    {"domain", "display", "projections", "log_writer", "service", "rest", "_lazy"}
+    | {"logging_setup"},
     {"litestar", "msgspec", "structlog", "anyio", "httpx", "prometheus_client"},
 )
 # The service as it runs (`costart serve` without a command line): it composes the
@@ -147,14 +156,18 @@ ALLOWED["deadline_index"] = ({"deadline_index", "domain"}, set())
 # The Controller commands over its log session; the session restores and appends
 # through the log services alone (ADR 0053).
 ALLOWED["controller"] = (
-    {"controller", "domain", "eventlog", "log_session", "log_writer", "deadline_index"},
+    {"controller", "domain", "eventlog", "log_session", "log_writer", "deadline_index"}
+    | {"logging_setup"},
     {"eventsourcing", "structlog"},
 )
 ALLOWED["log_session"] = (
-    {"log_session", "domain", "eventlog", "log_writer"},
+    {"log_session", "domain", "eventlog", "log_writer", "logging_setup"},
     {"eventsourcing", "structlog"},
 )
-ALLOWED["log_writer"] = ({"log_writer", "domain", "eventlog"}, {"eventsourcing", "structlog"})
+ALLOWED["log_writer"] = (
+    {"log_writer", "domain", "eventlog", "logging_setup"},
+    {"eventsourcing", "structlog"},
+)
 # The packages' shared helper for lazy public names.
 ALLOWED["_lazy"] = ({"_lazy"}, set())
 # The core's top-level modules, by what they may never import: the forensics package or

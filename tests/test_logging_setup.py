@@ -6,13 +6,18 @@ from __future__ import annotations
 
 import io
 import logging
+import os
+import subprocess
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 import structlog
 
 from costart.logging_setup import configure_logging
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture
@@ -36,3 +41,44 @@ def test_lines_follow_stderr_after_the_stream_they_started_on_is_closed(monkeypa
     structured.info("two")  # the cached bound logger too: no "I/O operation on closed file"
     standard.warning("two too")
     assert ("two" in second.getvalue(), "two too" in second.getvalue()) == (True, True)
+
+
+LIBRARY_LINES = """
+import logging, sys
+import structlog
+from costart.logging_setup import library_logger
+log = library_logger("costart.controller")
+log.info("not shown")                       # the host set no level: warnings and up only
+log.warning("group refused", group="g1")    # Python's last resort: stderr
+handler = logging.StreamHandler(sys.stderr)
+handler.setFormatter(logging.Formatter("host %(name)s %(levelname)s %(message)s"))
+logging.getLogger("costart").addHandler(handler)
+logging.getLogger("costart").setLevel(logging.INFO)
+log.bind(member="g1/a").info("group submitted", members=2)
+print("host output")
+structlog.configure(logger_factory=structlog.PrintLoggerFactory(sys.stderr))
+log.info("after configure")                 # the host configured structlog: its choice
+"""
+
+
+def test_an_embedded_library_logs_through_the_hosts_choice_never_on_stdout():
+    """Unconfigured structlog would print to stdout; the library's loggers go to the
+    standard library's ``costart.*`` loggers instead, until the host configures
+    structlog."""
+    done = subprocess.run(
+        [sys.executable, "-c", LIBRARY_LINES],
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "host output\n"
+    lines = done.stderr.splitlines()
+    assert lines[0] == "event='group refused' group='g1'"
+    assert lines[1] == (
+        "host costart.controller INFO event='group submitted' member='g1/a' members=2"
+    )
+    assert "after configure" in lines[2] and len(lines) == 3
+    assert "not shown" not in done.stderr

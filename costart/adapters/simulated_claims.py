@@ -9,13 +9,12 @@ controller would). Not for production: it only exists so a person can watch grou
 
 from __future__ import annotations
 
-import structlog
-
 from costart.adapters.stand_in import CLAIM_DRIVER, current_attempt, start_placed_tasks
 from costart.controller import Controller
 from costart.domain.errors import DomainError
+from costart.logging_setup import library_logger
 
-log = structlog.get_logger("costart.claims")
+log = library_logger("costart.claims")
 
 
 class ClaimDriver:

@@ -24,8 +24,7 @@ from costart.cli.exits import Unavailable, UsageError, reported
 from costart.cli.output import Output, OutputKind, jsonpath, parse_output, sort_rows
 from costart.domain.errors import NotFound
 from costart.domain.labels import Selector, parse_selector
-from costart.domain.spec import SpecFormat, parse_spec
-from costart.domain.spec_warnings import spec_warnings
+from costart.domain.spec import SpecFormat, parse_spec_warned
 from costart.eventlog.backends import backend_at, backend_for
 from costart.eventlog.errors import StoreUnreachableError
 from costart.projections import MemberView
@@ -164,7 +163,7 @@ def submit(ctx: typer.Context, file: Path, output: OutputOption = "table") -> No
         data = read_spec_file(file)
         with backend(ctx, create=True) as b:
             group = b.submit(data, fmt)
-        for warning in spec_warnings(parse_spec(data, fmt)):  # accepted: it parses
+        for warning in parse_spec_warned(data, fmt)[1]:  # accepted: it parses
             typer.echo(f"warning: {warning}", err=True)
         emit(
             group,

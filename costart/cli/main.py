@@ -27,8 +27,7 @@ from costart.cli.serve import serve
 from costart.cli.sim_demo import run_sim_demo
 from costart.cli.walkthrough import run_demo
 from costart.domain.errors import SpecError
-from costart.domain.spec import SpecFormat, parse_spec
-from costart.domain.spec_warnings import spec_warnings
+from costart.domain.spec import SpecFormat, parse_spec_warned
 from costart.eventlog.backends import backend_at
 from costart.logging_setup import parse_level
 from costart.placement import ClusterError
@@ -237,13 +236,13 @@ def validate(
         typer.echo(f"error: {error}", err=True)
         raise typer.Exit(EXIT_USAGE) from None
     try:
-        spec = parse_spec(data, fmt)
+        spec, warnings = parse_spec_warned(data, fmt)
         if step is not None:
             step.check_feasible(spec)
     except SpecError as error:
         typer.echo(f"invalid spec {file}: {error}", err=True)
         raise typer.Exit(EXIT_INVALID) from None
-    for warning in spec_warnings(spec):
+    for warning in warnings:
         typer.echo(f"warning: {warning}", err=True)
     fits = f", fits {cluster}" if cluster is not None else ""
     typer.echo(f"{spec.name}: valid ({len(spec.members)} members{fits})")

@@ -9,6 +9,7 @@ application; it gets its Controller from the composition root's factory
 from __future__ import annotations
 
 import logging
+import os
 import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -34,7 +35,13 @@ from costart.sim.report import SimReport, build_report, report_json, write_plot
 from costart.sim.results import ALL_POLICIES, PolicyResult, run_policy
 from costart.sim.scenario import OutsideLoadDoc, ScenarioError, load_scenario
 from costart.sim.setup import SimSetup, describe_setup, draw_setup
-from costart.sim.trace_setup import TRACE_KINDS, TraceKind, TraceOptions, trace_setup
+from costart.sim.trace_setup import (
+    TRACE_KINDS,
+    TRACES_ENV,
+    TraceKind,
+    TraceOptions,
+    trace_setup,
+)
 
 EXIT_INVALID = 3
 app = typer.Typer(add_completion=False, help="Simulate co-start groups.")
@@ -221,7 +228,12 @@ class _TraceArgs(TypedDict):
 
 def sim(
     ctx: typer.Context,
-    source: Annotated[Path, typer.Argument(help="a sim scenario file, or the traces folder")],
+    source: Annotated[
+        Path | None,
+        typer.Argument(
+            help=f"a sim scenario file, or with --trace the traces folder (default ${TRACES_ENV})"
+        ),
+    ] = None,
     trace: Annotated[
         str | None, typer.Option(help=f"read SOURCE as a real trace: {'|'.join(TRACE_KINDS)}")
     ] = None,
@@ -268,6 +280,7 @@ def sim(
         if target.store_url is not None:
             raise UsageError("sim writes its log to a directory: --store DIR")
         check_options(trace, trace_options, chosen, store, log_policy)
+        source = _source(source, trace)
     setup, outside = _drawn(source, trace, seed, trace_options)
     if allocator == "outside-load":
         setup = with_outside_load(setup, outside)
@@ -287,6 +300,22 @@ def sim(
         console.print(
             f"the {log[0]} run's log is in {log[1]} (costart --store {log[1]} replay verify)"
         )
+
+
+def _source(given: Path | None, trace: str | None) -> Path:
+    """The scenario file or traces folder: as given, else (a --trace run) the folder
+    ``COSTART_TRACES`` names; the full traces are never looked for anywhere else."""
+    if given is not None:
+        return given
+    if trace is None:
+        raise UsageError("name the sim scenario file (or a traces folder with --trace)")
+    folder = os.environ.get(TRACES_ENV, "")
+    if not folder:
+        raise UsageError(
+            f"name the traces folder or set {TRACES_ENV} (the full traces are not in the "
+            "repository; where to get them: tests/data/traces/README.md)"
+        )
+    return Path(folder)
 
 
 def _drawn(

@@ -30,7 +30,14 @@ from costart.domain.probe_hosts import never_reached, plain_address
 from costart.domain.reconcile import HostTask, HostView
 from costart.domain.reports import Outcome
 from costart.domain.run_table import Probe, RunSpec, task_log_path
-from costart.domain.spec import GroupDoc, SpecFormat, is_name, parse_spec, spec_from_object
+from costart.domain.spec import (
+    GroupDoc,
+    SpecFormat,
+    is_name,
+    parse_spec,
+    parse_spec_warned,
+    spec_from_object,
+)
 from costart.domain.spec_types import (
     FailurePolicy,
     FailureReason,
@@ -134,6 +141,7 @@ __all__ = [
     "parse_duration_ns",
     "parse_selector",
     "parse_spec",
+    "parse_spec_warned",
     "plain_address",
     "reconcile",
     "reference_line",

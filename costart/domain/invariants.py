@@ -105,8 +105,9 @@ def _check_budgets(group: GroupState, members: list[MemberState]) -> None:
             f"{group.group_restarts} group restarts > budget {spec.failure.max_group_restarts}",
         )
     rules = [r for r in spec.failure.rules if r.action == "restart-member"]
+    default = spec.failure.default_max_restarts if spec.failure.default == "restart-member" else 0
     for member in members:
-        budget = _member_budget(rules, member.name)  # 0 without a restart rule
+        budget = max(_member_budget(rules, member.name), default)  # 0 without a restart rule
         if member.restarts > budget:
             _fail("#6 restart budgets", group, member, f"{member.restarts} restarts > {budget}")
 

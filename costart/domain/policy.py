@@ -38,7 +38,7 @@ def decide_action(
     action = rule.action if rule else spec.failure.default
     counted = consumes_budget(reason)
     if action == "restart-member":
-        budget = rule.max_restarts if rule else 0
+        budget = rule.max_restarts if rule else spec.failure.default_max_restarts
         if counted and member_restarts >= budget:
             return "fail-group"
     elif (

@@ -22,8 +22,11 @@ from costart.domain.run_table import RunDoc, check_probe_ports, run_spec
 from costart.domain.spec_document import decode_document, spec_bytes
 from costart.domain.spec_keys import name_keys
 from costart.domain.spec_types import (
+    DEFAULT_MAX_GROUP_RESTARTS,
+    DEFAULT_MAX_RESTARTS,
     FAILURE_ACTIONS,
     MEMBER_KINDS,
+    NO_ATTEMPT_LIMIT,
     PLACEMENT_MODES,
     RULE_REASONS,
     SUCCESS_WHENS,
@@ -43,6 +46,7 @@ from costart.domain.spec_types import (
     SuccessWhen,
     Topology,
 )
+from costart.domain.spec_warnings import spec_warnings
 
 SpecFormat = Literal["toml", "json"]
 _NAME = re.compile(limits.NAME_PATTERN)
@@ -60,11 +64,15 @@ class _Doc(msgspec.Struct, forbid_unknown_fields=True):
 
 
 class PlacementDoc(_Doc):
+    """``max_attempts``: how many placement attempts (a reservation or barrier timeout,
+    a failed claim before the start each end one) the group gets, at least 1; left out,
+    no limit (ADR 0071)."""
+
     mode: PlacementMode = "reserve"
     timeout: str = "15m"
     backoff: str = "1m"
     backoff_max: str = "30m"
-    max_attempts: int = 0
+    max_attempts: int | None = None
     topology: Topology | str | None = None
 
 
@@ -73,15 +81,26 @@ class BarrierDoc(_Doc):
 
 
 class RuleDoc(_Doc):
+    """``max_restarts``: how many times a restart-member rule restarts each member it
+    covers (``0``: none, the first failure it catches fails the group); left out,
+    `DEFAULT_MAX_RESTARTS` (ADR 0071)."""
+
     action: FailureAction
     reasons: list[RuleReason] = msgspec.field(default_factory=lambda: ["any"])
     members: list[str] = msgspec.field(default_factory=list)
-    max_restarts: int = 0
+    max_restarts: int | None = None
 
 
 class FailureDoc(_Doc):
+    """``max_group_restarts``: how many times restart-group restarts the whole group
+    (``0``: none); left out, `DEFAULT_MAX_GROUP_RESTARTS` when the default action or a
+    rule restarts the group, else 0 (ADR 0071). ``default_max_restarts``: how many times
+    a ``default`` of restart-member restarts each member (``0``: none); left out,
+    `DEFAULT_MAX_RESTARTS`."""
+
     default: FailureAction = "fail-group"
-    max_group_restarts: int = 0
+    max_group_restarts: int | None = None
+    default_max_restarts: int | None = None
     rules: list[RuleDoc] = msgspec.field(default_factory=list)
 
 
@@ -159,12 +178,25 @@ def _spec_error_from_msgspec(error: msgspec.MsgspecError) -> SpecError:
 def parse_spec(data: bytes | str, fmt: SpecFormat) -> GroupSpec:
     """Decode and validate a spec document. Raises `SpecError` naming the field (an
     empty path when the bytes are no document at all: `costart.domain.spec_document`)."""
+    return normalize(_document(data, fmt))
+
+
+def parse_spec_warned(data: bytes | str, fmt: SpecFormat) -> tuple[GroupSpec, list[str]]:
+    """`parse_spec`, and what the valid spec may still get wrong: budgets left to their
+    defaults (`defaulted_budgets`) and `spec_warnings`. What `costart validate`, `submit`
+    and REST's ``Warning: 299`` headers say."""
+    doc = _document(data, fmt)
+    spec = normalize(doc)
+    return spec, [*defaulted_budgets(doc), *spec_warnings(spec)]
+
+
+def _document(data: bytes | str, fmt: SpecFormat) -> GroupDoc:
     raw = spec_bytes(data)
     try:
-        doc = decode_document(raw, fmt, GroupDoc)
+        doc: GroupDoc = decode_document(raw, fmt, GroupDoc)
     except msgspec.ValidationError as error:
         raise _named(_spec_error_from_msgspec(error), raw, fmt) from None
-    return normalize(doc)
+    return doc
 
 
 def _named(error: SpecError, raw: bytes, fmt: SpecFormat) -> SpecError:
@@ -302,14 +334,20 @@ def _placement(doc: PlacementDoc) -> PlacementPolicy:
             f"{doc.backoff_max!r} is shorter than placement.backoff {doc.backoff!r}",
         )
     timeout_ns = _timeout("placement.timeout", doc.timeout)
-    _check_range("placement.max_attempts", doc.max_attempts, 0, limits.MAX_ATTEMPTS)
+    if doc.max_attempts == 0:
+        raise SpecError(
+            "placement.max_attempts",
+            "0 would allow no attempt: leave max_attempts out for no limit (ADR 0071)",
+        )
+    if doc.max_attempts is not None:
+        _check_range("placement.max_attempts", doc.max_attempts, 1, limits.MAX_ATTEMPTS)
     topology, placement_group = _topology("placement.topology", doc.topology)
     return PlacementPolicy(
         mode=doc.mode,
         timeout_ns=timeout_ns,
         backoff_ns=backoff_ns,
         backoff_max_ns=backoff_max_ns,
-        max_attempts=doc.max_attempts,
+        max_attempts=doc.max_attempts or NO_ATTEMPT_LIMIT,
         topology=topology,
         placement_group=placement_group,
     )
@@ -426,7 +464,12 @@ def _check_member_names(path: str, names: Sequence[str], known: Sequence[str]) -
 
 
 def _failure(doc: FailureDoc, names: tuple[str, ...]) -> FailurePolicy:
-    _check_range("failure.max_group_restarts", doc.max_group_restarts, 0, limits.MAX_GROUP_RESTARTS)
+    """The failure policy with every budget resolved: what the log records (ADR 0071)."""
+    max_group_restarts = doc.max_group_restarts
+    if max_group_restarts is None:
+        restarts_group = "restart-group" in (doc.default, *(r.action for r in doc.rules))
+        max_group_restarts = DEFAULT_MAX_GROUP_RESTARTS if restarts_group else 0
+    _check_range("failure.max_group_restarts", max_group_restarts, 0, limits.MAX_GROUP_RESTARTS)
     if len(doc.rules) > limits.MAX_FAILURE_RULES:
         raise SpecError("failure.rules", f"more than {limits.MAX_FAILURE_RULES} rules")
     rules = []
@@ -435,18 +478,55 @@ def _failure(doc: FailureDoc, names: tuple[str, ...]) -> FailurePolicy:
         _check_member_names(f"{path}.members", rule.members, names)
         if not rule.reasons:
             raise SpecError(f"{path}.reasons", "empty: list reasons or use ['any']")
-        _check_range(f"{path}.max_restarts", rule.max_restarts, 0, limits.MAX_RESTARTS)
+        max_restarts = rule.max_restarts
+        if max_restarts is None:
+            max_restarts = DEFAULT_MAX_RESTARTS if rule.action == "restart-member" else 0
+        _check_range(f"{path}.max_restarts", max_restarts, 0, limits.MAX_RESTARTS)
         rules.append(
             FailureRule(
                 members=tuple(rule.members),
                 reasons=tuple(rule.reasons),
                 action=rule.action,
-                max_restarts=rule.max_restarts,
+                max_restarts=max_restarts,
             )
         )
+    default_max_restarts = doc.default_max_restarts
+    if default_max_restarts is None:
+        default_max_restarts = DEFAULT_MAX_RESTARTS if doc.default == "restart-member" else 0
+    _check_range("failure.default_max_restarts", default_max_restarts, 0, limits.MAX_RESTARTS)
     return FailurePolicy(
-        default=doc.default, max_group_restarts=doc.max_group_restarts, rules=tuple(rules)
+        default=doc.default,
+        max_group_restarts=max_group_restarts,
+        rules=tuple(rules),
+        default_max_restarts=default_max_restarts,
     )
+
+
+def defaulted_budgets(doc: GroupDoc) -> list[str]:
+    """A warning per restart budget the document leaves to its default (ADR 0071): the
+    spec is valid, but the author may not know how many restarts it gets."""
+    found = []
+    for i, rule in enumerate(doc.failure.rules):
+        if rule.action == "restart-member" and rule.max_restarts is None:
+            found.append(
+                f"failure.rules[{i}].max_restarts: not set: restart-member restarts each "
+                f"member it covers {DEFAULT_MAX_RESTARTS} times (the default), then fails "
+                "the group; set max_restarts to say how many (0: none)"
+            )
+    if doc.failure.default == "restart-member" and doc.failure.default_max_restarts is None:
+        found.append(
+            "failure.default_max_restarts: not set: the default action restart-member "
+            f"restarts each member {DEFAULT_MAX_RESTARTS} times (the default), then fails "
+            "the group; set default_max_restarts to say how many (0: none)"
+        )
+    actions = (doc.failure.default, *(r.action for r in doc.failure.rules))
+    if "restart-group" in actions and doc.failure.max_group_restarts is None:
+        found.append(
+            "failure.max_group_restarts: not set: restart-group restarts the group "
+            f"{DEFAULT_MAX_GROUP_RESTARTS} times (the default), then fails it; set "
+            "max_group_restarts to say how many (0: none)"
+        )
+    return found
 
 
 def _success(doc: SuccessDoc, members: tuple[MemberSpec, ...]) -> SuccessPolicy:

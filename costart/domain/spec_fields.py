@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from costart.domain import limits, run_table
+from costart.domain.spec_types import DEFAULT_MAX_GROUP_RESTARTS, DEFAULT_MAX_RESTARTS
 
 _NAME_RULE = (
     f"1-{limits.MAX_NAME_LENGTH} of a-z, 0-9 and '-', starting and ending with a letter or digit"
@@ -26,12 +27,15 @@ _PROBE_DAYS = f"longer than 0s, at most {run_table.MAX_DURATION_NS // (3600 * 10
 @dataclass(frozen=True)
 class FieldText:
     """A field's words. ``bad``: one value the spec refuses at this field (empty: none
-    worth showing); the reference shows the error it gets, produced by the parser."""
+    worth showing); the reference shows the error it gets, produced by the parser.
+    ``resolved``: for a field whose type leaves it out (None) and submit resolves it,
+    the default in words, shown where the type's default would be."""
 
     what: str
     unit: str = ""
     limit: str = ""
     bad: tuple[Any, ...] = ()
+    resolved: str = ""
 
 
 DESCRIPTIONS: Final[dict[str, FieldText]] = {
@@ -295,10 +299,11 @@ DESCRIPTIONS: Final[dict[str, FieldText]] = {
         bad=("1s",),
     ),
     "placement.max_attempts": FieldText(
-        "Placement attempts before the group fails; 0: unlimited.",
+        "Placement attempts before the group fails; left out: no limit (ADR 0071).",
         unit="attempts",
-        limit=f"0-{limits.MAX_ATTEMPTS}",
-        bad=(-1,),
+        limit=f"1-{limits.MAX_ATTEMPTS} (0 is refused: leave it out for no limit)",
+        bad=(0,),
+        resolved="no limit",
     ),
     "placement.topology": FieldText(
         "A topology for the whole group (all members together): inline `{ level, policy, "
@@ -329,16 +334,27 @@ DESCRIPTIONS: Final[dict[str, FieldText]] = {
     "failure.default": FieldText(
         'The action for a failure no rule matches: "fail-group" (stop everything), '
         '"restart-member", "restart-group" or "tolerate" (carry on while min_running '
-        "holds). A restart-member here has no budget (no rule carries one): it escalates "
-        "to fail-group at once, except for node-lost and preempted.",
+        "holds). A restart-member here spends default_max_restarts per member.",
         bad=("retry",),
+    ),
+    "failure.default_max_restarts": FieldText(
+        "How often a default of restart-member restarts each member (node-lost and "
+        "preempted never spend it); spent: fail-group. 0: no restart; left out: "
+        f"{DEFAULT_MAX_RESTARTS} when the default is restart-member, else 0.",
+        unit="restarts per member",
+        limit=f"0-{limits.MAX_RESTARTS}",
+        bad=(-1,),
+        resolved=f"{DEFAULT_MAX_RESTARTS} with a default of restart-member, else 0",
     ),
     "failure.max_group_restarts": FieldText(
         "How often restart-group may restart the whole group (node-lost and preempted "
-        "do not count); spent: fail-group. 0: never.",
+        "do not count); spent: fail-group. 0: never; left out: "
+        f"{DEFAULT_MAX_GROUP_RESTARTS} when the default action or a rule restarts the "
+        "group, else 0 (the log records the resolved number).",
         unit="restarts",
         limit=f"0-{limits.MAX_GROUP_RESTARTS}",
         bad=(-1,),
+        resolved=f"{DEFAULT_MAX_GROUP_RESTARTS} when something restarts the group, else 0",
     ),
     "failure.rules": FieldText(
         "Failure rules, the first match wins: a rule matches a failure of one of its "
@@ -365,10 +381,12 @@ DESCRIPTIONS: Final[dict[str, FieldText]] = {
     "failure.rules.max_restarts": FieldText(
         "The restart budget of each member this rule matches, for restart-member: a "
         "failure with the budget spent escalates to fail-group (node-lost and preempted "
-        "never spend it). 0: no restart.",
+        "never spend it). 0: no restart; left out: "
+        f"{DEFAULT_MAX_RESTARTS} (the log records the resolved number).",
         unit="restarts per member",
         limit=f"0-{limits.MAX_RESTARTS}",
         bad=(-1,),
+        resolved=f"{DEFAULT_MAX_RESTARTS}",
     ),
     "success": FieldText("When the group has succeeded (its services are then stopped)."),
     "success.when": FieldText(

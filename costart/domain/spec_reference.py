@@ -145,7 +145,9 @@ def spec_fields() -> tuple[SpecField, ...]:
     for path, type_name, required, default in document_fields(GroupDoc, _NAMED_KEYS):
         if path not in DESCRIPTIONS:
             raise KeyError(f"spec field {path} has no description in costart.domain.spec_fields")
-        fields.append(SpecField(path, type_name, required, default, DESCRIPTIONS[path]))
+        words = DESCRIPTIONS[path]
+        shown = default if default is not None or not words.resolved else words.resolved
+        fields.append(SpecField(path, type_name, required, shown, words))
     return tuple(fields)
 
 

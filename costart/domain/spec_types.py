@@ -46,6 +46,14 @@ RULE_REASONS: Final = (*FAILURE_REASONS, "any")
 SUCCESS_WHENS: Final = ("all-jobs", "any-job", "members")
 # Reasons that are the cluster's doing, not the workload's: they never consume a budget.
 BUDGET_FREE_REASONS: Final = frozenset({"node-lost", "preempted"})
+# Budgets a spec leaves out (ADR 0071). A budget counts what it allows: 0 allows none.
+# A restart-member rule without max_restarts restarts each member this many times:
+DEFAULT_MAX_RESTARTS: Final = 3
+# failure.max_group_restarts left out, when the default action or a rule is restart-group:
+DEFAULT_MAX_GROUP_RESTARTS: Final = 3
+# How `PlacementPolicy.max_attempts` records "no limit" (placement.max_attempts left out;
+# a spec may not write 0). The stored form since the first release: old logs keep it.
+NO_ATTEMPT_LIMIT: Final = 0
 
 
 class Shape(msgspec.Struct, frozen=True, gc=False, forbid_unknown_fields=True, omit_defaults=True):
@@ -97,6 +105,8 @@ class MemberSpec(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
 
 
 class PlacementPolicy(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
+    """``max_attempts``: placement attempts allowed, `NO_ATTEMPT_LIMIT` (0) for none."""
+
     mode: PlacementMode
     timeout_ns: int
     backoff_ns: int
@@ -111,7 +121,9 @@ class BarrierPolicy(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
 
 
 class FailureRule(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
-    """First matching rule wins. Empty ``members`` matches every member."""
+    """First matching rule wins. Empty ``members`` matches every member.
+    ``max_restarts``: restarts of each member a restart-member rule allows (0: none),
+    resolved at submit (`DEFAULT_MAX_RESTARTS` when the spec left it out, ADR 0071)."""
 
     members: tuple[str, ...]
     reasons: tuple[RuleReason, ...]
@@ -120,9 +132,17 @@ class FailureRule(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
 
 
 class FailurePolicy(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
+    """``max_group_restarts``: restarts of the whole group allowed (0: none), resolved at
+    submit (`DEFAULT_MAX_GROUP_RESTARTS` when left out and restart-group is used).
+    ``default_max_restarts``: restarts of each member the ``default`` action allows when
+    it is restart-member (`DEFAULT_MAX_RESTARTS` when left out); left out of the
+    encoding at 0, the budget every default restart-member had before ADR 0071, so
+    older specs keep their bytes and their meaning."""
+
     default: FailureAction
     max_group_restarts: int
     rules: tuple[FailureRule, ...] = ()
+    default_max_restarts: int = 0
 
 
 class SuccessPolicy(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):

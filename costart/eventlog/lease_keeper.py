@@ -12,9 +12,9 @@ import threading
 from collections.abc import Callable
 from typing import Any, Protocol
 
-import structlog
+from costart.logging_setup import library_logger
 
-log = structlog.get_logger("costart.lease")
+log = library_logger("costart.lease")
 
 
 class LeaseLike(Protocol):

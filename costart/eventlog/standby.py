@@ -21,7 +21,6 @@ from __future__ import annotations
 import threading
 from typing import Any, Final
 
-import structlog
 from eventsourcing.persistence import ApplicationRecorder, InfrastructureFactory
 
 from costart.domain.world import World
@@ -32,8 +31,9 @@ from costart.eventlog.event_reading import read_events
 from costart.eventlog.lease_keeper import LeaseLike
 from costart.eventlog.rollback import Expectations
 from costart.eventlog.snapshots import SnapshotStore
+from costart.logging_setup import library_logger
 
-log = structlog.get_logger("costart.standby")
+log = library_logger("costart.standby")
 
 DEFAULT_POLL_S: Final = 0.05
 SEEN: Final = "the standby had read the log to"

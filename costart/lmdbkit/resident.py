@@ -32,9 +32,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Final
 
-import structlog
+from costart.logging_setup import library_logger
 
-log = structlog.get_logger("costart.store")
+log = library_logger("costart.store")
 
 MADV_DONTNEED: Final = 4
 MAPS: Final = Path("/proc/self/maps")

@@ -16,7 +16,6 @@ from typing import Any, Final, Protocol
 from uuid import UUID
 
 import lmdb
-import structlog
 from eventsourcing.persistence import ApplicationRecorder
 
 from costart.domain import events as ev
@@ -26,11 +25,12 @@ from costart.domain.world import World
 from costart.eventlog.anchor import anchor_at, check_reaches
 from costart.lmdbkit.datafile import free_bytes, is_space_error
 from costart.lmdbkit.errors import StoreFullError
+from costart.logging_setup import library_logger
 from costart.projections import derive
 from costart.projections.models import Histogram, HoldView, PendEntry
 from costart.projections.view_store import ViewDamagedError, ViewDB, hold_key, sub_key, u32, u64
 
-log = structlog.get_logger("costart.projections")
+log = library_logger("costart.projections")
 
 DEFAULT_BATCH: Final = 500
 SECOND_NS: Final = 10**9

@@ -13,7 +13,6 @@ import time
 from typing import Any, Final
 from urllib.parse import unquote
 
-import structlog
 from litestar import Litestar, Request, Response
 from litestar.datastructures import State
 from litestar.di import Provide
@@ -28,6 +27,7 @@ from costart.domain.errors import Conflict, DomainError, IllegalTransition, NotF
 from costart.domain.limits import MAX_SPEC_BYTES
 from costart.domain.spec import is_name
 from costart.log_writer import ControllerStoppedError
+from costart.logging_setup import library_logger
 from costart.projections import ViewDamagedError
 from costart.rest.auth import Tokens
 from costart.rest.dispatch_routes import DISPATCH_ROUTES
@@ -43,7 +43,7 @@ from costart.rest.watch_routes import WATCH_ROUTES
 from costart.service.controller_service import Service
 from costart.service.log_follower import ViewsBehindError
 
-log = structlog.get_logger("costart.rest")
+log = library_logger("costart.rest")
 MAX_BODY_BYTES: Final = 2 * MAX_SPEC_BYTES
 GROUPS_PREFIX: Final = b"/v1/groups/"
 
@@ -210,9 +210,7 @@ def create_app(service: Service, tokens: Tokens, watch: WatchHub) -> Litestar:
             # The docs page is rendered here; the default ones load scripts from a CDN.
             render_plugins=[OfflineDocsPlugin(), JsonRenderPlugin()],
         ),
-        state=State(
-            {"service": service, "tokens": tokens, "registry": registry, "watch": watch}
-        ),
+        state=State({"service": service, "tokens": tokens, "registry": registry, "watch": watch}),
         debug=False,
         logging_config=None,  # the process logs through structlog (costart.logging_setup)
     )

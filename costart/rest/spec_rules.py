@@ -75,12 +75,13 @@ RULES: Final[dict[str, dict[str, dict[str, Any]]]] = {
         "timeout": DURATION,
         "backoff": DURATION,
         "backoff_max": DURATION,
-        "max_attempts": _count(0, limits.MAX_ATTEMPTS),
+        "max_attempts": _count(1, limits.MAX_ATTEMPTS),
         "topology": NAME,
     },
     "BarrierDoc": {"timeout": DURATION},
     "FailureDoc": {
         "max_group_restarts": _count(0, limits.MAX_GROUP_RESTARTS),
+        "default_max_restarts": _count(0, limits.MAX_RESTARTS),
         "rules": {"maxItems": limits.MAX_FAILURE_RULES},
     },
     "RuleDoc": {

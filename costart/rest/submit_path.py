@@ -29,9 +29,8 @@ from litestar.serialization import encode_json
 from litestar.types import ASGIApp, HTTPRequestEvent, Message, Receive, ReceiveMessage, Scope, Send
 
 from costart.domain.actors import Actor
-from costart.domain.spec import parse_spec
+from costart.domain.spec import parse_spec_warned
 from costart.domain.spec_types import GroupSpec
-from costart.domain.spec_warnings import spec_warnings
 from costart.rest.request_bodies import spec_format
 from costart.rest.timed import TimedGroup, group_doc
 
@@ -48,7 +47,7 @@ class Submitted(NamedTuple):
     created: TimedGroup
     location: str
     warnings: list[str]
-    """What the spec may still get wrong (`costart.domain.spec_warnings`): sent as
+    """What the spec may still get wrong (`costart.domain.spec.parse_spec_warned`): sent as
     ``Warning: 299 - "..."`` headers, as Kubernetes sends admission warnings."""
 
     def headers(self) -> list[tuple[str, str]]:
@@ -67,19 +66,15 @@ async def run_submit(service: Service, user: User, data: bytes, content_type: st
     JSON nor TOML is 415 (`costart.rest.request_bodies`)."""
     fmt = spec_format(content_type)
 
-    def check() -> GroupSpec:
-        spec = parse_spec(data, fmt)
+    warnings: list[str] = []
+
+    def checked() -> GroupSpec:
+        spec, found = parse_spec_warned(data, fmt)
         if not user.may_act_for(spec.owner):
             raise PermissionDeniedException(
                 f"{user.name} may not submit groups owned by {spec.owner}"
             )
-        return spec
-
-    warnings: list[str] = []
-
-    def checked() -> GroupSpec:
-        spec = check()
-        warnings.extend(spec_warnings(spec))
+        warnings.extend(found)
         return spec
 
     row = await service.submit_batched(checked, Actor.user(user.name))

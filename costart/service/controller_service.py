@@ -18,8 +18,6 @@ import time
 from collections.abc import Callable
 from typing import Final, Protocol
 
-import structlog
-
 from costart.controller import Controller
 from costart.display import duration
 from costart.domain.actors import TIMER, Actor
@@ -28,13 +26,14 @@ from costart.domain.events import NodeStatus
 from costart.domain.spec import SpecFormat, parse_spec
 from costart.domain.spec_types import GroupSpec
 from costart.log_writer import ControllerStoppedError
+from costart.logging_setup import library_logger
 from costart.projections import GroupView, MemberView, Views, group_view, member_view
 from costart.service.batcher import CommandBatcher
 from costart.service.heartbeats import Heartbeats
 from costart.service.host_reports import Reports
 from costart.service.log_follower import LogFollower
 
-log = structlog.get_logger("costart.serve")
+log = library_logger("costart.serve")
 
 SECOND_NS: Final = 10**9
 DEFAULT_HEARTBEAT_TIMEOUT_NS: Final = 30 * SECOND_NS

@@ -26,9 +26,9 @@ import time
 from collections.abc import Callable
 from typing import Final
 
-import structlog
+from costart.logging_setup import library_logger
 
-log = structlog.get_logger("costart.serve")
+log = library_logger("costart.serve")
 
 WAIT_S: Final = 60.0
 """The longest a read waits for the views (then `ViewsBehindError`)."""

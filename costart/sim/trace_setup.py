@@ -10,14 +10,23 @@ import msgspec
 
 from costart.placement.cluster_file import ClusterDefinition
 from costart.sim.distributions import Exp
+from costart.sim.scenario import ScenarioError
 from costart.sim.setup import ControllerCrash, FaultPlan, NodeLoss, SimOptions, SimSetup
 from costart.sim.traces.clusters import compress_arrivals, dlrm_cluster, pai_cluster, with_claims
+from costart.sim.traces.dlrm import TRACE_FILE as DLRM_FILE
 from costart.sim.traces.dlrm import import_dlrm
-from costart.sim.traces.pai import import_pai
+from costart.sim.traces.pai import INSTANCE_FILE, JOBS_FILE, MACHINE_FILE, import_pai
 from costart.sim.workload import Workload
 
 TraceKind = Literal["pai", "dlrm"]
 TRACE_KINDS = ("pai", "dlrm")
+# The folder of the full traces (laid out as `tests/data/traces/README.md` describes):
+# an optional input of `costart sim --trace` and the benchmarks, never of the tests.
+TRACES_ENV = "COSTART_TRACES"
+TRACE_FILES: dict[str, tuple[str, ...]] = {
+    "pai": (INSTANCE_FILE, JOBS_FILE, MACHINE_FILE),
+    "dlrm": (DLRM_FILE,),
+}
 DAY_NS = 24 * 3600 * 10**9
 CLAIM_DELAY = Exp(mean="20s")
 
@@ -78,8 +87,21 @@ def _faults(rng: random.Random, span_ns: int, options: TraceOptions) -> FaultPla
     return FaultPlan(losses, crashes)
 
 
+def check_trace_files(kind: TraceKind, traces: Path) -> None:
+    """Refuse a folder that lacks a file the trace needs, naming it (`ScenarioError`)."""
+    missing = [name for name in TRACE_FILES[kind] if not (traces / name).is_file()]
+    if missing:
+        raise ScenarioError(
+            "",
+            f"{traces} holds no {', '.join(missing)}: name the folder of the full traces "
+            f"(or set {TRACES_ENV}); where to get them: tests/data/traces/README.md",
+        )
+
+
 def trace_setup(kind: TraceKind, traces: Path, seed: int, options: TraceOptions) -> SimSetup:
     """Import the trace, build its cluster, and draw the faults from ``seed``."""
+    if kind in TRACE_FILES:
+        check_trace_files(kind, traces)
     if kind == "pai":
         workload = import_pai(traces, max_groups=options.max_groups)
     elif kind == "dlrm":

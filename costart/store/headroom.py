@@ -22,12 +22,12 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Final
 
-import structlog
+from costart.logging_setup import library_logger
 
 if TYPE_CHECKING:
     from costart.store.environment_port import EnvironmentPort
 
-log = structlog.get_logger(__name__)
+log = library_logger(__name__)
 
 CHUNK: Final = 1 << 20
 """Bytes written per ``pwrite`` while filling."""

@@ -26,7 +26,6 @@ from types import TracebackType
 from typing import Final
 
 import lmdb
-import structlog
 from eventsourcing.persistence import OperationalError
 
 from costart.lmdbkit.datafile import (
@@ -38,12 +37,13 @@ from costart.lmdbkit.datafile import (
     reserve_lock_file,
 )
 from costart.lmdbkit.errors import StoreFullError
+from costart.logging_setup import library_logger
 from costart.store.committer import GroupCommitter
 from costart.store.headroom import Headroom
 from costart.store.record_layout import LogHandles
 from costart.store.settings import ASYNC_SYNC_INTERVAL, StoreSettings
 
-log = structlog.get_logger(__name__)
+log = library_logger(__name__)
 
 MAX_DBS: Final = 256
 MAX_READERS: Final = 1024

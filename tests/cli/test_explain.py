@@ -23,7 +23,7 @@ def test_the_issue_s_path_prints_the_restart_budget_reference() -> None:
     assert code == 0
     assert "failure.rules.max_restarts is the one named so" in err
     assert out.splitlines()[0] == "FIELD:    failure.rules.max_restarts <integer>"
-    assert "DEFAULT:  0" in out and "LIMIT:    0-1000" in out
+    assert "DEFAULT:  3" in out and "LIMIT:    0-1000" in out
     assert "escalates to fail-group" in out
     assert "-> failure.rules[0].max_restarts: must be between 0 and 1000 (got -1)" in out
 

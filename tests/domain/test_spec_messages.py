@@ -161,12 +161,17 @@ REFUSED = [
     (
         with_("placement.max_attempts", -1),
         "placement.max_attempts",
-        f"must be between 0 and {lim.MAX_ATTEMPTS} (got -1)",
+        f"must be between 1 and {lim.MAX_ATTEMPTS} (got -1)",
+    ),
+    (
+        with_("placement.max_attempts", 0),
+        "placement.max_attempts",
+        "0 would allow no attempt: leave max_attempts out for no limit (ADR 0071)",
     ),
     (
         with_("placement.max_attempts", lim.MAX_ATTEMPTS + 1),
         "placement.max_attempts",
-        f"must be between 0 and {lim.MAX_ATTEMPTS} (got {lim.MAX_ATTEMPTS + 1})",
+        f"must be between 1 and {lim.MAX_ATTEMPTS} (got {lim.MAX_ATTEMPTS + 1})",
     ),
     (with_("placement.topology", "Pool"), "placement.topology", f"bad name 'Pool': {NAME}"),
     (

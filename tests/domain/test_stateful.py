@@ -72,7 +72,7 @@ def group_specs(draw, name):
         a_group(name)
         .with_placement(
             mode=draw(st.sampled_from(["atomic", "reserve"])),
-            max_attempts=draw(st.integers(0, 3)),
+            max_attempts=draw(st.sampled_from([None, 1, 2, 3])),  # None: no limit
             timeout="60s",
             backoff="5s",
             backoff_max="20s",

@@ -51,7 +51,7 @@ SEEN: set[str] = set()  # outcomes and event names the reports produced (the cov
 def _spec(action: str, success: str):
     return (
         a_group("g1")
-        .with_placement(mode="atomic", max_attempts=0, backoff="1s", backoff_max="4s")
+        .with_placement(mode="atomic", backoff="1s", backoff_max="4s")  # no attempt limit
         .with_barrier("60s")
         .with_member("trainer", tasks=3, claims=("gpus",))
         .with_member("svc", replicas=3, min_start=2, min_running=1, claims=("cache",))

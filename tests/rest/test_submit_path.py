@@ -181,3 +181,18 @@ def test_a_secret_shaped_env_value_is_accepted_with_a_warning_header(api, chunke
         client, json.dumps(spec(f"quiet-{int(chunked)}")).encode(), _json(ALICE), chunked=chunked
     )
     assert "warning" not in quiet.headers
+
+
+@pytest.mark.parametrize("chunked", [False, True], ids=["fast-path", "handler"])
+def test_a_restart_rule_without_a_budget_is_accepted_with_its_default_named(api, chunked):
+    """ADR 0071: the budget left out is recorded resolved, and the answer says which."""
+    client, _, _ = api
+    body = spec(f"budget-{int(chunked)}")
+    body["failure"] = {"rules": [{"action": "restart-member"}]}
+    answer = _post(client, json.dumps(body).encode(), _json(ALICE), chunked=chunked)
+    assert answer.status_code == 201, answer.text
+    assert answer.headers.get_list("warning") == [
+        '299 - "failure.rules[0].max_restarts: not set: restart-member restarts each member '
+        "it covers 3 times (the default), then fails the group; set max_restarts to say how "
+        'many (0: none)"'
+    ]

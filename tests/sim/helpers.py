@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import msgspec
@@ -14,7 +13,9 @@ from costart.sim.setup import SimSetup, draw_setup
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = ROOT / "scenarios"
-TRACES = Path(os.environ.get("COSTART_TRACES", ROOT.parent / "shared" / "traces"))
+# Small extracts of the public traces, in the repository (`tests/data/traces/README.md`).
+# Never the full traces (`COSTART_TRACES`): the tests read nothing outside the repository.
+TRACES = ROOT / "tests" / "data" / "traces"
 # Measurement scenarios: hundreds of groups per run, too long for the per-scenario suites
 # (every policy, every session compared, 15 recorded seeds); their own tests run a few
 # seeds and `bench/bench_scheduling.py` runs 20.

@@ -23,7 +23,6 @@ def test_independent_deadlocks_the_trap_that_costart_runs_to_completion():
 
 @pytest.fixture(scope="module")
 def pai_setup():
-    assert (TRACES / "README.md").exists(), f"the shared traces are expected at {TRACES}"
     return trace_setup("pai", TRACES, 7, TraceOptions(max_groups=40, compress=200))
 
 

@@ -174,3 +174,32 @@ def test_sim_draws_from_a_real_trace_or_refuses_what_it_cannot_read(tmp_path):
     assert invalid.exit_code == EXIT_INVALID
     assert invalid.stderr.startswith(f"invalid scenario {bad}: ")
     assert not refused.exists()
+
+
+def test_sim_reads_the_traces_folder_from_costart_traces_or_says_where_to_get_it(
+    tmp_path, monkeypatch
+):
+    """Without a folder, `costart sim --trace` reads ``COSTART_TRACES``; unset, it is a
+    usage error pointing at where the traces come from; a folder without the trace's files
+    is refused naming the missing file. Nothing is written for a refusal."""
+    from costart.cli.main import app as main_app
+
+    runner = CliRunner()
+    args = ["sim", "--trace", "dlrm", "--max-groups", "2", "--policies", "reserve"]
+    monkeypatch.delenv("COSTART_TRACES", raising=False)
+    unset = runner.invoke(main_app, [*args, "--out", str(tmp_path / "unset")])
+    assert unset.exit_code == EXIT_USAGE
+    assert "set COSTART_TRACES" in unset.output and "tests/data/traces/README.md" in unset.output
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    monkeypatch.setenv("COSTART_TRACES", str(empty))
+    missing = runner.invoke(main_app, [*args, "--out", str(tmp_path / "missing")])
+    assert missing.exit_code == EXIT_INVALID
+    assert "holds no alibaba_v2025_disaggregated_DLRM_trace.csv" in missing.stderr
+    assert not (tmp_path / "unset").exists() and not (tmp_path / "missing").exists()
+    monkeypatch.setenv("COSTART_TRACES", str(TRACES))
+    out = tmp_path / "r"
+    done = runner.invoke(main_app, [*args, "--out", str(out)])
+    assert done.exit_code == 0, done.output
+    [reserve] = json.loads((out / "report.json").read_bytes())["policies"]
+    assert reserve["groups"] == 2

@@ -22,6 +22,7 @@ from costart.sim.workload import Arrival, MemberRun, Workload
 SECOND_NS = 10**9
 INSTANCE_FILE = "alibaba_v2020_pai_instance_table_tail_recovered.csv.gz"
 MACHINE_FILE = "alibaba_v2020_pai_machine_spec.csv"
+JOBS_FILE = "alibaba_v2020_pai_instance_tail_jobs.csv"
 SERVICE_ROLES = frozenset({"ps", "OpenmpiTracker"})
 GPU_ROLES = frozenset(
     {"worker", "chief", "evaluator", "PyTorchWorker", "OpenmpiWorker", "DecoderWorker"}
@@ -112,7 +113,7 @@ def import_pai(traces: Path, *, max_groups: int | None = None) -> Workload:
 
 
 def _complete_jobs(traces: Path) -> set[str]:
-    with (traces / "alibaba_v2020_pai_instance_tail_jobs.csv").open(newline="") as handle:
+    with (traces / JOBS_FILE).open(newline="") as handle:
         return {
             row["job_name"]
             for row in csv.DictReader(handle)
