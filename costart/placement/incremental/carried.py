@@ -24,9 +24,10 @@ from operator import is_not, ne
 from costart.domain.capacity import Capacity
 from costart.domain.spec_types import Shape
 from costart.placement.allocator import Allocator
-from costart.placement.capacity import ZERO, Vec, fit_count, fit_counts
+from costart.placement.capacity import ZERO, Vec, fit_count
 from costart.placement.cluster import Cluster, shape_fits_type
 from costart.placement.holdings import Holdings
+from costart.placement.incremental.fit_table import FitTables
 from costart.placement.ledger import EVENTUAL, SessionLedger, ViewKind
 
 MAX_SHARED_VECS = 4096
@@ -53,6 +54,7 @@ class StartCache:
         self.status: list[str] = []
         self.bases: dict[ViewKind, list[Vec]] = {}
         self.fits: dict[ViewKind, dict[Shape, list[int]]] = {}
+        self.tables = FitTables()  # fit counts per distinct vector, for every shape
 
     def forget(self) -> None:
         """Drop the carried arrays (another cluster size): they are rebuilt on use."""
@@ -175,7 +177,10 @@ class CarriedLedger(SessionLedger):
         if base is None:
             start = self._start.bases.get(kind)
             if start is None:
-                start = [self._start_entry(kind, i) for i in range(len(self.cluster))]
+                if kind is EVENTUAL:
+                    start = [self._start_entry(kind, i) for i in range(len(self.cluster))]
+                else:  # the start entry is the free vector itself: one C-level copy
+                    start = list(self._start.free)
                 self._start.bases[kind] = start
                 self._start.fits[kind] = {}
             base = list(start)
@@ -191,7 +196,9 @@ class CarriedLedger(SessionLedger):
         if start is None:
             if len(carried) >= MAX_CARRIED_SHAPES:
                 carried.clear()
-            start = carried[shape] = fit_counts(self.cluster, self._start.bases[kind], shape)
+            start = carried[shape] = self._start.tables.fit_counts(
+                self.cluster, self._start.bases[kind], shape
+            )
         fits = list(start)
         base, nodes = self._bases[kind], self.cluster.nodes
         for i in sorted(self._touched):
