@@ -328,13 +328,14 @@ def _paired(
 ) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """The figure on this code and (with ``baseline``) on the baseline's, measured in
     alternating rounds of one run each (the side that goes first swapping), so that
-    the machine's drift falls on both; the runs of each side pooled."""
+    the machine's drift falls on both; the runs of each side pooled. Both sides run in
+    child processes alike."""
     if baseline is None:
         return _figure(kind, size, runs, None), None
     ours: list[dict[str, Any]] = []
     theirs: list[dict[str, Any]] = []
     for i in range(runs):
-        sides = [(ours, None), (theirs, baseline)]
+        sides = [(ours, ROOT), (theirs, baseline)]
         for into, tree in sides if i % 2 == 0 else sides[::-1]:
             into.append(_figure(kind, size, 1, tree))
     return _pooled(ours), _pooled(theirs)
