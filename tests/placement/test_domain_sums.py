@@ -72,36 +72,48 @@ def plain_within(cluster: Cluster, level: str, start: int, end: int, fits: list[
 
 
 def test_domain_sums_equal_a_recount_after_every_move(capsys: pytest.CaptureFixture[str]) -> None:
+    """A session's sums start from carried ones and move node by node; levels are made
+    when first asked over a wide range."""
     ways: Counter[str] = Counter()
     for seed in range(300):
         rng = random.Random(seed)
         cluster = uneven_cluster(rng)
         n = len(cluster)
-        fits = [rng.randint(0, 8) for _ in range(n)]
-        initial = list(fits)
-        sums = DomainSums.of(cluster, fits)
-        assert sums.by_level == recount(cluster, fits)
-        copy = sums.copy()
+        base_fits = [rng.randint(0, 8) for _ in range(n)]
+        base = DomainSums(cluster)
+        if rng.random() < 0.5:
+            base.level(rng.choice(cluster.levels), base_fits)  # some carried already
+        fits, moved = list(base_fits), set[int]()
+        sums = DomainSums(cluster, base, base_fits, moved)
         for _ in range(rng.randint(1, 40)):
             node, count = rng.randrange(n), rng.randint(0, 8)
+            moved.add(node)
             sums.add(node, count - fits[node])
-            ways["moved" if count != fits[node] else "unmoved"] += 1
             fits[node] = count
-            assert sums.by_level == recount(cluster, fits), seed
+            assert sums.by_level == built(sums, recount(cluster, fits)), seed
             level = rng.choice(cluster.levels)
             start = rng.randrange(n)
             end = rng.randint(start, n)
+            had = level in sums.by_level
             got = sums.within(level, start, end, fits)
             assert got == plain_within(cluster, level, start, end, fits), seed
             assert list(got) == [d for d, _, _ in cluster.runs_within(level, start, end)]
-            for domain, s, e in cluster.runs_within(level, start, end):
-                whole = cluster.span(level, domain) == (s, e)
-                ways["whole domain from the summary" if whole else "clipped domain summed"] += 1
-        # A copy is its own: the moves above never reached it.
-        assert copy.by_level == recount(cluster, initial)
+            if level not in sums.by_level:
+                ways["few domains: nodes summed"] += 1
+            else:
+                ways["level read" if had else "level made from the carried sums"] += 1
+            assert sums.by_level == built(sums, recount(cluster, fits)), seed
+        # The carried sums are their own: the session's moves never reached them.
+        assert base.by_level == built(base, recount(cluster, base_fits))
+        assert DomainSums.of(cluster, fits).by_level == recount(cluster, fits)
     with capsys.disabled():
         print(f"\ndomain sums: {dict(sorted(ways.items()))}")
     assert min(ways.values()) > 100
+
+
+def built(sums: DomainSums, full: dict[str, dict[str, int]]) -> dict[str, dict[str, int]]:
+    """``full`` for the levels ``sums`` has made."""
+    return {level: full[level] for level in sums.by_level}
 
 
 class _Summary:

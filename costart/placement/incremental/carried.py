@@ -223,8 +223,8 @@ class CarriedLedger(SessionLedger):
 
     def _summary_of(self, kind: ViewKind, shape: Shape) -> DomainSums | None:
         """This session's shared counts of ``kind`` for ``shape`` summed per domain:
-        the carried sums (made once, then kept current with the carried counts) with
-        the nodes this session changed moved. None if the view has no shared counts
+        the carried sums (each level made once, then kept current with the carried
+        counts) with the nodes this session changed moved. None if the view has no shared counts
         for the shape yet."""
         kept = self._sums.get((kind, shape))
         if kept is not None:
@@ -236,10 +236,9 @@ class CarriedLedger(SessionLedger):
         summed = self._start.sums.setdefault(kind, {})
         start = summed.get(shape)
         if start is None:
-            start = summed[shape] = DomainSums.of(self.cluster, start_fits)
-        sums = start.copy()
-        for i in sorted(self._touched):
-            sums.add(i, fits[i] - start_fits[i])
+            start = summed[shape] = DomainSums(self.cluster)
+        # The session's nodes touched so far and later: read when a level is made.
+        sums = DomainSums(self.cluster, start, start_fits, self._touched)
         self._sums[(kind, shape)] = (sums, fits)
         return sums
 
