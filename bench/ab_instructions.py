@@ -55,37 +55,43 @@ if sys.argv[2] == "1":
         run_policy(setup, sys.argv[1], controller_factory)
 """
 
-# argv: the cluster size, the number of steps, and "1" (decide) or "0" (setup only).
+# argv: the cluster size, the number of steps, optionally the grid's zones, blocks,
+# racks and nodes comma-separated (for a size the side's benchmark lacks), and last "1"
+# (decide) or "0" (setup only).
 GROUP_DRIVER = (
     """
 import random, sys
 sys.path.insert(0, "bench")
 import bench_placement as bp
 size, steps = int(sys.argv[1]), int(sys.argv[2])
+if len(sys.argv) > 4:
+    bp.SIZES[size] = tuple(int(k) for k in sys.argv[3].split(","))
 world = bp.busy_world(bp.grid_cluster(*bp.SIZES[size]), random.Random(bp.SEED))
 """
     + FRESH_STEP
     + """
 made = [fresh_step(size) for _ in range(steps)]
-if sys.argv[3] == "1":
+if sys.argv[-1] == "1":
     for step in made:
         step.decide(world, 1)
 """
 )
 
-# argv: "1" (decide) or "0" (setup only). One session over 1,000 pending groups on the
-# benchmark cluster, the step built as that side's benchmark builds it.
+# argv: optionally the number of pending groups (1,000 by default), and last "1"
+# (decide) or "0" (setup only). One session over them on the benchmark cluster, the
+# step built as that side's benchmark builds it.
 SESSION_DRIVER = """
 import random, sys
 sys.path.insert(0, "bench")
 import bench_placement as bp
 world = bp.World()
-for spec in bp.workload(1000, random.Random(bp.SEED)):
+groups = int(sys.argv[1]) if len(sys.argv) > 2 else 1000
+for spec in bp.workload(groups, random.Random(bp.SEED)):
     for event in bp.submit(world, spec, 0).pending_events:
         world.apply(event)
 step_class = getattr(bp, "IncrementalStep", None) or bp.CoPlacementStep
 step = step_class.in_memory(bp.load_cluster(bp.CLUSTER))
-if sys.argv[1] == "1":
+if sys.argv[-1] == "1":
     step.decide(world, 1)
 """
 

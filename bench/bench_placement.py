@@ -1,27 +1,44 @@
 """Benchmark of the co-placement step (not a test).
 
-1. Decision time for ONE 64-member group (2-4 tasks each, four shapes, the whole group
-   packed in one block, the 8-GPU members each packed in one rack) on clusters of 256,
-   1,024, 4,096 and 16,384 nodes, about 40% of the nodes partly busy with running work
-   (seeded). Prints the median per size and the growth between sizes: time ratio
-   against node ratio (linear growth means time ratio <= node ratio).
-2. One session over 1,000 pending groups (RL gangs, serving sets, batch jobs) on the
-   4,096-node cluster of ``scenarios/cluster-4096.toml``.
+1. The node-scale curve: decision time for ONE 64-member group (2-4 tasks each, four
+   shapes, the whole group packed in one block, the 8-GPU members each packed in one
+   rack) on clusters of 256, 1,024, 4,096, 16,384 and 65,536 nodes, about 40% of the
+   nodes partly busy with running work (seeded), and the growth between sizes (time
+   ratio against node ratio, and against 4,096 nodes). Two figures per size: a *cold*
+   step (fresh: its first session reads the whole World) and a *warm* one (the step has
+   decided once on the busy World; the group is then submitted and its events reach
+   the step as committed events, as in ``serve``: the session reads what changed).
+2. The session curve: one session over 1,000, 5,000 and 20,000 pending groups (RL
+   gangs, serving sets, batch jobs) on the 4,096-node cluster of
+   ``scenarios/cluster-4096.toml``, a fresh step each, and the ratios between them.
 
 Each run times ``decide`` of the step the simulator and ``serve`` run (the incremental
-one, `costart.placement.incremental.IncrementalStep`) on a fresh step (a cold session:
-nothing cached from an earlier one). Medians of several runs; the machine may be noisy.
+one, `costart.placement.incremental.IncrementalStep`); the step is built before the clock
+starts (``build_ms`` reports what that took). Medians of several runs.
+
+With ``--baseline REV`` every figure is also measured on REV's code in the same run
+(a detached worktree of REV on ``PYTHONPATH``, this file's workloads), the two sides
+alternating run by run so the machine's drift falls on both, and the results record
+each figure's ratio to the baseline. With ``--instructions`` valgrind counts the
+instructions of one cold step per size and of the 1,000-group session, on both sides
+(`ab_instructions`: the work less its setup), the steadier evidence on a noisy machine.
 Writes bench/results/placement.json.
-Run: python bench/bench_placement.py [--runs N] [--session-runs N] [--groups N]
+Run: python bench/bench_placement.py [--runs N] [--session-runs N]
+     [--sessions 1000,5000,20000] [--baseline REV] [--instructions]
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import json
+import os
 import random
 import statistics
+import subprocess
+import sys
 import time
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +58,15 @@ ROOT = Path(__file__).resolve().parents[1]
 CLUSTER = ROOT / "scenarios" / "cluster-4096.toml"
 SEED = 4
 # zones, blocks per zone, racks per block, nodes per rack
-SIZES = {256: (1, 1, 8, 32), 1024: (1, 4, 8, 32), 4096: (2, 8, 8, 32), 16384: (4, 16, 8, 32)}
+SIZES = {
+    256: (1, 1, 8, 32),
+    1024: (1, 4, 8, 32),
+    4096: (2, 8, 8, 32),
+    16384: (4, 16, 8, 32),
+    65536: (16, 16, 8, 32),
+}
+REFERENCE_SIZE = 4096  # the node-scale goals are ratios to this size's time
+SESSIONS = (1000, 5000, 20000)
 BUSY_SHARE = 0.4
 BLOCK_PACK = {"level": "block", "policy": "pack", "required": True}
 RACK_PACK = {"level": "rack", "policy": "pack", "required": True}
@@ -103,8 +128,9 @@ def _place(world: World, spec: GroupSpec, assignments: dict[str, tuple[Assignmen
         world.apply(event)
 
 
-def busy_world(cluster: Cluster, rng: random.Random) -> World:
-    """Running work on ~40% of the nodes: 1, 2 or 4 tasks of 2 GPUs each."""
+def busy_world(cluster: Cluster, rng: random.Random, *, with_group: bool = True) -> World:
+    """Running work on ~40% of the nodes: 1, 2 or 4 tasks of 2 GPUs each; then the
+    64-member group submitted (unless not ``with_group``)."""
     world = World()
     nodes = [
         name
@@ -123,8 +149,9 @@ def busy_world(cluster: Cluster, rng: random.Random) -> World:
             }
         )
         _place(world, spec, {"w": tuple(Assignment(i, n) for i, n in enumerate(chunk))})
-    for event in submit(world, big_group(), 0).pending_events:
-        world.apply(event)
+    if with_group:
+        for event in submit(world, big_group(), 0).pending_events:
+            world.apply(event)
     return world
 
 
@@ -135,14 +162,45 @@ def fresh_step(size: int) -> IncrementalStep:
 
 
 def time_group(size: int, runs: int) -> dict[str, Any]:
+    """Cold and warm decision times of the 64-member group on ``size`` nodes."""
     cluster = grid_cluster(*SIZES[size])
     world = busy_world(cluster, random.Random(SEED))
-    timings, placed = [], False
+    cold, builds, placed = [], [], True
     for _ in range(runs):
-        seconds, decisions = _timed(fresh_step(size), world)
-        placed = any(type(d).__name__ == "PlaceGroup" for d in decisions)
-        timings.append(seconds)
-    return {"nodes": size, "placed": placed, **_stats(timings, 1000, "ms")}
+        started = time.perf_counter()
+        step = fresh_step(size)
+        builds.append(time.perf_counter() - started)
+        seconds, decisions = _timed(step, world)
+        placed = placed and _placed(decisions)
+        cold.append(seconds)
+    del world
+    # Warm: steps that have each decided once on the running work alone; the group's
+    # submit then reaches them as committed events, and their next session is timed.
+    world = busy_world(cluster, random.Random(SEED), with_group=False)
+    steps = [fresh_step(size) for _ in range(runs)]
+    for step in steps:
+        step.decide(world, 1)
+    events = list(submit(world, big_group(), 0).pending_events)
+    for event in events:
+        world.apply(event)
+    world.position += 1
+    warm = []
+    for step in steps:
+        step.committed(events, world.position)
+        seconds, decisions = _timed(step, world)
+        placed = placed and _placed(decisions)
+        warm.append(seconds)
+    return {
+        "nodes": size,
+        "placed": placed,
+        **_stats(cold, 1000, "ms"),
+        "warm": _stats(warm, 1000, "ms"),
+        "build_ms": round(statistics.median(builds) * 1000, 4),
+    }
+
+
+def _placed(decisions: list[Any]) -> bool:
+    return any(type(d).__name__ == "PlaceGroup" for d in decisions)
 
 
 # --- one session over many pending groups --------------------------------------------
@@ -244,49 +302,220 @@ def _stats(timings: list[float], scale: int, unit: str) -> dict[str, Any]:
     }
 
 
+# --- this code against a baseline's, in the same run ---------------------------------
+
+
+def _figure(kind: str, size: int, runs: int, tree: Path | None) -> dict[str, Any]:
+    """One figure (``group`` of ``size`` nodes, or ``session`` of ``size`` groups), on
+    this tree's code or, with ``tree``, that tree's (in a child process: this file's
+    workloads, that tree's ``costart`` first on the path)."""
+    if tree is None:
+        return time_group(size, runs) if kind == "group" else time_session(size, runs)
+    env = {**os.environ, "PYTHONPATH": str(tree), "PYTHONHASHSEED": "0"}
+    done = subprocess.run(
+        [sys.executable, __file__, "--worker", kind, str(size), str(runs)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    figure: dict[str, Any] = json.loads(done.stdout)
+    return figure
+
+
+def _paired(
+    kind: str, size: int, runs: int, baseline: Path | None
+) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """The figure on this code and (with ``baseline``) on the baseline's, measured in
+    alternating rounds of one run each (the side that goes first swapping), so that
+    the machine's drift falls on both; the runs of each side pooled. Both sides run in
+    child processes alike."""
+    if baseline is None:
+        return _figure(kind, size, runs, None), None
+    ours: list[dict[str, Any]] = []
+    theirs: list[dict[str, Any]] = []
+    for i in range(runs):
+        sides = [(ours, ROOT), (theirs, baseline)]
+        for into, tree in sides if i % 2 == 0 else sides[::-1]:
+            into.append(_figure(kind, size, 1, tree))
+    return _pooled(ours), _pooled(theirs)
+
+
+def _pooled(rounds: list[dict[str, Any]]) -> dict[str, Any]:
+    """One figure from single-run ones: medians, minima and maxima over them all."""
+    out = dict(rounds[0])
+    for unit in ("ms", "s"):
+        if f"median_{unit}" in out:
+            out.update(_stats([r[f"median_{unit}"] for r in rounds], 1, unit))
+    if "warm" in out:
+        out["warm"] = _stats([r["warm"]["median_ms"] for r in rounds], 1, "ms")
+        out["build_ms"] = round(statistics.median(r["build_ms"] for r in rounds), 4)
+        out["placed"] = all(r["placed"] for r in rounds)
+    return out
+
+
+def _ratio(a: float, b: float) -> float:
+    return round(a / b, 3)
+
+
+def _growth(rows: list[dict[str, Any]], key: str) -> list[dict[str, Any]]:
+    """Between consecutive rows: node ratio, time ratio and time per node ratio."""
+    growth = []
+    for prev, row in pairwise(rows):
+        node_ratio = row["nodes"] / prev["nodes"]
+        time_ratio = _read(row, key) / _read(prev, key)
+        growth.append(
+            {
+                "from": prev["nodes"],
+                "to": row["nodes"],
+                "node_ratio": node_ratio,
+                "time_ratio": round(time_ratio, 3),
+                "per_node_ratio": round(time_ratio / node_ratio, 3),
+            }
+        )
+    return growth
+
+
+def _read(row: dict[str, Any], key: str) -> float:
+    value: float = row["warm"]["median_ms"] if key == "warm" else row["median_ms"]
+    return value
+
+
+def _print_curve(title: str, rows: list[dict[str, Any]], base: list[dict[str, Any]] | None) -> None:
+    print(title)
+    reference = next(r for r in rows if r["nodes"] == REFERENCE_SIZE)
+    for i, row in enumerate(rows):
+        line = (
+            f"  {row['nodes']:>6} nodes: cold {row['median_ms']:7.2f} ms "
+            f"(x{row['median_ms'] / reference['median_ms']:.2f} of {REFERENCE_SIZE})  "
+            f"warm {row['warm']['median_ms']:7.2f} ms  build {row['build_ms']:.0f} ms"
+            f"{'' if row['placed'] else '  NOT PLACED'}"
+        )
+        if base is not None:
+            line += (
+                f"  | baseline cold {base[i]['median_ms']:7.2f} ms "
+                f"warm {base[i]['warm']['median_ms']:7.2f} ms"
+            )
+        print(line)
+
+
+def _instructions(baseline: Path | None, sessions: list[int]) -> dict[str, Any]:
+    """Instructions of one cold step per size and of the smallest session, this code's
+    and (with ``baseline``) the baseline's: `ab_instructions`' drivers and counting."""
+    from ab_instructions import GROUP_DRIVER, SESSION_DRIVER, _work
+
+    trees = {"new": ROOT, **({"base": baseline} if baseline is not None else {})}
+    table: dict[str, Any] = {}
+    for side, tree in trees.items():
+        for size, dims in SIZES.items():
+            if size < REFERENCE_SIZE:
+                continue
+            work = _work(tree, GROUP_DRIVER, [str(size), "1", ",".join(map(str, dims))])
+            table.setdefault(f"group_64.{size}", {})[side] = work
+        table.setdefault(f"session_{sessions[0]}", {})[side] = _work(
+            tree, SESSION_DRIVER, [str(sessions[0])]
+        )
+        print(f"instructions counted: {side}", flush=True)
+    for row in table.values():
+        if "base" in row:
+            row["ratio"] = _ratio(row["new"], row["base"])
+    return table
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=15, help="runs per cluster size")
     parser.add_argument("--session-runs", type=int, default=5)
-    parser.add_argument("--groups", type=int, default=1000)
+    parser.add_argument(
+        "--sessions",
+        default=",".join(map(str, SESSIONS)),
+        help="pending groups per session figure, comma-separated",
+    )
+    parser.add_argument("--groups", type=int, help="one session figure of this many groups")
+    parser.add_argument("--baseline", help="a commit to measure in the same run")
+    parser.add_argument("--instructions", action="store_true", help="count with valgrind")
+    parser.add_argument("--worker", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.worker is not None:  # one figure, this process's code, printed as JSON
+        kind, size, runs = args.worker[0], int(args.worker[1]), int(args.worker[2])
+        print(json.dumps(_figure(kind, size, runs, None)))
+        return
+    sessions = [args.groups] if args.groups else [int(n) for n in args.sessions.split(",")]
+    if args.baseline is None:
+        _run(args, sessions, None, None)
+        return
+    from ab_compare import _git, _worktrees
 
-    sizes = [time_group(size, args.runs) for size in SIZES]
-    print("one 64-member group (block pack, 8-GPU members rack-packed), ~40% of nodes busy:")
-    growth = []
-    for i, row in enumerate(sizes):
+    rev = _git("rev-parse", args.baseline)
+    with _worktrees({"base": rev}) as trees:
+        _run(args, sessions, trees["base"], rev)
+
+
+def _run(args: argparse.Namespace, sessions: list[int], tree: Path | None, rev: str | None) -> None:
+    pairs = [_paired("group", size, args.runs, tree) for size in SIZES]
+    sizes = [ours for ours, _ in pairs]
+    base = None if tree is None else [theirs for _, theirs in pairs if theirs is not None]
+    _print_curve(
+        "one 64-member group (block pack, 8-GPU members rack-packed), ~40% of nodes busy:",
+        sizes,
+        base,
+    )
+    session_pairs = [_paired("session", n, args.session_runs, tree) for n in sessions]
+    session_rows = [ours for ours, _ in session_pairs]
+    for i, (row, theirs) in enumerate(session_pairs):
         line = (
-            f"  {row['nodes']:>6} nodes: median {row['median_ms']:7.2f} ms "
-            f"(min {row['min_ms']:.2f}, max {row['max_ms']:.2f}, {row['runs']} runs)"
-            f"{'' if row['placed'] else '  NOT PLACED'}"
+            f"one session: {row['nodes']} nodes, {row['pending_groups']:>6} pending groups, "
+            f"{row['decisions']} decisions: median {row['median_s']:.3f} s "
+            f"(min {row['min_s']:.3f}, max {row['max_s']:.3f}, {row['runs']} runs)"
         )
         if i:
-            prev = sizes[i - 1]
-            node_ratio = row["nodes"] / prev["nodes"]
-            time_ratio = row["median_ms"] / prev["median_ms"]
-            growth.append(
-                {
-                    "from": prev["nodes"],
-                    "to": row["nodes"],
-                    "node_ratio": node_ratio,
-                    "time_ratio": round(time_ratio, 3),
-                    "per_node_ratio": round(time_ratio / node_ratio, 3),
-                }
-            )
-            line += (
-                f"  x{time_ratio:.2f} time for x{node_ratio:.0f} nodes "
-                f"(per node x{time_ratio / node_ratio:.2f})"
-            )
+            line += f"  x{row['median_s'] / session_rows[0]['median_s']:.2f} of the first"
+        if theirs is not None:
+            line += f"  | baseline {theirs['median_s']:.3f} s"
         print(line)
-    session = time_session(args.groups, args.session_runs)
-    print(
-        f"one session: {session['nodes']} nodes, {session['pending_groups']} pending groups, "
-        f"{session['decisions']} decisions: median {session['median_s']:.3f} s "
-        f"(min {session['min_s']:.3f}, max {session['max_s']:.3f}, {session['runs']} runs)"
-    )
-
+    reference = next(r for r in sizes if r["nodes"] == REFERENCE_SIZE)
+    result: dict[str, Any] = {
+        "seed": SEED,
+        "group_64": sizes,
+        "growth": _growth(sizes, "cold"),
+        "warm_growth": _growth(sizes, "warm"),
+        "vs_reference": {
+            str(r["nodes"]): _ratio(r["median_ms"], reference["median_ms"]) for r in sizes
+        },
+        "warm_vs_reference": {
+            str(r["nodes"]): _ratio(r["warm"]["median_ms"], reference["warm"]["median_ms"])
+            for r in sizes
+        },
+        "session": session_rows[0],
+        "sessions": session_rows,
+        "session_vs_first": {
+            str(r["pending_groups"]): _ratio(r["median_s"], session_rows[0]["median_s"])
+            for r in session_rows
+        },
+    }
+    if base is not None:
+        result["baseline"] = {
+            "rev": rev,
+            "group_64": base,
+            "sessions": [theirs for _, theirs in session_pairs],
+        }
+        result["vs_baseline"] = {
+            **{
+                f"group_64.{r['nodes']}": _ratio(r["median_ms"], b["median_ms"])
+                for r, b in zip(sizes, base, strict=True)
+            },
+            **{
+                f"session_{r['pending_groups']}": _ratio(r["median_s"], b["median_s"])
+                for r, (_, b) in zip(session_rows, session_pairs, strict=True)
+                if b is not None
+            },
+        }
+        print("vs baseline:", result["vs_baseline"])
+    if args.instructions:
+        result["instructions"] = _instructions(tree, sessions)
+        for name, row in result["instructions"].items():
+            print(f"  instructions {name}: {row}")
     # The targets and their verdicts: `targets.TARGETS["placement"]`, printed by write_results.
-    result = {"seed": SEED, "group_64": sizes, "growth": growth, "session": session}
     write_results("placement", result)
 
 

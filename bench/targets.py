@@ -107,6 +107,21 @@ TARGETS: dict[str, list[Target]] = {
             "<=",
             1.0,
         ),
+        # Issue 33 (ADR 0086): the node-scale curve against 4,096 nodes, 4,096 nodes no
+        # worse than the baseline commit measured in the same run (wall time and
+        # instructions), and the session curve.
+        Target("group_16384_vs_4096", lambda r: r["vs_reference"]["16384"], "<=", 1.5),
+        Target("group_65536_vs_4096", lambda r: r["vs_reference"]["65536"], "<=", 3.0),
+        Target("group_4096_vs_baseline", lambda r: r["vs_baseline"]["group_64.4096"], "<=", 1.0),
+        Target(
+            "group_4096_instructions_vs_baseline",
+            lambda r: r["instructions"]["group_64.4096"]["ratio"],
+            "<=",
+            1.0,
+        ),
+        # Item 2 of issue 33 (sessions that scale with what changed) owns these two.
+        Target("session_1000_vs_baseline", lambda r: r["vs_baseline"]["session_1000"], "<=", 0.35),
+        Target("session_20000_vs_1000", lambda r: r["session_vs_first"]["20000"], "<=", 4.0),
     ],
     "mutation": [
         Target("domain_kill_rate", lambda r: r["scopes"]["domain"]["kill_rate"], ">=", 0.95),

@@ -16,6 +16,8 @@ The contract both keep is tested by `tests/placement/allocator_contract.py`.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from itertools import compress
+from operator import attrgetter, ne
 from typing import Protocol
 
 from costart.domain.capacity import Capacity
@@ -26,6 +28,7 @@ from costart.placement.holdings import UsageCount, UsageSource
 
 ZERO = Capacity()
 MAX_SHARED = 4096
+_VEC = attrgetter("gpu", "cpu", "mem_gb")
 
 
 class OvercommitError(DomainError):
@@ -78,6 +81,14 @@ class Allocator(Protocol):
     def abort(self) -> None: ...
 
 
+class _SharedCapacities(dict[tuple[int, int, int], Capacity]):
+    """Vector -> one `Capacity` of it, made on first use: equal capacities share it."""
+
+    def __missing__(self, vec: tuple[int, int, int]) -> Capacity:
+        capacity = self[vec] = Capacity(*vec)
+        return capacity
+
+
 class InMemoryAllocator:
     """Free capacity derived from the World; takes checked against it within a session.
 
@@ -91,9 +102,13 @@ class InMemoryAllocator:
         self._cluster = cluster
         self._usage = usage if usage is not None else UsageCount(cluster)
         # Equal capacities share one object: most nodes are alike.
-        self._shared: dict[tuple[int, int, int], Capacity] = {}
-        self._settled: list[Capacity] = [ZERO] * len(cluster)  # free as of the last sync
-        self._status: list[str] = []  # node status as of the last sync (none yet)
+        self._shared = _SharedCapacities()
+        # Free as of the last sync: to start with, every node empty and up, as the usage
+        # source reports it before its first sync (each node's own capacity, built in C).
+        self._settled: list[Capacity] = list(
+            map(self._shared.__getitem__, map(_VEC, cluster.nodes))
+        )
+        self._status: list[str] = ["up"] * len(cluster)  # node status as of the last sync
         # The session's free capacity: ``_settled`` itself until the session's first take
         # or give copies it (most sessions take nothing). Immutable entries.
         self._free: list[Capacity] = []
@@ -107,13 +122,11 @@ class InMemoryAllocator:
         status = self._cluster.status
         n = len(status)
         todo: Iterable[int]
-        if changed is None or len(self._status) != n:
+        if changed is None or len(self._status) != n or len(self._settled) != n:
             todo = range(n)  # every node, in order (no set of them all: a hash each)
         else:
             if status != self._status:
-                changed.update(
-                    i for i, (a, b) in enumerate(zip(status, self._status, strict=True)) if a != b
-                )
+                changed.update(compress(range(n), map(ne, status, self._status)))
             todo = sorted(changed)
         self._status = list(status)
         if len(self._shared) > MAX_SHARED:
@@ -129,10 +142,7 @@ class InMemoryAllocator:
                 )
             else:
                 vec = (0, 0, 0)
-            capacity = self._shared.get(vec)
-            if capacity is None:
-                capacity = self._shared[vec] = Capacity(*vec)
-            settled[i] = capacity
+            settled[i] = self._shared[vec]
         self._free = settled
         return list(settled)
 

@@ -10,6 +10,7 @@ reads: the ledger makes them, the planner searches them.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping, Sequence
+from typing import Protocol
 
 from costart.domain.spec_types import Shape
 from costart.placement.cluster import Cluster, shape_fits_type
@@ -72,6 +73,14 @@ def add_vecs(into: NodeVecs, node: int, vec: Vec, sign: int = 1) -> None:
     into[node] = (g + sign * vec[0], c + sign * vec[1], m + sign * vec[2])
 
 
+class DomainSummary(Protocol):
+    """Fit counts of one shape summed per domain of the cluster's levels, kept by a
+    ledger for its shared counts (`costart.placement.incremental.domain_sums`)."""
+
+    def within(self, level: str, start: int, end: int, fits: Sequence[int]) -> dict[str, int]:
+        """`CapacityView.domain_sums` over ``fits``, the counts it sums."""
+
+
 class CapacityView:
     """Capacity per node that one planning attempt may use: shared base arrays plus a
     sparse overlay (a group's own holds, which it may reuse)."""
@@ -84,10 +93,14 @@ class CapacityView:
         shared_fits: dict[Shape, list[int]] | None = None,
         key: Hashable = None,
         fill: Callable[[Shape], list[int]] | None = None,
+        summary: Callable[[Shape], DomainSummary | None] | None = None,
     ) -> None:
         """``fill``: computes the fit counts of ``base`` for a shape not yet in
-        ``shared_fits`` (default: `fit_counts` over every node)."""
+        ``shared_fits`` (default: `fit_counts` over every node). ``summary``: the
+        shared counts of a shape summed per domain, if the ledger keeps them (default:
+        `domain_sums` sums the nodes)."""
         self.cluster = cluster
+        self._summary = summary
         self._base = base
         self._overlay = dict(overlay)
         self._shared = shared_fits if shared_fits is not None else {}
@@ -136,3 +149,23 @@ class CapacityView:
                 counts[node] = fit_count(self.avail(node), shape)
         self._fits[shape] = counts
         return counts
+
+    def domain_sums(self, level: str, start: int, end: int, shape: Shape) -> dict[str, int]:
+        """Tasks of ``shape`` that fit per domain of ``level`` that has nodes in
+        ``[start, end)`` (in node order), over those nodes."""
+        fits = self.fits(shape)
+        summary = None
+        if self._summary is not None and level in self.cluster.levels:
+            summary = self._summary(shape)
+        if summary is None:
+            runs = self.cluster.runs_within(level, start, end)
+            return {domain: sum(fits[s:e]) for domain, s, e in runs}
+        shared = self._shared[shape]
+        sums = summary.within(level, start, end, shared)
+        if self._overlay:
+            # The summary sums the shared counts: the overlay's nodes count as here.
+            domain_of = self.cluster.domain_ids(level)
+            for node in sorted(self._overlay):
+                if start <= node < end:
+                    sums[domain_of[node]] += fits[node] - shared[node]
+        return sums

@@ -70,7 +70,8 @@ class UsageSource(Protocol):
 
     def sync(self, world: World) -> set[int] | None:
         """Bring ``used`` up to ``world``; the nodes whose entry may have changed since
-        the previous sync (a superset), or None: any may have."""
+        the previous sync (a superset), or None: any may have. Before the first sync
+        every entry is zero: the first sync's nodes are those changed since then."""
 
 
 class Usage:

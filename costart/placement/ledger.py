@@ -18,7 +18,7 @@ them from session to session (`costart.placement.incremental.carried`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from enum import StrEnum
 from functools import partial
 
@@ -28,6 +28,7 @@ from costart.placement.allocator import Allocator
 from costart.placement.capacity import (
     ZERO,
     CapacityView,
+    DomainSummary,
     NodeVecs,
     Vec,
     add_vecs,
@@ -229,6 +230,11 @@ class SessionLedger:
                 typed = shape.gpu_type  # `shape_fits_type`, inline
                 fits[i] = fit_count(vec, shape) if typed is None or typed == gpu_type else 0
 
+    def _summaries(self, kind: ViewKind) -> Callable[[Shape], DomainSummary | None] | None:
+        """Where ``kind``'s views find their shared fit counts summed per domain: none
+        kept here (a view sums the nodes when asked)."""
+        return None
+
     def _view(self, kind: ViewKind, overlay: Mapping[int, Vec]) -> CapacityView:
         base = self._base(kind)
         return CapacityView(
@@ -238,6 +244,7 @@ class SessionLedger:
             self._shared_fits[kind],
             (kind, self.version),
             partial(self._fits_of, kind),
+            self._summaries(kind),
         )
 
     def now_view(self, group: str | None, *, honour_claims: bool = True) -> CapacityView:

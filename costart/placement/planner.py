@@ -185,27 +185,28 @@ class _Search:
         return None
 
     def _domain_sums(
-        self, level: str, span: tuple[int, int], fits: list[int], taken: Shape | None
+        self, level: str, span: tuple[int, int], view: CapacityView, shape: Shape, taken: bool
     ) -> dict[str, int]:
-        """Tasks that fit per domain of ``level`` within ``span``, domains in node order;
-        with this plan's own takes counted if ``taken`` (the shape) is given."""
-        sums = {domain: sum(fits[s:e]) for domain, s, e in self.cluster.runs_within(level, *span)}
-        if taken is not None and self.left:
+        """Tasks of ``shape`` that fit in ``view`` per domain of ``level`` within ``span``,
+        domains in node order; with this plan's own takes counted if ``taken``."""
+        sums = view.domain_sums(level, *span, shape)
+        if taken and self.left:
+            fits = view.fits(shape)
             start, end = span
             domain_of = self.cluster.domain_ids(level)
             for node in self.left:
                 if start <= node < end and fits[node]:
-                    sums[domain_of[node]] += self.fit(node, taken) - fits[node]
+                    sums[domain_of[node]] += self.fit(node, shape) - fits[node]
         return sums
 
     def _candidates(self, scope_index: int, demand: Demand) -> list[str | None]:
         scope = self.scopes[scope_index]
         span = self.allowed(demand)
         fixed_domains = {self.cluster.domain_of(scope.level, n) for n in demand.fixed}
-        sums = self._domain_sums(scope.level, span, self.view.fits(demand.shape), demand.shape)
+        sums = self._domain_sums(scope.level, span, self.view, demand.shape, True)
         now: dict[str, int] = {}
         if self.prefer is not None:
-            now = self._domain_sums(scope.level, span, self.prefer.fits(demand.shape), None)
+            now = self._domain_sums(scope.level, span, self.prefer, demand.shape, False)
         viable = [
             d
             for d in sums

@@ -48,6 +48,20 @@ def test_only_the_nodes_the_usage_reports_moved_are_computed_again() -> None:
     assert third[2] == Capacity() and third[0] is first[0]
 
 
+def test_a_first_reading_starts_from_empty_up_nodes_and_computes_what_moved_since() -> None:
+    """A usage source's first sync reports the nodes changed since it counted nothing
+    (`UsageSource.sync`): the others are read as empty, and nodes not up at the first
+    reading report zero whatever the source says."""
+    cluster = a_cluster(blocks=1, racks=1, nodes=4)
+    source = _Reporting(cluster)
+    source.used[1], source.moved = (4, 8, 16), {1}
+    cluster.sync_status({"b0-r0-n2": "down", "b0-r0-n3": "drained"})
+    allocator = InMemoryAllocator(cluster, source)
+    first = allocator.free_capacity(World())
+    full = cluster.nodes[0].capacity
+    assert first == [full, Capacity(gpu=4, cpu=56, mem_gb=496), Capacity(), Capacity()]
+
+
 class _Reporting:
     """A `UsageSource` whose numbers and moved nodes a test sets."""
 

@@ -27,6 +27,7 @@ from costart.placement.capacity import CapacityView, NodeVecs, Vec, fit_counts
 from costart.placement.holdings import Holdings
 from costart.placement.incremental import EventJournal, IncrementalStep, WorldUsage
 from costart.placement.incremental.carried import CarriedLedger, StartCache
+from costart.placement.incremental.domain_sums import DomainSums
 from costart.placement.ledger import SessionLedger, ViewKind
 from costart.placement.step import Order, SessionPlan
 from costart.sim.results import POLICIES, run_policy
@@ -43,6 +44,7 @@ class ArraysCheck:
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.checks = 0
+        self.summaries = 0  # levels of session domain sums compared
         make = SessionLedger._view
 
         def checked(ledger: SessionLedger, kind: ViewKind, overlay: Any) -> CapacityView:
@@ -57,6 +59,13 @@ class ArraysCheck:
             assert base == [ledger._entry(kind, i) for i in range(n)], kind
             for shape, fits in ledger._shared_fits[kind].items():
                 assert fits == fit_counts(ledger.cluster, base, shape), (kind, shape)
+        if isinstance(ledger, CarriedLedger):
+            # This session's domain sums: those of its shared counts, recounted.
+            for (kind, shape), (sums, fits) in ledger._sums.items():
+                assert fits is ledger._shared_fits[kind][shape], (kind, shape)
+                full = DomainSums.of(ledger.cluster, fits).by_level
+                assert sums.by_level == {level: full[level] for level in sums.by_level}
+                self.summaries += len(sums.by_level)  # levels compared
         self.checks += 1
 
 
@@ -67,6 +76,7 @@ def test_the_ledgers_arrays_stay_equal_to_a_count_from_scratch(
     arrays = ArraysCheck(monkeypatch)
     run_workload(seed)
     assert arrays.checks > 100
+    assert arrays.summaries > 100
 
 
 @pytest.mark.parametrize("policy", POLICIES)
@@ -155,19 +165,22 @@ class StartCheck:
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.hinted = 0
         self.started = 0
+        self.summed = 0  # levels of carried domain sums compared
         init = CarriedLedger.__init__
 
         def checked(ledger: CarriedLedger, *args: Any, **kwargs: Any) -> None:
             init(ledger, *args, **kwargs)
-            self.check(ledger)
+            self.summed += self.check(ledger)
             self.started += 1
             self.hinted += ledger._candidates is not None
 
         monkeypatch.setattr(CarriedLedger, "__init__", checked)
 
     @staticmethod
-    def check(ledger: CarriedLedger, world: World | None = None) -> None:
+    def check(ledger: CarriedLedger, world: World | None = None) -> int:
+        """Returns how many levels of carried domain sums it compared."""
         start, cluster = ledger._start, ledger.cluster
+        summed = 0
         if world is not None:
             gpu, cpu, mem = used_capacity(world, cluster)
             assert ledger.free == [
@@ -185,6 +198,12 @@ class StartCheck:
             assert base == [ledger._entry(kind, i) for i in range(len(cluster))], kind
             for shape, fits in start.fits[kind].items():
                 assert fits == fit_counts(cluster, base, shape), (kind, shape)
+            # The carried domain sums, brought up to date with the carried counts.
+            for shape, sums in start.sums.get(kind, {}).items():
+                full = DomainSums.of(cluster, start.fits[kind][shape]).by_level
+                assert sums.by_level == {level: full[level] for level in sums.by_level}
+                summed += len(sums.by_level)  # levels compared
+        return summed
 
 
 @pytest.mark.parametrize("seed", [3, 11, 2024])
@@ -194,6 +213,7 @@ def test_a_start_brought_up_to_date_on_the_moved_nodes_equals_one_from_scratch(
     starts = StartCheck(monkeypatch)
     run_workload(seed)
     assert starts.hinted > 10
+    assert starts.summed > 10
 
 
 @pytest.mark.parametrize("policy", POLICIES)

@@ -314,8 +314,8 @@ def _world_with_tasks_on(nodes: list[str]) -> World:
     return world
 
 
-# A few tasks, and many sharing nodes.
-@pytest.mark.parametrize("tasks", [3, 40])
+# A few tasks, many sharing nodes, and enough to be summed per node first (`MANY_TASKS`).
+@pytest.mark.parametrize("tasks", [3, 40, 100])
 def test_an_allocators_count_sums_tasks_per_node_and_skips_nodes_the_cluster_lacks(
     tasks: int,
 ) -> None:
@@ -328,7 +328,8 @@ def test_an_allocators_count_sums_tasks_per_node_and_skips_nodes_the_cluster_lac
             g, c, m = expected[cluster.index[name]]
             expected[cluster.index[name]] = (g + 1, c + 2, m + 3)
     used = UsedCount(cluster, EventJournal())
-    assert used.sync(world) is None  # a first count: every node may have changed
+    # A first count: made with nothing used, it reports the nodes it counted on.
+    assert used.sync(world) == {cluster.index[n] for n in names if n in cluster.index}
     assert used.used == expected == Usage(world, cluster).used
     del world.live_names["busy"]  # the job left the live set ...
     world.position += 1  # ... by a fold the journal was not told of: compared whole

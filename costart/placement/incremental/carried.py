@@ -17,16 +17,19 @@ comparing the status lists.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
 from itertools import compress
 from operator import is_not, ne
 
 from costart.domain.capacity import Capacity
 from costart.domain.spec_types import Shape
 from costart.placement.allocator import Allocator
-from costart.placement.capacity import ZERO, Vec, fit_count, fit_counts
+from costart.placement.capacity import ZERO, Vec, fit_count
 from costart.placement.cluster import Cluster, shape_fits_type
 from costart.placement.holdings import Holdings
+from costart.placement.incremental.domain_sums import DomainSums
+from costart.placement.incremental.fit_table import FitTables
 from costart.placement.ledger import EVENTUAL, SessionLedger, ViewKind
 
 MAX_SHARED_VECS = 4096
@@ -53,11 +56,14 @@ class StartCache:
         self.status: list[str] = []
         self.bases: dict[ViewKind, list[Vec]] = {}
         self.fits: dict[ViewKind, dict[Shape, list[int]]] = {}
+        self.tables = FitTables()  # fit counts per distinct vector, for every shape
+        # The carried fit counts summed per domain (made when a view is first asked).
+        self.sums: dict[ViewKind, dict[Shape, DomainSums]] = {}
 
     def forget(self) -> None:
         """Drop the carried arrays (another cluster size): they are rebuilt on use."""
         self.capacities, self.free, self.held, self.status = [], [], [], []
-        self.bases, self.fits = {}, {}
+        self.bases, self.fits, self.sums = {}, {}, {}
 
 
 class CarriedLedger(SessionLedger):
@@ -82,6 +88,8 @@ class CarriedLedger(SessionLedger):
             start.forget()
             held_moved = None
         self._start = start
+        # This session's summaries: (kind, shape) -> the sums and the counts they sum.
+        self._sums: dict[tuple[ViewKind, Shape], tuple[DomainSums, list[int]]] = {}
         self._candidates = None if held_moved is None else _moved(cluster, free, start, held_moved)
         start.capacities = list(free)
         super().__init__(cluster, allocator, free, holdings.held_total, holdings.held_by)
@@ -125,6 +133,7 @@ class CarriedLedger(SessionLedger):
         nodes = self.cluster.nodes
         for kind, base in start.bases.items():
             carried = start.fits[kind].items()
+            summed = start.sums.get(kind, {})
             for i in order:
                 vec = self._entry(kind, i)  # no claims yet: the start entry
                 if vec == base[i]:
@@ -136,7 +145,11 @@ class CarriedLedger(SessionLedger):
                 gpu_type = nodes[i].gpu_type
                 for shape, fits in carried:
                     typed = shape.gpu_type  # `shape_fits_type`, inline
-                    fits[i] = fit_count(vec, shape) if typed is None or typed == gpu_type else 0
+                    count = fit_count(vec, shape) if typed is None or typed == gpu_type else 0
+                    sums = summed.get(shape)
+                    if sums is not None:
+                        sums.add(i, count - fits[i])
+                    fits[i] = count
 
     def _moved_inputs(self, start: StartCache, candidates: list[int]) -> list[int]:
         """The ``candidates`` whose inputs differ from ``start``'s (compared as the whole
@@ -175,9 +188,13 @@ class CarriedLedger(SessionLedger):
         if base is None:
             start = self._start.bases.get(kind)
             if start is None:
-                start = [self._start_entry(kind, i) for i in range(len(self.cluster))]
+                if kind is EVENTUAL:
+                    start = [self._start_entry(kind, i) for i in range(len(self.cluster))]
+                else:  # the start entry is the free vector itself: one C-level copy
+                    start = list(self._start.free)
                 self._start.bases[kind] = start
                 self._start.fits[kind] = {}
+                self._start.sums[kind] = {}
             base = list(start)
             for i in sorted(self._touched):
                 base[i] = self._entry(kind, i)
@@ -191,12 +208,50 @@ class CarriedLedger(SessionLedger):
         if start is None:
             if len(carried) >= MAX_CARRIED_SHAPES:
                 carried.clear()
-            start = carried[shape] = fit_counts(self.cluster, self._start.bases[kind], shape)
+                self._start.sums[kind] = {}
+            start = carried[shape] = self._start.tables.fit_counts(
+                self.cluster, self._start.bases[kind], shape
+            )
         fits = list(start)
         base, nodes = self._bases[kind], self.cluster.nodes
         for i in sorted(self._touched):
             fits[i] = fit_count(base[i], shape) if shape_fits_type(shape, nodes[i]) else 0
         return fits
+
+    def _summaries(self, kind: ViewKind) -> Callable[[Shape], DomainSums | None] | None:
+        return partial(self._summary_of, kind)
+
+    def _summary_of(self, kind: ViewKind, shape: Shape) -> DomainSums | None:
+        """This session's shared counts of ``kind`` for ``shape`` summed per domain:
+        the carried sums (each level made once, then kept current with the carried
+        counts) with the nodes this session changed moved. None if the view has no shared counts
+        for the shape yet."""
+        kept = self._sums.get((kind, shape))
+        if kept is not None:
+            return kept[0]
+        fits = self._shared_fits.get(kind, {}).get(shape)
+        start_fits = self._start.fits.get(kind, {}).get(shape)
+        if fits is None or start_fits is None:
+            return None
+        summed = self._start.sums.setdefault(kind, {})
+        start = summed.get(shape)
+        if start is None:
+            start = summed[shape] = DomainSums(self.cluster)
+        # The session's nodes touched so far and later: read when a level is made.
+        sums = DomainSums(self.cluster, start, start_fits, self._touched)
+        self._sums[(kind, shape)] = (sums, fits)
+        return sums
+
+    def _refresh(self, i: int, kinds: tuple[ViewKind, ...]) -> None:
+        if not self._sums:
+            super()._refresh(i, kinds)
+            return
+        moved = [
+            (sums, fits, fits[i]) for (kind, _), (sums, fits) in self._sums.items() if kind in kinds
+        ]
+        super()._refresh(i, kinds)
+        for sums, fits, before in moved:
+            sums.add(i, fits[i] - before)
 
 
 def _moved(

@@ -14,6 +14,8 @@ compares every live member instead: slower, never wrong.
 
 from __future__ import annotations
 
+from collections import Counter
+
 from costart.domain.ids import id_text
 from costart.domain.states import MemberState
 from costart.domain.world import World
@@ -25,6 +27,7 @@ from costart.placement.incremental.journal import EventJournal, JournalCursor
 # What one live member added: its state object and version when counted, its shape's
 # vector, and the nodes it holds or has placed tasks on (one entry per task).
 _Entry = tuple[MemberState, int, Vec, tuple[int, ...]]
+MANY_TASKS = 64  # from this many tasks, a member's are summed per node before adding
 
 
 class UsedCount:
@@ -34,7 +37,11 @@ class UsedCount:
     def __init__(self, cluster: Cluster, journal: EventJournal) -> None:
         self._cluster = cluster
         self._cursor = JournalCursor(journal)
+        self._changed: set[int] | None
         self._reset()
+        # Made with nothing used anywhere: the first sync reports the nodes it counted
+        # on (an allocator starts from empty nodes), not every node.
+        self._changed = set()
 
     def _reset(self) -> None:
         n = len(self._cluster)
@@ -43,15 +50,16 @@ class UsedCount:
         self._members_of: dict[str, tuple[str, ...]] = {}  # live group key -> member keys
         # The nodes whose entry may have changed since the last sync; None: every node
         # (a fresh count), not a set of them all, which would cost a hash per node.
-        self._changed: set[int] | None = None
+        self._changed = None
 
     def sync(self, world: World) -> set[int] | None:
         """Bring ``used`` up to ``world``; returns (and forgets) the nodes whose entry
         may have changed since the previous sync (a superset), or None: every node
-        may have (the first sync of a World)."""
+        may have (a World after another one that had use counted). The first sync
+        reports the nodes changed since this count was made, with nothing used."""
         new_world, keys, came_or_went = self._cursor.read(world)
-        if new_world:
-            self._reset()
+        if new_world and (self._counted or self._members_of):
+            self._reset()  # (with nothing counted, every entry is zero already)
         if keys is None or came_or_went is None:
             self._compare_all(world)
         elif came_or_went and not self._came_or_went(world, came_or_went):
@@ -128,8 +136,13 @@ class UsedCount:
             return
         g, c, m = vec if sign > 0 else (-vec[0], -vec[1], -vec[2])
         used = self.used
-        for node in nodes:  # (summing a member's tasks per node first costs more)
-            a = used[node]
-            used[node] = (a[0] + g, a[1] + c, a[2] + m)
+        if len(nodes) < MANY_TASKS:
+            for node in nodes:
+                a = used[node]
+                used[node] = (a[0] + g, a[1] + c, a[2] + m)
+        else:  # a big member's tasks share nodes: counted per node first, in C
+            for node, k in Counter(nodes).items():
+                a = used[node]
+                used[node] = (a[0] + k * g, a[1] + k * c, a[2] + k * m)
         if self._changed is not None:
             self._changed.update(nodes)
