@@ -1,40 +1,51 @@
-"""Benchmark of snapshots and replay (issue 7), against baselines measured in the same run.
+"""Benchmark of snapshots and replay (issues 7 and 33), against baselines measured in the
+same run (`raw_baseline`, pinned by hash).
 
 - snapshot write and restore time and size for 10k groups / 100k members;
-- restore (newest snapshot) + replay of a 100k-event tail: target <= 1 s. The tail is
+- restore (newest snapshot) + replay of a 100k-event tail, against the raw read and
+  decode of the same bytes (`raw_baseline.raw_restore`): target <= 2x. The tail is
   groups living their lives (claims READY, barrier, starts, successes, failures with their
   teardown), the event kinds a simulator run writes, not one kind repeated; its mix is
   recorded with the figures;
-- full replay rate (read + decode + fold into the World) vs raw LMDB cursor + typed
-  msgspec decode + fold into a dict (the store benchmark's baseline): target >= 0.40x.
+- full replay rate (read + check + decode + fold into the World) vs raw LMDB cursor +
+  typed msgspec decode + fold into a dict (`raw_baseline.raw_decode_fold`): target >= 0.6x;
+- the heap of a bare Controller restored over the log, per member (tracemalloc), with
+  the log's mapped pages it keeps resident reported apart: target <= 1,000 bytes;
+- instructions executed (cachegrind) for the same four runs on a smaller log
+  (``--instructions-groups``), the steadier evidence on a shared machine.
 
-Run: python bench/bench_replay.py [--groups N]
+Run: python bench/bench_replay.py [--groups N] [--tail N] [--instructions-groups N]
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import logging
 import os
+import re
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
+import tracemalloc
 from collections import Counter
 from pathlib import Path
 
-import lmdb
 from common import controller_on, write_results
+from raw_baseline import raw_decode_fold, raw_restore, write_raw
 
 from costart.controller import Controller
 from costart.domain.actors import Actor
 from costart.domain.decisions import PlaceGroup
 from costart.domain.events import Assignment, DomainEvent
 from costart.domain.spec import spec_from_object
-from costart.eventlog.codec import decode_any_event, event_decoder, gc_paused
+from costart.eventlog.codec import event_decoder, gc_paused
 from costart.eventlog.event_reading import RecorderSource
 from costart.eventlog.restore import fold, restore
+from costart.eventlog.snapshot_schema import encode_state
 from costart.eventlog.snapshots import SNAPSHOT_STREAM_ID, encode_world
 from costart.logging_setup import configure_logging
 from costart.replay.rebuild import copy_world, rebuild
@@ -56,14 +67,7 @@ def group_spec(i: int):
 
 def build_log(path: Path, groups: int) -> Controller:
     """Groups submitted and placed, each member waiting on its claim."""
-    env = {
-        "PERSISTENCE_MODULE": "costart.store",
-        "COSTART_LMDB_PATH": str(path),
-        "COSTART_LMDB_DURABILITY": "async",
-        "COSTART_LMDB_MAP_SIZE": str(4 << 30),
-        "COSTART_SNAPSHOT_EVERY": "0",
-    }
-    controller = controller_on(env)
+    controller = controller_on(log_env(path))
     for i in range(groups):
         spec = group_spec(i)
         controller.submit(spec)
@@ -119,6 +123,16 @@ def median_time(run, repeats: int = 3) -> float:
     return statistics.median(times)
 
 
+def paired_medians(run, baseline, repeats: int = 5) -> tuple[float, float]:
+    """Median seconds of ``run`` and of ``baseline``, timed in turns (run, baseline, run,
+    ...) so that both see the same load on a shared machine: their ratio is the figure."""
+    ours, theirs = [], []
+    for _ in range(repeats):
+        ours.append(median_time(run, 1))
+        theirs.append(median_time(baseline, 1))
+    return statistics.median(ours), statistics.median(theirs)
+
+
 def restore_breakdown(controller: Controller, snapshot_position: int) -> dict[str, float]:
     """Where restore's time goes, each part timed alone (medians): reading and checking
     the newest snapshot record, decoding its state, reading and checking the tail's
@@ -161,11 +175,55 @@ def restore_breakdown(controller: Controller, snapshot_position: int) -> dict[st
     }
 
 
+def log_env(path: Path) -> dict[str, str]:
+    return {
+        "PERSISTENCE_MODULE": "costart.store",
+        "COSTART_LMDB_PATH": str(path),
+        "COSTART_LMDB_DURABILITY": "async",
+        "COSTART_LMDB_MAP_SIZE": str(4 << 30),
+        "COSTART_SNAPSHOT_EVERY": "0",
+    }
+
+
+def mapped_log_bytes() -> int:
+    """Resident bytes of this process's mappings of LMDB data files (the log's pages)."""
+    total = 0
+    in_log = False
+    for line in Path("/proc/self/smaps").read_text().splitlines():
+        fields = line.split()
+        if fields and len(fields) >= 5 and "-" in fields[0] and fields[0][0] in "0123456789abcdef":
+            in_log = fields[-1].endswith("data.mdb")
+        elif in_log and fields and fields[0] == "Rss:":
+            total += int(fields[1]) * 1024
+    return total
+
+
+def controller_heap(path: Path, members: int) -> dict[str, float]:
+    """A bare Controller restored over the log at ``path`` (no placement step): its heap
+    per member (tracemalloc, everything the restore allocated and kept) and the log's
+    pages it keeps mapped."""
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    controller = controller_on(log_env(path))
+    gc.collect()
+    heap = tracemalloc.get_traced_memory()[0] - before
+    tracemalloc.stop()
+    mapped = mapped_log_bytes()
+    assert len(controller.world.members) == members
+    controller.close()
+    return {
+        "heap_bytes": heap,
+        "heap_bytes_per_member": heap / members,
+        "mapped_log_bytes": mapped,
+    }
+
+
 def main() -> None:
     configure_logging(level=logging.WARNING)
     parser = argparse.ArgumentParser()
     parser.add_argument("--groups", type=int, default=10_000)
     parser.add_argument("--tail", type=int, default=100_000)
+    parser.add_argument("--instructions-groups", type=int, default=300)
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="costart-bench-replay-"))
     try:
@@ -173,39 +231,37 @@ def main() -> None:
         controller = build_log(work / "log", args.groups)
         snapshot_position = controller.world.position
         write_s = median_time(lambda: controller.session.snapshots_store.write(controller.world), 1)
-        state_bytes = len(encode_world(controller.world))
+        state_bytes = len(encode_state(controller.world))
         print(f"tail of {args.tail:,} events ...", file=sys.stderr)
         tail_mix = lifecycle_tail(controller, args.groups, args.tail)
         source = RecorderSource(controller.recorder)
         total_events = controller.world.position
         controller_tail = total_events - snapshot_position
+        snapshot, _, _ = controller.session.snapshots_store.newest_valid()
+        assert snapshot is not None and snapshot.position == snapshot_position
+        raw = write_raw(
+            work / "raw",
+            (n.state for n in controller.recorder.iter_notifications(1)),
+            snapshot.state,
+        )
 
         load_before = round(os.getloadavg()[0], 2)
-        restore_s = median_time(lambda: restore(controller.session.snapshots_store, source))
+        restore_s, raw_restore_s = paired_medians(
+            lambda: restore(controller.session.snapshots_store, source),
+            lambda: raw_restore(raw, snapshot_position),
+        )
         decode_s = median_time(controller.session.snapshots_store.newest_valid)
         breakdown = restore_breakdown(controller, snapshot_position)
-        full_s = median_time(lambda: rebuild(source))
-        world, snapshot, _ = restore(controller.session.snapshots_store, source)
-        assert snapshot is not None and snapshot.position == snapshot_position
+        full_s, raw_s = paired_medians(lambda: rebuild(source), lambda: raw_decode_fold(raw))
+        world, restored_from, _ = restore(controller.session.snapshots_store, source)
+        assert restored_from is not None and restored_from.position == snapshot_position
         assert encode_world(world) == encode_world(controller.world)
-
-        raw = lmdb.open(str(work / "raw"), map_size=4 << 30)
-        with raw.begin(write=True) as txn:
-            for position, n in enumerate(controller.recorder.iter_notifications(1), start=1):
-                txn.put(position.to_bytes(8, "big"), n.state)
-
-        def raw_fold() -> dict[object, object]:
-            latest: dict[object, object] = {}
-            # The same GC pause as our replay, so the ratio compares like with like.
-            with gc_paused(), raw.begin() as txn:
-                for _, value in txn.cursor():
-                    event = decode_any_event(value)
-                    latest[event.originator_id] = event
-            return latest
-
-        raw_s = median_time(raw_fold)
+        del world
         raw.close()
         controller.close()
+        heap = controller_heap(work / "log", args.groups * MEMBERS)
+        print(f"instructions on {args.instructions_groups:,} groups ...", file=sys.stderr)
+        counts = instruction_counts(work / "small", args.instructions_groups)
         figures = {
             "groups": args.groups,
             "members": args.groups * MEMBERS,
@@ -215,14 +271,18 @@ def main() -> None:
             "tail_events": controller_tail,
             "tail_mix": tail_mix,
             "restore_plus_tail_s": restore_s,
+            "raw_restore_plus_tail_s": raw_restore_s,
             "restore_breakdown_s": breakdown,
             "load_average_1m_at_start": load_before,
             "log_events": total_events,
             "full_replay_s": full_s,
             "full_replay_events_per_s": total_events / full_s,
             "raw_decode_fold_events_per_s": total_events / raw_s,
+            "controller_heap": heap,
+            "instructions": counts,
         }
         ratio = figures["full_replay_events_per_s"] / figures["raw_decode_fold_events_per_s"]
+        restore_ratio = restore_s / raw_restore_s
         for key, value in figures.items():
             if isinstance(value, dict):
                 print(
@@ -236,15 +296,100 @@ def main() -> None:
                 print(f"  {key:30s} {value:>14,.3f}")
             else:
                 print(f"  {key:30s} {value:>14,}")
-        print(
-            f"  restore + {controller_tail:,}-event tail: {restore_s:.2f} s (target <= 1 s: {'met' if restore_s <= 1 else 'NOT met'})"
+        print(f"  restore + {controller_tail:,}-event tail vs raw: {restore_ratio:.2f}x")
+        print(f"  full replay vs raw decode+fold: {ratio:.2f}x")
+        write_results(
+            "replay",
+            {
+                "figures": figures,
+                "replay_vs_raw": ratio,
+                "restore_vs_raw": restore_ratio,
+                "instructions_replay_vs_raw": counts["replay_vs_raw"],
+                "instructions_restore_vs_raw": counts["restore_vs_raw"],
+            },
         )
-        print(
-            f"  full replay vs raw decode+fold: {ratio:.2f}x (target >= 0.40x: {'met' if ratio >= 0.4 else 'NOT met'})"
-        )
-        write_results("replay", {"figures": figures, "replay_vs_raw": ratio})
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+# Run under valgrind with bench/ on the path. argv: the log, the raw copy, the snapshot's
+# position, the run ("replay", "raw", "restore", "raw_restore"), and "1" (do it) or "0"
+# (setup only: imports, both stores opened).
+INSTRUCTIONS_DRIVER = """
+import sys
+from pathlib import Path
+import lmdb
+from raw_baseline import raw_decode_fold, raw_restore
+from costart.eventlog.restore import restore
+from costart.replay.rebuild import rebuild
+from costart.store.replay_log import open_log
+log, raw_path, after, run, go = sys.argv[1:]
+raw = lmdb.open(raw_path, readonly=True, lock=False)
+with open_log(Path(log)) as opened:
+    if go == "1":
+        if run == "replay":
+            rebuild(opened.source)
+        elif run == "restore":
+            restore(opened.snapshots, opened.source)
+        elif run == "raw":
+            raw_decode_fold(raw)
+        else:
+            raw_restore(raw, int(after))
+"""
+REFS = re.compile(r"I\s+refs:\s+([\d,]+)")
+
+
+def _instructions(args: list[str]) -> int:
+    bench = Path(__file__).resolve().parent
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(bench.parent), str(bench)]),
+        "PYTHONHASHSEED": "0",
+    }
+    done = subprocess.run(
+        [
+            "valgrind",
+            "--tool=cachegrind",
+            "--cache-sim=no",
+            "--cachegrind-out-file=/dev/null",
+            sys.executable,
+            "-c",
+            INSTRUCTIONS_DRIVER,
+            *args,
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    found = REFS.search(done.stderr)
+    if found is None:
+        raise SystemExit(f"valgrind printed no instruction count:\n{done.stderr[-2000:]}")
+    return int(found.group(1).replace(",", ""))
+
+
+def instruction_counts(work: Path, groups: int) -> dict[str, float]:
+    """Instructions of replay, restore and their raw baselines on a log of ``groups``
+    groups and a tail of the same share as the wall-time run's, each the run less its
+    setup alone."""
+    controller = build_log(work / "log", groups)
+    at = controller.world.position
+    controller.session.snapshots_store.write(controller.world)
+    lifecycle_tail(controller, groups, groups * 10)
+    snapshot, _, _ = controller.session.snapshots_store.newest_valid()
+    assert snapshot is not None
+    write_raw(
+        work / "raw", (n.state for n in controller.recorder.iter_notifications(1)), snapshot.state
+    ).close()
+    controller.close()
+    base = [str(work / "log"), str(work / "raw"), str(at)]
+    counts: dict[str, float] = {}
+    for run in ("replay", "raw", "restore", "raw_restore"):
+        counts[run] = _instructions([*base, run, "1"]) - _instructions([*base, run, "0"])
+    counts["replay_vs_raw"] = counts["raw"] / counts["replay"]
+    counts["restore_vs_raw"] = counts["restore"] / counts["raw_restore"]
+    counts["groups"] = groups
+    return counts
 
 
 if __name__ == "__main__":

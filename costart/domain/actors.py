@@ -8,6 +8,7 @@ costart's decisions, not commands from outside.
 from __future__ import annotations
 
 import re
+import threading
 from typing import Final, Literal, get_args
 
 import msgspec
@@ -20,6 +21,19 @@ ACTOR_KINDS: Final[tuple[ActorKind, ...]] = get_args(ActorKind)
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@:/-]*")
 
 
+class _CheckedBytes(threading.local):
+    """Set (by `decoding_checked_log`) only for the length of one decode call of log bytes
+    whose checksum was just verified: every actor in them was checked when its command
+    came in, so decoding them again need not repeat the check (replay's hot path).
+    Per thread, and off again before the decoded event reaches any other code."""
+
+    on = False
+
+
+CHECKED_LOG_BYTES: Final = _CheckedBytes()
+"""The flag `Actor.__post_init__` reads; only the log readers set it, around a decode."""
+
+
 class Actor(msgspec.Struct, frozen=True, gc=False, omit_defaults=True, array_like=True):
     """``kind``: a user (owner or admin, by name), a node agent (by its node or token
     name), the host controller embedding costart (by its component name), or costart's
@@ -29,6 +43,8 @@ class Actor(msgspec.Struct, frozen=True, gc=False, omit_defaults=True, array_lik
     name: str = ""
 
     def __post_init__(self) -> None:
+        if CHECKED_LOG_BYTES.on:
+            return  # decoded from a checked log record: checked when it was written
         if self.kind not in ACTOR_KINDS:
             raise DomainError(f"actor kind {self.kind!r} is not one of {', '.join(ACTOR_KINDS)}")
         if self.name and (len(self.name) > limits.MAX_ACTOR_NAME or not _NAME.fullmatch(self.name)):

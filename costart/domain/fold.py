@@ -173,20 +173,30 @@ def _set_task(m: MemberState, index: int, **changes: Any) -> None:
     raise DomainError(f"member {m.name} has no task {index}")
 
 
+def _put_task(tasks: list[TaskState], task: TaskState) -> None:
+    """Put ``task`` in ``tasks`` (kept in index order): replacing the task of its index,
+    else inserted at its place. A placement usually adds indexes after every one held,
+    so the common case is an append."""
+    index = task.index
+    if not tasks or tasks[-1].index < index:
+        tasks.append(task)
+        return
+    for i, held in enumerate(tasks):
+        if held.index >= index:
+            if held.index == index:
+                tasks[i] = task
+            else:
+                tasks.insert(i, task)
+            return
+
+
 def _placed(m: MemberState, e: ev.MemberPlaced) -> None:
-    m.attempt += 1
+    m.attempt = attempt = m.attempt + 1
     claims = m.spec.task_claims
-    placed = {
-        a.index: TaskState(
-            index=a.index,
-            node=a.node,
-            attempt=m.attempt,
-            claims=dict.fromkeys(claims, "PENDING") if claims else {},
-        )
-        for a in e.assignments
-    }
-    kept = [t for t in m.tasks if t.index not in placed]
-    m.tasks = sorted([*kept, *placed.values()], key=lambda t: t.index)
+    tasks = m.tasks
+    for a in e.assignments:
+        task_claims: dict[str, ClaimStatus] = dict.fromkeys(claims, "PENDING") if claims else {}
+        _put_task(tasks, TaskState(index=a.index, node=a.node, attempt=attempt, claims=task_claims))
     if m.status == "RUNNING":
         m.assignments.extend(e.assignments)  # a replica placed alone after the start
         return

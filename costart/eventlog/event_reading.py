@@ -17,6 +17,7 @@ from eventsourcing.persistence import (
 )
 from eventsourcing.utils import Environment, TopicError
 
+from costart.domain.actors import CHECKED_LOG_BYTES
 from costart.domain.events import DomainEvent
 from costart.eventlog.capabilities import Capability, Record, declaring
 from costart.eventlog.codec import MsgspecMapper, event_decoder
@@ -60,11 +61,21 @@ def read_events(
             return
         # The decoder looked up once per topic, not once per event: replay's hot loop.
         decoders: dict[str, msgspec.msgpack.Decoder[Any]] = {}
+        # A store that checks every record's checksum as it reads it hands over bytes
+        # written by a command whose actor was checked then: decoding them does not
+        # check it again (the flag is on for the decode call alone).
+        trusted = declaring(recorder, Capability.VERIFIED_READS) is not None
+        checked = CHECKED_LOG_BYTES
         for record in records(start):
             decoder = decoders.get(record.topic)
             if decoder is None:
                 decoder = decoders[record.topic] = event_decoder(record.topic)
-            yield record.id, decoder.decode(record.state)
+            checked.on = trusted
+            try:
+                event = decoder.decode(record.state)
+            finally:
+                checked.on = False
+            yield record.id, event
         return
     while until is None or start <= until:
         limit = PAGE_SIZE if until is None else min(PAGE_SIZE, until - start + 1)

@@ -15,6 +15,11 @@ Schemas:
    of schema 1 or 2 does not hold them, and they cannot be derived from what it holds
    (which tasks a replica's re-placement made newer), so it is not restored from: the
    controller replays the log instead, once, and writes schema 3 snapshots from then on.
+4. compact (`costart.eventlog.compact_world`, ADR 0088): binary ids, each spec stored
+   once (in its group), members as arrays beside their group. The values are those of
+   schema 3, so a schema 3 snapshot is still restored from: `decode_state` decodes it
+   as it was written and links each member to its group's spec and ids, which gives
+   the very World a schema 4 snapshot of the same state gives.
 """
 
 from __future__ import annotations
@@ -23,11 +28,13 @@ from typing import Final
 
 import msgspec
 
+from costart.domain.ids import id_text
 from costart.domain.states import MemberState
 from costart.domain.world import World
-from costart.eventlog.codec import canonical_encode
+from costart.eventlog.codec import canonical_decode, canonical_encode
+from costart.eventlog.compact_world import decode_compact, encode_compact
 
-SNAPSHOT_SCHEMA: Final = 3
+SNAPSHOT_SCHEMA: Final = 4
 """The schema of the snapshots this release writes."""
 
 _ADDED_IN: Final[dict[int, dict[type[msgspec.Struct], tuple[str, ...]]]] = {
@@ -74,4 +81,33 @@ def recorded_form(world: World, schema: int) -> bytes:
 
 def restorable(schema: int) -> bool:
     """Does a snapshot of ``schema`` decode to the whole state of this release?"""
-    return schema == SNAPSHOT_SCHEMA
+    return schema in (3, SNAPSHOT_SCHEMA)
+
+
+def encode_state(world: World) -> bytes:
+    """The state bytes of a snapshot of ``world`` this release writes."""
+    return encode_compact(world)
+
+
+def decode_state(state: bytes, schema: int) -> World:
+    """The World in a snapshot's ``state`` of ``schema`` (schemas 1 to 3: the World as
+    it was canonically encoded, the fields a schema lacks at their defaults). Raises
+    `msgspec.MsgspecError` on bytes that do not decode."""
+    if schema == SNAPSHOT_SCHEMA:
+        return decode_compact(state)
+    if not 1 <= schema < SNAPSHOT_SCHEMA:
+        raise msgspec.ValidationError(f"snapshot schema {schema} is unknown to this release")
+    return _linked(canonical_decode(state, World))
+
+
+def _linked(world: World) -> World:
+    """``world`` with each member holding its group's spec and id objects, as the live
+    state and a schema 4 snapshot do (ADR 0013): an older schema's bytes gave each
+    member copies of its own. Values are unchanged."""
+    for group in world.groups.values():
+        specs = group.spec.members
+        for index, member_id in enumerate(group.member_ids):
+            member = world.members.get(id_text(member_id))
+            if member is not None and index < len(specs) and member.spec == specs[index]:
+                member.spec, member.id, member.group_id = specs[index], member_id, group.id
+    return world

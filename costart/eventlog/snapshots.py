@@ -20,7 +20,12 @@ from costart.domain.world import World
 from costart.eventlog.capabilities import Capability, capabilities_of
 from costart.eventlog.codec import canonical_decode, canonical_encode, gc_paused
 from costart.eventlog.errors import CorruptRecordError
-from costart.eventlog.snapshot_schema import SNAPSHOT_SCHEMA, restorable
+from costart.eventlog.snapshot_schema import (
+    SNAPSHOT_SCHEMA,
+    decode_state,
+    encode_state,
+    restorable,
+)
 
 SNAPSHOT_STREAM_ID = uuid5(COSTART_NAMESPACE, "controller-snapshots")
 SNAPSHOT_TOPIC = "costart.snapshot:v1"
@@ -54,7 +59,7 @@ class Snapshot(msgspec.Struct, frozen=True, gc=False):
             raise CorruptSnapshotError(self.position, "state checksum mismatch")
         try:
             with gc_paused():
-                world = canonical_decode(self.state, World)
+                world = decode_state(self.state, self.schema)
         except msgspec.MsgspecError as error:
             raise CorruptSnapshotError(self.position, f"state does not decode: {error}") from None
         if world.position != self.position:
@@ -86,7 +91,8 @@ def _checksum(data: bytes) -> bytes:
 
 
 def encode_world(world: World) -> bytes:
-    """The canonical bytes replay compares against."""
+    """The canonical bytes replay compares against (a snapshot stores `encode_state`'s
+    compact form of the same values)."""
     return canonical_encode(world)
 
 
@@ -102,7 +108,7 @@ class SnapshotStore:
     def write(self, world: World, log_hash: bytes | None = None) -> Snapshot:
         """Store the state at ``world.position``. Writing the same position twice keeps the
         first (a snapshot of a position is a function of the log up to it)."""
-        state = encode_world(world)
+        state = encode_state(world)
         snapshot = Snapshot(world.position, _checksum(state), state, log_hash, SNAPSHOT_SCHEMA)
         record = StoredEvent(
             originator_id=SNAPSHOT_STREAM_ID,

@@ -16,7 +16,7 @@ import msgspec
 
 from costart.domain.errors import DomainError
 from costart.domain.world import World
-from costart.eventlog.snapshot_schema import SNAPSHOT_SCHEMA, recorded_form
+from costart.eventlog.snapshot_schema import SNAPSHOT_SCHEMA, encode_state, recorded_form
 from costart.eventlog.snapshots import CorruptSnapshotError, SnapshotStore, encode_world
 from costart.replay.diff import diff_worlds
 from costart.replay.source import ReplaySource
@@ -100,7 +100,7 @@ def _compare(
         # Taken from another log (or the log was rewritten since): not this history.
         return Divergence(position, "snapshot", "log_hash", "not tied to this log's hash chain")
     if snapshot.schema == SNAPSHOT_SCHEMA:
-        if encode_world(world) == snapshot.state:
+        if encode_state(world) == snapshot.state:
             return None
     elif encode_world(stored) == recorded_form(world, snapshot.schema):
         return None  # an older schema's bytes: compared as this release reads them

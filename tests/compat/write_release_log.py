@@ -38,7 +38,9 @@ def write(out: Path) -> None:
         controller = Controller(env=env, clock=clock)
         run_story(controller, clock)
         controller.close()
-        demo = run_demo(ROOT / "scenarios" / "rl-post-training.toml", Console(file=StringIO()), env)
+        demo = run_demo(
+            ROOT / "scenarios" / "rl-post-training.toml", Console(file=StringIO()), env=env
+        )
         out.mkdir(parents=True, exist_ok=True)
         demo.recorder.store.env.copy(str(out), compact=True)  # type: ignore[attr-defined]
         demo.close()

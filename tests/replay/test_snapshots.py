@@ -16,7 +16,9 @@ from rich.console import Console
 from costart.cli.walkthrough import run_demo
 from costart.domain.states import GroupState, MemberState
 from costart.domain.world import World
+from costart.eventlog.compact_world import ROW_NAMES, CompactWorld
 from costart.eventlog.restore import restore
+from costart.eventlog.snapshot_schema import encode_state
 from costart.eventlog.snapshots import SNAPSHOT_STREAM_ID, CorruptSnapshotError, encode_world
 from costart.replay.diff import diff_worlds
 from costart.replay.rebuild import rebuild
@@ -41,11 +43,15 @@ def _field_names(cls: type[msgspec.Struct]) -> set[str]:
 def test_snapshots_carry_every_field_of_every_state_class(demo):
     snapshot, _world, _ = demo.session.snapshots_store.newest_valid()
     raw = msgspec.msgpack.decode(snapshot.state)
-    assert set(raw) == _field_names(World)
-    for group in raw["groups"].values():
+    # The compact schema (ADR 0088): the World as an array of its parts, members as
+    # rows beside their group holding every field but those the group holds.
+    assert len(raw) == len(msgspec.structs.fields(CompactWorld))
+    assert {*ROW_NAMES, "id", "group_id", "spec"} == _field_names(MemberState)
+    assert len(raw[0]) == len(raw[1]) == len(demo.world.groups)
+    for group, rows in zip(raw[0], raw[1], strict=True):
         assert set(group) == _field_names(GroupState)
-    for member in raw["members"].values():
-        assert set(member) == _field_names(MemberState)
+        assert all(len(row) == len(ROW_NAMES) for row in rows)
+    assert sum(len(rows) for rows in raw[1]) == len(demo.world.members)
     # and it restores to a state equal to the live one, field by field
     restored, _, _ = restore(demo.session.snapshots_store, RecorderSource(demo.recorder))
     assert diff_worlds(restored, demo.world) == []
@@ -59,9 +65,9 @@ def test_every_snapshot_equals_the_replay_to_its_position_byte_for_byte(demo):
     assert len(positions) >= 3
     assert all(later - earlier >= 7 for earlier, later in itertools.pairwise(positions))
     for snapshot in snapshots:
-        assert encode_world(rebuild(source, until=snapshot.position)) == snapshot.state
+        assert encode_state(rebuild(source, until=snapshot.position)) == snapshot.state
         assert (
-            encode_world(rebuild(source, until=snapshot.position, start=World())) == snapshot.state
+            encode_state(rebuild(source, until=snapshot.position, start=World())) == snapshot.state
         )
 
 

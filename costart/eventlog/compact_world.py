@@ -1,0 +1,159 @@
+"""Snapshot schema 4: the `World` in a compact encoding (ADR 0088).
+
+Schema 3 stored the World as it is (`canonical_encode`): every member carried its own
+copy of its spec (already in its group's spec), its id, its group's id and its map key
+as 36-character text. Schema 4 stores each fact once:
+
+- groups in submission order, ids as their 16 bytes;
+- each group's members as rows beside it, in the order of the group's ``member_ids``:
+  a row holds a member's state without its id, group id and spec, which decoding takes
+  from the group (the objects the live state shares too, ADR 0013);
+- the live names as indexes into the groups.
+
+Rows are arrays (``array_like``), not maps, so a field name is not repeated per member.
+The row types are made from `MemberState`'s own fields, so a field added to the state is
+added to the snapshot without a second list to keep in step; adding one is still a
+schema change (`costart.eventlog.snapshot_schema`).
+
+Encoding is deterministic: groups are ordered by submission, rows by the spec, and the
+remaining maps by their sorted keys (``order="deterministic"``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+import msgspec
+
+from costart.domain.ids import id_text
+from costart.domain.states import GroupState, MemberState
+from costart.domain.world import World
+
+_FROM_GROUP: Final = ("id", "group_id", "spec")
+"""The member fields a row leaves out: decoding takes them from the member's group."""
+
+_ROW_FIELDS: Final[tuple[msgspec.structs.FieldInfo, ...]] = tuple(
+    f for f in msgspec.structs.fields(MemberState) if f.name not in _FROM_GROUP
+)
+ROW_NAMES: Final[tuple[str, ...]] = tuple(f.name for f in _ROW_FIELDS)
+
+
+def _row_field(field: msgspec.structs.FieldInfo) -> tuple[str, Any, Any]:
+    default = (
+        msgspec.field(default_factory=field.default_factory)
+        if field.default is msgspec.NODEFAULT
+        else field.default
+    )
+    return (field.name, field.type, default)
+
+
+MemberRow: Final[Any] = msgspec.defstruct(
+    "MemberRow",
+    [_row_field(f) for f in _ROW_FIELDS],
+    array_like=True,
+    gc=False,
+)
+"""A member's state without the fields its group holds, encoded as an array."""
+
+
+class CompactWorld(msgspec.Struct, array_like=True, gc=False):
+    """The World as schema 4 stores it. ``members[i]`` are the rows of ``groups[i]``'s
+    members (None: a member the group names but the log has not created yet);
+    ``live`` maps each live name to its group's index in ``groups``."""
+
+    groups: list[GroupState]
+    members: list[list[MemberRow | None]]
+    live: dict[str, int]
+    node_status: dict[str, str]
+    cluster_version: int
+    submissions: int
+    clock_ns: int
+    position: int
+
+
+_ENCODER: Final = msgspec.msgpack.Encoder(order="deterministic", uuid_format="bytes")
+_DECODER: Final = msgspec.msgpack.Decoder(CompactWorld)
+
+
+class IncompleteWorldError(ValueError):
+    """The World holds a member no group names: it cannot be stored compactly."""
+
+
+def encode_compact(world: World) -> bytes:
+    """The schema 4 bytes of ``world``."""
+    ordered = sorted(world.groups.items(), key=lambda item: (item[1].submission_seq, item[0]))
+    index_of = {key: i for i, (key, _) in enumerate(ordered)}
+    members, stored = world.members, 0
+    rows: list[list[Any]] = []
+    for _, group in ordered:
+        group_rows: list[Any] = []
+        for member_id in group.member_ids:
+            member = members.get(id_text(member_id))
+            if member is None:
+                group_rows.append(None)
+                continue
+            group_rows.append(MemberRow(*[getattr(member, name) for name in ROW_NAMES]))
+            stored += 1
+        rows.append(group_rows)
+    if stored != len(members):
+        raise IncompleteWorldError(
+            f"{len(members) - stored} member(s) belong to no group's member_ids"
+        )
+    compact = CompactWorld(
+        groups=[group for _, group in ordered],
+        members=rows,
+        live={name: index_of[key] for name, key in world.live_names.items()},
+        node_status=world.node_status,
+        cluster_version=world.cluster_version,
+        submissions=world.submissions,
+        clock_ns=world.clock_ns,
+        position=world.position,
+    )
+    return _ENCODER.encode(compact)
+
+
+def decode_compact(data: bytes) -> World:
+    """The World of schema 4 bytes. Raises `msgspec.ValidationError` (or `DecodeError`)
+    if they are not a whole compact World."""
+    compact = _DECODER.decode(data)
+    groups: dict[str, GroupState] = {}
+    members: dict[str, MemberState] = {}
+    keys: list[str] = []
+    names, fields_of, copy = ROW_NAMES, msgspec.structs.astuple, msgspec.structs.replace
+    blank: MemberState | None = None
+    for group, rows in zip(compact.groups, compact.members, strict=True):
+        key = id_text(group.id)
+        groups[key] = group
+        keys.append(key)
+        specs, ids = group.spec.members, group.member_ids
+        if len(rows) != len(ids) or len(specs) != len(ids):
+            raise msgspec.ValidationError(
+                f"group {group.name}: {len(rows)} member rows for {len(ids)} members"
+            )
+        for index, row in enumerate(rows):
+            if row is None:
+                continue
+            member_id = ids[index]
+            if blank is None:
+                blank = MemberState(id=member_id, version=0, group_id=group.id, spec=specs[index])
+            # A copy of a blank member with the row's values set on it (every row field
+            # is set, so nothing of the blank is shared): cheaper than keyword
+            # construction, which matches eighteen names per member.
+            member = copy(blank, id=member_id, group_id=group.id, spec=specs[index])
+            for name, value in zip(names, fields_of(row), strict=True):
+                setattr(member, name, value)
+            members[id_text(member_id)] = member
+    try:
+        live = {name: keys[index] for name, index in compact.live.items()}
+    except IndexError:
+        raise msgspec.ValidationError("a live name points past the groups") from None
+    return World(
+        groups=groups,
+        members=members,
+        live_names=live,
+        node_status=compact.node_status,
+        cluster_version=compact.cluster_version,
+        submissions=compact.submissions,
+        clock_ns=compact.clock_ns,
+        position=compact.position,
+    )
