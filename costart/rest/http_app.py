@@ -32,6 +32,7 @@ from costart.projections import ViewDamagedError
 from costart.rest.auth import Tokens
 from costart.rest.dispatch_routes import DISPATCH_ROUTES
 from costart.rest.docs_page import OfflineDocsPlugin
+from costart.rest.log_routes import LOG_ROUTES
 from costart.rest.metrics import registry_for
 from costart.rest.models import ErrorBody
 from costart.rest.openapi import BEARER, SECURITY_SCHEMES
@@ -42,6 +43,7 @@ from costart.rest.watch import WatchHub
 from costart.rest.watch_routes import WATCH_ROUTES
 from costart.service.controller_service import Service
 from costart.service.log_follower import ViewsBehindError
+from costart.service.log_relay import LogRelay
 
 log = structlog.get_logger("costart.rest")
 MAX_BODY_BYTES: Final = 2 * MAX_SPEC_BYTES
@@ -184,7 +186,7 @@ def create_app(service: Service, tokens: Tokens, watch: WatchHub) -> Litestar:
         raise ValueError("the watch hub must be the service's change feed")
     registry, session_timer = registry_for(lambda: service.views)
     service.session_observer = session_timer.observe
-    handlers = [*ROUTES, *DISPATCH_ROUTES, *WATCH_ROUTES]
+    handlers = [*ROUTES, *DISPATCH_ROUTES, *WATCH_ROUTES, *LOG_ROUTES]
     return Litestar(
         # The OPTIONS handlers first: each path's Allow names all of its methods.
         route_handlers=[*options_handlers(handlers), *handlers],
@@ -211,7 +213,13 @@ def create_app(service: Service, tokens: Tokens, watch: WatchHub) -> Litestar:
             render_plugins=[OfflineDocsPlugin(), JsonRenderPlugin()],
         ),
         state=State(
-            {"service": service, "tokens": tokens, "registry": registry, "watch": watch}
+            {
+                "service": service,
+                "tokens": tokens,
+                "registry": registry,
+                "watch": watch,
+                "logs": LogRelay(),  # task output in memory only (ADR 0084)
+            }
         ),
         debug=False,
         logging_config=None,  # the process logs through structlog (costart.logging_setup)
