@@ -30,14 +30,14 @@ from costart.domain.errors import Conflict, NotFound
 from costart.domain.states import GROUP_TERMINAL
 from costart.projections import GroupView, MemberView, TaskView
 from costart.rest.auth import User
-from costart.rest.dispatch_routes import GroupName, MemberName, NodeName, TaskIndex, _require_node
-from costart.rest.log_wire import LogChunk, LogPieces, LogPiecesTaken, LogRead
+from costart.rest.dispatch_routes import GroupName, MemberName, NodeName, TaskIndex, require_node
+from costart.rest.log_wire import MAX_PIECES_BODY, LogChunk, LogPieces, LogPiecesTaken, LogRead
 from costart.rest.models import ErrorBody
 from costart.rest.openapi import errors, struct_body
 from costart.service.controller_service import Service
 from costart.service.log_relay import (
-    MAX_TAIL_LINES,
-    MAX_WAIT_S,
+    LOG_MAX_TAIL_LINES,
+    LOG_MAX_WAIT_S,
     Delivery,
     LogKey,
     LogRefused,
@@ -81,7 +81,7 @@ Tail = Annotated[
     int | None,
     Parameter(
         ge=0,
-        le=MAX_TAIL_LINES,
+        le=LOG_MAX_TAIL_LINES,
         description="instead of an offset: start at the last this many lines "
         "(within the last 256 KiB of the file)",
         examples=[Example(value=20)],
@@ -92,7 +92,7 @@ Wait = Annotated[
     float,
     Parameter(
         ge=0,
-        le=MAX_WAIT_S,
+        le=LOG_MAX_WAIT_S,
         description="seconds to wait for new output of a running attempt before "
         "answering with none (a follower's long poll)",
         examples=[Example(value=20)],
@@ -277,7 +277,7 @@ async def node_log_reads(
 ) -> list[LogRead]:
     """The agent of the node (or an admin): answers at once when reads wait, else after
     at most ``wait`` seconds with none. Answer each with ``POST`` on the same path."""
-    _require_node(user, node, "read the log reads")
+    require_node(user, node, "read the log reads")
     wants = await _relay(state).wanted(node, wait)
     return [
         LogRead(
@@ -305,14 +305,15 @@ async def node_log_reads(
         "what the agent read, one piece per read",
         {"pieces": [{"id": 7, "offset": 0, "size": 17, "running": True, "data": "c3RlcCAxCg=="}]},
     ),
-    responses=errors(400, 401, 403, 415),
+    responses=errors(400, 401, 403, 413, 415),
+    request_max_body_size=MAX_PIECES_BODY,
 )
 async def answer_log_reads(
     node: NodeName, data: LogPieces, user: User, state: State
 ) -> LogPiecesTaken:
     """The agent of the node (or an admin): a piece for a read of another node, or one that
     no longer waits, is dropped (``taken`` counts the others)."""
-    _require_node(user, node, "answer log reads")
+    require_node(user, node, "answer log reads")
     deliveries = [
         Delivery(p.id, p.offset, p.data, p.size, p.running, p.missing, p.refused)
         for p in data.pieces

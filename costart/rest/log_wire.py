@@ -8,10 +8,15 @@ with a `LogPiece` (``POST`` the same path, a `LogPieces` body); a caller reads
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Final
 
 import msgspec
 from msgspec import Meta
+
+LOG_PIECE_BYTES: Final = 256 * 1024  # the most an agent reads for one read
+LOG_BATCH_BYTES: Final = 512 * 1024  # an agent's post carries at most this much output
+LOG_MAX_PIECES: Final = 256  # answers in one post
+MAX_PIECES_BODY: Final = 1024 * 1024  # its body (base64 is 4/3 of the bytes): the route's limit
 
 
 class LogRead(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -44,16 +49,19 @@ class LogPiece(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     ]
     data: Annotated[bytes, Meta(description="the bytes read (base64)")] = b""
     missing: Annotated[
-        str | None, Meta(max_length=500, description="there is no such file: why")
+        Annotated[str, Meta(max_length=500)] | None,
+        Meta(description="there is no such file: why"),
     ] = None
     refused: Annotated[
-        str | None,
-        Meta(max_length=500, description="the file was not read (a link, not a plain file)"),
+        Annotated[str, Meta(max_length=500)] | None,
+        Meta(description="why the file was not read (a link, not a plain file...)"),
     ] = None
 
 
 class LogPieces(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    pieces: Annotated[list[LogPiece], Meta(max_length=256, description="answers to reads")]
+    pieces: Annotated[
+        list[LogPiece], Meta(max_length=LOG_MAX_PIECES, description="answers to reads")
+    ]
 
 
 class LogPiecesTaken(msgspec.Struct, frozen=True):

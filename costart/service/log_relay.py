@@ -26,13 +26,13 @@ from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from typing import Final, NamedTuple
 
-MAX_CHUNK: Final = 256 * 1024
+MAX_CHUNK: Final = 256 * 1024  # as much as an agent sends for one read
 MAX_WINDOW: Final = 1024 * 1024
 MAX_TOTAL: Final = 32 * 1024 * 1024
 MAX_PENDING: Final = 256
-MAX_TAIL_LINES: Final = 100_000
+LOG_MAX_TAIL_LINES: Final = 100_000
 WINDOW_IDLE_S: Final = 300.0
-MAX_WAIT_S: Final = 30.0
+LOG_MAX_WAIT_S: Final = 30.0
 
 
 class LogKey(NamedTuple):
@@ -148,7 +148,7 @@ class LogRelay:
                 return cached
         if len(self._pending) >= MAX_PENDING:
             raise LogUnavailable(503, f"too many log reads at once ({MAX_PENDING})")
-        wait_s = min(wait_s, MAX_WAIT_S)
+        wait_s = min(wait_s, LOG_MAX_WAIT_S)
         pending = _Pending(replace(want, id=next(self._ids)), node, now + wait_s)
         self._pending[pending.want.id] = pending
         self._wake.setdefault(node, asyncio.Event()).set()
@@ -174,7 +174,7 @@ class LogRelay:
 
     async def wanted(self, node: str, wait_s: float) -> list[Want]:
         """The reads waiting on ``node``'s agent; waits up to ``wait_s`` for one."""
-        deadline = time.monotonic() + min(wait_s, MAX_WAIT_S)
+        deadline = time.monotonic() + min(wait_s, LOG_MAX_WAIT_S)
         while True:
             found = [
                 p.want for p in self._pending.values() if p.node == node and not p.answered.is_set()
