@@ -31,10 +31,12 @@ class LogRead(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     owner: Annotated[str, Meta(description="the group's owner (whose account wrote the file)")]
     path: Annotated[str, Meta(description="the log file, relative to the agent's work root")]
     offset: Annotated[
-        int | None, Meta(ge=0, description="read from this byte (null: read the tail)")
+        Annotated[int, Meta(ge=0)] | None,
+        Meta(description="read from this byte (null: read the tail)"),
     ] = None
     tail: Annotated[
-        int | None, Meta(ge=0, description="the last lines to read, when offset is null")
+        Annotated[int, Meta(ge=0)] | None,
+        Meta(description="the last lines to read, when offset is null"),
     ] = None
 
 

@@ -1,0 +1,329 @@
+"""`costart logs`, end to end (ADR 0084): a real `costart serve` on 127.0.0.1 and a real
+`costart agent` running real task programs (`tests/agent/log_program.py`), read through
+the CLI and `costart.client` as the group's owner, another owner, and no one.
+
+Shown here: `logs` prints the task's output and `--tail` its last lines; `logs -f`
+prints new lines as they come, follows a SIGKILLed task into its next attempt, and ends
+when the group does; `--attempt` picks an earlier attempt; another owner gets 403 (exit
+6) and no token 401; a task that swaps its log for a link to a file it must not hand out
+gets nothing of that file; a large log comes in bounded chunks that add up to the file;
+and no output ever enters the store.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from costart.rest.client import ApiError, Client
+from costart.rest.log_wire import LOG_PIECE_BYTES
+from tests.agent.harness import (
+    ADMIN,
+    Agent,
+    Serve,
+    agent_token,
+    child_env,
+    kill_group_leftovers,
+    wait_until,
+    write_files,
+)
+
+ALICE = "alice-owner-token-0123456789"
+BOB = "bob-owner-token-0123456789ab"
+NODES = ("n1", "n2", "n3", "n4")
+PROGRAM = Path(__file__).with_name("log_program.py")
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class Relay:
+    """One serve and one agent for every node; alice owns the groups, bob does not."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        write_files(directory, [NODES])
+        owners = (
+            f'[tokens.{ALICE}]\nuser = "alice"\nrole = "owner"\n'
+            f'[tokens.{BOB}]\nuser = "bob"\nrole = "owner"\n'
+        )
+        tokens = directory / "tokens.toml"
+        tokens.write_text(tokens.read_text().replace('user = "alice"', 'user = "root"') + owners)
+        self.serve = Serve(directory, "serve")
+        self.serve.wait_serving()
+        self.agent = Agent(directory, [self.serve.url], NODES)
+        self.agent.wait_running()
+        self.control = directory / "work" / "control"
+        self.control.mkdir(parents=True)
+        self.alice = Client(self.serve.url, ALICE)
+        self.admin = Client(self.serve.url, ADMIN)
+        self.victim = directory / "agent-only-secret"
+        self.secret = "victim-" + secrets.token_hex(16)
+        self.victim.write_text(self.secret + "\n")
+        self.victim.chmod(0o600)
+        self.gids: list[str] = []
+
+    def submit(self, name: str, *args: str, failure: dict[str, Any] | None = None) -> str:
+        control = self.control / name
+        control.mkdir()
+        spec = {
+            "name": name,
+            "owner": "alice",
+            "failure": failure or {"default": "fail-group"},
+            "members": [
+                {
+                    "name": "main",
+                    "kind": "job",
+                    "tasks": 1,
+                    "shape": {"cpu": 1},
+                    "run": {
+                        "argv": [sys.executable, "-u", str(PROGRAM), str(control), *args],
+                        "grace": "1s",
+                    },
+                }
+            ],
+        }
+        gid = str(self.alice.call("POST", "/v1/groups", dict[str, Any], json=spec)["id"])
+        self.gids.append(gid)
+        return gid
+
+    def state(self, name: str) -> str:
+        return str(self.alice.call("GET", f"/v1/groups/{name}", dict[str, Any])["group"]["state"])
+
+    def wait_started(self, name: str, attempt: int = 1) -> int:
+        """The pid of the group's task's ``attempt`` once it runs."""
+        pid_file = self.control / name / f"pid-main-0-{attempt}"
+        wait_until(
+            lambda: pid_file.exists() and pid_file.read_text(),
+            90,
+            lambda: f"{name} attempt {attempt} started\n{self.agent.tail()}",
+        )
+        return int(pid_file.read_text())
+
+    def cli(self, *args: str, token: str | None = ALICE, timeout_s: float = 60) -> Any:
+        command = [sys.executable, "-m", "costart.cli.main", "--server", self.serve.url]
+        if token is not None:
+            command += ["--token", token]
+        return subprocess.run(
+            [*command, "logs", *args],
+            check=False,
+            capture_output=True,
+            text=True,
+            env=child_env(),
+            cwd=ROOT,
+            timeout=timeout_s,
+        )
+
+    def close(self) -> None:
+        self.agent.stop()
+        self.serve.stop()
+        self.alice.close()
+        self.admin.close()
+        for gid in self.gids:
+            kill_group_leftovers(gid)
+
+
+@pytest.fixture(scope="module")
+def relay(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Relay]:
+    running = Relay(tmp_path_factory.mktemp("logs-e2e"))
+    try:
+        yield running
+    finally:
+        running.close()
+
+
+def lines(count: int, attempt: int = 1) -> str:
+    return "".join(f"attempt {attempt} line {i}\n" for i in range(1, count + 1))
+
+
+def test_logs_prints_the_tasks_output_and_its_tail(relay: Relay) -> None:
+    relay.submit("chat", "5")
+    relay.wait_started("chat")
+    wait_until(lambda: relay.cli("chat").stdout == lines(5), 30, "the five lines relayed")
+    for target in ("chat/main", "chat/main/0"):
+        done = relay.cli(target)
+        assert (done.returncode, done.stdout, done.stderr) == (0, lines(5), "")
+    tail = relay.cli("chat", "--tail", "2")
+    assert tail.stdout == "attempt 1 line 4\nattempt 1 line 5\n", tail.stderr
+    assert relay.cli("chat", "--tail", "0").stdout == ""
+    # The same through the Python client; an admin reads it too.
+    chunk = relay.admin.task_log("chat", "main", 0)
+    assert (chunk.text, chunk.offset, chunk.next_offset) == (lines(5), 0, len(lines(5)))
+    assert (chunk.attempt, chunk.latest_attempt, chunk.complete, chunk.final) == (
+        1,
+        1,
+        False,
+        False,
+    )
+
+
+def test_another_owner_is_refused_and_no_token_is_401(relay: Relay) -> None:
+    relay.submit("private", "3")
+    relay.wait_started("private")
+    url = f"{relay.serve.url}/v1/groups/private/members/main/tasks/0/log"
+    as_bob = httpx.get(url, headers={"Authorization": f"Bearer {BOB}"}, timeout=10)
+    assert as_bob.status_code == 403, as_bob.text
+    assert "bob (owner) may not read the logs of groups owned by alice" in as_bob.json()["error"]
+    assert "line" not in as_bob.text
+    assert httpx.get(url, timeout=10).status_code == 401
+    refused = relay.cli("private", token=BOB)
+    assert (refused.returncode, refused.stdout) == (6, "")
+    assert refused.stderr.count("\n") == 1 and "may not read the logs" in refused.stderr
+    agent_as_caller = httpx.get(
+        url, headers={"Authorization": f"Bearer {agent_token(NODES)}"}, timeout=10
+    )
+    assert agent_as_caller.status_code == 403
+    # Nor may an owner play the agent: its reads and answers are the node's agent's.
+    reads = f"{relay.serve.url}/v1/nodes/n1/log-reads"
+    assert httpx.get(reads, headers={"Authorization": f"Bearer {ALICE}"}).status_code == 403
+    assert (
+        httpx.post(
+            reads, json={"pieces": []}, headers={"Authorization": f"Bearer {ALICE}"}
+        ).status_code
+        == 403
+    )
+
+
+def test_follow_prints_new_lines_and_the_next_attempt_after_a_sigkill(relay: Relay) -> None:
+    relay.submit(
+        "follow",
+        "2",
+        failure={
+            "default": "fail-group",
+            "rules": [{"members": ["main"], "action": "restart-member", "max_restarts": 2}],
+        },
+    )
+    first = relay.wait_started("follow")
+    command = [
+        sys.executable, "-m", "costart.cli.main", "--server", relay.serve.url,
+        "--token", ALICE, "logs", "follow", "-f",
+    ]  # fmt: skip
+    follower = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=child_env()
+    )
+    try:
+        assert follower.stdout is not None
+        seen: list[str] = []
+
+        def expect(line: str) -> None:
+            while line not in seen:
+                got = follower.stdout.readline() if follower.stdout else ""
+                assert got, f"the follower ended before {line!r}: {seen}"
+                seen.append(got.rstrip("\n"))
+
+        expect("attempt 1 line 2")
+        (relay.control / "follow" / "more-1-1").touch()
+        expect("attempt 1 more 1")  # new output of a running task, waited for
+        os.kill(first, signal.SIGKILL)
+        relay.wait_started("follow", attempt=2)
+        expect("attempt 2 line 2")  # the restarted task's next attempt, from its start
+        (relay.control / "follow" / "more-2-1").touch()
+        expect("attempt 2 more 1")
+        relay.alice.call("POST", "/v1/groups/follow/cancel", dict[str, Any])
+        code = follower.wait(timeout=60)  # the group ended: nothing more will come
+        assert code == 0, follower.stderr.read() if follower.stderr else ""
+        seen += [line.rstrip("\n") for line in follower.stdout]
+        assert seen == [
+            "attempt 1 line 1",
+            "attempt 1 line 2",
+            "attempt 1 more 1",
+            "attempt 2 line 1",
+            "attempt 2 line 2",
+            "attempt 2 more 1",
+        ]
+        assert follower.stderr is not None
+        assert "--- follow/main/0: attempt 2 (node " in follower.stderr.read()
+    finally:
+        if follower.poll() is None:
+            follower.kill()
+            follower.wait()
+    earlier = relay.cli("follow/main/0", "--attempt", "1")
+    assert earlier.stdout == lines(2) + "attempt 1 more 1\n", earlier.stderr
+    missing = relay.cli("follow/main/0", "--attempt", "7")
+    assert missing.returncode == 4 and "has no attempt 7 (its latest is 2)" in missing.stderr
+
+
+@pytest.mark.parametrize("kind", ["link", "hardlink"])
+def test_a_log_swapped_for_a_link_to_a_secret_gives_nothing_of_it(relay: Relay, kind: str) -> None:
+    name = f"swap-{kind}"
+    relay.submit(name, "1", "--swap", kind, str(relay.victim))
+    relay.wait_started(name)
+    wait_until((relay.control / name / "swapped-main-0-1").exists, 30, "the task swapped its log")
+    done = relay.cli(name)
+    assert relay.secret not in done.stdout + done.stderr
+    assert done.returncode == 5, (done.stdout, done.stderr)
+    why = "is a symlink or not a directory: not followed" if kind == "link" else "one link"
+    assert why in done.stderr
+    with pytest.raises(ApiError) as refused:
+        relay.alice.task_log(name, "main", 0, tail=5)
+    assert refused.value.status == 409 and relay.secret not in refused.value.message
+    relay.alice.call("POST", f"/v1/groups/{name}/cancel", dict[str, Any])
+
+
+def test_a_large_log_comes_in_bounded_chunks_that_add_up_and_never_enters_the_store(
+    relay: Relay,
+) -> None:
+    filler = 3 * LOG_PIECE_BYTES + 12345
+    relay.submit("big", "1", "--bytes", str(filler))
+    relay.wait_started("big")
+    log = Path(wait_until(lambda: _log_file(relay, "big"), 30, "big's log file"))
+    whole_size = filler + len(lines(1))  # the filler ends on a whole line past this
+    wait_until(lambda: log.stat().st_size >= whole_size, 30, "big's output written")
+    expected = log.read_bytes()
+    read = b""
+    chunks = 0
+    offset = 0
+    while offset < len(expected):
+        chunk = relay.alice.task_log("big", "main", 0, offset=offset)
+        assert chunk.offset == offset and len(chunk.text.encode()) <= LOG_PIECE_BYTES
+        read += chunk.text.encode()
+        offset = chunk.next_offset
+        chunks += 1
+    assert read == expected and chunks == 4
+    whole = relay.cli("big/main/0")
+    assert whole.stdout.encode() == expected
+    relay.alice.call("POST", "/v1/groups/big/cancel", dict[str, Any])
+    store = relay.directory / "store"
+    for path in store.rglob("*"):
+        if path.is_file():
+            assert b"filler 000000000" not in path.read_bytes(), path
+
+
+def _log_file(relay: Relay, name: str) -> str | None:
+    group = relay.alice.call("GET", f"/v1/groups/{name}", dict[str, Any])
+    for member in group["members"]:
+        for task in member["tasks"]:
+            if task.get("log"):
+                path = relay.directory / "work" / task["log"]
+                return str(path) if path.exists() else None
+    return None
+
+
+def test_a_task_not_started_yet_has_no_output_and_bad_targets_are_one_line(relay: Relay) -> None:
+    for bad, why in (
+        ("a/b/c/d", "expected GROUP, GROUP/MEMBER or GROUP/MEMBER/TASK"),
+        ("Bad", "'Bad' is not a valid group name"),
+        ("chat/main/x", "the task 'x' is not an index"),
+    ):
+        done = relay.cli(bad)
+        assert (done.returncode, done.stdout) == (2, ""), done.stderr
+        assert done.stderr.count("\n") == 1 and why in done.stderr
+    nowhere = relay.cli("no-such-group")
+    assert nowhere.returncode == 4 and nowhere.stderr.count("\n") == 1
+    local = subprocess.run(
+        [sys.executable, "-m", "costart.cli.main", "logs", "chat"],
+        check=False,
+        capture_output=True,
+        text=True,
+        env=child_env(),
+        cwd=ROOT,
+        timeout=60,
+    )
+    assert local.returncode == 2 and "give --server URL" in local.stderr
