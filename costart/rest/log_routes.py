@@ -255,14 +255,15 @@ def _log_path(run: RunSpec, group: GroupView, member: str, task: int, attempt: i
 
 
 def whole_characters(data: bytes) -> bytes:
-    """``data`` without a UTF-8 character its end cuts in two (left for the next read)."""
+    """``data`` without a UTF-8 character its end cuts in two (left for the next read);
+    an invalid byte is kept (it decodes as U+FFFD, whatever follows)."""
     for back in range(1, min(4, len(data)) + 1):
         byte = data[-back]
-        if byte & 0xC0 == 0x80:
+        if 0x80 <= byte <= 0xBF:
             continue  # a continuation byte: look further back for its lead
-        if byte < 0x80:
-            return data
-        needs = 2 if byte >> 5 == 0b110 else 3 if byte >> 4 == 0b1110 else 4
+        needs = 2 if 0xC2 <= byte <= 0xDF else 3 if 0xE0 <= byte <= 0xEF else 4
+        if byte < 0x80 or not 0xC2 <= byte <= 0xF4:
+            return data  # ASCII, or a byte no character starts with
         return data if back >= needs else data[:-back]
     return data
 
