@@ -15,7 +15,7 @@ from pathlib import Path
 
 from costart.agent import confine
 from costart.agent.model import Refused
-from costart.rest.log_wire import LOG_PIECE_BYTES, LogPiece, LogRead
+from costart.rest.log_wire import LOG_PIECE_BYTES, LogPiece, LogRead, base64_text
 
 
 def answer(
@@ -29,7 +29,14 @@ def answer(
     file, so a process that ended leaves a file that is whole)."""
 
     def piece(offset: int = 0, data: bytes = b"", size: int = 0, **why: str) -> LogPiece:
-        return LogPiece(id=read.id, offset=offset, size=size, running=running, data=data, **why)
+        return LogPiece(
+            id=read.id,
+            offset=offset,
+            size=size,
+            running=running,
+            data=base64_text(data),
+            **why,
+        )
 
     try:
         uid = uid_of(read.owner)

@@ -15,18 +15,18 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Annotated, Final
+from typing import Annotated, Any, Final
 
 import msgspec
-from litestar import get, post
+from litestar import Request, get, post
 from litestar.datastructures import State
-from litestar.exceptions import HTTPException, PermissionDeniedException
+from litestar.exceptions import ClientException, HTTPException, PermissionDeniedException
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.openapi.spec import Example, OpenAPIMediaType, OpenAPIResponse, Operation
 from litestar.params import Parameter
 
 from costart.domain import RunSpec, task_log_path
-from costart.domain.errors import Conflict, NotFound
+from costart.domain.errors import Conflict, NotFound, SpecError
 from costart.domain.states import GROUP_TERMINAL
 from costart.projections import GroupView, MemberView, TaskView
 from costart.rest.auth import User
@@ -155,7 +155,7 @@ def _member_of(service: Service, name: str, member: str) -> tuple[GroupView, Mem
 @get(
     "/v1/groups/{name:str}/members/{member:str}/tasks/{task:int}/log",
     summary="Read a task's output (relayed from its node's agent)",
-    responses={**errors(400, 401, 403, 404, 409), **_UNAVAILABLE},
+    responses={**errors(400, 401, 403, 404, 409, 422), **_UNAVAILABLE},
     response_description="the output of one attempt from `offset` to `next_offset`",
     operation_class=ReadLogOperation,
 )
@@ -178,7 +178,7 @@ async def read_task_log(
     Example answer: ``{"text": "step 1 loss 0.93\\n", "offset": 0, "next_offset": 17,
     ...}``."""
     if offset is not None and tail is not None:
-        raise HTTPException(status_code=400, detail="give offset or tail, not both")
+        raise SpecError("tail", "give offset or tail, not both")
     service: Service = state.service
     group, row = _member_of(service, name, member)
     if not user.may_act_for(group.owner):
@@ -310,13 +310,17 @@ async def node_log_reads(
     request_max_body_size=MAX_PIECES_BODY,
 )
 async def answer_log_reads(
-    node: NodeName, data: LogPieces, user: User, state: State
+    request: Request[Any, Any, State], node: NodeName, user: User, state: State
 ) -> LogPiecesTaken:
     """The agent of the node (or an admin): a piece for a read of another node, or one that
     no longer waits, is dropped (``taken`` counts the others)."""
     require_node(user, node, "answer log reads")
+    try:  # strictly: a 0 is not false, a number not a string (the framework is lenient)
+        data = msgspec.convert(await request.json(), LogPieces, strict=True)
+    except msgspec.ValidationError as error:
+        raise ClientException(f"invalid request: {error}") from None
     deliveries = [
-        Delivery(p.id, p.offset, p.data, p.size, p.running, p.missing, p.refused)
+        Delivery(p.id, p.offset, p.raw(), p.size, p.running, p.missing, p.refused)
         for p in data.pieces
     ]
     return LogPiecesTaken(taken=_relay(state).deliver(node, deliveries))

@@ -8,6 +8,7 @@ with a `LogPiece` (``POST`` the same path, a `LogPieces` body); a caller reads
 
 from __future__ import annotations
 
+import base64
 from typing import Annotated, Final
 
 import msgspec
@@ -16,6 +17,7 @@ from msgspec import Meta
 LOG_PIECE_BYTES: Final = 256 * 1024  # the most an agent reads for one read
 LOG_BATCH_BYTES: Final = 512 * 1024  # an agent's post carries at most this much output
 LOG_MAX_PIECES: Final = 256  # answers in one post
+BASE64_PATTERN: Final = "^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"
 MAX_PIECES_BODY: Final = 1024 * 1024  # its body (base64 is 4/3 of the bytes): the route's limit
 
 
@@ -49,7 +51,19 @@ class LogPiece(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     running: Annotated[
         bool, Meta(description="the attempt's process still runs (false: the file is whole)")
     ]
-    data: Annotated[bytes, Meta(description="the bytes read (base64)")] = b""
+    data: Annotated[
+        str,
+        Meta(
+            pattern=BASE64_PATTERN,
+            max_length=LOG_PIECE_BYTES * 4 // 3 + 4,
+            description="the bytes read, base64 (RFC 4648 with padding)",
+        ),
+    ] = ""
+
+    def raw(self) -> bytes:
+        """The bytes read (the pattern makes the text valid base64)."""
+        return base64.b64decode(self.data, validate=True)
+
     missing: Annotated[
         Annotated[str, Meta(max_length=500)] | None,
         Meta(description="there is no such file: why"),
@@ -58,6 +72,11 @@ class LogPiece(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         Annotated[str, Meta(max_length=500)] | None,
         Meta(description="why the file was not read (a link, not a plain file...)"),
     ] = None
+
+
+def base64_text(data: bytes) -> str:
+    """``data`` as a `LogPiece` carries it."""
+    return base64.b64encode(data).decode("ascii")
 
 
 class LogPieces(msgspec.Struct, frozen=True, forbid_unknown_fields=True):

@@ -15,7 +15,13 @@ from costart.agent.agent import _batches
 from costart.agent.log_reads import answer, tail_start
 from costart.agent.model import Refused
 from costart.rest.log_routes import whole_characters
-from costart.rest.log_wire import LOG_BATCH_BYTES, LOG_PIECE_BYTES, LogPiece, LogRead
+from costart.rest.log_wire import (
+    LOG_BATCH_BYTES,
+    LOG_PIECE_BYTES,
+    LogPiece,
+    LogRead,
+    base64_text,
+)
 from tests.agent.root import ALICE_UID, BOB_UID, require_root
 
 SECRET = b"agent-token-do-not-read\n"
@@ -50,16 +56,17 @@ def work(tmp_path: Path) -> Path:
 def test_a_plain_log_is_read_from_an_offset(work: Path) -> None:
     (work / "logs" / "t.log").write_bytes(b"one\ntwo\nthree\n")
     piece = answer(work, read("logs/t.log", 4), mine, running=True)
-    assert piece == LogPiece(id=7, offset=4, size=14, running=True, data=b"two\nthree\n")
+    assert (piece.id, piece.offset, piece.size, piece.running) == (7, 4, 14, True)
+    assert piece.raw() == b"two\nthree\n"
     past = answer(work, read("logs/t.log", 99), mine, running=False)
-    assert (past.data, past.size, past.running) == (b"", 99, False)
+    assert (past.raw(), past.size, past.running) == (b"", 99, False)
 
 
 def test_the_tail_is_the_last_lines(work: Path) -> None:
     (work / "logs" / "t.log").write_bytes(b"a\nb\nc\nd")  # the last line has no newline
-    assert answer(work, read("logs/t.log", None, 2), mine, True).data == b"c\nd"
-    assert answer(work, read("logs/t.log", None, 9), mine, True).data == b"a\nb\nc\nd"
-    assert answer(work, read("logs/t.log", None, 0), mine, True).data == b""
+    assert answer(work, read("logs/t.log", None, 2), mine, True).raw() == b"c\nd"
+    assert answer(work, read("logs/t.log", None, 9), mine, True).raw() == b"a\nb\nc\nd"
+    assert answer(work, read("logs/t.log", None, 0), mine, True).raw() == b""
     assert tail_start(b"x\ny\n", 1, whole=True) == 2
     # A window that is not the whole file starts at its first whole line at most.
     assert tail_start(b"cut line\nwhole\n", 5, whole=False) == 9
@@ -68,13 +75,14 @@ def test_the_tail_is_the_last_lines(work: Path) -> None:
 def test_a_large_file_is_read_in_bounded_pieces(work: Path) -> None:
     (work / "logs" / "t.log").write_bytes(b"z" * (LOG_PIECE_BYTES * 2 + 5))
     piece = answer(work, read("logs/t.log", 0), mine, True)
-    assert len(piece.data) == LOG_PIECE_BYTES and piece.size == LOG_PIECE_BYTES * 2 + 5
+    assert len(piece.raw()) == LOG_PIECE_BYTES and piece.size == LOG_PIECE_BYTES * 2 + 5
     tail = answer(work, read("logs/t.log", None, 3), mine, True)
-    assert len(tail.data) <= LOG_PIECE_BYTES
-    pieces = [LogPiece(id=i, offset=0, size=0, running=True, data=b"q" * 200_000) for i in range(7)]
+    assert len(tail.raw()) <= LOG_PIECE_BYTES
+    text = base64_text(b"q" * 200_000)
+    pieces = [LogPiece(id=i, offset=0, size=0, running=True, data=text) for i in range(7)]
     batches = _batches(pieces)
     assert [len(b) for b in batches] == [2, 2, 2, 1]
-    assert all(sum(len(p.data) for p in b) <= LOG_BATCH_BYTES for b in batches)
+    assert all(sum(len(p.raw()) for p in b) <= LOG_BATCH_BYTES for b in batches)
 
 
 @pytest.mark.parametrize(
@@ -103,7 +111,7 @@ def test_what_a_task_plants_in_place_of_its_log_is_refused_never_read(
         log.mkdir()
     for offset, tail in ((0, None), (None, 5)):
         piece = answer(work, read("logs/t.log", offset, tail), mine, True)
-        assert piece.refused is not None and piece.data == b"", piece
+        assert piece.refused is not None and piece.data == "", piece
         assert SECRET not in piece.refused.encode()
 
 
@@ -111,13 +119,13 @@ def test_another_accounts_file_is_refused_the_agents_own_is_read(work: Path) -> 
     require_root()
     log = work / "logs" / "t.log"
     log.write_bytes(b"output\n")  # made by the agent (as `open_log` makes it)
-    assert answer(work, read("logs/t.log"), lambda owner: ALICE_UID, True).data == b"output\n"
+    assert answer(work, read("logs/t.log"), lambda owner: ALICE_UID, True).raw() == b"output\n"
     os.chown(log, ALICE_UID, ALICE_UID)  # the task's account's own
-    assert answer(work, read("logs/t.log"), lambda owner: ALICE_UID, True).data == b"output\n"
+    assert answer(work, read("logs/t.log"), lambda owner: ALICE_UID, True).raw() == b"output\n"
     os.chown(log, BOB_UID, BOB_UID)  # another account's file, planted (say, a copy)
     refused = answer(work, read("logs/t.log"), lambda owner: ALICE_UID, True)
     assert refused.refused and f"owned by uid {BOB_UID}" in refused.refused
-    assert refused.data == b""
+    assert refused.data == ""
 
 
 def test_no_file_yet_and_no_account_are_said(work: Path) -> None:
@@ -132,7 +140,7 @@ def test_no_file_yet_and_no_account_are_said(work: Path) -> None:
     refused = answer(work, read("logs/t.log"), nobody, True)
     assert refused.refused and "no OS account for owner 'alice'" in refused.refused
     escape = answer(work, read("../secret"), mine, True)
-    assert escape.refused and escape.data == b""
+    assert escape.refused and escape.data == ""
 
 
 def test_open_log_to_read_gives_a_read_only_descriptor(work: Path) -> None:
