@@ -13,10 +13,13 @@ and no output ever enters the store.
 from __future__ import annotations
 
 import os
+import queue
 import secrets
 import signal
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -211,12 +214,20 @@ def test_follow_prints_new_lines_and_the_next_attempt_after_a_sigkill(relay: Rel
     try:
         assert follower.stdout is not None
         seen: list[str] = []
+        lines_out: queue.Queue[str] = queue.Queue()
+        reader = threading.Thread(
+            target=lambda: [lines_out.put(line) for line in follower.stdout or ()], daemon=True
+        )
+        reader.start()
 
         def expect(line: str) -> None:
+            deadline = time.monotonic() + 90
             while line not in seen:
-                got = follower.stdout.readline() if follower.stdout else ""
-                assert got, f"the follower ended before {line!r}: {seen}"
-                seen.append(got.rstrip("\n"))
+                try:
+                    seen.append(lines_out.get(timeout=max(0.0, deadline - time.monotonic())))
+                except queue.Empty:
+                    raise AssertionError(f"the follower never printed {line!r}: {seen}") from None
+                seen[-1] = seen[-1].rstrip("\n")
 
         expect("attempt 1 line 2")
         (relay.control / "follow" / "more-1-1").touch()
@@ -229,7 +240,9 @@ def test_follow_prints_new_lines_and_the_next_attempt_after_a_sigkill(relay: Rel
         relay.alice.call("POST", "/v1/groups/follow/cancel", dict[str, Any])
         code = follower.wait(timeout=60)  # the group ended: nothing more will come
         assert code == 0, follower.stderr.read() if follower.stderr else ""
-        seen += [line.rstrip("\n") for line in follower.stdout]
+        reader.join(timeout=10)  # every line it printed, read
+        while not lines_out.empty():
+            seen.append(lines_out.get().rstrip("\n"))
         assert seen == [
             "attempt 1 line 1",
             "attempt 1 line 2",
