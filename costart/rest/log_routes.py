@@ -63,6 +63,7 @@ Attempt = Annotated[
     int | None,
     Parameter(
         ge=0,
+        schema_extra={"minimum": 0},  # the framework drops a bound of 0 from the document
         description="the attempt whose output to read (default: the task's current one)",
         examples=[Example(value=1)],
         required=False,
@@ -72,6 +73,7 @@ Offset = Annotated[
     int | None,
     Parameter(
         ge=0,
+        schema_extra={"minimum": 0},
         description="read from this byte of the attempt's log (default 0; see `tail`)",
         examples=[Example(value=0)],
         required=False,
@@ -82,6 +84,7 @@ Tail = Annotated[
     Parameter(
         ge=0,
         le=LOG_MAX_TAIL_LINES,
+        schema_extra={"minimum": 0, "maximum": LOG_MAX_TAIL_LINES},
         description="instead of an offset: start at the last this many lines "
         "(within the last 256 KiB of the file)",
         examples=[Example(value=20)],
@@ -93,6 +96,7 @@ Wait = Annotated[
     Parameter(
         ge=0,
         le=LOG_MAX_WAIT_S,
+        schema_extra={"minimum": 0, "maximum": LOG_MAX_WAIT_S},
         description="seconds to wait for new output of a running attempt before "
         "answering with none (a follower's long poll)",
         examples=[Example(value=20)],
@@ -132,6 +136,28 @@ class ReadLogOperation(Operation):
                     }
 
 
+READ_DESCRIPTION: Final = (
+    "The group's owner and admins only (another owner is 403): the output may hold the "
+    "task's secrets. The node's agent reads the attempt's log file when asked, over its "
+    "own connection (it refuses a file the task replaced with a link: 409; no file yet: "
+    "404; no answer within 10 s: 504), and serve keeps a bounded window of it in memory, "
+    "never in the event log (ADR 0084). Read on from `next_offset`: `complete` says the "
+    "attempt ended and was read whole, `final` that no more output will come (the group "
+    "ended). A follower passes `wait` to be answered when new output comes; `tail` starts "
+    "at the last lines instead of an offset. A task not started yet answers empty text."
+)
+WANTED_DESCRIPTION: Final = (
+    "The agent of the node (or an admin): the reads callers wait on, answered at once "
+    "when there are some, else after at most `wait` seconds with none (the agent's long "
+    "poll: it listens on no port). Answer each with `POST` on the same path."
+)
+ANSWER_DESCRIPTION: Final = (
+    "The agent of the node (or an admin): one piece per read, base64 output read from "
+    "the file at `offset`. A piece for a read of another node, or for one that no longer "
+    "waits, is dropped (`taken` counts the others)."
+)
+
+
 def _relay(state: State) -> LogRelay:
     relay: LogRelay = state.logs
     return relay
@@ -158,6 +184,7 @@ def _member_of(service: Service, name: str, member: str) -> tuple[GroupView, Mem
     responses={**errors(400, 401, 403, 404, 409, 422), **_UNAVAILABLE},
     response_description="the output of one attempt from `offset` to `next_offset`",
     operation_class=ReadLogOperation,
+    description=READ_DESCRIPTION,
 )
 async def read_task_log(
     name: GroupName,
@@ -170,13 +197,7 @@ async def read_task_log(
     tail: Tail = None,
     wait: Wait = 0.0,
 ) -> LogChunk:
-    """The group's owner and admins only (another owner is 403): the output may hold
-    the task's secrets. The node's agent reads the attempt's log file when asked (it
-    refuses a file the task replaced with a link: 409) and serve keeps a bounded window
-    of it in memory, never in the event log. Read on from ``next_offset``; ``complete``
-    says the attempt ended and was read whole, ``final`` that no more output will come.
-    Example answer: ``{"text": "step 1 loss 0.93\\n", "offset": 0, "next_offset": 17,
-    ...}``."""
+    """`READ_DESCRIPTION`."""
     if offset is not None and tail is not None:
         raise SpecError("tail", "give offset or tail, not both")
     service: Service = state.service
@@ -271,13 +292,13 @@ def whole_characters(data: bytes) -> bytes:
 @get(
     "/v1/nodes/{node:str}/log-reads",
     summary="The log reads waiting on a node's agent (its long poll)",
+    description=WANTED_DESCRIPTION,
     responses=errors(400, 401, 403),
 )
 async def node_log_reads(
     node: NodeName, user: User, state: State, wait: Wait = 0.0
 ) -> list[LogRead]:
-    """The agent of the node (or an admin): answers at once when reads wait, else after
-    at most ``wait`` seconds with none. Answer each with ``POST`` on the same path."""
+    """`WANTED_DESCRIPTION`."""
     require_node(user, node, "read the log reads")
     wants = await _relay(state).wanted(node, wait)
     return [
@@ -301,6 +322,7 @@ async def node_log_reads(
     "/v1/nodes/{node:str}/log-reads",
     status_code=200,
     summary="A node's agent answers log reads",
+    description=ANSWER_DESCRIPTION,
     operation_class=struct_body(
         LogPieces,
         "what the agent read, one piece per read",
@@ -312,11 +334,10 @@ async def node_log_reads(
 async def answer_log_reads(
     request: Request[Any, Any, State], node: NodeName, user: User, state: State
 ) -> LogPiecesTaken:
-    """The agent of the node (or an admin): a piece for a read of another node, or one that
-    no longer waits, is dropped (``taken`` counts the others)."""
+    """`ANSWER_DESCRIPTION`."""
     require_node(user, node, "answer log reads")
-    try:  # strictly: a 0 is not false, a number not a string (the framework is lenient)
-        data = msgspec.convert(await request.json(), LogPieces, strict=True)
+    try:  # strictly: a 0 is not false, "5" not a number (the framework is lenient)
+        data = msgspec.convert(_integral(await request.json()), LogPieces, strict=True)
     except msgspec.ValidationError as error:
         raise ClientException(f"invalid request: {error}") from None
     deliveries = [
@@ -324,6 +345,18 @@ async def answer_log_reads(
         for p in data.pieces
     ]
     return LogPiecesTaken(taken=_relay(state).deliver(node, deliveries))
+
+
+def _integral(value: Any) -> Any:
+    """``value`` with each integral float an int: JSON Schema's integer is a number
+    without a fraction (``12.0`` is one), which strict decoding would refuse."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, list):
+        return [_integral(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _integral(item) for key, item in value.items()}
+    return value
 
 
 LOG_ROUTES = [read_task_log, node_log_reads, answer_log_reads]
