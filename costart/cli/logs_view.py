@@ -4,6 +4,7 @@ and their output printed as `Client.follow_log` reads it (ADR 0084).
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 import threading
@@ -27,7 +28,19 @@ def print_logs(
     settings: Target, target: str, *, follow: bool, attempt: int | None, tail: int | None
 ) -> None:
     """Print the output of the tasks ``target`` names; an error is one line on stderr
-    with its exit code (`costart.cli.exits`)."""
+    with its exit code (`costart.cli.exits`); a reader that closed the pipe
+    (``| head``) ends it quietly, exit 0."""
+    try:
+        _print_logs(settings, target, follow=follow, attempt=attempt, tail=tail)
+    except _PipeClosed:
+        # Nothing more can be written; stdout's own flush at exit must not fail either.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        raise typer.Exit(0) from None
+
+
+def _print_logs(
+    settings: Target, target: str, *, follow: bool, attempt: int | None, tail: int | None
+) -> None:
     with reported():
         group, member, task = parse_target(target)
         if settings.server is None:
@@ -49,23 +62,42 @@ def print_logs(
                 for one in tasks:
                     _print_task(client, printer, group, one, attempt, tail, follow)
                 return
-            failures: list[BaseException] = []
-
-            def run(one: tuple[str, int]) -> None:
-                try:
-                    _print_task(client, printer, group, one, attempt, tail, follow)
-                except BaseException as error:  # reported once every task stopped
-                    failures.append(error)
-
-            threads = [threading.Thread(target=run, args=(one,), daemon=True) for one in tasks]
-            for thread in threads:
-                thread.start()
-            for thread in threads:
-                thread.join()
-            if failures:
-                raise failures[0]
+            _follow_each(client, printer, group, tasks, attempt, tail)
         finally:
             client.close()
+
+
+def _follow_each(
+    client: Client,
+    printer: _Printer,
+    group: str,
+    tasks: list[tuple[str, int]],
+    attempt: int | None,
+    tail: int | None,
+) -> None:
+    """Follow every task at once, a thread each, until all end (their group ended) or
+    one fails (its error is the command's; the others stop with the process)."""
+    failures: list[BaseException] = []
+    left = [len(tasks)]
+    done = threading.Event()
+
+    def run(one: tuple[str, int]) -> None:
+        try:
+            _print_task(client, printer, group, one, attempt, tail, follow=True)
+        except BaseException as error:
+            failures.append(error)
+            done.set()
+        finally:
+            with printer.lock:
+                left[0] -= 1
+                if left[0] == 0:
+                    done.set()
+
+    for one in tasks:
+        threading.Thread(target=run, args=(one,), daemon=True).start()
+    done.wait()
+    if failures:
+        raise failures[0]
 
 
 def parse_target(text: str) -> tuple[str, str | None, int | None]:
@@ -112,6 +144,10 @@ def _tasks(
     return found
 
 
+class _PipeClosed(Exception):
+    """The reader of stdout is gone (not an `OSError`: no error to report)."""
+
+
 class _Printer:
     """Whole lines to stdout, one writer at a time; a task's cut last line is held
     until its end comes (or the attempt ends)."""
@@ -129,8 +165,11 @@ class _Printer:
         if not text.endswith("\n") and self.prefix:
             text += "\n"
         with self.lock:
-            sys.stdout.write(text)
-            sys.stdout.flush()
+            try:
+                sys.stdout.write(text)
+                sys.stdout.flush()
+            except BrokenPipeError:
+                raise _PipeClosed from None
 
     def note(self, message: str) -> None:
         with self.lock:

@@ -73,7 +73,9 @@ class Relay:
         self.victim.chmod(0o600)
         self.gids: list[str] = []
 
-    def submit(self, name: str, *args: str, failure: dict[str, Any] | None = None) -> str:
+    def submit(
+        self, name: str, *args: str, failure: dict[str, Any] | None = None, tasks: int = 1
+    ) -> str:
         control = self.control / name
         control.mkdir()
         spec = {
@@ -84,7 +86,7 @@ class Relay:
                 {
                     "name": "main",
                     "kind": "job",
-                    "tasks": 1,
+                    "tasks": tasks,
                     "shape": {"cpu": 1},
                     "run": {
                         "argv": [sys.executable, "-u", str(PROGRAM), str(control), *args],
@@ -100,9 +102,9 @@ class Relay:
     def state(self, name: str) -> str:
         return str(self.alice.call("GET", f"/v1/groups/{name}", dict[str, Any])["group"]["state"])
 
-    def wait_started(self, name: str, attempt: int = 1) -> int:
+    def wait_started(self, name: str, attempt: int = 1, task: int = 0) -> int:
         """The pid of the group's task's ``attempt`` once it runs."""
-        pid_file = self.control / name / f"pid-main-0-{attempt}"
+        pid_file = self.control / name / f"pid-main-{task}-{attempt}"
         wait_until(
             lambda: pid_file.exists() and pid_file.read_text(),
             90,
@@ -340,3 +342,39 @@ def test_a_task_not_started_yet_has_no_output_and_bad_targets_are_one_line(relay
         timeout=60,
     )
     assert local.returncode == 2 and "give --server URL" in local.stderr
+
+
+def test_several_tasks_are_prefixed_and_a_closed_pipe_ends_a_follower_quietly(
+    relay: Relay,
+) -> None:
+    relay.submit("pair", "2", tasks=2)
+    for task in (0, 1):
+        relay.wait_started("pair", task=task)
+    done = relay.cli("pair")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "[main/0] attempt 1 line 1",
+        "[main/0] attempt 1 line 2",
+        "[main/1] attempt 1 line 1",
+        "[main/1] attempt 1 line 2",
+    ]
+    command = [
+        sys.executable, "-m", "costart.cli.main", "--server", relay.serve.url,
+        "--token", ALICE, "logs", "pair", "-f",
+    ]  # fmt: skip
+    follower = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=child_env()
+    )
+    try:
+        assert follower.stdout is not None and follower.stderr is not None
+        assert follower.stdout.readline().startswith("[main/")
+        follower.stdout.close()  # like `| head -1`
+        for more in range(1, 4):  # new output meets the closed pipe
+            (relay.control / "pair" / f"more-1-{more}").touch()
+        assert follower.wait(timeout=60) == 0
+        assert follower.stderr.read() == ""
+    finally:
+        if follower.poll() is None:
+            follower.kill()
+            follower.wait()
+    relay.alice.call("POST", "/v1/groups/pair/cancel", dict[str, Any])
