@@ -144,7 +144,7 @@ READ_DESCRIPTION: Final = (
     "never in the event log (ADR 0084). Read on from `next_offset`: `complete` says the "
     "attempt ended and was read whole, `final` that no more output will come (the group "
     "ended). A follower passes `wait` to be answered when new output comes; `tail` starts "
-    "at the last lines instead of an offset. A task not started yet answers empty text."
+    "at the last lines instead of an offset. A task never started answers empty text."
 )
 WANTED_DESCRIPTION: Final = (
     "The agent of the node (or an admin): the reads callers wait on, answered at once "
@@ -216,10 +216,13 @@ async def read_task_log(
             f"task {name}/{member}/{task} has no attempt {chosen} (its latest is {current.attempt})"
         )
     answer = _Answer(group, row, current, chosen)
-    if chosen == current.attempt and current.started_at_ns is None and current.state == "PLACED":
-        # Not launched yet: there is no file to ask for. A follower asks again.
-        await asyncio.sleep(min(wait, NOT_STARTED_PAUSE_S))
-        return answer(offset or 0, b"", 0, running=True)
+    if chosen == current.attempt and current.started_at_ns is None:
+        # Never launched: no file to ask for. Still placed, it may start (a follower asks
+        # again); else it ended unstarted (refused on its node, cancelled): nothing came.
+        waiting = current.state == "PLACED" and group.state not in GROUP_TERMINAL
+        if waiting:
+            await asyncio.sleep(min(wait, NOT_STARTED_PAUSE_S))
+        return answer(offset or 0, b"", 0, running=waiting)
     key = LogKey(group.id, member, task, chosen)
     want = Want(
         0,

@@ -74,13 +74,18 @@ class Relay:
         self.gids: list[str] = []
 
     def submit(
-        self, name: str, *args: str, failure: dict[str, Any] | None = None, tasks: int = 1
+        self,
+        name: str,
+        *args: str,
+        failure: dict[str, Any] | None = None,
+        tasks: int = 1,
+        owner: str = "alice",
     ) -> str:
         control = self.control / name
         control.mkdir()
         spec = {
             "name": name,
-            "owner": "alice",
+            "owner": owner,
             "failure": failure or {"default": "fail-group"},
             "members": [
                 {
@@ -95,7 +100,8 @@ class Relay:
                 }
             ],
         }
-        gid = str(self.alice.call("POST", "/v1/groups", dict[str, Any], json=spec)["id"])
+        with Client(self.serve.url, ALICE if owner == "alice" else BOB) as api:
+            gid = str(api.call("POST", "/v1/groups", dict[str, Any], json=spec)["id"])
         self.gids.append(gid)
         return gid
 
@@ -321,7 +327,15 @@ def _log_file(relay: Relay, name: str) -> str | None:
     return None
 
 
-def test_a_task_not_started_yet_has_no_output_and_bad_targets_are_one_line(relay: Relay) -> None:
+def test_a_task_refused_on_its_node_has_no_output_and_a_follower_ends(relay: Relay) -> None:
+    relay.submit("unstarted", "1", owner="bob")  # bob has no account on the node
+    wait_until(lambda: relay.state("unstarted") == "FAILED", 60, "bob's task refused")
+    for follow in ((), ("-f",)):
+        done = relay.cli("unstarted", *follow, token=BOB)
+        assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+
+
+def test_bad_targets_are_one_line(relay: Relay) -> None:
     for bad, why in (
         ("a/b/c/d", "expected GROUP, GROUP/MEMBER or GROUP/MEMBER/TASK"),
         ("Bad", "'Bad' is not a valid group name"),
