@@ -43,7 +43,6 @@ NS_PER_S: Final = 1e9
 STOP_WAIT_S: Final = 5.0
 LOST_REASON: Final = "node-lost"
 LOG_POLL_S: Final = 20.0  # the log reads' long poll (the server answers at once when asked)
-LOG_PAUSE_S: Final = 0.25  # between two rounds of reads: a follower's new lines wait this
 
 
 @dataclass(frozen=True)
@@ -506,9 +505,6 @@ class Agent:
             except Exception as error:  # the relay must outlive any failure
                 self.log.warning("log reads interrupted; resuming", node=node, error=str(error))
                 stopping.wait(1.0)
-                continue
-            if reads:
-                stopping.wait(LOG_PAUSE_S)
 
     def _read_log(self, read: LogRead) -> LogPiece:
         key = TaskKey(read.group_id, read.member, read.task, read.attempt)

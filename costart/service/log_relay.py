@@ -4,7 +4,8 @@ A task's log is a file on its node (ADR 0041's path, written under the agent's w
 root). The agent opens no port: a caller's read becomes a pending *request* here, the
 node's agent learns of it by long-polling `wanted` over its own authenticated
 connection, reads the file and `deliver`s a chunk, and the caller's thread, waiting in
-`read`, gets it. Chunks are kept in a bounded window per task attempt so a follower or a
+`read`, gets it (a follower's read is asked again every `RECHECK_S` until new bytes
+come or its wait is over). Chunks are kept in a bounded window per task attempt so a follower or a
 second reader is answered without a round trip; nothing here is ever written to the
 event log (log text is not an event and may hold the task's secrets).
 
@@ -33,6 +34,7 @@ MAX_PENDING: Final = 256
 LOG_MAX_TAIL_LINES: Final = 100_000
 WINDOW_IDLE_S: Final = 300.0
 LOG_MAX_WAIT_S: Final = 30.0
+RECHECK_S: Final = 0.25  # a follower's file is read again this long after "nothing new"
 
 
 class LogKey(NamedTuple):
@@ -121,6 +123,11 @@ class _Pending:
     wait_until: float
     answered: asyncio.Event = field(default_factory=asyncio.Event)
     delivery: Delivery | None = None  # the agent's last answer (maybe nothing new)
+    heard_at: float = 0.0  # when it came: the read is asked again `RECHECK_S` after
+
+    def due_at(self) -> float:
+        """When the agent should read for it (again): at once until it answered."""
+        return 0.0 if self.delivery is None else self.heard_at + RECHECK_S
 
 
 class LogRelay:
@@ -173,19 +180,24 @@ class LogRelay:
     # --- agents --------------------------------------------------------------------
 
     async def wanted(self, node: str, wait_s: float) -> list[Want]:
-        """The reads waiting on ``node``'s agent; waits up to ``wait_s`` for one."""
+        """The reads ``node``'s agent should make now: each new one, and each that was
+        answered "nothing new" `RECHECK_S` ago (a follower's); waits up to ``wait_s``
+        for one. The agent asks again as soon as it has answered."""
         deadline = time.monotonic() + min(wait_s, LOG_MAX_WAIT_S)
         while True:
-            found = [
-                p.want for p in self._pending.values() if p.node == node and not p.answered.is_set()
+            now = time.monotonic()
+            waiting = [
+                p for p in self._pending.values() if p.node == node and not p.answered.is_set()
             ]
-            left = deadline - time.monotonic()
+            found = [p.want for p in waiting if p.due_at() <= now]
+            left = deadline - now
             if found or left <= 0:
                 return found
+            soonest = min((p.due_at() - now for p in waiting), default=left)
             wake = self._wake.setdefault(node, asyncio.Event())
             wake.clear()
             try:
-                async with asyncio.timeout(left):
+                async with asyncio.timeout(min(left, soonest)):
                     await wake.wait()
             except TimeoutError:
                 pass
@@ -204,7 +216,7 @@ class LogRelay:
             failed = delivery.missing is not None or delivery.refused is not None
             if not failed:
                 self._store(pending.want.key, delivery, now)
-            pending.delivery = delivery  # nothing new: asked again until its wait is over
+            pending.delivery, pending.heard_at = delivery, now  # nothing new: asked again
             if delivery.data or not delivery.running or failed or now >= pending.wait_until:
                 pending.answered.set()
         return taken

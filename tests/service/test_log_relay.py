@@ -6,6 +6,7 @@ a window, all windows, the reads waiting at once)."""
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
@@ -199,3 +200,27 @@ def test_windows_idle_too_long_are_dropped(monkeypatch: pytest.MonkeyPatch) -> N
         return before, relay.held_bytes()
 
     assert run(test) == (5, 0)
+
+
+def test_a_heard_read_is_asked_again_after_the_recheck_while_a_new_one_is_asked_at_once() -> None:
+    async def test(relay: LogRelay) -> tuple[list[int], float, list[int]]:
+        follower = asyncio.create_task(relay.read("n1", want(8), 5, 5))
+        (first,) = await relay.wanted("n1", 1)
+        relay.deliver("n1", [Delivery(first.id, 8, b"", 8, True)])  # nothing new yet
+        reader = asyncio.create_task(relay.read("n1", want(0, LogKey("g2", "m", 0, 1)), 0, 5))
+        await asyncio.sleep(0)
+        at_once = [w.key.group_id for w in await relay.wanted("n1", 1)]
+        relay.deliver(
+            "n1", [Delivery(w.id, 0, b"x\n", 2, True) for w in await relay.wanted("n1", 0)]
+        )
+        await reader
+        started = time.monotonic()
+        again = [w.key.group_id for w in await relay.wanted("n1", 1)]
+        waited = time.monotonic() - started
+        relay.deliver("n1", [Delivery(first.id, 8, b"new\n", 12, True)])
+        await follower
+        return at_once, waited, again
+
+    at_once, waited, again = run(test)
+    assert at_once == ["g2"]  # the heard follower is not asked again at once
+    assert again == ["gid-1"] and waited >= log_relay.RECHECK_S * 0.8
