@@ -350,16 +350,24 @@ async def answer_log_reads(
     return LogPiecesTaken(taken=_relay(state).deliver(node, deliveries))
 
 
-def _integral(value: Any) -> Any:
-    """``value`` with each integral float an int: JSON Schema's integer is a number
-    without a fraction (``12.0`` is one), which strict decoding would refuse."""
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, list):
-        return [_integral(item) for item in value]
-    if isinstance(value, dict):
-        return {key: _integral(item) for key, item in value.items()}
-    return value
+def _integral(body: Any) -> Any:
+    """The pieces' integral floats as ints: JSON Schema's integer is a number without a
+    fraction (``12.0`` is one), which strict decoding would refuse. Only the body's own
+    shape is walked (never recursively: a deep document is refused by its type)."""
+    pieces = body.get("pieces") if isinstance(body, dict) else None
+    if not isinstance(pieces, list):
+        return body
+    return {
+        **body,
+        "pieces": [
+            {k: _whole(v) for k, v in piece.items()} if isinstance(piece, dict) else piece
+            for piece in pieces
+        ],
+    }
+
+
+def _whole(value: Any) -> Any:
+    return int(value) if isinstance(value, float) and value.is_integer() else value
 
 
 LOG_ROUTES = [read_task_log, node_log_reads, answer_log_reads]
