@@ -187,7 +187,7 @@ def create_app(service: Service, tokens: Tokens, watch: WatchHub) -> Litestar:
     registry, session_timer = registry_for(lambda: service.views)
     service.session_observer = session_timer.observe
     handlers = [*ROUTES, *DISPATCH_ROUTES, *WATCH_ROUTES, *LOG_ROUTES]
-    return Litestar(
+    app = Litestar(
         # The OPTIONS handlers first: each path's Allow names all of its methods.
         route_handlers=[*options_handlers(handlers), *handlers],
         on_startup=[_attach_watch],
@@ -212,15 +212,9 @@ def create_app(service: Service, tokens: Tokens, watch: WatchHub) -> Litestar:
             # The docs page is rendered here; the default ones load scripts from a CDN.
             render_plugins=[OfflineDocsPlugin(), JsonRenderPlugin()],
         ),
-        state=State(
-            {
-                "service": service,
-                "tokens": tokens,
-                "registry": registry,
-                "watch": watch,
-                "logs": LogRelay(),  # task output in memory only (ADR 0084)
-            }
-        ),
+        state=State({"service": service, "tokens": tokens, "registry": registry, "watch": watch}),
         debug=False,
         logging_config=None,  # the process logs through structlog (costart.logging_setup)
     )
+    app.state.logs = LogRelay()  # task output, in memory only (ADR 0084)
+    return app
