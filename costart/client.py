@@ -9,10 +9,11 @@
 
 `Client` is the one the CLI and the node agent use (`costart.rest.client`): it follows
 the leader across a leader and its standbys, walks every page of a list operation, and
-resumes the watch stream without skipping or repeating an event. Error answers raise
+resumes the watch stream without skipping or repeating an event; `Client.follow_log`
+reads a task's output (`LogChunk`s) as it grows and across its restarts. Error answers raise
 `ApiError` (status, message, the spec field at fault).
 """
 
-from costart.rest import ApiError, Client, WatchClosed, WatchEvent
+from costart.rest import ApiError, Client, LogChunk, WatchClosed, WatchEvent
 
-__all__ = ["ApiError", "Client", "WatchClosed", "WatchEvent"]
+__all__ = ["ApiError", "Client", "LogChunk", "WatchClosed", "WatchEvent"]

@@ -66,6 +66,10 @@ ROUTES = [
     ("POST", f"/v1/groups/{TARGET}/members/rollout/scale", flat_document({"replicas": 3})),
     ("PUT", f"/v1/nodes/{NODE}/status", flat_document({"status": "drained"})),
     ("POST", f"/v1/nodes/{NODE}/heartbeat", flat_document({"attempt": 1, "status": "READY"})),
+    ("POST", f"/v1/nodes/{NODE}/log-reads", Document(
+        {"pieces": [{"id": 1, "offset": 0, "size": 0, "running": True, "data": ""}]},
+        'pieces = [{ id = 1, offset = 0, size = 0, running = true, data = "" }]',
+    )),
 ]  # fmt: skip
 WAYS_IN = ["parse_spec", "costart validate", *(f"{method} {path}" for method, path, _ in ROUTES)]
 PER_CATEGORY = max(10, settings().max_examples // 5)  # ci: 20 per category and way in

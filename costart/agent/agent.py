@@ -20,9 +20,10 @@ from pathlib import Path
 from typing import Any, Final, NamedTuple
 from urllib.parse import quote
 
+import msgspec
 import structlog
 
-from costart.agent import leftovers, proctable, reconcile
+from costart.agent import leftovers, log_reads, proctable, reconcile
 from costart.agent.accounts import Accounts
 from costart.agent.cgroups import TaskCgroups
 from costart.agent.confine import Escape
@@ -35,11 +36,13 @@ from costart.agent.processes import Supervised, classify, spawn, stop, watch_exi
 from costart.agent.secrets import Secrets
 from costart.projections import MemberView
 from costart.rest.client import ApiError, Client
+from costart.rest.log_wire import LOG_BATCH_BYTES, LOG_MAX_PIECES, LogPiece, LogPieces, LogRead
 
 log = structlog.get_logger("costart.agent")
 NS_PER_S: Final = 1e9
 STOP_WAIT_S: Final = 5.0
 LOST_REASON: Final = "node-lost"
+LOG_POLL_S: Final = 20.0  # the log reads' long poll (the server answers at once when asked)
 
 
 @dataclass(frozen=True)
@@ -140,6 +143,10 @@ class Agent:
         self.position = self.api.call("GET", "/healthz", dict[str, Any])["position"]
         threading.Thread(target=self._watch, args=(stopping,), name="watch", daemon=True).start()
         threading.Thread(target=self._beat, args=(stopping,), name="beat", daemon=True).start()
+        for node in self.config.nodes:
+            threading.Thread(
+                target=self._relay_logs, args=(stopping, node), name=f"logs-{node}", daemon=True
+            ).start()
         self.log.info("agent running", servers=",".join(self.config.servers))
         while not stopping.is_set():
             self._drain(timeout_s=self.config.resync_s)
@@ -478,10 +485,58 @@ class Agent:
                     self.log.warning("heartbeat failed", node=node, error=str(error))
             stopping.wait(self.config.heartbeat_s)
 
+    def _relay_logs(self, stopping: threading.Event, node: str) -> None:
+        """Answer the reads callers wait on (ADR 0084): long-poll the server for them over
+        our own connection (the agent listens on no port), read each file safely and post
+        what was read. Only reads; every decision stays with the loop thread."""
+        client = self._client()
+        path = f"/v1/nodes/{_q(node)}/log-reads"
+        while not stopping.is_set():
+            try:
+                reads = client.call("GET", path, list[LogRead], params={"wait": str(LOG_POLL_S)})
+                for batch in _batches([self._read_log(read) for read in reads]):
+                    client.call(
+                        "POST",
+                        path,
+                        dict[str, Any],
+                        content=msgspec.json.encode(LogPieces(pieces=batch)),
+                        headers={"Content-Type": "application/json"},
+                    )
+            except Exception as error:  # the relay must outlive any failure
+                self.log.warning("log reads interrupted; resuming", node=node, error=str(error))
+                stopping.wait(1.0)
+
+    def _read_log(self, read: LogRead) -> LogPiece:
+        key = TaskKey(read.group_id, read.member, read.task, read.attempt)
+        running = key in self.procs  # a dict lookup: the loop thread owns the dict
+        return log_reads.answer(
+            self.config.work_dir,
+            read,
+            lambda owner: self.rules.accounts.resolve(owner).uid,
+            running,
+        )
+
     def _warn_once(self, what: str, message: str) -> None:
         if what not in self._warned:
             self._warned.add(what)
             self.log.warning(message, member=what)
+
+
+def _batches(pieces: list[LogPiece]) -> list[list[LogPiece]]:
+    """The pieces in posts of at most `LOG_BATCH_BYTES` of output (and `LOG_MAX_PIECES`)."""
+    batches: list[list[LogPiece]] = []
+    size = 0
+    for piece in pieces:
+        if (
+            not batches
+            or size + len(piece.data) > LOG_BATCH_BYTES
+            or len(batches[-1]) >= LOG_MAX_PIECES
+        ):
+            batches.append([])
+            size = 0
+        batches[-1].append(piece)
+        size += len(piece.data) * 3 // 4  # the bytes its base64 text carries
+    return batches
 
 
 class _Members:

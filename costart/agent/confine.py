@@ -29,6 +29,10 @@ class Escape(Exception):
     """A path would leave the work root or pass through a link (the message says where)."""
 
 
+class Missing(Escape):
+    """A directory (or the file) on the path does not exist (yet)."""
+
+
 def parts(relative: str) -> list[str]:
     """The parts of a relative path; `Escape` for an absolute one or a ``..`` part."""
     if relative.startswith("/"):
@@ -51,7 +55,7 @@ def open_dir(root: Path, relative: str, *, create: bool = False) -> int:
                 child = os.open(part, DIR_FLAGS, dir_fd=fd)
             except FileNotFoundError:
                 if not create:
-                    raise Escape(f"{walked}: no such directory") from None
+                    raise Missing(f"{walked}: no such directory") from None
                 with contextlib.suppress(FileExistsError):
                     os.mkdir(part, DIR_MODE, dir_fd=fd)
                 child = _open_part(part, fd, walked)
@@ -129,3 +133,37 @@ def open_file(root: Path, relative: str, limit: int) -> bytes:
     if len(data) > limit:
         raise Escape(f"{where}: larger than {limit} bytes")
     return data
+
+
+def open_log_to_read(root: Path, relative: str, uid: int) -> int:
+    """A read-only descriptor of the task's log ``root/relative`` (the caller closes
+    it), for relaying its output (ADR 0084). The task may have replaced the file or a
+    directory on its way since it started: nothing is followed (`open_dir`,
+    ``O_NOFOLLOW``), and the file must be a plain file with one link owned by the
+    task's account ``uid`` or the agent, else `Escape`; a FIFO is never waited on
+    (``O_NONBLOCK``). `Missing` when there is no such file."""
+    *directories, name = parts(relative)
+    try:
+        parent = open_dir(root, "/".join(directories))
+    except Missing:
+        raise Missing(f"{relative}: no such file") from None
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
+    try:
+        try:
+            fd = os.open(name, flags, dir_fd=parent)
+        except FileNotFoundError:
+            raise Missing(f"{relative}: no such file") from None
+        except OSError as error:
+            raise _refusal(Path(relative), error) from None
+    finally:
+        os.close(parent)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
+            raise Escape(f"{relative}: not a plain file with one link: not read")
+        if info.st_uid not in (uid, os.geteuid()):
+            raise Escape(f"{relative}: owned by uid {info.st_uid}, not the task's: not read")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd

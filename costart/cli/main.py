@@ -19,7 +19,7 @@ from rich.console import Console
 
 from costart import __version__
 from costart.bootstrap import DEMO_CLUSTER, Settings, build_placement, configure_logging_once
-from costart.cli import agent_cmd, commands, replay_cmd, sim_cmd, token_cmd
+from costart.cli import agent_cmd, commands, logs_cmd, replay_cmd, sim_cmd, token_cmd
 from costart.cli.commands import Target, read_spec_file
 from costart.cli.exits import EXIT_INVALID, EXIT_USAGE, reported
 from costart.cli.live import run_live
@@ -64,6 +64,7 @@ QUIET = {
     "get",
     "describe",
     "events",
+    "logs",
     "why",
     "cancel",
     "scale",
@@ -279,6 +280,7 @@ replay_cmd.register(app)
 sim_cmd.register(app)
 app.command()(serve)
 app.command()(agent_cmd.agent)
+app.command()(logs_cmd.logs)  # imports its client when it runs
 
 
 def main() -> None:

@@ -6,7 +6,9 @@
   a standby answers with 503 "not leader", is retried on the leader the answer names, or
   the next URL, until ``failover_s`` has passed;
 - `watch` parses the Server-Sent Events stream and resumes with ``Last-Event-ID`` after a
-  lost connection or a failover, so no event is skipped or repeated.
+  lost connection or a failover, so no event is skipped or repeated;
+- `task_log` reads a task's output relayed from its node's agent, and `follow_log` reads
+  on as it grows and across the task's restarts (ADR 0084).
 
 Errors come back as `ApiError` (status, message, field); reports are idempotent on the
 server, so a retried report is safe.
@@ -19,13 +21,18 @@ import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Final, TypeVar
+from urllib.parse import quote
 
 import httpx
 import msgspec
 
+from costart.rest.log_wire import LogChunk
+
 T = TypeVar("T")
 TIMEOUT_S: Final = 30.0
 RETRY_PAUSE_S: Final = 0.2
+FOLLOW_WAIT_S: Final = 20.0  # a follower's long poll for new output
+NEXT_ATTEMPT_PAUSE_S: Final = 1.0  # a follower of an ended attempt asks again after
 
 
 class ApiError(Exception):
@@ -151,6 +158,66 @@ class Client:
         index = self.urls.index(self.current) if self.current in self.urls else -1
         self.current = self.urls[(index + 1) % len(self.urls)]
 
+    # --- task output -------------------------------------------------------------------
+
+    def task_log(
+        self,
+        group: str,
+        member: str,
+        task: int,
+        *,
+        attempt: int | None = None,
+        offset: int | None = None,
+        tail: int | None = None,
+        wait_s: float = 0.0,
+    ) -> LogChunk:
+        """One chunk of a task's output (``GET .../tasks/{task}/log``): of ``attempt``
+        (default the current one), from ``offset`` or its last ``tail`` lines; a running
+        attempt with nothing new is waited on up to ``wait_s``."""
+        params: dict[str, str] = {"wait": str(wait_s)}
+        for name, value in (("attempt", attempt), ("offset", offset), ("tail", tail)):
+            if value is not None:
+                params[name] = str(value)
+        path = f"/v1/groups/{_q(group)}/members/{_q(member)}/tasks/{task}/log"
+        return self.call("GET", path, LogChunk, params=params)
+
+    def follow_log(
+        self,
+        group: str,
+        member: str,
+        task: int,
+        *,
+        attempt: int | None = None,
+        tail: int | None = None,
+        follow: bool = False,
+    ) -> Iterator[LogChunk]:
+        """A task's output chunk by chunk: one attempt (default the current one) from its
+        start or its last ``tail`` lines, up to what it holds now. With ``follow``, on as
+        it grows, then each newer attempt from its start (a restart), until the group
+        ends; a pinned ``attempt`` is followed to its own end only."""
+        chunk = self.task_log(group, member, task, attempt=attempt, tail=tail)
+        while True:
+            yield chunk
+            if chunk.final or (chunk.complete and attempt is not None):
+                return
+            caught_up = chunk.next_offset >= chunk.size
+            if not follow and (chunk.complete or caught_up):
+                return
+            if chunk.complete and chunk.latest_attempt > chunk.attempt:
+                chunk = self.task_log(group, member, task, attempt=chunk.latest_attempt)
+                continue
+            if chunk.complete:  # a relaunch may come (or the group end): ask again soon
+                time.sleep(NEXT_ATTEMPT_PAUSE_S)
+            wait = FOLLOW_WAIT_S if caught_up else 0.0
+            chunk = self.task_log(
+                group,
+                member,
+                task,
+                attempt=chunk.attempt,
+                offset=chunk.next_offset,
+                wait_s=wait,
+            )
+
     # --- the watch stream ----------------------------------------------------------------
 
     def watch(
@@ -198,6 +265,10 @@ class Client:
             raise failure
         self._next_server(leader)
         time.sleep(RETRY_PAUSE_S)
+
+
+def _q(text: str) -> str:
+    return quote(text, safe="")
 
 
 def _parse_sse(lines: Iterator[str]) -> Iterator[WatchEvent]:

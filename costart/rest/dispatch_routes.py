@@ -133,7 +133,7 @@ def actor_of(user: User) -> Actor:
     return Actor.agent(user.name) if user.role == "agent" else Actor.user(user.name)
 
 
-def _require_node(user: User, node: str, what: str) -> None:
+def require_node(user: User, node: str, what: str) -> None:
     if user.is_admin or (user.role == "agent" and node in user.nodes):
         return
     raise _deny(user, f"{what} for node {node}")
@@ -192,7 +192,7 @@ def report_claim(
     if not (user.is_admin or user.role == "claims"):
         target = subject(service.views, name, member)
         if data.task is not None:
-            _require_node(user, target.node_of(data.task), f"report claims of task {data.task}")
+            require_node(user, target.node_of(data.task), f"report claims of task {data.task}")
         elif user.role != "agent" or not target.nodes & set(user.nodes):
             raise _deny(user, f"report claims of {name}/{member}")
     return service.reports.claim(name, member, claim, data, actor_of(user))
@@ -223,7 +223,7 @@ def report_task(
         if user.role != "agent":  # before anything about the task: its state is not theirs
             raise _deny(user, f"report task {name}/{member}/{task}")
         node = subject(service.views, name, member).node_of(task)
-        _require_node(user, node, f"report task {name}/{member}/{task}")
+        require_node(user, node, f"report task {name}/{member}/{task}")
     return service.reports.task(name, member, task, data, actor_of(user))
 
 
@@ -239,7 +239,7 @@ def heartbeat(
 ) -> NodeAnswer:
     """A node whose agent stops heartbeating is reported down after the timeout. A
     heartbeat has no body: one with a body is 400 (a report sent here by mistake)."""
-    _require_node(user, node, "heartbeat")
+    require_node(user, node, "heartbeat")
     refuse_body(request)
     return NodeAnswer(node=node, events=_service(state).heartbeat(node, actor_of(user)))
 
@@ -255,7 +255,7 @@ def heartbeat(
 def set_node_status(
     node: NodeName, data: NodeStatusRequest, user: User, state: State
 ) -> NodeAnswer:
-    _require_node(user, node, "set the status")
+    require_node(user, node, "set the status")
     return NodeAnswer(
         node=node, events=_service(state).set_node_status(node, data.status, actor_of(user))
     )
@@ -270,7 +270,7 @@ def set_node_status(
 )
 def node_tasks(node: NodeName, user: User, state: State) -> list[PlacedTask]:
     """What an agent runs: each task placed on the node, its attempt and ``may_start``."""
-    _require_node(user, node, "read the tasks")
+    require_node(user, node, "read the tasks")
     views = _service(state).views
     tasks = []
     groups: dict[str, GroupView] = {}

@@ -32,6 +32,7 @@ from costart.projections import ViewDamagedError
 from costart.rest.auth import Tokens
 from costart.rest.dispatch_routes import DISPATCH_ROUTES
 from costart.rest.docs_page import OfflineDocsPlugin
+from costart.rest.log_routes import LOG_ROUTES
 from costart.rest.metrics import registry_for
 from costart.rest.models import ErrorBody
 from costart.rest.openapi import BEARER, SECURITY_SCHEMES
@@ -42,6 +43,7 @@ from costart.rest.watch import WatchHub
 from costart.rest.watch_routes import WATCH_ROUTES
 from costart.service.controller_service import Service
 from costart.service.log_follower import ViewsBehindError
+from costart.service.log_relay import LogRelay
 
 log = library_logger("costart.rest")
 MAX_BODY_BYTES: Final = 2 * MAX_SPEC_BYTES
@@ -184,8 +186,8 @@ def create_app(service: Service, tokens: Tokens, watch: WatchHub) -> Litestar:
         raise ValueError("the watch hub must be the service's change feed")
     registry, session_timer = registry_for(lambda: service.views)
     service.session_observer = session_timer.observe
-    handlers = [*ROUTES, *DISPATCH_ROUTES, *WATCH_ROUTES]
-    return Litestar(
+    handlers = [*ROUTES, *DISPATCH_ROUTES, *WATCH_ROUTES, *LOG_ROUTES]
+    app = Litestar(
         # The OPTIONS handlers first: each path's Allow names all of its methods.
         route_handlers=[*options_handlers(handlers), *handlers],
         on_startup=[_attach_watch],
@@ -214,3 +216,5 @@ def create_app(service: Service, tokens: Tokens, watch: WatchHub) -> Litestar:
         debug=False,
         logging_config=None,  # the process logs through structlog (costart.logging_setup)
     )
+    app.state.logs = LogRelay()  # task output, in memory only (ADR 0084)
+    return app
