@@ -28,6 +28,7 @@ from costart.domain.spec import SpecFormat, parse_spec
 from costart.domain.spec_warnings import spec_warnings
 from costart.eventlog.backends import backend_at, backend_for
 from costart.eventlog.errors import StoreUnreachableError
+from costart.files import read_named_file
 from costart.projections import MemberView
 
 OutputOption = Annotated[
@@ -150,10 +151,7 @@ def emit(data: Any, out: Output, table: Callable[[bool], None], names: Sequence[
 def read_spec_file(file: Path) -> bytes:
     """The bytes of a spec file; `UsageError` naming the file and why it cannot be read
     (missing, a directory, not readable)."""
-    try:
-        return file.read_bytes()
-    except OSError as error:
-        raise UsageError(f"cannot read spec file {file}: {error.strerror}") from None
+    return read_named_file(file, "spec file")
 
 
 def submit(ctx: typer.Context, file: Path, output: OutputOption = "table") -> None:

@@ -112,7 +112,12 @@ def serve(
         LeaseHeldError,
     ) as error:
         _refuse(error)
-    if running.run() is not None:  # the lease was lost: a successor leads now
+    lost = running.run()
+    stopped = running.controller.stopped
+    if stopped is not None and exit_code(stopped) != EXIT_ERROR:
+        # A write failed for a reason with its own exit code (a full disk: 9).
+        _refuse(stopped)
+    if lost is not None:  # the lease was lost: a successor leads now
         raise typer.Exit(EXIT_ERROR)
 
 
