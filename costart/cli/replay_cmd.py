@@ -47,6 +47,8 @@ def _opened(ctx: typer.Context, log_dir: Path | None) -> Iterator[ReplayLog]:
     location = str(log_dir) if log_dir is not None else target.store
     if location is None:
         raise UsageError("give the log: --log DIR (or the global --store DIR|postgresql://...)")
+    # A directory that is not a store is refused as every read refuses it (exit 2).
+    require_store(Target(store=location))
     with reaching_store(Target(store=location)):
         try:
             opened = open_replay_log(location, os.environ)

@@ -21,9 +21,10 @@ import msgspec
 import typer
 
 from costart.bootstrap import build_placement
-from costart.cli.commands import Target, reaching_store
-from costart.cli.exits import EXIT_ERROR, EXIT_USAGE, Unavailable, exit_code
+from costart.cli.commands import Target, is_empty_directory, reaching_store, require_store
+from costart.cli.exits import EXIT_ERROR, EXIT_USAGE, Unavailable, UsageError, exit_code
 from costart.eventlog.errors import DamagedStoreError, OutOfSpaceError
+from costart.files import UnreadableFileError
 from costart.placement import ClusterError
 from costart.rest.auth import TokenError, Tokens
 from costart.server.errors import LeaseHeldError, OptionError
@@ -98,8 +99,16 @@ def serve(
             advertise=advertise,
             rebuild_views=target.rebuild_views,
         )
-    except (TokenError, ClusterError, ValueError) as error:  # OptionError is a ValueError
+    except (TokenError, ClusterError, ValueError, UnreadableFileError) as error:
+        # OptionError is a ValueError
         _usage(str(error))
+    store = target.store_dir
+    if store is not None and store.exists() and not is_empty_directory(store):
+        # A new store only in a new or empty directory (ADR 0081): not beside other files.
+        try:
+            require_store(target)
+        except UsageError as error:
+            _usage(f"{error}; serve starts a new store only in a new or empty directory")
     try:
         with reaching_store(target):
             running = Server.open(settings, options, users, step=step)
