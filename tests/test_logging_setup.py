@@ -5,6 +5,7 @@ test's captured output, a redirected service) never turns logging into an error.
 from __future__ import annotations
 
 import io
+import json
 import logging
 import sys
 from collections.abc import Iterator
@@ -36,3 +37,23 @@ def test_lines_follow_stderr_after_the_stream_they_started_on_is_closed(monkeypa
     structured.info("two")  # the cached bound logger too: no "I/O operation on closed file"
     standard.warning("two too")
     assert ("two" in second.getvalue(), "two too" in second.getvalue()) == (True, True)
+
+
+@pytest.mark.usefixtures("reconfigured")
+def test_json_lines_carry_the_formatted_traceback_for_structlog_and_the_standard_library(
+    monkeypatch,
+):
+    out = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", out)
+    configure_logging(json=True, level=logging.INFO)
+    try:
+        raise KeyError("the-missing-key")
+    except KeyError:
+        structlog.get_logger("t").exception("request failed", path="/v1/groups")
+        logging.getLogger("uvicorn.error").exception("standard failure")
+    lines = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert [line["event"] for line in lines] == ["request failed", "standard failure"]
+    for line in lines:
+        assert "exc_info" not in line, line
+        assert line["exception"].startswith("Traceback (most recent call last):")
+        assert "KeyError: 'the-missing-key'" in line["exception"]
