@@ -29,6 +29,7 @@ from costart.placement import ClusterError
 from costart.rest.auth import TokenError, Tokens
 from costart.server.errors import LeaseHeldError, OptionError
 from costart.server.options import ServeOptions
+from costart.server.token_reload import log_token_warnings, reload_tokens_on_hangup
 
 
 def serve(
@@ -121,6 +122,8 @@ def serve(
         LeaseHeldError,
     ) as error:
         _refuse(error)
+    log_token_warnings(users)
+    reload_tokens_on_hangup(users)  # SIGHUP reads the tokens file again
     lost = running.run()
     stopped = running.controller.stopped
     if stopped is not None and exit_code(stopped) != EXIT_ERROR:
