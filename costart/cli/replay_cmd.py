@@ -9,14 +9,21 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated, Final, NoReturn
 
 import msgspec
 import typer
 
 from costart.bootstrap import Settings, bootstrap
 from costart.cli.commands import Target, console, reaching_store, require_store
-from costart.cli.exits import EXIT_ERROR, UsageError, reported
+from costart.cli.exits import (
+    EXIT_DAMAGED,
+    EXIT_ERROR,
+    EXIT_OK,
+    EXIT_USAGE,
+    UsageError,
+    reported,
+)
 from costart.cli.group_tables import members_table
 from costart.cli.tables import plain_table
 from costart.display import clock, offset, queue_text, reason_text
@@ -66,11 +73,21 @@ def _world_at(log: ReplayLog, point: Point) -> World:
     return rebuild_until_time(log.source, point.at_ns)
 
 
+VERIFY_EXITS: Final = {
+    EXIT_OK: "the records, snapshots and views all agree with a replay",
+    EXIT_ERROR: "DIVERGENCE (on stderr, naming the position, aggregate and field): a record "
+    "fails its checksum or the chain, a record is missing, or a snapshot or the views "
+    "differ from a replay",
+    EXIT_USAGE: "no log there: a --store or --log that is not a store, or no backend takes it",
+    EXIT_DAMAGED: "the store's files fail their checks before a record is read (the file named)",
+}
+"""`costart replay verify`'s exit codes (its help prints them; tests/cli/test_replay_cli.py
+makes each happen)."""
+
+
 @replay_app.command("verify")
 def verify_cmd(ctx: typer.Context, log_dir: LogOption = None) -> None:
-    """Check every record (checksums, hash chain), rebuild from scratch, compare every
-    snapshot byte for byte and the views with rebuilt ones. Exit 1 at the first
-    divergence, naming its position, aggregate and field."""
+    # The help text is set below, from VERIFY_EXITS.
     with reported(), _opened(ctx, log_dir) as log:
         out = console()
         try:
@@ -98,6 +115,13 @@ def verify_cmd(ctx: typer.Context, log_dir: LogOption = None) -> None:
             f"ok: {report.events} events, chain and checksums verified, "
             f"{report.snapshots_checked} snapshots byte-identical to replay{views_note}"
         )
+
+
+verify_cmd.__doc__ = (
+    "Check every record (checksums, hash chain), rebuild from scratch, compare every "
+    "snapshot byte for byte and the views with rebuilt ones.\n\nExit codes:\n\n"
+    + "\n\n".join(f"{code}: {meaning}" for code, meaning in VERIFY_EXITS.items())
+)
 
 
 def _views_divergence(message: str) -> NoReturn:

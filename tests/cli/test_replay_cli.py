@@ -13,6 +13,7 @@ import lmdb
 import msgspec
 import pytest
 
+from costart.cli.replay_cmd import VERIFY_EXITS
 from costart.controller import Controller
 from costart.eventlog.event_reading import RecorderSource
 from costart.eventlog.snapshots import SnapshotStore
@@ -194,3 +195,43 @@ def test_a_snapshot_from_another_log_is_not_tied_to_this_chain(log_copy, tmp_pat
     done = costart("--store", str(log_copy), "replay", "verify", cwd=ROOT)
     assert done.returncode == 1
     assert "DIVERGENCE at position 29: snapshot log_hash" in done.stderr
+
+
+def _flip_record(store: Path) -> None:
+    env = lmdb.open(str(store), max_dbs=16)
+    db = env.open_db(log_db_name(EVENTS))
+    with env.begin(write=True, db=db) as txn:
+        value = bytearray(txn.get(pack_u64(17)))
+        value[20] ^= 0x01
+        txn.put(pack_u64(17), bytes(value))
+    env.close()
+
+
+def _not_a_store(store: Path) -> None:
+    shutil.rmtree(store)
+    store.mkdir()
+    (store / "notes.txt").write_text("not a log\n")
+
+
+def _cut_short(store: Path) -> None:
+    with (store / "data.mdb").open("r+b") as data:
+        data.truncate(8192)
+
+
+VERIFY_CASES = {0: lambda store: None, 1: _flip_record, 2: _not_a_store, 7: _cut_short}
+
+
+def test_verify_exit_codes_are_the_documented_table_and_each_happens(demo_log, tmp_path):
+    assert set(VERIFY_CASES) == set(VERIFY_EXITS)  # a row without a case fails here
+    helped = costart("replay", "verify", "--help", cwd=ROOT).stdout
+    said = " ".join(helped.replace("│", " ").split())
+    for code, meaning in VERIFY_EXITS.items():
+        assert f"{code}: {' '.join(meaning.split())}" in said, code
+    for code, damage in VERIFY_CASES.items():
+        store = tmp_path / f"case-{code}"
+        shutil.copytree(demo_log, store)
+        damage(store)
+        done = costart("--store", str(store), "replay", "verify", cwd=ROOT)
+        assert done.returncode == code, (code, done.stderr)
+        if code:
+            assert len(done.stderr.splitlines()) == 1, done.stderr  # one line, no traceback
