@@ -151,25 +151,29 @@ def test_forensics_output_reads_as_sentences_with_whole_values(log_copy):
         assert done.returncode == 0, done.stderr
         return [line.rstrip() for line in done.stdout.splitlines()]
 
-    # A fractional offset from the first event (at t+5s), and a sentence, not a table.
+    # A fractional offset from the group's submission (at t+5s), and a sentence.
     assert lines("why", "grpo-run-42", "--at", "0.5s") == [
-        "grpo-run-42: PENDING at t+5.5s (last event MemberCreated)",
+        "times: ISO-8601 UTC, and +offset from grpo-run-42's submission at t+5.0s",
+        "grpo-run-42: PENDING at t+5.5s (+500ms) (last event MemberCreated)",
         "  no pend reason at that time",
         "No pend-reason changes up to then.",
     ]
     assert lines("diff", "--from", "10", "--to", "12") == [
-        "Position 10 -> 12",
-        "AGGREGATE                   FIELD           BEFORE   AFTER",
-        "member grpo-run-42/trainer  claims.dataset  PENDING  READY",
-        "member grpo-run-42/trainer  claims.gpus     PENDING  READY",
-        "member grpo-run-42/trainer  status          PLACED   READY",
-        "member grpo-run-42/trainer  version         2        4",
-        "world                       clock_ns        t+10s    t+12s",
-        "world                       position        10       12",
+        "times: ISO-8601 UTC, and +offset from the log's first event at t+5.0s",
+        "position 10 at t+10s (+5.0s) -> position 12 at t+12s (+7.0s)",
+        "member grpo-run-42/trainer claims.dataset: PENDING -> READY",
+        "member grpo-run-42/trainer claims.gpus: PENDING -> READY",
+        "member grpo-run-42/trainer status: PLACED -> READY",
+        "member grpo-run-42/trainer version: 2 -> 4",
+        "world clock_ns: t+10s -> t+12s",
+        "world position: 10 -> 12",
     ]
-    assert lines("diff", "--from", "10", "--to", "10") == [
-        "No field changed between position 10 and 10."
-    ]
+    assert lines("diff", "--from", "10", "--to", "10")[-1] == "No field changed."
+    # Lists and objects are walked: each changed value on its own line, never a whole array.
+    placed = lines("diff", "--from", "3", "--to", "6")
+    assert "member grpo-run-42/trainer tasks[0].status: - -> PLACED" in placed
+    assert "member grpo-run-42/trainer assignments[3][1]: - -> b1-r1-n04" in placed
+    assert all("{" not in line and "[0," not in line for line in placed), placed
 
 
 def test_snapshot_on_demand(log_copy):
