@@ -111,3 +111,32 @@ def test_a_time_past_the_end_and_from_after_to_are_warned_about(store):
     assert "warning: --from 90s is after --to 10s" in backwards.stderr
     ordered = replay(store, "diff", "--from", "10s", "--to", "90s")
     assert ordered.stderr == ""
+
+
+def test_describe_and_the_timeline_state_their_base(store, tmp_path):
+    copy = tmp_path / "copy"
+    subprocess.run(["cp", "-r", str(store), str(copy)], check=True)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "costart.cli.main",
+            "--store",
+            str(copy),
+            "describe",
+            "group",
+            "late",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Recent events (TIME: +offset from the group's submission)" in done.stdout
+    assert "Pend-reason history (+offset from the group's submission)" in done.stdout
+    timeline = replay(store, "timeline", "late")
+    assert timeline.stdout.splitlines()[0] == (
+        "times: ISO-8601 UTC, and +offset from late's submission at 2025-11-29T16:01:00Z"
+    )
