@@ -32,3 +32,17 @@ def read_named_file(path: Path, what: str) -> bytes:
         return path.read_bytes()
     except OSError as error:
         raise UnreadableFileError(f"cannot read {what} {path}: {why_unreadable(error)}") from None
+
+
+def why_not_writable(directory: Path) -> str | None:
+    """Why this process cannot write in ``directory`` (a read-only filesystem, no write
+    permission), or None if it can. Root writes whatever the mode: only the filesystem
+    flag stops it."""
+    try:
+        if os.statvfs(directory).f_flag & os.ST_RDONLY:
+            return "on a read-only filesystem"
+    except OSError as error:
+        return why_unreadable(error)
+    if not os.access(directory, os.W_OK):
+        return "no write permission"
+    return None

@@ -24,7 +24,7 @@ from costart.bootstrap import build_placement
 from costart.cli.commands import Target, is_empty_directory, reaching_store, require_store
 from costart.cli.exits import EXIT_ERROR, EXIT_USAGE, Unavailable, UsageError, exit_code
 from costart.eventlog.errors import DamagedStoreError, OutOfSpaceError
-from costart.files import UnreadableFileError
+from costart.files import UnreadableFileError, why_not_writable
 from costart.placement import ClusterError
 from costart.rest.auth import TokenError, Tokens
 from costart.server.errors import LeaseHeldError, OptionError
@@ -110,6 +110,14 @@ def serve(
             require_store(target)
         except UsageError as error:
             _usage(f"{error}; serve starts a new store only in a new or empty directory")
+        read_only = why_not_writable(store)
+        if read_only is not None:
+            _refuse(
+                OSError(
+                    f"the store at {store} is read-only ({read_only}): serve writes to it; "
+                    "read commands (get, describe, replay) work on it as it is"
+                )
+            )
     try:
         with reaching_store(target):
             running = Server.open(settings, options, users, step=step)
