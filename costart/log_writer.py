@@ -27,7 +27,7 @@ from eventsourcing.persistence import ApplicationRecorder
 from costart.domain.events import DomainEvent
 from costart.eventlog.capabilities import Capability, WriteChain, declaring
 from costart.eventlog.codec import MsgspecMapper
-from costart.eventlog.errors import LeaseFencedError, StaleTermError
+from costart.eventlog.errors import LeaseFencedError, OutOfSpaceError, StaleTermError
 from costart.logging_setup import library_logger
 
 log = library_logger("costart.controller")
@@ -35,7 +35,17 @@ log = library_logger("costart.controller")
 
 class ControllerStoppedError(RuntimeError):
     """A write failed (or another writer took over the log); this controller must be
-    restarted from the log before it may act again."""
+    restarted from the log before it may act again. Its ``__cause__`` is why."""
+
+    @property
+    def out_of_space(self) -> bool:
+        """True if the write that stopped the controller met a full disk."""
+        seen: BaseException | None = self.__cause__
+        while seen is not None:
+            if isinstance(seen, OutOfSpaceError):
+                return True
+            seen = seen.__cause__
+        return False
 
 
 class LogWriter:
@@ -69,7 +79,7 @@ class LogWriter:
         if self.stopped is not None:
             raise ControllerStoppedError(
                 f"the controller stopped after a failed write: {self.stopped}"
-            )
+            ) from self.stopped
 
     def append(self, events: Sequence[DomainEvent], first_position: int) -> None:
         """Append (or queue) ``events``, expected at ``first_position`` onwards. Call with

@@ -67,6 +67,10 @@ def configure_logging(*, json: bool = False, level: int = logging.INFO) -> None:
         structlog.processors.add_log_level,
         structlog.processors.TimeStamper(fmt="iso", utc=True),
     ]
+    if json:
+        # An error's traceback as text in the line ("exception"), not "exc_info": true;
+        # the console renderer formats it itself.
+        shared.append(structlog.processors.format_exc_info)
     handler = _StderrHandler()
     handler.setFormatter(
         structlog.stdlib.ProcessorFormatter(

@@ -43,7 +43,7 @@ def test_direct_cli_submit_refuses_a_group_that_can_never_fit_exactly_as_serve_d
     tmp_path: Path, too_big: Path
 ) -> None:
     store = tmp_path / "store"
-    result = runner.invoke(app, ["--store", str(store), "submit", str(too_big)])
+    result = runner.invoke(app, ["--store", str(store), "submit", "--create", str(too_big)])
     assert result.exit_code == 3, result.output
     refusal = serve_refusal(tmp_path)
     assert "no node can run one task" in refusal
@@ -59,7 +59,7 @@ def test_direct_cli_submit_uses_the_cluster_named_by_the_global_option(
     roomy.write_text(DEMO_CLUSTER.read_text().replace("gpu = 8", "gpu = 64"))
     assert roomy.read_text() != DEMO_CLUSTER.read_text()
     store = tmp_path / "store"
-    args = ["--store", str(store), "--cluster", str(roomy), "submit", str(too_big)]
+    args = ["--store", str(store), "--cluster", str(roomy), "submit", "--create", str(too_big)]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
 

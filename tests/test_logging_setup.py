@@ -5,6 +5,7 @@ test's captured output, a redirected service) never turns logging into an error.
 from __future__ import annotations
 
 import io
+import json
 import logging
 import os
 import subprocess
@@ -82,3 +83,23 @@ def test_an_embedded_library_logs_through_the_hosts_choice_never_on_stdout():
     )
     assert "after configure" in lines[2] and len(lines) == 3
     assert "not shown" not in done.stderr
+
+
+@pytest.mark.usefixtures("reconfigured")
+def test_json_lines_carry_the_formatted_traceback_for_structlog_and_the_standard_library(
+    monkeypatch,
+):
+    out = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", out)
+    configure_logging(json=True, level=logging.INFO)
+    try:
+        raise KeyError("the-missing-key")
+    except KeyError:
+        structlog.get_logger("t").exception("request failed", path="/v1/groups")
+        logging.getLogger("uvicorn.error").exception("standard failure")
+    lines = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert [line["event"] for line in lines] == ["request failed", "standard failure"]
+    for line in lines:
+        assert "exc_info" not in line, line
+        assert line["exception"].startswith("Traceback (most recent call last):")
+        assert "KeyError: 'the-missing-key'" in line["exception"]

@@ -11,7 +11,10 @@ never fit is refused here exactly as `serve` refuses it — and then catch the v
 from __future__ import annotations
 
 import getpass
+import os
+import tempfile
 from collections.abc import Iterator, Sequence
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any, Final, Protocol, TypeVar
 from urllib.parse import quote
@@ -19,12 +22,14 @@ from urllib.parse import quote
 import typer
 
 from costart.bootstrap import Settings, bootstrap
-from costart.cli.exits import AccessDenied, Unavailable
+from costart.cli.exits import AccessDenied, Unavailable, UsageError
 from costart.controller import Controller
 from costart.domain.actors import Actor
 from costart.domain.errors import Conflict, DomainError, NotFound, SpecError
 from costart.domain.labels import Selector
 from costart.domain.spec import SpecFormat
+from costart.eventlog.backends import open_replay_log
+from costart.files import why_not_writable
 from costart.projections import (
     GroupDetail,
     GroupView,
@@ -78,14 +83,40 @@ class LocalBackend:
             raise ValueError("the direct CLI needs a store (--store DIR|postgresql://...)")
         self.settings = settings
         self.env = settings.controller_env()
+        store_dir = settings.store_dir
+        self.read_only = None if store_dir is None else why_not_writable(store_dir)
+        self._stack = ExitStack()
+        self._told = False
+        if self.read_only is not None:
+            # Nothing may be written there, not even the views' lock: the log is opened
+            # read-only and the answers come from views folded in a scratch directory.
+            assert store_dir is not None
+            log = self._stack.enter_context(open_replay_log(str(store_dir), os.environ))
+            scratch = Path(self._stack.enter_context(tempfile.TemporaryDirectory()))
+            said = f"the store at {store_dir} is read-only ({self.read_only})"
+
+            def source() -> RecorderSource:
+                if not self._told:  # once, and only when a read needs the log
+                    _warn(f"{said}: answering from views folded from its log")
+                    self._told = True
+                return log.source
+
+            self.checked = CheckedViews(scratch / "views", source, rebuild=False, warn=_warn)
+            return
         self.checked = CheckedViews(
             views_dir, lambda: RecorderSource.from_env(self.env), rebuild=rebuild_views, warn=_warn
         )
 
     def close(self) -> None:
         self.checked.close()
+        self._stack.close()
 
     def _controller(self) -> Controller:
+        if self.read_only is not None:
+            raise UsageError(
+                f"the store at {self.settings.store_dir} is read-only ({self.read_only}): "
+                "only read commands work on it"
+            )
         refuse_if_led(self.env)
         # The views' anchor first: never append to a log that lost its tail.
         self.checked.fresh()

@@ -17,7 +17,7 @@ import msgspec
 import typer
 from rich.console import Console
 
-from costart.bootstrap import DEMO_CLUSTER, VIEWS_DIR, Settings
+from costart.bootstrap import DEMO_CLUSTER, VIEWS_DIR, Settings, build_placement
 from costart.cli import render
 from costart.cli.backend import Backend, LocalBackend, RemoteBackend
 from costart.cli.exits import Unavailable, UsageError, reported
@@ -27,6 +27,7 @@ from costart.domain.labels import Selector, parse_selector
 from costart.domain.spec import SpecFormat, parse_spec_warned
 from costart.eventlog.backends import backend_at, backend_for
 from costart.eventlog.errors import StoreUnreachableError
+from costart.files import read_named_file, why_unreadable
 from costart.projections import MemberView
 
 OutputOption = Annotated[
@@ -78,26 +79,43 @@ def console() -> Console:
     return Console(width=max(Console().width, 160), highlight=False)
 
 
-def require_store(target: Target) -> None:
+def is_empty_directory(path: Path) -> bool:
+    """Where a new store may start (ADR 0081): never beside someone's other files."""
+    return path.is_dir() and next(path.iterdir(), None) is None
+
+
+def require_store(target: Target, *, writing: bool = False) -> None:
     """Refuse a store directory that does not exist or holds no LMDB log: a mistyped
-    ``--store`` must not read as an empty controller, nor leave a directory behind."""
+    ``--store`` must not read as an empty controller, nor leave a directory behind.
+    ``writing``: the hint names ``submit --create``, the one way to start a store."""
     store = target.store_dir
     if store is None:
         return
+    hint = "; `submit --create` starts a new one" if writing else ""
+    try:
+        store.stat()
+    except FileNotFoundError:
+        pass  # said below
+    except OSError as error:
+        raise UsageError(f"cannot open store {store}: {why_unreadable(error)}") from None
     if not store.is_dir():
-        raise UsageError(f"no store at {store}: no such directory (check --store)")
+        raise UsageError(f"no store at {store}: no such directory (check --store{hint})")
     backend = backend_for(target.settings().controller_env())
     if backend.data_file is not None and not (store / backend.data_file).is_file():
         lock = backend.lock_file
         if (store / VIEWS_DIR).exists() or (lock is not None and (store / lock).exists()):
             return  # it held a log once: the store's own checks say what was lost (exit 7)
-        raise UsageError(f"no store at {store}: the directory holds no controller log")
+        beside = "; `submit --create` starts one only in a new or empty directory"
+        raise UsageError(
+            f"no store at {store}: the directory holds no controller log{beside if writing else ''}"
+        )
 
 
 @contextmanager
-def backend(ctx: typer.Context, *, create: bool = False) -> Iterator[Backend]:
-    """The controller the global options name. Only ``create`` (a submit) may start a
-    new store directory; every other command needs an existing one."""
+def backend(ctx: typer.Context, *, create: bool | None = None) -> Iterator[Backend]:
+    """The controller the global options name. Only ``create`` (``submit --create``) may
+    start a new store directory; every other command needs an existing one (ADR 0081).
+    ``create`` False (a submit without it): the refusal says how to start one."""
     target: Target = ctx.obj
     chosen: Backend
     if target.server:
@@ -105,10 +123,12 @@ def backend(ctx: typer.Context, *, create: bool = False) -> Iterator[Backend]:
     elif target.store_url is not None:
         chosen = LocalBackend(target.settings(), rebuild_views=target.rebuild_views)
     elif target.store_dir is not None:
-        if create:
-            target.store_dir.mkdir(parents=True, exist_ok=True)
+        store_dir = target.store_dir
+        if create and (not store_dir.exists() or is_empty_directory(store_dir)):
+            build_placement(target.settings())  # a bad cluster file leaves no store behind
+            store_dir.mkdir(parents=True, exist_ok=True)
         else:
-            require_store(target)
+            require_store(target, writing=create is not None)
         chosen = LocalBackend(target.settings(), rebuild_views=target.rebuild_views)
     else:
         raise UsageError("no controller: pass --store DIR|postgresql://... or --server URL")
@@ -149,19 +169,24 @@ def emit(data: Any, out: Output, table: Callable[[bool], None], names: Sequence[
 def read_spec_file(file: Path) -> bytes:
     """The bytes of a spec file; `UsageError` naming the file and why it cannot be read
     (missing, a directory, not readable)."""
-    try:
-        return file.read_bytes()
-    except OSError as error:
-        raise UsageError(f"cannot read spec file {file}: {error.strerror}") from None
+    return read_named_file(file, "spec file")
 
 
-def submit(ctx: typer.Context, file: Path, output: OutputOption = "table") -> None:
-    """Submit a group spec (TOML, or JSON by the .json suffix)."""
+def submit(
+    ctx: typer.Context,
+    file: Path,
+    output: OutputOption = "table",
+    create: Annotated[
+        bool, typer.Option("--create", help="start a new store at --store DIR if none is there")
+    ] = False,
+) -> None:
+    """Submit a group spec (TOML, or JSON by the .json suffix). A ``--store DIR`` must
+    hold a store already unless ``--create`` asks for a new one (ADR 0081)."""
     fmt: SpecFormat = "json" if file.suffix == ".json" else "toml"
     with reported():
         out = parse_output(output)
         data = read_spec_file(file)
-        with backend(ctx, create=True) as b:
+        with backend(ctx, create=create) as b:
             group = b.submit(data, fmt)
         for warning in parse_spec_warned(data, fmt)[1]:  # accepted: it parses
             typer.echo(f"warning: {warning}", err=True)

@@ -3,7 +3,9 @@
 ===  ==========================================================
 0    success
 1    any other error (server unreachable, bad request, internal)
-2    usage error (bad options or arguments; from the parser)
+2    usage error (bad options or arguments; from the parser); a file named on the
+     command line (spec, cluster, scenario, tokens, trace) that is missing, a
+     directory or unreadable; a ``--store`` that is not a store (ADR 0081)
 3    invalid spec (the message names the field)
 4    not found (no such group or member)
 5    conflict (a live group has the name; the group is terminal)
@@ -30,6 +32,7 @@ import typer
 
 from costart.domain.errors import Conflict, DomainError, IllegalTransition, NotFound, SpecError
 from costart.eventlog.errors import DamagedStoreError, LogTailLostError, OutOfSpaceError
+from costart.files import UnreadableFileError
 from costart.log_writer import ControllerStoppedError
 
 EXIT_OK: Final = 0
@@ -73,7 +76,7 @@ def exit_code(error: BaseException) -> int:
         return EXIT_CONFLICT
     if isinstance(error, AccessDenied):
         return EXIT_DENIED
-    if isinstance(error, UsageError):
+    if isinstance(error, UsageError | UnreadableFileError):
         return EXIT_USAGE
     return EXIT_ERROR
 

@@ -29,6 +29,7 @@ from costart.cli.walkthrough import run_demo
 from costart.domain.errors import SpecError
 from costart.domain.spec import SpecFormat, parse_spec_warned
 from costart.eventlog.backends import backend_at
+from costart.files import UnreadableFileError
 from costart.logging_setup import parse_level
 from costart.placement import ClusterError
 
@@ -233,7 +234,7 @@ def validate(
         data = read_spec_file(file)
     try:
         step = build_placement(Settings(cluster=cluster)) if cluster is not None else None
-    except (ClusterError, ValueError) as error:
+    except (ClusterError, ValueError, UnreadableFileError) as error:
         typer.echo(f"error: {error}", err=True)
         raise typer.Exit(EXIT_USAGE) from None
     try:

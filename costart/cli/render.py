@@ -200,6 +200,10 @@ def pend_lines(reason: PendReason | None, now_ns: int, current: str | None = Non
     return lines
 
 
+SINCE_SUBMISSION = "+offset from the group's submission"
+"""The time base of every offset `describe` prints (the forensics commands' too)."""
+
+
 def print_describe(console: Console, detail: GroupDetail, now_ns: int) -> None:
     g = detail.group
     header = [
@@ -231,18 +235,18 @@ def print_describe(console: Console, detail: GroupDetail, now_ns: int) -> None:
     console.print("\n[bold]Members[/bold]")
     console.print(members_table(detail.members, with_group=False))
     if any(m.tasks for m in detail.members):
-        console.print("\n[bold]Tasks[/bold]")
+        console.print(f"\n[bold]Tasks[/bold] (STARTED, ENDED: {SINCE_SUBMISSION})")
         console.print(tasks_table(detail.members, g.submitted_at_ns))
     console.print("\n[bold]Holds[/bold]")
     console.print(holds_table(detail.holds) if detail.holds else "  (none)")
-    console.print("\n[bold]Pend-reason history[/bold]")
+    console.print(f"\n[bold]Pend-reason history[/bold] ({SINCE_SUBMISSION})")
     if not detail.pend_history:
         console.print("  (none)")
     for p in detail.pend_history:
         at = offset(p.at_ns, g.submitted_at_ns)
         text = reason_text(p.reason, p.at_ns)
         console.print(f"  {at:>8} {text}", highlight=False, markup=False)
-    console.print("\n[bold]Recent events[/bold]")
+    console.print(f"\n[bold]Recent events[/bold] (TIME: {SINCE_SUBMISSION})")
     console.print(events_table(detail.events, g.submitted_at_ns))
 
 

@@ -9,17 +9,24 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated, Final, NoReturn
 
 import msgspec
 import typer
 
 from costart.bootstrap import Settings, bootstrap
 from costart.cli.commands import Target, console, reaching_store, require_store
-from costart.cli.exits import EXIT_ERROR, UsageError, reported
+from costart.cli.exits import (
+    EXIT_DAMAGED,
+    EXIT_ERROR,
+    EXIT_OK,
+    EXIT_USAGE,
+    UsageError,
+    reported,
+)
 from costart.cli.group_tables import members_table
 from costart.cli.tables import plain_table
-from costart.display import clock, offset, queue_text, reason_text
+from costart.display import offset, queue_text, reason_text
 from costart.domain.world import World
 from costart.eventlog.anchor import check_reaches
 from costart.eventlog.backends import open_replay_log
@@ -31,6 +38,7 @@ from costart.replay.export import export_jsonl
 from costart.replay.points import Point, parse_point
 from costart.replay.rebuild import rebuild, rebuild_until_time
 from costart.replay.rebuild_check import verify
+from costart.replay.time_base import LogSpan, TimeBase, log_span, time_base
 from costart.replay.timeline import group_timeline
 from costart.replay.timeline_html import render_html
 from costart.replay.why import why as why_at
@@ -47,6 +55,8 @@ def _opened(ctx: typer.Context, log_dir: Path | None) -> Iterator[ReplayLog]:
     location = str(log_dir) if log_dir is not None else target.store
     if location is None:
         raise UsageError("give the log: --log DIR (or the global --store DIR|postgresql://...)")
+    # A directory that is not a store is refused as every read refuses it (exit 2).
+    require_store(Target(store=location))
     with reaching_store(Target(store=location)):
         try:
             opened = open_replay_log(location, os.environ)
@@ -57,6 +67,24 @@ def _opened(ctx: typer.Context, log_dir: Path | None) -> Iterator[ReplayLog]:
             yield log
 
 
+def _warn(message: str) -> None:
+    typer.echo(f"warning: {message}", err=True)
+
+
+def _warn_past_end(flag: str, text: str, point: Point, span: LogSpan, base: TimeBase) -> None:
+    """A point past the log's end is answered with the log's end state: said so."""
+    if point.position is not None and point.position > span.last_position:
+        _warn(
+            f"{flag} {text} is past the log's last position {span.last_position}: "
+            "the answer is the state at the end of the log"
+        )
+    elif point.at_ns is not None and point.at_ns > span.last_ns:
+        _warn(
+            f"{flag} {text} is {base.at(point.at_ns)}, after the log's last event at "
+            f"{base.at(span.last_ns)}: the answer is the state at the end of the log"
+        )
+
+
 def _world_at(log: ReplayLog, point: Point) -> World:
     if point.position is not None:
         return rebuild(log.source, until=point.position)
@@ -64,11 +92,21 @@ def _world_at(log: ReplayLog, point: Point) -> World:
     return rebuild_until_time(log.source, point.at_ns)
 
 
+VERIFY_EXITS: Final = {
+    EXIT_OK: "the records, snapshots and views all agree with a replay",
+    EXIT_ERROR: "DIVERGENCE (on stderr, naming the position, aggregate and field): a record "
+    "fails its checksum or the chain, a record is missing, or a snapshot or the views "
+    "differ from a replay",
+    EXIT_USAGE: "no log there: a --store or --log that is not a store, or no backend takes it",
+    EXIT_DAMAGED: "the store's files fail their checks before a record is read (the file named)",
+}
+"""`costart replay verify`'s exit codes (its help prints them; tests/cli/test_replay_cli.py
+makes each happen)."""
+
+
 @replay_app.command("verify")
 def verify_cmd(ctx: typer.Context, log_dir: LogOption = None) -> None:
-    """Check every record (checksums, hash chain), rebuild from scratch, compare every
-    snapshot byte for byte and the views with rebuilt ones. Exit 1 at the first
-    divergence, naming its position, aggregate and field."""
+    # The help text is set below, from VERIFY_EXITS.
     with reported(), _opened(ctx, log_dir) as log:
         out = console()
         try:
@@ -96,6 +134,13 @@ def verify_cmd(ctx: typer.Context, log_dir: LogOption = None) -> None:
             f"ok: {report.events} events, chain and checksums verified, "
             f"{report.snapshots_checked} snapshots byte-identical to replay{views_note}"
         )
+
+
+verify_cmd.__doc__ = (
+    "Check every record (checksums, hash chain), rebuild from scratch, compare every "
+    "snapshot byte for byte and the views with rebuilt ones.\n\nExit codes:\n\n"
+    + "\n\n".join(f"{code}: {meaning}" for code, meaning in VERIFY_EXITS.items())
+)
 
 
 def _views_divergence(message: str) -> NoReturn:
@@ -146,7 +191,11 @@ def state_cmd(
 ) -> None:
     """The whole state (or one group) as it was at a point of the log."""
     with reported(), _opened(ctx, log_dir) as log:
-        world = _world_at(log, parse_point(at, log.source))
+        span = log_span(log.source, group)
+        base = time_base(span, group)
+        point = parse_point(at, log.source, base.origin_ns)
+        _warn_past_end("--at", at, point, span, base)
+        world = _world_at(log, point)
         groups = [world.group_named(group)] if group else list(world.groups_in_order())
         if output == "json":
             body = [
@@ -161,7 +210,8 @@ def state_cmd(
             )
             return
         out = console()
-        out.print(f"position {world.position}, controller time {clock(world.clock_ns)}")
+        out.print(base.said(), highlight=False)
+        out.print(f"position {world.position}, controller time {base.at(world.clock_ns)}")
         for g in groups:
             out.print(members_table(g, world.members_of(g), world.clock_ns))
 
@@ -175,7 +225,10 @@ def why_cmd(
 ) -> None:
     """Why a group was not running at that time: its pend reason then, with its history."""
     with reported(), _opened(ctx, log_dir) as log:
-        point = parse_point(at, log.source)
+        span = log_span(log.source, name)
+        base = time_base(span, name)
+        point = parse_point(at, log.source, base.origin_ns)
+        _warn_past_end("--at", at, point, span, base)
         at_ns = point.at_ns
         if at_ns is None:
             world = rebuild(log.source, until=point.position)
@@ -183,8 +236,9 @@ def why_cmd(
         answer = why_at(log.source, name, at_ns)
         out = console()
         reason = answer.reason
+        out.print(base.said(), highlight=False, markup=False)
         out.print(
-            f"{answer.group}: {answer.status} at {clock(at_ns)} (last event {answer.last_event})",
+            f"{answer.group}: {answer.status} at {base.at(at_ns)} (last event {answer.last_event})",
             highlight=False,
             markup=False,
         )
@@ -206,7 +260,9 @@ def why_cmd(
         table = plain_table(("position", "time", "reason"), title="Pend-reason history")
         for change in answer.history:
             table.add_row(
-                str(change.position), clock(change.at_ns), reason_text(change.reason, change.at_ns)
+                str(change.position),
+                base.at(change.at_ns),
+                reason_text(change.reason, change.at_ns),
             )
         out.print(table)
 
@@ -226,7 +282,7 @@ def timeline_cmd(
             typer.echo(f"wrote {html}")
             return
         out = console()
-        out.print(f"{name}: first event at {clock(timeline.start_ns)}", highlight=False)
+        out.print(TimeBase(timeline.start_ns, f"{name}'s submission").said(), highlight=False)
         for lane in timeline.lanes:
             spans = ", ".join(
                 f"{s.state}@{offset(s.start_ns, timeline.start_ns)}" for s in lane.spans
@@ -239,32 +295,47 @@ def diff_cmd(
     ctx: typer.Context,
     from_: Annotated[str, typer.Option("--from", help="position or time")],
     to: Annotated[str, typer.Option(help="position or time")],
+    group: Annotated[
+        str | None,
+        typer.Option(help="only this group's changes; offsets then count from its submission"),
+    ] = None,
     log_dir: LogOption = None,
 ) -> None:
-    """Every field that changed between two points of the log."""
+    """Every field that changed between two points of the log, one line each."""
     with reported(), _opened(ctx, log_dir) as log:
-        before = _world_at(log, parse_point(from_, log.source))
-        after = _world_at(log, parse_point(to, log.source))
-        changes = diff_worlds(before, after)
+        span = log_span(log.source, group)
+        base = time_base(span, group)
+        start = parse_point(from_, log.source, base.origin_ns)
+        end = parse_point(to, log.source, base.origin_ns)
+        _warn_past_end("--from", from_, start, span, base)
+        _warn_past_end("--to", to, end, span, base)
+        before, after = _world_at(log, start), _world_at(log, end)
+        if (before.position, before.clock_ns) > (after.position, after.clock_ns):
+            _warn(f"--from {from_} is after --to {to}: the changes are shown from --from to --to")
+        label = None if group is None else f"group {group}"
+        member = None if group is None else f"member {group}/"
+        changes = [
+            c
+            for c in diff_worlds(before, after)
+            if label is None or c.aggregate == label or c.aggregate.startswith(str(member))
+        ]
         out = console()
-        if not changes:
-            out.print(
-                f"No field changed between position {before.position} and {after.position}.",
-                highlight=False,
-            )
-            return
-        table = plain_table(
-            ("aggregate", "field", "before", "after"),
-            title=f"Position {before.position} -> {after.position}",
+        out.print(base.said(), highlight=False, markup=False)
+        out.print(
+            f"position {before.position} at {base.at(before.clock_ns)} -> "
+            f"position {after.position} at {base.at(after.clock_ns)}",
+            highlight=False,
+            markup=False,
         )
-        for change in changes:
-            table.add_row(
-                change.aggregate,
-                change.field,
-                value_text(change.field, change.before),
-                value_text(change.field, change.after),
+        if not changes:
+            out.print("No field changed.", highlight=False)
+            return
+        for change in changes:  # one line each, never a wrapped structure
+            typer.echo(
+                f"{change.aggregate} {change.field}: "
+                f"{value_text(change.field, change.before)} -> "
+                f"{value_text(change.field, change.after)}"
             )
-        out.print(table)
 
 
 @replay_app.command("export")

@@ -21,13 +21,15 @@ import msgspec
 import typer
 
 from costart.bootstrap import build_placement
-from costart.cli.commands import Target, reaching_store
-from costart.cli.exits import EXIT_ERROR, EXIT_USAGE, Unavailable, exit_code
+from costart.cli.commands import Target, is_empty_directory, reaching_store, require_store
+from costart.cli.exits import EXIT_ERROR, EXIT_USAGE, Unavailable, UsageError, exit_code
 from costart.eventlog.errors import DamagedStoreError, OutOfSpaceError
+from costart.files import UnreadableFileError, why_not_writable
 from costart.placement import ClusterError
 from costart.rest.auth import TokenError, Tokens
 from costart.server.errors import LeaseHeldError, OptionError
 from costart.server.options import ServeOptions
+from costart.server.token_reload import log_token_warnings, reload_tokens_on_hangup
 
 
 def serve(
@@ -98,8 +100,24 @@ def serve(
             advertise=advertise,
             rebuild_views=target.rebuild_views,
         )
-    except (TokenError, ClusterError, ValueError) as error:  # OptionError is a ValueError
+    except (TokenError, ClusterError, ValueError, UnreadableFileError) as error:
+        # OptionError is a ValueError
         _usage(str(error))
+    store = target.store_dir
+    if store is not None and store.exists() and not is_empty_directory(store):
+        # A new store only in a new or empty directory (ADR 0081): not beside other files.
+        try:
+            require_store(target)
+        except UsageError as error:
+            _usage(f"{error}; serve starts a new store only in a new or empty directory")
+        read_only = why_not_writable(store)
+        if read_only is not None:
+            _refuse(
+                OSError(
+                    f"the store at {store} is read-only ({read_only}): serve writes to it; "
+                    "read commands (get, describe, replay) work on it as it is"
+                )
+            )
     try:
         with reaching_store(target):
             running = Server.open(settings, options, users, step=step)
@@ -112,7 +130,14 @@ def serve(
         LeaseHeldError,
     ) as error:
         _refuse(error)
-    if running.run() is not None:  # the lease was lost: a successor leads now
+    log_token_warnings(users)
+    reload_tokens_on_hangup(users)  # SIGHUP reads the tokens file again
+    lost = running.run()
+    stopped = running.controller.stopped
+    if stopped is not None and exit_code(stopped) != EXIT_ERROR:
+        # A write failed for a reason with its own exit code (a full disk: 9).
+        _refuse(stopped)
+    if lost is not None:  # the lease was lost: a successor leads now
         raise typer.Exit(EXIT_ERROR)
 
 

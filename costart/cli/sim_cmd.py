@@ -22,11 +22,12 @@ from rich.table import Table
 
 from costart.bootstrap import Settings, sim_controller_factory
 from costart.cli.commands import Target
-from costart.cli.exits import UsageError, reported
+from costart.cli.exits import EXIT_USAGE, UsageError, reported
 from costart.cli.tables import plain_table
 from costart.controller import Controller
 from costart.display import clock, duration
 from costart.domain.durations import format_duration_ns, parse_duration_ns
+from costart.files import UnreadableFileError, why_unreadable
 from costart.logging_setup import configure_logging
 from costart.sim.breakdown import WorkloadFigures
 from costart.sim.engine import Engine
@@ -341,6 +342,13 @@ def _drawn(
     except ScenarioError as error:
         typer.echo(f"invalid scenario {source}: {error}", err=True)
         raise typer.Exit(EXIT_INVALID) from None
+    except UnreadableFileError as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(EXIT_USAGE) from None
+    except OSError as error:  # a trace directory without the trace's files
+        where = error.filename or source
+        typer.echo(f"error: cannot read trace {where}: {why_unreadable(error)}", err=True)
+        raise typer.Exit(EXIT_USAGE) from None
 
 
 def register(main_app: typer.Typer) -> None:

@@ -42,6 +42,7 @@ import msgspec
 
 from costart.domain.limits import LABEL_PATTERN, NAME_PATTERN
 from costart.domain.spec_types import Topology
+from costart.files import read_named_file
 from costart.placement.cluster import NODE_LEVEL, Cluster, ClusterError, Node, NodeStatus
 
 MAX_NODES = 65536
@@ -232,5 +233,5 @@ def parse_cluster(data: bytes | str) -> ClusterDefinition:
 
 
 def load_cluster(path: str | Path) -> ClusterDefinition:
-    """Read and parse a cluster file."""
-    return parse_cluster(Path(path).read_bytes())
+    """Read and parse a cluster file (`UnreadableFileError` if it cannot be read)."""
+    return parse_cluster(read_named_file(Path(path), "cluster file"))

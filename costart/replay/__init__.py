@@ -5,15 +5,19 @@ and export (docs/design.md §7). Each backend opens its log for them
 from costart._lazy import lazy_exports
 
 __all__ = [
+    "LogSpan",
     "Point",
     "RecorderSource",
+    "TimeBase",
     "diff_worlds",
     "export_jsonl",
     "group_timeline",
+    "log_span",
     "parse_point",
     "rebuild",
     "rebuild_until_time",
     "render_html",
+    "time_base",
     "value_text",
     "verify",
     "why",
@@ -23,7 +27,11 @@ __all__ = [
 __getattr__, __dir__ = lazy_exports(
     __name__,
     {
+        "LogSpan": "costart.replay.time_base",
         "Point": "costart.replay.points",
+        "TimeBase": "costart.replay.time_base",
+        "log_span": "costart.replay.time_base",
+        "time_base": "costart.replay.time_base",
         "RecorderSource": "costart.replay.source",
         "diff_worlds": "costart.replay.diff",
         "export_jsonl": "costart.replay.export",

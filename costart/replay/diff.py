@@ -45,9 +45,24 @@ def _label(kind: str, world: World, key: str) -> str:
 
 
 def _walk(prefix: str, a: Any, b: Any, out: list[tuple[str, Any, Any]]) -> None:
+    """Down to the fields that differ: into objects by key and into lists by index
+    (``tasks[3].state``), so a change reads as one value, never a whole array."""
+    # An object or list that appeared or went is walked against an empty one.
+    if isinstance(a, dict | list) and b is None:
+        b = type(a)()
+    elif isinstance(b, dict | list) and a is None:
+        a = type(b)()
     if isinstance(a, dict) and isinstance(b, dict):
         for key in sorted(set(a) | set(b)):
             _walk(f"{prefix}.{key}" if prefix else str(key), a.get(key), b.get(key), out)
+    elif isinstance(a, list) and isinstance(b, list):
+        for i in range(max(len(a), len(b))):
+            _walk(
+                f"{prefix}[{i}]",
+                a[i] if i < len(a) else None,
+                b[i] if i < len(b) else None,
+                out,
+            )
     elif a != b:
         out.append((prefix, a, b))
 

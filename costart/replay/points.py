@@ -1,5 +1,6 @@
 """Points in a log's history as a user writes them: ``--at 1234`` (a log position),
-``--at 90s`` or ``--at 0.5s`` or ``--at 1m30.25s`` (that long after the first event),
+``--at 90s``, ``--at +0.5s`` or ``--at 1m30.25s`` (that long after the origin of the
+command's `TimeBase`: the group's submission, or the log's first event),
 ``--at @1764428400000000000`` (controller time in ns) or ``--at 2026-11-29T16:00:00Z``
 (controller time as UTC)."""
 
@@ -41,8 +42,9 @@ class Point(msgspec.Struct, frozen=True):
     at_ns: int | None = None
 
 
-def parse_point(text: str, source: ReplaySource) -> Point:
-    """A position or a controller time; raises `DomainError` naming the accepted forms."""
+def parse_point(text: str, source: ReplaySource, origin_ns: int | None = None) -> Point:
+    """A position or a controller time; raises `DomainError` naming the accepted forms.
+    An offset counts from ``origin_ns`` (default: the log's first event)."""
     text = text.strip()
     if text.isdigit():
         return Point(position=int(text))
@@ -50,15 +52,16 @@ def parse_point(text: str, source: ReplaySource) -> Point:
         return Point(at_ns=int(text[1:]))
     offset = parse_offset_ns(text.removeprefix("+"))
     if offset is not None:
-        first = next(iter(source.read_events(after=0, until=1)), None)
-        start = first[1].at_ns if first else 0
-        return Point(at_ns=start + offset)
+        if origin_ns is None:
+            first = next(iter(source.read_events(after=0, until=1)), None)
+            origin_ns = first[1].at_ns if first else 0
+        return Point(at_ns=origin_ns + offset)
     try:
         moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
         raise DomainError(
-            f"bad point {text!r}: use a position (1234), an offset from the first event "
-            "(90s, 0.5s), controller time in ns (@1764428400000000000) or an ISO time (2026-11-29T16:00:00Z)"
+            f"bad point {text!r}: use a position (1234), an offset (+90s, 0.5s), "
+            "controller time in ns (@1764428400000000000) or an ISO time (2026-11-29T16:00:00Z)"
         ) from None
     if moment.tzinfo is None:
         raise DomainError(f"bad point {text!r}: give a time zone (e.g. Z)")

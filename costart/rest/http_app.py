@@ -1,6 +1,7 @@
 """The Litestar application: routes, auth dependency, error mapping, request logs.
 
-Errors always have the `ErrorBody` shape. A bad spec is 422 naming the field (the
+Errors are RFC 9457 problem documents (`costart.rest.problems`), 401s with a
+``WWW-Authenticate`` challenge. A bad spec is 422 naming the field (the
 `SpecError` path); a body Litestar cannot read is 400; a body over the size limit is 413;
 a body of a type the route does not read is 415 (`costart.rest.request_bodies`); nothing
 a client sends should produce a 500.
@@ -34,9 +35,18 @@ from costart.rest.dispatch_routes import DISPATCH_ROUTES
 from costart.rest.docs_page import OfflineDocsPlugin
 from costart.rest.log_routes import LOG_ROUTES
 from costart.rest.metrics import registry_for
-from costart.rest.models import ErrorBody
 from costart.rest.openapi import BEARER, SECURITY_SCHEMES
 from costart.rest.options import options_handlers
+from costart.rest.problems import (
+    CONTROLLER_STOPPED,
+    PROBLEM_JSON,
+    REALM,
+    VIEWS_BEHIND,
+    VIEWS_DAMAGED,
+    Kind,
+    ProblemDetails,
+    problem,
+)
 from costart.rest.request_bodies import JsonBodyRequest
 from costart.rest.routes import ROUTES, authenticate
 from costart.rest.watch import WatchHub
@@ -55,11 +65,17 @@ def _error(
     message: str,
     field: str | None = None,
     headers: dict[str, str] | None = None,
-) -> Response[ErrorBody]:
-    return Response(ErrorBody(error=message, field=field), status_code=status, headers=headers)
+    kind: Kind | None = None,
+) -> Response[ProblemDetails]:
+    return Response(
+        problem(status, message, field, kind),
+        status_code=status,
+        headers=headers,
+        media_type=PROBLEM_JSON,
+    )
 
 
-def _domain_error(_: Request[Any, Any, Any], error: Exception) -> Response[ErrorBody]:
+def _domain_error(_: Request[Any, Any, Any], error: Exception) -> Response[ProblemDetails]:
     if isinstance(error, SpecError):
         return _error(422, str(error), error.path or None)
     if isinstance(error, NotFound):
@@ -69,21 +85,24 @@ def _domain_error(_: Request[Any, Any, Any], error: Exception) -> Response[Error
     return _error(400, str(error))
 
 
-def _views_damaged(_: Request[Any, Any, Any], error: Exception) -> Response[ErrorBody]:
+def _views_damaged(_: Request[Any, Any, Any], error: Exception) -> Response[ProblemDetails]:
     # Never a wrong row: the damaged view is named; restarting rebuilds or falls back.
     log.error("views damaged", error=str(error))
-    return _error(503, f"the views are damaged: {error}")
+    return _error(503, f"the views are damaged: {error}", kind=VIEWS_DAMAGED)
 
 
-def _views_behind(_: Request[Any, Any, Any], error: Exception) -> Response[ErrorBody]:
+def _views_behind(_: Request[Any, Any, Any], error: Exception) -> Response[ProblemDetails]:
     # The read would miss what it must see: said, never answered from short views.
     log.error("views behind", error=str(error))
-    return _error(503, str(error))
+    return _error(503, str(error), kind=VIEWS_BEHIND)
 
 
-def _stopped(_: Request[Any, Any, Any], error: Exception) -> Response[ErrorBody]:
+def _stopped(_: Request[Any, Any, Any], error: Exception) -> Response[ProblemDetails]:
     # A fenced or failed controller: this server no longer leads; clients retry elsewhere.
-    return _error(503, f"this controller stopped: {error}")
+    # A full disk is said as such (507): retrying elsewhere does not help, space does.
+    if isinstance(error, ControllerStoppedError) and error.out_of_space:
+        return _error(507, f"out of space: {error}")
+    return _error(503, f"this controller stopped: {error}", kind=CONTROLLER_STOPPED)
 
 
 def _bad_group_segment(request: Request[Any, Any, Any]) -> str | None:
@@ -96,26 +115,54 @@ def _bad_group_segment(request: Request[Any, Any, Any]) -> str | None:
     return None if is_name(name) else name
 
 
-def _http_error(request: Request[Any, Any, Any], error: Exception) -> Response[ErrorBody]:
+def _http_error(request: Request[Any, Any, Any], error: Exception) -> Response[ProblemDetails]:
     assert isinstance(error, HTTPException)
     if error.status_code == 404:
         bad = _bad_group_segment(request)
         if bad is not None:
             return _error(400, f"bad group name {bad!r}: not a valid group name")
     message = str(error.detail)
+    field = None
     if isinstance(error, ValidationException) and isinstance(error.extra, list):
-        # Name the parameter at fault, not the framework's internals.
+        # Name the parameter at fault as the client spells it, not the handler's name.
+        items = [item for item in error.extra if isinstance(item, dict)]
         fields = "; ".join(
             _path_name_error(request, item)
             or _missing_body(item)
-            or f"{item.get('key')}: {item.get('message')}"
-            for item in error.extra
-            if isinstance(item, dict)
+            or f"{_public_name(request, item)}: {item.get('message')}"
+            for item in items
         )
         message = f"invalid request: {fields}" if fields else message
+        field = _public_name(request, items[0]) if len(items) == 1 else None
     # The framework's own headers stay (a 405's Allow lists the methods the path takes).
     headers = {str(k): str(v) for k, v in (error.headers or {}).items()}
-    return _error(error.status_code, message, headers=headers or None)
+    if error.status_code == 401:
+        headers["WWW-Authenticate"] = _challenge(request)
+    return _error(error.status_code, message, field, headers=headers or None)
+
+
+def _challenge(request: Request[Any, Any, Any]) -> str:
+    """RFC 6750's challenge: the scheme and realm; ``invalid_token`` when one was sent."""
+    sent = request.headers.get("authorization", "").lower().startswith("bearer ")
+    return f'{REALM}, error="invalid_token"' if sent else REALM
+
+
+def _public_name(request: Request[Any, Any, Any], item: dict[str, Any]) -> str:
+    """The name a request parameter has on the wire (``continue``), for the handler's
+    argument the framework names (``continue_token``)."""
+    key = str(item.get("key"))
+    try:
+        parameters = request.route_handler.parsed_fn_signature.parameters
+    except AttributeError:  # no handler resolved
+        return key
+    found = parameters.get(key)
+    definition = getattr(found, "kwarg_definition", None)
+    alias = (
+        getattr(definition, "query", None)
+        or getattr(definition, "header", None)
+        or getattr(definition, "name", None)  # `costart.rest.paging`'s query parameters
+    )
+    return str(alias) if alias else key
 
 
 _PATH_NOUNS: Final = {"name": "group", "member": "member", "claim": "claim", "node": "node"}
@@ -138,7 +185,7 @@ def _missing_body(item: dict[str, Any]) -> str | None:
     return "the request needs a JSON body" if said == ("body", "data", "'data'") else None
 
 
-def _internal_error(request: Request[Any, Any, Any], error: Exception) -> Response[ErrorBody]:
+def _internal_error(request: Request[Any, Any, Any], error: Exception) -> Response[ProblemDetails]:
     log.exception("request failed", path=request.url.path)
     return _error(500, "internal error")
 

@@ -10,6 +10,7 @@ from litestar.params import Parameter, ParameterKwarg
 from msgspec import Meta
 
 from costart.domain import limits
+from costart.rest.problems import ProblemDetails
 
 
 def _examples(example: object) -> list[Example] | None:
@@ -44,13 +45,8 @@ def node_in_path(example: str | None = None) -> ParameterKwarg:
     return kwarg
 
 
-class ErrorBody(msgspec.Struct, frozen=True, omit_defaults=True):
-    """Every error response: a message, and the spec field at fault when there is one."""
-
-    error: Annotated[str, Meta(description="what went wrong")]
-    field: Annotated[str | None, Meta(description="the spec field at fault, when there is one")] = (
-        None
-    )
+ErrorBody = ProblemDetails
+"""Every error response: an RFC 9457 problem document (`costart.rest.problems`)."""
 
 
 class Health(msgspec.Struct, frozen=True):

@@ -12,12 +12,12 @@ from typing import Final
 
 import msgspec
 
-from costart.rest.models import ErrorBody
+from costart.rest.problems import NOT_LEADER, PROBLEM_JSON, ProblemDetails, problem
 
 LEADER_FILE: Final = "leader.url"
 
 
-class NotLeaderBody(ErrorBody, frozen=True):
+class NotLeaderBody(ProblemDetails, frozen=True):
     leader: str | None = None
 
 
@@ -43,15 +43,14 @@ def not_leader_app(leader: Callable[[], str | None]) -> object:
     async def app(scope: dict[str, object], receive: object, send: object) -> None:
         if scope["type"] != "http":
             return
-        body = msgspec.json.encode(
-            NotLeaderBody(error="not leader: this server is a standby", leader=leader())
-        )
+        said = problem(503, "not leader: this server is a standby", kind=NOT_LEADER)
+        body = msgspec.json.encode(NotLeaderBody(**msgspec.structs.asdict(said), leader=leader()))
         await send(  # type: ignore[operator]
             {
                 "type": "http.response.start",
                 "status": 503,
                 "headers": [
-                    (b"content-type", b"application/json"),
+                    (b"content-type", PROBLEM_JSON.encode()),
                     (b"retry-after", b"1"),
                     (b"content-length", str(len(body)).encode()),
                 ],

@@ -27,6 +27,7 @@ from litestar.openapi.spec import (
 from costart.domain.spec import GroupDoc
 from costart.domain.spec_reference import describe_schema
 from costart.rest.models import ErrorBody
+from costart.rest.problems import PROBLEM_JSON, problem
 from costart.rest.spec_rules import with_rules
 
 _REF = "#/components/schemas/{name}"
@@ -272,7 +273,7 @@ class SubmitOperation(Operation):
 
 _DESCRIPTIONS = {
     400: "a request the API cannot read",
-    401: "no or an unknown bearer token",
+    401: "no or an unknown bearer token (with a `WWW-Authenticate: Bearer` challenge)",
     403: "the caller may not act on this group",
     404: "no such group",
     409: "conflicts with the group's state or name",
@@ -280,11 +281,34 @@ _DESCRIPTIONS = {
     415: "the body's Content-Type is not one the route reads",
     422: "the spec is invalid; `field` names the field",
 }
+_EXAMPLES: dict[int, tuple[str, str | None]] = {
+    400: ("invalid request: limit: Expected `int` >= 1", "limit"),
+    401: ("missing or unknown bearer token", None),
+    403: ("bob may not cancel groups owned by alice", None),
+    404: ("no group named 'grpo-004'", None),
+    409: ("a live group named 'grpo-003' already exists", None),
+    413: ("Request Entity Too Large", None),
+    415: ("Content-Type 'text/plain': a spec is application/json or application/toml", None),
+    422: ("members[0].tasks: must be a positive count (got 0)", "members[0].tasks"),
+}
+"""A real answer of each status, as the server words it (checked by the tests)."""
+
+
+def error_example(code: int) -> Example:
+    """The documented example answer of an error status: a problem document."""
+    detail, field = _EXAMPLES[code]
+    return Example(value=msgspec.to_builtins(problem(code, detail, field)))
 
 
 def errors(*codes: int) -> dict[int, ResponseSpec]:
-    """Error responses for a route's OpenAPI entry, all with the `ErrorBody` shape."""
+    """Error responses for a route's OpenAPI entry, all RFC 9457 problem documents
+    (``application/problem+json``) with a worded example."""
     return {
-        code: ResponseSpec(data_container=ErrorBody, description=_DESCRIPTIONS[code])
+        code: ResponseSpec(
+            data_container=ErrorBody,
+            description=_DESCRIPTIONS[code],
+            media_type=PROBLEM_JSON,
+            examples=[error_example(code)],
+        )
         for code in codes
     }

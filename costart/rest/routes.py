@@ -67,9 +67,10 @@ SELECTOR_ITEM: Final = {"type": "string", "maxLength": SELECTOR_CHARS, "pattern"
 def authenticate(request: Request[object, object, State]) -> User:
     """The caller named by the bearer token; 401 without a known one."""
     tokens: Tokens = request.app.state.tokens
-    user = tokens.user_for_header(request.headers.get("authorization"))
+    authorization = request.headers.get("authorization")
+    user = tokens.user_for_header(authorization)
     if user is None:
-        raise NotAuthorizedException("missing or unknown bearer token")
+        raise NotAuthorizedException(tokens.refusal(authorization))
     return user
 
 

@@ -29,6 +29,7 @@ from litestar.serialization import encode_json
 from litestar.types import ASGIApp, HTTPRequestEvent, Message, Receive, ReceiveMessage, Scope, Send
 
 from costart.domain.actors import Actor
+from costart.domain.errors import SpecError
 from costart.domain.spec import parse_spec_warned
 from costart.domain.spec_types import GroupSpec
 from costart.rest.request_bodies import spec_format
@@ -69,7 +70,10 @@ async def run_submit(service: Service, user: User, data: bytes, content_type: st
     warnings: list[str] = []
 
     def checked() -> GroupSpec:
-        spec, found = parse_spec_warned(data, fmt)
+        try:
+            spec, found = parse_spec_warned(data, fmt)
+        except SpecError as error:
+            raise with_type_hint(error, content_type) from None
         if not user.may_act_for(spec.owner):
             raise PermissionDeniedException(
                 f"{user.name} may not submit groups owned by {spec.owner}"
@@ -80,6 +84,20 @@ async def run_submit(service: Service, user: User, data: bytes, content_type: st
     row = await service.submit_batched(checked, Actor.user(user.name))
     created = group_doc(row, time.time_ns())
     return Submitted(created, f"/v1/groups/{quote(created.name, safe='')}", warnings)
+
+
+TOML_HINT: Final = (
+    "no Content-Type was sent, so the body was read as JSON; "
+    "a TOML spec needs Content-Type: application/toml"
+)
+
+
+def with_type_hint(error: SpecError, content_type: str) -> SpecError:
+    """``error`` with a hint when the body was read as JSON only because no
+    ``Content-Type`` said otherwise (a TOML spec sent as is)."""
+    if content_type.strip() or not error.reason.startswith("not valid JSON"):
+        return error
+    return SpecError(error.path, f"{error.reason} ({TOML_HINT})")
 
 
 def _headers(scope: Scope) -> dict[bytes, bytes]:

@@ -3,7 +3,7 @@ string beside it (``submitted_at_ns`` -> ``submitted_at``), null exactly when th
 field is null; a group also lists its open deadlines with the time left.
 
 The view rows stay as stored (rebuilt views equal incremental ones byte for byte); the
-strings are added on the way out. ``retry_at_ns`` is 0 for a group never released
+strings are added on the way out. ``retry_at_ns`` is 0 for a group with no retry time
 (the stored row's convention), and its ``retry_at`` is then null.
 """
 

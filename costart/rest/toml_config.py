@@ -9,6 +9,8 @@ from typing import TypeVar
 
 import msgspec
 
+from costart.files import UnreadableFileError, read_named_file
+
 T = TypeVar("T")
 
 
@@ -16,9 +18,12 @@ def read_toml(path: Path, doc_type: type[T], what: str, error: type[Exception]) 
     """``path`` decoded as ``doc_type``; ``error("<what> <path>: <why>")`` when it cannot
     be read, is not TOML, or does not fit the type."""
     try:
-        return msgspec.convert(tomllib.loads(path.read_text()), doc_type)
+        text = read_named_file(path, what).decode()
+    except UnreadableFileError as cause:
+        raise error(str(cause)) from cause
+    try:
+        return msgspec.convert(tomllib.loads(text), doc_type)
     except (
-        OSError,
         UnicodeDecodeError,
         tomllib.TOMLDecodeError,
         RecursionError,

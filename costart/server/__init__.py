@@ -18,7 +18,9 @@ __all__ = [
     "Server",
     "ViewsProcess",
     "ViewsProcessError",
+    "log_token_warnings",
     "refuse_if_led",
+    "reload_tokens_on_hangup",
 ]
 
 # Resolved on first use: importing one light module must not import the heavy ones.
@@ -33,6 +35,8 @@ __getattr__, __dir__ = lazy_exports(
         "Server": "costart.server.runtime",
         "ViewsProcess": "costart.server.views_process",
         "ViewsProcessError": "costart.server.errors",
+        "log_token_warnings": "costart.server.token_reload",
         "refuse_if_led": "costart.server.leadership",
+        "reload_tokens_on_hangup": "costart.server.token_reload",
     },
 )

@@ -133,7 +133,7 @@ class Service:
     def _check_running(self) -> None:
         stopped = self.controller.stopped
         if stopped is not None:
-            raise ControllerStoppedError(f"the controller stopped: {stopped}")
+            raise ControllerStoppedError(f"the controller stopped: {stopped}") from stopped
 
     def _catch_up(self) -> int:
         if self._fold is not None:

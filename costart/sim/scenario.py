@@ -42,6 +42,7 @@ from costart.domain.durations import parse_duration_ns
 from costart.domain.errors import SpecError
 from costart.domain.spec import parse_spec, spec_from_object
 from costart.domain.spec_types import FailureReason, GroupSpec
+from costart.files import read_named_file
 from costart.placement.cluster import ClusterError
 from costart.placement.cluster_file import ClusterDefinition, load_cluster
 from costart.sim.distributions import ZERO, Dist, DistError, Exp
@@ -305,5 +306,5 @@ def parse_scenario(data: bytes | str, base: Path) -> Scenario:
 def load_scenario(path: str | Path) -> Scenario:
     """Read and check a scenario file."""
     file = Path(path)
-    scenario = parse_scenario(file.read_bytes(), file.resolve().parent)
+    scenario = parse_scenario(read_named_file(file, "scenario file"), file.resolve().parent)
     return msgspec.structs.replace(scenario, path=file.name)

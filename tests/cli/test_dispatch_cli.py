@@ -27,7 +27,7 @@ def costart(store, *args: str):
 
 
 def test_scale_sets_a_replica_sets_desired_replicas_and_refuses_a_job(store):
-    assert costart(store, "submit", str(DEMO_SPEC)).exit_code == 0
+    assert costart(store, "submit", "--create", str(DEMO_SPEC)).exit_code == 0
     scaled = costart(store, "scale", "grpo-run-42/rollout", "--replicas", "10")
     assert scaled.exit_code == 0, scaled.output
     assert "member/grpo-run-42/rollout scaled to 10" in scaled.stdout
@@ -38,7 +38,7 @@ def test_scale_sets_a_replica_sets_desired_replicas_and_refuses_a_job(store):
 
 
 def test_watching_needs_a_server(store):
-    assert costart(store, "submit", str(DEMO_SPEC)).exit_code == 0
+    assert costart(store, "submit", "--create", str(DEMO_SPEC)).exit_code == 0
     watched = costart(store, "get", "groups", "-w")
     assert watched.exit_code == 2 and "--server" in watched.output
 

@@ -35,7 +35,7 @@ def test_a_spec_file_that_cannot_be_read_is_a_usage_error_naming_it(tmp_path, co
     result = runner.invoke(app, ["--store", str(tmp_path / "store"), command, str(path)])
     assert result.exit_code == EXIT_USAGE, result.output
     assert isinstance(result.exception, SystemExit)  # a message, not a traceback
-    reason = "No such file or directory" if kind == "missing" else "Is a directory"
+    reason = "no such file" if kind == "missing" else "is a directory, not a file"
     assert f"error: cannot read spec file {path}: {reason}" in result.stderr
 
 

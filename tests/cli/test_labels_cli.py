@@ -18,7 +18,7 @@ def test_get_groups_by_label_selector_and_labels_shown(reserving_store, tmp_path
             'name = "grpo-run-42"', 'name = "grpo-run-43"\nlabels = { team = "rl", env = "prod" }'
         )
     )
-    assert costart("--store", store, "submit", str(labelled)).exit_code == 0
+    assert costart("--store", store, "submit", "--create", str(labelled)).exit_code == 0
     picked = costart("--store", store, "get", "groups", "-l", "team=rl", "-o", "name")
     assert picked.stdout == "group/grpo-run-43\n"
     both = costart("--store", store, "get", "groups", "-l", "team=rl,env=prod", "-l", "env=prod")

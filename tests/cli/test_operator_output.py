@@ -124,7 +124,7 @@ def test_kubectl_habits_names_jsonpath_sort_by_and_picking_groups(reserving_stor
         .replace('name = "grpo-run-42"', 'name = "grpo-run-43"')
         .replace("priority = 10", "priority = 5")
     )
-    assert costart("--store", store, "submit", str(second), "-o", "name").stdout == (
+    assert costart("--store", store, "submit", "--create", str(second), "-o", "name").stdout == (
         "group/grpo-run-43\n"
     )
     picked = costart("--store", store, "get", "groups", "grpo-run-43", "grpo-run-42", "-o", "name")

@@ -13,6 +13,7 @@ import lmdb
 import msgspec
 import pytest
 
+from costart.cli.replay_cmd import VERIFY_EXITS
 from costart.controller import Controller
 from costart.eventlog.event_reading import RecorderSource
 from costart.eventlog.snapshots import SnapshotStore
@@ -150,25 +151,29 @@ def test_forensics_output_reads_as_sentences_with_whole_values(log_copy):
         assert done.returncode == 0, done.stderr
         return [line.rstrip() for line in done.stdout.splitlines()]
 
-    # A fractional offset from the first event (at t+5s), and a sentence, not a table.
+    # A fractional offset from the group's submission (at t+5s), and a sentence.
     assert lines("why", "grpo-run-42", "--at", "0.5s") == [
-        "grpo-run-42: PENDING at t+5.5s (last event MemberCreated)",
+        "times: ISO-8601 UTC, and +offset from grpo-run-42's submission at t+5.0s",
+        "grpo-run-42: PENDING at t+5.5s (+500ms) (last event MemberCreated)",
         "  no pend reason at that time",
         "No pend-reason changes up to then.",
     ]
     assert lines("diff", "--from", "10", "--to", "12") == [
-        "Position 10 -> 12",
-        "AGGREGATE                   FIELD           BEFORE   AFTER",
-        "member grpo-run-42/trainer  claims.dataset  PENDING  READY",
-        "member grpo-run-42/trainer  claims.gpus     PENDING  READY",
-        "member grpo-run-42/trainer  status          PLACED   READY",
-        "member grpo-run-42/trainer  version         2        4",
-        "world                       clock_ns        t+10s    t+12s",
-        "world                       position        10       12",
+        "times: ISO-8601 UTC, and +offset from the log's first event at t+5.0s",
+        "position 10 at t+10s (+5.0s) -> position 12 at t+12s (+7.0s)",
+        "member grpo-run-42/trainer claims.dataset: PENDING -> READY",
+        "member grpo-run-42/trainer claims.gpus: PENDING -> READY",
+        "member grpo-run-42/trainer status: PLACED -> READY",
+        "member grpo-run-42/trainer version: 2 -> 4",
+        "world clock_ns: t+10s -> t+12s",
+        "world position: 10 -> 12",
     ]
-    assert lines("diff", "--from", "10", "--to", "10") == [
-        "No field changed between position 10 and 10."
-    ]
+    assert lines("diff", "--from", "10", "--to", "10")[-1] == "No field changed."
+    # Lists and objects are walked: each changed value on its own line, never a whole array.
+    placed = lines("diff", "--from", "3", "--to", "6")
+    assert "member grpo-run-42/trainer tasks[0].status: - -> PLACED" in placed
+    assert "member grpo-run-42/trainer assignments[3][1]: - -> b1-r1-n04" in placed
+    assert all("{" not in line and "[0," not in line for line in placed), placed
 
 
 def test_snapshot_on_demand(log_copy):
@@ -194,3 +199,43 @@ def test_a_snapshot_from_another_log_is_not_tied_to_this_chain(log_copy, tmp_pat
     done = costart("--store", str(log_copy), "replay", "verify", cwd=ROOT)
     assert done.returncode == 1
     assert "DIVERGENCE at position 29: snapshot log_hash" in done.stderr
+
+
+def _flip_record(store: Path) -> None:
+    env = lmdb.open(str(store), max_dbs=16)
+    db = env.open_db(log_db_name(EVENTS))
+    with env.begin(write=True, db=db) as txn:
+        value = bytearray(txn.get(pack_u64(17)))
+        value[20] ^= 0x01
+        txn.put(pack_u64(17), bytes(value))
+    env.close()
+
+
+def _not_a_store(store: Path) -> None:
+    shutil.rmtree(store)
+    store.mkdir()
+    (store / "notes.txt").write_text("not a log\n")
+
+
+def _cut_short(store: Path) -> None:
+    with (store / "data.mdb").open("r+b") as data:
+        data.truncate(8192)
+
+
+VERIFY_CASES = {0: lambda store: None, 1: _flip_record, 2: _not_a_store, 7: _cut_short}
+
+
+def test_verify_exit_codes_are_the_documented_table_and_each_happens(demo_log, tmp_path):
+    assert set(VERIFY_CASES) == set(VERIFY_EXITS)  # a row without a case fails here
+    helped = costart("replay", "verify", "--help", cwd=ROOT).stdout
+    said = " ".join(helped.replace("│", " ").split())
+    for code, meaning in VERIFY_EXITS.items():
+        assert f"{code}: {' '.join(meaning.split())}" in said, code
+    for code, damage in VERIFY_CASES.items():
+        store = tmp_path / f"case-{code}"
+        shutil.copytree(demo_log, store)
+        damage(store)
+        done = costart("--store", str(store), "replay", "verify", cwd=ROOT)
+        assert done.returncode == code, (code, done.stderr)
+        if code:
+            assert len(done.stderr.splitlines()) == 1, done.stderr  # one line, no traceback
