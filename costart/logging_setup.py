@@ -8,8 +8,10 @@ from __future__ import annotations
 import logging
 import sys
 import threading
+from typing import TYPE_CHECKING
 
-import structlog
+if TYPE_CHECKING:
+    import structlog
 
 LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING}
 LEVELS |= {"error": logging.ERROR}
@@ -56,6 +58,8 @@ def configure_logging(*, json: bool = False, level: int = logging.INFO) -> None:
     """Configure structlog for the process, and route the standard library's loggers
     (uvicorn's among them) through the same renderer at ``level``. Call once from an
     entry point."""
+    import structlog  # noqa: PLC0415  (a read that logs nothing never loads it, ADR 0078)
+
     renderer: structlog.typing.Processor = (
         structlog.processors.JSONRenderer()
         if json
@@ -86,3 +90,11 @@ def configure_logging(*, json: bool = False, level: int = logging.INFO) -> None:
         logger_factory=_stderr_logger,
         cache_logger_on_first_use=True,
     )
+
+
+def configure_logging_once(*, json: bool = False, level: int = logging.INFO) -> None:
+    """Configure structlog for the process unless an embedding program (or a test) did."""
+    import structlog  # noqa: PLC0415
+
+    if not structlog.is_configured():
+        configure_logging(json=json, level=level)

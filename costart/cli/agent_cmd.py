@@ -12,8 +12,8 @@ from typing import Annotated
 
 import typer
 
-from costart.cli.commands import Target
 from costart.cli.exits import EXIT_ERROR, EXIT_USAGE
+from costart.cli.target import Target
 from costart.domain.limits import ENV_NAME_PATTERN, LABEL_PATTERN
 
 

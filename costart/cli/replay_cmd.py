@@ -35,7 +35,9 @@ from costart.replay.timeline import group_timeline
 from costart.replay.timeline_html import render_html
 from costart.replay.why import why as why_at
 
-replay_app = typer.Typer(no_args_is_help=True, help="Forensics on a log, read-only.")
+replay_app = typer.Typer(
+    no_args_is_help=True, rich_markup_mode=None, help="Forensics on a log, read-only."
+)
 LogOption = Annotated[Path | None, typer.Option("--log", help="log directory (default: --store)")]
 
 
