@@ -36,17 +36,17 @@ ROOT = Path(__file__).resolve().parents[1]
 SPEC = ROOT / "scenarios" / "rl-post-training.toml"
 TOKEN = "a-bench-token-of-thirty-two-chars"
 WARMUP = 3
-SOURCE = ROOT  # the checkout whose sources run (``--source``: e.g. an export of main)
 
 
 def costart_argv() -> list[str]:
     """The virtualenv's ``costart`` script (so completion sees its own name), run on the
-    sources of `SOURCE` (``PYTHONPATH`` comes before the installed package)."""
+    sources ``environment`` names (``PYTHONPATH`` comes before the installed package)."""
     return [sys.executable, str(Path(sys.executable).parent / "costart")]
 
 
-def environment(**extra: str) -> dict[str, str]:
-    env = {**os.environ, "PYTHONPATH": str(SOURCE), **extra}
+def environment(source: Path, **extra: str) -> dict[str, str]:
+    """The environment of a run on ``source``'s code (this checkout, or another's)."""
+    env = {**os.environ, "PYTHONPATH": str(source), **extra}
     env.pop("PERSISTENCE_MODULE", None)  # the store is LMDB, as a user's is
     return env
 
@@ -72,7 +72,7 @@ def free_port() -> int:
 
 
 @contextmanager
-def serving(tmp: Path) -> Iterator[str]:
+def serving(tmp: Path, source: Path) -> Iterator[str]:
     """A `costart serve` with one submitted group, on a free port of 127.0.0.1."""
     tokens = tmp / "tokens.toml"
     tokens.write_text(f'[tokens.{TOKEN}]\nuser = "root"\nrole = "admin"\n')
@@ -80,14 +80,14 @@ def serving(tmp: Path) -> Iterator[str]:
     argv = [*costart_argv(), "--store", str(tmp / "served")]
     argv += ["serve", "--tokens", str(tokens), "--port", str(port)]
     process = subprocess.Popen(
-        argv, env=environment(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        argv, env=environment(source), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 60
         while subprocess.run(
             [*costart_argv(), "--server", url, "--token", TOKEN, "submit", str(SPEC)],
-            env=environment(),
+            env=environment(source),
             capture_output=True,
             check=False,
         ).returncode:
@@ -100,33 +100,34 @@ def serving(tmp: Path) -> Iterator[str]:
         process.wait(timeout=30)
 
 
-def measure(runs: int) -> dict[str, float]:
+def measure(runs: int, source: Path) -> dict[str, float]:
     """Median seconds of each command (and of the bare interpreter), in one run."""
     with tempfile.TemporaryDirectory() as name:
         tmp = Path(name)
         store = tmp / "store"
         subprocess.run(
             [*costart_argv(), "--store", str(store), "submit", str(SPEC)],
-            env=environment(),
+            env=environment(source),
             check=True,
             capture_output=True,
         )
         complete = environment(
+            source,
             _COSTART_COMPLETE="complete_bash",
             COMP_WORDS=f"costart --store {store} describe group grpo",
             COMP_CWORD="5",
         )
-        with serving(tmp) as url:
+        with serving(tmp, source) as url:
             remote = ["--server", url, "--token", TOKEN]
             cases = {
-                "python_pass": ([sys.executable, "-c", "pass"], environment()),
-                "help": ([*costart_argv(), "--help"], environment()),
-                "version": ([*costart_argv(), "--version"], environment()),
+                "python_pass": ([sys.executable, "-c", "pass"], environment(source)),
+                "help": ([*costart_argv(), "--help"], environment(source)),
+                "version": ([*costart_argv(), "--version"], environment(source)),
                 "get_groups_local": (
                     [*costart_argv(), "--store", str(store), "get", "groups"],
-                    environment(),
+                    environment(source),
                 ),
-                "get_groups_remote": ([*costart_argv(), *remote, "get", "groups"], environment()),
+                "get_groups_remote": ([*costart_argv(), *remote, "get", "groups"], environment(source)),
                 "completion": ([*costart_argv()], complete),
             }
             medians = {}
@@ -143,16 +144,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--out", choices=("results", "ab"), default="results")
     parser.add_argument("--source", type=Path, default=ROOT, help="the checkout to measure")
     args = parser.parse_args(argv)
-    global SOURCE
-    SOURCE = args.source.resolve()
-    medians = measure(args.runs)
+    source = args.source.resolve()
+    medians = measure(args.runs, source)
     bare = medians["python_pass"]
     figures = {
         "runs": args.runs,
         "medians_s": medians,
         "ratio_to_python": {k: round(v / bare, 2) for k, v in medians.items()},
     }
-    figures["source"] = "this checkout" if SOURCE == ROOT else args.label
+    figures["source"] = "this checkout" if source == ROOT else args.label
     name = "startup" if args.out == "results" else f"startup-{args.label}"
     write_results(name, figures, RESULTS if args.out == "results" else RESULTS / "ab")
 

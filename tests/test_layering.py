@@ -34,7 +34,7 @@ ALLOWED: dict[str, tuple[set[str], set[str]]] = {
     "display": ({"domain", "display"}, set()),
     "placement": ({"domain", "placement"}, {"msgspec"}),
     # The backend-neutral log services: no backend, no lmdb, no psycopg.
-    "eventlog": ({"domain", "eventlog"}, {"msgspec", "eventsourcing", "structlog"}),
+    "eventlog": ({"domain", "eventlog", "_lazy"}, {"msgspec", "eventsourcing", "structlog"}),
     # What every LMDB environment shares (the log's and the views'): data-file checks,
     # their errors (backend-neutral ones, from `eventlog.errors`), page release.
     "lmdbkit": ({"eventlog", "lmdbkit"}, {"lmdb", "structlog"}),

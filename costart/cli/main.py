@@ -18,6 +18,7 @@ import typer
 
 from costart import __version__
 from costart.cli.exits import EXIT_USAGE
+from costart.cli import plain_params
 from costart.cli.lazy_group import LazyCommand, LazyGroup
 from costart.cli.target import DEMO_CLUSTER, Target
 
@@ -76,6 +77,9 @@ COMMANDS: Final = {
         "Run the tasks placed on NODEs as local processes (the member's run table).",
     ),
 }
+
+
+plain_params.install()  # option values without pydantic where they convert plainly
 
 
 class CostartGroup(LazyGroup):
