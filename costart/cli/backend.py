@@ -19,12 +19,12 @@ from urllib.parse import quote
 import typer
 
 from costart.cli.exits import AccessDenied, Unavailable
-from costart.cli.read_client import ReadClient, ReadError
 from costart.projections.models import GroupDetail, GroupView, HoldView, MemberView, TimelineEntry
 from costart.service.queries import Why
 
 if TYPE_CHECKING:
     from costart.bootstrap import Settings
+    from costart.cli.read_client import ReadClient
     from costart.controller import Controller
     from costart.domain.actors import Actor
     from costart.domain.labels import Selector
@@ -149,7 +149,10 @@ class RemoteBackend:
     stream through `costart.rest.client.Client`, loaded on the first of them."""
 
     def __init__(self, url: str, token: str | None, ca_file: Path | None = None) -> None:
+        from costart.cli.read_client import ReadClient, ReadError  # noqa: PLC0415
+
         self.url, self.token, self.ca_file = url, token, ca_file
+        self.reader: ReadClient
         try:
             self.reader = ReadClient(url, token, ca_file=ca_file, timeout_s=HTTP_TIMEOUT_S)
         except ReadError as error:
@@ -184,6 +187,8 @@ class RemoteBackend:
             raise error_for(error) from None
 
     def _get(self, path: str, type_: type[T]) -> T:
+        from costart.cli.read_client import ReadError  # noqa: PLC0415
+
         try:
             return self.reader.call(path, type_)
         except ReadError as error:
@@ -192,6 +197,8 @@ class RemoteBackend:
     def _list(
         self, path: str, item_type: type[T], params: Sequence[tuple[str, str]] = ()
     ) -> list[T]:
+        from costart.cli.read_client import ReadError  # noqa: PLC0415
+
         try:
             return self.reader.call_list(path, item_type, params)
         except ReadError as error:

@@ -17,8 +17,8 @@ from typing import Annotated, Final
 import typer
 
 from costart import __version__
-from costart.cli.exits import EXIT_USAGE
 from costart.cli import plain_params
+from costart.cli.exits import EXIT_USAGE
 from costart.cli.lazy_group import LazyCommand, LazyGroup
 from costart.cli.target import DEMO_CLUSTER, Target
 
