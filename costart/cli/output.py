@@ -78,10 +78,13 @@ def column_cells(rows: list[Any], columns: list[tuple[str, str]]) -> list[list[s
         document = msgspec.to_builtins(row)
         line = []
         for _, path in columns:
-            try:
-                found = _walk([document], path, lenient=True)
-            except UsageError as error:
-                raise UsageError(f"{error} (fields: {', '.join(fields_of(row))})") from None
+            first = _STEP.match(path)
+            if first is None or not isinstance(document, dict) or first.group(1) not in document:
+                fields = ", ".join(fields_of(row))
+                raise UsageError(
+                    f"jsonpath {path}: no field {first and first.group(1)!r} ({fields})"
+                )
+            found = _walk([document], path, lenient=True)
             values = [_text(v) for v in found if v is not None]
             line.append(",".join(values) if values else NONE)
         cells.append(line)
@@ -116,15 +119,16 @@ def _segments(template: str) -> list[tuple[str, str]]:
 
 
 def _walk(values: list[Any], path: str, *, lenient: bool = False) -> list[Any]:
-    """The values at ``path`` in each of ``values``. ``lenient``: a null on the way ends
-    that branch (a field that is null in some rows), instead of an error."""
+    """The values at ``path`` in each of ``values``. ``lenient``: a null or a missing key
+    on the way ends that branch (a field null in some rows, a label some groups lack),
+    instead of an error."""
     if path == ".":
         return values
     for step in _STEP.finditer(path):
         field, index = step.group(1), step.group(2)
         found: list[Any] = []
         for value in values:
-            if lenient and value is None:
+            if lenient and (value is None or (isinstance(value, dict) and field not in value)):
                 continue
             if not isinstance(value, dict) or field not in value:
                 raise UsageError(f"jsonpath {path}: no field {field!r}")

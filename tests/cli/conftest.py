@@ -16,10 +16,7 @@ from tests.rest.serving import serve_env, serving
 ROOT = Path(__file__).resolve().parents[2]
 ADMIN = "cli-admin-token-0123456789abcdef"
 ALICE = "cli-alice-token-0123456789abcdef"
-TOKENS = (
-    f'[tokens.{ADMIN}]\nuser = "root"\nrole = "admin"\n'
-    f'[tokens.{ALICE}]\nuser = "alice"\n'
-)
+TOKENS = f'[tokens.{ADMIN}]\nuser = "root"\nrole = "admin"\n[tokens.{ALICE}]\nuser = "alice"\n'
 DEMO_SPEC = ROOT / "scenarios" / "rl-post-training.toml"
 
 

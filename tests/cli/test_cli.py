@@ -275,6 +275,4 @@ def test_describe_member_shows_the_run_table_and_each_tasks_log_file(store, tmp_
     assert logs[1].endswith(f"logs/costart/probed-{group.id}/trainer/1.attempt-1.log")
     member = json.loads(costart(store, "get", "members", "probed", "-o", "json").stdout)[0]
     assert member["run"]["argv"] == ["python3", "train.py", "--steps", "10"]
-    assert (
-        member["tasks"][0]["log"] == f"logs/costart/probed-{group.id}/trainer/0.attempt-1.log"
-    )
+    assert member["tasks"][0]["log"] == f"logs/costart/probed-{group.id}/trainer/0.attempt-1.log"

@@ -86,7 +86,13 @@ def test_every_name_the_cli_puts_in_a_url_reaches_the_server_as_one_segment(reco
     _Recorder.paths.clear()
     backend = RemoteBackend(recorder, None)
     try:
-        for call in (backend.describe, backend.events, backend.why, backend.cancel, backend.members):
+        for call in (
+            backend.describe,
+            backend.events,
+            backend.why,
+            backend.cancel,
+            backend.members,
+        ):
             with pytest.raises(Exception, match="no such group"):
                 call(name)
     finally:
@@ -135,9 +141,7 @@ def test_a_hostile_cancel_cancels_nothing(api):
     ("option", "value"),
     [("--interval", "0"), ("--interval", "-1"), ("--lease-duration", "0"), ("--claim-delay", "-1")],
 )
-def test_serve_refuses_a_zero_or_negative_duration_before_opening_anything(
-    tmp_path, option, value
-):
+def test_serve_refuses_a_zero_or_negative_duration_before_opening_anything(tmp_path, option, value):
     tokens = tmp_path / "tokens.toml"
     tokens.write_text('[tokens.a-token-of-sixteen-chars]\nuser = "root"\nrole = "admin"\n')
     store = tmp_path / "store"
