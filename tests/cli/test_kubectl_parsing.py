@@ -83,5 +83,5 @@ def test_set_based_selectors_parse_whole_and_match_as_kubectl():
     ["", "team in rl", "team in ()", "team in (a,)", "te am", "a=b=c", "team in (a))", "!", "a!b"],
 )
 def test_a_bad_selector_is_one_error_naming_it(bad):
-    with pytest.raises(DomainError, match="bad label selector .*: expected key=value"):
+    with pytest.raises(DomainError, match=r"bad label selector .*: expected key=value"):
         parse_requirements([bad])
