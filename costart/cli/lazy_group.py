@@ -63,7 +63,7 @@ def _options(command: click.Command) -> dict[str, click.Parameter]:
     }
 
 
-def hoist_global_options(group: click.Group, ctx: click.Context, args: Sequence[str]) -> list[str]:
+def hoist_global_options(group: TyperGroup, ctx: click.Context, args: Sequence[str]) -> list[str]:
     """``args`` with every global option found after the command moved in front of it
     (with its value). An option the command defines itself (``serve --cluster``,
     ``agent --server``) stays the command's; ``--`` ends the search; anything the group

@@ -20,7 +20,8 @@ from costart import __version__
 from costart.cli import plain_params
 from costart.cli.exits import EXIT_USAGE
 from costart.cli.lazy_group import LazyCommand, LazyGroup
-from costart.cli.target import DEMO_CLUSTER, Target
+from costart.cli.target import Target
+from costart.settings import DEMO_CLUSTER
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
 DEMO_SPEC = SCENARIOS / "rl-post-training.toml"

@@ -105,12 +105,13 @@ def install() -> bool:
         from typer import _coercion, core  # noqa: PLC0415
     except ImportError:
         return False
-    original = getattr(core, "build_runtime_param", None)
-    if original is None or getattr(original, "plain_params", False):
-        return original is not None
+    found = getattr(core, "build_runtime_param", None)
+    if found is None or getattr(found, "plain_params", False):
+        return found is not None
+    original: Callable[[Any], Any] = found
 
     @dataclass(frozen=True)
-    class PlainRuntimeParam(_coercion.RuntimeParam):  # type: ignore[misc]
+    class PlainRuntimeParam(_coercion.RuntimeParam):
         """A plain conversion, falling back to typer's own for anything else."""
 
         convert: Callable[[Any], Any]
@@ -137,5 +138,5 @@ def install() -> bool:
 
     build.plain_params = True  # type: ignore[attr-defined]
     build.original = original  # type: ignore[attr-defined]
-    core.build_runtime_param = build
+    setattr(core, "build_runtime_param", build)  # noqa: B010  (typer's module, not ours)
     return True
