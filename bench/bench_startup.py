@@ -5,7 +5,8 @@ Each command runs 20 times warm (after 3 unmeasured runs that fill the bytecode 
 and the page cache) as a real process; the figure is its median wall time. The commands:
 ``--help``, ``--version``, ``get groups`` on a local store (one group submitted) and over
 ``--server`` (a real `costart serve` on 127.0.0.1), and one TAB completion of a group
-name. The targets are ratios to ``python -c pass`` (`bench/targets.py`); the absolute
+name from the server (``completion``, the target) and from the local store
+(``completion_local``, recorded). The targets are ratios to ``python -c pass`` (`bench/targets.py`); the absolute
 medians are recorded beside them.
 
     python bench/bench_startup.py [--runs 20] [--out results|ab --label NAME] [--source DIR]
@@ -111,14 +112,19 @@ def measure(runs: int, source: Path) -> dict[str, float]:
             check=True,
             capture_output=True,
         )
-        complete = environment(
-            source,
-            _COSTART_COMPLETE="complete_bash",
-            COMP_WORDS=f"costart --store {store} describe group grpo",
-            COMP_CWORD="5",
-        )
         with serving(tmp, source) as url:
             remote = ["--server", url, "--token", TOKEN]
+
+            def complete(*words: str) -> dict[str, str]:
+                """A TAB after ``words`` (bash's protocol, as the installed script runs it)."""
+                line = " ".join(["costart", *words])
+                return environment(
+                    source,
+                    _COSTART_COMPLETE="complete_bash",
+                    COMP_WORDS=line,
+                    COMP_CWORD=str(len(words)),
+                )
+
             cases = {
                 "python_pass": ([sys.executable, "-c", "pass"], environment(source)),
                 "help": ([*costart_argv(), "--help"], environment(source)),
@@ -127,8 +133,16 @@ def measure(runs: int, source: Path) -> dict[str, float]:
                     [*costart_argv(), "--store", str(store), "get", "groups"],
                     environment(source),
                 ),
-                "get_groups_remote": ([*costart_argv(), *remote, "get", "groups"], environment(source)),
-                "completion": ([*costart_argv()], complete),
+                "get_groups_remote": (
+                    [*costart_argv(), *remote, "get", "groups"],
+                    environment(source),
+                ),
+                # A group's name from the server (the target), and from a local store.
+                "completion": (costart_argv(), complete(*remote, "describe", "group", "grpo")),
+                "completion_local": (
+                    costart_argv(),
+                    complete("--store", str(store), "describe", "group", "grpo"),
+                ),
             }
             medians = {}
             for case, (argv, env) in cases.items():
