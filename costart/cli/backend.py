@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Protocol, TypeVar
 from urllib.parse import quote
 
+import msgspec
 import typer
 
 from costart.cli.exits import AccessDenied, Unavailable
@@ -240,6 +241,12 @@ class RemoteBackend:
     def holds(self) -> list[HoldView]:
         return self._list("/v1/holds", HoldView)
 
+    def position(self) -> int:
+        """The log position the server's views have reached: a list read after this
+        holds every event up to it (reads are read-your-writes), so a watch that resumes
+        after it misses nothing the list did not show (kubectl's resourceVersion)."""
+        return self._get("/healthz", _Health).position
+
     def watch(self, after: int | None, group: str | None) -> Iterator[WatchEvent]:
         from costart.rest.client import ApiError, WatchClosed  # noqa: PLC0415
 
@@ -249,6 +256,10 @@ class RemoteBackend:
             raise (
                 error_for(error) if isinstance(error, ApiError) else Unavailable(str(error))
             ) from None
+
+
+class _Health(msgspec.Struct):
+    position: int
 
 
 class _ErrorAnswer(Protocol):

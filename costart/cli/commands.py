@@ -285,6 +285,7 @@ def get_groups(
         picked = [group_name(n) for n in names or ()]
         with backend(ctx) as b:
             remote = _watchable(b, watch)
+            start = remote.position() if remote is not None else None
             groups = _selected_groups(b, owner, state, requirements)
             now = now_ns(b)
             if picked:
@@ -317,7 +318,7 @@ def get_groups(
                     found = _selected_groups(remote, owner, state, requirements)
                     return [g for g in found if g.name == group]
 
-                events = remote.watch(None, None)
+                events = remote.watch(start, None)
                 watch_rows(events, listing, groups, changed, key=lambda g: g.name)
 
 
@@ -360,6 +361,7 @@ def get_members(
         name = group_name(group) if group is not None else None
         with backend(ctx) as b:
             remote = _watchable(b, watch)
+            start = remote.position() if remote is not None else None
             members = _selected_members(b, name, requirements)
             if sort_by:
                 members = sort_rows(members, sort_by, MEMBER_SORT_COLUMNS)
@@ -376,7 +378,7 @@ def get_members(
                 def changed(group_of: str) -> list[MemberView]:
                     return _selected_members(remote, group_of, requirements)
 
-                events = remote.watch(None, name)
+                events = remote.watch(start, name)
                 watch_rows(events, listing, members, changed, key=lambda m: (m.group, m.name))
 
 
