@@ -15,9 +15,16 @@ import msgspec
 import typer
 
 from costart.bootstrap import Settings, bootstrap
-from costart.cli.commands import Target, console, reaching_store, require_store
+from costart.cli.commands import (
+    GroupArgument,
+    Target,
+    console,
+    reaching_store,
+    require_store,
+)
 from costart.cli.exits import EXIT_ERROR, UsageError, reported
 from costart.cli.group_tables import members_table
+from costart.cli.names import group_name
 from costart.cli.tables import plain_table
 from costart.display import clock, offset, queue_text, reason_text
 from costart.domain.world import World
@@ -171,12 +178,13 @@ def state_cmd(
 @replay_app.command("why")
 def why_cmd(
     ctx: typer.Context,
-    name: str,
+    name: GroupArgument,
     at: Annotated[str, typer.Option(help="offset (90s), @ns or ISO time; or a position")],
     log_dir: LogOption = None,
 ) -> None:
     """Why a group was not running at that time: its pend reason then, with its history."""
     with reported(), _opened(ctx, log_dir) as log:
+        name = group_name(name)
         point = parse_point(at, log.source)
         at_ns = point.at_ns
         if at_ns is None:
@@ -216,12 +224,13 @@ def why_cmd(
 @replay_app.command("timeline")
 def timeline_cmd(
     ctx: typer.Context,
-    name: str,
+    name: GroupArgument,
     html: Annotated[Path | None, typer.Option(help="write a self-contained HTML page")] = None,
     log_dir: LogOption = None,
 ) -> None:
     """One lane per member with its states over time, and the group's events."""
     with reported(), _opened(ctx, log_dir) as log:
+        name = group_name(name)
         timeline = group_timeline(log.source, name)
         if html is not None:
             html.write_text(render_html(timeline))

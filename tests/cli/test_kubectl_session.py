@@ -254,6 +254,11 @@ def test_global_flags_after_the_command_on_a_local_store(tmp_path):
     ok("submit", str(DEMO_SPEC), "--store", str(store))
     assert ok("get", "groups", "--store", str(store), "-o", "name") == "group/grpo-run-42\n"
     assert ok("get", "groups", "-o", "name", f"--store={store}") == "group/grpo-run-42\n"
+    # The forensics take the printed name too.
+    why = ok("replay", "why", "group/grpo-run-42", "--at", "3", "--store", str(store))
+    assert why.startswith("grpo-run-42: PENDING at ")
+    timeline = ok("replay", "timeline", "groups/grpo-run-42", "--store", str(store))
+    assert timeline.startswith("grpo-run-42: first event at ")
     # A command's own option of the same name stays the command's.
     valid = run_cli("validate", str(DEMO_SPEC), "--cluster", str(ROOT / "nope.toml"))
     assert valid.returncode != 0 and "nope.toml" in valid.stderr
