@@ -169,6 +169,10 @@ def test_completion_offers_group_and_member_names_from_the_server(session):
         "sl-dev/reward",
         "sl-dev/reference",
     ]
+    # Node names come from the cluster file (--cluster, the demo cluster by default).
+    nodes = complete("agent", "--node", "h100-001")
+    assert nodes == [f"h100-001{i}" for i in range(10)]
+    assert complete("--cluster", str(ROOT / "nope.toml"), "agent", "--node", "h") == []
     # A server that does not answer completes nothing, quietly and quickly.
     silent = complete("describe", "group", "--server", "http://127.0.0.1:9", "g")
     assert silent == []
