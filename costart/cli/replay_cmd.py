@@ -22,6 +22,7 @@ from costart.cli.commands import (
     reaching_store,
     require_store,
 )
+from costart.cli.completion import complete_group
 from costart.cli.exits import EXIT_ERROR, UsageError, reported
 from costart.cli.group_tables import members_table
 from costart.cli.names import group_name
@@ -149,14 +150,17 @@ def _verify_views(log: ReplayLog) -> str:
 def state_cmd(
     ctx: typer.Context,
     at: Annotated[str, typer.Option(help="position, offset (90s), @ns or ISO time")],
-    group: Annotated[str | None, typer.Option(help="only this group")] = None,
+    group: Annotated[
+        str | None,
+        typer.Option(help="only this group (NAME or group/NAME)", autocompletion=complete_group),
+    ] = None,
     output: Annotated[str, typer.Option("--output", "-o", help="table | json")] = "table",
     log_dir: LogOption = None,
 ) -> None:
     """The whole state (or one group) as it was at a point of the log."""
     with reported(), _opened(ctx, log_dir) as log:
         world = _world_at(log, parse_point(at, log.source))
-        groups = [world.group_named(group)] if group else list(world.groups_in_order())
+        groups = [world.group_named(group_name(group))] if group else list(world.groups_in_order())
         if output == "json":
             body = [
                 {
