@@ -78,6 +78,17 @@ def _ratio(pair: list[float]) -> float:
 
 
 TARGETS: dict[str, list[Target]] = {
+    # Issue 32: the CLI's start-up against `python -c pass` in the same run (ADR 0078).
+    "startup": [
+        Target(f"{case}_vs_python", lambda r, c=case: r["ratio_to_python"][c], "<=", bound)
+        for case, bound in (
+            ("help", 6.0),
+            ("version", 6.0),
+            ("get_groups_local", 10.0),
+            ("get_groups_remote", 10.0),
+            ("completion", 6.0),
+        )
+    ],
     "replay": [
         # Issue 33: same-run ratios against `bench/raw_baseline.py` (pinned by hash).
         Target("restore_vs_raw", lambda r: r["restore_vs_raw"], "<=", 2.0),

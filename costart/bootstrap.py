@@ -14,27 +14,22 @@ entry points to it).
 
 from __future__ import annotations
 
-import hashlib
 import importlib
-import logging
-import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Final, cast
 
-import msgspec
-import structlog
 from eventsourcing.persistence import InfrastructureFactory
 
 from costart.controller import Clock, Controller, PlacementStep
 from costart.domain.world import World
-from costart.eventlog.backends import StoreBackend, backend_at
 from costart.eventlog.lease_keeper import LeaseLike
 from costart.eventlog.rollback import Expectations, LastKnown
 from costart.eventlog.standby import Standby
 from costart.log_session import LogSession
-from costart.logging_setup import configure_logging, library_logger
+from costart.logging_setup import configure_logging_once, library_logger
 from costart.projections import ViewDamagedError, stored_anchor
+from costart.settings import DEMO_CLUSTER, Settings
 from costart.sim.ports import ControllerFactory, PlacementStepLike, SimController
 
 __all__ = [
@@ -48,74 +43,12 @@ __all__ = [
     "sim_controller_factory",
 ]
 
-DEMO_CLUSTER: Final = Path(__file__).resolve().parents[1] / "scenarios" / "cluster-demo.toml"
-VIEWS_DIR: Final = "views"
-VIEWS_DIR_VARIABLE: Final = "COSTART_VIEWS_DIR"
 # The placement step unless `placement` names another factory (``MODULE:FUNCTION`` taking
 # the cluster file path and returning a `PlacementStep`): the incremental step, which
 # decides as the plain `costart.placement:from_cluster_file` one, faster (ADR 0052).
 DEFAULT_PLACEMENT: Final = "costart.placement.incremental:from_cluster_file"
 
 PlacementFactory = Callable[[Path | None], PlacementStep]
-
-
-class Settings(msgspec.Struct, frozen=True, kw_only=True):
-    """What a controller is built from.
-
-    ``store`` is an LMDB directory or a ``postgresql://`` URL; None keeps the log in
-    memory. ``cluster`` is the cluster file the placement step (and so the feasibility
-    check) works on; None builds a controller without a step, driven by hand
-    (``apply_decisions``) — then nothing can check feasibility, so entry points that
-    accept specs from users always give one. ``env`` adds to the controller's
-    environment (snapshot interval, durability, ...)."""
-
-    store: str | None = None
-    cluster: Path | None = DEMO_CLUSTER
-    placement: str | None = None
-    env: Mapping[str, str] = msgspec.field(default_factory=dict)
-
-    @property
-    def store_backend(self) -> StoreBackend | None:
-        """The store backend that takes ``store`` (the registry's choice), None for memory."""
-        return backend_at(self.store) if self.store is not None else None
-
-    @property
-    def store_url(self) -> str | None:
-        """The store's location when it is not a directory (a PostgreSQL URL)."""
-        backend = self.store_backend
-        return self.store if backend is not None and backend.data_file is None else None
-
-    @property
-    def store_dir(self) -> Path | None:
-        """The store's directory, when it keeps its log in one (LMDB)."""
-        backend = self.store_backend
-        keeps_files = backend is not None and backend.data_file is not None
-        return Path(self.store) if keeps_files and self.store is not None else None
-
-    def controller_env(self) -> dict[str, str]:
-        """The controller's environment: the process environment, the settings that open
-        the store (from the backend that takes it), then ``env``."""
-        env = dict(os.environ)
-        if self.store is not None:
-            env = backend_at(self.store).location_env(self.store, env)
-        env.update(self.env)
-        return env
-
-    def views_dir(self) -> Path | None:
-        """Where the views of this store live: ``DIR/views`` for a directory; for a
-        PostgreSQL log ``$COSTART_VIEWS_DIR``, else a per-log directory in the user's cache
-        (views are a local, rebuildable cache); None for a log in memory."""
-        if self.store_dir is not None:
-            return self.store_dir / VIEWS_DIR
-        if self.store_url is None:
-            return None
-        configured = os.environ.get(VIEWS_DIR_VARIABLE)
-        if configured:
-            return Path(configured)
-        cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-        shown = backend_at(self.store_url).describe(self.store_url)  # no password
-        key = hashlib.sha256(shown.encode()).hexdigest()[:16]
-        return cache / "costart" / f"views-{key}"
 
 
 def build_placement(settings: Settings) -> PlacementStep | None:
@@ -240,9 +173,3 @@ def sim_controller_factory(settings: Settings | None = None) -> ControllerFactor
         )
 
     return build
-
-
-def configure_logging_once(*, json: bool = False, level: int = logging.INFO) -> None:
-    """Configure structlog for the process unless an embedding program (or a test) did."""
-    if not structlog.is_configured():
-        configure_logging(json=json, level=level)

@@ -8,9 +8,10 @@ from __future__ import annotations
 import logging
 import sys
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import structlog
+if TYPE_CHECKING:
+    import structlog
 
 LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING}
 LEVELS |= {"error": logging.ERROR}
@@ -57,6 +58,8 @@ def configure_logging(*, json: bool = False, level: int = logging.INFO) -> None:
     """Configure structlog for the process, and route the standard library's loggers
     (uvicorn's among them) through the same renderer at ``level``. Call once from an
     entry point."""
+    import structlog  # noqa: PLC0415  (a read that logs nothing never loads it, ADR 0078)
+
     renderer: structlog.typing.Processor = (
         structlog.processors.JSONRenderer()
         if json
@@ -120,20 +123,33 @@ class _LibraryLogger:
         return _LibraryLogger(self._name, {**self._context, **values})
 
     def __getattr__(self, method: str) -> Any:
+        import structlog  # noqa: PLC0415  (loaded at a module's first line, not at import)
+
         if structlog.is_configured():
             logger = structlog.get_logger(self._name)
         else:
             logger = structlog.wrap_logger(
                 logging.getLogger(self._name),
-                processors=_TO_STANDARD_LIBRARY,
+                processors=_to_standard_library(),
                 wrapper_class=structlog.stdlib.BoundLogger,
             )
         return getattr(logger.bind(**self._context) if self._context else logger, method)
 
 
-# An unconfigured host's lines: filtered by its standard-library level, rendered as
-# ``event key=value ...`` for whatever handlers it has.
-_TO_STANDARD_LIBRARY: list[structlog.typing.Processor] = [
-    structlog.stdlib.filter_by_level,
-    structlog.processors.KeyValueRenderer(key_order=["event"], drop_missing=True),
-]
+def _to_standard_library() -> list[structlog.typing.Processor]:
+    """An unconfigured host's lines: filtered by its standard-library level, rendered as
+    ``event key=value ...`` for whatever handlers it has."""
+    import structlog  # noqa: PLC0415
+
+    return [
+        structlog.stdlib.filter_by_level,
+        structlog.processors.KeyValueRenderer(key_order=["event"], drop_missing=True),
+    ]
+
+
+def configure_logging_once(*, json: bool = False, level: int = logging.INFO) -> None:
+    """Configure structlog for the process unless an embedding program (or a test) did."""
+    import structlog  # noqa: PLC0415
+
+    if not structlog.is_configured():
+        configure_logging(json=json, level=level)

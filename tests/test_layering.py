@@ -29,13 +29,14 @@ STDLIB = set(sys.stdlib_module_names)
 # Which costart layers (and third-party packages) each layer may import. Every layer a
 # host embeds logs through `logging_setup.library_logger` (the host chooses where lines go).
 ALLOWED: dict[str, tuple[set[str], set[str]]] = {
-    "domain": ({"domain"}, {"msgspec"}),
+    # `_lazy`: the package's names resolve on first use (ADR 0078).
+    "domain": ({"domain", "_lazy"}, {"msgspec"}),
     # How people read times and reasons: pure words over domain facts.
     "display": ({"domain", "display"}, set()),
     "placement": ({"domain", "placement", "files"}, {"msgspec"}),
     # The backend-neutral log services: no backend, no lmdb, no psycopg.
     "eventlog": (
-        {"domain", "eventlog", "logging_setup"},
+        {"domain", "eventlog", "logging_setup", "_lazy"},
         {"msgspec", "eventsourcing", "structlog"},
     ),
     # What every LMDB environment shares (the log's and the views'): data-file checks,
@@ -53,7 +54,7 @@ ALLOWED: dict[str, tuple[set[str], set[str]]] = {
     # The views live in their own LMDB environment: they share the LMDB kit's data-file
     # checks with the log store, never the log store itself.
     "projections": (
-        {"domain", "display", "eventlog", "lmdbkit", "projections", "logging_setup"},
+        {"domain", "display", "eventlog", "lmdbkit", "projections", "logging_setup", "_lazy"},
         {"msgspec", "eventsourcing", "lmdb", "structlog"},
     ),
     # Forensics over a log each backend opens read-only (`eventlog.open_replay_log`).
@@ -119,6 +120,7 @@ ALLOWED["cli"] = (
         "_lazy",
         "server",  # `serve` runs `costart.server`; the direct CLI checks views and lease
         "bootstrap",  # every command's Controller and Settings (ADR 0023)
+        "settings",  # the settings alone, for a command that only reads (ADR 0078)
         "controller",  # the direct CLI (`--store`) commands a Controller it bootstrapped
         "log_writer",  # a stopped controller's error, mapped to its cause's exit code
         "service",  # the answers it shares with REST (`why_not_running`)
@@ -146,6 +148,7 @@ ALLOWED["agent"] = (
 ALLOWED["bootstrap"] = (
     {
         "bootstrap",
+        "settings",  # what a controller is built from, re-exported
         "controller",  # the one place that constructs it
         "log_session",  # and the log session it is given
         "domain",  # a standby's warm `World`
@@ -159,6 +162,9 @@ ALLOWED["bootstrap"] = (
     },
     {"msgspec", "structlog", "eventsourcing"},
 )
+# What a controller is built from, without the root that builds it (ADR 0078): the
+# backend registry loads when a store is named.
+ALLOWED["settings"] = ({"settings", "eventlog"}, {"msgspec"})
 # The typed client for users' scripts: REST's client under a short name.
 ALLOWED["client"] = ({"client", "rest"}, set())
 ALLOWED["logging_setup"] = ({"logging_setup"}, {"structlog"})

@@ -12,8 +12,9 @@ from typing import Annotated
 
 import typer
 
-from costart.cli.commands import Target
+from costart.cli.completion import complete_node
 from costart.cli.exits import EXIT_ERROR, EXIT_USAGE
+from costart.cli.target import Target
 from costart.domain.limits import ENV_NAME_PATTERN, LABEL_PATTERN
 
 
@@ -35,7 +36,12 @@ def _peer_hosts(values: list[str]) -> tuple[dict[str, str], str | None]:
 
 def agent(
     ctx: typer.Context,
-    node: Annotated[list[str], typer.Option(help="a node this agent runs (repeat for several)")],
+    node: Annotated[
+        list[str],
+        typer.Option(
+            help="a node this agent runs (repeat for several)", autocompletion=complete_node
+        ),
+    ],
     server: Annotated[
         str | None,
         typer.Option(help="URL of `costart serve`, or a comma-separated leader and standbys"),

@@ -16,32 +16,25 @@ import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Any, Final, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Protocol, TypeVar
 from urllib.parse import quote
 
+import msgspec
 import typer
 
-from costart.bootstrap import Settings, bootstrap
 from costart.cli.exits import AccessDenied, Unavailable, UsageError
-from costart.controller import Controller
-from costart.domain.actors import Actor
-from costart.domain.errors import Conflict, DomainError, NotFound, SpecError
-from costart.domain.labels import Selector
-from costart.domain.spec import SpecFormat
-from costart.eventlog.backends import open_replay_log
 from costart.files import why_not_writable
-from costart.projections import (
-    GroupDetail,
-    GroupView,
-    HoldView,
-    MemberView,
-    RecorderSource,
-    TimelineEntry,
-)
-from costart.rest.client import ApiError, Client, WatchClosed, WatchEvent
-from costart.server.checked_views import CheckedViews
-from costart.server.leadership import refuse_if_led
-from costart.service.queries import Why, why_not_running
+from costart.projections.models import GroupDetail, GroupView, HoldView, MemberView, TimelineEntry
+from costart.service.queries import Why
+
+if TYPE_CHECKING:
+    from costart.bootstrap import Settings
+    from costart.cli.read_client import ReadClient
+    from costart.controller import Controller
+    from costart.domain.actors import Actor
+    from costart.domain.labels import Selector
+    from costart.domain.spec import SpecFormat
+    from costart.rest.client import Client, WatchEvent
 
 T = TypeVar("T")
 HTTP_TIMEOUT_S: Final = 30.0
@@ -68,6 +61,8 @@ def _warn(message: str) -> None:
 
 def local_user() -> Actor:
     """Who runs the CLI on the store directly: the operating-system user."""
+    from costart.domain.actors import Actor  # noqa: PLC0415
+
     return Actor.user(getpass.getuser())
 
 
@@ -78,6 +73,10 @@ class LocalBackend:
     is refused before anything reads or writes it; ``rebuild_views`` rebuilds them."""
 
     def __init__(self, settings: Settings, *, rebuild_views: bool = False) -> None:
+        # What a store needs loads with the store (ADR 0078).
+        from costart.projections import RecorderSource  # noqa: PLC0415
+        from costart.server.checked_views import CheckedViews  # noqa: PLC0415
+
         views_dir = settings.views_dir()
         if views_dir is None:
             raise ValueError("the direct CLI needs a store (--store DIR|postgresql://...)")
@@ -91,6 +90,8 @@ class LocalBackend:
             # Nothing may be written there, not even the views' lock: the log is opened
             # read-only and the answers come from views folded in a scratch directory.
             assert store_dir is not None
+            from costart.eventlog.backends import open_replay_log  # noqa: PLC0415
+
             log = self._stack.enter_context(open_replay_log(str(store_dir), os.environ))
             scratch = Path(self._stack.enter_context(tempfile.TemporaryDirectory()))
             said = f"the store at {store_dir} is read-only ({self.read_only})"
@@ -112,6 +113,9 @@ class LocalBackend:
         self._stack.close()
 
     def _controller(self) -> Controller:
+        from costart.bootstrap import bootstrap  # noqa: PLC0415
+        from costart.server.leadership import refuse_if_led  # noqa: PLC0415
+
         if self.read_only is not None:
             raise UsageError(
                 f"the store at {self.settings.store_dir} is read-only ({self.read_only}): "
@@ -156,6 +160,8 @@ class LocalBackend:
         return self.checked.answer(lambda views: views.timeline(group))
 
     def why(self, group: str) -> Why:
+        from costart.service.queries import why_not_running  # noqa: PLC0415
+
         return self.checked.answer(lambda views: why_not_running(views, group))
 
     def holds(self) -> list[HoldView]:
@@ -170,29 +176,65 @@ def _segment(value: str) -> str:
 
 
 class RemoteBackend:
-    """The REST API of `costart serve` (``--server URL --token T``, ``--ca-file``)."""
+    """The REST API of `costart serve` (``--server URL --token T``, ``--ca-file``).
+
+    Reads go through `ReadClient` (the standard library's HTTP); writes and the watch
+    stream through `costart.rest.client.Client`, loaded on the first of them."""
 
     def __init__(self, url: str, token: str | None, ca_file: Path | None = None) -> None:
+        from costart.cli.read_client import ReadClient, ReadError  # noqa: PLC0415
+
+        self.url, self.token, self.ca_file = url, token, ca_file
+        self.reader: ReadClient
         try:
-            self.client = Client(url, token, ca_file=ca_file, timeout_s=HTTP_TIMEOUT_S)
-        except ApiError as error:
+            self.reader = ReadClient(url, token, ca_file=ca_file, timeout_s=HTTP_TIMEOUT_S)
+        except ReadError as error:
             raise error_for(error) from None
+        self._client: Client | None = None
+
+    @property
+    def client(self) -> Client:
+        """The full client, for writes and the watch stream (made on first use)."""
+        if self._client is None:
+            from costart.rest.client import ApiError, Client  # noqa: PLC0415
+
+            try:
+                self._client = Client(
+                    self.url, self.token, ca_file=self.ca_file, timeout_s=HTTP_TIMEOUT_S
+                )
+            except ApiError as error:
+                raise error_for(error) from None
+        return self._client
 
     def close(self) -> None:
-        self.client.close()
+        self.reader.close()
+        if self._client is not None:
+            self._client.close()
 
     def _call(self, method: str, path: str, type_: type[T], **kwargs: Any) -> T:
+        from costart.rest.client import ApiError  # noqa: PLC0415
+
         try:
             return self.client.call(method, path, type_, **kwargs)
         except ApiError as error:
             raise error_for(error) from None
 
+    def _get(self, path: str, type_: type[T]) -> T:
+        from costart.cli.read_client import ReadError  # noqa: PLC0415
+
+        try:
+            return self.reader.call(path, type_)
+        except ReadError as error:
+            raise error_for(error) from None
+
     def _list(
         self, path: str, item_type: type[T], params: Sequence[tuple[str, str]] = ()
     ) -> list[T]:
+        from costart.cli.read_client import ReadError  # noqa: PLC0415
+
         try:
-            return self.client.call_list(path, item_type, params)
-        except ApiError as error:
+            return self.reader.call_list(path, item_type, params)
+        except ReadError as error:
             raise error_for(error) from None
 
     def submit(self, data: bytes, fmt: SpecFormat) -> GroupView:
@@ -213,13 +255,13 @@ class RemoteBackend:
         return self._list(path, MemberView)
 
     def describe(self, group: str) -> GroupDetail:
-        return self._call("GET", f"/v1/groups/{_segment(group)}", GroupDetail)
+        return self._get(f"/v1/groups/{_segment(group)}", GroupDetail)
 
     def events(self, group: str) -> list[TimelineEntry]:
         return self._list(f"/v1/groups/{_segment(group)}/events", TimelineEntry)
 
     def why(self, group: str) -> Why:
-        return self._call("GET", f"/v1/groups/{_segment(group)}/why", Why)
+        return self._get(f"/v1/groups/{_segment(group)}/why", Why)
 
     def cancel(self, group: str) -> GroupView:
         return self._call("POST", f"/v1/groups/{_segment(group)}/cancel", GroupView)
@@ -231,7 +273,15 @@ class RemoteBackend:
     def holds(self) -> list[HoldView]:
         return self._list("/v1/holds", HoldView)
 
+    def position(self) -> int:
+        """The log position the server's views have reached: a list read after this
+        holds every event up to it (reads are read-your-writes), so a watch that resumes
+        after it misses nothing the list did not show (kubectl's resourceVersion)."""
+        return self._get("/healthz", _Health).position
+
     def watch(self, after: int | None, group: str | None) -> Iterator[WatchEvent]:
+        from costart.rest.client import ApiError, WatchClosed  # noqa: PLC0415
+
         try:
             yield from self.client.watch(after=after, group=group)
         except (ApiError, WatchClosed) as error:
@@ -240,8 +290,21 @@ class RemoteBackend:
             ) from None
 
 
-def error_for(error: ApiError) -> Exception:
-    """The exception (hence exit code) a REST error answer stands for."""
+class _Health(msgspec.Struct):
+    position: int
+
+
+class _ErrorAnswer(Protocol):
+    status: int
+    message: str
+    field: str | None
+
+
+def error_for(error: _ErrorAnswer) -> Exception:
+    """The exception (hence exit code) a REST error answer stands for (from either
+    client: `ReadError` or `costart.rest.client.ApiError`)."""
+    from costart.domain.errors import Conflict, DomainError, NotFound, SpecError  # noqa: PLC0415
+
     message, field, status = error.message, error.field, error.status
     if status in (401, 403):
         return AccessDenied(message)

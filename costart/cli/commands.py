@@ -1,8 +1,10 @@
-"""The kubectl-style commands: submit, get, describe, events, why, cancel.
+"""The kubectl-style commands: submit, get, describe, events, why, cancel, scale.
 
 Each command picks a backend from the global options (``--server`` for REST, else
 ``--store``), runs one call, and prints. Errors become an ``error: ...`` line on stderr
-and an exit code from `costart.cli.exits`.
+and an exit code from `costart.cli.exits`. What only some commands need (the store, the
+rich renderer, spec parsing) is imported by those commands (ADR 0078): ``get`` over
+``--server`` loads the views' rows and the standard library's HTTP, nothing more.
 """
 
 from __future__ import annotations
@@ -11,71 +13,110 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-import msgspec
 import typer
-from rich.console import Console
 
-from costart.bootstrap import DEMO_CLUSTER, VIEWS_DIR, Settings, build_placement
-from costart.cli import render
-from costart.cli.backend import Backend, LocalBackend, RemoteBackend
+from costart.cli import rows
+from costart.cli.completion import complete_group, complete_member
 from costart.cli.exits import Unavailable, UsageError, reported
-from costart.cli.output import Output, OutputKind, jsonpath, parse_output, sort_rows
-from costart.domain.errors import NotFound
-from costart.domain.labels import Selector, parse_selector
-from costart.domain.spec import SpecFormat, parse_spec_warned
-from costart.eventlog.backends import backend_at, backend_for
-from costart.eventlog.errors import StoreUnreachableError
+from costart.cli.listing import Listing, print_data, watch_rows
+from costart.cli.names import group_name, member_name
+from costart.cli.output import Output, jsonpath, parse_output, sort_rows
+from costart.cli.target import Target
 from costart.files import read_named_file, why_unreadable
-from costart.projections import MemberView
+
+if TYPE_CHECKING:
+    from costart.cli.backend import Backend, RemoteBackend
+    from costart.domain.label_selectors import Requirement
+    from costart.projections.models import GroupView, MemberView, TimelineEntry
+
+__all__ = ["Target", "console", "reaching_store", "read_spec_file", "require_store"]
 
 OutputOption = Annotated[
     str,
-    typer.Option("--output", "-o", help="table | wide | json | yaml | name | jsonpath=TEMPLATE"),
+    typer.Option(
+        "--output",
+        "-o",
+        help="table | wide | json | yaml | name | jsonpath=TEMPLATE | custom-columns=H:.path,...",
+    ),
 ]
-
-
-class Target(msgspec.Struct):
-    """The global options: where the controller is, and the cluster it places on."""
-
-    store: str | None = None
-    """``--store`` as given: the store backend that takes it is the registry's choice
-    (ADR 0053), read through `store_dir` and `store_url`."""
-    server: str | None = None
-    token: str | None = None
-    ca_file: Path | None = None  # verify --server's TLS certificate against this CA
-    cluster: Path | None = DEMO_CLUSTER
-    rebuild_views: bool = False  # rebuild the views even over a log that lost its tail
-
-    def settings(self) -> Settings:
-        """The composition root's settings for the store these options name."""
-        return Settings(store=self.store, cluster=self.cluster)
-
-    @property
-    def store_dir(self) -> Path | None:
-        """The store's directory, when its backend keeps the log in one (LMDB)."""
-        return self.settings().store_dir
-
-    @property
-    def store_url(self) -> str | None:
-        """The store's location when it is not a directory (a PostgreSQL URL)."""
-        return self.settings().store_url
+NoHeadersOption = Annotated[
+    bool, typer.Option("--no-headers", help="tables: print the rows without the header line")
+]
+SelectorOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--selector",
+        "-l",
+        help="only groups whose labels match: key=value, key!=value, key in (a,b), "
+        "key notin (a,b), key, !key (comma-separated: all must hold)",
+    ),
+]
+GroupArgument = Annotated[
+    str, typer.Argument(help="NAME or group/NAME", autocompletion=complete_group)
+]
+MemberArgument = Annotated[
+    str,
+    typer.Argument(help="GROUP/MEMBER or member/GROUP/MEMBER", autocompletion=complete_member),
+]
+# --sort-by a column (as the table heads it) or a field of the rows.
+GROUP_SORT_COLUMNS = {
+    "NAME": ".name",
+    "OWNER": ".owner",
+    "STATE": ".state",
+    "ATTEMPT": ".attempt",
+    "AGE": ".submitted_at_ns",  # oldest first
+    "PRIORITY": ".priority",
+    "MODE": ".mode",
+    "TASKS": ".tasks_placed",
+    "HELD": ".tasks_held",
+    "GPU": ".gpu_placed",
+}
+MEMBER_SORT_COLUMNS = {
+    "GROUP": ".group",
+    "MEMBER": ".name",
+    "KIND": ".kind",
+    "OWNER": ".owner",
+    "PROFILE": ".profile",
+    "STATE": ".state",
+    "TASKS": ".placed",
+    "RUNNING": ".running",
+    "RESTARTS": ".restarts",
+}
+HOLD_SORT_COLUMNS = {
+    "NODE": ".node",
+    "GROUP": ".group",
+    "MEMBER": ".member",
+    "TASK": ".index",
+    "KIND": ".kind",
+    "GPU": ".gpu",
+    "RUNNING": ".running",
+}
 
 
 @contextmanager
 def reaching_store(target: Target) -> Iterator[None]:
     """A database store that does not answer is reported as unreachable, named
     without secrets (exit 1), not as the driver's traceback."""
+    if target.store is None:  # a server answers for its own store
+        yield
+        return
+    from costart.eventlog.errors import StoreUnreachableError  # noqa: PLC0415
+
     try:
         yield
     except StoreUnreachableError as error:
+        from costart.eventlog.backends import backend_at  # noqa: PLC0415
+
         where = target.store and backend_at(target.store).describe(target.store)
         raise Unavailable(f"cannot reach the store {where or ''}: {error}") from None
 
 
-def console() -> Console:
-    # Wide enough that scripts piping the table get whole lines.
+def console() -> Any:
+    """A rich console wide enough that scripts piping its output get whole lines."""
+    from rich.console import Console  # noqa: PLC0415  (only the detailed views use it)
+
     return Console(width=max(Console().width, 160), highlight=False)
 
 
@@ -88,6 +129,9 @@ def require_store(target: Target, *, writing: bool = False) -> None:
     """Refuse a store directory that does not exist or holds no LMDB log: a mistyped
     ``--store`` must not read as an empty controller, nor leave a directory behind.
     ``writing``: the hint names ``submit --create``, the one way to start a store."""
+    from costart.eventlog.backends import backend_for  # noqa: PLC0415
+    from costart.settings import VIEWS_DIR  # noqa: PLC0415
+
     store = target.store_dir
     if store is None:
         return
@@ -119,16 +163,22 @@ def backend(ctx: typer.Context, *, create: bool | None = None) -> Iterator[Backe
     target: Target = ctx.obj
     chosen: Backend
     if target.server:
+        from costart.cli.backend import RemoteBackend  # noqa: PLC0415
+
         chosen = RemoteBackend(target.server, target.token, target.ca_file)
-    elif target.store_url is not None:
-        chosen = LocalBackend(target.settings(), rebuild_views=target.rebuild_views)
-    elif target.store_dir is not None:
+    elif target.store is not None:
+        from costart.cli.backend import LocalBackend  # noqa: PLC0415
+
+        target.log_setup()
         store_dir = target.store_dir
-        if create and (not store_dir.exists() or is_empty_directory(store_dir)):
-            build_placement(target.settings())  # a bad cluster file leaves no store behind
-            store_dir.mkdir(parents=True, exist_ok=True)
-        else:
-            require_store(target, writing=create is not None)
+        if store_dir is not None:
+            if create and (not store_dir.exists() or is_empty_directory(store_dir)):
+                from costart.bootstrap import build_placement  # noqa: PLC0415
+
+                build_placement(target.settings())  # a bad cluster file leaves no store behind
+                store_dir.mkdir(parents=True, exist_ok=True)
+            else:
+                require_store(target, writing=create is not None)
         chosen = LocalBackend(target.settings(), rebuild_views=target.rebuild_views)
     else:
         raise UsageError("no controller: pass --store DIR|postgresql://... or --server URL")
@@ -142,26 +192,33 @@ def backend(ctx: typer.Context, *, create: bool | None = None) -> Iterator[Backe
 def now_ns(b: Backend) -> int:
     """The one point this command measures ages and deadlines to: the wall clock, or on
     a virtual clock (a simulated run's log) its newest event in the whole log."""
-    return render.age_reference(b.groups(None, None), time.time_ns())
+    return rows.age_reference(b.groups(None, None), time.time_ns())
 
 
-get_app = typer.Typer(no_args_is_help=True, help="List groups, members or holds.")
-describe_app = typer.Typer(no_args_is_help=True, help="Show one object in detail.")
+get_app = typer.Typer(
+    no_args_is_help=True, rich_markup_mode=None, help="List groups, members or holds."
+)
+describe_app = typer.Typer(
+    no_args_is_help=True, rich_markup_mode=None, help="Show one object in detail."
+)
 SortOption = Annotated[
-    str | None, typer.Option("--sort-by", help="a field to sort by, e.g. .priority")
+    str | None,
+    typer.Option("--sort-by", help="a column (AGE, STATE...) or a field (.priority) to sort by"),
 ]
 
 
 def emit(data: Any, out: Output, table: Callable[[bool], None], names: Sequence[str]) -> None:
-    """Print ``data`` as ``-o`` asks: a table (``table(wide)``), JSON, YAML, names, or
-    a jsonpath template."""
+    """Print one object (or a few lines about it) as ``-o`` asks: its text form
+    (``table(wide)``), JSON, YAML, its name, or a jsonpath template."""
     if out.kind in ("json", "yaml"):
-        render.print_data(console(), data, "json" if out.kind == "json" else "yaml")
+        print_data(data, out.kind)
     elif out.kind == "name":
         for name in names:
             typer.echo(name)
     elif out.kind == "jsonpath":
         typer.echo(jsonpath(data, out.template or ""))
+    elif out.kind == "custom-columns":
+        Listing(out, [], lambda _: [], lambda _: "").print([data])
     else:
         table(out.kind == "wide")
 
@@ -182,6 +239,8 @@ def submit(
 ) -> None:
     """Submit a group spec (TOML, or JSON by the .json suffix). A ``--store DIR`` must
     hold a store already unless ``--create`` asks for a new one (ADR 0081)."""
+    from costart.domain.spec import SpecFormat, parse_spec_warned  # noqa: PLC0415
+
     fmt: SpecFormat = "json" if file.suffix == ".json" else "toml"
     with reported():
         out = parse_output(output)
@@ -198,78 +257,166 @@ def submit(
         )
 
 
+def _requirements(selector: list[str] | None) -> tuple[Requirement, ...]:
+    """``-l`` as given; a bad one is a usage error naming it."""
+    if not selector:
+        return ()
+    from costart.domain.errors import DomainError  # noqa: PLC0415
+    from costart.domain.label_selectors import parse_requirements  # noqa: PLC0415
+
+    try:
+        return parse_requirements(selector)
+    except DomainError as error:
+        raise UsageError(str(error)) from None
+
+
+def _selected_groups(
+    b: Backend, owner: str | None, state: str | None, requirements: tuple[Requirement, ...]
+) -> list[GroupView]:
+    """The groups of this owner and state whose labels meet every requirement (the
+    ``key=value`` ones filtered where the groups are, the rest here)."""
+    from costart.domain.label_selectors import equality_terms, matches_all  # noqa: PLC0415
+
+    found = b.groups(owner, state, equality_terms(requirements))
+    return [g for g in found if matches_all(g.labels, requirements)]
+
+
 @get_app.command("groups")
 def get_groups(
     ctx: typer.Context,
-    names: Annotated[list[str] | None, typer.Argument(help="only these groups")] = None,
+    names: Annotated[
+        list[str] | None,
+        typer.Argument(
+            help="only these groups (NAME or group/NAME)", autocompletion=complete_group
+        ),
+    ] = None,
     output: OutputOption = "table",
     owner: Annotated[str | None, typer.Option(help="only this owner's groups")] = None,
     state: Annotated[str | None, typer.Option(help="only groups in this state")] = None,
-    selector: Annotated[
-        list[str] | None,
-        typer.Option("--selector", "-l", help="only groups with these labels (key=value,...)"),
-    ] = None,
+    selector: SelectorOption = None,
     show_labels: Annotated[
         bool, typer.Option("--show-labels", help="add each group's labels as a last column")
     ] = False,
     sort_by: SortOption = None,
+    no_headers: NoHeadersOption = False,
     watch: Annotated[
         bool, typer.Option("--watch", "-w", help="then print each group again as it changes")
     ] = False,
 ) -> None:
-    """Groups in submission order (or --sort-by a field); NAME... picks some; -w follows."""
+    """Groups in submission order (or --sort-by a column or field); NAME... picks some;
+    -w follows."""
     with reported():
         out = parse_output(output)
+        requirements = _requirements(selector)
+        picked = [group_name(n) for n in names or ()]
         with backend(ctx) as b:
             remote = _watchable(b, watch)
-            labels = parse_selector(selector or ())
-            groups = b.groups(owner, state, labels)
+            start = remote.position() if remote is not None else None
+            groups = _selected_groups(b, owner, state, requirements)
             now = now_ns(b)
-            if names:
+            if picked:
                 by_name = {g.name: g for g in groups}
-                missing = [n for n in names if n not in by_name]
+                missing = [n for n in picked if n not in by_name]
                 if missing:
+                    from costart.domain.errors import NotFound  # noqa: PLC0415
+
                     raise NotFound(f"no group named {', '.join(map(repr, missing))}")
-                groups = [by_name[n] for n in dict.fromkeys(names)]
+                groups = [by_name[n] for n in dict.fromkeys(picked)]
             if sort_by:
-                groups = sort_rows(groups, sort_by)
-            emit(
-                groups,
+                groups = sort_rows(groups, sort_by, GROUP_SORT_COLUMNS)
+            wide = out.kind == "wide"
+            clock = [now]  # a watch measures ages to the time of each change
+            listing: Listing[GroupView] = Listing(
                 out,
-                lambda wide: console().print(
-                    render.groups_table(groups, now, wide=wide, show_labels=show_labels)
-                ),
-                [f"group/{g.name}" for g in groups],
+                rows.group_columns(wide, show_labels),
+                lambda g: rows.group_row(g, clock[0], wide, show_labels),
+                lambda g: f"group/{g.name}",
+                headers=not no_headers,
             )
+            listing.print(groups)
             if remote is not None:
-                _follow_groups(remote, owner, state, labels, out.kind)
+
+                def changed(group: str) -> list[GroupView]:
+                    everyone = remote.groups(None, None)
+                    clock[0] = rows.age_reference(everyone, time.time_ns())
+                    if picked and group not in picked:
+                        return []
+                    found = _selected_groups(remote, owner, state, requirements)
+                    return [g for g in found if g.name == group]
+
+                events = remote.watch(start, None)
+                watch_rows(events, listing, groups, changed, key=lambda g: g.name)
+
+
+get_app.command("group", hidden=True)(get_groups)  # kubectl takes a type singular too
+
+
+def _selected_members(
+    b: Backend, group: str | None, requirements: tuple[Requirement, ...]
+) -> list[MemberView]:
+    """The members (of ``group``, or all) whose group's labels meet ``requirements``."""
+    members = b.members(group)
+    if not requirements:
+        return members
+    groups = {g.name for g in _selected_groups(b, None, None, requirements)}
+    return [m for m in members if m.group in groups]
 
 
 @get_app.command("members")
 def get_members(
     ctx: typer.Context,
-    group: Annotated[str | None, typer.Argument(help="only this group's members")] = None,
+    group: Annotated[
+        str | None,
+        typer.Argument(
+            help="only this group's members (NAME or group/NAME)", autocompletion=complete_group
+        ),
+    ] = None,
     output: OutputOption = "table",
+    selector: SelectorOption = None,
     sort_by: SortOption = None,
+    no_headers: NoHeadersOption = False,
+    watch: Annotated[
+        bool, typer.Option("--watch", "-w", help="then print each member again as it changes")
+    ] = False,
 ) -> None:
-    """Members with their state, tasks, nodes, claims and restarts."""
+    """Members with their state, tasks, nodes, claims and restarts; -l picks them by
+    their group's labels; -w follows."""
     with reported():
         out = parse_output(output)
+        requirements = _requirements(selector)
+        name = group_name(group) if group is not None else None
         with backend(ctx) as b:
-            members = b.members(group)
-        if sort_by:
-            members = sort_rows(members, sort_by)
-        emit(
-            members,
-            out,
-            lambda _: console().print(render.members_table(members)),
-            [f"member/{m.group}/{m.name}" for m in members],
-        )
+            remote = _watchable(b, watch)
+            start = remote.position() if remote is not None else None
+            members = _selected_members(b, name, requirements)
+            if sort_by:
+                members = sort_rows(members, sort_by, MEMBER_SORT_COLUMNS)
+            listing: Listing[MemberView] = Listing(
+                out,
+                rows.member_columns(),
+                rows.member_row,
+                lambda m: f"member/{m.group}/{m.name}",
+                headers=not no_headers,
+            )
+            listing.print(members)
+            if remote is not None:
+
+                def changed(group_of: str) -> list[MemberView]:
+                    return _selected_members(remote, group_of, requirements)
+
+                events = remote.watch(start, name)
+                watch_rows(events, listing, members, changed, key=lambda m: (m.group, m.name))
+
+
+get_app.command("member", hidden=True)(get_members)
 
 
 @get_app.command("holds")
 def get_holds(
-    ctx: typer.Context, output: OutputOption = "table", sort_by: SortOption = None
+    ctx: typer.Context,
+    output: OutputOption = "table",
+    sort_by: SortOption = None,
+    no_headers: NoHeadersOption = False,
 ) -> None:
     """Which nodes are held or used by which group and member."""
     with reported():
@@ -277,22 +424,28 @@ def get_holds(
         with backend(ctx) as b:
             holds = b.holds()
         if sort_by:
-            holds = sort_rows(holds, sort_by)
-        emit(
-            holds,
+            holds = sort_rows(holds, sort_by, HOLD_SORT_COLUMNS)
+        Listing(
             out,
-            lambda _: console().print(render.holds_table(holds)),
-            [f"hold/{h.node}/{h.group}/{h.member}/{h.index}" for h in holds],
-        )
+            rows.HOLD_COLUMNS,
+            rows.hold_row,
+            lambda h: f"hold/{h.node}/{h.group}/{h.member}/{h.index}",
+            headers=not no_headers,
+        ).print(holds)
+
+
+get_app.command("hold", hidden=True)(get_holds)
 
 
 @describe_app.command("group")
-def describe_group(ctx: typer.Context, name: str, output: OutputOption = "table") -> None:
+def describe_group(ctx: typer.Context, name: GroupArgument, output: OutputOption = "table") -> None:
     """Members, holds, the pend reason with its numbers, and recent events."""
+    from costart.cli import render  # noqa: PLC0415
+
     with reported():
         out = parse_output(output)
         with backend(ctx) as b:
-            detail = b.describe(name)
+            detail = b.describe(group_name(name))
             now = now_ns(b)
         emit(
             detail,
@@ -302,18 +455,20 @@ def describe_group(ctx: typer.Context, name: str, output: OutputOption = "table"
         )
 
 
+describe_app.command("groups", hidden=True)(describe_group)
+
+
 @describe_app.command("member")
 def describe_member(
-    ctx: typer.Context,
-    name: Annotated[str, typer.Argument(help="GROUP/MEMBER")],
-    output: OutputOption = "table",
+    ctx: typer.Context, name: MemberArgument, output: OutputOption = "table"
 ) -> None:
     """One member: state, tasks and nodes, claims, restarts, its times and reason."""
+    from costart.cli import render  # noqa: PLC0415
+    from costart.domain.errors import NotFound  # noqa: PLC0415
+
     with reported():
         out = parse_output(output)
-        group, sep, member = name.partition("/")
-        if not (sep and group and member) or "/" in member:
-            raise UsageError(f"bad member {name!r}: write GROUP/MEMBER")
+        group, member = member_name(name)
         with backend(ctx) as b:
             detail = b.describe(group)
             now = now_ns(b)
@@ -329,10 +484,14 @@ def describe_member(
         )
 
 
+describe_app.command("members", hidden=True)(describe_member)
+
+
 def events(
     ctx: typer.Context,
-    name: str,
+    name: GroupArgument,
     output: OutputOption = "table",
+    no_headers: NoHeadersOption = False,
     follow: Annotated[
         bool, typer.Option("--follow", "-f", help="then print new events as they happen")
     ] = False,
@@ -340,74 +499,69 @@ def events(
     """A group's timeline: every event with its controller time."""
     with reported():
         out = parse_output(output)
+        group = group_name(name)
         with backend(ctx) as b:
             remote = _watchable(b, follow)
-            timeline = b.events(name)
+            timeline = b.events(group)
             origin = timeline[0].at_ns if timeline else 0
-            emit(
-                timeline,
+            listing: Listing[TimelineEntry] = Listing(
                 out,
-                lambda _: console().print(render.events_table(timeline, origin)),
-                [f"event/{name}/{e.position}" for e in timeline],
+                rows.EVENT_COLUMNS,
+                lambda e: rows.event_row(e, origin),
+                lambda e: f"event/{group}/{e.position}",
+                headers=not no_headers,
             )
+            listing.print(timeline)
             if remote is not None:
-                after = timeline[-1].position if timeline else 0
-                for event in remote.watch(after, name):
-                    if out.kind in ("json", "yaml"):
-                        render.print_data(console(), event, out.kind)
-                    else:
-                        typer.echo(render.watch_line(event))
+                _follow_events(remote, group, listing, timeline)
+
+
+def _follow_events(
+    b: RemoteBackend, group: str, listing: Listing[TimelineEntry], shown: list[TimelineEntry]
+) -> None:
+    """Each new event of ``group`` as one more row of the same listing (same columns,
+    same format): the watch stream says when, the timeline gives the row."""
+    last = shown[-1].position if shown else 0
+    for event in b.watch(last, group):
+        if event.position <= last:
+            continue
+        new = [e for e in b.events(group) if e.position > last]
+        listing.more(new)
+        last = max([last, *(e.position for e in new)])
 
 
 def _watchable(b: Backend, wanted: bool) -> RemoteBackend | None:
     """The backend to watch through, if watching was asked for (needs ``--server``)."""
     if not wanted:
         return None
+    from costart.cli.backend import RemoteBackend  # noqa: PLC0415
+
     if not isinstance(b, RemoteBackend):
         raise UsageError("watching needs --server URL (the watch stream of `costart serve`)")
     return b
 
 
-def _follow_groups(
-    b: RemoteBackend,
-    owner: str | None,
-    state: str | None,
-    labels: Selector,
-    output: OutputKind,
-) -> None:
-    """Print a group's row again after each event about it (that still matches)."""
-    for event in b.watch(None, None):
-        if event.group is None:
-            continue
-        rows = [g for g in b.groups(owner, state, labels) if g.name == event.group]
-        for row in rows:
-            if output in ("json", "yaml"):
-                render.print_data(console(), row, output)
-            else:
-                typer.echo(render.group_line(row, event))
-
-
 def scale(
     ctx: typer.Context,
-    member: Annotated[str, typer.Argument(help="GROUP/MEMBER of a replica set")],
+    member: MemberArgument,
     replicas: Annotated[int, typer.Option(help="desired replicas")],
 ) -> None:
     """Scale a replica set: scale-up places single replicas, scale-down stops the highest."""
-    group, sep, name = member.partition("/")
     with reported():
-        if not sep or not group or not name or "/" in name:
-            raise UsageError(f"expected GROUP/MEMBER, got {member!r}")
+        group, name = member_name(member)
         with backend(ctx) as b:
             row = b.scale(group, name, replicas)
     typer.echo(f"member/{row.group}/{row.name} scaled to {row.desired} ({row.state})")
 
 
-def why(ctx: typer.Context, name: str, output: OutputOption = "table") -> None:
+def why(ctx: typer.Context, name: GroupArgument, output: OutputOption = "table") -> None:
     """Why a group is pending: its current reason and every change."""
+    from costart.cli import render  # noqa: PLC0415
+
     with reported():
         out = parse_output(output)
         with backend(ctx) as b:
-            answer = b.why(name)
+            answer = b.why(group_name(name))
             now = now_ns(b)
         emit(
             answer,
@@ -417,18 +571,10 @@ def why(ctx: typer.Context, name: str, output: OutputOption = "table") -> None:
         )
 
 
-def cancel(ctx: typer.Context, name: str) -> None:
+def cancel(ctx: typer.Context, name: GroupArgument) -> None:
     """Cancel a group: tear down its members and release everything it holds."""
-    with reported(), backend(ctx) as b:
-        group = b.cancel(name)
-    typer.echo(f"group/{group.name} {group.state.lower()}")
-
-
-def register(app: typer.Typer) -> None:
-    app.command()(submit)
-    app.add_typer(get_app, name="get")
-    app.add_typer(describe_app, name="describe")
-    app.command()(events)
-    app.command()(why)
-    app.command()(cancel)
-    app.command()(scale)
+    with reported():
+        group = group_name(name)
+        with backend(ctx) as b:
+            row = b.cancel(group)
+    typer.echo(f"group/{row.name} {row.state.lower()}")

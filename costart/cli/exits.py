@@ -24,16 +24,12 @@ Messages go to stderr as ``error: ...``; stdout carries only the requested outpu
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Final
 
 import typer
-
-from costart.domain.errors import Conflict, DomainError, IllegalTransition, NotFound, SpecError
-from costart.eventlog.errors import DamagedStoreError, LogTailLostError, OutOfSpaceError
-from costart.files import UnreadableFileError
-from costart.log_writer import ControllerStoppedError
 
 EXIT_OK: Final = 0
 EXIT_ERROR: Final = 1
@@ -59,25 +55,46 @@ class UsageError(Exception):
     """The command line is incomplete (e.g. neither ``--store`` nor ``--server``)."""
 
 
+# Which errors map to which code, by the module that defines them. A module not yet
+# imported cannot have raised its errors, so the check never imports one (a read over
+# --server loads neither the store's errors nor the log writer's, ADR 0078).
+_CODES: Final = (
+    ("costart.eventlog.errors", "LogTailLostError", EXIT_TAIL_LOST),
+    ("costart.eventlog.errors", "DamagedStoreError", EXIT_DAMAGED),
+    ("costart.eventlog.errors", "OutOfSpaceError", EXIT_NO_SPACE),
+    ("costart.domain.errors", "SpecError", EXIT_INVALID),
+    ("costart.domain.errors", "NotFound", EXIT_NOT_FOUND),
+    ("costart.domain.errors", "Conflict", EXIT_CONFLICT),
+    ("costart.domain.errors", "IllegalTransition", EXIT_CONFLICT),
+    (__name__, "AccessDenied", EXIT_DENIED),
+    (__name__, "UsageError", EXIT_USAGE),
+    ("costart.files", "UnreadableFileError", EXIT_USAGE),
+)
+# The errors `reported` turns into a line and a code (others are bugs: a traceback).
+_REPORTED: Final = (
+    ("costart.domain.errors", "DomainError"),
+    (__name__, "AccessDenied"),
+    (__name__, "Unavailable"),
+    (__name__, "UsageError"),
+    ("builtins", "OSError"),
+    ("costart.eventlog.errors", "DamagedStoreError"),
+    ("costart.eventlog.errors", "OutOfSpaceError"),
+    ("costart.log_writer", "ControllerStoppedError"),
+)
+
+
+def _is(error: BaseException, module: str, name: str) -> bool:
+    loaded = sys.modules.get(module)
+    kind = getattr(loaded, name, None) if loaded is not None else None
+    return isinstance(kind, type) and isinstance(error, kind)
+
+
 def exit_code(error: BaseException) -> int:
-    if isinstance(error, ControllerStoppedError) and error.__cause__ is not None:
+    if _is(error, "costart.log_writer", "ControllerStoppedError") and error.__cause__:
         return exit_code(error.__cause__)  # why the write failed
-    if isinstance(error, LogTailLostError):
-        return EXIT_TAIL_LOST
-    if isinstance(error, DamagedStoreError):
-        return EXIT_DAMAGED
-    if isinstance(error, OutOfSpaceError):
-        return EXIT_NO_SPACE
-    if isinstance(error, SpecError):
-        return EXIT_INVALID
-    if isinstance(error, NotFound):
-        return EXIT_NOT_FOUND
-    if isinstance(error, Conflict | IllegalTransition):
-        return EXIT_CONFLICT
-    if isinstance(error, AccessDenied):
-        return EXIT_DENIED
-    if isinstance(error, UsageError | UnreadableFileError):
-        return EXIT_USAGE
+    for module, name, code in _CODES:
+        if _is(error, module, name):
+            return code
     return EXIT_ERROR
 
 
@@ -86,15 +103,10 @@ def reported() -> Iterator[None]:
     """Turn the errors a command may meet into a stderr line and an exit code."""
     try:
         yield
-    except (
-        DomainError,
-        AccessDenied,
-        Unavailable,
-        UsageError,
-        OSError,
-        DamagedStoreError,
-        OutOfSpaceError,
-        ControllerStoppedError,
-    ) as error:
+    except BrokenPipeError:
+        raise  # the reader went away: not an error (`costart.cli.lazy_group`)
+    except Exception as error:
+        if not any(_is(error, module, name) for module, name in _REPORTED):
+            raise
         typer.echo(f"error: {error}", err=True)
         raise typer.Exit(exit_code(error)) from None

@@ -11,9 +11,12 @@ saying which it is (``members.failure.max_restarts`` is ``failure.rules.max_rest
 from __future__ import annotations
 
 import textwrap
+from typing import Annotated
 
 import msgspec
+import typer
 
+from costart.cli.exits import EXIT_USAGE
 from costart.domain.spec_reference import (
     SpecField,
     find_field,
@@ -83,3 +86,24 @@ def resolve(path: str) -> tuple[SpecField | None, str]:
 def top_level() -> str:
     rows = [f for f in spec_fields() if "." not in f.path]
     return "\n".join(["FIELDS of a group spec:"] + [f"    {f.path:<12} <{f.type}>" for f in rows])
+
+
+def explain(
+    field: Annotated[
+        str,
+        typer.Argument(
+            help="a spec field's path, e.g. failure.rules.max_restarts ('.': the top level)"
+        ),
+    ],
+) -> None:
+    """Print one spec field's reference: type, default, unit, limit, what it does and the
+    error a bad value gets."""
+    if field.strip(".") == "":
+        typer.echo(top_level())
+        return
+    found, note = resolve(field)
+    if note:
+        typer.echo(note, err=True)
+    if found is None:
+        raise typer.Exit(EXIT_USAGE)
+    typer.echo(explain_text(found))

@@ -1,63 +1,109 @@
 """The `costart` command line (ADR 0006).
 
 Global options say where the controller is: ``--store DIR`` (its store directory; the
-views live in ``DIR/views``) or ``--server URL`` with ``--token`` (a `costart serve`).
-Exit codes are listed in `costart.cli.exits`.
+views live in ``DIR/views``) or ``--server URL`` with ``--token`` (a `costart serve`);
+they go before or after the command. Exit codes are listed in `costart.cli.exits`.
+
+Every command loads when it runs (ADR 0078): this module imports nothing of the store,
+the simulator, the agent or the server; `COMMANDS` names the module of each command.
 """
 
 from __future__ import annotations
 
 import logging
-import os
-import shutil
-import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Final
 
 import typer
-from rich.console import Console
 
 from costart import __version__
-from costart.bootstrap import DEMO_CLUSTER, Settings, build_placement, configure_logging_once
-from costart.cli import agent_cmd, commands, logs_cmd, replay_cmd, sim_cmd, token_cmd
-from costart.cli.commands import Target, read_spec_file
-from costart.cli.exits import EXIT_INVALID, EXIT_USAGE, reported
-from costart.cli.live import run_live
-from costart.cli.serve import serve
-from costart.cli.sim_demo import run_sim_demo
-from costart.cli.walkthrough import run_demo
-from costart.domain.errors import SpecError
-from costart.domain.spec import SpecFormat, parse_spec_warned
-from costart.eventlog.backends import backend_at
-from costart.files import UnreadableFileError
-from costart.logging_setup import parse_level
-from costart.placement import ClusterError
+from costart.cli import plain_params
+from costart.cli.exits import EXIT_USAGE
+from costart.cli.lazy_group import LazyCommand, LazyGroup
+from costart.cli.target import Target
+from costart.settings import DEMO_CLUSTER
 
-# Shell completion on: `costart --install-completion` (bash, zsh, fish, PowerShell).
-app = typer.Typer(no_args_is_help=True, add_completion=True, help="Co-start groups.")
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
 DEMO_SPEC = SCENARIOS / "rl-post-training.toml"
 
-DEMO_STORE = Path("var/demo-store")
-_DEMO_MARK = ".costart-demo"
+_READS: Final = "costart.cli.commands"
+COMMANDS: Final = {
+    "demo": LazyCommand(
+        "costart.cli.demo_cmd:demo",
+        "A short simulation of RL post-training runs: costart (atomic, reserve) against "
+        "starting members independently.",
+    ),
+    "validate": LazyCommand(
+        "costart.cli.validate_cmd:validate",
+        "Check a group spec; print the first error with its field path.",
+    ),
+    "submit": LazyCommand(
+        f"{_READS}:submit", "Submit a group spec (TOML, or JSON by the .json suffix)."
+    ),
+    "get": LazyCommand(f"{_READS}:get_app", "List groups, members or holds."),
+    "describe": LazyCommand(f"{_READS}:describe_app", "Show one object in detail."),
+    "events": LazyCommand(
+        f"{_READS}:events", "A group's timeline: every event with its controller time."
+    ),
+    "why": LazyCommand(
+        f"{_READS}:why", "Why a group is pending: its current reason and every change."
+    ),
+    "cancel": LazyCommand(
+        f"{_READS}:cancel",
+        "Cancel a group: tear down its members and release everything it holds.",
+    ),
+    "scale": LazyCommand(
+        f"{_READS}:scale",
+        "Scale a replica set: scale-up places single replicas, scale-down stops the highest.",
+    ),
+    "token": LazyCommand(
+        "costart.cli.token_cmd:token_app", "Make bearer tokens for `costart serve`."
+    ),
+    "replay": LazyCommand("costart.cli.replay_cmd:replay_app", "Forensics on a log, read-only."),
+    "snapshot": LazyCommand(
+        "costart.cli.replay_cmd:snapshot",
+        "Write a whole-state snapshot of the store's log now (`--store DIR`).",
+    ),
+    "sim": LazyCommand(
+        "costart.cli.sim_cmd:sim",
+        "Run the real controller on a virtual clock; compare costart's policies with the "
+        "naive baseline and the peers' (Volcano, YuniKorn, Kueue, Slurm EASY).",
+    ),
+    "serve": LazyCommand(
+        "costart.cli.serve:serve",
+        "Run the controller: REST API, scheduling sessions, timers, simulated claims.",
+    ),
+    "agent": LazyCommand(
+        "costart.cli.agent_cmd:agent",
+        "Run the tasks placed on NODEs as local processes (the member's run table).",
+    ),
+    "logs": LazyCommand(
+        "costart.cli.logs_cmd:logs",
+        "Print a task's output, relayed from its node's agent (-f follows restarts).",
+    ),
+    "explain": LazyCommand(
+        "costart.cli.explain_cmd:explain",
+        "Print one spec field's reference: type, default, unit, limit, what it does and the "
+        "error a bad value gets.",
+    ),
+}
 
 
-def _invoked_as() -> str:
-    """How the user ran us (``.venv/bin/costart`` from ``make demo``), for hints."""
-    argv0 = sys.argv[0] if sys.argv and sys.argv[0].endswith("costart") else "costart"
-    return os.path.relpath(argv0) if os.path.isabs(argv0) else argv0
+plain_params.install()  # option values without pydantic where they convert plainly
 
 
-def prepare_demo_store(store: Path) -> None:
-    """An empty store for the demo. Only a store the demo made itself is wiped."""
-    if store.exists() and any(store.iterdir()):
-        if not (store / _DEMO_MARK).exists():
-            typer.echo(f"error: {store} is not empty and not a demo store", err=True)
-            raise typer.Exit(EXIT_USAGE)
-        shutil.rmtree(store)
-    store.mkdir(parents=True, exist_ok=True)
-    (store / _DEMO_MARK).write_text("made by `costart demo`; it may wipe this directory\n")
+class CostartGroup(LazyGroup):
+    lazy = COMMANDS
 
+
+# Shell completion on: `costart --install-completion` (bash, zsh, fish, PowerShell).
+app = typer.Typer(
+    cls=CostartGroup,
+    no_args_is_help=True,
+    add_completion=True,
+    help="Co-start groups. Global options go before or after the command.",
+    rich_markup_mode=None,
+)
 
 # Commands whose stdout a script reads log only warnings; serve logs JSON lines.
 QUIET = {
@@ -76,6 +122,9 @@ QUIET = {
     "sim",
     "explain",
 }
+# Reads configure logging when they open a store (`Target.log_setup`): over --server
+# they log nothing, and never load the logging library.
+LOG_ON_OPEN = {"get", "describe", "events", "why"}
 
 
 def _print_version(value: bool) -> None:
@@ -138,150 +187,41 @@ def _setup(
         ),
     ] = False,
 ) -> None:
+    from costart.logging_setup import parse_level  # noqa: PLC0415  (light: no structlog)
+
     command = ctx.invoked_subcommand
-    # Configure once per process (an embedding program or a test may have done it).
     try:
         level = parse_level(log_level) if log_level is not None else None
     except ValueError as error:
         typer.echo(f"error: {error}", err=True)
         raise typer.Exit(EXIT_USAGE) from None
-    if command in ("serve", "agent"):  # daemons: JSON lines for a log collector
-        configure_logging_once(json=True, level=level or logging.INFO)
-    else:
-        quiet = logging.WARNING if command in QUIET else logging.INFO
-        configure_logging_once(level=level or quiet)
+    quiet = logging.WARNING if command in QUIET else logging.INFO
     store = store or None
-    if store is not None:
-        try:  # the registry's choice, so a location no backend takes is refused here
-            backend_at(store)
-        except ValueError as error:
-            typer.echo(f"error: {error}", err=True)
-            raise typer.Exit(EXIT_USAGE) from None
-    ctx.obj = Target(
+    target = Target(
         store=store,
         server=server,
         token=token,
         cluster=cluster,
         rebuild_views=rebuild_views,
         ca_file=ca_file,
+        log_level=level or quiet,
     )
+    # Configure once per process (an embedding program or a test may have done it).
+    if command in ("serve", "agent"):  # daemons: JSON lines for a log collector
+        from costart.logging_setup import configure_logging_once  # noqa: PLC0415
 
+        configure_logging_once(json=True, level=level or logging.INFO)
+    elif command not in LOG_ON_OPEN or store is not None:
+        target.log_setup()
+    if store is not None:
+        from costart.eventlog.backends import backend_at  # noqa: PLC0415  (a store's cost)
 
-@app.command()
-def demo(
-    ctx: typer.Context,
-    walkthrough: Annotated[
-        bool, typer.Option(help="instead: one group step by step, printing every state")
-    ] = False,
-    spec: Annotated[Path, typer.Option(help="walkthrough: group spec (TOML)")] = DEMO_SPEC,
-    live: Annotated[
-        bool,
-        typer.Option(
-            help="instead: serve, one agent per node and an RL group of real processes here"
-        ),
-    ] = False,
-    timeout: Annotated[float, typer.Option(help="live: give up after this many seconds")] = 180,
-) -> None:
-    """A short simulation of RL post-training runs: costart (atomic, reserve) against
-    starting members independently. The reserve run's log goes to ``--store DIR``
-    (default ``var/demo-store``, made afresh). ``--live``: real processes instead, on
-    this machine (serve, one agent per node, scenarios/live-rl.toml; ADR 0044)."""
-    target: Target = ctx.obj
-    if live:
-        if walkthrough:
-            typer.echo("error: --live and --walkthrough are two different demos", err=True)
-            raise typer.Exit(EXIT_USAGE)
-        raise typer.Exit(run_live(timeout, _invoked_as()))
-    if target.store_url is not None:
-        typer.echo("error: the demo writes its log to a directory (--store DIR)", err=True)
-        raise typer.Exit(EXIT_USAGE)
-    store = target.store_dir or DEMO_STORE
-    prepare_demo_store(store)
-    console = Console(width=max(Console().width, 120))
-    # A few snapshots for `replay verify` (unless the environment asks for another interval).
-    settings = Settings(
-        store=str(store),
-        cluster=None,
-        env={"COSTART_SNAPSHOT_EVERY": os.environ.get("COSTART_SNAPSHOT_EVERY", "8")},
-    )
-    if walkthrough:
-        run_demo(spec, console, settings)
-        group = "grpo-run-42"
-    else:
-        run_sim_demo(store, store.parent / "demo-report", console)
-        group = "grpo-000"
-    me = _invoked_as()
-    console.print(
-        f"The log is in [bold]{store}[/bold]. Try:\n"
-        f"  {me} --store {store} get groups -o wide\n"
-        f"  {me} --store {store} describe group {group}\n"
-        f"  {me} --store {store} replay verify\n"
-        f"  {me} --store {store} replay timeline {group} --html timeline.html"
-    )
-
-
-@app.command()
-def validate(
-    file: Path,
-    cluster: Annotated[
-        Path | None,
-        typer.Option(help="also check that the group can ever fit this cluster file"),
-    ] = None,
-) -> None:
-    """Check a group spec; print the first error with its field path."""
-    fmt: SpecFormat = "json" if file.suffix == ".json" else "toml"
-    with reported():
-        data = read_spec_file(file)
-    try:
-        step = build_placement(Settings(cluster=cluster)) if cluster is not None else None
-    except (ClusterError, ValueError, UnreadableFileError) as error:
-        typer.echo(f"error: {error}", err=True)
-        raise typer.Exit(EXIT_USAGE) from None
-    try:
-        spec, warnings = parse_spec_warned(data, fmt)
-        if step is not None:
-            step.check_feasible(spec)
-    except SpecError as error:
-        typer.echo(f"invalid spec {file}: {error}", err=True)
-        raise typer.Exit(EXIT_INVALID) from None
-    for warning in warnings:
-        typer.echo(f"warning: {warning}", err=True)
-    fits = f", fits {cluster}" if cluster is not None else ""
-    typer.echo(f"{spec.name}: valid ({len(spec.members)} members{fits})")
-
-
-@app.command()
-def explain(
-    field: Annotated[
-        str,
-        typer.Argument(
-            help="a spec field's path, e.g. failure.rules.max_restarts ('.': the top level)"
-        ),
-    ],
-) -> None:
-    """Print one spec field's reference: type, default, unit, limit, what it does and the
-    error a bad value gets."""
-    # Imported here: the command line starts without the reference's modules.
-    from costart.cli.explain_cmd import explain_text, resolve, top_level  # noqa: PLC0415
-
-    if field.strip(".") == "":
-        typer.echo(top_level())
-        return
-    found, note = resolve(field)
-    if note:
-        typer.echo(note, err=True)
-    if found is None:
-        raise typer.Exit(EXIT_USAGE)
-    typer.echo(explain_text(found))
-
-
-commands.register(app)
-app.add_typer(token_cmd.token_app, name="token")
-replay_cmd.register(app)
-sim_cmd.register(app)
-app.command()(serve)
-app.command()(agent_cmd.agent)
-app.command()(logs_cmd.logs)  # imports its client when it runs
+        try:  # the registry's choice, so a location no backend takes is refused here
+            backend_at(store)
+        except ValueError as error:
+            typer.echo(f"error: {error}", err=True)
+            raise typer.Exit(EXIT_USAGE) from None
+    ctx.obj = target
 
 
 def main() -> None:

@@ -1,4 +1,5 @@
-"""How the CLI prints views: rich tables for people, JSON or YAML for scripts.
+"""How `describe` and `why` print a view for people: rich tables and aligned lines.
+(The lists of `get` print through `costart.cli.listing`, without rich.)
 
 Times in the views are controller times (integer ns), shown by `costart.display`: ages
 and deadlines against one ``now_ns`` per command (`costart.display.age_reference`: the
@@ -10,127 +11,39 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Sequence
-from typing import Any, Literal
 
-import msgspec
-import yaml
 from rich.console import Console
 from rich.table import Table
 
 from costart import display
+from costart.cli.rows import (
+    EVENT_COLUMNS,
+    HOLD_COLUMNS,
+    deadlines,
+    event_row,
+    group_reason,
+    hold_row,
+    labels_text,
+    member_columns,
+    member_row,
+)
 from costart.cli.tables import plain_table
-from costart.display import clock, duration, moment, offset, queue_text, readable
+from costart.display import clock, duration, moment, offset, queue_text
 from costart.domain.events import PendReason
-from costart.projections import GroupDetail, GroupView, HoldView, MemberView, TimelineEntry
-from costart.rest.client import WatchEvent
+from costart.projections.models import GroupDetail, HoldView, MemberView, TimelineEntry
 from costart.service.queries import Why
 
-Output = Literal["table", "wide", "json", "yaml"]
 HIDDEN = "(hidden)"  # an env value the server withheld from this caller
-
-
-def age_text(ns: int | None) -> str:
-    """An age or elapsed time: two units (``1h06m``), ``-`` when unknown."""
-    return "-" if ns is None else duration(max(ns, 0))
-
-
-def print_data(console: Console, data: Any, output: Output) -> None:
-    """Machine-readable output: the view rows as JSON or YAML (stable field order)."""
-    builtins = msgspec.to_builtins(data)
-    if output == "json":
-        console.print_json(msgspec.json.encode(builtins).decode())
-    else:
-        console.print(yaml.safe_dump(builtins, sort_keys=False, allow_unicode=True), end="")
-
-
-def age_reference(groups: Sequence[GroupView], wall_ns: int) -> int:
-    """The one point a command measures ages and deadlines to (see `costart.display`):
-    pass every group of the log, so `get` and `describe` agree."""
-    return display.age_reference((g.last_event_at_ns for g in groups), wall_ns)
 
 
 def reason_text(reason: PendReason | None, now_ns: int) -> str:
     return display.reason_text(reason, now_ns)
 
 
-def group_reason(g: GroupView, now_ns: int) -> str:
-    return display.group_reason(g.state, g.pend_reason, g.last_reason, g.retry_at_ns, now_ns)
-
-
-def deadlines(g: GroupView, now_ns: int) -> list[tuple[str, int]]:
-    """The group's open deadlines: reservation expiry, barrier deadline, retry time."""
-    found = [
-        ("reservation expires", g.reservation_deadline_ns),
-        ("barrier deadline", g.barrier_deadline_ns),
-        ("retry", g.retry_at_ns if g.state == "PENDING" and g.retry_at_ns > now_ns else None),
-    ]
-    return [(label, at) for label, at in found if at is not None]
-
-
-def deadline_text(g: GroupView, now_ns: int) -> str:
-    """The first open deadline with the time left: ``barrier in 3m20s``."""
-    for label, at_ns in deadlines(g, now_ns):
-        short = label.split()[0]
-        left = at_ns - now_ns
-        return f"{short} in {duration(left)}" if left > 0 else f"{short} due now"
-    return "-"
-
-
-def members_summary(group: GroupView) -> str:
-    running = group.members_by_state.get("RUNNING", 0)
-    return f"{running}/{group.members}"
-
-
-def labels_text(labels: dict[str, str]) -> str:
-    """``key=value,...`` in key order (the selector syntax), or ``-`` for none."""
-    return ",".join(f"{key}={value}" for key, value in sorted(labels.items())) or "-"
-
-
-def groups_table(
-    groups: Sequence[GroupView], now_ns: int, wide: bool = False, show_labels: bool = False
-) -> Table:
-    """The groups as a table; ``show_labels`` adds a LABELS column last (kubectl's
-    ``--show-labels``)."""
-    columns = ["NAME", "OWNER", "STATE", "RUNNING", "ATTEMPT", "AGE", "REASON"]
-    if show_labels:
-        columns.append("LABELS")
-    if wide:
-        columns[5:5] = ["PRIORITY", "MODE", "TASKS", "HELD", "GPU", "DEADLINE"]
-    table = plain_table(columns)
-    for g in groups:
-        row = [g.name, g.owner, g.state, members_summary(g), str(g.attempt)]
-        if wide:
-            row += [
-                str(g.priority),
-                g.mode,
-                f"{g.tasks_placed}/{g.tasks_desired}",
-                str(g.tasks_held),
-                str(g.gpu_placed + g.gpu_held),
-                deadline_text(g, now_ns),
-            ]
-        row += [age_text(now_ns - g.submitted_at_ns), group_reason(g, now_ns)]
-        if show_labels:
-            row.append(labels_text(g.labels))
-        table.add_row(*row)
-    return table
-
-
 def members_table(members: Sequence[MemberView], with_group: bool = True) -> Table:
-    columns = ["MEMBER", "KIND", "OWNER", "PROFILE", "STATE", "TASKS", "RUNNING", "NODES"]
-    columns += ["CLAIMS", "RESTARTS", "REASON"]
-    if with_group:
-        columns.insert(0, "GROUP")
-    table = plain_table(columns)
+    table = plain_table(member_columns(with_group))
     for m in members:
-        held = f" (+{m.held} held)" if m.held else ""
-        nodes = ",".join(m.nodes or m.held_nodes) or "-"
-        claims = " ".join(f"{c}:{s}" for c, s in sorted(m.claims.items())) or "-"
-        row = [m.name, m.kind, m.owner, m.profile or "-", m.state]
-        row += [f"{m.placed}/{m.desired}{held}", f"{m.running}/{m.desired}", nodes, claims]
-        row += [str(m.restarts), display.member_reason(m.state, m.last_reason)]
-        if with_group:
-            row.insert(0, m.group)
-        table.add_row(*row)
+        table.add_row(*member_row(m, with_group))
     return table
 
 
@@ -159,26 +72,16 @@ def _offset(at_ns: int | None, origin_ns: int) -> str:
 
 
 def holds_table(holds: Sequence[HoldView]) -> Table:
-    table = plain_table(("NODE", "GROUP", "MEMBER", "TASK", "KIND", "GPU", "RUNNING"))
+    table = plain_table(HOLD_COLUMNS)
     for h in holds:
-        table.add_row(
-            h.node,
-            h.group,
-            h.member,
-            str(h.index),
-            h.kind,
-            str(h.gpu),
-            "yes" if h.running else "no",
-        )
+        table.add_row(*hold_row(h))
     return table
 
 
 def events_table(events: Sequence[TimelineEntry], origin_ns: int) -> Table:
-    table = plain_table(("POS", "TIME", "EVENT", "MEMBER", "BY", "DETAIL"))
+    table = plain_table(EVENT_COLUMNS)
     for e in events:
-        at = offset(e.at_ns, origin_ns)
-        detail = readable(e.detail) if e.detail else "-"
-        table.add_row(str(e.position), at, e.event, e.member or "-", e.actor or "-", detail)
+        table.add_row(*event_row(e, origin_ns))
     return table
 
 
@@ -318,16 +221,3 @@ def run_lines(m: MemberView) -> list[str]:
         )
     lines += [f"Log:        task {t.index} on {t.node}: {t.log}" for t in m.tasks if t.log]
     return lines
-
-
-def watch_line(event: WatchEvent) -> str:
-    """One watched event as a line: when (ISO-8601 UTC), where in the log, what, whom."""
-    who = f"{event.group}/{event.member}" if event.member else (event.group or "-")
-    return f"{event.at}  #{event.position}  {event.type:<20} {who}"
-
-
-def group_line(group: GroupView, event: WatchEvent) -> str:
-    """A watched group's row after an event about it."""
-    return (
-        f"{event.at}  {group.name:<24} {group.state:<10} {members_summary(group):<24} {event.type}"
-    )

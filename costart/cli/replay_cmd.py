@@ -15,7 +15,14 @@ import msgspec
 import typer
 
 from costart.bootstrap import Settings, bootstrap
-from costart.cli.commands import Target, console, reaching_store, require_store
+from costart.cli.commands import (
+    GroupArgument,
+    Target,
+    console,
+    reaching_store,
+    require_store,
+)
+from costart.cli.completion import complete_group
 from costart.cli.exits import (
     EXIT_DAMAGED,
     EXIT_ERROR,
@@ -25,6 +32,7 @@ from costart.cli.exits import (
     reported,
 )
 from costart.cli.group_tables import members_table
+from costart.cli.names import group_name
 from costart.cli.tables import plain_table
 from costart.display import offset, queue_text, reason_text
 from costart.domain.world import World
@@ -43,7 +51,9 @@ from costart.replay.timeline import group_timeline
 from costart.replay.timeline_html import render_html
 from costart.replay.why import why as why_at
 
-replay_app = typer.Typer(no_args_is_help=True, help="Forensics on a log, read-only.")
+replay_app = typer.Typer(
+    no_args_is_help=True, rich_markup_mode=None, help="Forensics on a log, read-only."
+)
 LogOption = Annotated[Path | None, typer.Option("--log", help="log directory (default: --store)")]
 
 
@@ -185,12 +195,16 @@ def _verify_views(log: ReplayLog) -> str:
 def state_cmd(
     ctx: typer.Context,
     at: Annotated[str, typer.Option(help="position, offset (90s), @ns or ISO time")],
-    group: Annotated[str | None, typer.Option(help="only this group")] = None,
+    group: Annotated[
+        str | None,
+        typer.Option(help="only this group (NAME or group/NAME)", autocompletion=complete_group),
+    ] = None,
     output: Annotated[str, typer.Option("--output", "-o", help="table | json")] = "table",
     log_dir: LogOption = None,
 ) -> None:
     """The whole state (or one group) as it was at a point of the log."""
     with reported(), _opened(ctx, log_dir) as log:
+        group = group_name(group) if group else None
         span = log_span(log.source, group)
         base = time_base(span, group)
         point = parse_point(at, log.source, base.origin_ns)
@@ -219,12 +233,13 @@ def state_cmd(
 @replay_app.command("why")
 def why_cmd(
     ctx: typer.Context,
-    name: str,
+    name: GroupArgument,
     at: Annotated[str, typer.Option(help="offset (90s), @ns or ISO time; or a position")],
     log_dir: LogOption = None,
 ) -> None:
     """Why a group was not running at that time: its pend reason then, with its history."""
     with reported(), _opened(ctx, log_dir) as log:
+        name = group_name(name)
         span = log_span(log.source, name)
         base = time_base(span, name)
         point = parse_point(at, log.source, base.origin_ns)
@@ -270,12 +285,13 @@ def why_cmd(
 @replay_app.command("timeline")
 def timeline_cmd(
     ctx: typer.Context,
-    name: str,
+    name: GroupArgument,
     html: Annotated[Path | None, typer.Option(help="write a self-contained HTML page")] = None,
     log_dir: LogOption = None,
 ) -> None:
     """One lane per member with its states over time, and the group's events."""
     with reported(), _opened(ctx, log_dir) as log:
+        name = group_name(name)
         timeline = group_timeline(log.source, name)
         if html is not None:
             html.write_text(render_html(timeline))
@@ -297,12 +313,17 @@ def diff_cmd(
     to: Annotated[str, typer.Option(help="position or time")],
     group: Annotated[
         str | None,
-        typer.Option(help="only this group's changes; offsets then count from its submission"),
+        typer.Option(
+            help="only this group's changes (NAME or group/NAME); offsets then count from "
+            "its submission",
+            autocompletion=complete_group,
+        ),
     ] = None,
     log_dir: LogOption = None,
 ) -> None:
     """Every field that changed between two points of the log, one line each."""
     with reported(), _opened(ctx, log_dir) as log:
+        group = group_name(group) if group else None
         span = log_span(log.source, group)
         base = time_base(span, group)
         start = parse_point(from_, log.source, base.origin_ns)

@@ -21,9 +21,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 from rich.table import Table
 
 from costart.bootstrap import Settings, sim_controller_factory
-from costart.cli.commands import Target
 from costart.cli.exits import EXIT_USAGE, UsageError, reported
 from costart.cli.tables import plain_table
+from costart.cli.target import Target
 from costart.controller import Controller
 from costart.display import clock, duration
 from costart.domain.durations import format_duration_ns, parse_duration_ns
@@ -45,7 +45,7 @@ from costart.sim.trace_setup import (
 )
 
 EXIT_INVALID = 3
-app = typer.Typer(add_completion=False, help="Simulate co-start groups.")
+app = typer.Typer(add_completion=False, rich_markup_mode=None, help="Simulate co-start groups.")
 
 
 # The real Controller for the simulator, as every simulated run builds it.

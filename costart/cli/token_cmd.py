@@ -10,7 +10,9 @@ import typer
 from costart.cli.exits import EXIT_USAGE
 from costart.rest.auth import new_token, token_hash
 
-token_app = typer.Typer(no_args_is_help=True, help="Make bearer tokens for `costart serve`.")
+token_app = typer.Typer(
+    no_args_is_help=True, rich_markup_mode=None, help="Make bearer tokens for `costart serve`."
+)
 ROLES = ("owner", "admin", "agent", "claims")
 
 

@@ -1,69 +1,90 @@
 """The pure model: specs, events, the Group and Member aggregates, policies and
 invariants (docs/design.md §3). Imports only the standard library and msgspec."""
 
-from costart.domain import (
-    backfill,
-    decisions,
-    events,
-    failures,
-    lifecycle,
-    limits,
-    node_loss,
-    reconcile,
-    reports,
-    runtime_limits,
-    scheduling,
-)
-from costart.domain.actors import TIMER, Actor
-from costart.domain.aggregates import GroupUnit
-from costart.domain.capacity import Capacity
-from costart.domain.cluster_stream import ClusterUnit
-from costart.domain.decisions import Decision, PlaceGroup, PlaceMember
-from costart.domain.durations import format_duration_ns, parse_duration_ns
-from costart.domain.errors import Conflict, DomainError, IllegalTransition, NotFound, SpecError
-from costart.domain.events import Assignment, DomainEvent, NodeStatus, PendClass, PendReason
-from costart.domain.ids import COSTART_NAMESPACE, id_text
-from costart.domain.invariants import EventAudit, check_group, check_world
-from costart.domain.labels import Selector, matches, parse_selector
-from costart.domain.limits import ENV_NAME_PATTERN, LABEL_PATTERN, MAX_SPEC_BYTES, NAME_PATTERN
-from costart.domain.probe_hosts import never_reached, plain_address
-from costart.domain.reconcile import HostTask, HostView
-from costart.domain.reports import Outcome
-from costart.domain.run_table import Probe, RunSpec, task_log_path
-from costart.domain.spec import (
-    GroupDoc,
-    SpecFormat,
-    is_name,
-    parse_spec,
-    parse_spec_warned,
-    spec_from_object,
-)
-from costart.domain.spec_types import (
-    FailurePolicy,
-    FailureReason,
-    GroupSpec,
-    MemberSpec,
-    PlacementMode,
-    Shape,
-    SuccessPolicy,
-    Topology,
-    TopologyPolicy,
-)
-from costart.domain.spec_warnings import spec_warnings
-from costart.domain.states import (
-    GROUP_STARTED,
-    GROUP_STATUSES,
-    GROUP_TERMINAL,
-    GROUP_WAITING,
-    ClaimStatus,
-    GroupState,
-    GroupStatus,
-    MemberState,
-    MemberStatus,
-    TaskState,
-    TaskStatus,
-)
-from costart.domain.world import World
+from typing import TYPE_CHECKING
+
+from costart._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from costart.domain import (
+        backfill,
+        decisions,
+        events,
+        failures,
+        lifecycle,
+        limits,
+        node_loss,
+        reconcile,
+        reports,
+        runtime_limits,
+        scheduling,
+    )
+    from costart.domain.actors import TIMER, Actor
+    from costart.domain.aggregates import GroupUnit
+    from costart.domain.capacity import Capacity
+    from costart.domain.cluster_stream import ClusterUnit
+    from costart.domain.decisions import Decision, PlaceGroup, PlaceMember
+    from costart.domain.durations import format_duration_ns, parse_duration_ns
+    from costart.domain.errors import Conflict, DomainError, IllegalTransition, NotFound, SpecError
+    from costart.domain.events import Assignment, DomainEvent, NodeStatus, PendClass, PendReason
+    from costart.domain.ids import COSTART_NAMESPACE, id_text
+    from costart.domain.invariants import EventAudit, check_group, check_world
+    from costart.domain.label_selectors import (
+        Requirement,
+        equality_terms,
+        matches_all,
+        parse_requirements,
+    )
+    from costart.domain.labels import Selector, matches, parse_selector
+    from costart.domain.limits import ENV_NAME_PATTERN, LABEL_PATTERN, MAX_SPEC_BYTES, NAME_PATTERN
+    from costart.domain.probe_hosts import never_reached, plain_address
+    from costart.domain.reconcile import HostTask, HostView
+    from costart.domain.reports import Outcome
+    from costart.domain.run_table import Probe, RunSpec, task_log_path
+    from costart.domain.spec import (
+        GroupDoc,
+        SpecFormat,
+        is_name,
+        parse_spec,
+        parse_spec_warned,
+        spec_from_object,
+    )
+    from costart.domain.spec_reference import (
+        SpecField,
+        describe_schema,
+        document_fields,
+        find_field,
+        near_fields,
+        reference_line,
+        refusal,
+        spec_fields,
+    )
+    from costart.domain.spec_types import (
+        FailurePolicy,
+        FailureReason,
+        GroupSpec,
+        MemberSpec,
+        PlacementMode,
+        Shape,
+        SuccessPolicy,
+        Topology,
+        TopologyPolicy,
+    )
+    from costart.domain.spec_warnings import spec_warnings
+    from costart.domain.states import (
+        GROUP_STARTED,
+        GROUP_STATUSES,
+        GROUP_TERMINAL,
+        GROUP_WAITING,
+        ClaimStatus,
+        GroupState,
+        GroupStatus,
+        MemberState,
+        MemberStatus,
+        TaskState,
+        TaskStatus,
+    )
+    from costart.domain.world import World
 
 __all__ = [
     "COSTART_NAMESPACE",
@@ -108,6 +129,7 @@ __all__ = [
     "PlaceMember",
     "PlacementMode",
     "Probe",
+    "Requirement",
     "RunSpec",
     "Selector",
     "Shape",
@@ -126,6 +148,7 @@ __all__ = [
     "decisions",
     "describe_schema",
     "document_fields",
+    "equality_terms",
     "events",
     "failures",
     "find_field",
@@ -135,10 +158,12 @@ __all__ = [
     "lifecycle",
     "limits",
     "matches",
+    "matches_all",
     "near_fields",
     "never_reached",
     "node_loss",
     "parse_duration_ns",
+    "parse_requirements",
     "parse_selector",
     "parse_spec",
     "parse_spec_warned",
@@ -155,25 +180,102 @@ __all__ = [
     "task_log_path",
 ]
 
-# The spec reference (docs, `costart explain`, the OpenAPI schema's words) is read on
-# first use (PEP 562): a command line that never explains a field does not import it.
-_REFERENCE = frozenset(
+# Resolved on first use: importing one module of the package (`events` for a read
+# over --server) does not import the rest of it (ADR 0078); the spec reference (docs,
+# `costart explain`, the OpenAPI schema's words) among them.
+__getattr__, __dir__ = lazy_exports(
+    __name__,
     {
-        "SpecField",
-        "describe_schema",
-        "document_fields",
-        "find_field",
-        "near_fields",
-        "reference_line",
-        "refusal",
-        "spec_fields",
-    }
+        "Actor": "costart.domain.actors",
+        "parse_requirements": "costart.domain.label_selectors",
+        "matches_all": "costart.domain.label_selectors",
+        "equality_terms": "costart.domain.label_selectors",
+        "Requirement": "costart.domain.label_selectors",
+        "Assignment": "costart.domain.events",
+        "COSTART_NAMESPACE": "costart.domain.ids",
+        "Capacity": "costart.domain.capacity",
+        "ClaimStatus": "costart.domain.states",
+        "ClusterUnit": "costart.domain.cluster_stream",
+        "Conflict": "costart.domain.errors",
+        "Decision": "costart.domain.decisions",
+        "DomainError": "costart.domain.errors",
+        "DomainEvent": "costart.domain.events",
+        "ENV_NAME_PATTERN": "costart.domain.limits",
+        "EventAudit": "costart.domain.invariants",
+        "FailurePolicy": "costart.domain.spec_types",
+        "FailureReason": "costart.domain.spec_types",
+        "GROUP_STARTED": "costart.domain.states",
+        "GROUP_STATUSES": "costart.domain.states",
+        "GROUP_TERMINAL": "costart.domain.states",
+        "GROUP_WAITING": "costart.domain.states",
+        "GroupDoc": "costart.domain.spec",
+        "GroupSpec": "costart.domain.spec_types",
+        "GroupState": "costart.domain.states",
+        "GroupStatus": "costart.domain.states",
+        "GroupUnit": "costart.domain.aggregates",
+        "HostTask": "costart.domain.reconcile",
+        "HostView": "costart.domain.reconcile",
+        "IllegalTransition": "costart.domain.errors",
+        "LABEL_PATTERN": "costart.domain.limits",
+        "MAX_SPEC_BYTES": "costart.domain.limits",
+        "MemberSpec": "costart.domain.spec_types",
+        "MemberState": "costart.domain.states",
+        "MemberStatus": "costart.domain.states",
+        "NAME_PATTERN": "costart.domain.limits",
+        "NodeStatus": "costart.domain.events",
+        "NotFound": "costart.domain.errors",
+        "Outcome": "costart.domain.reports",
+        "PendClass": "costart.domain.events",
+        "PendReason": "costart.domain.events",
+        "PlaceGroup": "costart.domain.decisions",
+        "PlaceMember": "costart.domain.decisions",
+        "PlacementMode": "costart.domain.spec_types",
+        "Probe": "costart.domain.run_table",
+        "RunSpec": "costart.domain.run_table",
+        "Selector": "costart.domain.labels",
+        "Shape": "costart.domain.spec_types",
+        "SpecError": "costart.domain.errors",
+        "SpecFormat": "costart.domain.spec",
+        "SuccessPolicy": "costart.domain.spec_types",
+        "TIMER": "costart.domain.actors",
+        "TaskState": "costart.domain.states",
+        "TaskStatus": "costart.domain.states",
+        "Topology": "costart.domain.spec_types",
+        "TopologyPolicy": "costart.domain.spec_types",
+        "World": "costart.domain.world",
+        "backfill": "costart.domain.backfill",
+        "check_group": "costart.domain.invariants",
+        "check_world": "costart.domain.invariants",
+        "decisions": "costart.domain.decisions",
+        "events": "costart.domain.events",
+        "failures": "costart.domain.failures",
+        "format_duration_ns": "costart.domain.durations",
+        "id_text": "costart.domain.ids",
+        "is_name": "costart.domain.spec",
+        "lifecycle": "costart.domain.lifecycle",
+        "limits": "costart.domain.limits",
+        "matches": "costart.domain.labels",
+        "never_reached": "costart.domain.probe_hosts",
+        "node_loss": "costart.domain.node_loss",
+        "parse_duration_ns": "costart.domain.durations",
+        "parse_selector": "costart.domain.labels",
+        "parse_spec": "costart.domain.spec",
+        "parse_spec_warned": "costart.domain.spec",
+        "plain_address": "costart.domain.probe_hosts",
+        "reconcile": "costart.domain.reconcile",
+        "reports": "costart.domain.reports",
+        "runtime_limits": "costart.domain.runtime_limits",
+        "scheduling": "costart.domain.scheduling",
+        "spec_from_object": "costart.domain.spec",
+        "spec_warnings": "costart.domain.spec_warnings",
+        "task_log_path": "costart.domain.run_table",
+        "SpecField": "costart.domain.spec_reference",
+        "describe_schema": "costart.domain.spec_reference",
+        "document_fields": "costart.domain.spec_reference",
+        "find_field": "costart.domain.spec_reference",
+        "near_fields": "costart.domain.spec_reference",
+        "reference_line": "costart.domain.spec_reference",
+        "refusal": "costart.domain.spec_reference",
+        "spec_fields": "costart.domain.spec_reference",
+    },
 )
-
-
-def __getattr__(name: str) -> object:
-    if name in _REFERENCE:
-        import importlib  # noqa: PLC0415
-
-        return getattr(importlib.import_module("costart.domain.spec_reference"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

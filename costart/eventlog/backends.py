@@ -15,6 +15,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Final
+from urllib.parse import urlsplit
 
 from eventsourcing.persistence import InfrastructureFactory
 from eventsourcing.utils import resolve_topic
@@ -116,9 +117,28 @@ REGISTRY: Final[Mapping[str, str]] = {
 """``PERSISTENCE_MODULE`` -> the topic of its `StoreBackend`; any other module is leaseless."""
 
 
+URL_SCHEMES: Final[Mapping[str, tuple[str, ...]]] = {
+    "costart.store": (),
+    "costart.pgstore": ("postgresql", "postgres"),
+}
+"""The URL schemes each backend of `REGISTRY` claims (none: it claims directories), so
+`backend_at` loads only the backends a location can be for: a directory's commands
+never load a database driver (ADR 0078). tests/store/test_backend_registry.py holds it
+equal to what each backend's ``claims`` says."""
+
+
+def _candidates(location: str) -> list[str]:
+    """The backends that may claim ``location``: those of its URL scheme, or those that
+    take directories (a location without ``://``)."""
+    if "://" in location:
+        scheme = urlsplit(location).scheme
+        return [m for m, schemes in URL_SCHEMES.items() if scheme in schemes]
+    return [m for m, schemes in URL_SCHEMES.items() if not schemes]
+
+
 def backend_at(location: str) -> StoreBackend:
     """The one backend that claims a ``--store`` location (a directory or a URL)."""
-    claiming = [b for b in map(_resolve, REGISTRY) if b.claims(location)]
+    claiming = [b for b in map(_resolve, _candidates(location)) if b.claims(location)]
     if len(claiming) != 1:
         names = ", ".join(b.module for b in claiming) or "none"
         raise ValueError(f"--store {location!r}: one store backend must take it, not {names}")

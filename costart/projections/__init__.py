@@ -4,24 +4,28 @@
 log holds beyond the tracked position; the query methods read one consistent snapshot.
 `RecorderSource` reads a controller's log without building a `Controller`.
 `group_view`/`member_view` derive a row from live state the way the views do (`serve`
-answers a command with them before its views caught up).
-"""
+answers a command with them before its views caught up)."""
 
-from costart.eventlog.event_reading import RecorderSource
-from costart.projections.derive import event_detail, group_view, member_view
-from costart.projections.models import (
-    GroupDetail,
-    GroupView,
-    Histogram,
-    HoldView,
-    MemberView,
-    PendEntry,
-    TaskView,
-    TimelineEntry,
-)
-from costart.projections.view_builder import EventSource, catch_up, rebuild
-from costart.projections.view_queries import Views
-from costart.projections.view_store import ViewDamagedError, stored_anchor
+from typing import TYPE_CHECKING
+
+from costart._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from costart.eventlog.event_reading import RecorderSource
+    from costart.projections.derive import event_detail, group_view, member_view
+    from costart.projections.models import (
+        GroupDetail,
+        GroupView,
+        Histogram,
+        HoldView,
+        MemberView,
+        PendEntry,
+        TaskView,
+        TimelineEntry,
+    )
+    from costart.projections.view_builder import EventSource, catch_up, rebuild
+    from costart.projections.view_queries import Views
+    from costart.projections.view_store import ViewDamagedError, stored_anchor
 
 __all__ = [
     "EventSource",
@@ -43,3 +47,29 @@ __all__ = [
     "rebuild",
     "stored_anchor",
 ]
+
+# Resolved on first use: importing one module of the package (`events` for a read
+# over --server) does not import the rest of it (ADR 0078).
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "EventSource": "costart.projections.view_builder",
+        "GroupDetail": "costart.projections.models",
+        "GroupView": "costart.projections.models",
+        "Histogram": "costart.projections.models",
+        "HoldView": "costart.projections.models",
+        "MemberView": "costart.projections.models",
+        "PendEntry": "costart.projections.models",
+        "RecorderSource": "costart.eventlog.event_reading",
+        "TaskView": "costart.projections.models",
+        "TimelineEntry": "costart.projections.models",
+        "ViewDamagedError": "costart.projections.view_store",
+        "Views": "costart.projections.view_queries",
+        "catch_up": "costart.projections.view_builder",
+        "event_detail": "costart.projections.derive",
+        "group_view": "costart.projections.derive",
+        "member_view": "costart.projections.derive",
+        "rebuild": "costart.projections.view_builder",
+        "stored_anchor": "costart.projections.view_store",
+    },
+)

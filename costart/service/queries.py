@@ -6,13 +6,16 @@ answer put together from more than one of them, so REST and the CLI give the sam
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import msgspec
 from msgspec import Meta
 
 from costart.domain.events import PendReason
-from costart.projections import PendEntry, Views
+from costart.projections.models import PendEntry
+
+if TYPE_CHECKING:
+    from costart.projections import Views
 
 
 class Why(msgspec.Struct, frozen=True):

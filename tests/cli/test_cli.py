@@ -14,10 +14,10 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+from costart import bootstrap as bootstrap_module
 from costart.bootstrap import Settings, bootstrap
-from costart.cli import backend as backend_module
 from costart.cli.main import DEMO_SPEC, app
-from costart.cli.render import age_reference
+from costart.cli.rows import age_reference
 from costart.display import WALL_CLOCK_FLOOR_NS
 from costart.domain.actors import Actor
 from costart.domain.decisions import SetPendReason
@@ -111,7 +111,8 @@ def test_reads_catch_the_views_up_without_building_a_controller(store, monkeypat
     def no_controller(*_args, **_kwargs):
         raise AssertionError("a read built a Controller (folding the whole log)")
 
-    monkeypatch.setattr(backend_module, "Controller", no_controller)
+    # Every Controller the CLI builds comes from the composition root.
+    monkeypatch.setattr(bootstrap_module, "bootstrap", no_controller)
     rows = json.loads(costart(store, "get", "groups", "-o", "json").stdout)
     assert rows[0]["state"] == "CANCELLED"
 
@@ -274,6 +275,4 @@ def test_describe_member_shows_the_run_table_and_each_tasks_log_file(store, tmp_
     assert logs[1].endswith(f"logs/costart/probed-{group.id}/trainer/1.attempt-1.log")
     member = json.loads(costart(store, "get", "members", "probed", "-o", "json").stdout)[0]
     assert member["run"]["argv"] == ["python3", "train.py", "--steps", "10"]
-    assert (
-        member["tasks"][0]["log"] == f"logs/costart/probed-{group.id}/trainer/0.attempt-1.log"
-    )
+    assert member["tasks"][0]["log"] == f"logs/costart/probed-{group.id}/trainer/0.attempt-1.log"

@@ -4,10 +4,12 @@ cannot be read, names the CLI puts into URLs (quoted), and names the server refu
 from __future__ import annotations
 
 import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import unquote
 
-import httpx
 import pytest
 from litestar.testing import TestClient
 from typer.testing import CliRunner
@@ -44,19 +46,58 @@ def test_validate_still_reads_a_good_file():
     assert result.exit_code == 0 and "valid" in result.stdout
 
 
-@pytest.mark.parametrize("name", HOSTILE)
-def test_every_name_the_cli_puts_in_a_url_reaches_the_server_as_one_segment(name):
+class _Recorder(BaseHTTPRequestHandler):
+    """Answers every request 404 with a JSON error and records its raw path."""
+
     paths: list[str] = []
 
-    def answer(request: httpx.Request) -> httpx.Response:
-        paths.append(request.url.raw_path.decode())
-        return httpx.Response(404, json={"error": "no such group"})
+    def _answer(self) -> None:
+        self.paths.append(self.path)
+        length = int(self.headers.get("Content-Length") or 0)
+        self.rfile.read(length)
+        body = b'{"error": "no such group"}'
+        self.send_response(404)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
 
-    backend = RemoteBackend("http://127.0.0.1:9", None)
-    backend.client._http = httpx.Client(transport=httpx.MockTransport(answer))
-    for call in (backend.describe, backend.events, backend.why, backend.cancel, backend.members):
-        with pytest.raises(Exception, match="no such group"):
-            call(name)
+    do_GET = do_POST = _answer  # noqa: N815  (the names http.server calls)
+
+    def log_message(self, *_: object) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def recorder() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Recorder)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.parametrize("name", HOSTILE)
+def test_every_name_the_cli_puts_in_a_url_reaches_the_server_as_one_segment(recorder, name):
+    # Reads (the standard library's client) and writes (httpx) alike.
+    _Recorder.paths.clear()
+    backend = RemoteBackend(recorder, None)
+    try:
+        for call in (
+            backend.describe,
+            backend.events,
+            backend.why,
+            backend.cancel,
+            backend.members,
+        ):
+            with pytest.raises(Exception, match="no such group"):
+                call(name)
+    finally:
+        backend.close()
+    paths = list(_Recorder.paths)
     assert len(paths) == 5
     for path, suffix in zip(paths, ["", "/events", "/why", "/cancel", "/members"], strict=True):
         # One segment for the name, nothing of it read as a path, query or fragment.
@@ -100,9 +141,7 @@ def test_a_hostile_cancel_cancels_nothing(api):
     ("option", "value"),
     [("--interval", "0"), ("--interval", "-1"), ("--lease-duration", "0"), ("--claim-delay", "-1")],
 )
-def test_serve_refuses_a_zero_or_negative_duration_before_opening_anything(
-    tmp_path, option, value
-):
+def test_serve_refuses_a_zero_or_negative_duration_before_opening_anything(tmp_path, option, value):
     tokens = tmp_path / "tokens.toml"
     tokens.write_text('[tokens.a-token-of-sixteen-chars]\nuser = "root"\nrole = "admin"\n')
     store = tmp_path / "store"

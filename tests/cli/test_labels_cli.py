@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from costart.cli.exits import EXIT_USAGE
 from costart.cli.main import DEMO_SPEC
 from tests.cli.test_operator_output import (
     costart,
@@ -41,9 +42,15 @@ def test_get_groups_by_label_selector_and_labels_shown(reserving_store, tmp_path
 
 
 def test_a_bad_selector_is_a_usage_error_naming_the_term(reserving_store):  # noqa: F811
-    bad = costart("--store", str(reserving_store), "get", "groups", "-l", "team")
-    assert bad.exit_code != 0
-    assert lines(bad.stderr) == [
-        "error: bad label selector 'team': expected key=value (1-253 letters, digits, '.', "
-        "'/' or '-', starting and ending with a letter or digit)"
-    ]
+    for term, why in [
+        ("team in rl", ""),
+        ("team in ()", " (an empty set)"),
+        ("te am=rl", ""),
+        ("team=r@l", " ('r@l' is not a label key or value)"),
+    ]:
+        bad = costart("--store", str(reserving_store), "get", "groups", "-l", term)
+        assert bad.exit_code == EXIT_USAGE, (term, bad.output)
+        assert lines(bad.stderr) == [
+            f"error: bad label selector {term!r}{why}: expected key=value, key!=value, "
+            "key in (a,b), key notin (a,b), key or !key"
+        ]

@@ -139,7 +139,8 @@ def test_kubectl_habits_names_jsonpath_sort_by_and_picking_groups(reserving_stor
     bad = costart("--store", store, "get", "groups", "-o", "xml")
     assert bad.exit_code == EXIT_USAGE
     assert lines(bad.stderr) == [
-        "error: bad --output 'xml': use table, wide, json, yaml, name or jsonpath=TEMPLATE"
+        "error: bad --output 'xml': use table, wide, json, yaml, name, jsonpath=TEMPLATE or "
+        "custom-columns=HEADER:.path,..."
     ]
 
 
@@ -159,7 +160,9 @@ def test_describe_member_shows_one_member_line_by_line(reserving_store):
         "Reason:     -",
     ]
     bad = costart("--store", str(reserving_store), "describe", "member", "grpo-run-42")
-    assert lines(bad.stderr) == ["error: bad member 'grpo-run-42': write GROUP/MEMBER"]
+    assert lines(bad.stderr) == [
+        "error: bad member 'grpo-run-42': write GROUP/MEMBER or member/GROUP/MEMBER"
+    ]
 
 
 def test_version_and_every_table_in_one_style(reserving_store):
