@@ -66,7 +66,7 @@ def under(modules: set[str], prefixes: set[str]) -> set[str]:
 @pytest.fixture(scope="module")
 def local_store(tmp_path_factory):
     store = tmp_path_factory.mktemp("imports") / "store"
-    assert run_cli("--store", str(store), "submit", str(DEMO_SPEC)).returncode == 0
+    assert run_cli("--store", str(store), "submit", "--create", str(DEMO_SPEC)).returncode == 0
     return store
 
 
