@@ -16,6 +16,7 @@ import typer
 from costart.cli.backend import error_for
 from costart.cli.commands import Target
 from costart.cli.exits import UsageError, reported
+from costart.cli.names import RESOURCE_TYPES
 from costart.domain.errors import NotFound
 from costart.domain.limits import NAME_PATTERN
 from costart.projections import MemberView
@@ -102,7 +103,11 @@ def _follow_each(
 
 def parse_target(text: str) -> tuple[str, str | None, int | None]:
     """GROUP, GROUP/MEMBER or GROUP/MEMBER/TASK, matched whole; `UsageError` naming
-    the part at fault."""
+    the part at fault. What ``-o name`` prints is taken back: a leading ``group/`` or
+    ``member/`` (or plural) is the object's type, as in `costart.cli.names`."""
+    kind, sep, rest = text.partition("/")
+    if sep and RESOURCE_TYPES.get(kind) in ("group", "member"):
+        text = rest
     parts = text.split("/")
     if len(parts) > 3:
         raise UsageError(f"{text!r}: expected GROUP, GROUP/MEMBER or GROUP/MEMBER/TASK")
