@@ -4,14 +4,20 @@ counted, and every policy offered the same load."""
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 
 from costart.cli.sim_cmd import controller_factory
+from costart.domain.events import Assignment
+from costart.domain.states import MemberState
 from costart.sim.independent import IndependentEmbedder
+from costart.sim.metrics import GpuUsage, Original
 from costart.sim.peers.pool import demand_of
 from costart.sim.results import BACKFILL_POLICY, PolicyResult, run_policy
 from costart.sim.scenario import parse_scenario
 from costart.sim.setup import SimSetup, draw_setup
+from tests.builders import a_group
 from tests.sim.helpers import SCENARIOS, run, setup_of
 from tests.sim.test_backfill_quality import _short_setup
 
@@ -122,3 +128,58 @@ def test_independent_serves_about_as_much_as_atomic() -> None:
     # one original fails on the node loss under independent (no group policy); the
     # others serve their full replica count, so the totals stay within 15 %
     assert used[1] == pytest.approx(used[0], rel=0.15)
+
+
+# --- the rules of `GpuUsage`, one member at a time --------------------------------------
+
+HOUR = 3600 * 10**9
+
+
+def _member(spec_member: str, status: str, gpus_on: int, **fields: object) -> MemberState:
+    spec = a_group().with_member("a", gpu=4).with_member("b", gpu=4).build()
+    member = next(m for m in spec.members if m.name == spec_member)
+    assignments = [Assignment(0, "n1")] if gpus_on else []
+    return MemberState(
+        id=uuid.UUID(int=1),
+        version=1,
+        group_id=uuid.UUID(int=2),
+        spec=member,
+        status=status,  # type: ignore[arg-type]
+        assignments=assignments,
+        **fields,  # type: ignore[arg-type]
+    )
+
+
+def _usage_with_two_running() -> tuple[GpuUsage, Original]:
+    usage, original = GpuUsage(8), Original(0, "g", 0)
+    usage.set_full_started(original, True)
+    for key in ("a", "b"):
+        usage.member_changed(key, _member(key, "RUNNING", 1), original)
+    usage.advance(HOUR)
+    return usage, original
+
+
+def test_a_member_that_restarts_alone_throws_away_its_run_only() -> None:
+    usage, original = _usage_with_two_running()
+    usage.member_changed("a", _member("a", "RESTARTING", 0), original)
+    assert usage.thrown_gpu_ns == 4 * HOUR  # a's hour; b runs on
+
+
+def test_a_succeeded_member_is_thrown_away_when_its_group_restarts() -> None:
+    usage, original = _usage_with_two_running()
+    usage.member_changed("a", _member("a", "SUCCEEDED", 0), original)
+    assert usage.thrown_gpu_ns == 0
+    usage.advance(2 * HOUR)
+    usage.member_changed("b", _member("b", "FAILED", 0), original)
+    assert usage.thrown_gpu_ns == 8 * HOUR  # b's two hours
+    usage.attempt_lost(original)  # the group restarts: a must run again
+    assert usage.thrown_gpu_ns == 12 * HOUR
+
+
+def test_a_cancelled_group_keeps_its_work_unless_it_had_failed() -> None:
+    usage, original = _usage_with_two_running()
+    usage.member_changed("a", _member("a", "STOPPED", 0, last_reason="group cancelled"), original)
+    assert usage.thrown_gpu_ns == 0
+    original.outcome = "failed"  # independent cancels the tasks of a failed original
+    usage.member_changed("b", _member("b", "STOPPED", 0, last_reason="group cancelled"), original)
+    assert usage.thrown_gpu_ns == 4 * HOUR
