@@ -19,7 +19,8 @@ Run: python bench/bench_scheduling.py [--seeds N] [--first-seed K] [--workloads 
 
 Runs are kept per workload, policy and seed: runs of other seeds already in the output
 file (or in ``--add-runs`` files, other parts of the same benchmark run elsewhere, e.g.
-seeds 11-20 in a second process) are summarised with this run's.
+seeds 11-20 in a second process) are summarised with this run's, and policies recorded
+but not run this time keep their runs.
 """
 
 from __future__ import annotations
@@ -171,9 +172,12 @@ def print_summary(
 def with_runs_of_other_seeds(
     runs: dict[str, list[RunFigures]], recorded: dict[str, list[Any]]
 ) -> dict[str, list[RunFigures]]:
-    """``runs`` plus the recorded runs (JSON) of the same policies for other seeds, by seed."""
+    """``runs`` plus the recorded runs (JSON) for other seeds, by seed; a policy recorded
+    but not run this time keeps its recorded runs (a run of some policies adds to the
+    entry rather than dropping the others)."""
     out: dict[str, list[RunFigures]] = {}
-    for policy, fresh in runs.items():
+    for policy in [*runs, *(p for p in recorded if p not in runs)]:
+        fresh = runs.get(policy, [])
         seeds = {r.seed for r in fresh}
         older = [msgspec.convert(r, RunFigures) for r in recorded.get(policy, [])]
         merged = [*fresh, *(r for r in older if r.seed not in seeds)]
