@@ -76,12 +76,12 @@ def preempt(unit: GroupUnit, nodes: Sequence[str], lender: str, at_ns: int) -> N
     ``lender`` can start there. Before its start the group is released and retried (no
     attempt counted); after it, each member with a task there fails by the policy."""
     group = unit.group.state
-    for member in group.spec.members:
-        if not member.preemptible:
+    for declared in group.spec.members:
+        if not declared.preemptible:
             # A declared time limit is not a kill switch (ADR 0092): the limit itself
             # stops the work (`runtime_limits`), a reservation never does.
             raise DomainError(
-                f"member {member.name} is not preemptible: reservation {lender} "
+                f"member {declared.name} is not preemptible: reservation {lender} "
                 f"may not stop group {unit.name}"
             )
     where = frozenset(nodes)
