@@ -98,7 +98,7 @@ class IndependentEmbedder(Embedder):
         )
         for member in arrival.spec.members:
             for task in range(tasks_of(member)):
-                spec = task_spec(source, member, task)
+                spec = self.task_spec(source, member, task)
                 unit = Unit(spec.name, spec, original, member.name, task)
                 # A later round draws fresh claim delays (its own placements' streams).
                 unit.gens[member.name] = attempt * GENERATIONS_PER_ROUND
@@ -108,6 +108,10 @@ class IndependentEmbedder(Embedder):
         original.units = len(units)
         self.task_units[index] = units
         self.running_tasks[index] = {}
+
+    def task_spec(self, spec: GroupSpec, member: MemberSpec, task: int) -> GroupSpec:
+        """The group one task runs as (a peer model may place it differently)."""
+        return task_spec(spec, member, task)
 
     def _on_submit(self, unit: Unit) -> None:
         if unit.original.outcome is None:
