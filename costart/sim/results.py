@@ -22,6 +22,7 @@ from costart.sim.peers import (
     KueueEmbedder,
     SlurmEasyEmbedder,
     VolcanoEmbedder,
+    VolcanoSlaEmbedder,
     YuniKornEmbedder,
 )
 from costart.sim.ports import ControllerFactory, SimController
@@ -33,7 +34,7 @@ POLICIES = ("atomic", "reserve", "independent")
 BACKFILL_POLICY = "reserve-backfill"
 # Peers' policies as the simulator models them (`costart.sim.peers`), compared with
 # costart's on the same workload.
-PEER_POLICIES = ("volcano", "yunikorn", "kueue", "slurm-easy")
+PEER_POLICIES = ("volcano", "volcano-sla", "yunikorn", "kueue", "slurm-easy")
 ALL_POLICIES = (*POLICIES[:2], BACKFILL_POLICY, *POLICIES[2:], *PEER_POLICIES)
 
 
@@ -190,6 +191,7 @@ def result_of(engine: Engine, embedder: Embedder) -> PolicyResult:
 
 _PEERS: dict[str, Callable[[SimSetup], Embedder]] = {
     "volcano": VolcanoEmbedder,
+    "volcano-sla": VolcanoSlaEmbedder,
     "yunikorn": YuniKornEmbedder,
     "kueue": KueueEmbedder,
     "slurm-easy": SlurmEasyEmbedder,

@@ -76,16 +76,6 @@ def test_kueue_admits_by_quota_and_evicts_a_workload_whose_pods_are_not_ready_in
     assert result.never_started == 0
 
 
-def test_slurm_easy_reserves_for_the_head_and_backfills_jobs_that_end_before_it():
-    setup = setup_of("starvation")
-    slurm, engine = run_policy(setup, "slurm-easy", controller_factory)
-    atomic = run(setup, "atomic")
-    assert engine.embedder.backfilled > 0
-    assert slurm.idle_held_gpu_hours == atomic.idle_held_gpu_hours  # nothing is held
-    gang_p99 = by_workload(slurm, "gang").time_to_start_p99_s
-    assert gang_p99 < by_workload(atomic, "gang").time_to_start_p99_s / 2
-
-
 def test_the_gate_pool_counts_gpus_per_type_and_in_total():
     pool = GpuPool({"H100": 16, "L40S": 8})
     h100 = demand_of(a_group().with_member("m", gpu=8, gpu_type="H100", tasks=2).build())
