@@ -239,8 +239,11 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
             entry["targets"] = starvation_targets(summary, _plain_reserve(workloads))
         all_seeds = sorted({r.seed for rs in runs.values() for r in rs})
         entry["seeds"] = all_seeds
+        # A policy measured on fewer seeds than the others says so beside its figures.
+        entry["seeds_per_policy"] = {p: len(rs) for p, rs in runs.items()}
         workloads[name] = entry
-        print(f"== {name} ({len(all_seeds)} seeds): median [min..max]")
+        counts = sorted({len(rs) for rs in runs.values()})
+        print(f"== {name} ({len(all_seeds)} seeds; per policy {counts}): median [min..max]")
         print_summary(summary, per_workload)
         if "targets" in entry:
             print(f"  targets: {msgspec.json.encode(entry['targets']).decode()}")
