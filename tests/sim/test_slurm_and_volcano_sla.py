@@ -92,3 +92,13 @@ def test_volcano_sla_changes_nothing_for_jobs_within_their_waiting_time():
     sla, plain = run(setup, "volcano-sla"), run(setup, "volcano")
     assert sla.time_to_start_p99_s == plain.time_to_start_p99_s
     assert sla.idle_held_gpu_hours == plain.idle_held_gpu_hours
+
+
+def test_peer_reservations_never_preempt_work_costart_may_stop():
+    # Work declared preemptible may be stopped by costart's reservations (ADR 0092);
+    # neither Volcano's sla lock nor a yunikorn node reservation stops anything.
+    from tests.sim.test_backfill_quality import _short_setup
+
+    for policy in ("volcano-sla", "yunikorn"):
+        result = run(_short_setup(3), policy)
+        assert result.preemptions == 0, policy

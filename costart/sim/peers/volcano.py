@@ -29,8 +29,10 @@ if TYPE_CHECKING:
 
 
 def without_claims(spec: GroupSpec) -> GroupSpec:
-    """The spec with no member claims (Volcano gates nothing on them) and placed atomic."""
-    members = tuple(msgspec.structs.replace(m, claims=()) for m in spec.members)
+    """The spec with no member claims (Volcano gates nothing on them) and placed atomic.
+    Nothing is ``preemptible`` for a reservation either: costart's reservations stop
+    such work (ADR 0092), Volcano's allocate action and sla plugin do not."""
+    members = tuple(msgspec.structs.replace(m, claims=(), preemptible=False) for m in spec.members)
     placement = msgspec.structs.replace(spec.placement, mode="atomic")
     return msgspec.structs.replace(spec, members=members, placement=placement)
 

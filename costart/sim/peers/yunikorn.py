@@ -58,12 +58,15 @@ class YuniKornEmbedder(IndependentEmbedder):
         self.running_apps: set[int] = set()  # originals whose gang was allocated whole
 
     def task_spec(self, spec: GroupSpec, member: MemberSpec, task: int) -> GroupSpec:
-        """A task that reserves a node when it does not fit (``Application.tryNodes``)."""
+        """A task that reserves a node when it does not fit (``Application.tryNodes``).
+        It is never ``preemptible`` for another's reservation: a yunikorn-core node
+        reservation only keeps other asks off the node, it stops nothing."""
         single = task_spec(spec, member, task)
         placement = msgspec.structs.replace(
             single.placement, mode="reserve", timeout_ns=RESERVATION_NEVER_LAPSES_NS
         )
-        return msgspec.structs.replace(single, placement=placement)
+        members = tuple(msgspec.structs.replace(m, preemptible=False) for m in single.members)
+        return msgspec.structs.replace(single, placement=placement, members=members)
 
     def _on_arrive(self, index: int) -> None:
         super()._on_arrive(index)
