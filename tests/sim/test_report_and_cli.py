@@ -130,7 +130,7 @@ def test_the_per_workload_panel_reads_minutes_for_short_waits_and_hours_for_long
     import matplotlib.pyplot as plt
     import msgspec
 
-    from costart.sim.report import workload_bars, build_report
+    from costart.sim.report import build_report, workload_bars
     from tests.sim.helpers import run, setup_of
 
     setup = setup_of("rl-post-training", 1)
