@@ -4,8 +4,11 @@ Not a test (its CI checks are `tests/sim/test_scheduling_quality.py` and
 `tests/sim/test_backfill_quality.py`, one or two seeds). For the mixed, starvation,
 starvation-backfill (the same workload with what backfill needs declared) and
 deadlock-trap scenarios and the PAI and DLRM traces, over N seeds (20 by default), every
-policy: gang and small-job time to start (p50, p99), idle-held and partial-start
-GPU-hours and utilisation, each as the median over seeds with its range. Compares the
+policy: per workload first (time to start p50/p99, never started, wasted GPU-hours in
+its three parts: idle-held, partial-start, thrown away; restarts), then pooled (gang and
+small-job time to start, the same waste, restarts, preemptions, limit kills, groups
+arriving after the horizon, utilisation), each as the median over seeds with its range
+(a wait marked ">=" holds censored waits of groups that never started). Compares the
 policies on starvation-backfill (the workload's ``targets``), judges those comparisons
 against `targets.TARGETS["scheduling"]` (``targets_met``) and writes
 bench/results/scheduling.json (a run of some workloads keeps the others' entries from
@@ -18,7 +21,8 @@ are skipped without them).
 
 Runs are kept per workload, policy and seed: runs of other seeds already in the output
 file (or in ``--add-runs`` files, other parts of the same benchmark run elsewhere, e.g.
-seeds 11-20 in a second process) are summarised with this run's.
+seeds 11-20 in a second process) are summarised with this run's, and policies recorded
+but not run this time keep their runs.
 """
 
 from __future__ import annotations
@@ -35,7 +39,7 @@ import msgspec
 
 from costart.cli.sim_cmd import controller_factory
 from costart.logging_setup import configure_logging
-from costart.sim.quality import RunFigures, Spread, measure, summarise
+from costart.sim.quality import RunFigures, Spread, measure, summarise, summarise_workloads
 from costart.sim.results import ALL_POLICIES, BACKFILL_POLICY
 from costart.sim.scenario import load_scenario
 from costart.sim.setup import SimSetup, draw_setup
@@ -92,6 +96,10 @@ def starvation_targets(
     baseline = plain if plain is not None else reserve
     gang = [median(p, "gang_time_to_start_p99_s") for p in (backfill, baseline, reserve)]
     idle = [median(p, "idle_held_gpu_hours") for p in (backfill, baseline, reserve)]
+    wasted = [
+        median(p, "wasted_gpu_hours") if "wasted_gpu_hours" in p else float("inf")
+        for p in (backfill, baseline, reserve)
+    ]
     small = [median(p, "small_time_to_start_p50_s") for p in (backfill, atomic)]
     return {
         "plain_reserve": "sim-starvation.toml" if plain is not None else "this workload",
@@ -105,6 +113,8 @@ def starvation_targets(
             "ratio": round(idle[0] / idle[1], 3) if idle[1] else None,
             "ratio_to_reserve_here": round(idle[0] / idle[2], 3) if idle[2] else None,
         },
+        # Not a target: idle-held alone hides the work preemptions throw away.
+        "wasted_gpu_hours_backfill_plain_reserve_reserve_here": wasted,
         "small_p50_within_10pct_of_atomic": {
             "met": small[0] <= 1.1 * small[1],
             "backfill_atomic_s": small,
@@ -119,12 +129,57 @@ def _plain_reserve(workloads: dict[str, Any]) -> dict[str, Spread] | None:
     return None if recorded is None else msgspec.convert(recorded, dict[str, Spread])
 
 
+def _wait(figures: dict[str, Spread], field: str, never: str) -> str:
+    """A time-to-start spread, marked ">=" when some seed's waits are censored."""
+    censored = (figures[never].high or 0) > 0
+    return ("≥" if censored else "") + _text(figures[field]) + "s"
+
+
+def _waste(figures: dict[str, Spread], partial: str) -> str:
+    return (
+        f"wasted {_text(figures['wasted_gpu_hours'])} GPU-h ="
+        f" idle-held {_text(figures['idle_held_gpu_hours'])}"
+        f" + partial {_text(figures[partial])}"
+        f" + thrown away {_text(figures['thrown_away_gpu_hours'])};"
+        f" restarts {_text(figures['restarts'])}"
+    )
+
+
+def print_summary(
+    summary: dict[str, dict[str, Spread]], per_workload: dict[str, dict[str, dict[str, Spread]]]
+) -> None:
+    """Per-workload rows first, the pooled row of each policy last and labelled."""
+    for policy, workloads in per_workload.items():
+        for workload, f in workloads.items():
+            print(
+                f"  {policy:16} {workload:18} p50 {_wait(f, 'time_to_start_p50_s', 'never_started')}"
+                f" p99 {_wait(f, 'time_to_start_p99_s', 'never_started')}"
+                f" (never started {_text(f['never_started'])}); {_waste(f, 'partial_start_gpu_hours')}"
+            )
+    for policy, figures in summary.items():
+        print(
+            f"  {policy:16} POOLED gang p50"
+            f" {_wait(figures, 'gang_time_to_start_p50_s', 'gang_never_started')}"
+            f" p99 {_wait(figures, 'gang_time_to_start_p99_s', 'gang_never_started')}"
+            f" (never {_text(figures['gang_never_started'])});"
+            f" small p50 {_wait(figures, 'small_time_to_start_p50_s', 'small_never_started')}"
+            f" p99 {_wait(figures, 'small_time_to_start_p99_s', 'small_never_started')};"
+            f" {_waste(figures, 'partial_start_gpu_hours')};"
+            f" preemptions {_text(figures['preemptions'])};"
+            f" after horizon {_text(figures['after_horizon'])};"
+            f" util {_text(figures['utilization'])}"
+        )
+
+
 def with_runs_of_other_seeds(
     runs: dict[str, list[RunFigures]], recorded: dict[str, list[Any]]
 ) -> dict[str, list[RunFigures]]:
-    """``runs`` plus the recorded runs (JSON) of the same policies for other seeds, by seed."""
+    """``runs`` plus the recorded runs (JSON) for other seeds, by seed; a policy recorded
+    but not run this time keeps its recorded runs (a run of some policies adds to the
+    entry rather than dropping the others)."""
     out: dict[str, list[RunFigures]] = {}
-    for policy, fresh in runs.items():
+    for policy in [*runs, *(p for p in recorded if p not in runs)]:
+        fresh = runs.get(policy, [])
         seeds = {r.seed for r in fresh}
         older = [msgspec.convert(r, RunFigures) for r in recorded.get(policy, [])]
         merged = [*fresh, *(r for r in older if r.seed not in seeds)]
@@ -177,7 +232,9 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
         for earlier in (workloads.get(name, {}), *(a.get(name, {}) for a in added)):
             runs = with_runs_of_other_seeds(runs, earlier.get("runs", {}))
         summary = {p: summarise(r) for p, r in runs.items()}
+        per_workload = {p: summarise_workloads(r) for p, r in runs.items()}
         entry: dict[str, object] = {
+            "summary_by_workload": msgspec.to_builtins(per_workload),
             "summary": msgspec.to_builtins(summary),
             "runs": msgspec.to_builtins(runs),
         }
@@ -185,19 +242,12 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
             entry["targets"] = starvation_targets(summary, _plain_reserve(workloads))
         all_seeds = sorted({r.seed for rs in runs.values() for r in rs})
         entry["seeds"] = all_seeds
+        # A policy measured on fewer seeds than the others says so beside its figures.
+        entry["seeds_per_policy"] = {p: len(rs) for p, rs in runs.items()}
         workloads[name] = entry
-        print(f"== {name} ({len(all_seeds)} seeds): median [min..max]")
-        for policy, figures in summary.items():
-            print(
-                f"  {policy:16} gang p50 {_text(figures['gang_time_to_start_p50_s'])}s"
-                f" p99 {_text(figures['gang_time_to_start_p99_s'])}s"
-                f" (never {_text(figures['gang_never_started'])});"
-                f" small p50 {_text(figures['small_time_to_start_p50_s'])}s"
-                f" p99 {_text(figures['small_time_to_start_p99_s'])}s;"
-                f" idle-held {_text(figures['idle_held_gpu_hours'])} GPU-h;"
-                f" partial {_text(figures['partial_start_gpu_hours'])} GPU-h;"
-                f" util {_text(figures['utilization'])}"
-            )
+        counts = sorted({len(rs) for rs in runs.values()})
+        print(f"== {name} ({len(all_seeds)} seeds; per policy {counts}): median [min..max]")
+        print_summary(summary, per_workload)
         if "targets" in entry:
             print(f"  targets: {msgspec.json.encode(entry['targets']).decode()}")
     results["workloads"] = workloads

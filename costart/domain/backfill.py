@@ -9,9 +9,11 @@ stopped for it (``preemptible``). Three commands, each on one group:
   capacity is counted once, as the borrower's use, and is still owed to the reservation
   (it claims it every session);
 * `place_borrower` — the borrower's whole gang is placed, its events noting the lender;
-* `preempt` — when the reservation's gang can start, a borrower still on its nodes is
-  stopped with reason ``preempted``: its own failure policy applies, and a preemption
-  never consumes a restart budget (`costart.domain.policy.consumes_budget`).
+* `preempt` — when the reservation's gang can start, preemptible work still on its
+  nodes is stopped with reason ``preempted``: its own failure policy applies, and a
+  preemption never consumes a restart budget (`costart.domain.policy.consumes_budget`).
+  Work that is not preemptible is never stopped (ADR 0092): a limited borrower ends by
+  its own limit, before the reservation's expected completion.
 
 The limit itself is enforced by `costart.domain.runtime_limits`.
 """
@@ -74,6 +76,14 @@ def preempt(unit: GroupUnit, nodes: Sequence[str], lender: str, at_ns: int) -> N
     ``lender`` can start there. Before its start the group is released and retried (no
     attempt counted); after it, each member with a task there fails by the policy."""
     group = unit.group.state
+    for declared in group.spec.members:
+        if not declared.preemptible:
+            # A declared time limit is not a kill switch (ADR 0092): the limit itself
+            # stops the work (`runtime_limits`), a reservation never does.
+            raise DomainError(
+                f"member {declared.name} is not preemptible: reservation {lender} "
+                f"may not stop group {unit.name}"
+            )
     where = frozenset(nodes)
     unit.set_note(f"preempted for reservation {lender}")
     if group.status == "PLACED":

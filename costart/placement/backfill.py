@@ -12,13 +12,15 @@ Expected completion: the latest declared end (start + ``max_runtime``) of the wo
 the nodes the lender still waits for, capped by its reservation deadline; work without a
 limit there makes it the deadline.
 
-When the lender's gang fits once the borrowers on its nodes are gone (the groups placed
-on capacity it could have lent: lower groups whose members are all preemptible, or all
-preemptible or limited and placed since the reservation opened), those borrowers are
-stopped (`Preempt`, reason ``preempted``) and the gang is placed in the same session.
-Any reservation (``reserve`` too) may stop lower preemptible work this way, so a
-borrower of a lower lender never blocks a higher reservation. Every decision here is a
-function of the World, the order and the time.
+When the lender's gang fits once the preemptible groups on its nodes are gone (lower
+groups whose every member is ``preemptible``), those groups are stopped (`Preempt`,
+reason ``preempted``) and the gang is placed in the same session. Any reservation
+(``reserve`` too) may stop lower preemptible work this way, so a borrower of a lower
+lender never blocks a higher reservation. A time limit is not a kill switch (ADR 0092):
+work that is not preemptible is never stopped for a reservation — a limited borrower
+ends by its own limit, which it could borrow only because that limit ends before the
+lender's expected completion. Every decision here is a function of the World, the order
+and the time.
 """
 
 from __future__ import annotations
@@ -49,15 +51,6 @@ def may_borrow(group: GroupState, lender: Lender, now_ns: int) -> bool:
             continue
         limit = member.max_runtime_ns
         if limit is None or now_ns + limit > lender.expected_ns:
-            return False
-    return True
-
-
-def _declares(group: GroupState) -> bool:
-    """Every member preemptible or limited (checked for every placed group of a session
-    with a reservation: stops at the first member that declares neither)."""
-    for member in group.spec.members:
-        if not member.preemptible and member.max_runtime_ns is None:
             return False
     return True
 
@@ -258,18 +251,16 @@ class BackfillSession:
     def take_back(
         self, group: GroupState, members: Sequence[MemberState], plan_in: PlanIn
     ) -> tuple[Plan, list[dec.Decision]] | None:
-        """If the reservation's gang fits once the groups it may stop leave its nodes:
-        the plan and the preemptions (capacity given back in the ledger), else None. Any
-        reservation may stop lower preemptible work (so a borrower of a lower lender
-        never blocks a higher reservation for longer than a session); a lending one also
-        stops limited work placed since it opened."""
+        """If the reservation's gang fits once the lower preemptible groups leave its
+        nodes: the plan and the preemptions (capacity given back in the ledger), else
+        None. Any reservation may stop lower preemptible work (so a borrower of a lower
+        lender never blocks a higher reservation for longer than a session), and only
+        that: work that is not preemptible is never stopped (ADR 0092)."""
         if group.status != "RESERVING" or group.reservation_deadline_ns is None:
             return None
         if not self._stoppable():
             return None
-        opened = group.reservation_deadline_ns - group.spec.placement.timeout_ns
-        lends = group.spec.placement.mode == lending.BACKFILL
-        taken = self._taken_back_from(self.position[group.name], opened, lends)
+        taken = self._taken_back_from(self.position[group.name])
         if not taken:
             return None
         ledger = self.ledger
@@ -298,28 +289,22 @@ class BackfillSession:
             self._give_back(t, set(names))
         return plan, decisions
 
-    def _taken_back_from(self, position: int, opened_ns: int, limited_too: bool) -> list[Taken]:
-        """Lower placed or started groups the reservation may stop: every member
-        preemptible; or (``limited_too``: a lending reservation) every member preemptible
-        or limited and placed since the reservation opened (they borrowed, or may have)."""
-        out: list[Taken] = []
-        for t in self._stoppable():
-            group = t.group
-            if t.position <= position or group.name in self.preempted:
-                continue
-            placed = group.placed_at_ns
-            if _preemptible(group) or (limited_too and placed is not None and placed >= opened_ns):
-                out.append(t)
-        return out
+    def _taken_back_from(self, position: int) -> list[Taken]:
+        """Lower placed or started groups the reservation may stop (all preemptible)."""
+        return [
+            t
+            for t in self._stoppable()
+            if t.position > position and t.group.name not in self.preempted
+        ]
 
     def _stoppable(self) -> list[Taken]:
-        """Placed or started groups whose every member is preemptible or limited, with
-        what they use per node (made once per session)."""
+        """Placed or started groups whose every member is preemptible, with what they
+        use per node (made once per session)."""
         if self._stoppable_groups is None:
             index = self.cluster.index
             found: list[Taken] = []
             for position, (group, members) in enumerate(self.order):
-                if group.status not in _TAKEN_BACK or not _declares(group):
+                if group.status not in _TAKEN_BACK or not _preemptible(group):
                     continue
                 uses: NodeVecs = {}
                 for member in members:

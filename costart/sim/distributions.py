@@ -54,10 +54,6 @@ class Const(msgspec.Struct, frozen=True, tag="const", tag_field="dist", forbid_u
     def mean_ns(self) -> int:
         return _ns("value", self.value)
 
-    def upper_ns(self) -> int | None:
-        """The largest value a draw can take (None: unbounded)."""
-        return _ns("value", self.value)
-
 
 class Exp(msgspec.Struct, frozen=True, tag="exp", tag_field="dist", forbid_unknown_fields=True):
     """Exponential with the given mean (memoryless arrivals, delays, times to failure)."""
@@ -73,9 +69,6 @@ class Exp(msgspec.Struct, frozen=True, tag="exp", tag_field="dist", forbid_unkno
 
     def mean_ns(self) -> int:
         return _ns("mean", self.mean)
-
-    def upper_ns(self) -> int | None:
-        return None
 
 
 class Uniform(
@@ -94,9 +87,6 @@ class Uniform(
 
     def mean_ns(self) -> int:
         return (_ns("low", self.low) + _ns("high", self.high)) // 2
-
-    def upper_ns(self) -> int | None:
-        return _ns("high", self.high)
 
 
 class LogNormal(
@@ -123,9 +113,6 @@ class LogNormal(
 
     def mean_ns(self) -> int:
         return int(_ns("median", self.median) * math.exp(self.sigma**2 / 2))
-
-    def upper_ns(self) -> int | None:
-        return None if self.max is None else _ns("max", self.max)
 
 
 Dist = Const | Exp | Uniform | LogNormal

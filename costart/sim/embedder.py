@@ -34,6 +34,14 @@ if TYPE_CHECKING:
 EXIT_CODES = {"oom": 137, "error": 1}
 
 
+def count_stop(original: Original, reason: str) -> None:
+    """Count a member stopped by a reservation or at its declared run-time limit."""
+    if reason == "preempted":
+        original.preemptions += 1
+    elif reason == "max-runtime":
+        original.limit_kills += 1
+
+
 class Unit:
     """One controller group as the embedder knows it. Under costart policies the unit is
     the original group; under ``independent`` it is one task of it (``member``/``task``)."""
@@ -100,6 +108,8 @@ class Embedder:
             ev.MemberSucceeded: self._member_ended,
             ev.MemberFailed: self._member_ended,
             ev.MemberStopped: self._member_ended,
+            ev.MemberRestarted: self._restarted,
+            ev.GroupRestarted: self._restarted,
             ev.GroupSucceeded: self._group_ended,
             ev.GroupFailed: self._group_ended,
             ev.GroupCancelled: self._group_ended,
@@ -341,7 +351,14 @@ class Embedder:
             self.engine.push(event.at_ns + after, "end_run", unit, state.name, token, reason)
 
     def _member_ended(self, unit: Unit, event: ev.DomainEvent) -> None:
-        """A member succeeded, failed or was stopped (the independent policy counts)."""
+        """A member succeeded, failed or was stopped: count what stopped it early."""
+        if isinstance(event, ev.MemberFailed):
+            count_stop(unit.original, event.reason)
+
+    def _restarted(self, unit: Unit, event: ev.MemberRestarted | ev.GroupRestarted) -> None:
+        unit.original.restarts += 1
+        if isinstance(event, ev.GroupRestarted):
+            self.usage.attempt_lost(unit.original)
 
     def group_started(self, unit: Unit) -> None:
         original = unit.original
@@ -362,5 +379,9 @@ class Embedder:
         original = unit.original
         original.ended_ns = self.engine.now_ns
         original.outcome = type(event).__name__.removeprefix("Group").lower()
+        if original.outcome == "failed":
+            self.usage.attempt_lost(original)
+        else:
+            self.usage.attempt_kept(original)
         if original.started_ns is None:
             self.usage.waiting -= 1

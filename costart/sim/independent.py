@@ -7,7 +7,10 @@ the group's arrival, drawn per task). The original group counts as started when 
 task runs at once; its jobs' run time counts from that moment — tasks that started
 earlier hold accelerators doing nothing (partial-start waste). The naive controller has
 no group failure policy: a task that fails fails its original group, whose other tasks
-are cancelled. A replica set contributes its start quorum (``min_start``) of replicas.
+are cancelled. A replica set contributes every replica it asks for (``count``, as costart
+places up to the desired size), and the original counts as started once every job task
+and each replica set's start quorum (``min_start``) run at once — the same gang costart
+waits for, so every policy is offered the same load.
 
 An original group that never fully starts while some of its tasks hold accelerators
 when the run ends is deadlocked.
@@ -56,6 +59,12 @@ def task_spec(spec: GroupSpec, member: MemberSpec, task: int) -> GroupSpec:
 
 
 def tasks_of(member: MemberSpec) -> int:
+    """Tasks created for a member: every job task, every replica (the desired size)."""
+    return member.count
+
+
+def gang_of(member: MemberSpec) -> int:
+    """Tasks of a member that must run for the original to count as started."""
     return member.count if member.kind == "job" else member.min_start
 
 
@@ -66,6 +75,8 @@ class IndependentEmbedder(Embedder):
         super().__init__(setup, None)
         self.policy = "independent"
         self.task_units: dict[int, list[Unit]] = {}
+        # Per original: its members' tasks running now (a member absent: none).
+        self.running_tasks: dict[int, dict[str, int]] = {}
 
     def _on_arrive(self, index: int) -> None:
         arrival = self._admit(index)
@@ -87,7 +98,7 @@ class IndependentEmbedder(Embedder):
         )
         for member in arrival.spec.members:
             for task in range(tasks_of(member)):
-                spec = task_spec(source, member, task)
+                spec = self.task_spec(source, member, task)
                 unit = Unit(spec.name, spec, original, member.name, task)
                 # A later round draws fresh claim delays (its own placements' streams).
                 unit.gens[member.name] = attempt * GENERATIONS_PER_ROUND
@@ -96,6 +107,11 @@ class IndependentEmbedder(Embedder):
                 self.engine.push(at_ns + int(rng.random() * skew), "submit", unit)
         original.units = len(units)
         self.task_units[index] = units
+        self.running_tasks[index] = {}
+
+    def task_spec(self, spec: GroupSpec, member: MemberSpec, task: int) -> GroupSpec:
+        """The group one task runs as (a peer model may place it differently)."""
+        return task_spec(spec, member, task)
 
     def _on_submit(self, unit: Unit) -> None:
         if unit.original.outcome is None:
@@ -108,9 +124,12 @@ class IndependentEmbedder(Embedder):
         original = unit.original
         unit.running = True
         original.running_units += 1
+        source = unit.source_member(unit.spec.members[0].name)
+        running = self.running_tasks[original.index]
+        running[source] = running.get(source, 0) + 1
         if original.full_started:
             return
-        if original.running_units < original.units:
+        if not self._gang_running(original):
             original.partial = True
             return
         self.usage.set_full_started(original, True)
@@ -128,10 +147,19 @@ class IndependentEmbedder(Embedder):
         ):
             self.engine.push(self.engine.now_ns + arrival.lifetime_ns, "end_original", original)
 
+    def _gang_running(self, original: Original) -> bool:
+        running = self.running_tasks[original.index]
+        return all(
+            running.get(m.name, 0) >= gang_of(m) for m in self.arrivals[original.index].spec.members
+        )
+
     def _member_ended(self, unit: Unit, event: ev.DomainEvent) -> None:
+        super()._member_ended(unit, event)
         if unit.running:
             unit.running = False
             unit.original.running_units -= 1
+            running = self.running_tasks[unit.original.index]
+            running[unit.source_member("")] -= 1
 
     def group_started(self, unit: Unit) -> None:
         """A task's own barrier: the original starts only when every task runs."""
@@ -146,11 +174,13 @@ class IndependentEmbedder(Embedder):
         if original.outcome is None:
             if isinstance(event, ev.GroupFailed):
                 original.outcome = "failed"
+                self.usage.attempt_lost(original)
                 self._cancel_all(original)
             elif isinstance(event, ev.GroupSucceeded):
                 jobs = [u for u in units if u.spec.members[0].kind == "job"]
                 if all(u.ended for u in jobs):
                     original.outcome = "succeeded"
+                    self.usage.attempt_kept(original)
                     self._cancel_all(original)
         self._finish_if_all_ended(original)
 

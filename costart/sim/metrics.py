@@ -8,6 +8,15 @@ moment:
 * partial-start waste — running while the (original) group has not fully started: the
   accelerators a naive start burns waiting for the rest of the group.
 
+Busy time is further judged when a run ends: busy GPU-time of a member run (or of a
+replica lost from it) that ends without success — failed, restarted, preempted, stopped at
+its run-time limit, or stopped because its group failed — is *thrown away*, and so is a
+succeeded run's when its group later restarts or fails (it must run again, or never
+counts). A run the user ended (a cancelled group: a service at the end of its lifetime)
+is not thrown away, and neither is a replica set's: a service that served and then
+lost a replica served meanwhile (nothing is run again). Wasted GPU-time is idle-held +
+partial-start waste + thrown away.
+
 Each member's share is recomputed only when an event about it is written, and totals
 move by the difference, so accounting costs O(1) per event. The same three integrals are
 kept per original group too (settled whenever its counts move, and at the end), so the
@@ -35,13 +44,19 @@ class Original:
         "idle_gpu_ns",
         "idle_gpus",
         "index",
+        "kept_gpu_ns",
+        "limit_kills",
         "name",
         "outcome",
         "partial",
+        "preemptions",
+        "restarts",
         "running_gpus",
         "running_units",
+        "runs",
         "settled_ns",
         "started_ns",
+        "thrown_gpu_ns",
         "units",
         "waste_gpu_ns",
         "workload",
@@ -65,6 +80,33 @@ class Original:
         self.started_ns: int | None = None
         self.ended_ns: int | None = None
         self.outcome: str | None = None
+        # Thrown-away accounting: the live member runs (key -> MemberRun), busy GPU-ns of
+        # runs that succeeded in the current group attempt (thrown away if the group
+        # restarts or fails), thrown-away GPU-ns, and what ended runs without success.
+        self.runs: dict[str, MemberRun] = {}
+        self.kept_gpu_ns = 0
+        self.thrown_gpu_ns = 0
+        self.restarts = 0
+        self.preemptions = 0
+        self.limit_kills = 0
+
+
+class MemberRun:
+    """One member's current run: its running GPUs, the busy GPU-ns it has done so far
+    (settled up to ``settled_ns``) and its failed replicas when it started."""
+
+    __slots__ = ("busy_gpu_ns", "failed_replicas", "running_gpus", "settled_ns")
+
+    def __init__(self, now_ns: int, failed_replicas: int) -> None:
+        self.running_gpus = 0
+        self.busy_gpu_ns = 0
+        self.settled_ns = now_ns
+        self.failed_replicas = failed_replicas
+
+    def settle(self, now_ns: int, busy: bool) -> None:
+        if busy:
+            self.busy_gpu_ns += self.running_gpus * (now_ns - self.settled_ns)
+        self.settled_ns = now_ns
 
 
 class Sample(msgspec.Struct, frozen=True, array_like=True):
@@ -87,6 +129,7 @@ class GpuUsage:
         self.idle_gpu_ns = 0
         self.busy_gpu_ns = 0
         self.waste_gpu_ns = 0
+        self.thrown_gpu_ns = 0
         self.last_ns = 0
         self.waiting = 0
         self._share: dict[str, tuple[int, int]] = {}
@@ -118,6 +161,8 @@ class GpuUsage:
         if (idle, running) == (old_idle, old_running):
             return
         self.settle(original)
+        if running != old_running and member.spec.kind == "job":
+            self._run_changed(key, member, original, old_running, running)
         self._share[key] = (idle, running)
         self.idle_gpus += idle - old_idle
         original.idle_gpus += idle - old_idle
@@ -128,11 +173,50 @@ class GpuUsage:
         else:
             self.waste_gpus += delta
 
+    def _run_changed(
+        self, key: str, member: MemberState, original: Original, old: int, new: int
+    ) -> None:
+        """A job member's running GPUs moved from ``old`` to ``new``: judge the busy work
+        of what stopped running (its share of the run, proportionally). Replica sets are
+        not judged: serving is never redone."""
+        now = self.last_ns
+        run = original.runs.get(key)
+        if run is None:
+            run = original.runs[key] = MemberRun(now, member.failed_replicas)
+        run.settle(now, original.full_started)
+        if new < old:
+            part = run.busy_gpu_ns * (old - new) // old
+            run.busy_gpu_ns -= part
+            if _kept(member, original, run):
+                original.kept_gpu_ns += part
+            else:
+                self.throw(original, part)
+            run.failed_replicas = member.failed_replicas
+        run.running_gpus = new
+        if new == 0:
+            del original.runs[key]
+
+    def throw(self, original: Original, gpu_ns: int) -> None:
+        original.thrown_gpu_ns += gpu_ns
+        self.thrown_gpu_ns += gpu_ns
+
+    def attempt_lost(self, original: Original) -> None:
+        """The original's group restarts or fails: what its runs achieved in this attempt
+        (succeeded members included) must run again, or never counts."""
+        self.throw(original, original.kept_gpu_ns)
+        original.kept_gpu_ns = 0
+
+    def attempt_kept(self, original: Original) -> None:
+        """The original's group ended as its user wanted (succeeded, or cancelled)."""
+        original.kept_gpu_ns = 0
+
     def set_full_started(self, original: Original, started: bool) -> None:
         """Move the original's running GPUs between waste and busy."""
         if original.full_started == started:
             return
         self.settle(original)
+        for run in original.runs.values():
+            run.settle(self.last_ns, original.full_started)
         original.full_started = started
         sign = 1 if started else -1
         self.busy_gpus += sign * original.running_gpus
@@ -162,6 +246,19 @@ class GpuUsage:
             point.waiting,
         ):
             self.timeline.append(point)
+
+
+def _kept(member: MemberState, original: Original, run: MemberRun) -> bool:
+    """Did the run (or the replicas it lost) end as the user wanted? Succeeded, scaled
+    down, or stopped by a cancel of a group that had not failed."""
+    status = member.status
+    if status == "SUCCEEDED":
+        return True
+    if status == "RUNNING":
+        return member.failed_replicas == run.failed_replicas  # scaled down, none lost
+    if status == "STOPPED":
+        return member.last_reason == "group cancelled" and original.outcome != "failed"
+    return False
 
 
 def percentile(values: list[int], q: float) -> int | None:

@@ -1,11 +1,15 @@
 """Scheduling quality over many seeds: what `bench/bench_scheduling.py` measures.
 
-Per run, the groups split into *gangs* (more than one task to start together) and
-*small jobs* (one task); for each: time to start at p50 and p99. A group that never
-started counts with the time it waited until the run ended (a lower bound: a gang that
-starves must not vanish from the percentile that shows it starving), and the count of
-such groups is given beside. Per run also: idle-held and partial-start GPU-hours and
-utilisation. Across seeds each figure is summarised by its median and its range.
+Per run, per workload (a scenario's ``[[workloads]]``, a trace's size class): time to
+start (p50, p99) and wasted GPU-hours in its three parts. Then pooled over the run, the
+groups split into *gangs* (more than one task to start together) and *small jobs* (one
+task): time to start at p50 and p99. A group that never started counts with the time it
+waited until the run ended (a lower bound: a gang that starves must not vanish from the
+percentile that shows it starving), and the count of such censored waits is given
+beside. Groups that would have arrived after the run ended are left out, counted apart.
+Per run also: idle-held, partial-start and thrown-away GPU-hours (their sum: wasted),
+restarts, preemptions, limit kills and utilisation. Across seeds each figure is
+summarised by its median and its range.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 import msgspec
 
+from costart.sim.breakdown import WorkloadFigures, took_part, waits_of
 from costart.sim.engine import Engine
 from costart.sim.metrics import percentile
 from costart.sim.ports import ControllerFactory
@@ -24,8 +29,45 @@ from costart.sim.setup import SimSetup
 NS_PER_SECOND = 10**9
 
 
+class WorkloadRun(msgspec.Struct, frozen=True):
+    """One workload under one policy over one seed (seconds, GPU-hours); the waits
+    behind the percentiles include ``never_started`` censored ones."""
+
+    workload: str
+    groups: int
+    never_started: int
+    time_to_start_p50_s: float | None
+    time_to_start_p99_s: float | None
+    idle_held_gpu_hours: float
+    partial_start_gpu_hours: float
+    thrown_away_gpu_hours: float
+    wasted_gpu_hours: float
+    restarts: int
+    failed: int
+
+    @classmethod
+    def of(cls, w: WorkloadFigures) -> WorkloadRun:
+        return cls(
+            workload=w.workload,
+            groups=w.groups,
+            never_started=w.never_started,
+            time_to_start_p50_s=_round(w.time_to_start_p50_s),
+            time_to_start_p99_s=_round(w.time_to_start_p99_s),
+            idle_held_gpu_hours=round(w.idle_held_gpu_hours, 2),
+            partial_start_gpu_hours=round(w.partial_start_waste_gpu_hours, 2),
+            thrown_away_gpu_hours=round(w.thrown_away_gpu_hours, 2),
+            wasted_gpu_hours=round(w.wasted_gpu_hours, 2),
+            restarts=w.restarts,
+            failed=w.failed,
+        )
+
+
+def _round(seconds: float | None) -> float | None:
+    return None if seconds is None else round(seconds, 1)
+
+
 class RunFigures(msgspec.Struct, frozen=True):
-    """One policy over one seed (seconds, GPU-hours)."""
+    """One policy over one seed (seconds, GPU-hours): per workload, then pooled."""
 
     seed: int
     gangs: int
@@ -40,6 +82,14 @@ class RunFigures(msgspec.Struct, frozen=True):
     partial_start_gpu_hours: float
     utilization: float
     end_reason: str
+    thrown_away_gpu_hours: float = 0.0
+    wasted_gpu_hours: float = 0.0
+    restarts: int = 0
+    preemptions: int = 0
+    limit_kills: int = 0
+    failed: int = 0
+    after_horizon: int = 0
+    workloads: list[WorkloadRun] = msgspec.field(default_factory=list)
 
 
 class Spread(msgspec.Struct, frozen=True):
@@ -57,28 +107,40 @@ SUMMARISED = (
     "small_time_to_start_p99_s",
     "idle_held_gpu_hours",
     "partial_start_gpu_hours",
+    "thrown_away_gpu_hours",
+    "wasted_gpu_hours",
+    "restarts",
+    "preemptions",
+    "limit_kills",
+    "failed",
     "utilization",
     "gang_never_started",
     "small_never_started",
+    "after_horizon",
+)
+WORKLOAD_SUMMARISED = (
+    "time_to_start_p50_s",
+    "time_to_start_p99_s",
+    "never_started",
+    "idle_held_gpu_hours",
+    "partial_start_gpu_hours",
+    "thrown_away_gpu_hours",
+    "wasted_gpu_hours",
+    "restarts",
+    "failed",
 )
 
 
 def _waits(engine: Engine, gang: bool) -> tuple[list[int], int]:
-    """Each group's wait (censored at the run's end when it never started)."""
+    """Each group's wait (censored at the run's end when it never started), and how many
+    are censored; rejected groups and arrivals after the run's end left out."""
     arrivals = engine.setup.workload.arrivals
-    waits, never = [], 0
-    for original in engine.embedder.originals:
-        if original.outcome == "rejected":
-            continue
-        tasks = sum(m.min_start for m in arrivals[original.index].spec.members)
-        if (tasks > 1) != gang:
-            continue
-        if original.started_ns is None:
-            never += 1
-            waits.append(engine.now_ns - original.at_ns)
-        else:
-            waits.append(original.started_ns - original.at_ns)
-    return waits, never
+    chosen = [
+        o
+        for o in engine.embedder.originals
+        if (sum(m.min_start for m in arrivals[o.index].spec.members) > 1) == gang
+    ]
+    return waits_of(chosen, engine.now_ns)
 
 
 def _seconds(ns: int | None) -> float | None:
@@ -103,6 +165,14 @@ def run_figures(setup: SimSetup, policy: str, factory: ControllerFactory) -> Run
         partial_start_gpu_hours=round(result.partial_start_waste_gpu_hours, 2),
         utilization=result.utilization,
         end_reason=result.end_reason,
+        thrown_away_gpu_hours=round(result.thrown_away_gpu_hours, 2),
+        wasted_gpu_hours=round(result.wasted_gpu_hours, 2),
+        restarts=result.restarts,
+        preemptions=result.preemptions,
+        limit_kills=result.limit_kills,
+        failed=result.failed,
+        after_horizon=sum(1 for o in engine.embedder.originals if not took_part(o, engine.now_ns)),
+        workloads=[WorkloadRun.of(w) for w in result.workloads],
     )
 
 
@@ -115,6 +185,16 @@ def spread(values: Iterable[float | int | None]) -> Spread:
 
 def summarise(runs: Sequence[RunFigures]) -> dict[str, Spread]:
     return {name: spread(getattr(r, name) for r in runs) for name in SUMMARISED}
+
+
+def summarise_workloads(runs: Sequence[RunFigures]) -> dict[str, dict[str, Spread]]:
+    """Per workload, each figure's median and range over the runs (seeds)."""
+    names = sorted({w.workload for r in runs for w in r.workloads})
+    out = {}
+    for name in names:
+        rows = [w for r in runs for w in r.workloads if w.workload == name]
+        out[name] = {f: spread(getattr(w, f) for w in rows) for f in WORKLOAD_SUMMARISED}
+    return out
 
 
 def measure(

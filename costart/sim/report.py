@@ -78,10 +78,15 @@ def series(result: PolicyResult, end_ns: int) -> tuple[list[float], list[float],
     return hours, busy, waiting
 
 
-def write_plot(report: SimReport, capacity_gpus: int, path: Path) -> None:
-    """Utilization (busy / capacity GPUs) and groups waiting over time, one line per
-    policy, each to the end of the longest run; deadlocked groups are marked; below, time
-    to start per workload (p50 bars, p99 marks), policies side by side."""
+def write_plot(
+    report: SimReport, capacity_gpus: int, path: Path, headline: str | None = None
+) -> None:
+    """First the headline: wasted GPU-hours per policy, stacked in their three parts,
+    with partial starts, failed and never-started groups written on each bar. Then
+    utilization (busy / capacity GPUs) and groups waiting over time, one line per policy,
+    each to the end of the longest run; deadlocked groups are marked; last, time to start
+    per workload (p50 bars, p99 marks), policies side by side, a workload with groups
+    that never started drawn hatched to its censored wait and labelled with the count."""
     import matplotlib  # noqa: PLC0415 - only the report needs it, and it is slow to import
 
     matplotlib.use("Agg")
@@ -95,10 +100,11 @@ def write_plot(report: SimReport, capacity_gpus: int, path: Path) -> None:
         ),
         default=0,
     )
-    figure = plt.figure(figsize=(10, 9))
-    top = figure.add_subplot(3, 1, 1)
-    bottom = figure.add_subplot(3, 1, 2, sharex=top)
-    _workload_bars(figure.add_subplot(3, 1, 3), report)
+    figure = plt.figure(figsize=(11, 13))
+    waste_bars(figure.add_subplot(4, 1, 1), report)
+    top = figure.add_subplot(4, 1, 2)
+    bottom = figure.add_subplot(4, 1, 3, sharex=top)
+    workload_bars(figure.add_subplot(4, 1, 4), report)
     for k, result in enumerate(report.policies):
         style = _STYLES[k % len(_STYLES)]
         hours, busy, waiting = series(result, end_ns)
@@ -128,13 +134,55 @@ def write_plot(report: SimReport, capacity_gpus: int, path: Path) -> None:
     most = max((p.waiting for r in report.policies for p in r.timeline), default=0)
     bottom.set_ylim(0, most + 1)  # headroom for the deadlock marks
     bottom.set_xlabel("virtual time (hours)")
-    figure.suptitle(f"costart sim: {report.scenario} (seed {report.seed})")
+    title = f"costart sim: {report.scenario} (seed {report.seed})"
+    figure.suptitle(title if headline is None else f"{title}\n{headline}")
     figure.tight_layout()
     figure.savefig(path, dpi=100)
     plt.close(figure)
 
 
-def _workload_bars(axes: Any, report: SimReport) -> None:
+_WASTE_PARTS: Final = (
+    ("idle_held_gpu_hours", "idle-held", "#9ecae1"),
+    ("partial_start_waste_gpu_hours", "partial-start waste", "#fdae6b"),
+    ("thrown_away_gpu_hours", "thrown away", "#e6550d"),
+)
+
+
+def waste_bars(axes: Any, report: SimReport) -> None:
+    """Wasted GPU-hours per policy, stacked (idle-held, partial-start, thrown away), each
+    bar labelled with its total and the groups it hurt."""
+    names = [r.policy for r in report.policies]
+    xs = list(range(len(names)))
+    bottoms = [0.0] * len(names)
+    for field, label, color in _WASTE_PARTS:
+        values = [getattr(r, field) for r in report.policies]
+        axes.bar(xs, values, 0.6, bottom=bottoms, label=label, color=color)
+        bottoms = [b + v for b, v in zip(bottoms, values, strict=True)]
+    top = max(bottoms, default=0.0) or 1.0
+    for x, result in zip(xs, report.policies, strict=True):
+        notes = [f"{result.wasted_gpu_hours:.0f} GPU-h"]
+        if result.partial_starts:
+            notes.append(f"{result.partial_starts} partial starts")
+        if result.failed:
+            notes.append(f"{result.failed} failed")
+        if result.never_started:
+            notes.append(f"{result.never_started} never started")
+        axes.annotate(
+            "\n".join(notes),
+            (x, bottoms[x]),
+            textcoords="offset points",
+            xytext=(0, 3),
+            ha="center",
+            va="bottom",
+            fontsize="small",
+        )
+    axes.set_ylim(0, top * 1.6)
+    axes.set_xticks(xs, names)
+    axes.set_ylabel("wasted GPU-hours")
+    axes.legend(loc="upper left", fontsize="small")
+
+
+def workload_bars(axes: Any, report: SimReport) -> None:
     """Time to start per workload: a p50 bar and a p99 mark per policy, in minutes when
     every figure is under two hours (0.03 h reads badly), else in hours."""
     names = sorted({w.workload for r in report.policies for w in r.workloads})
@@ -155,16 +203,30 @@ def _workload_bars(axes: Any, report: SimReport) -> None:
         p50 = [_in_unit(figures.get(n), "time_to_start_p50_s", per_s) for n in names]
         p99 = [_in_unit(figures.get(n), "time_to_start_p99_s", per_s) for n in names]
         bars = axes.bar(xs, p50, width, label=f"{result.policy} p50")
-        axes.scatter(
-            xs,
-            p99,
-            marker="_",
-            s=200,
-            color=bars.patches[0].get_facecolor() if bars.patches else None,
-        )
+        color = bars.patches[0].get_facecolor() if bars.patches else None
+        axes.scatter(xs, p99, marker="_", s=200, color=color)
+        for x, name, bar in zip(xs, names, bars.patches, strict=True):
+            w = figures.get(name)
+            if w is None or not w.never_started:
+                continue
+            # Never started: its wait is censored at the run's end. Drawn hatched to that
+            # height and labelled, never as a short (or zero) bar that reads as fast.
+            bar.set_hatch("xx")
+            bar.set_edgecolor("black")
+            axes.annotate(
+                f"{w.never_started} never\nstarted",
+                (x, bar.get_height()),
+                textcoords="offset points",
+                xytext=(0, 2),
+                ha="center",
+                va="bottom",
+                fontsize="x-small",
+                color="black",
+            )
     axes.set_xticks([i + 0.4 - width / 2 for i in range(len(names))], names)
     axes.set_ylabel(f"time to start ({unit}): p50 bar, p99 mark")
-    axes.legend(loc="upper right", fontsize="small")
+    axes.set_ylim(0, longest_s / per_s * 1.25 if longest_s else 1.0)
+    axes.legend(loc="upper right", fontsize="x-small", ncol=2)
 
 
 def _in_unit(figures: WorkloadFigures | None, field: str, per_s: float) -> float:

@@ -12,17 +12,17 @@ from collections.abc import Callable
 import msgspec
 
 from costart.eventlog.event_reading import log_records
-from costart.sim.breakdown import NS_PER_SECOND, WorkloadFigures, by_workload
+from costart.sim.breakdown import NS_PER_SECOND, WorkloadFigures, by_workload, figures_of
 from costart.sim.breakdown import hours as _hours
-from costart.sim.breakdown import seconds as _seconds
 from costart.sim.embedder import Embedder
 from costart.sim.engine import Engine
 from costart.sim.independent import IndependentEmbedder
-from costart.sim.metrics import Sample, percentile
+from costart.sim.metrics import Sample
 from costart.sim.peers import (
     KueueEmbedder,
     SlurmEasyEmbedder,
     VolcanoEmbedder,
+    VolcanoSlaEmbedder,
     YuniKornEmbedder,
 )
 from costart.sim.ports import ControllerFactory, SimController
@@ -34,12 +34,17 @@ POLICIES = ("atomic", "reserve", "independent")
 BACKFILL_POLICY = "reserve-backfill"
 # Peers' policies as the simulator models them (`costart.sim.peers`), compared with
 # costart's on the same workload.
-PEER_POLICIES = ("volcano", "yunikorn", "kueue", "slurm-easy")
+PEER_POLICIES = ("volcano", "volcano-sla", "yunikorn", "kueue", "slurm-easy")
 ALL_POLICIES = (*POLICIES[:2], BACKFILL_POLICY, *POLICIES[2:], *PEER_POLICIES)
 
 
 class PolicyResult(msgspec.Struct, frozen=True):
-    """The figures of one policy (times in seconds, GPU use in GPU-hours)."""
+    """The figures of one policy (times in seconds, GPU use in GPU-hours), pooled over
+    every workload (``workloads`` has them per workload). Times to start include the
+    ``censored_waits`` groups that never started, at their wait until the run ended (a
+    lower bound); groups that would have arrived after the run ended are left out and
+    counted in ``after_horizon``. Wasted GPU-hours = idle-held + partial-start waste +
+    thrown away (busy work of runs that did not lead to success, `costart.sim.metrics`)."""
 
     policy: str
     groups: int
@@ -64,6 +69,13 @@ class PolicyResult(msgspec.Struct, frozen=True):
     restore_checks: int
     controller_restarts: int
     node_losses: int
+    thrown_away_gpu_hours: float
+    wasted_gpu_hours: float
+    restarts: int
+    preemptions: int
+    limit_kills: int
+    after_horizon: int
+    censored_waits: int
     sessions: int
     steps: int
     log_events: int
@@ -113,7 +125,6 @@ def _holding(engine: Engine, embedder: Embedder) -> set[int]:
 
 def result_of(engine: Engine, embedder: Embedder) -> PolicyResult:
     originals = embedder.originals
-    waits = [o.started_ns - o.at_ns for o in originals if o.started_ns is not None]
     holding = _holding(engine, embedder)
     deadlocked = [
         o.name
@@ -121,26 +132,28 @@ def result_of(engine: Engine, embedder: Embedder) -> PolicyResult:
         if o.started_ns is None and o.outcome is None and o.index in holding
     ]
     usage = engine.usage
+    end_ns = engine.now_ns
     for original in originals:
         usage.settle(original)
-    capacity_ns = usage.capacity_gpus * engine.now_ns
+    capacity_ns = usage.capacity_gpus * end_ns
     events, digest = log_digest(engine.controller)
     outcomes = [o.outcome for o in originals]
+    pooled = figures_of("pooled", originals, end_ns)
     c = engine.counters
     return PolicyResult(
         policy=embedder.policy,
-        groups=len(originals),
-        rejected=outcomes.count("rejected"),
-        started=len(waits),
-        never_started=sum(1 for o in originals if o.started_ns is None and o.outcome != "rejected"),
+        groups=pooled.groups,
+        rejected=pooled.rejected,
+        started=pooled.started,
+        never_started=pooled.never_started,
         succeeded=outcomes.count("succeeded"),
         failed=outcomes.count("failed"),
         cancelled=outcomes.count("cancelled"),
-        partial_starts=sum(1 for o in originals if o.partial),
+        partial_starts=pooled.partial_starts,
         deadlocked=len(deadlocked),
-        time_to_start_p50_s=_seconds(percentile(waits, 50)),
-        time_to_start_p90_s=_seconds(percentile(waits, 90)),
-        time_to_start_p99_s=_seconds(percentile(waits, 99)),
+        time_to_start_p50_s=pooled.time_to_start_p50_s,
+        time_to_start_p90_s=pooled.time_to_start_p90_s,
+        time_to_start_p99_s=pooled.time_to_start_p99_s,
         idle_held_gpu_hours=_hours(usage.idle_gpu_ns),
         partial_start_waste_gpu_hours=_hours(usage.waste_gpu_ns),
         busy_gpu_hours=_hours(usage.busy_gpu_ns),
@@ -151,15 +164,22 @@ def result_of(engine: Engine, embedder: Embedder) -> PolicyResult:
         restore_checks=c.restore_checks,
         controller_restarts=c.controller_restarts,
         node_losses=c.node_losses,
+        thrown_away_gpu_hours=_hours(usage.thrown_gpu_ns),
+        wasted_gpu_hours=_hours(usage.idle_gpu_ns + usage.waste_gpu_ns + usage.thrown_gpu_ns),
+        restarts=pooled.restarts,
+        preemptions=pooled.preemptions,
+        limit_kills=pooled.limit_kills,
+        after_horizon=pooled.after_horizon,
+        censored_waits=pooled.censored_waits,
         sessions=c.sessions,
         steps=c.steps,
         log_events=events,
         log_sha256=digest,
-        end_s=round(engine.now_ns / NS_PER_SECOND, 3),
+        end_s=round(end_ns / NS_PER_SECOND, 3),
         end_reason=engine.end_reason,
         deadlocked_groups=deadlocked[:50],
         timeline=usage.timeline,
-        workloads=by_workload(originals),
+        workloads=by_workload(originals, end_ns),
         allocator=engine.options.allocator,
         outside_work=engine.outside.placed if engine.outside is not None else 0,
         outside_dropped=engine.outside.dropped if engine.outside is not None else 0,
@@ -171,6 +191,7 @@ def result_of(engine: Engine, embedder: Embedder) -> PolicyResult:
 
 _PEERS: dict[str, Callable[[SimSetup], Embedder]] = {
     "volcano": VolcanoEmbedder,
+    "volcano-sla": VolcanoSlaEmbedder,
     "yunikorn": YuniKornEmbedder,
     "kueue": KueueEmbedder,
     "slurm-easy": SlurmEasyEmbedder,

@@ -16,7 +16,6 @@ import msgspec
 
 from costart.display import duration
 from costart.domain.durations import parse_duration_ns
-from costart.domain.spec_types import GroupSpec
 from costart.placement.cluster_file import ClusterDefinition
 from costart.sim.distributions import describe
 from costart.sim.scenario import Scenario, ScenarioRunDoc, WorkloadDoc
@@ -106,19 +105,6 @@ def _behaviour(doc: WorkloadDoc, run: ScenarioRunDoc) -> MemberBehaviour:
     )
 
 
-def _declared_limit(doc: WorkloadDoc, spec: GroupSpec) -> int | None:
-    """The longest any job of ``spec`` can run (None if some member is unbounded)."""
-    limits = []
-    for member in spec.members:
-        run = doc.runs.get(member.name, ScenarioRunDoc())
-        if member.kind != "job":
-            return None
-        limits.append(HOUR_NS if run.runtime is None else run.runtime.upper_ns())
-    if any(limit is None for limit in limits):
-        return None
-    return max((limit for limit in limits if limit is not None), default=None)
-
-
 def _arrivals(
     rng: random.Random, doc: WorkloadDoc, spec_index: int, scenario: Scenario
 ) -> list[Arrival]:
@@ -145,7 +131,6 @@ def _arrivals(
                 behaviour,
                 lifetime_ns=lifetime,
                 workload=doc.name,
-                limit_ns=_declared_limit(doc, spec),
             )
         )
     return out

@@ -54,9 +54,6 @@ class Arrival(msgspec.Struct, frozen=True):
     behaviour: dict[str, MemberBehaviour] = msgspec.field(default_factory=dict)
     lifetime_ns: int | None = None
     workload: str = ""  # the scenario's workload it came from ("" for a trace's)
-    # The run-time limit a user would declare (Slurm's --time): the largest run time its
-    # jobs can draw; None when unbounded or unknown (a trace's, a service's).
-    limit_ns: int | None = None
 
     @property
     def workload_name(self) -> str:

@@ -185,13 +185,15 @@ def test_lending_and_preempting_replay_to_the_same_state_bytes() -> None:
 def test_decisions_that_break_the_lending_rules_are_refused_and_write_nothing() -> None:
     rig = _rig(mode="reserve")
     rig.submit(a_group("plain").atomic().with_member("job", gpu=2).build())
+    rig.submit(_small("spare", preemptible=True).build())
     controller = rig.controller
     before = controller.recorder.max_notification_id()
     n3 = (Assignment(0, "b0-r0-n3"),)
     refused = [
         (LendHolds("big", {"w": n3}, "plain"), "not in reserve-backfill mode"),
         (PlaceBorrower("plain", {"job": n3}, "big"), "neither declares max_runtime"),
-        (Preempt("plain", ("b0-r0-n3",), "big"), "PENDING"),
+        (Preempt("plain", ("b0-r0-n3",), "big"), "member job is not preemptible"),
+        (Preempt("spare", ("b0-r0-n3",), "big"), "PENDING"),
     ]
     for decision, why in refused:
         with pytest.raises(DomainError, match=why):

@@ -100,3 +100,12 @@ def test_the_benchmark_summarises_runs_of_other_seeds_recorded_before() -> None:
         (2, 20.0),
         (3, 99.0),
     ]
+
+
+def test_a_run_of_some_policies_keeps_the_recorded_runs_of_the_others() -> None:
+    def figures(seed: int) -> RunFigures:
+        return RunFigures(seed, 1, 1, 0, 0, 1.0, 2.0, 1.0, 1.0, 0.0, 0.0, 0.5, "quiescent")
+
+    recorded = {"atomic": [msgspec.to_builtins(figures(1))]}
+    merged = _bench().with_runs_of_other_seeds({"volcano": [figures(1)]}, recorded)
+    assert sorted(merged) == ["atomic", "volcano"]

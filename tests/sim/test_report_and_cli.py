@@ -130,13 +130,13 @@ def test_the_per_workload_panel_reads_minutes_for_short_waits_and_hours_for_long
     import matplotlib.pyplot as plt
     import msgspec
 
-    from costart.sim.report import _workload_bars, build_report
+    from costart.sim.report import build_report, workload_bars
     from tests.sim.helpers import run, setup_of
 
     setup = setup_of("rl-post-training", 1)
     report = build_report(setup, [run(setup, "atomic")], [])
     _, axes = plt.subplots()
-    _workload_bars(axes, report)
+    workload_bars(axes, report)
     assert axes.get_ylabel() == "time to start (min): p50 bar, p99 mark"
     (result,) = report.policies
     slow = [msgspec.structs.replace(w, time_to_start_p99_s=3 * 3600.0) for w in result.workloads]
@@ -144,7 +144,7 @@ def test_the_per_workload_panel_reads_minutes_for_short_waits_and_hours_for_long
         report, policies=[msgspec.structs.replace(result, workloads=slow)]
     )
     _, long_axes = plt.subplots()
-    _workload_bars(long_axes, long_report)
+    workload_bars(long_axes, long_report)
     assert long_axes.get_ylabel() == "time to start (h): p50 bar, p99 mark"
     plt.close("all")
 

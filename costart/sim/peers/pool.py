@@ -15,10 +15,12 @@ Demand = tuple[tuple[str, int], ...]  # (gpu type or ANY, GPUs), sorted by type
 
 
 def demand_of(spec: GroupSpec) -> Demand:
-    """The GPUs a group needs to start (every job task, each service's start quorum)."""
+    """The GPUs a group asks for: every job task and every replica of a replica set (its
+    desired size), as Kueue's quota counts a workload's every pod and Slurm allocates a
+    job whole — the same load costart's policies place."""
     need: dict[str, int] = {}
     for member in spec.members:
-        gpus = member.shape.gpu * member.min_start
+        gpus = member.shape.gpu * member.count
         if gpus:
             kind = member.shape.gpu_type or ANY
             need[kind] = need.get(kind, 0) + gpus

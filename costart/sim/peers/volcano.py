@@ -13,11 +13,14 @@ cannot talk to them yet.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import hashlib
+from typing import TYPE_CHECKING, Final
 
 import msgspec
 
 from costart.domain import events as ev
+from costart.domain.actors import Actor
+from costart.domain.limits import MAX_PRIORITY
 from costart.sim.embedder import Embedder, Unit
 from costart.sim.setup import SimSetup, keyed_random
 
@@ -26,8 +29,10 @@ if TYPE_CHECKING:
 
 
 def without_claims(spec: GroupSpec) -> GroupSpec:
-    """The spec with no member claims (Volcano gates nothing on them) and placed atomic."""
-    members = tuple(msgspec.structs.replace(m, claims=()) for m in spec.members)
+    """The spec with no member claims (Volcano gates nothing on them) and placed atomic.
+    Nothing is ``preemptible`` for a reservation either: costart's reservations stop
+    such work (ADR 0092), Volcano's allocate action and sla plugin do not."""
+    members = tuple(msgspec.structs.replace(m, claims=(), preemptible=False) for m in spec.members)
     placement = msgspec.structs.replace(spec.placement, mode="atomic")
     return msgspec.structs.replace(spec, members=members, placement=placement)
 
@@ -93,3 +98,54 @@ class VolcanoEmbedder(Embedder):
             if after is not None:
                 token = (state.started_at_ns, attempt)
                 self.engine.push(event.at_ns + after, "end_run", unit, state.name, token, reason)
+
+
+# Volcano's sla plugin has no global default (a nil waiting time: no SLA); the operator
+# sets `sla-waiting-time` in the plugin's arguments or per job. The model uses one hour.
+SLA_WAITING_NS: Final = 3600 * 10**9
+
+
+class VolcanoSlaEmbedder(VolcanoEmbedder):
+    """Volcano with the ``sla`` plugin (ADR 0095): a job still pending after
+    ``sla-waiting-time`` is ordered before every job within its SLA (``JobOrderFn``,
+    earliest deadline first) and "locks idle resources pre-allocated to pods of this job
+    in allocate action, even if the job has not been Ready yet" (the plugin's design):
+    from then on it accumulates capacity as it frees, which costart's ``reserve`` mode
+    does. Modelled by resubmitting the overdue job as a ``reserve`` group of the highest
+    priority (submission order = deadline order); the arrival's wait counts from its
+    first submission."""
+
+    def __init__(self, setup: SimSetup, waiting_ns: int = SLA_WAITING_NS) -> None:
+        super().__init__(setup)
+        self.policy = "volcano-sla"
+        self.waiting_ns = waiting_ns
+        self.superseded: set[str] = set()  # units replaced by their overdue copy
+        self.overdue = 0
+
+    def _on_arrive(self, index: int) -> None:
+        super()._on_arrive(index)
+        self.engine.push(self.arrivals[index].at_ns + self.waiting_ns, "sla_due", index)
+
+    def _on_sla_due(self, index: int) -> None:
+        original = self.originals[index]
+        unit = self.units_by_name.get(self.arrivals[index].spec.name)
+        if unit is None or original.outcome is not None or original.started_ns is not None:
+            return
+        if self._group(unit).status not in ("PENDING", "RESERVING"):
+            return  # placed, waiting for volumes: not pending any more
+        self.overdue += 1
+        self.superseded.add(unit.name)
+        self.engine.command(
+            self.engine.controller.cancel, unit.name, actor=Actor.user(unit.spec.owner)
+        )
+        spec = unit.spec
+        placement = msgspec.structs.replace(spec.placement, mode="reserve")
+        name = "sla-" + hashlib.sha256(spec.name.encode()).hexdigest()[:12]
+        spec = msgspec.structs.replace(spec, name=name, priority=MAX_PRIORITY, placement=placement)
+        self._submit(Unit(spec.name, spec, original, None, 0))
+
+    def _group_ended(self, unit: Unit, event: ev.DomainEvent) -> None:
+        if unit.name in self.superseded:
+            unit.ended = True  # replaced by its overdue copy: the arrival lives on
+            return
+        super()._group_ended(unit, event)
