@@ -70,7 +70,7 @@ if TYPE_CHECKING:
         Topology,
         TopologyPolicy,
     )
-    from costart.domain.spec_warnings import spec_warnings
+    from costart.domain.spec_advice import spec_warnings
     from costart.domain.states import (
         GROUP_STARTED,
         GROUP_STATUSES,
@@ -267,7 +267,7 @@ __getattr__, __dir__ = lazy_exports(
         "runtime_limits": "costart.domain.runtime_limits",
         "scheduling": "costart.domain.scheduling",
         "spec_from_object": "costart.domain.spec",
-        "spec_warnings": "costart.domain.spec_warnings",
+        "spec_warnings": "costart.domain.spec_advice",
         "task_log_path": "costart.domain.run_table",
         "SpecField": "costart.domain.spec_reference",
         "describe_schema": "costart.domain.spec_reference",

@@ -46,7 +46,7 @@ from costart.domain.spec_types import (
     SuccessWhen,
     Topology,
 )
-from costart.domain.spec_warnings import spec_warnings
+from costart.domain.spec_advice import spec_warnings
 
 SpecFormat = Literal["toml", "json"]
 _NAME = re.compile(limits.NAME_PATTERN)

@@ -21,7 +21,6 @@ import msgspec
 from litestar import Request, get, post
 from litestar.datastructures import State
 from litestar.exceptions import ClientException, HTTPException, PermissionDeniedException
-from litestar.openapi.datastructures import ResponseSpec
 from litestar.openapi.spec import Example, OpenAPIMediaType, OpenAPIResponse, Operation
 from litestar.params import Parameter
 
@@ -32,7 +31,6 @@ from costart.projections import GroupView, MemberView, TaskView
 from costart.rest.auth import User
 from costart.rest.dispatch_routes import GroupName, MemberName, NodeName, TaskIndex, require_node
 from costart.rest.log_wire import MAX_PIECES_BODY, LogChunk, LogPieces, LogPiecesTaken, LogRead
-from costart.rest.models import ErrorBody
 from costart.rest.openapi import errors, struct_body
 from costart.service.controller_service import Service
 from costart.service.log_relay import (
@@ -49,15 +47,7 @@ from costart.service.log_relay import (
 ANSWER_S: Final = 10.0  # how long a node's agent has to answer a read at all
 NOT_STARTED_PAUSE_S: Final = 1.0  # a follower of a task not started yet asks again after
 
-_UNAVAILABLE = {
-    503: ResponseSpec(
-        data_container=ErrorBody, description="too many log reads are waiting at once"
-    ),
-    504: ResponseSpec(
-        data_container=ErrorBody,
-        description="the node's agent did not answer in time (it may be down or cut off)",
-    ),
-}
+_UNAVAILABLE = errors(503, 504)
 
 Attempt = Annotated[
     int | None,

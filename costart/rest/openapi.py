@@ -280,6 +280,8 @@ _DESCRIPTIONS = {
     413: "the body is over the size limit",
     415: "the body's Content-Type is not one the route reads",
     422: "the spec is invalid; `field` names the field",
+    503: "the server cannot answer now (a log read: too many reads are waiting at once)",
+    504: "the node's agent did not answer in time (it may be down or cut off)",
 }
 _EXAMPLES: dict[int, tuple[str, str | None]] = {
     400: ("invalid request: limit: Expected `int` >= 1", "limit"),
@@ -290,6 +292,8 @@ _EXAMPLES: dict[int, tuple[str, str | None]] = {
     413: ("Request Entity Too Large", None),
     415: ("Content-Type 'text/plain': a spec is application/json or application/toml", None),
     422: ("members[0].tasks: must be a positive count (got 0)", "members[0].tasks"),
+    503: ("too many log reads at once (256)", None),
+    504: ("the agent of node n1 did not answer within 10s", None),
 }
 """A real answer of each status, as the server words it (checked by the tests)."""
 

@@ -40,6 +40,7 @@ KINDS: Final = {
     422: Kind("invalid-spec", "The spec is invalid"),
     500: Kind("internal", "Internal error"),
     503: Kind("unavailable", "The controller cannot answer now"),
+    504: Kind("gateway-timeout", "A node's agent did not answer in time"),
     507: Kind("out-of-space", "The store is out of space"),
 }
 """The kind of each status the API answers; 503 has the more precise kinds below."""

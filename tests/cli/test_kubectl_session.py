@@ -41,7 +41,7 @@ def session(live_server, tmp_path_factory):
 def ok(*args: str) -> str:
     done = run_cli(*args)
     assert done.returncode == 0, (args, done.stderr)
-    # A submit may warn about its spec (`costart.domain.spec_warnings`); nothing else.
+    # A submit may warn about its spec (`costart.domain.spec_advice`); nothing else.
     said = done.stderr.splitlines()
     if args[0] == "submit":
         said = [line for line in said if not line.startswith("warning: members[")]
