@@ -643,7 +643,11 @@ def run_machine(machine: type[ControllerMachine], examples: int, steps: int) -> 
 
 
 def test_random_command_sequences_reach_every_phase_and_keep_every_invariant():
-    tally = run_machine(ControllerMachine, 25 if MUTATE else 1000 if SLOW else 200, 100)
+    # 400 sequences, not 200: with a newer hypothesis the fixed seed's first 200 sequences
+    # reached no reservation timeout and 61 claims READY (seed 22 of `make test-explore`
+    # no OOM): one half of a run varies that much between generator versions; the floors
+    # hold on the whole with margin (ReservationTimedOut 32 of 10, ClaimReady 417 of 100).
+    tally = run_machine(ControllerMachine, 25 if MUTATE else 1000 if SLOW else 400, 100)
     scale = 5 if SLOW else 0 if MUTATE else 1
     short = {
         kind: tally[f"ran:{kind}"]
