@@ -127,7 +127,8 @@ def members_table(members: Sequence[MemberView], with_group: bool = True) -> Tab
         claims = " ".join(f"{c}:{s}" for c, s in sorted(m.claims.items())) or "-"
         row = [m.name, m.kind, m.owner, m.profile or "-", m.state]
         row += [f"{m.placed}/{m.desired}{held}", f"{m.running}/{m.desired}", nodes, claims]
-        row += [str(m.restarts), display.member_reason(m.state, m.last_reason)]
+        row += [display.restarts_text(m.restarts, m.uncounted_restarts)]
+        row += [display.member_reason(m.state, m.last_reason)]
         if with_group:
             row.insert(0, m.group)
         table.add_row(*row)
@@ -269,7 +270,7 @@ def print_member(console: Console, m: MemberView, now_ns: int) -> None:
         f"run floor {m.min_running}){held}",
         f"Nodes:      {', '.join(m.nodes) or '-'}",
         f"Claims:     {claims}",
-        f"Restarts:   {m.restarts} ({m.uncounted_restarts} not counted), "
+        f"Restarts:   {display.restarts_text(m.restarts, m.uncounted_restarts)}, "
         f"failed replicas {m.failed_replicas}",
     ]
     if m.started_at_ns is not None:

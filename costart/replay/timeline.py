@@ -18,7 +18,7 @@ from costart.domain.world import World
 from costart.projections import event_detail
 from costart.replay.source import ReplaySource
 
-MarkerKind = Literal["failure", "restart", "timeout"]
+MarkerKind = Literal["failure", "restart", "timeout", "cancel", "scale"]
 
 
 class Span(msgspec.Struct, frozen=True):
@@ -41,7 +41,8 @@ class TimelineEvent(msgspec.Struct, frozen=True):
 
 
 class Marker(msgspec.Struct, frozen=True):
-    """A moment worth seeing on a lane: a failure, a restart or a timeout."""
+    """A moment worth seeing on a lane: a failure, a restart, a timeout, a cancel or a
+    scale change."""
 
     lane: str
     at_ns: int
@@ -78,6 +79,10 @@ def marker_kind(event: ev.DomainEvent) -> MarkerKind | None:
             return "restart"
         case ev.ReservationTimedOut() | ev.BarrierTimedOut():
             return "timeout"
+        case ev.GroupCancelled():
+            return "cancel"
+        case ev.MemberScaled():
+            return "scale"
         case _:
             return None
 
