@@ -37,7 +37,8 @@ class TimelineEvent(msgspec.Struct, frozen=True):
     at_ns: int
     aggregate: str
     event: str
-    detail: str
+    detail: str  # ends "(by ACTOR)" when an actor did it
+    actor: str | None = None
 
 
 class Marker(msgspec.Struct, frozen=True):
@@ -125,7 +126,10 @@ def group_timeline(source: ReplaySource, name: str) -> Timeline:
         is_group = event.originator_id == target.id
         aggregate = "group" if is_group else replay.member_by_id(event.originator_id).name
         detail = _detail(event)
-        rows.append(TimelineEvent(position, event.at_ns, aggregate, type(event).__name__, detail))
+        actor = None if event.actor is None else str(event.actor)
+        rows.append(
+            TimelineEvent(position, event.at_ns, aggregate, type(event).__name__, detail, actor)
+        )
         kind = marker_kind(event)
         if kind is not None:
             label = f"{aggregate}: {type(event).__name__}" + (f" ({detail})" if detail else "")

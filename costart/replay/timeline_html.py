@@ -84,15 +84,20 @@ def _marker(m: Marker, x: float, y: float) -> str:
 
 
 def legend() -> str:
-    """The state colours and marker shapes, as two lines of HTML."""
-    states = "".join(
-        f'<span class="key" style="background:{c}">{s}</span>' for s, c in STATE_COLOURS.items()
-    )
+    """The state colours and marker shapes, as two lines of HTML (styled by classes, no
+    inline style: the board's Content-Security-Policy allows none)."""
+    states = "".join(f'<span class="key key-{s}">{s}</span>' for s in STATE_COLOURS)
     marks = "".join(
-        f'<span class="mark" style="color:{MARKER_COLOURS[k]}">{MARKER_SHAPES[k]} {k}</span>'
-        for k in MARKER_COLOURS
+        f'<span class="mark mark-{k}">{MARKER_SHAPES[k]} {k}</span>' for k in MARKER_COLOURS
     )
     return f'<p class="legend">{states}</p><p class="legend">{marks}</p>'
+
+
+def legend_css() -> str:
+    """The legend's colours as CSS rules."""
+    keys = "".join(f".key-{s} {{ background: {c}; }}\n" for s, c in STATE_COLOURS.items())
+    marks = "".join(f".mark-{k} {{ color: {c}; }}\n" for k, c in MARKER_COLOURS.items())
+    return keys + marks
 
 
 def lanes_svg(timeline: Timeline) -> str:
@@ -179,6 +184,7 @@ td, th {{ border: 1px solid #ddd; padding: 2px 6px; text-align: left; }}
         text-shadow: 0 0 2px #000; }}
 .mark {{ margin-right: 12px; font-size: 13px; }}
 svg .end-state {{ font-size: 11px; fill: white; text-shadow: 0 0 2px #000; }}
+{legend_css()}
 </style></head><body>
 <h1>Group {name}</h1>
 <p>{len(timeline.events)} events over {duration(span_ns)}, from {clock(timeline.start_ns)};
