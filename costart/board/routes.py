@@ -42,14 +42,15 @@ from costart.rest.routes import cancel_as
 from costart.rest.watch_routes import watch_stream
 from costart.service.controller_service import Service
 
-HTML: Final = "text/html; charset=utf-8"
+HTML: Final = "text/html"
 # No script or style but the shipped files; no framing; forms post here only.
 SECURITY_HEADERS: Final = {
     "Content-Security-Policy": (
         "default-src 'self'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'"
     ),
     "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
+    # Not no-referrer: with it, a form posts "Origin: null" and the Origin check fails.
+    "Referrer-Policy": "same-origin",
     "Cache-Control": "no-store",
 }
 STATIC: Final = {"board.js": "text/javascript; charset=utf-8", "board.css": "text/css"}
