@@ -231,7 +231,9 @@ async def logout(request: Request[Any, Any, State]) -> Response[str]:
     )
 
 
-@post("/board/groups/{name:str}/cancel", sync_to_thread=True, include_in_schema=False)
+@post(
+    "/board/groups/{name:str}/cancel", status_code=200, sync_to_thread=True, include_in_schema=False
+)
 def board_cancel(name: str, request: Request[Any, Any, State], state: State) -> dict[str, str]:
     """Cancel as the session's user, by the API's rules."""
     user = check_write(request, request.headers.get(CSRF_HEADER))
@@ -240,6 +242,7 @@ def board_cancel(name: str, request: Request[Any, Any, State], state: State) -> 
 
 @post(
     "/board/groups/{name:str}/members/{member:str}/scale",
+    status_code=200,
     sync_to_thread=True,
     include_in_schema=False,
 )
