@@ -109,3 +109,19 @@ def test_the_timeline_marks_cancels_and_scales_and_draws_end_states_as_bars():
     assert all(float(width) > 50 for _, width in ends)  # a tenth of the plot, not a sliver
     assert svg.count('class="end-state"') == 2
     assert svg in render_html(a_timeline())  # the standalone page draws the same lanes
+
+
+def test_the_cli_restarts_column_counts_a_relaunch_the_budget_did_not():
+    """A replica relaunched after its node was lost: the budget's count stays 0, but the
+    RESTARTS column (like the board and the timeline's marker) shows the relaunch."""
+    from io import StringIO
+
+    from rich.console import Console
+
+    from costart.cli.render import members_table
+
+    out = StringIO()
+    Console(file=out, width=200).print(members_table([a_member(uncounted_restarts=1)]))
+    header, row = [line for line in out.getvalue().splitlines() if line.strip()][:2]
+    column = header.index("RESTARTS")
+    assert row[column:].startswith("1 (1 not counted)"), out.getvalue()
