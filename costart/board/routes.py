@@ -35,9 +35,9 @@ from costart.domain.states import GROUP_STATUSES
 from costart.projections import GroupView
 from costart.replay.timeline import group_timeline
 from costart.replay.timeline_html import legend_css
-from costart.rest import env_values
 from costart.rest.auth import User
 from costart.rest.dispatch_routes import scale_as
+from costart.rest.env_values import group_detail
 from costart.rest.routes import cancel_as
 from costart.rest.watch_routes import watch_stream
 from costart.service.controller_service import Service
@@ -156,7 +156,7 @@ def _group_parts(name: str, user: User, service: Service) -> tuple[Any, Any, int
     if not is_name(name):
         raise DomainError(f"bad group name {name!r}: not a valid group name")
     position = service.views.position()
-    detail = env_values.group_detail(user, service.views.describe(name))
+    detail = group_detail(user, service.views.describe(name))
     timeline = group_timeline(service.controller, name)
     return detail, timeline, position
 
