@@ -87,20 +87,24 @@ def measure(groups: int, samples: int) -> dict[str, Any]:
                     raise RuntimeError("the page never went live")
                 time.sleep(0.01)
             latencies: list[float] = []
+            answered: list[float] = []  # of each latency, the part before the API answered
             seen_from = 0
             for k in range(samples):
                 if k % 2 == 0:  # a new group: its row appears
                     name = f"live-{k}"
                     sent_ms = time.time() * 1000
                     assert api.post("/v1/groups", json=life_spec(name)).status_code == 201
+                    answered_ms = time.time() * 1000
                     states = {"PENDING", "RESERVING", "HELD", "PLACED"}
                 else:  # a live group cancelled: its row turns CANCELLED
                     name = f"bg-{k}"
                     sent_ms = time.time() * 1000
                     assert api.post(f"/v1/groups/{name}/cancel").status_code == 200
+                    answered_ms = time.time() * 1000
                     states = {"CANCELLED"}
                 shown_ms, seen_from = _wait_seen(driver, name, states, seen_from)
                 latencies.append((shown_ms - sent_ms) / 1000)
+                answered.append((answered_ms - sent_ms) / 1000)
         finally:
             driver.quit()
             serve.stop()
@@ -112,6 +116,14 @@ def measure(groups: int, samples: int) -> dict[str, Any]:
             "p50_s": round(statistics.median(latencies), 3),
             "p95_s": round(_percentile(latencies, 0.95), 3),
             "max_s": round(max(latencies), 3),
+            "api_answer_p95_s": round(_percentile(answered, 0.95), 3),
+            "after_answer_p95_s": round(
+                _percentile([a - b for a, b in zip(latencies, answered, strict=True)], 0.95), 3
+            ),
+            "slowest": sorted(
+                (round(a, 3), "submit" if k % 2 == 0 else "cancel")
+                for k, a in enumerate(latencies)
+            )[-5:],
         },
         "measured_from": "just before the API request that commits the event",
     }

@@ -32,7 +32,7 @@ from costart.domain import limits
 from costart.domain.errors import DomainError, NotFound, SpecError
 from costart.domain.spec import is_name
 from costart.domain.states import GROUP_STATUSES
-from costart.projections import GroupView
+from costart.projections import GroupView, Views
 from costart.replay.timeline import group_timeline
 from costart.replay.timeline_html import legend_css
 from costart.rest.auth import User
@@ -82,10 +82,10 @@ def _filters(request: Request[Any, Any, State]) -> tuple[str | None, str | None,
     return wanted, owner, None
 
 
-def _running_by_group(service: Service) -> dict[str, int]:
+def _running_by_group(views: Views) -> dict[str, int]:
     """Running tasks per group id, from one pass over the members."""
     running: dict[str, int] = {}
-    for group, member in service.views.iter_members_with_groups():
+    for group, member in views.iter_members_with_groups():
         running[group.id] = running.get(group.id, 0) + member.running
     return running
 
@@ -102,12 +102,13 @@ def board(request: Request[Any, Any, State], state: State) -> Response[str]:
         return _html(pages.login_page(), status=401)
     service = _service(state)
     wanted, owner, error = _filters(request)
-    position = service.views.position()  # first: events after it reach the page live
+    views = service.views  # once: each read waits for the views to catch up
+    position = views.position()  # first: events after it reach the page live
     now_ns = time.time_ns()
-    running = _running_by_group(service)
+    running = _running_by_group(views)
     rows = [
         pages.group_row(g, running.get(g.id, 0), now_ns)
-        for g in service.views.iter_groups(owner=owner, state=wanted)
+        for g in views.iter_groups(owner=owner, state=wanted)
     ]
     token = request.cookies.get(COOKIE, "")
     page = pages.groups_page(
@@ -133,21 +134,23 @@ def rows(request: Request[Any, Any, State], state: State) -> Response[dict[str, 
     wanted, owner, error = _filters(request)
     if error is not None:
         raise DomainError(error)
-    service = _service(state)
-    now_ns = time.time_ns()
-    answer: dict[str, str | None] = {}
     for name in names:
         if not is_name(name):
             raise DomainError(f"bad group name {name!r}: not a valid group name")
+    # Once: each read of `Service.views` waits for the views to hold every decision so far.
+    views = _service(state).views
+    now_ns = time.time_ns()
+    answer: dict[str, str | None] = {}
+    for name in names:
         try:
-            group = service.views.group(name)
+            group = views.group(name)
         except NotFound:
             answer[name] = None
             continue
         if not _matches(group, wanted, owner):
             answer[name] = None
             continue
-        running = sum(m.running for m in service.views.members(name))
+        running = sum(m.running for m in views.members(name))
         answer[name] = pages.group_row(group, running, now_ns)
     return Response(answer, headers=SECURITY_HEADERS)
 
@@ -155,8 +158,9 @@ def rows(request: Request[Any, Any, State], state: State) -> Response[dict[str, 
 def _group_parts(name: str, user: User, service: Service) -> tuple[Any, Any, int]:
     if not is_name(name):
         raise DomainError(f"bad group name {name!r}: not a valid group name")
-    position = service.views.position()
-    detail = group_detail(user, service.views.describe(name))
+    views = service.views  # once: each read waits for the views to catch up
+    position = views.position()
+    detail = group_detail(user, views.describe(name))
     timeline = group_timeline(service.controller, name)
     return detail, timeline, position
 
