@@ -50,13 +50,14 @@ def _percentile(values: list[float], q: float) -> float:
 
 
 def _wait_seen(driver: Any, name: str, states: set[str], after: int) -> tuple[float, int]:
-    """(browser ms when the row of ``name`` first showed one of ``states``, seen count)."""
+    """(browser ms when the row of ``name`` first showed one of ``states``, the count of
+    notes read up to it: the next wait reads from there)."""
     deadline = time.monotonic() + WAIT_S
     while time.monotonic() < deadline:
         seen = driver.execute_script("return window.seen.slice(arguments[0])", after)
-        for group, state, at_ms in seen:
+        for offset, (group, state, at_ms) in enumerate(seen):
             if group == name and state in states:
-                return float(at_ms), after
+                return float(at_ms), after + offset + 1
         time.sleep(0.005)
     raise RuntimeError(f"the row of {name} never showed {sorted(states)}")
 

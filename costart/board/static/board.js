@@ -56,32 +56,48 @@
     if (e.lastEventId) last = e.lastEventId;
     const data = JSON.parse(e.data);
     if (page === "groups") {
-      if (data.group) wantRow(data.group);
+      // A pend reason's new words wait behind a state change: a scheduling session can
+      // restate the reasons of a thousand queued groups at once.
+      if (data.group) wantRow(data.group, e.type !== "PendReasonChanged");
     } else {
       wantBody();
     }
   }
 
   // --- the groups table -----------------------------------------------------------
-  const pending = new Set();
+  const urgent = new Set(); // rows whose state or counts changed
+  const pending = new Set(); // rows whose pend reason changed
   let reading = false;
 
-  function wantRow(name) {
-    pending.add(name);
+  function wantRow(name, isUrgent) {
+    (isUrgent ? urgent : pending).add(name);
     if (!reading) readRows();
+  }
+
+  function nextNames() {
+    const names = Array.from(urgent.size ? urgent : pending).slice(0, 64);
+    names.forEach((n) => { urgent.delete(n); pending.delete(n); });
+    return names;
   }
 
   async function readRows() {
     reading = true;
     try {
-      while (pending.size) {
-        const names = Array.from(pending).slice(0, 256);
-        names.forEach((n) => pending.delete(n));
+      while (urgent.size || pending.size) {
+        const names = nextNames();
         const q = new URLSearchParams(body.dataset.filter || "");
         names.forEach((n) => q.append("name", n));
-        const answer = await fetch("/board/rows?" + q.toString(), { credentials: "same-origin" });
-        if (answer.status === 401) return location.assign("/");
-        if (!answer.ok) continue;
+        let answer = null;
+        try {
+          answer = await fetch("/board/rows?" + q.toString(), { credentials: "same-origin" });
+        } catch (_) { /* the server is away: tried again below */ }
+        if (answer && answer.status === 401) return location.assign("/");
+        if (!answer || !answer.ok) {
+          // Not lost: asked again after a pause (a restart or a failover under way).
+          names.forEach((n) => urgent.add(n));
+          await new Promise((done) => setTimeout(done, 500));
+          continue;
+        }
         placeRows(await answer.json());
       }
     } finally {
@@ -120,9 +136,17 @@
       while (bodyWanted) {
         bodyWanted = false;
         const url = "/board/groups/" + encodeURIComponent(body.dataset.group) + "/body";
-        const answer = await fetch(url, { credentials: "same-origin" });
-        if (answer.status === 401) return location.assign("/");
-        if (answer.ok) document.getElementById("group-body").innerHTML = await answer.text();
+        let answer = null;
+        try {
+          answer = await fetch(url, { credentials: "same-origin" });
+        } catch (_) { /* the server is away: tried again below */ }
+        if (answer && answer.status === 401) return location.assign("/");
+        if (answer && answer.ok) {
+          document.getElementById("group-body").innerHTML = await answer.text();
+        } else {
+          bodyWanted = true;
+          await new Promise((done) => setTimeout(done, 500));
+        }
       }
     } finally {
       bodyReading = false;
