@@ -126,7 +126,8 @@ def board(request: Request[Any, Any, State], state: State) -> Response[str]:
 @get("/board/rows", sync_to_thread=True, include_in_schema=False)
 def rows(request: Request[Any, Any, State], state: State) -> Response[dict[str, str | None]]:
     """The rows of the groups named ``name`` (repeated) under the page's filters: each
-    name's row HTML, or null when it is gone or filtered out."""
+    name's row HTML, or null when it is gone or filtered out; ``at``: the last log
+    position the page saw (the rows show at least that much)."""
     require_user(request)
     names = request.query_params.getall("name", [])
     if len(names) > MAX_ROWS_ASKED:
@@ -137,8 +138,13 @@ def rows(request: Request[Any, Any, State], state: State) -> Response[dict[str, 
     for name in names:
         if not is_name(name):
             raise DomainError(f"bad group name {name!r}: not a valid group name")
-    # Once: each read of `Service.views` waits for the views to hold every decision so far.
-    views = _service(state).views
+    # The views as of the last event the page saw (``at``), else of every decision so
+    # far: a page following the stream need not wait for what came after its event.
+    at = request.query_params.get("at", "")
+    service = _service(state)
+    if at and not re.fullmatch(r"[0-9]{1,19}", at):
+        raise DomainError(f"at {at!r}: expected a log position (digits)")
+    views = service.views_at(int(at)) if at else service.views
     now_ns = time.time_ns()
     answer: dict[str, str | None] = {}
     for name in names:

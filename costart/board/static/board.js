@@ -87,6 +87,7 @@
         const names = nextNames();
         const q = new URLSearchParams(body.dataset.filter || "");
         names.forEach((n) => q.append("name", n));
+        q.set("at", last); // the rows as of the last event seen, at least
         let answer = null;
         try {
           answer = await fetch("/board/rows?" + q.toString(), { credentials: "same-origin" });
