@@ -40,8 +40,9 @@ GROUP_COLUMNS: Final = (
 def document(title: str, body: str, *, user: User | None, csrf: str = "", data: str = "") -> str:
     """A whole page: the shipped style sheet and script, the session's CSRF token in a
     meta tag (the script sends it with writes), ``data`` as the body's attributes."""
-    who = ""
+    who = live = ""
     if user is not None:
+        live = '<span id="live" class="live" title="the watch stream">connecting</span>'
         who = (
             f'<form class="logout" method="post" action="/board/logout">'
             f'<input type="hidden" name="csrf" value="{escape(csrf)}">'
@@ -57,7 +58,7 @@ def document(title: str, body: str, *, user: User | None, csrf: str = "", data: 
 <script src="/board/static/board.js" defer></script>
 </head><body {data}>
 <header><a class="home" href="/">costart board</a>
-<span id="live" class="live" title="the watch stream">connecting</span>{who}</header>
+{live}{who}</header>
 <main>{body}</main></body></html>
 """
 
