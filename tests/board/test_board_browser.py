@@ -303,3 +303,13 @@ def test_the_page_reconnects_after_serve_restarts(alice, serve):
     ready_claims(serve.url, name)
     wait_row(alice, name, "RUNNING")
     assert alice.execute_script("return window.notReloaded") is True
+
+
+def test_logging_out_ends_the_session(alice, serve):
+    alice.find_element(By.CSS_SELECTOR, "form.logout button").click()
+    WebDriverWait(alice, WAIT_S).until(lambda d: d.find_elements(By.ID, "token"))
+    assert alice.get_cookie(COOKIE) is None
+    assert not alice.find_elements(By.ID, "groups")
+    # A logout without the session's CSRF token is refused (the session stays).
+    c = httpx.Client(base_url=serve.url, cookies={COOKIE: OWNER}, timeout=10)
+    assert c.post("/board/logout", headers={"Origin": serve.url}).status_code == 403
