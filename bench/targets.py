@@ -89,6 +89,12 @@ TARGETS: dict[str, list[Target]] = {
             ("completion", 6.0),
         )
     ],
+    # The board (issue 38): an event on the page within 1 s of its commit (p95, 1,000
+    # groups, in the test browser); the table of 1,000 groups rendered within 3 s.
+    "board": [
+        Target("live_p95_s", lambda r: r["live"]["p95_s"], "<=", 1.0),
+        Target("first_render_s", lambda r: r["first_render_s"], "<=", 3.0),
+    ],
     "replay": [
         # Issue 33: same-run ratios against `bench/raw_baseline.py` (pinned by hash).
         Target("restore_vs_raw", lambda r: r["restore_vs_raw"], "<=", 2.0),

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Make sure a headless Chromium is here (the HTML timeline is checked in a real browser).
-# Installs Debian's chromium package once when missing and we may (root with apt-get);
-# otherwise says what is needed. Prints the browser's path.
+# Make sure a headless Chromium and its WebDriver are here (the HTML timeline and the
+# board are checked in a real browser, the board driven by selenium through Debian's
+# chromedriver: nothing is downloaded by the test run itself). Installs Debian's
+# chromium and chromium-driver packages once when missing and we may (root with
+# apt-get); otherwise says what is needed. Prints the browser's path.
 set -euo pipefail
 
 browser() {
@@ -11,14 +13,20 @@ browser() {
   done
 }
 
-if [ -z "$(browser)" ]; then
+driver() {
+  command -v chromedriver 2>/dev/null || true
+}
+
+if [ -z "$(browser)" ] || [ -z "$(driver)" ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq >/dev/null
-    apt-get install -y -qq --no-install-recommends chromium fonts-dejavu-core >/dev/null
+    apt-get install -y -qq --no-install-recommends chromium chromium-driver \
+      fonts-dejavu-core >/dev/null
   else
-    echo "a headless Chromium is needed for the browser tests: install the" \
-         "distribution's chromium package, or set COSTART_CHROMIUM to its path" >&2
+    echo "a headless Chromium and its driver are needed for the browser tests: install" \
+         "the distribution's chromium and chromium-driver packages, or set" \
+         "COSTART_CHROMIUM and COSTART_CHROMEDRIVER to their paths" >&2
     exit 1
   fi
 fi

@@ -94,6 +94,12 @@ ALLOWED["rest"] = (
     | {"logging_setup"},
     {"litestar", "msgspec", "structlog", "anyio", "httpx", "prometheus_client"},
 )
+# The board (docs/design.md §10): pages over the API's tokens, rules and watch stream, and
+# the replay timeline's lanes.
+ALLOWED["board"] = (
+    {"board", "domain", "display", "projections", "replay", "rest", "service", "_lazy"},
+    {"litestar"},
+)
 # The service as it runs (`costart serve` without a command line): it composes the
 # layers below into a leader or standby with its views and web app.
 ALLOWED["server"] = (
@@ -108,6 +114,7 @@ ALLOWED["server"] = (
         "projections",  # the views it checks, folds and serves
         "service",  # the service layer the web app answers from
         "rest",  # the web app, tokens, the standby's "not leader" answer
+        "board",  # the board's pages, served beside the API
         "adapters",  # the simulated claim driver `--simulate-claims` chooses (ADR 0054)
     },
     {"msgspec", "structlog", "uvicorn"},

@@ -6,7 +6,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from costart.cli.tables import plain_table
-from costart.display import group_reason, member_reason
+from costart.display import group_reason, member_reason, restarts_text
 from costart.domain.states import GroupState, MemberState
 
 
@@ -38,7 +38,7 @@ def members_table(group: GroupState, members: list[MemberState], now_ns: int) ->
             m.status,
             member_placed_text(m),
             claims_text(m),
-            str(m.restarts),
+            restarts_text(m.restarts, m.uncounted_restarts),
             member_reason(m.status, m.last_reason),
         )
     return table

@@ -176,7 +176,7 @@ def print_member(console: Console, m: MemberView, now_ns: int) -> None:
         f"run floor {m.min_running}){held}",
         f"Nodes:      {', '.join(m.nodes) or '-'}",
         f"Claims:     {claims}",
-        f"Restarts:   {m.restarts} ({m.uncounted_restarts} not counted), "
+        f"Restarts:   {display.restarts_text(m.restarts, m.uncounted_restarts)}, "
         f"failed replicas {m.failed_replicas}",
     ]
     if m.started_at_ns is not None:

@@ -103,7 +103,8 @@ def member_row(m: MemberView, with_group: bool = True) -> list[str]:
     claims = " ".join(f"{c}:{s}" for c, s in sorted(m.claims.items())) or "-"
     row = [m.name, m.kind, m.owner, m.profile or "-", m.state]
     row += [f"{m.placed}/{m.desired}{held}", f"{m.running}/{m.desired}", nodes, claims]
-    row += [str(m.restarts), display.member_reason(m.state, m.last_reason)]
+    row += [display.restarts_text(m.restarts, m.uncounted_restarts)]
+    row += [display.member_reason(m.state, m.last_reason)]
     return [m.group, *row] if with_group else row
 
 

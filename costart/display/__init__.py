@@ -12,6 +12,7 @@ from costart.display.reasons import (
     reason_text,
     retry_text,
 )
+from costart.display.restarts import restarts_text
 from costart.display.timefmt import (
     WALL_CLOCK_FLOOR_NS,
     age_reference,
@@ -36,6 +37,7 @@ __all__ = [
     "readable",
     "reason_text",
     "relative",
+    "restarts_text",
     "retry_text",
     "rfc3339",
 ]

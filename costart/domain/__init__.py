@@ -49,6 +49,7 @@ if TYPE_CHECKING:
         parse_spec_warned,
         spec_from_object,
     )
+    from costart.domain.spec_advice import spec_warnings
     from costart.domain.spec_reference import (
         SpecField,
         describe_schema,
@@ -70,7 +71,6 @@ if TYPE_CHECKING:
         Topology,
         TopologyPolicy,
     )
-    from costart.domain.spec_advice import spec_warnings
     from costart.domain.states import (
         GROUP_STARTED,
         GROUP_STATUSES,

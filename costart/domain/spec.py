@@ -19,6 +19,7 @@ from costart.domain.durations import parse_duration_ns
 from costart.domain.errors import SpecError
 from costart.domain.labels import check_labels
 from costart.domain.run_table import RunDoc, check_probe_ports, run_spec
+from costart.domain.spec_advice import spec_warnings
 from costart.domain.spec_document import decode_document, spec_bytes
 from costart.domain.spec_keys import name_keys
 from costart.domain.spec_types import (
@@ -46,7 +47,6 @@ from costart.domain.spec_types import (
     SuccessWhen,
     Topology,
 )
-from costart.domain.spec_advice import spec_warnings
 
 SpecFormat = Literal["toml", "json"]
 _NAME = re.compile(limits.NAME_PATTERN)

@@ -18,7 +18,7 @@ from costart.domain.world import World
 from costart.projections import event_detail
 from costart.replay.source import ReplaySource
 
-MarkerKind = Literal["failure", "restart", "timeout"]
+MarkerKind = Literal["failure", "restart", "timeout", "cancel", "scale"]
 
 
 class Span(msgspec.Struct, frozen=True):
@@ -37,11 +37,13 @@ class TimelineEvent(msgspec.Struct, frozen=True):
     at_ns: int
     aggregate: str
     event: str
-    detail: str
+    detail: str  # ends "(by ACTOR)" when an actor did it
+    actor: str | None = None
 
 
 class Marker(msgspec.Struct, frozen=True):
-    """A moment worth seeing on a lane: a failure, a restart or a timeout."""
+    """A moment worth seeing on a lane: a failure, a restart, a timeout, a cancel or a
+    scale change."""
 
     lane: str
     at_ns: int
@@ -78,6 +80,10 @@ def marker_kind(event: ev.DomainEvent) -> MarkerKind | None:
             return "restart"
         case ev.ReservationTimedOut() | ev.BarrierTimedOut():
             return "timeout"
+        case ev.GroupCancelled():
+            return "cancel"
+        case ev.MemberScaled():
+            return "scale"
         case _:
             return None
 
@@ -120,7 +126,10 @@ def group_timeline(source: ReplaySource, name: str) -> Timeline:
         is_group = event.originator_id == target.id
         aggregate = "group" if is_group else replay.member_by_id(event.originator_id).name
         detail = _detail(event)
-        rows.append(TimelineEvent(position, event.at_ns, aggregate, type(event).__name__, detail))
+        actor = None if event.actor is None else str(event.actor)
+        rows.append(
+            TimelineEvent(position, event.at_ns, aggregate, type(event).__name__, detail, actor)
+        )
         kind = marker_kind(event)
         if kind is not None:
             label = f"{aggregate}: {type(event).__name__}" + (f" ({detail})" if detail else "")

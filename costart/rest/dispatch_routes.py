@@ -152,6 +152,12 @@ def scale_member(
 ) -> MemberView:
     """Set a replica set's desired replicas (``min_running`` .. the limit): 422 names
     ``replicas`` for a job member or a count out of range."""
+    return scale_as(name, member, data.replicas, user, state)
+
+
+def scale_as(name: str, member: str, replicas: int, user: User, state: State) -> MemberView:
+    """Scale ``member`` of group ``name`` to ``replicas`` as ``user`` (the API's rules:
+    403 unless the group's owner or an admin, 422 for a job or a count out of range)."""
     service = _service(state)
     target = subject(service.views, name, member)
     if not user.may_act_for(target.group.owner):
@@ -160,13 +166,13 @@ def scale_member(
         raise SpecError(
             "replicas", f"member {member} is a {target.member.kind}; only a replica-set scales"
         )
-    if not target.member.min_running <= data.replicas <= limits.MAX_REPLICAS_PER_MEMBER:
+    if not target.member.min_running <= replicas <= limits.MAX_REPLICAS_PER_MEMBER:
         raise SpecError(
             "replicas",
             f"must be between min_running ({target.member.min_running}) and "
-            f"{limits.MAX_REPLICAS_PER_MEMBER} (got {data.replicas})",
+            f"{limits.MAX_REPLICAS_PER_MEMBER} (got {replicas})",
         )
-    return service.scale(name, member, data.replicas, actor_of(user))
+    return service.scale(name, member, replicas, actor_of(user))
 
 
 @post(

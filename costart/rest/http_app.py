@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Sequence
 from typing import Any, Final
 from urllib.parse import unquote
 
@@ -19,6 +20,7 @@ from litestar.datastructures import State
 from litestar.di import Provide
 from litestar.enums import ScopeType
 from litestar.exceptions import HTTPException, ValidationException
+from litestar.handlers import HTTPRouteHandler
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import JsonRenderPlugin
 from litestar.openapi.spec import Components
@@ -226,14 +228,20 @@ def _attach_watch(app: Litestar) -> None:
     hub.attach(asyncio.get_running_loop())
 
 
-def create_app(service: Service, tokens: Tokens, watch: WatchHub) -> Litestar:
+def create_app(
+    service: Service,
+    tokens: Tokens,
+    watch: WatchHub,
+    pages: Sequence[HTTPRouteHandler] = (),
+) -> Litestar:
     """The REST API of one `Service`, whose change feed is ``watch`` (the service keeps
-    it up with the log; ``GET /v1/watch`` streams it). OpenAPI at ``/schema/openapi.json``."""
+    it up with the log; ``GET /v1/watch`` streams it). OpenAPI at ``/schema/openapi.json``.
+    ``pages``: more handlers served beside the API (the board, `costart.board`)."""
     if service.watch is not watch:
         raise ValueError("the watch hub must be the service's change feed")
     registry, session_timer = registry_for(lambda: service.views)
     service.session_observer = session_timer.observe
-    handlers = [*ROUTES, *DISPATCH_ROUTES, *WATCH_ROUTES, *LOG_ROUTES]
+    handlers = [*ROUTES, *DISPATCH_ROUTES, *WATCH_ROUTES, *LOG_ROUTES, *pages]
     app = Litestar(
         # The OPTIONS handlers first: each path's Allow names all of its methods.
         route_handlers=[*options_handlers(handlers), *handlers],

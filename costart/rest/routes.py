@@ -282,7 +282,7 @@ def why(name: GroupName, user: User, state: State) -> TimedWhy:
     )
 
 
-def _cancel(name: str, user: User, state: State) -> TimedGroup:
+def cancel_as(name: str, user: User, state: State) -> TimedGroup:
     """Cancel a live group as ``user``: 403 unless the caller owns it or is an admin. A
     group already cancelled is answered as it is and nothing is written (a client that
     retries a cancel whose answer it lost is told it holds); one that ended otherwise
@@ -311,7 +311,7 @@ def cancel_group(name: GroupName, user: User, state: State) -> TimedGroup:
     """Cancel a live group: 403 unless the caller owns it or is an admin; a group
     already cancelled is answered as it is, nothing written; 409 if it ended otherwise.
     The same as ``DELETE /v1/groups/{name}``."""
-    return _cancel(name, user, state)
+    return cancel_as(name, user, state)
 
 
 @delete(
@@ -325,7 +325,7 @@ def delete_group(name: GroupName, user: User, state: State) -> TimedGroup:
     """Cancel a live group, as ``POST /v1/groups/{name}/cancel`` does (the same callers,
     answers and errors). The group is not removed: it stays readable as history,
     CANCELLED, and its name is free for a new group."""
-    return _cancel(name, user, state)
+    return cancel_as(name, user, state)
 
 
 @get(

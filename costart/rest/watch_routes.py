@@ -131,6 +131,19 @@ async def watch(
     ``data: {reason, resume_after}``. The env values of a run table in an event are
     shown to the group's owner and admins; others get each as ``"(hidden)"`` and the
     run table's ``env_withheld`` true."""
+    return watch_stream(request, user, state, after, group, node)
+
+
+def watch_stream(
+    request: Request[object, object, State],
+    user: User,
+    state: State,
+    after: int | None = None,
+    group: str | None = None,
+    node: list[str] | None = None,
+) -> Stream:
+    """The stream ``user`` may read, from ``Last-Event-ID`` or ``after`` (else the
+    present): the API's watch, and the board's (its caller authenticated by cookie)."""
     service: Service = state.service
     hub: WatchHub = state.watch
     group_id = service.views.group(group).id if group is not None else None

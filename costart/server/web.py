@@ -13,6 +13,7 @@ from pathlib import Path
 import uvicorn
 
 from costart.adapters.simulated_claims import ClaimDriver
+from costart.board.routes import BOARD_ROUTES
 from costart.controller import Controller
 from costart.projections import Views
 from costart.rest.auth import Tokens
@@ -60,7 +61,7 @@ def server(
 ) -> uvicorn.Server:
     return uvicorn.Server(
         uvicorn.Config(
-            create_app(service, users, watch),
+            create_app(service, users, watch, BOARD_ROUTES),
             host=host,
             port=port,
             ssl_certfile=tls[0] if tls else None,

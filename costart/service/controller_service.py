@@ -108,6 +108,13 @@ class Service:
         self.refresh()
         return self._views
 
+    def views_at(self, position: int) -> Views:
+        """The views once they hold everything up to log ``position`` (a position the
+        caller has seen, e.g. on the watch stream): a reader that follows the stream
+        need not wait for what was decided after it (bounded, as `views`)."""
+        self._follower.wait_for(min(position, self.controller.world.position))
+        return self._views
+
     def refresh(self) -> None:
         """Return once the views hold everything decided before the call."""
         needed = self.controller.world.position

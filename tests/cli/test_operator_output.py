@@ -156,7 +156,7 @@ def test_describe_member_shows_one_member_line_by_line(reserving_store):
         "Tasks:      0/4 placed (start quorum 4, run floor 4), 1 held on h100-0000",
         "Nodes:      -",
         "Claims:     dataset:PENDING gpus:PENDING",
-        "Restarts:   0 (0 not counted), failed replicas 0",
+        "Restarts:   0, failed replicas 0",
         "Reason:     -",
     ]
     bad = costart("--store", str(reserving_store), "describe", "member", "grpo-run-42")

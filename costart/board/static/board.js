@@ -1,0 +1,199 @@
+// The board's live part: follow the watch stream with EventSource and re-read what an
+// event touched (a group's row, or the group page's body). No polling loop: a fetch
+// runs only when an event arrived. After a dropped connection, a "close" frame or a
+// failover, it reconnects from the last position it saw (?after=), backing off.
+"use strict";
+
+(function () {
+  const body = document.body;
+  const page = body.dataset.page;
+  if (!page) return; // the login page
+  const live = document.getElementById("live");
+  const csrf = document.querySelector('meta[name="csrf-token"]').content;
+  const types = (body.dataset.events || "").split(" ").filter(Boolean);
+  let last = body.dataset.position || "0"; // the last log position seen
+  let source = null;
+  let backoff = 250;
+  let timer = null;
+
+  function say(text, cls) {
+    live.textContent = text;
+    live.className = "live " + cls;
+  }
+
+  function streamUrl() {
+    const q = new URLSearchParams({ after: last });
+    if (page === "group") q.set("group", body.dataset.group);
+    return "/board/watch?" + q.toString();
+  }
+
+  function connect() {
+    timer = null;
+    source = new EventSource(streamUrl());
+    source.onopen = function () {
+      backoff = 250;
+      say("live", "live-on");
+    };
+    source.onerror = function () {
+      // Reconnect ourselves from the last position seen: the browser's own retry does
+      // not survive an answer that is not a stream (a restarting or standby server).
+      source.close();
+      say("reconnecting", "live-off");
+      if (timer === null) timer = setTimeout(connect, backoff);
+      backoff = Math.min(backoff * 2, 5000);
+    };
+    source.addEventListener("close", function (e) {
+      source.close();
+      const said = JSON.parse(e.data);
+      if (typeof said.resume_after === "number") last = String(said.resume_after);
+      say("reconnecting", "live-off");
+      if (timer === null) timer = setTimeout(connect, 0);
+    });
+    for (const type of types) source.addEventListener(type, onEvent);
+  }
+
+  function onEvent(e) {
+    if (e.lastEventId) last = e.lastEventId;
+    const data = JSON.parse(e.data);
+    if (page === "groups") {
+      // A pend reason's new words wait behind a state change: a scheduling session can
+      // restate the reasons of a thousand queued groups at once.
+      if (data.group) wantRow(data.group, e.type !== "PendReasonChanged");
+    } else {
+      wantBody();
+    }
+  }
+
+  // --- the groups table -----------------------------------------------------------
+  const urgent = new Set(); // rows whose state or counts changed
+  const pending = new Set(); // rows whose pend reason changed
+  let reading = false;
+
+  function wantRow(name, isUrgent) {
+    (isUrgent ? urgent : pending).add(name);
+    if (!reading) readRows();
+  }
+
+  function nextNames() {
+    const names = Array.from(urgent.size ? urgent : pending).slice(0, 64);
+    names.forEach((n) => { urgent.delete(n); pending.delete(n); });
+    return names;
+  }
+
+  async function readRows() {
+    reading = true;
+    try {
+      while (urgent.size || pending.size) {
+        const names = nextNames();
+        const q = new URLSearchParams(body.dataset.filter || "");
+        names.forEach((n) => q.append("name", n));
+        q.set("at", last); // the rows as of the last event seen, at least
+        let answer = null;
+        try {
+          answer = await fetch("/board/rows?" + q.toString(), { credentials: "same-origin" });
+        } catch (_) { /* the server is away: tried again below */ }
+        if (answer && answer.status === 401) return location.assign("/");
+        if (!answer || !answer.ok) {
+          // Not lost: asked again after a pause (a restart or a failover under way).
+          names.forEach((n) => urgent.add(n));
+          await new Promise((done) => setTimeout(done, 500));
+          continue;
+        }
+        placeRows(await answer.json());
+      }
+    } finally {
+      reading = false;
+    }
+  }
+
+  function placeRows(rows) {
+    const table = document.getElementById("groups");
+    for (const [name, html] of Object.entries(rows)) {
+      const old = document.getElementById("group-" + name);
+      if (html === null) {
+        if (old) old.remove();
+        continue;
+      }
+      const t = document.createElement("template");
+      t.innerHTML = html;
+      const row = t.content.firstElementChild;
+      if (old) old.replaceWith(row);
+      else table.appendChild(row);
+    }
+  }
+
+  // --- a group's page -------------------------------------------------------------
+  let bodyWanted = false;
+  let bodyReading = false;
+
+  function wantBody() {
+    bodyWanted = true;
+    if (!bodyReading) readBody();
+  }
+
+  async function readBody() {
+    bodyReading = true;
+    try {
+      while (bodyWanted) {
+        bodyWanted = false;
+        const url = "/board/groups/" + encodeURIComponent(body.dataset.group) + "/body";
+        let answer = null;
+        try {
+          answer = await fetch(url, { credentials: "same-origin" });
+        } catch (_) { /* the server is away: tried again below */ }
+        if (answer && answer.status === 401) return location.assign("/");
+        if (answer && answer.ok) {
+          document.getElementById("group-body").innerHTML = await answer.text();
+        } else {
+          bodyWanted = true;
+          await new Promise((done) => setTimeout(done, 500));
+        }
+      }
+    } finally {
+      bodyReading = false;
+    }
+  }
+
+  // --- writes: cancel and scale (the session's CSRF token, same-origin only) --------
+  async function write(url, what) {
+    const shown = document.getElementById("action-result");
+    const answer = await fetch(url, {
+      method: "POST",
+      credentials: "same-origin",
+      headers: { "X-CSRF-Token": csrf },
+    });
+    let text = answer.ok ? what + ": done" : what + " refused: HTTP " + answer.status;
+    if (!answer.ok) {
+      try {
+        const said = await answer.json();
+        const why = said.detail || said.error || said.title;
+        if (why) text += ": " + why;
+      } catch (_) { /* not JSON: the status says it */ }
+    }
+    if (shown) shown.textContent = text;
+  }
+
+  document.addEventListener("click", function (e) {
+    const button = e.target.closest("#cancel");
+    if (!button) return;
+    if (button.dataset.armed !== "1") {
+      button.dataset.armed = "1";
+      button.textContent = "really cancel?";
+      return;
+    }
+    const group = encodeURIComponent(button.dataset.group);
+    write("/board/groups/" + group + "/cancel", "cancel");
+  });
+
+  document.addEventListener("submit", function (e) {
+    const form = e.target.closest("form.scale");
+    if (!form) return;
+    e.preventDefault();
+    const group = encodeURIComponent(body.dataset.group);
+    const member = encodeURIComponent(form.dataset.member);
+    const replicas = encodeURIComponent(form.elements.replicas.value);
+    write(`/board/groups/${group}/members/${member}/scale?replicas=${replicas}`, "scale");
+  });
+
+  connect();
+})();
