@@ -39,6 +39,21 @@ def test_the_compact_form_decodes_to_the_same_world_with_shared_objects(world: W
     assert encode_compact(back) == data  # deterministic
 
 
+def test_every_node_name_decoded_is_one_shared_string(world: World) -> None:
+    """Tasks, assignments and held assignments on one node hold one string object
+    (ADR 0106): a decode would otherwise make a copy per occurrence."""
+    back = decode_compact(encode_compact(world))
+    by_name: dict[str, set[int]] = {}
+    placed = 0
+    for member in back.members.values():
+        for holder in (*member.tasks, *member.assignments, *member.held):
+            by_name.setdefault(holder.node, set()).add(id(holder.node))
+            placed += 1
+    assert placed > len(by_name) > 0  # some node holds more than one task
+    assert all(len(objects) == 1 for objects in by_name.values()), by_name
+    assert back == world and encode_compact(back) == encode_compact(world)
+
+
 def test_a_member_no_group_names_is_refused_on_encoding(world: World) -> None:
     stray = next(iter(world.members.values()))
     world.members["stray"] = stray
