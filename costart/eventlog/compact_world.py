@@ -26,7 +26,7 @@ from typing import Any, Final
 import msgspec
 
 from costart.domain.ids import id_text
-from costart.domain.states import GroupState, MemberState
+from costart.domain.states import NO_TASK_CLAIMS, GroupState, MemberState
 from costart.domain.world import World
 
 _FROM_GROUP: Final = ("id", "group_id", "spec")
@@ -80,7 +80,8 @@ class IncompleteWorldError(ValueError):
 
 
 class NodeNames:
-    """One string object per node name across the members decoded (ADR 0106).
+    """One string object per node name across the members decoded, and the one shared
+    empty map for tasks without claims of their own (ADR 0106).
 
     A decode makes a new string for every occurrence of a name: 100k members placed on
     a few thousand nodes would hold one copy per task and per assignment. The values
@@ -98,6 +99,8 @@ class NodeNames:
         name, force = self._names.setdefault, msgspec.structs.force_setattr
         for task in member.tasks:
             force(task, "node", name(task.node, task.node))
+            if not task.claims:
+                force(task, "claims", NO_TASK_CLAIMS)
         for assignment in member.assignments:
             force(assignment, "node", name(assignment.node, assignment.node))
         for assignment in member.held:
