@@ -14,7 +14,7 @@ from costart.domain import (
     runtime_limits,
     scheduling,
 )
-from costart.domain.actors import TIMER, Actor
+from costart.domain.actors import CHECKED_LOG_BYTES, TIMER, Actor
 from costart.domain.aggregates import GroupUnit
 from costart.domain.capacity import Capacity
 from costart.domain.cluster_stream import ClusterUnit
@@ -55,6 +55,7 @@ from costart.domain.states import (
     GROUP_STATUSES,
     GROUP_TERMINAL,
     GROUP_WAITING,
+    NO_TASK_CLAIMS,
     ClaimStatus,
     GroupState,
     GroupStatus,
@@ -66,6 +67,7 @@ from costart.domain.states import (
 from costart.domain.world import World
 
 __all__ = [
+    "CHECKED_LOG_BYTES",
     "COSTART_NAMESPACE",
     "ENV_NAME_PATTERN",
     "GROUP_STARTED",
@@ -75,6 +77,7 @@ __all__ = [
     "LABEL_PATTERN",
     "MAX_SPEC_BYTES",
     "NAME_PATTERN",
+    "NO_TASK_CLAIMS",
     "TIMER",
     "Actor",
     "Assignment",

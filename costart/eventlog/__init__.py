@@ -58,7 +58,7 @@ from costart.eventlog.record_checksum import CHECKSUM_SIZE, content_checksum, or
 from costart.eventlog.replay_log import EVENTS_LOG, SNAPSHOTS_LOG, LogIntegrityError, ReplayLog
 from costart.eventlog.restore import fold, restore
 from costart.eventlog.rollback import Expectations, LastKnown
-from costart.eventlog.snapshot_schema import SNAPSHOT_SCHEMA, recorded_form
+from costart.eventlog.snapshot_schema import SNAPSHOT_SCHEMA, encode_state, recorded_form
 from costart.eventlog.snapshots import (
     SNAPSHOT_STREAM_ID,
     CorruptSnapshotError,
@@ -121,6 +121,7 @@ __all__ = [
     "claim_term",
     "content_checksum",
     "declaring",
+    "encode_state",
     "encode_world",
     "fold",
     "gc_paused",
