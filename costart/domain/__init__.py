@@ -19,7 +19,7 @@ if TYPE_CHECKING:
         runtime_limits,
         scheduling,
     )
-    from costart.domain.actors import TIMER, Actor
+    from costart.domain.actors import CHECKED_LOG_BYTES, TIMER, Actor
     from costart.domain.aggregates import GroupUnit
     from costart.domain.capacity import Capacity
     from costart.domain.cluster_stream import ClusterUnit
@@ -76,6 +76,7 @@ if TYPE_CHECKING:
         GROUP_STATUSES,
         GROUP_TERMINAL,
         GROUP_WAITING,
+        NO_TASK_CLAIMS,
         ClaimStatus,
         GroupState,
         GroupStatus,
@@ -87,6 +88,7 @@ if TYPE_CHECKING:
     from costart.domain.world import World
 
 __all__ = [
+    "CHECKED_LOG_BYTES",
     "COSTART_NAMESPACE",
     "ENV_NAME_PATTERN",
     "GROUP_STARTED",
@@ -96,6 +98,7 @@ __all__ = [
     "LABEL_PATTERN",
     "MAX_SPEC_BYTES",
     "NAME_PATTERN",
+    "NO_TASK_CLAIMS",
     "TIMER",
     "Actor",
     "Assignment",
@@ -187,6 +190,8 @@ __getattr__, __dir__ = lazy_exports(
     __name__,
     {
         "Actor": "costart.domain.actors",
+        "CHECKED_LOG_BYTES": "costart.domain.actors",
+        "NO_TASK_CLAIMS": "costart.domain.states",
         "parse_requirements": "costart.domain.label_selectors",
         "matches_all": "costart.domain.label_selectors",
         "equality_terms": "costart.domain.label_selectors",

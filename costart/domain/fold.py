@@ -6,7 +6,7 @@ is the live state by construction. Each handler checks the transition table firs
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from msgspec.structs import replace
@@ -14,6 +14,7 @@ from msgspec.structs import replace
 from costart.domain import events as ev
 from costart.domain.errors import DomainError
 from costart.domain.states import (
+    NO_TASK_CLAIMS,
     TASK_LIVE,
     ClaimStatus,
     GroupState,
@@ -195,7 +196,9 @@ def _placed(m: MemberState, e: ev.MemberPlaced) -> None:
     claims = m.spec.task_claims
     tasks = m.tasks
     for a in e.assignments:
-        task_claims: dict[str, ClaimStatus] = dict.fromkeys(claims, "PENDING") if claims else {}
+        task_claims: Mapping[str, ClaimStatus] = (
+            dict.fromkeys(claims, "PENDING") if claims else NO_TASK_CLAIMS
+        )
         _put_task(tasks, TaskState(index=a.index, node=a.node, attempt=attempt, claims=task_claims))
     if m.status == "RUNNING":
         m.assignments.extend(e.assignments)  # a replica placed alone after the start

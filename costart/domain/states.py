@@ -3,6 +3,7 @@ snapshots, replay and display. Mutated only by `costart.domain.fold`."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Final, Literal, get_args
 from uuid import UUID
 
@@ -34,6 +35,12 @@ MEMBER_USING: Final = frozenset({"PLACED", "READY", "RUNNING"})
 TASK_LIVE: Final = frozenset({"PLACED", "RUNNING"})
 
 
+NO_TASK_CLAIMS: Final[Mapping[str, ClaimStatus]] = {}
+"""The claims of a task without claims of its own (most tasks): one shared empty map
+instead of an empty dict per task (ADR 0106). Typed read-only, as every task's claims
+are, so nothing changes it in place."""
+
+
 class TaskState(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """One task (a job's task, a replica set's replica) as the host runs it: index
     ``index`` of the member, placed on ``node`` by the member's placement ``attempt``.
@@ -50,8 +57,9 @@ class TaskState(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     started_at_ns: int | None = None
     ended_at_ns: int | None = None
     exit_code: int | None = None
-    claims: dict[str, ClaimStatus] = msgspec.field(default_factory=dict)
-    """The task's own claims (`MemberSpec.task_claims`)."""
+    claims: Mapping[str, ClaimStatus] = msgspec.field(default_factory=lambda: NO_TASK_CLAIMS)
+    """The task's own claims (`MemberSpec.task_claims`). Read-only: the fold changes a
+    claim by giving the task a new map."""
 
 
 class GroupState(msgspec.Struct, kw_only=True, gc=False):

@@ -63,7 +63,7 @@ if TYPE_CHECKING:
     from costart.eventlog.replay_log import EVENTS_LOG, SNAPSHOTS_LOG, LogIntegrityError, ReplayLog
     from costart.eventlog.restore import fold, restore
     from costart.eventlog.rollback import Expectations, LastKnown
-    from costart.eventlog.snapshot_schema import SNAPSHOT_SCHEMA, recorded_form
+    from costart.eventlog.snapshot_schema import SNAPSHOT_SCHEMA, encode_state, recorded_form
     from costart.eventlog.snapshots import (
         SNAPSHOT_STREAM_ID,
         CorruptSnapshotError,
@@ -126,6 +126,7 @@ __all__ = [
     "claim_term",
     "content_checksum",
     "declaring",
+    "encode_state",
     "encode_world",
     "fold",
     "gc_paused",
@@ -202,6 +203,7 @@ __getattr__, __dir__ = lazy_exports(
         "originator_value": "costart.eventlog.record_checksum",
         "read_events": "costart.eventlog.event_reading",
         "recorded_form": "costart.eventlog.snapshot_schema",
+        "encode_state": "costart.eventlog.snapshot_schema",
         "restore": "costart.eventlog.restore",
     },
 )

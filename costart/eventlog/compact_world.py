@@ -26,7 +26,7 @@ from typing import Any, Final
 import msgspec
 
 from costart.domain.ids import id_text
-from costart.domain.states import GroupState, MemberState
+from costart.domain.states import NO_TASK_CLAIMS, GroupState, MemberState
 from costart.domain.world import World
 
 _FROM_GROUP: Final = ("id", "group_id", "spec")
@@ -79,6 +79,34 @@ class IncompleteWorldError(ValueError):
     """The World holds a member no group names: it cannot be stored compactly."""
 
 
+class NodeNames:
+    """One string object per node name across the members decoded, and the one shared
+    empty map for tasks without claims of their own (ADR 0106).
+
+    A decode makes a new string for every occurrence of a name: 100k members placed on
+    a few thousand nodes would hold one copy per task and per assignment. The values
+    are equal, so sharing them changes no state, only its size."""
+
+    __slots__ = ("_names",)
+
+    def __init__(self) -> None:
+        self._names: dict[str, str] = {}
+
+    def share(self, member: MemberState) -> None:
+        """Point ``member``'s tasks, assignments and held assignments at the shared
+        copy of their node's name. They are frozen values nothing else holds yet, so
+        the name is set in place (`force_setattr`) rather than by building new ones."""
+        name, force = self._names.setdefault, msgspec.structs.force_setattr
+        for task in member.tasks:
+            force(task, "node", name(task.node, task.node))
+            if not task.claims:
+                force(task, "claims", NO_TASK_CLAIMS)
+        for assignment in member.assignments:
+            force(assignment, "node", name(assignment.node, assignment.node))
+        for assignment in member.held:
+            force(assignment, "node", name(assignment.node, assignment.node))
+
+
 def encode_compact(world: World) -> bytes:
     """The schema 4 bytes of ``world``."""
     ordered = sorted(world.groups.items(), key=lambda item: (item[1].submission_seq, item[0]))
@@ -121,6 +149,7 @@ def decode_compact(data: bytes) -> World:
     keys: list[str] = []
     names, fields_of, copy = ROW_NAMES, msgspec.structs.astuple, msgspec.structs.replace
     blank: MemberState | None = None
+    share = NodeNames().share
     for group, rows in zip(compact.groups, compact.members, strict=True):
         key = id_text(group.id)
         groups[key] = group
@@ -142,6 +171,7 @@ def decode_compact(data: bytes) -> World:
             member = copy(blank, id=member_id, group_id=group.id, spec=specs[index])
             for name, value in zip(names, fields_of(row), strict=True):
                 setattr(member, name, value)
+            share(member)
             members[id_text(member_id)] = member
     try:
         live = {name: keys[index] for name, index in compact.live.items()}

@@ -11,6 +11,7 @@ from costart.domain.decisions import PlaceMember
 from costart.domain.errors import DomainError, IllegalTransition
 from costart.domain.events import Assignment
 from costart.domain.invariants import check_world
+from costart.domain.states import NO_TASK_CLAIMS
 from costart.eventlog.codec import canonical_encode
 from costart.replay.rebuild import rebuild
 from costart.replay.source import RecorderSource
@@ -231,6 +232,10 @@ def test_a_tasks_own_claims_gate_the_barrier_task_by_task():
     again = c.claim_ready("g1/trainer", "device", 1, task=1, actor=HOST)
     assert again.outcome == "repeated"
     check_world(c.world)
+    # Tasks without claims of their own share one empty map, which no claim reaches.
+    service = c.members("g1")[1]
+    assert all(task.claims is NO_TASK_CLAIMS for task in service.tasks)
+    assert NO_TASK_CLAIMS == {}
 
 
 def test_a_tasks_failed_claim_releases_the_group_before_the_start():

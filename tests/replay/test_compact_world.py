@@ -6,6 +6,7 @@ from __future__ import annotations
 import msgspec
 import pytest
 
+from costart.domain.states import NO_TASK_CLAIMS
 from costart.domain.world import World
 from costart.eventlog.compact_world import (
     IncompleteWorldError,
@@ -37,6 +38,25 @@ def test_the_compact_form_decodes_to_the_same_world_with_shared_objects(world: W
         index = group.member_ids.index(member.id)
         assert member.spec is group.spec.members[index] and member.group_id is group.id
     assert encode_compact(back) == data  # deterministic
+
+
+def test_every_node_name_decoded_is_one_shared_string(world: World) -> None:
+    """Tasks, assignments and held assignments on one node hold one string object, and
+    tasks without claims the one empty map (ADR 0106): a decode would otherwise make a
+    copy per occurrence."""
+    back = decode_compact(encode_compact(world))
+    by_name: dict[str, set[int]] = {}
+    placed = 0
+    for member in back.members.values():
+        for holder in (*member.tasks, *member.assignments, *member.held):
+            by_name.setdefault(holder.node, set()).add(id(holder.node))
+            placed += 1
+    assert placed > len(by_name) > 0  # some node holds more than one task
+    tasks = [task for member in back.members.values() for task in member.tasks]
+    assert all(task.claims is NO_TASK_CLAIMS for task in tasks if not task.claims)
+    assert any(task.claims is NO_TASK_CLAIMS for task in tasks)
+    assert all(len(objects) == 1 for objects in by_name.values()), by_name
+    assert back == world and encode_compact(back) == encode_compact(world)
 
 
 def test_a_member_no_group_names_is_refused_on_encoding(world: World) -> None:
