@@ -33,10 +33,10 @@ ALLOWED: dict[str, tuple[set[str], set[str]]] = {
     "domain": ({"domain", "_lazy"}, {"msgspec"}),
     # How people read times and reasons: pure words over domain facts.
     "display": ({"domain", "display"}, set()),
-    "placement": ({"domain", "placement", "files"}, {"msgspec"}),
+    "placement": ({"domain", "placement", "files", "gc_pause"}, {"msgspec"}),
     # The backend-neutral log services: no backend, no lmdb, no psycopg.
     "eventlog": (
-        {"domain", "eventlog", "logging_setup", "_lazy"},
+        {"domain", "eventlog", "logging_setup", "_lazy", "gc_pause"},
         {"msgspec", "eventsourcing", "structlog"},
     ),
     # What every LMDB environment shares (the log's and the views'): data-file checks,
@@ -194,6 +194,8 @@ ALLOWED["log_writer"] = (
 )
 # Reading a file the user named, with one error naming it (no costart imports).
 ALLOWED["files"] = ({"files"}, set())
+# Pausing the cyclic garbage collector around work that makes no cycles (no imports).
+ALLOWED["gc_pause"] = ({"gc_pause"}, set())
 # The packages' shared helper for lazy public names.
 ALLOWED["_lazy"] = ({"_lazy"}, set())
 # The core's top-level modules, by what they may never import: the forensics package or

@@ -8,9 +8,7 @@ msgspec events (ADR 0001, 0004).
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any, TypeVar, cast
 from uuid import UUID
@@ -27,24 +25,15 @@ from eventsourcing.persistence import (
 from eventsourcing.utils import get_topic, resolve_topic
 
 from costart.domain import events as ev
+from costart.gc_pause import gc_paused as _gc_paused
 
 T = TypeVar("T")
 
+# The log services pause the collector while decoding or folding many kept objects
+# (our states hold no reference cycles): `costart.gc_pause`.
+gc_paused = _gc_paused
+
 _ENCODER = msgspec.msgpack.Encoder(order="deterministic")
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while decoding or folding many objects that
-    are kept: our states hold no reference cycles, and collecting during a 100k-member
-    decode costs twice the decode itself."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def canonical_encode(obj: Any) -> bytes:
