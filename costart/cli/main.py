@@ -19,7 +19,7 @@ from rich.console import Console
 
 from costart import __version__
 from costart.bootstrap import DEMO_CLUSTER, Settings, build_placement, configure_logging_once
-from costart.cli import agent_cmd, commands, logs_cmd, replay_cmd, sim_cmd, token_cmd
+from costart.cli import agent_cmd, commands, logs_cmd, replay_cmd, sim_cmd, slurm_cmd, token_cmd
 from costart.cli.commands import Target, read_spec_file
 from costart.cli.exits import EXIT_INVALID, EXIT_USAGE, reported
 from costart.cli.live import run_live
@@ -145,7 +145,7 @@ def _setup(
     except ValueError as error:
         typer.echo(f"error: {error}", err=True)
         raise typer.Exit(EXIT_USAGE) from None
-    if command in ("serve", "agent"):  # daemons: JSON lines for a log collector
+    if command in ("serve", "agent", "slurm"):  # daemons: JSON lines for a log collector
         configure_logging_once(json=True, level=level or logging.INFO)
     else:
         quiet = logging.WARNING if command in QUIET else logging.INFO
@@ -281,6 +281,7 @@ replay_cmd.register(app)
 sim_cmd.register(app)
 app.command()(serve)
 app.command()(agent_cmd.agent)
+app.command()(slurm_cmd.slurm)  # imports the adapter when it runs
 app.command()(logs_cmd.logs)  # imports its client when it runs
 
 
