@@ -282,6 +282,6 @@ class SlurmAdapter:
         except ApiError as error:
             if error.status == 0 or error.status >= 500:
                 raise
-            self.log.info("report refused", task=task.ref, event=event, error=error.message)
+            self.log.info("report refused", task=task.ref, report=event, error=error.message)
         self.reported.add((identity, event))
-        self.log.info("task reported", task=task.ref, attempt=task.task_attempt, event=event)
+        self.log.info("task reported", task=task.ref, attempt=task.task_attempt, report=event)

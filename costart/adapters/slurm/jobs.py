@@ -66,7 +66,8 @@ class Outcome(msgspec.Struct, frozen=True):
 
 class SlurmJob(msgspec.Struct, frozen=True):
     """One job as Slurm reports it. ``identity``: the costart task it runs (None: a job
-    costart did not submit); ``nodes``: Slurm's node list (empty before it starts)."""
+    costart did not submit); ``nodes``: Slurm's node list (empty before it starts);
+    ``requested``: the nodes it was pinned to (``--nodelist``)."""
 
     job_id: int
     name: str
@@ -75,6 +76,7 @@ class SlurmJob(msgspec.Struct, frozen=True):
     exit_code: int
     signal: int
     nodes: str
+    requested: str
     user: str
     held: bool
     allocated: Capacity
@@ -125,6 +127,7 @@ def parse_job(record: dict[str, str], what: str) -> SlurmJob:
         exit_code=int(exit_match.group(1)),
         signal=int(exit_match.group(2)),
         nodes="" if nodes == "(null)" else nodes,
+        requested=_none_if_null(record.get("ReqNodeList", "")),
         user=record.get("UserId", "").split("(")[0],
         held=state == "PENDING" and reason.startswith("JobHeld"),
         # What the job holds on its node now: only a running job holds anything.
@@ -142,6 +145,10 @@ def _allocated(record: dict[str, str], where: str) -> Capacity:
     if match is not None and used.gpu == 0:
         used = msgspec.structs.replace(used, gpu=int(match.group(1)))
     return used
+
+
+def _none_if_null(text: str) -> str:
+    return "" if text == "(null)" else text
 
 
 def parse_jobs(text: str) -> list[SlurmJob]:

@@ -171,7 +171,7 @@ PartitionName=main Nodes=n[1-4] Default=YES MaxTime=INFINITE State=UP
 
     def logs(self) -> str:
         tail = []
-        for name in ("slurmctld.log", "slurmd/n1.log", "munge/log"):
+        for name in ("slurmctld.log", *(f"slurmd/{n}.log" for n in NODES), "munge/log"):
             path = self.root / name
             if path.exists():
                 tail.append(f"{name}: " + " | ".join(path.read_text().splitlines()[-5:]))

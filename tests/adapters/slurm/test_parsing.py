@@ -87,6 +87,7 @@ def test_running_and_held_jobs() -> None:
     assert outside.allocated == Capacity(gpu=2, cpu=3, mem_gb=3)
     assert held.held and held.phase == "waiting" and held.allocated == Capacity()
     assert held.identity == JobIdentity("0123abcd", "trainer", 0, 2)
+    assert held.requested == "n1" and held.nodes == ""
 
 
 def test_rare_states_written_from_the_documented_format() -> None:
