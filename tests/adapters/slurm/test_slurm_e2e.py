@@ -129,3 +129,60 @@ def test_an_rl_group_runs_as_slurm_jobs_released_only_after_its_claim_and_a_kill
         60,
         lambda: f"every job ended\n{front.logs()}",
     )
+
+
+def _adapter_said(front: SlurmFront, text: str) -> bool:
+    return any(
+        text in front.directory.joinpath(f"slurm-{i}.log").read_text()
+        for i in range(1, front.adapters + 1)
+    )
+
+
+def test_a_killed_adapter_restarts_without_duplicate_jobs_and_leaves_unknown_jobs_alone(
+    front: SlurmFront,
+) -> None:
+    work = front.slurm.root / "work"
+    gid = front.submit(rl_group("again", work))
+    first = Counter({("trainer", 0, 1): 1, **{("rollout", i, 1): 1 for i in range(3)}})
+    first[("reward", 0, 1)] = 1
+    wait_until(lambda: front.runs(gid) == first, 60, lambda: f"five held jobs\n{front.logs()}")
+
+    # A job named as one of this group's that the adapter never submitted: reported only.
+    stranger = front.slurm.run(
+        "sbatch", "--parsable", "--hold", "--uid=nobody", "--chdir=/", "--output=/dev/null",
+        "-w", "n4", "-c", "1", "--mem=100M", "-J", f"costart.{gid}.trainer.0.7",
+        "--wrap", "sleep 600",
+    ).stdout.strip()  # fmt: skip
+    # Slurm drains a node: costart hears it as the node's status.
+    front.slurm.run("scontrol", "update", "nodename=n4", "state=drain", "reason=maintenance")
+    try:
+        wait_until(
+            lambda: '"node": "n4", "status": "drained"' in front.adapter.log.read_text(),
+            30,
+            lambda: f"n4 reported drained\n{front.logs()}",
+        )
+    finally:
+        front.slurm.run("scontrol", "update", "nodename=n4", "state=resume")
+
+    front.adapter.kill()  # SIGKILL: no goodbye
+    front.adapter = front.start_adapter()
+    front.ready("again", "trainer", "weights")
+    wait_until(
+        lambda: (
+            front.runs(gid)[("trainer", 0, 1)] == 1
+            and all(
+                j.phase == "running"
+                for j in front.jobs(gid)
+                if j.identity and j.identity.attempt == 1
+            )
+        ),
+        60,
+        lambda: f"five running jobs\n{front.logs()}",
+    )
+    wait_until(lambda: front.state("again") == "RUNNING", 60, lambda: f"RUNNING\n{front.logs()}")
+    time.sleep(2.0)  # a duplicate would show by now
+    assert front.runs(gid) == first + Counter({("trainer", 0, 7): 1})
+    (unknown,) = [j for j in front.jobs(gid) if str(j.job_id) == stranger]
+    assert unknown.held and unknown.phase == "waiting"  # neither released nor cancelled
+    assert _adapter_said(front, "did not submit: left alone")
+    front.slurm.run("scancel", stranger)
