@@ -88,7 +88,8 @@ ALLOWED["service"] = (
 # `costart serve` as a node agent does (REST's client, ADR 0096) and runs each owner's
 # jobs under the account the agent's owner table maps (`agent.accounts`).
 ALLOWED["adapters"] = (
-    {"domain", "controller", "adapters", "_lazy", "logging_setup", "rest", "agent"},
+    {"domain", "controller", "adapters", "_lazy", "logging_setup", "rest", "agent"}
+    | {"projections"},  # the member rows and holds it reads from `serve`
     {"structlog", "msgspec", "httpx"},
 )
 ALLOWED["rest"] = (

@@ -56,8 +56,7 @@ def slurm(
 ) -> None:
     """Run the tasks costart places on Slurm NODEs as held Slurm jobs, released at the
     barrier, with Slurm's job states reported back."""
-    from costart.adapters.slurm.adapter import SlurmAdapter, SlurmConfig  # noqa: PLC0415
-    from costart.adapters.slurm.commands import Slurm  # noqa: PLC0415
+    from costart.adapters import Slurm, SlurmAdapter, SlurmConfig  # noqa: PLC0415
     from costart.agent import Accounts, AccountsError, TokenRefused, agent_token  # noqa: PLC0415
     from costart.rest.client import ApiError, Client  # noqa: PLC0415
 

@@ -33,7 +33,7 @@ import structlog
 from costart.adapters.slurm.commands import Slurm, SlurmCommandError
 from costart.adapters.slurm.identity import JobIdentity
 from costart.adapters.slurm.jobs import Outcome, SlurmJob
-from costart.adapters.slurm.ledger import Ledger
+from costart.adapters.slurm.ledger import JobLedger
 from costart.adapters.slurm.nodes import SlurmNode
 from costart.adapters.slurm.submission import batch_script, sbatch_options
 from costart.agent.accounts import Accounts
@@ -88,13 +88,13 @@ class SlurmAdapter:
     config: SlurmConfig
     api: Client
     slurm: Slurm
-    ledger: Ledger = field(init=False)
+    ledger: JobLedger = field(init=False)
     reported: set[tuple[JobIdentity, str]] = field(default_factory=set)
     node_status: dict[str, str] = field(default_factory=dict)
     warned: set[int] = field(default_factory=set)
 
     def __post_init__(self) -> None:
-        self.ledger = Ledger(self.config.state_dir)
+        self.ledger = JobLedger(self.config.state_dir)
         self.log = log.bind(nodes=",".join(self.config.nodes))
 
     def run(self, stopping: threading.Event) -> None:

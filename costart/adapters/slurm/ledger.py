@@ -20,7 +20,7 @@ class _Entry(msgspec.Struct, frozen=True):
     job_id: int | None
 
 
-class Ledger:
+class JobLedger:
     def __init__(self, state_dir: Path) -> None:
         state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         self.path = state_dir / "slurm-jobs.json"
