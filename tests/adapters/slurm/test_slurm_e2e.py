@@ -186,3 +186,61 @@ def test_a_killed_adapter_restarts_without_duplicate_jobs_and_leaves_unknown_job
     assert unknown.held and unknown.phase == "waiting"  # neither released nor cancelled
     assert _adapter_said(front, "did not submit: left alone")
     front.slurm.run("scancel", stranger)
+
+
+def _running_attempt(front: SlurmFront, gid: str, member: str, task: int, attempt: int) -> bool:
+    return any(
+        j.identity is not None
+        and j.identity[1:] == (member, task, attempt)
+        and j.phase == "running"
+        for j in front.jobs(gid)
+    )
+
+
+@pytest.mark.slow
+def test_rollouts_killed_again_and_again_are_each_one_new_job_per_attempt(
+    front: SlurmFront,
+) -> None:
+    work = front.slurm.root / "work"
+    gid = front.submit(rl_group("kills", work))
+    wait_until(lambda: len(front.runs(gid)) == 5, 60, lambda: f"five jobs\n{front.logs()}")
+    front.ready("kills", "trainer", "weights")
+    wait_until(lambda: front.state("kills") == "RUNNING", 60, lambda: f"RUNNING\n{front.logs()}")
+    expected = Counter({("trainer", 0, 1): 1, **{("rollout", i, 1): 1 for i in range(3)}})
+    expected[("reward", 0, 1)] = 1
+    # Rollout 1 killed three times in a row, then all three rollouts at once.
+    for attempt in (1, 2, 3):
+        wait_until(lambda a=attempt: _running_attempt(front, gid, "rollout", 1, a), 90, "running")
+        (job,) = [
+            j for j in front.jobs(gid) if j.identity and j.identity[1:] == ("rollout", 1, attempt)
+        ]
+        front.slurm.run("scancel", "--signal=KILL", str(job.job_id))
+        expected[("rollout", 1, attempt + 1)] = 1
+    wait_until(lambda: _running_attempt(front, gid, "rollout", 1, 4), 90, "attempt 4 running")
+    live = [j for j in front.jobs(gid) if j.identity and j.identity.member == "rollout"]
+    live = [j for j in live if j.phase == "running"]
+    assert len(live) == 3
+    before = front.runs(gid)
+    assert before == expected
+    for job in live:
+        front.slurm.run("scancel", "--signal=KILL", str(job.job_id))
+
+    def relaunched() -> bool:
+        new = front.runs(gid) - before
+        return sum(j.phase == "running" for j in front.jobs(gid)) == 5 and len(new) == 3
+
+    wait_until(
+        relaunched, 120, lambda: f"three rollouts relaunched\n{front.runs(gid)}\n{front.logs()}"
+    )
+    time.sleep(2.0)  # a second relaunch or a duplicate would show by now
+    new = front.runs(gid) - before
+    # Each killed rollout is exactly one new job, at an attempt newer than the one killed
+    # (the member's attempt: the three share it).
+    assert sorted(t for _, t, _ in new) == [0, 1, 2] and set(new.values()) == {1}
+    assert all(m == "rollout" and a > 4 for m, _, a in new)
+    expected = before + new
+    time.sleep(2.0)
+    assert front.runs(gid) == expected
+    assert front.state("kills") == "RUNNING"
+    front.api.call("POST", "/v1/groups/kills/cancel", dict[str, Any])
+    wait_until(lambda: all(j.phase == "ended" for j in front.jobs(gid)), 60, "every job ended")
