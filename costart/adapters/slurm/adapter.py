@@ -244,6 +244,8 @@ class SlurmAdapter:
             gone = reading.ours.get(identity)
             if gone is not None and gone.phase == "ended":
                 self.ledger.forget(identity)
+                self.reported -= {(identity, "started"), (identity, "exited")}
+                self.reported -= {(identity, "succeeded")}
 
     def _report_unknown(self, reading: Reading) -> None:
         for job in reading.unknown:
