@@ -104,6 +104,14 @@ def test_rare_states_written_from_the_documented_format() -> None:
     }
 
 
+def test_recorded_timeout_and_node_down() -> None:
+    (timed_out,) = parse_jobs(read("jobs-timeout.txt"))
+    assert timed_out.outcome() == Outcome("exited", -15, "error", "Slurm: time limit reached")
+    (down,) = parse_nodes(read("node-down.txt"))
+    assert (down.state, down.status) == ("DOWN+NOT_RESPONDING", "down")
+    assert down.reason.startswith("Not responding")
+
+
 def test_unknown_job_state_and_bad_exit_code_fail_loudly() -> None:
     line = read("jobs-mixed.txt").splitlines()[1]
     with pytest.raises(SlurmOutputError, match=r"job 2.*'WEIRD' is not one"):
