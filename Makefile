@@ -19,6 +19,7 @@ test: $(STAMP)
 	@[ -n "$$COSTART_TEST_POSTGRES_URL" ] || scripts/ensure-postgres.sh >/dev/null
 	@scripts/install-fuse.sh
 	@[ -n "$$COSTART_CHROMIUM" ] || scripts/ensure-chromium.sh >/dev/null
+	@scripts/ensure-slurm.sh >/dev/null
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 	$(BIN)/pytest -q -m "not slow"

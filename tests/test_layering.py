@@ -85,9 +85,13 @@ ALLOWED["service"] = (
     | {"logging_setup"},
     {"msgspec", "structlog"},
 )
+# Hosts' adapters: the stand-ins, and the Slurm adapter (issue 37), which speaks to
+# `costart serve` as a node agent does (REST's client, ADR 0096) and runs each owner's
+# jobs under the account the agent's owner table maps (`agent.accounts`).
 ALLOWED["adapters"] = (
-    {"domain", "controller", "adapters", "_lazy", "logging_setup"},
-    {"structlog"},
+    {"domain", "controller", "adapters", "_lazy", "logging_setup", "rest", "agent"}
+    | {"projections"},  # the member rows and holds it reads from `serve`
+    {"structlog", "msgspec", "httpx"},
 )
 ALLOWED["rest"] = (
     {"domain", "display", "projections", "log_writer", "service", "rest", "_lazy", "files"}

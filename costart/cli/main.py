@@ -77,6 +77,11 @@ COMMANDS: Final = {
         "costart.cli.agent_cmd:agent",
         "Run the tasks placed on NODEs as local processes (the member's run table).",
     ),
+    "slurm": LazyCommand(
+        "costart.cli.slurm_cmd:slurm",
+        "Run the tasks costart places on Slurm NODEs as held Slurm jobs, released at the "
+        "barrier, with Slurm's job states reported back.",
+    ),
     "logs": LazyCommand(
         "costart.cli.logs_cmd:logs",
         "Print a task's output, relayed from its node's agent (-f follows restarts).",
@@ -207,7 +212,7 @@ def _setup(
         log_level=level or quiet,
     )
     # Configure once per process (an embedding program or a test may have done it).
-    if command in ("serve", "agent"):  # daemons: JSON lines for a log collector
+    if command in ("serve", "agent", "slurm"):  # daemons: JSON lines for a log collector
         from costart.logging_setup import configure_logging_once  # noqa: PLC0415
 
         configure_logging_once(json=True, level=level or logging.INFO)
