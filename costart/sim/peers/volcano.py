@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Final
 import msgspec
 
 from costart.domain import events as ev
+from costart.domain import limits
 from costart.domain.actors import Actor
-from costart.domain.limits import MAX_PRIORITY
 from costart.sim.embedder import Embedder, Unit
 from costart.sim.setup import SimSetup, keyed_random
 
@@ -141,7 +141,7 @@ class VolcanoSlaEmbedder(VolcanoEmbedder):
         spec = unit.spec
         placement = msgspec.structs.replace(spec.placement, mode="reserve")
         name = "sla-" + hashlib.sha256(spec.name.encode()).hexdigest()[:12]
-        spec = msgspec.structs.replace(spec, name=name, priority=MAX_PRIORITY, placement=placement)
+        spec = msgspec.structs.replace(spec, name=name, priority=limits.MAX_PRIORITY, placement=placement)
         self._submit(Unit(spec.name, spec, original, None, 0))
 
     def _group_ended(self, unit: Unit, event: ev.DomainEvent) -> None:
