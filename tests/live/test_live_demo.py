@@ -87,6 +87,14 @@ def test_the_live_demo_co_starts_real_programs_and_leaves_no_process(tmp_path: P
         left = leftovers(process, run)
     assert process.returncode == 0, output
     assert left == []
+    # The board's address, and the owner's token in a file only this user reads.
+    board = re.search(
+        r"the board: (http://127\.0\.0\.1:\d+/)\n  alice's login token: (\S+)\n", output
+    )
+    assert board is not None, output
+    token_file = Path(board.group(2))
+    assert token_file.stat().st_mode & 0o777 == 0o600
+    assert token_file.read_text().strip() not in output
     in_order(
         output,
         "group rl-live submitted: PENDING",

@@ -95,6 +95,9 @@ class LiveDemo:
         local.start(deadline)
         url, tokens = local.url, local.tokens
         self.say(f"costart serve on {url} (log: {local.logs['serve']})")
+        token_file = owner_token_file(local.run_dir, tokens.owner)
+        self.say(f"the board: {url}/")
+        self.say(f"  alice's login token: {token_file}")
         self.say(f"{len(local.nodes)} agents, one per node: {', '.join(local.nodes)}")
         taken: set[int] = set()
         start = random.randrange(PORT_LOW, PORT_HIGH - 1000)
@@ -341,3 +344,13 @@ def run_live_demo(options: LiveOptions, console: Console) -> bool:
 
 def new_run_marker() -> str:
     return secrets.token_hex(8)
+
+
+def owner_token_file(run_dir: Path, token: str) -> Path:
+    """The owner's token, for logging in to the board, in a file only this user may
+    read (the tokens file holds only hashes; the token is never printed)."""
+    path = run_dir / "owner-token"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "w") as out:
+        out.write(token + "\n")
+    return path
