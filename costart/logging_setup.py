@@ -147,6 +147,23 @@ def _to_standard_library() -> list[structlog.typing.Processor]:
     ]
 
 
+def configure_standard_library_only(level: int) -> None:
+    """For a command that only reads, at ``level`` warning or above: its lines (the
+    library's, through `library_logger`, while structlog is not configured) go to the
+    standard library's handler on stderr, and structlog (with the terminal renderer it
+    loads, a sixth of a read's start-up) is loaded only if a line is ever written.
+    Nothing changes when structlog was configured already (an embedding program)."""
+    loaded = sys.modules.get("structlog")
+    if loaded is not None and loaded.is_configured():
+        return
+    root = logging.getLogger()
+    if not any(isinstance(h, _StderrHandler) for h in root.handlers):
+        handler = _StderrHandler()
+        handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+        root.addHandler(handler)
+    root.setLevel(level)
+
+
 def configure_logging_once(*, json: bool = False, level: int = logging.INFO) -> None:
     """Configure structlog for the process unless an embedding program (or a test) did."""
     import structlog  # noqa: PLC0415

@@ -103,3 +103,30 @@ def test_json_lines_carry_the_formatted_traceback_for_structlog_and_the_standard
         assert "exc_info" not in line, line
         assert line["exception"].startswith("Traceback (most recent call last):")
         assert "KeyError: 'the-missing-key'" in line["exception"]
+
+
+READ_LINES = """
+import sys
+from costart.logging_setup import configure_standard_library_only, library_logger
+configure_standard_library_only(30)
+log = library_logger("costart.views")
+print("structlog loaded:", "structlog" in sys.modules)
+log.info("not shown")
+log.warning("views rebuilt", position=7)
+"""
+
+
+def test_a_read_logs_its_warnings_through_the_standard_library_on_stderr():
+    """`get`/`describe`/... at warning level: structlog is loaded only when a line is
+    written, and the line goes to stderr, never stdout."""
+    done = subprocess.run(
+        [sys.executable, "-c", READ_LINES],
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "structlog loaded: False\n"
+    assert done.stderr == "WARNING costart.views: event='views rebuilt' position=7\n"

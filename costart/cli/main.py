@@ -210,6 +210,7 @@ def _setup(
         rebuild_views=rebuild_views,
         ca_file=ca_file,
         log_level=level or quiet,
+        reads_only=command in LOG_ON_OPEN,
     )
     # Configure once per process (an embedding program or a test may have done it).
     if command in ("serve", "agent", "slurm"):  # daemons: JSON lines for a log collector

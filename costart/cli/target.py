@@ -26,6 +26,9 @@ class Target(msgspec.Struct):
     log_level: int = logging.WARNING
     """The level logging is configured at when a command first needs it (`log_setup`):
     a read over ``--server`` logs nothing and never loads the logging library."""
+    reads_only: bool = False
+    """A read (``get``, ``describe``, ``events``, ``why``): at warning level and above
+    its few lines go through the standard library, without loading structlog (ADR 0078)."""
 
     def settings(self) -> Settings:
         """The composition root's settings for the store these options name."""
@@ -43,6 +46,12 @@ class Target(msgspec.Struct):
 
     def log_setup(self) -> None:
         """Configure logging (once per process) before a command opens a store."""
-        from costart.logging_setup import configure_logging_once  # noqa: PLC0415
+        from costart.logging_setup import (  # noqa: PLC0415
+            configure_logging_once,
+            configure_standard_library_only,
+        )
 
-        configure_logging_once(level=self.log_level)
+        if self.reads_only and self.log_level >= logging.WARNING:
+            configure_standard_library_only(self.log_level)
+        else:
+            configure_logging_once(level=self.log_level)

@@ -91,6 +91,9 @@ def test_a_read_of_a_local_store_loads_no_http_client_and_no_controller(tmp_path
     needed = {"eventsourcing", "costart.server"}
     assert under(modules, (HEAVY - needed) | {"httpx", "http.client", "uvicorn"}) == set()
     assert under(modules, STORE) == STORE  # it did read the store
+    # A read that writes no line loads no logging library (its lines would go through
+    # the standard library's handler, `configure_standard_library_only`).
+    assert under(modules, LOGGING) == set()
 
 
 def test_describe_over_the_server_loads_the_renderer_but_no_store(tmp_path, live_server):
