@@ -17,10 +17,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from costart.cli import rows
 from costart.cli.completion import complete_group, complete_member
 from costart.cli.exits import Unavailable, UsageError, reported
-from costart.cli.listing import Listing, print_data, watch_rows
 from costart.cli.names import group_name, member_name
 from costart.cli.output import Output, jsonpath, parse_output, sort_rows
 from costart.cli.target import Target
@@ -28,6 +26,7 @@ from costart.files import read_named_file, why_unreadable
 
 if TYPE_CHECKING:
     from costart.cli.backend import Backend, RemoteBackend
+    from costart.cli.listing import Listing
     from costart.domain.label_selectors import Requirement
     from costart.projections.models import GroupView, MemberView, TimelineEntry
 
@@ -192,6 +191,8 @@ def backend(ctx: typer.Context, *, create: bool | None = None) -> Iterator[Backe
 def now_ns(b: Backend) -> int:
     """The one point this command measures ages and deadlines to: the wall clock, or on
     a virtual clock (a simulated run's log) its newest event in the whole log."""
+    from costart.cli import rows  # noqa: PLC0415
+
     return rows.age_reference(b.groups(None, None), time.time_ns())
 
 
@@ -210,6 +211,8 @@ SortOption = Annotated[
 def emit(data: Any, out: Output, table: Callable[[bool], None], names: Sequence[str]) -> None:
     """Print one object (or a few lines about it) as ``-o`` asks: its text form
     (``table(wide)``), JSON, YAML, its name, or a jsonpath template."""
+    from costart.cli.listing import Listing, print_data  # noqa: PLC0415
+
     if out.kind in ("json", "yaml"):
         print_data(data, out.kind)
     elif out.kind == "name":
@@ -305,6 +308,9 @@ def get_groups(
 ) -> None:
     """Groups in submission order (or --sort-by a column or field); NAME... picks some;
     -w follows."""
+    from costart.cli import rows  # noqa: PLC0415
+    from costart.cli.listing import Listing, watch_rows  # noqa: PLC0415
+
     with reported():
         out = parse_output(output)
         requirements = _requirements(selector)
@@ -381,6 +387,9 @@ def get_members(
 ) -> None:
     """Members with their state, tasks, nodes, claims and restarts; -l picks them by
     their group's labels; -w follows."""
+    from costart.cli import rows  # noqa: PLC0415
+    from costart.cli.listing import Listing, watch_rows  # noqa: PLC0415
+
     with reported():
         out = parse_output(output)
         requirements = _requirements(selector)
@@ -419,6 +428,9 @@ def get_holds(
     no_headers: NoHeadersOption = False,
 ) -> None:
     """Which nodes are held or used by which group and member."""
+    from costart.cli import rows  # noqa: PLC0415
+    from costart.cli.listing import Listing  # noqa: PLC0415
+
     with reported():
         out = parse_output(output)
         with backend(ctx) as b:
@@ -497,6 +509,9 @@ def events(
     ] = False,
 ) -> None:
     """A group's timeline: every event with its controller time."""
+    from costart.cli import rows  # noqa: PLC0415
+    from costart.cli.listing import Listing  # noqa: PLC0415
+
     with reported():
         out = parse_output(output)
         group = group_name(name)
@@ -521,6 +536,7 @@ def _follow_events(
 ) -> None:
     """Each new event of ``group`` as one more row of the same listing (same columns,
     same format): the watch stream says when, the timeline gives the row."""
+
     last = shown[-1].position if shown else 0
     for event in b.watch(last, group):
         if event.position <= last:
