@@ -62,12 +62,10 @@ log.info("after configure")                 # the host configured structlog: its
 """
 
 
-def test_an_embedded_library_logs_through_the_hosts_choice_never_on_stdout():
-    """Unconfigured structlog would print to stdout; the library's loggers go to the
-    standard library's ``costart.*`` loggers instead, until the host configures
-    structlog."""
+def run_python(code: str) -> subprocess.CompletedProcess[str]:
+    """``code`` run by a fresh interpreter that imports this checkout; it must exit 0."""
     done = subprocess.run(
-        [sys.executable, "-c", LIBRARY_LINES],
+        [sys.executable, "-c", code],
         env={**os.environ, "PYTHONPATH": str(ROOT)},
         capture_output=True,
         text=True,
@@ -75,6 +73,14 @@ def test_an_embedded_library_logs_through_the_hosts_choice_never_on_stdout():
         check=False,
     )
     assert done.returncode == 0, done.stderr
+    return done
+
+
+def test_an_embedded_library_logs_through_the_hosts_choice_never_on_stdout():
+    """Unconfigured structlog would print to stdout; the library's loggers go to the
+    standard library's ``costart.*`` loggers instead, until the host configures
+    structlog."""
+    done = run_python(LIBRARY_LINES)
     assert done.stdout == "host output\n"
     lines = done.stderr.splitlines()
     assert lines[0] == "event='group refused' group='g1'"
@@ -119,14 +125,6 @@ log.warning("views rebuilt", position=7)
 def test_a_read_logs_its_warnings_through_the_standard_library_on_stderr():
     """`get`/`describe`/... at warning level: structlog is loaded only when a line is
     written, and the line goes to stderr, never stdout."""
-    done = subprocess.run(
-        [sys.executable, "-c", READ_LINES],
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
+    done = run_python(READ_LINES)
     assert done.stdout == "structlog loaded: False\n"
     assert done.stderr == "WARNING costart.views: event='views rebuilt' position=7\n"
