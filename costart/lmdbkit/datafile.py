@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import errno
 import os
+import resource
 import struct
 import time
 from dataclasses import dataclass
@@ -205,6 +206,31 @@ def is_space_error(error: BaseException) -> bool:
     if isinstance(error, OSError) and error.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
         return True
     return any(text in str(error) for text in NO_SPACE)
+
+
+SHORT_WRITE: Final = os.strerror(errno.EIO)
+"""How LMDB reports a write the kernel took only part of: when a run of pages reaches
+the end of the disk (or the file-size limit) part of the way through, the kernel writes
+what fits and LMDB, seeing a short count, says EIO, not ENOSPC."""
+
+
+def short_write_without_room(
+    error: BaseException, directory: str | os.PathLike[str], needed: int
+) -> bool:
+    """Whether ``error`` is LMDB's EIO for a short write that met a full disk: the data
+    file in ``directory`` has reached the process's file-size limit, or the filesystem
+    has less than ``needed`` bytes left. An EIO with room left is a real I/O error."""
+    if SHORT_WRITE not in str(error):
+        return False
+    try:
+        size = os.stat(Path(directory) / DATA_FILE).st_size
+    except OSError:
+        return False
+    limit, _ = resource.getrlimit(resource.RLIMIT_FSIZE)
+    if limit != resource.RLIM_INFINITY and size >= limit:
+        return True
+    free = free_bytes(directory)
+    return free is not None and free < needed
 
 
 def free_bytes(directory: str | os.PathLike[str]) -> int | None:

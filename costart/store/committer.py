@@ -37,7 +37,7 @@ from eventsourcing.persistence import IntegrityError, OperationalError
 
 from costart.eventlog.capabilities import WriteChain
 from costart.eventlog.errors import CorruptRecordError, StaleTermError
-from costart.lmdbkit.datafile import free_bytes, is_space_error
+from costart.lmdbkit.datafile import free_bytes, is_space_error, short_write_without_room
 from costart.lmdbkit.errors import StoreFullError
 from costart.store.environment_port import EnvironmentPort
 from costart.store.errors import FencedError
@@ -280,13 +280,25 @@ def _write_group(
     return touched
 
 
+def _needed(store: CommittingStore, group: list[WriteRequest]) -> int:
+    """The room a group's commit needs: its records and the pages a commit adds."""
+    records = sum(len(event[4]) for request in group for event in request.events)
+    return records + COMMIT_PAGES * store.page_size
+
+
+def _no_room(store: CommittingStore, group: list[WriteRequest], error: lmdb.Error) -> bool:
+    """Whether the commit failed for want of room: ENOSPC, a quota or a file-size limit,
+    or a short write (EIO) that met the end of the disk or the limit."""
+    return is_space_error(error) or short_write_without_room(
+        error, store.settings.path, _needed(store, group)
+    )
+
+
 def _space_error(
     store: CommittingStore, group: list[WriteRequest], error: lmdb.Error
 ) -> StoreFullError:
-    """Name the store and the room the failed commit needed (its records and the pages
-    a commit adds besides them)."""
-    records = sum(len(event[4]) for request in group for event in request.events)
-    needed = records + COMMIT_PAGES * store.page_size
+    """Name the store and the room the failed commit needed."""
+    needed = _needed(store, group)
     return StoreFullError(store.settings.path, needed, free_bytes(store.settings.path), str(error))
 
 
@@ -294,7 +306,7 @@ def _fail(
     group: list[WriteRequest], error: BaseException, store: CommittingStore | None = None
 ) -> None:
     """Fail every request of a group whose transaction could not be committed."""
-    if store is not None and isinstance(error, lmdb.Error) and is_space_error(error):
+    if store is not None and isinstance(error, lmdb.Error) and _no_room(store, group, error):
         error = _space_error(store, group, error)
     elif isinstance(error, lmdb.Error):
         error = OperationalError(f"LMDB write failed: {error!r}")

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
 
 from costart.cli.exits import EXIT_NO_SPACE
 from tests import child_processes
@@ -18,8 +19,9 @@ from tests.rest.serving import DEADLINE_S, POLL_S, free_port, serve_env
 
 TOKEN = "alice-token-0123456789"
 LIMIT_BYTES = 384 * 4096
-"""Page-aligned, as a disk fills by whole blocks (a limit inside a page makes LMDB
-see a short write, EIO, not EFBIG)."""
+"""Page-aligned, as a disk fills by whole blocks; a limit inside a page (the second
+case) makes LMDB see a short write, EIO, not EFBIG, as a run of pages that meets the end
+of a disk part of the way through does: both are "out of space"."""
 
 
 def _spec(i: int) -> dict[str, object]:
@@ -30,12 +32,13 @@ def _spec(i: int) -> dict[str, object]:
     return {"name": f"g-{i:05d}", "owner": "alice", "members": members}
 
 
-def test_a_full_disk_is_507_out_of_space_and_serve_exits_9(tmp_path: Path):
+@pytest.mark.parametrize("limit", [LIMIT_BYTES, LIMIT_BYTES + 100], ids=["page", "short-write"])
+def test_a_full_disk_is_507_out_of_space_and_serve_exits_9(tmp_path: Path, limit: int):
     tokens = tmp_path / "tokens.toml"
     tokens.write_text(f'[tokens.{TOKEN}]\nuser = "alice"\n')
     port = free_port()
     env = {**serve_env(tmp_path, lmdb=True), "COSTART_LMDB_HEADROOM": "0"}
-    args = [sys.executable, "-m", "tests.server.file_size_limited", str(LIMIT_BYTES)]
+    args = [sys.executable, "-m", "tests.server.file_size_limited", str(limit)]
     args += ["--store", str(tmp_path / "store"), "serve", "--tokens", str(tokens)]
     args += ["--port", str(port), "--interval", "60"]
     stderr_path = tmp_path / "serve.stderr"
