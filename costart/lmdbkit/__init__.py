@@ -14,6 +14,7 @@ from costart.lmdbkit.datafile import (
     free_bytes,
     is_space_error,
     reserve_lock_file,
+    short_write_without_room,
 )
 from costart.lmdbkit.errors import DataFileError, StoreFullError
 from costart.lmdbkit.resident import ReadBudget, release_mapped_pages
@@ -31,4 +32,5 @@ __all__ = [
     "is_space_error",
     "release_mapped_pages",
     "reserve_lock_file",
+    "short_write_without_room",
 ]
