@@ -1,6 +1,7 @@
 """Times and durations as people read them (no raw nanoseconds in human output).
 
-* `duration`: at most two units, rounded down: ``1h06m``, ``4m20s``, ``4.2s``, ``850ms``.
+* `duration`: at most two units, rounded down: ``1h06m``, ``4m20s``, ``4.2s``, ``850ms``;
+  under a microsecond ``<1us``.
 * `clock`: a controller time. Wall-clock times are ISO-8601 UTC
   (``2026-12-01T14:56:25Z``); a virtual clock's (the simulator's starts at 0, far
   before `WALL_CLOCK_FLOOR_NS`) is an offset from its start (``t+1h06m``).
@@ -51,7 +52,7 @@ def duration(ns: int) -> str:
     for size, name in ((MS, "ms"), (US, "us")):
         if ns >= size:
             return f"{ns // size}{name}"
-    return f"{ns}ns"
+    return "<1us"  # below a microsecond nobody reads the digits: never raw nanoseconds
 
 
 def is_virtual(ns: int) -> bool:
