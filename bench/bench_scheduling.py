@@ -1,9 +1,10 @@
-"""Benchmark: scheduling quality of every placement policy on six workloads.
+"""Benchmark: scheduling quality of every placement policy on eight workloads.
 
 Not a test (its CI checks are `tests/sim/test_scheduling_quality.py` and
 `tests/sim/test_backfill_quality.py`, one or two seeds). For the mixed, starvation,
-starvation-backfill (the same workload with what backfill needs declared) and
-deadlock-trap scenarios and the PAI and DLRM traces, over N seeds (20 by default), every
+starvation-backfill (the same workload with what backfill needs declared),
+deadlock-trap, half-partition and llm-day scenarios (the last two written from published
+trace shapes before any tuning, ADR 0114) and the PAI and DLRM traces, over N seeds (20 by default), every
 policy: per workload first (time to start p50/p99, never started, wasted GPU-hours in
 its three parts: idle-held, partial-start, thrown away; restarts), then pooled (gang and
 small-job time to start, the same waste, restarts, preemptions, limit kills, groups
@@ -51,7 +52,14 @@ sys.path.insert(0, str(ROOT / "bench"))
 from targets import targets_met  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results" / "scheduling.json"
-SCENARIOS = ("mixed", "starvation", "starvation-backfill", "deadlock-trap")
+SCENARIOS = (
+    "mixed",
+    "starvation",
+    "starvation-backfill",
+    "deadlock-trap",
+    "half-partition",
+    "llm-day",
+)
 TARGETS_ON = "starvation-backfill"
 TRACES = ("pai", "dlrm")
 # "as-specified": each spec's own mode (in the scenarios, gangs reserve and small jobs

@@ -19,7 +19,7 @@ TRACES = ROOT / "tests" / "data" / "traces"
 # Measurement scenarios: hundreds of groups per run, too long for the per-scenario suites
 # (every policy, every session compared, 15 recorded seeds); their own tests run a few
 # seeds and `bench/bench_scheduling.py` runs 20.
-MEASUREMENT_SCENARIOS = ("starvation", "starvation-backfill")
+MEASUREMENT_SCENARIOS = ("starvation", "starvation-backfill", "half-partition", "llm-day")
 SIM_SCENARIOS = sorted(
     name
     for name in (p.stem.removeprefix("sim-") for p in SCENARIOS.glob("sim-*.toml"))
