@@ -102,18 +102,18 @@ def test_a_new_key_beyond_the_bound_evicts_the_one_that_learned_least_recently(
 ):
     monkeypatch.setattr(rh, "MAX_KEYS", 3)
     history = RuntimeHistory()
-    for key in ("c", "a", "b"):
+    for key in ("z", "a", "m"):
         history.learn(key, 1)
-    history.learn("c", 2)  # c learned last now: a is the least recent
+    history.learn("z", 2)  # z learned last now: a is the least recent
     history.learn("d", 1)
-    assert list(history.keys) == ["b", "c", "d"]
-    # A history decoded (keys sorted by text) evicts the same key as the live one.
+    assert list(history.keys) == ["m", "z", "d"]
+    # A history decoded (keys sorted by text: d, m, z) evicts the same key as the live one.
     encoded = msgspec.msgpack.Encoder(order="deterministic").encode(history)
     decoded = msgspec.msgpack.decode(encoded, type=RuntimeHistory)
-    assert list(decoded.keys) == ["b", "c", "d"]
+    assert list(decoded.keys) == ["m", "z", "d"]
     for copy in (history, decoded):
-        copy.learn("a", 9)
-    assert list(history.keys) == list(decoded.keys) == ["c", "d", "a"]
+        copy.learn("q", 9)
+    assert list(history.keys) == list(decoded.keys) == ["z", "d", "q"]
     assert history == decoded
 
 
