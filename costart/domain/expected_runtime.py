@@ -24,7 +24,12 @@ from typing import Literal, NamedTuple
 
 import msgspec
 
-from costart.domain.runtime_history import RuntimeHistory, runtime_key, slipped_runtime
+from costart.domain.runtime_history import (
+    PERCENTILE,
+    RuntimeHistory,
+    runtime_key,
+    slipped_runtime,
+)
 from costart.domain.spec_types import GroupSpec, MemberSpec
 from costart.domain.states import GroupState, MemberState
 
@@ -86,13 +91,16 @@ class RuntimeEstimate(msgspec.Struct, frozen=True, kw_only=True, gc=False, omit_
     """What a decision that rests on a member's expected runtime records of it (in its
     event), so the log says what the decision knew: ``runtime_ns`` expected from the
     member's start, its ``basis`` (``limit`` or ``estimate``), and for an estimate the
-    ``samples`` it was made of, their ``key`` (owner, workload, member) and whether the
-    run had ``slipped`` past its first estimate."""
+    ``samples`` it was made of, the nearest-rank ``percentile`` taken of them, their
+    ``key`` (owner, workload, member) and whether the run had ``slipped`` past its first
+    estimate. The percentile is recorded so a record still reads right after a release
+    changes it."""
 
     member: str
     runtime_ns: int
     basis: Literal["limit", "estimate"]
     samples: int = 0
+    percentile: int = 0
     key: str | None = None
     slipped: bool = False
 
@@ -120,6 +128,7 @@ def estimate_record(
         runtime_ns=runtime_ns,
         basis="estimate",
         samples=len(history.samples(key)) if history is not None else 0,
+        percentile=PERCENTILE,
         key=key,
         slipped=first is not None and runtime_ns > first,
     )

@@ -28,8 +28,8 @@ from typing import Any, Final
 
 import msgspec
 
+from costart.domain import RuntimeHistory
 from costart.domain.ids import id_text
-from costart.domain.runtime_history import RuntimeHistory
 from costart.domain.states import NO_TASK_CLAIMS, GroupState, MemberState
 from costart.domain.world import World
 

@@ -118,6 +118,7 @@ def test_the_record_of_an_answer_says_what_it_rests_on() -> None:
         runtime_ns=5 * HOUR,
         basis="estimate",
         samples=5,
+        percentile=80,
         key="alice g open",
     )
     slipped = estimate_record(group, unlimited, 7 * HOUR, history)
@@ -126,6 +127,7 @@ def test_the_record_of_an_answer_says_what_it_rests_on() -> None:
         runtime_ns=8 * HOUR,
         basis="estimate",
         samples=5,
+        percentile=80,
         key="alice g open",
         slipped=True,
     )
