@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from costart.domain.durations import format_duration_ns, parse_duration_ns
     from costart.domain.errors import Conflict, DomainError, IllegalTransition, NotFound, SpecError
     from costart.domain.events import Assignment, DomainEvent, NodeStatus, PendClass, PendReason
+    from costart.domain.expected_runtime import RuntimeEstimate
     from costart.domain.ids import COSTART_NAMESPACE, id_text
     from costart.domain.invariants import EventAudit, check_group, check_world
     from costart.domain.label_selectors import (
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
     from costart.domain.reconcile import HostTask, HostView
     from costart.domain.reports import Outcome
     from costart.domain.run_table import Probe, RunSpec, task_log_path
+    from costart.domain.runtime_history import RuntimeHistory
     from costart.domain.spec import (
         GroupDoc,
         SpecFormat,
@@ -134,6 +136,8 @@ __all__ = [
     "Probe",
     "Requirement",
     "RunSpec",
+    "RuntimeEstimate",
+    "RuntimeHistory",
     "Selector",
     "Shape",
     "SpecError",
@@ -248,6 +252,8 @@ __getattr__, __dir__ = lazy_exports(
         "Topology": "costart.domain.spec_types",
         "TopologyPolicy": "costart.domain.spec_types",
         "World": "costart.domain.world",
+        "RuntimeEstimate": "costart.domain.expected_runtime",
+        "RuntimeHistory": "costart.domain.runtime_history",
         "backfill": "costart.domain.backfill",
         "check_group": "costart.domain.invariants",
         "check_world": "costart.domain.invariants",

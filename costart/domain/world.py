@@ -23,9 +23,10 @@ from costart.domain.fold import (
     new_member,
 )
 from costart.domain.ids import id_text
+from costart.domain.runtime_history import RuntimeHistory, runtime_key
 from costart.domain.states import GROUP_TERMINAL, GroupState, MemberState
 
-_SUBMITTED, _CREATED, _NODE, _GROUP, _MEMBER = range(5)
+_SUBMITTED, _CREATED, _NODE, _GROUP, _MEMBER, _SUCCEEDED = range(6)
 _KIND_OF: dict[type[ev.DomainEvent], int] = {
     ev.GroupSubmitted: _SUBMITTED,
     ev.MemberCreated: _CREATED,
@@ -35,6 +36,9 @@ _KIND_OF: dict[type[ev.DomainEvent], int] = {
 }
 _KIND_OF[ev.GroupSubmitted] = _SUBMITTED
 _KIND_OF[ev.MemberCreated] = _CREATED
+# A member run that succeeded is also a sample of the runtime history (ADR 0111): its own
+# kind, so the other member events pay nothing for it.
+_KIND_OF[ev.MemberSucceeded] = _SUCCEEDED
 
 
 class World(msgspec.Struct, kw_only=True):
@@ -48,6 +52,9 @@ class World(msgspec.Struct, kw_only=True):
     # Nodes reported drained or down (absent: up), and the cluster stream's version.
     node_status: dict[str, str] = msgspec.field(default_factory=dict)
     cluster_version: int = 0
+    # Run lengths learned from the runs that succeeded (derived from the events above,
+    # never an event of its own): what runtime estimates are made of.
+    runtime_history: RuntimeHistory = msgspec.field(default_factory=RuntimeHistory)
     submissions: int = 0
     clock_ns: int = 0
     position: int = 0
@@ -70,6 +77,8 @@ class World(msgspec.Struct, kw_only=True):
             apply_group_event(group, event)
             if group.status in GROUP_TERMINAL:
                 self.live_names.pop(group.name, None)
+        elif kind is _SUCCEEDED:
+            self._succeeded(key, event)
         elif kind is _SUBMITTED:
             self._submitted(key, cast(ev.GroupSubmitted, event))
         elif kind is _CREATED:
@@ -90,6 +99,17 @@ class World(msgspec.Struct, kw_only=True):
         self.groups[key] = group
         self.live_names[group.name] = key
         self.submissions = max(self.submissions, event.submission_seq)
+
+    def _succeeded(self, key: str, event: ev.DomainEvent) -> None:
+        """Fold a member's success and learn its run's length."""
+        member = self.members.get(key)
+        if member is None:
+            raise DomainError(f"unknown member {event.originator_id}")
+        began = member.started_at_ns
+        apply_member_event(member, event)
+        if began is not None:
+            group = self.group_by_id(member.group_id)
+            self.runtime_history.learn(runtime_key(group.spec, member.spec), event.at_ns - began)
 
     def _node_reported(self, event: ev.NodeStatusChanged) -> None:
         if event.originator_version != self.cluster_version + 1:

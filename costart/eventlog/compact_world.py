@@ -1,4 +1,4 @@
-"""Snapshot schema 4: the `World` in a compact encoding (ADR 0088).
+"""Snapshot schemas 4 and 5: the `World` in a compact encoding (ADR 0088, ADR 0113).
 
 Schema 3 stored the World as it is (`canonical_encode`): every member carried its own
 copy of its spec (already in its group's spec), its id, its group's id and its map key
@@ -15,6 +15,9 @@ The row types are made from `MemberState`'s own fields, so a field added to the 
 added to the snapshot without a second list to keep in step; adding one is still a
 schema change (`costart.eventlog.snapshot_schema`).
 
+Schema 5 adds the runtime history (ADR 0111) after the fields of schema 4; schema 4
+bytes still decode, to a World whose history is empty (ADR 0113).
+
 Encoding is deterministic: groups are ordered by submission, rows by the spec, and the
 remaining maps by their sorted keys (``order="deterministic"``).
 """
@@ -25,6 +28,7 @@ from typing import Any, Final
 
 import msgspec
 
+from costart.domain import RuntimeHistory
 from costart.domain.ids import id_text
 from costart.domain.states import NO_TASK_CLAIMS, GroupState, MemberState
 from costart.domain.world import World
@@ -56,7 +60,7 @@ MemberRow: Final[Any] = msgspec.defstruct(
 """A member's state without the fields its group holds, encoded as an array."""
 
 
-class CompactWorld(msgspec.Struct, array_like=True, gc=False):
+class CompactWorld4(msgspec.Struct, array_like=True, gc=False):
     """The World as schema 4 stores it. ``members[i]`` are the rows of ``groups[i]``'s
     members (None: a member the group names but the log has not created yet);
     ``live`` maps each live name to its group's index in ``groups``."""
@@ -71,8 +75,15 @@ class CompactWorld(msgspec.Struct, array_like=True, gc=False):
     position: int
 
 
+class CompactWorld(CompactWorld4, array_like=True, gc=False):
+    """The World as schema 5 stores it: schema 4's fields, then the runtime history."""
+
+    runtime_history: RuntimeHistory
+
+
 _ENCODER: Final = msgspec.msgpack.Encoder(order="deterministic", uuid_format="bytes")
 _DECODER: Final = msgspec.msgpack.Decoder(CompactWorld)
+_DECODER_4: Final = msgspec.msgpack.Decoder(CompactWorld4)
 
 
 class IncompleteWorldError(ValueError):
@@ -108,7 +119,7 @@ class NodeNames:
 
 
 def encode_compact(world: World) -> bytes:
-    """The schema 4 bytes of ``world``."""
+    """The schema 5 bytes of ``world``."""
     ordered = sorted(world.groups.items(), key=lambda item: (item[1].submission_seq, item[0]))
     index_of = {key: i for i, (key, _) in enumerate(ordered)}
     members, stored = world.members, 0
@@ -136,14 +147,24 @@ def encode_compact(world: World) -> bytes:
         submissions=world.submissions,
         clock_ns=world.clock_ns,
         position=world.position,
+        runtime_history=world.runtime_history,
     )
     return _ENCODER.encode(compact)
 
 
-def decode_compact(data: bytes) -> World:
-    """The World of schema 4 bytes. Raises `msgspec.ValidationError` (or `DecodeError`)
-    if they are not a whole compact World."""
+def decode_compact(data: bytes, schema: int = 5) -> World:
+    """The World of schema 5 (or 4) bytes; schema 4 holds no runtime history, so the
+    World's is empty. Raises `msgspec.ValidationError` (or `DecodeError`) if they are not
+    a whole compact World of that schema."""
+    if schema == 4:
+        return _world_of(_DECODER_4.decode(data), RuntimeHistory())
+    if schema != 5:
+        raise msgspec.ValidationError(f"no compact snapshot schema {schema}")
     compact = _DECODER.decode(data)
+    return _world_of(compact, compact.runtime_history)
+
+
+def _world_of(compact: CompactWorld4, history: RuntimeHistory) -> World:
     groups: dict[str, GroupState] = {}
     members: dict[str, MemberState] = {}
     keys: list[str] = []
@@ -186,4 +207,5 @@ def decode_compact(data: bytes) -> World:
         submissions=compact.submissions,
         clock_ns=compact.clock_ns,
         position=compact.position,
+        runtime_history=history,
     )

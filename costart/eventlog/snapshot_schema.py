@@ -20,6 +20,12 @@ Schemas:
    schema 3, so a schema 3 snapshot is still restored from: `decode_state` decodes it
    as it was written and links each member to its group's spec and ids, which gives
    the very World a schema 4 snapshot of the same state gives.
+5. the World's runtime history (ADR 0111) after schema 4's fields (ADR 0113). A schema 3
+   or 4 snapshot decodes to the World it holds with an empty history, and `replay
+   verify` compares it without the history (`recorded_form`). It is no longer restored
+   from: a controller that started from it would learn only from the runs that end
+   after it, write snapshots that differ from a replay of the same log and estimate
+   differently from a controller that replayed. The log is replayed instead, once.
 """
 
 from __future__ import annotations
@@ -34,37 +40,42 @@ from costart.domain.world import World
 from costart.eventlog.codec import canonical_decode, canonical_encode
 from costart.eventlog.compact_world import decode_compact, encode_compact
 
-SNAPSHOT_SCHEMA: Final = 4
+SNAPSHOT_SCHEMA: Final = 5
 """The schema of the snapshots this release writes."""
 
 _ADDED_IN: Final[dict[int, dict[type[msgspec.Struct], tuple[str, ...]]]] = {
     3: {MemberState: ("attempt", "tasks")},
+    5: {World: ("runtime_history",)},
 }
 """The state fields each schema added: a snapshot of an earlier schema does not hold them."""
 
 
-def _without(world: World, schema: int) -> World:
-    """A copy of ``world`` with the member fields added after ``schema`` at their
-    defaults (what decoding a snapshot of ``schema`` gives for them)."""
-    dropped = [
+def _defaults(kind: type[msgspec.Struct], schema: int) -> dict[str, object]:
+    """The fields of ``kind`` added after ``schema``, each at its default."""
+    dropped = {
         name
         for added, fields in _ADDED_IN.items()
         if added > schema
-        for name in fields[MemberState]
-    ]
-    if not dropped:
+        for name in fields.get(kind, ())
+    }
+    return {
+        f.name: f.default_factory() if f.default is msgspec.NODEFAULT else f.default
+        for f in msgspec.structs.fields(kind)
+        if f.name in dropped
+    }
+
+
+def _without(world: World, schema: int) -> World:
+    """A copy of ``world`` with the fields added after ``schema`` at their defaults (what
+    decoding a snapshot of ``schema`` gives for them)."""
+    world_defaults = _defaults(World, schema)
+    if world_defaults:
+        world = msgspec.structs.replace(world, **world_defaults)
+    member_defaults = _defaults(MemberState, schema)
+    if not member_defaults:
         return world
-    blank = {f.name: f for f in msgspec.structs.fields(MemberState) if f.name in dropped}
     members = {
-        key: msgspec.structs.replace(
-            member,
-            **{
-                name: field.default_factory()
-                if field.default is msgspec.NODEFAULT
-                else field.default
-                for name, field in blank.items()
-            },
-        )
+        key: msgspec.structs.replace(member, **member_defaults)
         for key, member in world.members.items()
     }
     return msgspec.structs.replace(world, members=members)
@@ -81,7 +92,7 @@ def recorded_form(world: World, schema: int) -> bytes:
 
 def restorable(schema: int) -> bool:
     """Does a snapshot of ``schema`` decode to the whole state of this release?"""
-    return schema in (3, SNAPSHOT_SCHEMA)
+    return schema == SNAPSHOT_SCHEMA
 
 
 def encode_state(world: World) -> bytes:
@@ -91,11 +102,12 @@ def encode_state(world: World) -> bytes:
 
 def decode_state(state: bytes, schema: int) -> World:
     """The World in a snapshot's ``state`` of ``schema`` (schemas 1 to 3: the World as
-    it was canonically encoded, the fields a schema lacks at their defaults). Raises
+    it was canonically encoded; 4 and 5 compact; the fields a schema lacks at their
+    defaults, so a schema 4 World has an empty runtime history). Raises
     `msgspec.MsgspecError` on bytes that do not decode."""
-    if schema == SNAPSHOT_SCHEMA:
-        return decode_compact(state)
-    if not 1 <= schema < SNAPSHOT_SCHEMA:
+    if schema in (4, SNAPSHOT_SCHEMA):
+        return decode_compact(state, schema)
+    if not 1 <= schema < 4:
         raise msgspec.ValidationError(f"snapshot schema {schema} is unknown to this release")
     return _linked(canonical_decode(state, World))
 

@@ -67,6 +67,14 @@ def _walk(prefix: str, a: Any, b: Any, out: list[tuple[str, Any, Any]]) -> None:
         out.append((prefix, a, b))
 
 
+def _history_fields(world: World) -> dict[str, Any]:
+    """The runtime history by key and field name (its rows encode as arrays)."""
+    return {
+        key: {"used": entry.used, "samples": entry.samples}
+        for key, entry in world.runtime_history.keys.items()
+    }
+
+
 def diff_worlds(before: World, after: World, *, limit: int | None = None) -> list[FieldChange]:
     """Changed fields of every group and member (and the top-level counters), in a stable
     order: groups by submission, members by id. ``limit`` stops early."""
@@ -86,6 +94,11 @@ def diff_worlds(before: World, after: World, *, limit: int | None = None) -> lis
             changes += [FieldChange(label, field, x, y) for field, x, y in found]
             if limit is not None and len(changes) >= limit:
                 return changes[:limit]
+    # The runtime history (ADR 0111), key by key: derived from the events above, so it
+    # differs alone only when a snapshot's history does not match its log.
+    found = []
+    _walk("", _history_fields(before), _history_fields(after), found)
+    changes += [FieldChange("runtime history", field, x, y) for field, x, y in found]
     for field in ("submissions", "clock_ns", "position"):
         a, b = getattr(before, field), getattr(after, field)
         if a != b:

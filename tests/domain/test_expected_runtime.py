@@ -1,17 +1,23 @@
-"""Expected runtimes and ends: a declared limit is the basis, else unknown."""
+"""Expected runtimes and ends: a declared limit is the basis, else an estimate learned
+from the history (slipping once a run is past it), else unknown."""
 
 from __future__ import annotations
 
 from uuid import UUID
+
+import msgspec
 
 from costart.domain.expected_runtime import (
     UNKNOWN_END,
     UNKNOWN_RUNTIME,
     ExpectedEnd,
     ExpectedRuntime,
+    RuntimeEstimate,
+    estimate_record,
     expected_end,
     expected_runtime,
 )
+from costart.domain.runtime_history import RuntimeHistory
 from costart.domain.spec import parse_spec
 from costart.domain.states import GroupState, MemberState
 
@@ -62,3 +68,68 @@ def test_an_end_already_past_is_now_never_the_past() -> None:
     group, limited, _ = _states()
     limited.started_at_ns = 0
     assert expected_end(group, limited, now_ns=3 * HOUR) == ExpectedEnd(3 * HOUR, "limit")
+
+
+def _history(*hours: int, key: str = "alice g open") -> RuntimeHistory:
+    history = RuntimeHistory()
+    for runtime in hours:
+        history.learn(key, runtime * HOUR)
+    return history
+
+
+def test_an_undeclared_limit_is_estimated_from_enough_history_and_a_limit_comes_first() -> None:
+    group, limited, unlimited = _states()
+    history = _history(1, 4, 2)
+    assert expected_runtime(group.spec, unlimited.spec, history) == ExpectedRuntime(
+        4 * HOUR, "estimate"
+    )
+    assert expected_runtime(group.spec, unlimited.spec, _history(1, 4)) == UNKNOWN_RUNTIME
+    assert expected_runtime(group.spec, unlimited.spec, _history(1, 4, 2, key="bob g open")) == (
+        UNKNOWN_RUNTIME
+    )
+    limited_history = _history(1, 1, 1, key="alice g limited")
+    assert expected_runtime(group.spec, limited.spec, limited_history) == ExpectedRuntime(
+        2 * HOUR, "limit"
+    )
+
+
+def test_a_run_within_its_estimate_ends_at_it_and_one_past_it_slips_step_by_step() -> None:
+    group, _, unlimited = _states()
+    history = _history(1, 2, 3, 5, 8)  # p80: 5h
+    assert expected_end(group, unlimited, 10 * HOUR, history) == ExpectedEnd(15 * HOUR, "estimate")
+    unlimited.started_at_ns = 10 * HOUR
+    assert expected_end(group, unlimited, 12 * HOUR, history) == ExpectedEnd(15 * HOUR, "estimate")
+    # Past its estimate: the next longer run seen (8h), then twice what it has run.
+    assert expected_end(group, unlimited, 15 * HOUR, history) == ExpectedEnd(18 * HOUR, "estimate")
+    assert expected_end(group, unlimited, 18 * HOUR, history) == ExpectedEnd(26 * HOUR, "estimate")
+    assert expected_end(group, unlimited, 21 * HOUR, history) == ExpectedEnd(32 * HOUR, "estimate")
+
+
+def test_the_record_of_an_answer_says_what_it_rests_on() -> None:
+    group, limited, unlimited = _states()
+    history = _history(1, 2, 3, 5, 8)
+    assert estimate_record(group, unlimited, 0) is None
+    assert estimate_record(group, limited, HOUR, history) == RuntimeEstimate(
+        member="limited", runtime_ns=2 * HOUR, basis="limit"
+    )
+    unlimited.started_at_ns = HOUR
+    assert estimate_record(group, unlimited, 2 * HOUR, history) == RuntimeEstimate(
+        member="open",
+        runtime_ns=5 * HOUR,
+        basis="estimate",
+        samples=5,
+        percentile=80,
+        key="alice g open",
+    )
+    slipped = estimate_record(group, unlimited, 7 * HOUR, history)
+    assert slipped == RuntimeEstimate(
+        member="open",
+        runtime_ns=8 * HOUR,
+        basis="estimate",
+        samples=5,
+        percentile=80,
+        key="alice g open",
+        slipped=True,
+    )
+    # It is a value an event can carry: it round-trips through the log's encoding.
+    assert msgspec.msgpack.decode(msgspec.msgpack.encode(slipped), type=RuntimeEstimate) == slipped

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from costart.controller import Controller
+from costart.domain.expected_runtime import estimate_record
 from costart.eventlog.lease_keeper import LeaseKeeper
 from costart.eventlog.snapshots import encode_world
 from costart.eventlog.standby import Standby
@@ -18,7 +19,7 @@ from costart.replay.rebuild import rebuild
 from costart.replay.source import RecorderSource
 from costart.store import FencedError, Lease
 from costart.store.ha import open_factory
-from tests.builders import USER, ManualClock, a_group, full_placement, ready
+from tests.builders import USER, ManualClock, a_group, full_placement, ready, start, succeed
 
 SECOND_NS = 10**9
 
@@ -178,3 +179,55 @@ def test_the_keeper_says_once_that_the_lease_was_taken(factory):
     assert lost.wait(5)
     keeper.stop()
     assert reasons == ["another process took the lease"]
+
+
+def test_a_promoted_standby_estimates_runtimes_as_a_rebuild_of_the_whole_log(tmp_path):
+    # The standby restores from a snapshot taken after some runs succeeded, tails the
+    # rest (a third success among it), and is promoted: its runtime history (ADR 0111)
+    # is the whole log's, and so are its estimates.
+    env = {**lmdb_env(tmp_path / "store"), "COSTART_SNAPSHOT_EVERY": "5"}
+    factory = open_factory(env)
+    clock, runs = WallClock(), ManualClock()
+    a, b = two_leases(factory, clock)
+    leader = Controller(clock=runs, session=LogSession(env, epoch=a.try_acquire()))
+
+    def run(name: str, hours: int | None) -> None:
+        spec = a_group(name).with_member("a").build()
+        leader.submit(spec)
+        leader.apply_decisions([full_placement(spec, rack=name)])
+        start(leader, f"{name}/a")
+        if hours is not None:
+            runs.advance(hours * 3600)
+            succeed(leader, f"{name}/a")
+
+    run("train-1", 2)
+    run("train-2", 1)
+    snapshot, stored, _ = leader.session.snapshots_store.newest_valid()
+    assert snapshot is not None and stored is not None
+    assert stored.runtime_history.learned >= 1  # the standby restores a learned history
+    standby = Standby(factory, b, poll_s=0.01)
+    assert standby.world.runtime_history.learned == 2
+    run("train-3", 4)
+    run("train-4", None)
+    runs.advance(5 * 3600)  # train-4 has run past its 4h estimate
+    clock.now_ns += 3 * SECOND_NS
+    epoch = standby.wait_for_lease()
+    promoted = Controller(clock=runs, session=LogSession(env, epoch=epoch, warm=standby.world))
+    replayed = rebuild(RecorderSource(promoted.recorder))
+    assert promoted.world.runtime_history == replayed.runtime_history
+    records = []
+    for world in (promoted.world, replayed):
+        group = world.group_named("train-4")
+        records.append(
+            estimate_record(
+                group, world.member_named(group, "a"), runs.now_ns, world.runtime_history
+            )
+        )
+    assert records[0] == records[1]
+    assert records[0] is not None and (records[0].runtime_ns, records[0].slipped) == (
+        10 * 3600 * SECOND_NS,
+        True,
+    )
+    leader.close()
+    promoted.close()
+    factory.close()

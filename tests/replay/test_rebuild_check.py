@@ -146,3 +146,19 @@ def test_a_snapshot_of_an_unknown_schema_is_not_restored(tmp_path):
     assert snapshot is None and restored is None
     assert [e.position for e in skipped] == [12]
     assert "schema" in str(skipped[0])
+
+
+def test_a_snapshot_whose_runtime_history_is_not_its_logs_is_named_as_such(tmp_path):
+    controller = _demo(tmp_path)
+    source = RecorderSource(controller.recorder)
+    world = rebuild(source)
+    [(key, entry)] = world.runtime_history.keys.items()  # the demo's trainer succeeded
+    entry.samples[0] += 1
+    forged = SnapshotStore(POPOAggregateRecorder())
+    forged.write(world)
+    report = verify(source, forged)
+    assert not report.ok
+    assert (report.divergence.aggregate, report.divergence.field) == (
+        "runtime history",
+        f"{key}.samples[0]",
+    )
