@@ -41,6 +41,7 @@ import msgspec
 from costart.cli.sim_cmd import controller_factory
 from costart.logging_setup import configure_logging
 from costart.sim.quality import RunFigures, Spread, measure, summarise, summarise_workloads
+from costart.sim.recommended_policy import RECOMMENDED_POLICY
 from costart.sim.results import ALL_POLICIES, BACKFILL_POLICY
 from costart.sim.scenario import load_scenario
 from costart.sim.setup import SimSetup, draw_setup
@@ -63,8 +64,9 @@ SCENARIOS = (
 TARGETS_ON = "starvation-backfill"
 TRACES = ("pai", "dlrm")
 # "as-specified": each spec's own mode (in the scenarios, gangs reserve and small jobs
-# are atomic), beside every group forced to one mode.
-BENCH_POLICIES = (*ALL_POLICIES[:3], "as-specified", *ALL_POLICIES[3:])
+# are atomic), beside every group forced to one mode; "recommended": each spec in the
+# mode the rule of ADR 0115 gives it.
+BENCH_POLICIES = (*ALL_POLICIES[:3], "as-specified", RECOMMENDED_POLICY, *ALL_POLICIES[3:])
 
 
 def setups_for(name: str, traces: Path, trace_groups: int) -> Callable[[int], SimSetup]:

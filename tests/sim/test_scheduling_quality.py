@@ -69,7 +69,7 @@ def test_the_benchmark_reports_every_policy_with_its_spread(tmp_path: Path):
     _bench().main(["--seeds", "2", "--workloads", "deadlock-trap", "--out", str(out)])
     report = json.loads(out.read_bytes())
     entry = report["workloads"]["deadlock-trap"]
-    assert sorted(entry["summary"]) == sorted([*ALL_POLICIES, "as-specified"])
+    assert sorted(entry["summary"]) == sorted([*ALL_POLICIES, "as-specified", "recommended"])
     assert [r["seed"] for r in entry["runs"]["atomic"]] == [1, 2]
     independent = entry["summary"]["independent"]
     assert independent["gang_never_started"]["median"] == 3
