@@ -13,9 +13,7 @@ from costart.cli.exits import EXIT_INVALID, EXIT_USAGE, reported
 from costart.domain.errors import SpecError
 from costart.domain.spec import SpecFormat, parse_spec_warned
 from costart.files import UnreadableFileError
-from costart.placement import ClusterError
-from costart.placement.cluster_file import load_cluster
-from costart.placement.recommended import recommended_mode
+from costart.placement import ClusterError, load_cluster, recommended_mode
 
 
 def validate(
