@@ -4,13 +4,30 @@ rule, other modes where they do not."""
 
 from __future__ import annotations
 
+import json
+import logging
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from costart.cli.exits import EXIT_USAGE
 from costart.cli.sim_cmd import controller_factory
+from costart.logging_setup import configure_logging
 from costart.sim.engine import Engine
 from costart.sim.recommended_policy import RecommendedEmbedder
 from costart.sim.results import embedder_for, run_policy
 from costart.sim.scenario import parse_scenario
 from costart.sim.setup import SimSetup, draw_setup
 from tests.sim.helpers import SCENARIOS, setup_of
+
+
+@pytest.fixture(autouse=True)
+def _logging_back_on_stderr() -> Iterator[None]:
+    """`costart sim` logs onto the runner's stderr, closed after the call."""
+    yield
+    configure_logging(level=logging.WARNING)
 
 
 def _cut(name: str, horizon: str, was: str) -> SimSetup:
@@ -50,3 +67,19 @@ def test_the_rule_overrides_modes_that_do_not_follow_it() -> None:
     atomic, _ = run_policy(mixed, "atomic", controller_factory)
     assert recommended.log_sha256 != specified.log_sha256
     assert recommended.log_sha256 == atomic.log_sha256
+
+
+def test_costart_sim_runs_the_recommended_policy_by_name(tmp_path: Path) -> None:
+    from costart.cli.main import app
+
+    runner = CliRunner()
+    trap = str(SCENARIOS / "sim-deadlock-trap.toml")
+    ran = runner.invoke(
+        app, ["sim", trap, "--policies", "recommended,atomic", "--out", str(tmp_path / "r")]
+    )
+    assert ran.exit_code == 0, ran.output
+    report = json.loads((tmp_path / "r" / "report.json").read_bytes())
+    assert [p["policy"] for p in report["policies"]] == ["recommended", "atomic"]
+    refused = runner.invoke(app, ["sim", trap, "--policies", "recommend", "--out", str(tmp_path)])
+    assert refused.exit_code == EXIT_USAGE
+    assert "unknown recommend" in refused.stderr and "recommended)" in refused.stderr
