@@ -32,8 +32,8 @@ from costart.logging_setup import configure_logging
 from costart.sim.breakdown import WorkloadFigures
 from costart.sim.engine import Engine
 from costart.sim.outside_load import ALLOCATORS, with_outside_load
-from costart.sim.report import SimReport, build_report, report_json, write_plot
 from costart.sim.recommended_policy import RECOMMENDED_POLICY
+from costart.sim.report import SimReport, build_report, report_json, write_plot
 from costart.sim.results import ALL_POLICIES, PolicyResult, run_policy
 from costart.sim.scenario import OutsideLoadDoc, ScenarioError, load_scenario
 from costart.sim.setup import SimSetup, describe_setup, draw_setup
