@@ -41,6 +41,7 @@ import msgspec
 from costart.cli.sim_cmd import controller_factory
 from costart.logging_setup import configure_logging
 from costart.sim.quality import RunFigures, Spread, measure, summarise, summarise_workloads
+from costart.sim.recommended_policy import RECOMMENDED_POLICY
 from costart.sim.results import ALL_POLICIES, BACKFILL_POLICY
 from costart.sim.scenario import load_scenario
 from costart.sim.setup import SimSetup, draw_setup
@@ -63,8 +64,9 @@ SCENARIOS = (
 TARGETS_ON = "starvation-backfill"
 TRACES = ("pai", "dlrm")
 # "as-specified": each spec's own mode (in the scenarios, gangs reserve and small jobs
-# are atomic), beside every group forced to one mode.
-BENCH_POLICIES = (*ALL_POLICIES[:3], "as-specified", *ALL_POLICIES[3:])
+# are atomic), beside every group forced to one mode; "recommended": each spec in the
+# mode the rule of ADR 0115 gives it.
+BENCH_POLICIES = (*ALL_POLICIES[:3], "as-specified", RECOMMENDED_POLICY, *ALL_POLICIES[3:])
 
 
 def setups_for(name: str, traces: Path, trace_groups: int) -> Callable[[int], SimSetup]:
@@ -179,6 +181,60 @@ def print_summary(
         )
 
 
+def _cell(figures: dict[str, Spread], field: str, never: str | None = None) -> str:
+    """A median, marked ">=" when some seed's waits are censored."""
+    value = figures.get(field, Spread(None, None, None)).median
+    if value is None:
+        return "-"
+    censored = never is not None and (figures[never].high or 0) > 0
+    return ("≥" if censored else "") + f"{value:g}"
+
+
+def print_table(summary: dict[str, dict[str, Spread]]) -> None:
+    """One workload's table, a row per policy (medians over seeds): gang and small-job
+    time to start, wasted GPU-hours in its three parts, utilisation of useful work
+    (busy minus thrown away) and groups never started."""
+    columns = (
+        "policy",
+        "gang p50 s",
+        "gang p99 s",
+        "small p50 s",
+        "small p99 s",
+        "wasted",
+        "= idle",
+        "+ partial",
+        "+ thrown",
+        "useful util",
+        "never gang/small",
+    )
+    print(f"  {columns[0]:16} | " + " | ".join(f"{c:>11}" for c in columns[1:]))
+    for policy, f in summary.items():
+        cells = (
+            policy,
+            _cell(f, "gang_time_to_start_p50_s", "gang_never_started"),
+            _cell(f, "gang_time_to_start_p99_s", "gang_never_started"),
+            _cell(f, "small_time_to_start_p50_s", "small_never_started"),
+            _cell(f, "small_time_to_start_p99_s", "small_never_started"),
+            _cell(f, "wasted_gpu_hours"),
+            _cell(f, "idle_held_gpu_hours"),
+            _cell(f, "partial_start_gpu_hours"),
+            _cell(f, "thrown_away_gpu_hours"),
+            _cell(f, "useful_utilization"),
+            f"{_cell(f, 'gang_never_started')}/{_cell(f, 'small_never_started')}",
+        )
+        print(f"  {cells[0]:16} | " + " | ".join(f"{c:>11}" for c in cells[1:]))
+
+
+def print_peer_verdicts(name: str, verdicts: dict[str, dict[str, Any]]) -> None:
+    """The workload's issue 35 targets: the recommended policy against the best peer."""
+    prefix = f"{name.replace('-', '_')}_{RECOMMENDED_POLICY}_"
+    for target, verdict in verdicts.items():
+        if target.startswith(prefix):
+            state = "met" if verdict["met"] else "NOT MET"
+            short = target.removeprefix(prefix)
+            print(f"  {short:42} {verdict['measured']!s:>10} {verdict['target']}  {state}")
+
+
 def with_runs_of_other_seeds(
     runs: dict[str, list[RunFigures]], recorded: dict[str, list[Any]]
 ) -> dict[str, list[RunFigures]]:
@@ -256,6 +312,8 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
         counts = sorted({len(rs) for rs in runs.values()})
         print(f"== {name} ({len(all_seeds)} seeds; per policy {counts}): median [min..max]")
         print_summary(summary, per_workload)
+        print_table(summary)
+        print_peer_verdicts(name, targets_met("scheduling", {"workloads": {name: entry}}))
         if "targets" in entry:
             print(f"  targets: {msgspec.json.encode(entry['targets']).decode()}")
     results["workloads"] = workloads

@@ -82,3 +82,78 @@ def test_every_one_off_record_is_cited_by_an_adr():
 def test_a_missing_figure_is_a_target_not_met():
     verdicts = _targets().targets_met("pg", {"figures": {}})
     assert verdicts and all(v == {**v, "measured": None, "met": False} for v in verdicts.values())
+
+
+def _scheduling_summary(rows: dict[str, tuple[float, float, float]]) -> dict[str, Any]:
+    fields = ("gang_time_to_start_p99_s", "small_time_to_start_p50_s", "wasted_gpu_hours")
+    return {
+        policy: {f: {"median": v, "low": v, "high": v} for f, v in zip(fields, values, strict=True)}
+        for policy, values in rows.items()
+    }
+
+
+def test_each_workload_holds_the_recommended_policy_to_the_best_peer_and_non_dominance():
+    peers = {
+        "volcano": (9000.0, 5.0, 2.0),
+        "volcano-sla": (4000.0, 120.0, 130.0),
+        "yunikorn": (4100.0, 500.0, 260.0),
+        "kueue": (9900.0, 10.0, 50.0),
+        "slurm-easy": (5000.0, 6.0, 1.5),
+        # not a peer: never the yardstick, however good its figures
+        "independent": (1.0, 1.0, 0.0),
+    }
+    summary = _scheduling_summary({**peers, "recommended": (4400.0, 5.6, 60.0)})
+    verdicts = _targets().targets_met("scheduling", {"workloads": {"mixed": {"summary": summary}}})
+    mixed = {
+        k.removeprefix("mixed_recommended_"): v
+        for k, v in verdicts.items()
+        if k.startswith("mixed_")
+    }
+    assert mixed == {
+        "gang_p99_within_10pct_of_best_peer": {
+            "measured": 4400.0,
+            "target": "<= 4400 (1.1 x volcano-sla's 4000)",
+            "met": True,
+        },
+        "small_p50_within_10pct_of_best_peer": {
+            "measured": 5.6,
+            "target": "<= 5.5 (1.1 x volcano's 5)",
+            "met": False,
+        },
+        "wasted_within_10pct_of_best_peer": {
+            "measured": 60.0,
+            "target": "<= 1.65 (1.1 x slurm-easy's 1.5)",
+            "met": False,
+        },
+        "not_dominated_by_a_peer": {"measured": 0.0, "target": "<= 0", "met": True},
+    }
+    # Worse than slurm-easy on every figure: dominated, by one peer.
+    summary = _scheduling_summary({**peers, "recommended": (5100.0, 6.5, 1.6)})
+    verdicts = _targets().targets_met("scheduling", {"workloads": {"mixed": {"summary": summary}}})
+    assert verdicts["mixed_recommended_not_dominated_by_a_peer"]["measured"] == 1.0
+    assert not verdicts["mixed_recommended_not_dominated_by_a_peer"]["met"]
+    # Workloads not measured, and a peer not measured, are targets not met.
+    assert verdicts["llm_day_recommended_gang_p99_within_10pct_of_best_peer"] == {
+        "measured": None,
+        "target": "<= (bound not measured)",
+        "met": False,
+    }
+    del summary["kueue"]
+    verdicts = _targets().targets_met("scheduling", {"workloads": {"mixed": {"summary": summary}}})
+    assert verdicts["mixed_recommended_wasted_within_10pct_of_best_peer"]["met"] is False
+    assert verdicts["mixed_recommended_not_dominated_by_a_peer"]["measured"] is None
+
+
+def test_every_scheduling_workload_has_its_peer_targets():
+    targets = _targets()
+    names = {t.name for t in targets.TARGETS["scheduling"]}
+    for workload, figures in targets.SCHEDULING_WORKLOADS.items():
+        prefix = f"{workload.replace('-', '_')}_recommended"
+        assert f"{prefix}_not_dominated_by_a_peer" in names
+        assert {f"{prefix}_{f}_within_10pct_of_best_peer" for f in figures} <= names
+    path = BENCH / "bench_scheduling.py"
+    spec = importlib.util.spec_from_file_location("bench_scheduling", path)
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    assert set(targets.SCHEDULING_WORKLOADS) == {*bench.SCENARIOS, *bench.TRACES}

@@ -32,6 +32,7 @@ from costart.logging_setup import configure_logging
 from costart.sim.breakdown import WorkloadFigures
 from costart.sim.engine import Engine
 from costart.sim.outside_load import ALLOCATORS, with_outside_load
+from costart.sim.recommended_policy import RECOMMENDED_POLICY
 from costart.sim.report import SimReport, build_report, report_json, write_plot
 from costart.sim.results import ALL_POLICIES, PolicyResult, run_policy
 from costart.sim.scenario import OutsideLoadDoc, ScenarioError, load_scenario
@@ -233,11 +234,13 @@ def check_options(
         if given:
             names = ", ".join("--" + k.replace("_", "-") for k in given)
             raise UsageError(f"{names} apply to --trace runs only")
-    unknown = [p for p in chosen if p not in ALL_POLICIES]
+    # "recommended": each group in the mode the rule of ADR 0115 gives it.
+    known = (*ALL_POLICIES, RECOMMENDED_POLICY)
+    unknown = [p for p in chosen if p not in known]
     if unknown or not chosen:
         raise UsageError(
             f"--policies: unknown {', '.join(unknown) or '(none given)'} "
-            f"(choose from {', '.join(ALL_POLICIES)})"
+            f"(choose from {', '.join(known)})"
         )
     if log_policy is not None and store is None:
         raise UsageError("--log-policy needs --store DIR (where the log goes)")

@@ -13,7 +13,7 @@ from costart.cli.exits import EXIT_INVALID, EXIT_USAGE, reported
 from costart.domain.errors import SpecError
 from costart.domain.spec import SpecFormat, parse_spec_warned
 from costart.files import UnreadableFileError
-from costart.placement import ClusterError
+from costart.placement import ClusterError, load_cluster, recommended_mode
 
 
 def validate(
@@ -43,3 +43,10 @@ def validate(
         typer.echo(f"warning: {warning}", err=True)
     fits = f", fits {cluster}" if cluster is not None else ""
     typer.echo(f"{spec.name}: valid ({len(spec.members)} members{fits})")
+    if cluster is not None:
+        # The rule of ADR 0115, on the cluster file the spec was checked against (read
+        # again: the placement step a setting names need not expose its cluster).
+        chosen = recommended_mode(spec, load_cluster(cluster).build())
+        differs = chosen.mode != spec.placement.mode
+        asked = f" (the spec asks {spec.placement.mode})" if differs else ""
+        typer.echo(f"recommended placement mode: {chosen.text()}{asked}")

@@ -21,6 +21,7 @@ from costart.placement.allocator import (
 from costart.placement.cluster import Cluster, ClusterError, Node, NodeStatus
 from costart.placement.cluster_file import ClusterDefinition, load_cluster, parse_cluster
 from costart.placement.host_allocator import HostAllocator, HostLoad
+from costart.placement.recommended import Recommendation, recommended_mode
 from costart.placement.step import CoPlacementStep, from_cluster_file, session_order
 
 __all__ = [
@@ -37,10 +38,12 @@ __all__ = [
     "Node",
     "NodeStatus",
     "OvercommitError",
+    "Recommendation",
     "from_cluster_file",
     "idle_held_gpu_seconds",
     "idle_held_gpus",
     "load_cluster",
     "parse_cluster",
+    "recommended_mode",
     "session_order",
 ]

@@ -136,11 +136,16 @@ class Embedder:
         arrival = self.arrivals[index]
         original = self.originals[index]
         spec = arrival.spec
-        if self.mode is not None and spec.placement.mode != self.mode:
-            placement = msgspec.structs.replace(spec.placement, mode=self.mode)
+        mode = self.mode_for(spec)
+        if mode is not None and spec.placement.mode != mode:
+            placement = msgspec.structs.replace(spec.placement, mode=mode)
             spec = msgspec.structs.replace(spec, placement=placement)
         self.usage.waiting += 1
         self._submit(Unit(spec.name, spec, original, None, 0))
+
+    def mode_for(self, spec: GroupSpec) -> PlacementMode | None:
+        """The mode this policy submits ``spec`` in (None: the spec's own)."""
+        return self.mode
 
     def _admit(self, index: int) -> Arrival | None:
         """For the policies that place by themselves: count the arrival as waiting, and

@@ -23,7 +23,7 @@ from costart.sim.breakdown import WorkloadFigures, took_part, waits_of
 from costart.sim.engine import Engine
 from costart.sim.metrics import percentile
 from costart.sim.ports import ControllerFactory
-from costart.sim.results import run_policy
+from costart.sim.results import PolicyResult, run_policy
 from costart.sim.setup import SimSetup
 
 NS_PER_SECOND = 10**9
@@ -90,6 +90,9 @@ class RunFigures(msgspec.Struct, frozen=True):
     failed: int = 0
     after_horizon: int = 0
     workloads: list[WorkloadRun] = msgspec.field(default_factory=list)
+    # Busy time that led somewhere (busy minus thrown away) over capacity; None in runs
+    # recorded before it was measured.
+    useful_utilization: float | None = None
 
 
 class Spread(msgspec.Struct, frozen=True):
@@ -114,6 +117,7 @@ SUMMARISED = (
     "limit_kills",
     "failed",
     "utilization",
+    "useful_utilization",
     "gang_never_started",
     "small_never_started",
     "after_horizon",
@@ -173,7 +177,16 @@ def run_figures(setup: SimSetup, policy: str, factory: ControllerFactory) -> Run
         failed=result.failed,
         after_horizon=sum(1 for o in engine.embedder.originals if not took_part(o, engine.now_ns)),
         workloads=[WorkloadRun.of(w) for w in result.workloads],
+        useful_utilization=_useful(result),
     )
+
+
+def _useful(result: PolicyResult) -> float | None:
+    """Utilisation of useful work: busy GPU-hours minus those thrown away, over capacity."""
+    if not result.capacity_gpu_hours:
+        return None
+    useful = max(0.0, result.busy_gpu_hours - result.thrown_away_gpu_hours)
+    return round(useful / result.capacity_gpu_hours, 4)
 
 
 def spread(values: Iterable[float | int | None]) -> Spread:

@@ -26,6 +26,7 @@ from costart.sim.peers import (
     YuniKornEmbedder,
 )
 from costart.sim.ports import ControllerFactory, SimController
+from costart.sim.recommended_policy import RECOMMENDED_POLICY, RecommendedEmbedder
 from costart.sim.setup import SimSetup
 
 POLICIES = ("atomic", "reserve", "independent")
@@ -209,10 +210,12 @@ def embedder_for(policy: str, setup: SimSetup) -> Embedder:
         return Embedder(setup, "reserve-backfill")
     if policy == "as-specified":
         return Embedder(setup, None)
+    if policy == RECOMMENDED_POLICY:
+        return RecommendedEmbedder(setup)
     peer = _PEERS.get(policy)
     if peer is not None:
         return peer(setup)
-    known = ", ".join((*ALL_POLICIES, "as-specified"))
+    known = ", ".join((*ALL_POLICIES, "as-specified", RECOMMENDED_POLICY))
     raise ValueError(f"unknown policy {policy!r} ({known})")
 
 

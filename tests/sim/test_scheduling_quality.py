@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 from costart.cli.sim_cmd import controller_factory
-from costart.sim.quality import RunFigures, measure, spread, summarise
+from costart.sim.quality import SUMMARISED, RunFigures, measure, spread, summarise
 from costart.sim.results import ALL_POLICIES
 from tests.sim.helpers import ROOT, setup_of
 
@@ -69,7 +69,7 @@ def test_the_benchmark_reports_every_policy_with_its_spread(tmp_path: Path):
     _bench().main(["--seeds", "2", "--workloads", "deadlock-trap", "--out", str(out)])
     report = json.loads(out.read_bytes())
     entry = report["workloads"]["deadlock-trap"]
-    assert sorted(entry["summary"]) == sorted([*ALL_POLICIES, "as-specified"])
+    assert sorted(entry["summary"]) == sorted([*ALL_POLICIES, "as-specified", "recommended"])
     assert [r["seed"] for r in entry["runs"]["atomic"]] == [1, 2]
     independent = entry["summary"]["independent"]
     assert independent["gang_never_started"]["median"] == 3
@@ -79,3 +79,18 @@ def test_the_benchmark_reports_every_policy_with_its_spread(tmp_path: Path):
 def test_the_starvation_targets_say_what_is_not_measured():
     targets = _bench().starvation_targets({})
     assert str(targets["status"]).startswith("not measured")
+
+
+def test_the_table_per_workload_marks_censored_waits_and_missing_figures(capsys):
+    bench = _bench()
+    figures = {name: spread([1.0]) for name in SUMMARISED}
+    figures["gang_never_started"] = spread([0, 2])  # one seed left a gang unstarted
+    figures["small_never_started"] = spread([0])
+    figures["small_time_to_start_p50_s"] = spread([None])  # no small jobs
+    bench.print_table({"recommended": figures})
+    header, row = capsys.readouterr().out.splitlines()
+    assert header.split("|")[0].strip() == "policy" and "useful util" in header
+    cells = [c.strip() for c in row.split("|")]
+    assert cells[0] == "recommended"
+    assert cells[1:5] == ["≥1", "≥1", "-", "1"]  # gang waits censored, small p50 missing
+    assert cells[-1] == "1/0"
