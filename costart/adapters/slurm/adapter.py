@@ -16,8 +16,11 @@ missed change only waits for the next pass):
   attempt is a new job;
 - a node Slurm drains is reported drained, and up again once Slurm resumes it; a node
   Slurm has down gets no heartbeat (the server marks it down after its timeout);
-- a job costart did not submit is outside load; one named as costart's that this
-  adapter has no record of is reported in its log and never adopted or cancelled.
+- a job costart did not submit is outside load: what it holds on each node is reported
+  to `serve` every pass (``PUT /v1/nodes/{node}/outside-load``, ADR 0118), whose
+  placement counts it out of the node's free capacity; one named as costart's that this
+  adapter has no record of is outside load too, reported in its log and never adopted
+  or cancelled.
 """
 
 from __future__ import annotations
@@ -91,6 +94,7 @@ class SlurmAdapter:
     ledger: JobLedger = field(init=False)
     reported: set[tuple[JobIdentity, str]] = field(default_factory=set)
     node_status: dict[str, str] = field(default_factory=dict)
+    outside: dict[str, Capacity] = field(default_factory=dict)  # last reported per node
     warned: set[int] = field(default_factory=set)
 
     def __post_init__(self) -> None:
@@ -156,11 +160,24 @@ class SlurmAdapter:
         self._report_unknown(reading)
 
     def _nodes(self, reading: Reading) -> None:
+        outside = reading.outside_use()
         for name in self.config.nodes:
             node = reading.nodes.get(name)
             if node is None or node.status == "down":
                 continue  # no heartbeat: the server marks it down after its timeout
             self.api.call("POST", f"/v1/nodes/{_q(name)}/heartbeat", dict[str, Any])
+            # Every pass, changed or not: a server that restarted (or a new leader) holds
+            # none of it (ADR 0118).
+            use = outside.get(name, Capacity())
+            body = {"gpu": use.gpu, "cpu": use.cpu, "mem_gb": use.mem_gb, "source": "slurm"}
+            self.api.call(
+                "PUT", f"/v1/nodes/{_q(name)}/outside-load", dict[str, Any], json=body
+            )  # fmt: skip
+            if self.outside.get(name, Capacity()) != use:
+                self.log.info(
+                    "outside Slurm load", node=name, gpu=use.gpu, cpu=use.cpu, mem_gb=use.mem_gb
+                )  # fmt: skip
+                self.outside[name] = use
             if self.node_status.get(name) != node.status:
                 self.api.call(
                     "PUT", f"/v1/nodes/{_q(name)}/status", dict[str, Any],
