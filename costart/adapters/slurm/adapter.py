@@ -216,8 +216,9 @@ class SlurmAdapter:
         )
         shape = Capacity(hold.gpu, hold.cpu, hold.mem_gb)
         options = sbatch_options(
-            identity, task.node, shape, account, output=output, partition=self.config.partition
-        )
+            identity, task.node, shape, account, output=output,
+            partition=self.config.partition, slurm=member.run.slurm,
+        )  # fmt: skip
         self.ledger.record(identity, None)  # before sbatch: a restart finds it by name
         try:
             job_id = self.slurm.submit(options, script)

@@ -13,6 +13,7 @@ from costart.agent.accounts import Account
 from costart.agent.model import NodeTask, Refused
 from costart.domain.capacity import Capacity
 from costart.domain.run_table import RunSpec
+from costart.domain.slurm_table import SlurmSpec
 
 
 def batch_script(run: RunSpec, task: NodeTask) -> str:
@@ -42,9 +43,12 @@ def sbatch_options(
     *,
     output: str,
     partition: str | None = None,
+    slurm: SlurmSpec | None = None,
 ) -> Sequence[str]:
     """Held, pinned to ``node``, exactly ``shape`` (memory never 0: to Slurm that means
-    the whole node), as ``account``'s uid and gid."""
+    the whole node), as ``account``'s uid and gid; the member's ``slurm`` table's
+    partition (else ``partition``, the adapter's), account, QoS, time limit and
+    options (validated at submit, `costart.domain.slurm_table`) after costart's own."""
     options = [
         "--hold",
         f"--job-name={identity.job_name()}",
@@ -62,6 +66,19 @@ def sbatch_options(
     ]
     if shape.gpu:
         options.append(f"--gres=gpu:{shape.gpu}")
-    if partition:
-        options.append(f"--partition={partition}")
+    table = slurm if slurm is not None else SlurmSpec()
+    if table.partition or partition:
+        options.append(f"--partition={table.partition or partition}")
+    if table.account:
+        options.append(f"--account={table.account}")
+    if table.qos:
+        options.append(f"--qos={table.qos}")
+    if table.time_limit_ns is not None:
+        options.append(f"--time={time_limit_minutes(table.time_limit_ns)}")
+    options.extend(table.options)
     return options
+
+
+def time_limit_minutes(ns: int) -> int:
+    """Slurm's time limit in whole minutes, rounded up (never shorter than costart's)."""
+    return max(1, -(-ns // (60 * 10**9)))
