@@ -4,8 +4,6 @@ naming it, and starts on the node an outside job left."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,15 +13,6 @@ from tests.adapters.slurm.harness import SlurmFront
 from tests.agent.harness import wait_until
 
 pytestmark = pytest.mark.timeout(300)
-
-
-@pytest.fixture
-def front(fresh_slurm: SlurmCluster, tmp_path: Path) -> Iterator[SlurmFront]:
-    running = SlurmFront(tmp_path, fresh_slurm)
-    try:
-        yield running
-    finally:
-        running.close()
 
 
 def outside_job(slurm: SlurmCluster, node: str, gpus: int) -> int:
