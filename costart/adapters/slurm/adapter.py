@@ -14,6 +14,8 @@ missed change only waits for the next pass):
 - a job whose task left its node or ended on the server (a cancel, a restart with a
   newer attempt, a group that ended) is cancelled (`scancel`); a restarted task's next
   attempt is a new job;
+- a claim whose probe is ``exec`` or ``file`` is probed by short Slurm jobs on the
+  task's node (`costart.adapters.slurm.probe_jobs`), their end its READY or FAILED;
 - a node Slurm drains is reported drained, and up again once Slurm resumes it; a node
   Slurm has down gets no heartbeat (the server marks it down after its timeout);
 - a job costart did not submit is outside load: what it holds on each node is reported
@@ -38,11 +40,13 @@ from costart.adapters.slurm.identity import JobIdentity
 from costart.adapters.slurm.jobs import Outcome, SlurmJob
 from costart.adapters.slurm.ledger import JobLedger
 from costart.adapters.slurm.nodes import SlurmNode
+from costart.adapters.slurm.probe_jobs import SlurmProbes
 from costart.adapters.slurm.submission import batch_script, sbatch_options
 from costart.agent.accounts import Accounts
 from costart.agent.model import NodeTask, Refused
+from costart.agent.probe_selection import MemberRows, wanted_probes
 from costart.domain.capacity import Capacity
-from costart.projections import HoldView, MemberView
+from costart.projections import HoldView
 from costart.rest.client import ApiError, Client
 
 log = structlog.get_logger("costart.slurm")
@@ -99,6 +103,9 @@ class SlurmAdapter:
 
     def __post_init__(self) -> None:
         self.ledger = JobLedger(self.config.state_dir)
+        self.probes = SlurmProbes(
+            self.slurm, self.api, self.config.accounts, partition=self.config.partition
+        )
         self.log = log.bind(nodes=",".join(self.config.nodes))
 
     def run(self, stopping: threading.Event) -> None:
@@ -139,7 +146,7 @@ class SlurmAdapter:
         for node in self.config.nodes:
             desired += self.api.call("GET", f"/v1/nodes/{_q(node)}/tasks", list[NodeTask])
         live = {identity_of(t): t for t in desired if t.task_state in LIVE}
-        members: dict[str, list[MemberView]] = {}
+        members = MemberRows(self.api)
         shapes: dict[tuple[str, str, int], HoldView] | None = None
         for identity, task in live.items():
             job = reading.ours.get(identity)
@@ -158,6 +165,8 @@ class SlurmAdapter:
             self._follow(task, identity, job)
         self._cancel_departed(reading, live)
         self._report_unknown(reading)
+        wanted = wanted_probes(desired, members, self.config.nodes)
+        self.probes.sync(wanted, {job.job_id: job for job in reading.outside})
 
     def _nodes(self, reading: Reading) -> None:
         outside = reading.outside_use()
@@ -190,14 +199,10 @@ class SlurmAdapter:
         self,
         task: NodeTask,
         identity: JobIdentity,
-        members: dict[str, list[MemberView]],
+        members: MemberRows,
         shapes: dict[tuple[str, str, int], HoldView],
     ) -> None:
-        if task.group not in members:
-            members[task.group] = self.api.call_list(
-                f"/v1/groups/{_q(task.group)}/members", MemberView
-            )
-        member = next((m for m in members[task.group] if m.name == task.member), None)
+        member = members.member(task.group, task.member)
         hold = shapes.get((task.group_id, task.member, task.task))
         if member is None or member.run is None or hold is None:
             return  # not readable yet, or no run table: another runner's
