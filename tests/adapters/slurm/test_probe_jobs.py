@@ -47,7 +47,7 @@ def probe_jobs(front: SlurmFront, gid: str) -> list[SlurmJob]:
 
 
 def claim_events(front: SlurmFront, name: str) -> list[dict[str, Any]]:
-    return [e for e in front.events(name) if e["type"] in ("ClaimReady", "ClaimFailed")]
+    return [e for e in front.events(name) if e["event"] in ("ClaimReady", "ClaimFailed")]
 
 
 def test_a_claim_is_probed_by_slurm_jobs_on_the_tasks_node_and_its_pass_opens_the_barrier(
@@ -83,7 +83,7 @@ def test_a_claim_is_probed_by_slurm_jobs_on_the_tasks_node_and_its_pass_opens_th
         lambda: f"the group running\n{front.logs()}",
     )
     (ready,) = claim_events(front, "probed")
-    assert ready["type"] == "ClaimReady" and ready["event"]["actor"] == ["agent", "slurm"], ready
+    assert ready["event"] == "ClaimReady" and ready["actor"] == "agent:slurm", ready
     jobs = probe_jobs(front, gid)
     assert [j.state for j in jobs if j.state == "COMPLETED"] == ["COMPLETED"], jobs
     assert {j.nodes for j in jobs} == {trainer_node}  # every check ran where the task runs
@@ -99,7 +99,7 @@ def test_fail_after_failing_probe_jobs_fail_the_claim_naming_slurm(front: SlurmF
         lambda: f"the claim failed\n{front.logs()}",
     )
     (failed,) = claim_events(front, "unprobed")
-    assert failed["type"] == "ClaimFailed", failed
+    assert failed["event"] == "ClaimFailed" and failed["actor"] == "agent:slurm", failed
     assert "2 misses in a row" in str(failed), failed
     assert "Slurm probe job" in str(failed), failed
     ended = [j for j in probe_jobs(front, gid) if j.phase == "ended"]
