@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from costart.adapters.slurm.jobs import parse_jobs
 from tests.adapters.slurm.daemons import NODES, SlurmCluster
 from tests.adapters.slurm.harness import SlurmFront
 from tests.agent.harness import wait_until
@@ -28,6 +29,29 @@ def outside_job(slurm: SlurmCluster, node: str, gpus: int) -> int:
 def running(slurm: SlurmCluster, job: int) -> bool:
     out = slurm.run("scontrol", "show", "job", "-o", str(job)).stdout
     return "JobState=RUNNING" in out
+
+
+GPUS_PER_NODE = 4
+
+
+class WithinCapacity:
+    """At every poll: per node, the GPUs costart holds or placed plus those Slurm's
+    outside jobs hold stay within the node's four (``polls``: how many were checked)."""
+
+    def __init__(self, front: SlurmFront) -> None:
+        self.front = front
+        self.polls = 0
+
+    def __call__(self) -> None:
+        held: dict[str, int] = {}
+        for hold in self.front.api.call_list("/v1/holds", dict[str, Any]):
+            held[hold["node"]] = held.get(hold["node"], 0) + hold.get("gpu", 0)
+        found = parse_jobs(self.front.slurm.run("scontrol", "show", "job", "-o").stdout)
+        outside = [j for j in found if j.identity is None and j.phase == "running"]
+        for node in NODES:
+            theirs = sum(j.allocated.gpu for j in outside if j.nodes == node)
+            assert held.get(node, 0) + theirs <= GPUS_PER_NODE, (node, held, theirs)
+        self.polls += 1
 
 
 def whole_node_group(name: str) -> dict[str, Any]:
@@ -63,10 +87,16 @@ def test_outside_slurm_jobs_hold_capacity_a_group_pends_naming_them_and_starts_w
         lambda: f"the outside use reported\n{front.logs()}",
     )
     gid = front.submit(whole_node_group("whole"))
+    within = WithinCapacity(front)
 
     def reason() -> str:
+        within()
         found = front.group("whole")["group"].get("pend_reason") or {}
         return str(found.get("message", ""))
+
+    def placed() -> dict[tuple[str, int], str]:
+        within()
+        return front.placed_nodes("whole")
 
     # No node has four free GPUs: the group pends, and its reason names Slurm's use.
     wait_until(
@@ -82,7 +112,7 @@ def test_outside_slurm_jobs_hold_capacity_a_group_pends_naming_them_and_starts_w
     # The outside job on n3 ends: the next pass reports n3 free, the group lands there.
     front.slurm.run("scancel", str(outside["n3"]))
     wait_until(
-        lambda: front.placed_nodes("whole") == {("trainer", 0): "n3"},
+        lambda: placed() == {("trainer", 0): "n3"},
         60,
         lambda: f"trainer placed on n3\n{front.logs()}",
     )
@@ -93,3 +123,6 @@ def test_outside_slurm_jobs_hold_capacity_a_group_pends_naming_them_and_starts_w
     )
     wait_until(lambda: front.state("whole") == "RUNNING", 60, front.logs)
     assert all(running(front.slurm, outside[n]) for n in ("n1", "n2", "n4"))
+    within()
+    print(f"per-node capacity checked at {within.polls} polls")
+    assert within.polls >= 3
