@@ -30,7 +30,7 @@ from costart.agent.confine import Escape
 from costart.agent.launch import NodeRules, account_and_env, prepare, working_dir
 from costart.agent.ledger import LaunchRecord, Ledger
 from costart.agent.model import Exit, NodeTask, Refused, TaskKey
-from costart.agent.probe_selection import MemberRows, ProbeKey, claim_report, wanted_probes
+from costart.agent.probe_selection import MembersPerPass, ProbeKey, claim_report, wanted_probes
 from costart.agent.probe_targets import AllowRule, TargetPolicy, group_addresses
 from costart.agent.probes import ProbeLoop, TaskDir
 from costart.agent.processes import Supervised, classify, spawn, stop, watch_exit
@@ -176,7 +176,7 @@ class Agent:
         )
         for key in plan.stop:
             self._stop(key, "its task left the node or ended on the server")
-        members = MemberRows(self.api)
+        members = MembersPerPass(self.api)
         for task in plan.start:
             self._start(task, members)
         for task, why in plan.lost:
@@ -230,7 +230,7 @@ class Agent:
                 "killed a task left by the previous agent", task=record.ref, pids=len(pids)
             )
 
-    def _start(self, task: NodeTask, members: MemberRows) -> None:
+    def _start(self, task: NodeTask, members: MembersPerPass) -> None:
         rows = members.of(task.group)
         member = next((m for m in rows if m.name == task.member), None)
         if member is None or member.run is None:
@@ -381,7 +381,7 @@ class Agent:
 
     # --- probes ------------------------------------------------------------------------
 
-    def _sync_probes(self, desired: Sequence[NodeTask], members: MemberRows) -> None:
+    def _sync_probes(self, desired: Sequence[NodeTask], members: MembersPerPass) -> None:
         wanted = wanted_probes(desired, members, set(self.config.nodes))
         for key in [k for k in self.probes if k not in wanted]:
             self.probes.pop(key).cancel()

@@ -27,7 +27,7 @@ class ProbeKey(NamedTuple):
     attempt: int
 
 
-class MemberRows:
+class MembersPerPass:
     """Each group's member views, read at most once per pass."""
 
     def __init__(self, api: Client) -> None:
@@ -45,7 +45,7 @@ class MemberRows:
 
 
 def wanted_probes(
-    desired: Sequence[NodeTask], members: MemberRows, ours: Collection[str]
+    desired: Sequence[NodeTask], members: MembersPerPass, ours: Collection[str]
 ) -> dict[ProbeKey, tuple[MemberView, NodeTask]]:
     """The claims to probe now (see the module), each with its member and task."""
     wanted: dict[ProbeKey, tuple[MemberView, NodeTask]] = {}

@@ -21,6 +21,7 @@ from costart.placement.allocator import (
 from costart.placement.cluster import Cluster, ClusterError, Node, NodeStatus
 from costart.placement.cluster_file import ClusterDefinition, load_cluster, parse_cluster
 from costart.placement.host_allocator import HostAllocator, HostLoad
+from costart.placement.reported_load import ReportedLoad, SessionReadings
 from costart.placement.step import CoPlacementStep, from_cluster_file, session_order
 
 __all__ = [
@@ -37,6 +38,8 @@ __all__ = [
     "Node",
     "NodeStatus",
     "OvercommitError",
+    "ReportedLoad",
+    "SessionReadings",
     "from_cluster_file",
     "idle_held_gpu_seconds",
     "idle_held_gpus",

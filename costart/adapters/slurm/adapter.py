@@ -44,7 +44,7 @@ from costart.adapters.slurm.probe_jobs import SlurmProbes
 from costart.adapters.slurm.submission import batch_script, sbatch_options
 from costart.agent.accounts import Accounts
 from costart.agent.model import NodeTask, Refused
-from costart.agent.probe_selection import MemberRows, wanted_probes
+from costart.agent.probe_selection import MembersPerPass, wanted_probes
 from costart.domain.capacity import Capacity
 from costart.projections import HoldView
 from costart.rest.client import ApiError, Client
@@ -146,7 +146,7 @@ class SlurmAdapter:
         for node in self.config.nodes:
             desired += self.api.call("GET", f"/v1/nodes/{_q(node)}/tasks", list[NodeTask])
         live = {identity_of(t): t for t in desired if t.task_state in LIVE}
-        members = MemberRows(self.api)
+        members = MembersPerPass(self.api)
         shapes: dict[tuple[str, str, int], HoldView] | None = None
         for identity, task in live.items():
             job = reading.ours.get(identity)
@@ -199,7 +199,7 @@ class SlurmAdapter:
         self,
         task: NodeTask,
         identity: JobIdentity,
-        members: MemberRows,
+        members: MembersPerPass,
         shapes: dict[tuple[str, str, int], HoldView],
     ) -> None:
         member = members.member(task.group, task.member)

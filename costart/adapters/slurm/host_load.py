@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 from costart.domain.capacity import Capacity
-from costart.placement.reported_load import ZERO, SessionReadings
+from costart.placement import SessionReadings
 
 
 class SlurmHostLoad(SessionReadings):
@@ -29,4 +29,4 @@ class SlurmHostLoad(SessionReadings):
 
     def _now(self) -> list[Capacity]:
         use = self._read()
-        return [use.get(name, ZERO) for name in self._nodes]
+        return [use.get(name, Capacity()) for name in self._nodes]
