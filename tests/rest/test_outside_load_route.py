@@ -5,8 +5,15 @@ the problem, with nothing written to the log."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from costart.controller import Controller
+from costart.domain.errors import Conflict
+from costart.placement import ReportedLoad
+from costart.placement.incremental import from_cluster_file
+from costart.service.outside_load import outside_reports
 from tests.rest.dispatch_support import (
     ADMIN,
     H100,
@@ -19,7 +26,10 @@ from tests.rest.dispatch_support import (
     tokens_toml,
     wait_until,
 )
+from tests.rest.fake_placement import PlaceEverything
 from tests.rest.serving import serve_env, serving
+
+DEMO_CLUSTER = Path(__file__).resolve().parents[2] / "scenarios" / "cluster-demo.toml"
 
 
 @pytest.fixture(scope="module")
@@ -100,3 +110,12 @@ def test_reported_outside_load_holds_capacity_and_a_group_pends_naming_it(server
     )
     tasks = agent.get("/v1/nodes/h100-0007/tasks").json()
     assert [t["group"] for t in tasks] == ["whole-h100"]
+
+
+def test_a_placement_that_takes_no_outside_load_is_a_conflict_naming_why() -> None:
+    with pytest.raises(Conflict, match="takes no reported outside load"):
+        outside_reports(Controller(placement=PlaceEverything()))
+    with pytest.raises(Conflict, match="takes no reported outside load"):
+        outside_reports(Controller())  # no placement at all
+    step = from_cluster_file(DEMO_CLUSTER)
+    assert isinstance(outside_reports(Controller(placement=step)), ReportedLoad)

@@ -99,6 +99,7 @@ class SlurmAdapter:
     reported: set[tuple[JobIdentity, str]] = field(default_factory=set)
     node_status: dict[str, str] = field(default_factory=dict)
     outside: dict[str, Capacity] = field(default_factory=dict)  # last reported per node
+    no_outside_route: bool = False  # the server answered 409: it takes none
     warned: set[int] = field(default_factory=set)
 
     def __post_init__(self) -> None:
@@ -178,10 +179,7 @@ class SlurmAdapter:
             # Every pass, changed or not: a server that restarted (or a new leader) holds
             # none of it (ADR 0118).
             use = outside.get(name, Capacity())
-            body = {"gpu": use.gpu, "cpu": use.cpu, "mem_gb": use.mem_gb, "source": "slurm"}
-            self.api.call(
-                "PUT", f"/v1/nodes/{_q(name)}/outside-load", dict[str, Any], json=body
-            )  # fmt: skip
+            self._report_outside(name, use)
             if self.outside.get(name, Capacity()) != use:
                 self.log.info(
                     "outside Slurm load", node=name, gpu=use.gpu, cpu=use.cpu, mem_gb=use.mem_gb
@@ -194,6 +192,18 @@ class SlurmAdapter:
                 )  # fmt: skip
                 self.log.info("node status", node=name, status=node.status, slurm=node.state)
                 self.node_status[name] = node.status
+
+    def _report_outside(self, node: str, use: Capacity) -> None:
+        body = {"gpu": use.gpu, "cpu": use.cpu, "mem_gb": use.mem_gb, "source": "slurm"}
+        try:
+            self.api.call("PUT", f"/v1/nodes/{_q(node)}/outside-load", dict[str, Any], json=body)
+        except ApiError as error:
+            if error.status != 409:
+                raise
+            # A server whose placement takes no outside load: say so once, go on without.
+            if not self.no_outside_route:
+                self.log.warning("the server takes no outside load", error=error.message)
+            self.no_outside_route = True
 
     def _submit(
         self,
