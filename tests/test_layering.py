@@ -90,7 +90,8 @@ ALLOWED["service"] = (
 # jobs under the account the agent's owner table maps (`agent.accounts`).
 ALLOWED["adapters"] = (
     {"domain", "controller", "adapters", "_lazy", "logging_setup", "rest", "agent"}
-    | {"projections"},  # the member rows and holds it reads from `serve`
+    | {"projections"}  # the member rows and holds it reads from `serve`
+    | {"placement"},  # Slurm's other work as a `HostLoad` (`SessionReadings`)
     {"structlog", "msgspec", "httpx"},
 )
 ALLOWED["rest"] = (

@@ -8,6 +8,7 @@ from costart.agent.accounts import Account, AccountRefused, Accounts, AccountsEr
 from costart.agent.agent import Agent, AgentConfig
 from costart.agent.credentials import TokenRefused, agent_token
 from costart.agent.model import Exit, NodeTask, Refused, TaskKey
+from costart.agent.probe_selection import MembersPerPass, ProbeKey, claim_report, wanted_probes
 from costart.agent.probe_targets import parse_allow_rules
 from costart.agent.reconcile import ReconcilePlan, plan
 from costart.agent.secrets import Secrets, SecretsError
@@ -21,7 +22,9 @@ __all__ = [
     "Agent",
     "AgentConfig",
     "Exit",
+    "MembersPerPass",
     "NodeTask",
+    "ProbeKey",
     "ReconcilePlan",
     "Refused",
     "Secrets",
@@ -30,8 +33,10 @@ __all__ = [
     "TaskKey",
     "TokenRefused",
     "agent_token",
+    "claim_report",
     "default_state_dir",
     "parse_allow_rules",
     "plan",
     "prepare_state_dir",
+    "wanted_probes",
 ]

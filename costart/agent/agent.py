@@ -30,11 +30,11 @@ from costart.agent.confine import Escape
 from costart.agent.launch import NodeRules, account_and_env, prepare, working_dir
 from costart.agent.ledger import LaunchRecord, Ledger
 from costart.agent.model import Exit, NodeTask, Refused, TaskKey
+from costart.agent.probe_selection import MembersPerPass, ProbeKey, claim_report, wanted_probes
 from costart.agent.probe_targets import AllowRule, TargetPolicy, group_addresses
 from costart.agent.probes import ProbeLoop, TaskDir
 from costart.agent.processes import Supervised, classify, spawn, stop, watch_exit
 from costart.agent.secrets import Secrets
-from costart.projections import MemberView
 from costart.rest.client import ApiError, Client
 from costart.rest.log_wire import LOG_BATCH_BYTES, LOG_MAX_PIECES, LogPiece, LogPieces, LogRead
 
@@ -71,15 +71,6 @@ class AgentConfig:
         """The address peers reach ``node`` at: ``--peer-host NODE=HOST``, else the
         default ``--peer-host HOST``, else the node's name."""
         return self.peer_hosts.get(node, self.default_host or node)
-
-
-class ProbeKey(NamedTuple):
-    group_id: str
-    group: str
-    member: str
-    claim: str
-    task: int | None
-    attempt: int
 
 
 class _Exited(NamedTuple):
@@ -185,7 +176,7 @@ class Agent:
         )
         for key in plan.stop:
             self._stop(key, "its task left the node or ended on the server")
-        members = _Members(self.api)
+        members = MembersPerPass(self.api)
         for task in plan.start:
             self._start(task, members)
         for task, why in plan.lost:
@@ -239,7 +230,7 @@ class Agent:
                 "killed a task left by the previous agent", task=record.ref, pids=len(pids)
             )
 
-    def _start(self, task: NodeTask, members: _Members) -> None:
+    def _start(self, task: NodeTask, members: MembersPerPass) -> None:
         rows = members.of(task.group)
         member = next((m for m in rows if m.name == task.member), None)
         if member is None or member.run is None:
@@ -356,18 +347,7 @@ class Agent:
             if self._report_task(task, body)[0]:
                 del self.exits[key]
         for probed, (ready, detail) in list(self.claims.items()):
-            claim: dict[str, Any] = {
-                "attempt": probed.attempt,
-                "status": "READY" if ready else "FAILED",
-            }
-            if not ready:
-                claim["reason"] = detail[:500]
-            if probed.task is not None:
-                claim["task"] = probed.task
-            path = (
-                f"/v1/groups/{_q(probed.group)}/members/{_q(probed.member)}"
-                f"/claims/{_q(probed.claim)}"
-            )
+            path, claim = claim_report(probed, ready, detail)
             if self._send(path, claim, f"claim {probed.claim}")[0]:
                 del self.claims[probed]
 
@@ -401,31 +381,8 @@ class Agent:
 
     # --- probes ------------------------------------------------------------------------
 
-    def _sync_probes(self, desired: Sequence[NodeTask], members: _Members) -> None:
-        wanted: dict[ProbeKey, tuple[MemberView, NodeTask]] = {}
-        ours = set(self.config.nodes)
-        for task in desired:
-            if task.task_state != "PLACED":
-                continue
-            member = next((m for m in members.of(task.group) if m.name == task.member), None)
-            if member is None or member.run is None or not member.run.probes:
-                continue
-            first = min(member.tasks, key=lambda t: t.index, default=None)
-            for claim, status in sorted(member.claims.items()):
-                mine = first is not None and first.index == task.task and first.node in ours
-                waiting = task.state == "PLACED"  # member claims gate only the first start
-                if status == "PENDING" and mine and waiting and member.run.probe(claim):
-                    key = ProbeKey(
-                        task.group_id, task.group, task.member, claim, None, task.attempt
-                    )
-                    wanted[key] = (member, task)
-            own = next((t for t in member.tasks if t.index == task.task), None)
-            for claim, status in sorted(own.claims.items() if own else ()):
-                if status == "PENDING" and member.run.probe(claim) is not None:
-                    key = ProbeKey(
-                        task.group_id, task.group, task.member, claim, task.task, task.task_attempt
-                    )
-                    wanted[key] = (member, task)
+    def _sync_probes(self, desired: Sequence[NodeTask], members: MembersPerPass) -> None:
+        wanted = wanted_probes(desired, members, set(self.config.nodes))
         for key in [k for k in self.probes if k not in wanted]:
             self.probes.pop(key).cancel()
         for key, (member, task) in wanted.items():
@@ -537,16 +494,3 @@ def _batches(pieces: list[LogPiece]) -> list[list[LogPiece]]:
         batches[-1].append(piece)
         size += len(piece.data) * 3 // 4  # the bytes its base64 text carries
     return batches
-
-
-class _Members:
-    """Each group's member views, read at most once per pass."""
-
-    def __init__(self, api: Client) -> None:
-        self.api = api
-        self.cache: dict[str, list[MemberView]] = {}
-
-    def of(self, group: str) -> list[MemberView]:
-        if group not in self.cache:
-            self.cache[group] = self.api.call_list(f"/v1/groups/{_q(group)}/members", MemberView)
-        return self.cache[group]

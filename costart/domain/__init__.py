@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from costart.domain.reports import Outcome
     from costart.domain.run_table import Probe, RunSpec, task_log_path
     from costart.domain.runtime_history import RuntimeHistory
+    from costart.domain.slurm_table import SlurmSpec
     from costart.domain.spec import (
         GroupDoc,
         SpecFormat,
@@ -140,6 +141,7 @@ __all__ = [
     "RuntimeHistory",
     "Selector",
     "Shape",
+    "SlurmSpec",
     "SpecError",
     "SpecField",
     "SpecFormat",
@@ -241,6 +243,7 @@ __getattr__, __dir__ = lazy_exports(
         "PlacementMode": "costart.domain.spec_types",
         "Probe": "costart.domain.run_table",
         "RunSpec": "costart.domain.run_table",
+        "SlurmSpec": "costart.domain.slurm_table",
         "Selector": "costart.domain.labels",
         "Shape": "costart.domain.spec_types",
         "SpecError": "costart.domain.errors",

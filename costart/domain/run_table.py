@@ -10,6 +10,8 @@ grace = "10s"                          # SIGTERM, then SIGKILL after this (defau
 port = 9100                            # task i serves on port + i (peers learn it)
 log_dir = "costart-logs"               # each task's output: log_dir/GROUP-ID/MEMBER/I.attempt-A.log
                                        #   (relative to the work root, no "..")
+[members.run.slurm]                    # how `costart slurm` submits it (`costart.domain.slurm_table`)
+partition = "gpu"
 [members.run.probes.weights]           # one probe per claim: the claim is READY when it passes
 file = "data/weights.bin"              # exactly one of: exec = [argv], http = "URL" (2xx),
 period = "1s"                          #   tcp = "host:port", file = "path" (in the task's directory)
@@ -39,6 +41,7 @@ from costart.domain.durations import parse_duration_ns
 from costart.domain.errors import SpecError
 from costart.domain.limits import ENV_NAME_PATTERN
 from costart.domain.probe_hosts import never_probed
+from costart.domain.slurm_table import SlurmDoc, SlurmSpec, slurm_spec
 
 ProbeKind = Literal["exec", "http", "tcp", "file"]
 PROBE_KINDS: Final = ("exec", "http", "tcp", "file")
@@ -100,6 +103,10 @@ class RunSpec(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
             "references are stored"
         ),
     ] = ()
+    slurm: Annotated[
+        SlurmSpec | None,
+        Meta(description="how `costart slurm` submits each task (null: its defaults)"),
+    ] = None
     # Never true in the log (a spec cannot set it; omitted at its default): only a copy
     # made for a reader who may not see the values carries it (`costart.rest.env_values`).
     env_withheld: Annotated[
@@ -153,6 +160,7 @@ class RunDoc(msgspec.Struct, forbid_unknown_fields=True):
     log_dir: str = DEFAULT_LOG_DIR
     probes: dict[str, ProbeDoc] = msgspec.field(default_factory=dict)
     env_secrets: dict[str, str] = msgspec.field(default_factory=dict)
+    slurm: SlurmDoc | None = None
 
 
 def run_spec(path: str, doc: RunDoc, claims: tuple[str, ...], count: int) -> RunSpec:
@@ -189,6 +197,7 @@ def run_spec(path: str, doc: RunDoc, claims: tuple[str, ...], count: int) -> Run
         port=doc.port,
         probes=tuple(probes),
         secrets=secrets,
+        slurm=slurm_spec(f"{path}.slurm", doc.slurm) if doc.slurm is not None else None,
     )
 
 

@@ -400,6 +400,12 @@ def _member(path: str, doc: MemberDoc, group_owner: str) -> MemberSpec:
     run = None
     if doc.run is not None:
         run = run_spec(f"{path}.run", doc.run, (*doc.claims, *doc.task_claims), count)
+        if run.slurm is not None and max_runtime_ns is not None:
+            # Slurm's limit is costart's own plus the stop's grace: ours fires first.
+            limit = max_runtime_ns + run.grace_ns
+            run = msgspec.structs.replace(
+                run, slurm=msgspec.structs.replace(run.slurm, time_limit_ns=limit)
+            )
     return MemberSpec(
         name=doc.name,
         kind=doc.kind,

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final
 
-from costart.domain import limits, run_table
+from costart.domain import limits, run_table, slurm_table
 from costart.domain.spec_types import DEFAULT_MAX_GROUP_RESTARTS, DEFAULT_MAX_RESTARTS
 
 _NAME_RULE = (
@@ -21,6 +21,7 @@ _NAME_RULE = (
 )
 _DURATION = "a duration: a number and a unit, ns, us, ms, s, m or h, combined as in 1h30m"
 _DAYS = f"at most {limits.MAX_DURATION_NS // (24 * 3600 * 10**9)} days"
+_SLURM_NAME = "1-64 of letters, digits, '_', '.' and '-', not starting with '.' or '-'"
 _PROBE_DAYS = f"longer than 0s, at most {run_table.MAX_DURATION_NS // (3600 * 10**9)} hours"
 
 
@@ -256,6 +257,37 @@ DESCRIPTIONS: Final[dict[str, FieldText]] = {
         unit="checks",
         limit=f"0-{run_table.MAX_FAIL_AFTER}",
         bad=(-1,),
+    ),
+    "members.run.slurm": FieldText(
+        "How `costart slurm` submits each task as a Slurm job: the partition, the account "
+        "Slurm bills, the QoS, and more sbatch options from an allow-list. Slurm's time "
+        "limit is the member's max_runtime plus the run table's grace. Unset: the "
+        "adapter's defaults."
+    ),
+    "members.run.slurm.partition": FieldText(
+        "The Slurm partition (sbatch --partition). Unset: the adapter's --partition, or "
+        "Slurm's default partition.",
+        limit=_SLURM_NAME,
+        bad=("gpu queue",),
+    ),
+    "members.run.slurm.account": FieldText(
+        "The Slurm account the jobs are billed to (sbatch --account); the OS account they "
+        "run as is the owner's, from the adapter's owner table.",
+        limit=_SLURM_NAME,
+        bad=("physics;rm",),
+    ),
+    "members.run.slurm.qos": FieldText(
+        "The Slurm quality of service (sbatch --qos).", limit=_SLURM_NAME, bad=("$(id)",)
+    ),
+    "members.run.slurm.options": FieldText(
+        "More sbatch options, each one --NAME=VALUE, never passed through a shell. "
+        "Allowed: "
+        + ", ".join(f"--{name}" for name in sorted(slurm_table.ALLOWED_OPTIONS))
+        + "; the node, shape, hold, job name, output, time limit and the account the "
+        "job runs as are costart's.",
+        limit=f"at most {slurm_table.MAX_OPTIONS} options, each name once, each value "
+        "matched whole against its option's pattern",
+        bad=(["--uid=0"],),
     ),
     "members.run.env_secrets": FieldText(
         "Environment variables whose values the node reads from its secrets source "

@@ -22,6 +22,7 @@ from costart.placement.cluster import Cluster, ClusterError, Node, NodeStatus
 from costart.placement.cluster_file import ClusterDefinition, load_cluster, parse_cluster
 from costart.placement.host_allocator import HostAllocator, HostLoad
 from costart.placement.recommended import Recommendation, recommended_mode
+from costart.placement.reported_load import ReportedLoad, SessionReadings
 from costart.placement.step import CoPlacementStep, from_cluster_file, session_order
 
 __all__ = [
@@ -39,6 +40,8 @@ __all__ = [
     "NodeStatus",
     "OvercommitError",
     "Recommendation",
+    "ReportedLoad",
+    "SessionReadings",
     "from_cluster_file",
     "idle_held_gpu_seconds",
     "idle_held_gpus",

@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from itertools import compress
 from operator import is_not, ne
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from costart.domain.capacity import Capacity
 from costart.domain.world import World
@@ -48,6 +48,15 @@ class HostLoad(Protocol):
         """A bind on ``node`` is about to happen: the capacity another scheduler takes
         there first, out of ``room`` (at most ``room``; zero when nobody raced). What it
         takes is the host's other work from then on (`outside_use` reports it)."""
+
+
+@runtime_checkable
+class DescribedLoad(HostLoad, Protocol):
+    """A `HostLoad` that can say in words what a session's reading of it holds (for the
+    pend reasons of groups that wait for capacity, ADR 0118)."""
+
+    def describe(self, use: Sequence[Capacity]) -> str | None:
+        """``use`` (an `outside_use` reading) in words; None when it holds nothing."""
 
 
 def _fits(demand: Capacity, free: Capacity) -> bool:
@@ -89,6 +98,18 @@ class HostAllocator:
     @property
     def cluster(self) -> Cluster:
         return self._cluster
+
+    @property
+    def load(self) -> HostLoad:
+        """The host's side this allocator reads."""
+        return self._load
+
+    def outside_note(self) -> str | None:
+        """The last session's reading of the host's other work in words, when the load
+        can say it (`DescribedLoad`); None otherwise or when it holds nothing."""
+        if isinstance(self._load, DescribedLoad) and self._outside:
+            return self._load.describe(self._outside)
+        return None
 
     def free_capacity(self, world: World) -> list[Capacity]:
         changed = self._usage.sync(world)  # the nodes whose costart usage may have moved

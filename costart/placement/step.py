@@ -37,6 +37,7 @@ from costart.placement.gangs import GangSession, InfeasibleCheck
 from costart.placement.holdings import Holdings, LiveEntry, Usage, live_in_order, order_key
 from costart.placement.inputs import FreshInputs, GroupInputs, PlanGang
 from costart.placement.ledger import SessionLedger, empty_cluster_view, empty_up_view
+from costart.placement.outside_note import outside_noted
 from costart.placement.planner import Demand, Plan, Shortfall, plan_gang, shape_text
 from costart.placement.singles import place_singles
 
@@ -146,11 +147,12 @@ class CoPlacementStep:
         from the allocator's fresh free capacity, which has lost what the race took; no
         decision of the aborted plan is returned, so none of its holds reach the log.
         After `MAX_REPLANS` refusals in a row the session decides nothing (the next
-        one tries again)."""
+        one tries again). A reason that waits for capacity names the host's other
+        work when the allocator can (`outside_noted`)."""
         self.cluster.sync_status(world.node_status)
         for _ in range(MAX_REPLANS + 1):
             try:
-                return self._session(world, now_ns)
+                return outside_noted(self._session(world, now_ns), self.allocator)
             except BindConflict:
                 self.allocator.abort()
                 self._aborted()

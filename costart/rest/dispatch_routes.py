@@ -9,6 +9,7 @@ scale                        own   all   no                    no
 claim report                 no    all   member on its nodes   all
 task report                  no    all   task on its nodes     no
 node heartbeat, status       no    all   its nodes             no
+node outside load            no    all   its nodes             no
 tasks of a node              no    all   its nodes             no
 ============================ ===== ===== ===================== ======
 
@@ -17,6 +18,7 @@ A refusal is 403 naming the caller and what it may not do; nothing is written.
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Literal
 
 import msgspec
@@ -29,6 +31,7 @@ from msgspec import Meta
 
 from costart.domain import limits
 from costart.domain.actors import Actor
+from costart.domain.capacity import Capacity
 from costart.domain.errors import SpecError
 from costart.domain.states import GROUP_STARTED
 from costart.projections import GroupView, MemberView
@@ -80,6 +83,31 @@ class ScaleRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
 class NodeStatusRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     status: Annotated[Literal["up", "drained"], Meta(description="up, or drained (no new tasks)")]
+
+
+MAX_OUTSIDE_AMOUNT = 10**7
+_SOURCE = re.compile(r"[a-z][a-z0-9-]{0,31}")
+
+
+Amount = Annotated[int, Meta(ge=0, le=MAX_OUTSIDE_AMOUNT)]
+
+
+class OutsideLoadRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """What work costart does not manage holds on the node (ADR 0118)."""
+
+    gpu: Annotated[Amount, Meta(description="GPUs the other work holds on the node now")]
+    cpu: Annotated[Amount, Meta(description="CPUs the other work holds on the node now")]
+    mem_gb: Annotated[Amount, Meta(description="memory (GB, rounded up) it holds now")]
+    source: Annotated[
+        str, Meta(description="who counts it, e.g. slurm: 1-32 of a-z, 0-9 and -")
+    ] = "host"
+
+
+class OutsideLoadAnswer(msgspec.Struct, frozen=True):
+    node: Annotated[str, Meta(description="the node")]
+    gpu: Annotated[int, Meta(description="GPUs placement now counts as taken by outside work")]
+    cpu: Annotated[int, Meta(description="CPUs placement now counts as taken by outside work")]
+    mem_gb: Annotated[int, Meta(description="memory (GB) placement now counts as taken")]
 
 
 class NodeAnswer(msgspec.Struct, frozen=True):
@@ -267,6 +295,35 @@ def set_node_status(
     )
 
 
+@put(
+    "/v1/nodes/{node:str}/outside-load",
+    status_code=200,
+    sync_to_thread=True,
+    summary="What work costart does not manage holds on a node",
+    operation_class=struct_body(
+        OutsideLoadRequest,
+        "the node's outside use now (it replaces the last report)",
+        {"gpu": 2, "cpu": 4, "mem_gb": 16, "source": "slurm"},
+    ),
+    responses=errors(400, 401, 403, 404, 409, 415, 422),
+)
+def set_outside_load(
+    node: NodeName, data: OutsideLoadRequest, user: User, state: State
+) -> OutsideLoadAnswer:
+    """The agent of a node shared with another scheduler (`costart slurm`) reports what
+    that scheduler's other jobs hold there, on every pass; placement counts it out of
+    the node's free capacity from the next session on, and a group that waits for
+    capacity names it in its pend reason. Nothing is written to the log."""
+    require_node(user, node, "report outside load")
+    if not _SOURCE.fullmatch(data.source):
+        raise SpecError(
+            "source", f"{data.source!r}: 1-32 of a-z, 0-9 and -, starting with a letter"
+        )
+    use = Capacity(gpu=data.gpu, cpu=data.cpu, mem_gb=data.mem_gb)
+    _service(state).report_outside_load(node, use, data.source, actor_of(user))
+    return OutsideLoadAnswer(node=node, gpu=use.gpu, cpu=use.cpu, mem_gb=use.mem_gb)
+
+
 @get(
     "/v1/nodes/{node:str}/tasks",
     sync_to_thread=True,
@@ -316,5 +373,6 @@ DISPATCH_ROUTES = [
     report_task,
     heartbeat,
     set_node_status,
+    set_outside_load,
     node_tasks,
 ]

@@ -21,6 +21,7 @@ from typing import Final, Protocol
 from costart.controller import Controller
 from costart.display import duration
 from costart.domain.actors import TIMER, Actor
+from costart.domain.capacity import Capacity
 from costart.domain.errors import DomainError
 from costart.domain.events import NodeStatus
 from costart.domain.spec import SpecFormat, parse_spec
@@ -32,6 +33,7 @@ from costart.service.batcher import CommandBatcher
 from costart.service.heartbeats import Heartbeats
 from costart.service.host_reports import Reports
 from costart.service.log_follower import LogFollower
+from costart.service.outside_load import outside_reports
 
 log = library_logger("costart.serve")
 
@@ -200,6 +202,19 @@ class Service:
         written = len(self.controller.set_node_status(node, status, self.clock(), actor=actor))
         self.changed()
         return written
+
+    def report_outside_load(self, node: str, use: Capacity, source: str, actor: Actor) -> None:
+        """The host's other work on ``node`` (its agent's count, ``source``): placement
+        counts it from the next session on (`costart.service.outside_load`)."""
+        if self.controller.placement is not None:
+            self.controller.placement.check_node(node)
+        reports = outside_reports(self.controller)
+        if reports.reported(node) != use:
+            log.info(
+                "outside load", node=node, gpu=use.gpu, cpu=use.cpu, mem_gb=use.mem_gb,
+                source=source, by=str(actor),
+            )  # fmt: skip
+        reports.report(node, use, source)
 
     def heartbeat(self, node: str, actor: Actor) -> int:
         """An agent's heartbeat; a node marked down by silence comes back up."""

@@ -19,7 +19,8 @@ import trustme
 
 from costart.agent import NodeTask
 from costart.agent.accounts import Account, Accounts
-from costart.agent.agent import Agent, AgentConfig, _Members
+from costart.agent.agent import Agent, AgentConfig
+from costart.agent.probe_selection import MembersPerPass
 from costart.agent.probe_targets import TargetPolicy, group_addresses, parse_allow
 from costart.agent.probes import ProbeLoop, ProbeResult, TaskDir, check
 from costart.agent.taskenv import peers
@@ -408,7 +409,7 @@ def an_agent_probing(tmp_path: Path, accounts: Accounts) -> Agent:
     )  # fmt: skip
     agent = Agent(config, client=lambda: MembersOnly([trainer]))
     task = NodeTask("g", "trainer", 0, "n1", 1, "job", "PLACED", False, "gid", "PLACED", 1, "alice")
-    agent._sync_probes([task], _Members(agent.api))
+    agent._sync_probes([task], MembersPerPass(agent.api))
     return agent
 
 

@@ -14,10 +14,15 @@ missed change only waits for the next pass):
 - a job whose task left its node or ended on the server (a cancel, a restart with a
   newer attempt, a group that ended) is cancelled (`scancel`); a restarted task's next
   attempt is a new job;
+- a claim whose probe is ``exec`` or ``file`` is probed by short Slurm jobs on the
+  task's node (`costart.adapters.slurm.probe_jobs`), their end its READY or FAILED;
 - a node Slurm drains is reported drained, and up again once Slurm resumes it; a node
   Slurm has down gets no heartbeat (the server marks it down after its timeout);
-- a job costart did not submit is outside load; one named as costart's that this
-  adapter has no record of is reported in its log and never adopted or cancelled.
+- a job costart did not submit is outside load: what it holds on each node is reported
+  to `serve` every pass (``PUT /v1/nodes/{node}/outside-load``, ADR 0118), whose
+  placement counts it out of the node's free capacity; one named as costart's that this
+  adapter has no record of is outside load too, reported in its log and never adopted
+  or cancelled.
 """
 
 from __future__ import annotations
@@ -35,11 +40,13 @@ from costart.adapters.slurm.identity import JobIdentity
 from costart.adapters.slurm.jobs import Outcome, SlurmJob
 from costart.adapters.slurm.ledger import JobLedger
 from costart.adapters.slurm.nodes import SlurmNode
+from costart.adapters.slurm.probe_jobs import SlurmProbes
 from costart.adapters.slurm.submission import batch_script, sbatch_options
 from costart.agent.accounts import Accounts
 from costart.agent.model import NodeTask, Refused
+from costart.agent.probe_selection import MembersPerPass, wanted_probes
 from costart.domain.capacity import Capacity
-from costart.projections import HoldView, MemberView
+from costart.projections import HoldView
 from costart.rest.client import ApiError, Client
 
 log = structlog.get_logger("costart.slurm")
@@ -91,10 +98,15 @@ class SlurmAdapter:
     ledger: JobLedger = field(init=False)
     reported: set[tuple[JobIdentity, str]] = field(default_factory=set)
     node_status: dict[str, str] = field(default_factory=dict)
+    outside: dict[str, Capacity] = field(default_factory=dict)  # last reported per node
+    no_outside_route: bool = False  # the server answered 409: it takes none
     warned: set[int] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         self.ledger = JobLedger(self.config.state_dir)
+        self.probes = SlurmProbes(
+            self.slurm, self.api, self.config.accounts, partition=self.config.partition
+        )
         self.log = log.bind(nodes=",".join(self.config.nodes))
 
     def run(self, stopping: threading.Event) -> None:
@@ -135,7 +147,7 @@ class SlurmAdapter:
         for node in self.config.nodes:
             desired += self.api.call("GET", f"/v1/nodes/{_q(node)}/tasks", list[NodeTask])
         live = {identity_of(t): t for t in desired if t.task_state in LIVE}
-        members: dict[str, list[MemberView]] = {}
+        members = MembersPerPass(self.api)
         shapes: dict[tuple[str, str, int], HoldView] | None = None
         for identity, task in live.items():
             job = reading.ours.get(identity)
@@ -154,13 +166,25 @@ class SlurmAdapter:
             self._follow(task, identity, job)
         self._cancel_departed(reading, live)
         self._report_unknown(reading)
+        wanted = wanted_probes(desired, members, self.config.nodes)
+        self.probes.sync(wanted, {job.job_id: job for job in reading.outside})
 
     def _nodes(self, reading: Reading) -> None:
+        outside = reading.outside_use()
         for name in self.config.nodes:
             node = reading.nodes.get(name)
             if node is None or node.status == "down":
                 continue  # no heartbeat: the server marks it down after its timeout
             self.api.call("POST", f"/v1/nodes/{_q(name)}/heartbeat", dict[str, Any])
+            # Every pass, changed or not: a server that restarted (or a new leader) holds
+            # none of it (ADR 0118).
+            use = outside.get(name, Capacity())
+            self._report_outside(name, use)
+            if self.outside.get(name, Capacity()) != use:
+                self.log.info(
+                    "outside Slurm load", node=name, gpu=use.gpu, cpu=use.cpu, mem_gb=use.mem_gb
+                )  # fmt: skip
+                self.outside[name] = use
             if self.node_status.get(name) != node.status:
                 self.api.call(
                     "PUT", f"/v1/nodes/{_q(name)}/status", dict[str, Any],
@@ -169,18 +193,26 @@ class SlurmAdapter:
                 self.log.info("node status", node=name, status=node.status, slurm=node.state)
                 self.node_status[name] = node.status
 
+    def _report_outside(self, node: str, use: Capacity) -> None:
+        body = {"gpu": use.gpu, "cpu": use.cpu, "mem_gb": use.mem_gb, "source": "slurm"}
+        try:
+            self.api.call("PUT", f"/v1/nodes/{_q(node)}/outside-load", dict[str, Any], json=body)
+        except ApiError as error:
+            if error.status != 409:
+                raise
+            # A server whose placement takes no outside load: say so once, go on without.
+            if not self.no_outside_route:
+                self.log.warning("the server takes no outside load", error=error.message)
+            self.no_outside_route = True
+
     def _submit(
         self,
         task: NodeTask,
         identity: JobIdentity,
-        members: dict[str, list[MemberView]],
+        members: MembersPerPass,
         shapes: dict[tuple[str, str, int], HoldView],
     ) -> None:
-        if task.group not in members:
-            members[task.group] = self.api.call_list(
-                f"/v1/groups/{_q(task.group)}/members", MemberView
-            )
-        member = next((m for m in members[task.group] if m.name == task.member), None)
+        member = members.member(task.group, task.member)
         hold = shapes.get((task.group_id, task.member, task.task))
         if member is None or member.run is None or hold is None:
             return  # not readable yet, or no run table: another runner's
@@ -199,8 +231,9 @@ class SlurmAdapter:
         )
         shape = Capacity(hold.gpu, hold.cpu, hold.mem_gb)
         options = sbatch_options(
-            identity, task.node, shape, account, output=output, partition=self.config.partition
-        )
+            identity, task.node, shape, account, output=output,
+            partition=self.config.partition, slurm=member.run.slurm,
+        )  # fmt: skip
         self.ledger.record(identity, None)  # before sbatch: a restart finds it by name
         try:
             job_id = self.slurm.submit(options, script)

@@ -51,6 +51,7 @@ from costart.placement.incremental.used import UsedCount
 from costart.placement.inputs import GroupInputs, PlanGang
 from costart.placement.ledger import SessionLedger, empty_up_view
 from costart.placement.planner import Demand, Shortfall, plan_gang
+from costart.placement.reported_load import ReportedLoad
 from costart.placement.step import CoPlacementStep
 
 MAX_INFEASIBLE_CACHE = 4096
@@ -106,10 +107,19 @@ class IncrementalStep(CoPlacementStep):
     @classmethod
     def over_host(cls, definition: ClusterDefinition, load: HostLoad) -> IncrementalStep:
         """A step over the host's allocator (`HostAllocator`) for a loaded cluster file."""
+        return cls.on_host(definition.build(), load, dict(definition.placement_groups))
+
+    @classmethod
+    def on_host(
+        cls,
+        cluster: Cluster,
+        load: HostLoad,
+        placement_groups: Mapping[str, Topology] | None = None,
+    ) -> IncrementalStep:
+        """`over_host` for a cluster already built (``load``: per node in its order)."""
         journal = EventJournal()
-        cluster = definition.build()
         allocator = HostAllocator(cluster, load, UsedCount(cluster, journal))
-        return cls(allocator, dict(definition.placement_groups), journal)
+        return cls(allocator, placement_groups, journal)
 
     def committed(self, events: Sequence[DomainEvent], position: int) -> None:
         """Note what the committed ``events`` changed (`EventJournal.note`)."""
@@ -217,9 +227,13 @@ def _live_in_order(usage: WorldUsage, before: object, order: list[LiveEntry]) ->
 
 
 def from_cluster_file(path: Path | None) -> IncrementalStep:
-    """The step ``costart serve`` uses by default: the incremental step over an in-memory
-    allocator for a cluster file (`costart.placement.from_cluster_file` gives the plain
-    one)."""
+    """The step ``costart serve`` uses by default: the incremental step for a cluster
+    file, over the host's allocator with the outside use its nodes' agents report
+    (`ReportedLoad`: none until one reports, ADR 0118); `costart.placement.from_cluster_file`
+    gives the plain step over an in-memory allocator."""
     if path is None:
         raise ClusterError("cluster", "a cluster file is needed (e.g. scenarios/cluster-demo.toml)")
-    return IncrementalStep.in_memory(load_cluster(path))
+    definition = load_cluster(path)
+    cluster = definition.build()
+    load = ReportedLoad([node.name for node in cluster.nodes])  # in the cluster's order
+    return IncrementalStep.on_host(cluster, load, dict(definition.placement_groups))

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.adapters.slurm.daemons import SlurmCluster
+from tests.adapters.slurm.harness import SlurmFront
 
 
 @pytest.fixture(scope="session")
@@ -32,3 +33,13 @@ def fresh_slurm(slurm: SlurmCluster) -> Iterator[SlurmCluster]:
     slurm.cancel_all()
     yield slurm
     slurm.cancel_all()
+
+
+@pytest.fixture
+def front(fresh_slurm: SlurmCluster, tmp_path: Path) -> Iterator[SlurmFront]:
+    """`costart serve` and `costart slurm` in front of the fresh cluster."""
+    running = SlurmFront(tmp_path, fresh_slurm)
+    try:
+        yield running
+    finally:
+        running.close()

@@ -112,6 +112,7 @@ JobCompType=jobcomp/filetxt
 JobCompLoc={self.jobcomp}
 {nodes}
 PartitionName=main Nodes=n[1-4] Default=YES MaxTime=INFINITE State=UP
+PartitionName=gpu Nodes=n[1-4] MaxTime=INFINITE State=UP
 """
         )
         gpus = root / "dev" / "gpu[0-3]"

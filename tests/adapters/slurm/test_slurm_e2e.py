@@ -5,26 +5,15 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.adapters.slurm.daemons import SlurmCluster
 from tests.adapters.slurm.harness import SlurmFront
 from tests.agent.harness import wait_until
 
 pytestmark = pytest.mark.timeout(300)
-
-
-@pytest.fixture
-def front(fresh_slurm: SlurmCluster, tmp_path: Path) -> Iterator[SlurmFront]:
-    running = SlurmFront(tmp_path, fresh_slurm)
-    try:
-        yield running
-    finally:
-        running.close()
 
 
 def rl_group(name: str, work: Path) -> dict[str, Any]:
