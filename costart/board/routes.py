@@ -71,11 +71,11 @@ def _html(
     return Response(body, status_code=status, media_type=HTML, headers=headers, cookies=cookies)
 
 
-def _login(request: Request[Any, Any, State], message: str | None = None) -> Response[str]:
+def _login(request: Request[Any, Any, State]) -> Response[str]:
     """The login form (401), coming back to the page asked for once logged in."""
     here = request.url.path + (f"?{request.url.query}" if request.url.query else "")
     moved = "seen" in request.query_params  # a page that moved here (ADR 0117)
-    return _html(pages.login_page(message, next_page=safe_next(here), moved=moved), status=401)
+    return _html(pages.login_page(next_page=safe_next(here), moved=moved), status=401)
 
 
 def _service(state: State) -> Service:
