@@ -97,10 +97,18 @@ def kill(server: Serve) -> None:
 def test_the_board_moves_to_the_new_leader_with_its_session(driver, tmp_path, servers):
     leader, standby, standby_url = start(tmp_path, "127.0.0.1", servers)
     driver.delete_all_cookies()
+    driver.get(f"{standby.url}/")  # a standby shows a browser where the board is
+    assert driver.find_element(By.ID, "leader").get_attribute("href") == f"{leader.url}/"
+    screenshot(driver, "board-standby.png")
     log_in(driver, leader.url, OWNER)
     WebDriverWait(driver, 20).until(live_at(leader.url))
     # The standby is no leader: its "not leader" answer cannot be read from the page.
     assert httpx.get(f"{standby.url}/board/leader", timeout=5).status_code == 503
+    # A browser opening a board page on the standby is shown where the leader is.
+    page = httpx.get(f"{standby.url}/groups/x", headers={"Accept": "text/html"}, timeout=5)
+    assert page.status_code == 503 and page.headers["content-type"].startswith("text/html")
+    assert f'id="leader" href="{leader.url}/groups/x"' in page.text
+    assert page.headers["content-security-policy"] == "default-src 'none'"
     before = submitted(leader.url)
     WebDriverWait(driver, 20).until(lambda d: has_row(d, before), "the first row never came")
     seen = int(driver.execute_script("return document.body.dataset.position"))
