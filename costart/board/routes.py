@@ -215,12 +215,13 @@ async def board_watch(
     request: Request[Any, Any, State], state: State, after: int | None = None
 ) -> Stream:
     """The watch stream for the page's ``EventSource`` (which resumes with
-    ``Last-Event-ID``); ``?group=NAME`` keeps one group's events."""
+    ``Last-Event-ID``); ``?group=NAME`` keeps one group's events. Its keepalives are
+    events: a page that hears nothing for two of them knows its server is gone."""
     user = require_user(request)
     group = request.query_params.get("group")
     if group is not None and not is_name(group):
         raise DomainError(f"bad group name {group!r}: not a valid group name")
-    return watch_stream(request, user, state, after=after, group=group)
+    return watch_stream(request, user, state, after=after, group=group, keepalive_events=True)
 
 
 @post("/board/login", include_in_schema=False)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 import signal
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -171,3 +172,32 @@ def test_a_bad_peer_address_is_refused_before_serving(tmp_path):
     server = Serve(tmp_path, tokens_toml(), "--peer", "http://10.0.0.2:8080/board")
     with pytest.raises(RuntimeError, match="expected a server's origin"):
         server.start()
+
+
+def ended_streams(driver) -> int:
+    """The page's watch streams that ended (a stream is in the resource timings once
+    its response is complete: an open one is not)."""
+    script = (
+        "return performance.getEntriesByType('resource')"
+        ".filter(e => e.name.includes('/board/watch')).length"
+    )
+    return int(driver.execute_script(script))
+
+
+@pytest.mark.slow
+def test_a_board_on_a_leader_that_stops_answering_moves_too(driver, tmp_path, servers):
+    # A hung or cut-off leader keeps the connection open and says nothing: EventSource
+    # reports no error. The board's stream sends its keepalives as events, so an idle
+    # page stays on one stream, and a silent one is given up after 35 s.
+    leader, standby, standby_url = start(tmp_path, "127.0.0.1", servers)
+    driver.delete_all_cookies()
+    log_in(driver, leader.url, OWNER)
+    WebDriverWait(driver, 20).until(live_at(leader.url))
+    time.sleep(40)  # longer than the page's patience without the keepalive events
+    assert live_at(leader.url)(driver) and ended_streams(driver) == 0
+
+    assert leader.process is not None
+    leader.process.send_signal(signal.SIGSTOP)
+    WebDriverWait(driver, 120).until(live_at(standby_url), "the page never left the hung leader")
+    after = submitted(standby.url)
+    WebDriverWait(driver, 20).until(lambda d: has_row(d, after), "no live row after the move")

@@ -20,6 +20,12 @@
   const peers = (body.dataset.peers || "").split(" ").filter(Boolean);
   let failures = 0; // stream errors since it last opened
   let searching = false;
+  // The server sends a keepalive event after 15 s without an event: silence for longer
+  // means it stopped answering without closing (hung, or cut off), which EventSource
+  // never reports. Opening gets less time: a stopped server may accept and say nothing.
+  const SILENT_MS = 35000;
+  const OPENING_MS = 10000;
+  let watchdog = null;
 
   function say(text, cls) {
     live.textContent = text;
@@ -32,25 +38,39 @@
     return "/board/watch?" + q.toString();
   }
 
+  function heard(ms) {
+    if (watchdog !== null) clearTimeout(watchdog);
+    watchdog = setTimeout(lost, ms);
+  }
+
+  function lost() {
+    // Reconnect ourselves from the last position seen: the browser's own retry does
+    // not survive an answer that is not a stream (a restarting or standby server).
+    if (watchdog !== null) clearTimeout(watchdog);
+    watchdog = null;
+    source.close();
+    say("reconnecting", "live-off");
+    if (timer === null) timer = setTimeout(connect, backoff);
+    backoff = Math.min(backoff * 2, 5000);
+    failures += 1;
+    if (failures >= 2 && peers.length) findLeader();
+  }
+
   function connect() {
     timer = null;
     source = new EventSource(streamUrl());
+    heard(OPENING_MS);
     source.onopen = function () {
       backoff = 250;
       failures = 0;
+      heard(SILENT_MS);
       say("live", "live-on");
     };
-    source.onerror = function () {
-      // Reconnect ourselves from the last position seen: the browser's own retry does
-      // not survive an answer that is not a stream (a restarting or standby server).
-      source.close();
-      say("reconnecting", "live-off");
-      if (timer === null) timer = setTimeout(connect, backoff);
-      backoff = Math.min(backoff * 2, 5000);
-      failures += 1;
-      if (failures >= 2 && peers.length) findLeader();
-    };
+    source.onerror = lost;
+    source.addEventListener("keepalive", function () { heard(SILENT_MS); });
     source.addEventListener("close", function (e) {
+      if (watchdog !== null) clearTimeout(watchdog);
+      watchdog = null;
       source.close();
       const said = JSON.parse(e.data);
       if (typeof said.resume_after === "number") last = String(said.resume_after);
@@ -84,7 +104,9 @@
 
   function moveTo(peer) {
     if (timer !== null) clearTimeout(timer);
+    if (watchdog !== null) clearTimeout(watchdog);
     timer = -1; // no reconnect here: the page is leaving
+    source.close();
     say("moving to " + peer, "live-off");
     const q = new URLSearchParams(location.search);
     q.set("seen", last); // the new page checks its server has at least this much
@@ -116,6 +138,7 @@
   }
 
   function onEvent(e) {
+    heard(SILENT_MS);
     if (e.lastEventId) last = e.lastEventId;
     const data = JSON.parse(e.data);
     if (page === "groups") {
