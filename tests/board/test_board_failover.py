@@ -73,6 +73,14 @@ def submitted(url: str) -> str:
     return name
 
 
+def fresh_login(driver, url: str) -> None:
+    """Log in at ``url`` with no cookie of an earlier test (cookies are kept per host,
+    whatever the port, and deleted only for the page's own host)."""
+    driver.get(f"{url}/healthz")
+    driver.delete_all_cookies()
+    log_in(driver, url, OWNER)
+
+
 def has_row(driver, name: str) -> bool:
     return bool(
         driver.execute_script("return !!document.getElementById(arguments[0])", f"group-{name}")
@@ -97,11 +105,10 @@ def kill(server: Serve) -> None:
 
 def test_the_board_moves_to_the_new_leader_with_its_session(driver, tmp_path, servers):
     leader, standby, standby_url = start(tmp_path, "127.0.0.1", servers)
-    driver.delete_all_cookies()
     driver.get(f"{standby.url}/")  # a standby shows a browser where the board is
     assert driver.find_element(By.ID, "leader").get_attribute("href") == f"{leader.url}/"
     screenshot(driver, "board-standby.png")
-    log_in(driver, leader.url, OWNER)
+    fresh_login(driver, leader.url)
     WebDriverWait(driver, 20).until(live_at(leader.url))
     # The standby is no leader: its "not leader" answer cannot be read from the page.
     assert httpx.get(f"{standby.url}/board/leader", timeout=5).status_code == 503
@@ -133,8 +140,10 @@ def test_on_another_host_the_new_leader_asks_for_the_token_and_comes_back(
 ):
     leader, standby, standby_url = start(tmp_path, "localhost", servers)
     name = submitted(leader.url)
+    driver.get(f"{standby_url}/healthz")  # no session of an earlier test at this host
     driver.delete_all_cookies()
-    log_in(driver, leader.url, OWNER)
+    fresh_login(driver, leader.url)
+    WebDriverWait(driver, 20).until(live_at(leader.url))
     driver.get(f"{leader.url}/groups/{name}")
     WebDriverWait(driver, 20).until(live_at(leader.url))
 
@@ -190,8 +199,7 @@ def test_a_board_on_a_leader_that_stops_answering_moves_too(driver, tmp_path, se
     # reports no error. The board's stream sends its keepalives as events, so an idle
     # page stays on one stream, and a silent one is given up after 35 s.
     leader, standby, standby_url = start(tmp_path, "127.0.0.1", servers)
-    driver.delete_all_cookies()
-    log_in(driver, leader.url, OWNER)
+    fresh_login(driver, leader.url)
     WebDriverWait(driver, 20).until(live_at(leader.url))
     time.sleep(40)  # longer than the page's patience without the keepalive events
     assert live_at(leader.url)(driver) and ended_streams(driver) == 0
