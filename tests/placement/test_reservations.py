@@ -3,9 +3,9 @@ and the head completes once running work frees capacity (docs/design.md §3.4 #5
 
 from __future__ import annotations
 
+from costart.domain.events import PendReasonChanged
 from costart.placement import idle_held_gpu_seconds, idle_held_gpus
 from costart.placement.accounting import IdleHeldMeter
-from costart.domain.events import PendReasonChanged
 from tests.builders import HOST, SECOND_NS, USER
 
 from .builders import Rig, a_cluster, a_group
