@@ -19,6 +19,7 @@ committed in ``bench/results/board.json``.
 from __future__ import annotations
 
 import argparse
+import collections
 import statistics
 import sys
 import tempfile
@@ -64,6 +65,28 @@ def _wait_seen(driver: Any, name: str, states: set[str], after: int) -> tuple[fl
     raise RuntimeError(f"the row of {name} never showed {sorted(states)}")
 
 
+def _wait_logged_in(driver: Any) -> None:
+    """Until the login's answer (the groups table) is loaded."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    WebDriverWait(driver, WAIT_S).until(
+        lambda d: d.find_elements(By.ID, "groups"), "the login never reached the groups table"
+    )
+
+
+def _events_after(store: Path, position: int) -> dict[str, int]:
+    """How many events of each type the log holds after ``position`` (read once the
+    server stopped): what the live phase made the server write and stream."""
+    from costart.store.replay_log import open_log
+
+    counts: collections.Counter[str] = collections.Counter()
+    with open_log(store) as log:
+        for _, event in log.source.read_events(after=position):
+            counts[type(event).__name__] += 1
+    return dict(sorted(counts.items()))
+
+
 def measure(groups: int, samples: int) -> dict[str, Any]:
     """The figures of one run with ``groups`` groups and ``samples`` live changes."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -78,11 +101,13 @@ def measure(groups: int, samples: int) -> dict[str, Any]:
                 answer = api.post("/v1/groups", json=life_spec(f"bg-{i}"))
                 assert answer.status_code == 201, answer.text
             log_in(driver, serve.url, OWNER)
+            _wait_logged_in(driver)  # a navigation now would cancel the login's post
             started = time.perf_counter()
             driver.get(serve.url + "/")
             first_render_s = time.perf_counter() - started
             rows = driver.execute_script("return document.querySelectorAll('tr.group').length")
             assert rows == groups, f"{rows} rows for {groups} groups"
+            live_from = int(driver.execute_script("return document.body.dataset.position"))
             driver.execute_script(OBSERVER)
             deadline = time.monotonic() + WAIT_S
             while driver.find_element("id", "live").text != "live":
@@ -113,6 +138,8 @@ def measure(groups: int, samples: int) -> dict[str, Any]:
         finally:
             driver.quit()
             serve.stop()
+        written = _events_after(Path(tmp) / "store", live_from)
+    cancels = samples // 2
     return {
         "groups": groups,
         "samples": samples,
@@ -127,6 +154,8 @@ def measure(groups: int, samples: int) -> dict[str, Any]:
             )[-5:],
         },
         "measured_from": "the event's time (stamped before its commit) to the row on the page",
+        "live_phase_events": {"total": sum(written.values()), **written},
+        "pend_reasons_per_cancel": round(written.get("PendReasonChanged", 0) / max(1, cancels), 1),
     }
 
 

@@ -63,10 +63,23 @@ def document(title: str, body: str, *, user: User | None, csrf: str = "", data: 
 """
 
 
-def login_page(message: str | None = None) -> str:
+MOVED_NOTE: Final = (
+    "This board moved here: the server it was on stopped answering and this one leads "
+    "now. A session stays with the address it was made on: give your token again to "
+    "carry on where you were."
+)
+
+
+def login_page(message: str | None = None, *, next_page: str = "/", moved: bool = False) -> str:
+    """The login form; ``next_page``: where it comes back to; ``moved``: a page whose
+    server was gone moved here (ADR 0117) and asks for the token again (the cookie
+    stays with its host)."""
     said = f'<p class="error" id="login-error">{escape(message)}</p>' if message else ""
+    if moved:
+        said += f'<p class="moved" id="moved">{escape(MOVED_NOTE)}</p>'
     body = f"""<h1>Log in</h1>{said}
 <form class="login" method="post" action="/board/login">
+<input type="hidden" name="next" value="{escape(next_page)}">
 <label>API token <input type="password" name="token" id="token" autocomplete="off"
  required minlength="1" maxlength="4096"></label>
 <button type="submit" id="login">log in</button></form>
@@ -136,6 +149,7 @@ def groups_page(
     state: str | None,
     owner: str | None,
     error: str | None = None,
+    peers: tuple[str, ...] = (),
 ) -> str:
     head = "".join(f"<th>{c}</th>" for c in GROUP_COLUMNS)
     said = f'<p class="error">{escape(error)}</p>' if error else ""
@@ -145,9 +159,14 @@ def groups_page(
     query = escape(_query(state, owner))
     data = (
         f'data-page="groups" data-position="{position}" data-filter="{query}" '
-        f'data-events="{EVENT_TYPES}"'
+        f'data-events="{EVENT_TYPES}"{_peers(peers)}'
     )
     return document("groups", body, user=user, csrf=csrf, data=data)
+
+
+def _peers(peers: tuple[str, ...]) -> str:
+    """The other servers the page moves to when its own is gone (`costart.board.failover`)."""
+    return f' data-peers="{escape(" ".join(peers))}"' if peers else ""
 
 
 def _query(state: str | None, owner: str | None) -> str:
@@ -257,12 +276,19 @@ def timeline_events(timeline: Timeline) -> list[_Row]:
 
 
 def group_page(
-    detail: GroupDetail, timeline: Timeline, *, user: User, csrf: str, position: int, now_ns: int
+    detail: GroupDetail,
+    timeline: Timeline,
+    *,
+    user: User,
+    csrf: str,
+    position: int,
+    now_ns: int,
+    peers: tuple[str, ...] = (),
 ) -> str:
     name = escape(detail.group.name)
     body = f'<h1>Group {name}</h1><div id="group-body">{group_body(detail, timeline, user, now_ns)}</div>'
     data = (
         f'data-page="group" data-group="{name}" data-position="{position}" '
-        f'data-events="{EVENT_TYPES}"'
+        f'data-events="{EVENT_TYPES}"{_peers(peers)}'
     )
     return document(f"group {detail.group.name}", body, user=user, csrf=csrf, data=data)

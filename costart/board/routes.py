@@ -19,6 +19,7 @@ from litestar.exceptions import PermissionDeniedException
 from litestar.response import Stream
 
 from costart.board import pages
+from costart.board.failover import LEADER_ROUTES, board_peers, connect_src, safe_next
 from costart.board.session import (
     COOKIE,
     CSRF_HEADER,
@@ -44,10 +45,9 @@ from costart.service.controller_service import Service
 
 HTML: Final = "text/html"
 # No script or style but the shipped files; no framing; forms post here only.
+CSP: Final = "default-src 'self'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'"
 SECURITY_HEADERS: Final = {
-    "Content-Security-Policy": (
-        "default-src 'self'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'"
-    ),
+    "Content-Security-Policy": CSP,
     "X-Content-Type-Options": "nosniff",
     # Not no-referrer: with it, a form posts "Origin: null" and the Origin check fails.
     "Referrer-Policy": "same-origin",
@@ -58,10 +58,24 @@ MAX_ROWS_ASKED: Final = 256
 _SESSION_S: Final = 12 * 3600
 
 
-def _html(body: str, status: int = 200, cookies: list[Cookie] | None = None) -> Response[str]:
-    return Response(
-        body, status_code=status, media_type=HTML, headers=SECURITY_HEADERS, cookies=cookies
-    )
+def _html(
+    body: str,
+    status: int = 200,
+    cookies: list[Cookie] | None = None,
+    peers: tuple[str, ...] = (),
+) -> Response[str]:
+    """A page; ``peers``: the other servers the page's script may ask who leads."""
+    headers = SECURITY_HEADERS
+    if peers:  # the page asks the peers who leads (`costart.board.failover`): only them
+        headers = {**headers, "Content-Security-Policy": f"{CSP}; {connect_src(peers)}"}
+    return Response(body, status_code=status, media_type=HTML, headers=headers, cookies=cookies)
+
+
+def _login(request: Request[Any, Any, State]) -> Response[str]:
+    """The login form (401), coming back to the page asked for once logged in."""
+    here = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+    moved = "seen" in request.query_params  # a page that moved here (ADR 0117)
+    return _html(pages.login_page(next_page=safe_next(here), moved=moved), status=401)
 
 
 def _service(state: State) -> Service:
@@ -99,7 +113,7 @@ def board(request: Request[Any, Any, State], state: State) -> Response[str]:
     """The groups table (the login form without a session)."""
     user = session_user(request)
     if user is None:
-        return _html(pages.login_page(), status=401)
+        return _login(request)
     service = _service(state)
     wanted, owner, error = _filters(request)
     views = service.views  # once: each read waits for the views to catch up
@@ -119,8 +133,9 @@ def board(request: Request[Any, Any, State], state: State) -> Response[str]:
         state=wanted,
         owner=owner,
         error=error,
+        peers=board_peers(request),
     )
-    return _html(page, status=400 if error else 200)
+    return _html(page, status=400 if error else 200, peers=board_peers(request))
 
 
 @get("/board/rows", sync_to_thread=True, include_in_schema=False)
@@ -176,14 +191,15 @@ def group_page(name: str, request: Request[Any, Any, State], state: State) -> Re
     """One group: lanes, members and tasks, holds, pend reasons, events."""
     user = session_user(request)
     if user is None:
-        return _html(pages.login_page(), status=401)
+        return _login(request)
     detail, timeline, position = _group_parts(name, user, _service(state))
     token = request.cookies.get(COOKIE, "")
+    peers = board_peers(request)
     page = pages.group_page(
         detail, timeline, user=user, csrf=csrf_token(token), position=position,
-        now_ns=time.time_ns(),
+        now_ns=time.time_ns(), peers=peers,
     )  # fmt: skip
-    return _html(page)
+    return _html(page, peers=peers)
 
 
 @get("/board/groups/{name:str}/body", sync_to_thread=True, include_in_schema=False)
@@ -199,12 +215,13 @@ async def board_watch(
     request: Request[Any, Any, State], state: State, after: int | None = None
 ) -> Stream:
     """The watch stream for the page's ``EventSource`` (which resumes with
-    ``Last-Event-ID``); ``?group=NAME`` keeps one group's events."""
+    ``Last-Event-ID``); ``?group=NAME`` keeps one group's events. Its keepalives are
+    events: a page that hears nothing for two of them knows its server is gone."""
     user = require_user(request)
     group = request.query_params.get("group")
     if group is not None and not is_name(group):
         raise DomainError(f"bad group name {group!r}: not a valid group name")
-    return watch_stream(request, user, state, after=after, group=group)
+    return watch_stream(request, user, state, after=after, group=group, keepalive_events=True)
 
 
 @post("/board/login", include_in_schema=False)
@@ -214,9 +231,10 @@ async def login(request: Request[Any, Any, State]) -> Response[str]:
         raise PermissionDeniedException("cross-site login refused")
     form = await request.form()
     token = str(form.get("token", "")).strip()
+    back_to = safe_next(str(form.get("next", "/")))
     tokens = request.app.state.tokens
     if not token or tokens.user_for_token(token) is None:
-        return _html(pages.login_page("unknown token"), status=401)
+        return _html(pages.login_page("unknown token", next_page=back_to), status=401)
     cookie = Cookie(
         key=COOKIE,
         value=token,
@@ -227,7 +245,7 @@ async def login(request: Request[Any, Any, State]) -> Response[str]:
         max_age=_SESSION_S,
     )
     return Response(
-        "", status_code=303, headers={**SECURITY_HEADERS, "Location": "/"}, cookies=[cookie]
+        "", status_code=303, headers={**SECURITY_HEADERS, "Location": back_to}, cookies=[cookie]
     )
 
 
@@ -292,4 +310,5 @@ BOARD_ROUTES = [
     board_cancel,
     board_scale,
     static,
+    *LEADER_ROUTES,
 ]

@@ -28,7 +28,7 @@ from costart.files import UnreadableFileError, why_not_writable
 from costart.placement import ClusterError
 from costart.rest.auth import TokenError, Tokens
 from costart.server.errors import LeaseHeldError, OptionError
-from costart.server.options import ServeOptions
+from costart.server.options import ServeOptions, peer_origin
 from costart.server.token_reload import log_token_warnings, reload_tokens_on_hangup
 
 
@@ -72,6 +72,13 @@ def serve(
         str | None,
         typer.Option(help="the URL clients reach this server at (a standby names it)"),
     ] = None,
+    peer: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="another server of this store as a browser reaches it, scheme://host:port "
+            "(repeat for each): an open board moves there when this server is gone"
+        ),
+    ] = None,
 ) -> None:
     """Run the controller: REST API, scheduling sessions, timers, simulated claims."""
     # The web framework loads here, with the server's runtime: the other commands never
@@ -99,6 +106,7 @@ def serve(
             max_connections=max_connections,
             advertise=advertise,
             rebuild_views=target.rebuild_views,
+            peers=tuple(peer_origin(p) for p in peer or ()),
         )
     except (TokenError, ClusterError, ValueError, UnreadableFileError) as error:
         # OptionError is a ValueError

@@ -34,7 +34,10 @@ class PendReason(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
     Only facts are stored; times and positions are rendered into words at display time
     (`costart.display.reasons`), so the words can say "in 40s" and the log holds no
     clock text. ``queue_position``: how many reservations are ahead (0: the head of the
-    queue; people see it 1-based). ``ahead``: the first of those groups, by name.
+    queue; people see it 1-based), recorded only up to three: further back it is None
+    and the words say "more than 3" (a queue shift must not rewrite every reason behind
+    it, ADR 0116). ``ahead``: those groups, by name (logs of earlier releases: the first
+    three of any number).
     ``until_ns``: a backoff's retry time.
     """
 
@@ -54,7 +57,11 @@ class PendReason(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
     need: Annotated[str | None, Meta(description="what the blocking member needs")] = None
     best: Annotated[str | None, Meta(description="the best capacity available for it now")] = None
     queue_position: Annotated[
-        int | None, Meta(description="how many reservations are ahead (0: the head of the queue)")
+        int | None,
+        Meta(
+            description="how many reservations are ahead (0: the head of the queue), "
+            "when at most 3 (None further back: the message says more than 3)"
+        ),
     ] = None
     ahead: Annotated[
         tuple[str, ...], Meta(description="the groups ahead in the reservation queue, first first")

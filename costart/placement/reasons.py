@@ -5,25 +5,46 @@ must depend only on the state (never on timing noise or iteration order): the sa
 situation in the next session gives the same bytes and no new event. A reason stores
 facts (the retry time, the groups ahead) in its fields, never clock text in its words;
 `costart.display.reasons` renders them when someone reads it.
+
+A reason names the reservations ahead only while there are at most `MAX_AHEAD_NAMES`
+(ADR 0116): further back it says "more than 3", which a shift of the queue does not
+change. Otherwise one group leaving the head rewrote the reason of every group behind
+it (a thousand queued groups: a thousand events for one cancel).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Final
+from typing import Final, NamedTuple
 
 from costart.domain.events import PendClass, PendReason
 from costart.domain.states import GroupState, MemberState
 from costart.placement.planner import Shortfall
 
 MAX_AHEAD_NAMES: Final = 3
-"""Groups ahead named in a reason; the count covers the rest (a reason stays small)."""
+"""The most reservations ahead a reason counts and names; behind more, it says so and
+records neither the count nor the names (they change whenever the queue moves)."""
+
+
+class QueuePlace(NamedTuple):
+    """What a reason records of the reservations ahead: ``position`` how many (None:
+    more than `MAX_AHEAD_NAMES`), ``ahead`` their names (all of them, or none)."""
+
+    position: int | None
+    ahead: tuple[str, ...]
+
+
+def queue_place(ahead: Sequence[str]) -> QueuePlace:
+    if len(ahead) > MAX_AHEAD_NAMES:
+        return QueuePlace(None, ())
+    return QueuePlace(len(ahead), tuple(ahead))
 
 
 def _ahead(ahead: Sequence[str]) -> str:
     n = len(ahead)
-    names = ", ".join(ahead[:MAX_AHEAD_NAMES]) + (", …" if n > MAX_AHEAD_NAMES else "")
-    return f"behind {n} reservation{'s' if n != 1 else ''} ({names})"
+    if n > MAX_AHEAD_NAMES:
+        return f"behind more than {MAX_AHEAD_NAMES} reservations"
+    return f"behind {n} reservation{'s' if n != 1 else ''} ({', '.join(ahead)})"
 
 
 def from_shortfall(cls: PendClass, shortfall: Shortfall, ahead: Sequence[str]) -> PendReason:
@@ -34,14 +55,15 @@ def from_shortfall(cls: PendClass, shortfall: Shortfall, ahead: Sequence[str]) -
         "queue": f"{_ahead(ahead)} that need this capacity",
         "infeasible": "can never fit the cluster as it is now",
     }.get(cls, cls)
+    place = queue_place(ahead)
     return PendReason(
         cls=cls,
         message=f"{lead}: {shortfall.member}: {shortfall.need}; {shortfall.best}",
         member=shortfall.member,
         need=f"{shortfall.member}: {shortfall.need}",
         best=shortfall.best,
-        queue_position=len(ahead),
-        ahead=tuple(ahead[:MAX_AHEAD_NAMES]),
+        queue_position=place.position,
+        ahead=place.ahead,
     )
 
 
@@ -61,6 +83,7 @@ def reserving(
     """An open reservation waiting for the rest of its plan: behind the reservations
     ahead of it (class ``queue``), or at the head for running work to end (``capacity``)."""
     where = f"; {_ahead(ahead)}" if ahead else "; head of the queue"
+    place = queue_place(ahead)
     return PendReason(
         cls="queue" if ahead else "capacity",
         message=(
@@ -69,8 +92,8 @@ def reserving(
         member=member,
         need=f"{member}: {need}",
         best=f"{held_tasks}/{total_tasks} tasks held",
-        queue_position=len(ahead),
-        ahead=tuple(ahead[:MAX_AHEAD_NAMES]),
+        queue_position=place.position,
+        ahead=place.ahead,
     )
 
 

@@ -37,6 +37,8 @@ DEFAULT_RING_EVENTS: Final = 20_000
 HISTORY_CHUNK: Final = 2_000
 FRAMES_PER_SEND: Final = 32
 KEEPALIVE_S: Final = 15.0
+KEEPALIVE: Final = b": keepalive\n\n"
+"""Sent after `KEEPALIVE_S` without an event: an SSE comment (clients ignore it)."""
 _TERMINAL = (ev.GroupSucceeded, ev.GroupFailed, ev.GroupCancelled)
 _encode = msgspec.json.Encoder().encode
 
@@ -309,7 +311,7 @@ class WatchHub:
                 try:
                     await asyncio.wait_for(changed.wait(), KEEPALIVE_S)
                 except TimeoutError:
-                    yield b": keepalive\n\n"
+                    yield KEEPALIVE
         finally:
             self.watchers -= 1
 

@@ -10,8 +10,9 @@ agents up, and they read a run table from the group's members (`costart.rest.env
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated, Any, Final
 
 from litestar import Request, get
 from litestar.datastructures import State
@@ -26,7 +27,7 @@ from costart.rest.auth import User
 from costart.rest.env_values import sees_env_values
 from costart.rest.models import NAME_IN_PATH, NODE_CHARS, NODE_PATTERN
 from costart.rest.openapi import convert_schema, errors
-from costart.rest.watch import WatchFilter, WatchHub
+from costart.rest.watch import KEEPALIVE, WatchFilter, WatchHub
 from costart.service.controller_service import Service
 
 EVENT_STREAM = "text/event-stream"
@@ -134,6 +135,15 @@ async def watch(
     return watch_stream(request, user, state, after, group, node)
 
 
+KEEPALIVE_EVENT: Final = b"event: keepalive\ndata: {}\n\n"
+"""A keepalive a page's ``EventSource`` sees (a comment fires no event in a browser)."""
+
+
+async def _keepalives_seen(chunks: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+    async for chunk in chunks:
+        yield KEEPALIVE_EVENT if chunk == KEEPALIVE else chunk
+
+
 def watch_stream(
     request: Request[object, object, State],
     user: User,
@@ -141,9 +151,12 @@ def watch_stream(
     after: int | None = None,
     group: str | None = None,
     node: list[str] | None = None,
+    keepalive_events: bool = False,
 ) -> Stream:
     """The stream ``user`` may read, from ``Last-Event-ID`` or ``after`` (else the
-    present): the API's watch, and the board's (its caller authenticated by cookie)."""
+    present): the API's watch, and the board's (its caller authenticated by cookie).
+    ``keepalive_events``: keepalives as ``keepalive`` events, so a browser can tell a
+    silent stream from a server that stopped answering (the board's)."""
     service: Service = state.service
     hub: WatchHub = state.watch
     group_id = service.views.group(group).id if group is not None else None
@@ -155,8 +168,9 @@ def watch_stream(
     )
     position = _resume_position(request, after)
     start = hub.last_position if position is None else position
+    chunks = hub.stream(start, where)
     return Stream(
-        hub.stream(start, where),
+        _keepalives_seen(chunks) if keepalive_events else chunks,
         media_type=EVENT_STREAM,
         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
     )

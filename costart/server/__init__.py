@@ -19,6 +19,7 @@ __all__ = [
     "ViewsProcess",
     "ViewsProcessError",
     "log_token_warnings",
+    "peer_origin",
     "refuse_if_led",
     "reload_tokens_on_hangup",
 ]
@@ -36,6 +37,7 @@ __getattr__, __dir__ = lazy_exports(
         "ViewsProcess": "costart.server.views_process",
         "ViewsProcessError": "costart.server.errors",
         "log_token_warnings": "costart.server.token_reload",
+        "peer_origin": "costart.server.options",
         "refuse_if_led": "costart.server.leadership",
         "reload_tokens_on_hangup": "costart.server.token_reload",
     },

@@ -135,6 +135,7 @@ class Server:
                 options.port,
                 options.tls,
                 options.max_connections,
+                options.peers,
             )
             self._http = http
             keeper = keep(lease, controller, http) if lease is not None else None

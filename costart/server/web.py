@@ -58,10 +58,15 @@ def server(
     port: int,
     tls: tuple[Path, Path] | None,
     max_connections: int,
+    peers: tuple[str, ...] = (),
 ) -> uvicorn.Server:
+    """The HTTP server: the API and the board; ``peers``: the other servers' addresses
+    an open board moves to when this one is gone (`costart.board.failover`)."""
+    app = create_app(service, users, watch, BOARD_ROUTES)
+    app.state.board_peers = peers
     return uvicorn.Server(
         uvicorn.Config(
-            create_app(service, users, watch, BOARD_ROUTES),
+            app,
             host=host,
             port=port,
             ssl_certfile=tls[0] if tls else None,

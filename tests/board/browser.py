@@ -58,25 +58,27 @@ def new_driver():  # -> selenium.webdriver.Chrome
 
 
 class Serve:
-    """`costart serve` on one port and one store; `restart` keeps both."""
+    """`costart serve` on one port and one store; `restart` keeps both. ``store``:
+    another server's store (a standby of it: `start` with ``ready_status=503``)."""
 
-    def __init__(self, tmp: Path, tokens: str, *options: str) -> None:
+    def __init__(self, tmp: Path, tokens: str, *options: str, store: Path | None = None) -> None:
         self.tmp = tmp
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.tokens_file = tmp / "tokens.toml"
         self.tokens_file.write_text(tokens)
         self.options = options
+        self.store = store or tmp / "store"
         self.env = serve_env(tmp, lmdb=True)
         self.process: subprocess.Popen[bytes] | None = None
         self.starts = 0
 
-    def start(self) -> None:
+    def start(self, ready_status: int = 200) -> None:
         self.starts += 1
         log = (self.tmp / f"serve-{self.starts}.stderr").open("w")
         self.process = child_processes.popen(
             [
-                sys.executable, "-m", "costart.cli.main", "--store", str(self.tmp / "store"),
+                sys.executable, "-m", "costart.cli.main", "--store", str(self.store),
                 "serve", "--tokens", str(self.tokens_file), "--port", str(self.port),
                 *self.options,
             ],
@@ -85,7 +87,7 @@ class Serve:
         deadline = time.monotonic() + DEADLINE_S
         while True:
             try:
-                if httpx.get(f"{self.url}/healthz", timeout=1).status_code == 200:
+                if httpx.get(f"{self.url}/healthz", timeout=1).status_code == ready_status:
                     return
             except httpx.HTTPError:
                 pass

@@ -115,7 +115,10 @@ def test_a_wrong_token_shows_nothing(driver, serve):
         assert c.get("/board/watch").status_code == 401
         assert c.get("/board/groups/board-0/body").status_code == 401
         page = c.get("/groups/board-0")
-        assert page.status_code == 401 and "board-0" not in page.text
+        # The login form comes back to the page asked for (its own address, ADR 0117):
+        # beside that, nothing of the group.
+        shown = page.text.replace('name="next" value="/groups/board-0"', "")
+        assert page.status_code == 401 and "board-0" not in shown
         home = c.get("/")
         assert home.status_code == 401 and 'id="groups"' not in home.text
 

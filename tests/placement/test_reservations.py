@@ -3,9 +3,10 @@ and the head completes once running work frees capacity (docs/design.md §3.4 #5
 
 from __future__ import annotations
 
+from costart.domain.events import PendReasonChanged
 from costart.placement import idle_held_gpu_seconds, idle_held_gpus
 from costart.placement.accounting import IdleHeldMeter
-from tests.builders import HOST, SECOND_NS
+from tests.builders import HOST, SECOND_NS, USER
 
 from .builders import Rig, a_cluster, a_group
 
@@ -133,3 +134,38 @@ def test_idle_held_gpus_are_accounted_while_a_reservation_waits() -> None:
     meter.observe(world, rig.clock.now_ns)
     assert meter.idle_held_gpu_ns == 8 * 10 * SECOND_NS
     assert idle_held_gpu_seconds(world, rig.clock.now_ns) == 80.0
+
+
+def test_a_queue_shift_rewrites_only_the_reasons_near_its_head() -> None:
+    # ADR 0116: six reservations on a full cluster, four groups queued behind them.
+    rig = Rig(a_cluster(blocks=1, racks=1, nodes=6))
+    rig.occupy("running", {f"b0-r0-n{n}": 8 for n in range(6)})
+    rig.submit(*(a_group(f"r{i}").reserve().with_member("w", gpu=8).build() for i in range(6)))
+    rig.submit(*(a_group(f"p{i}").reserve().with_member("w", gpu=8).build() for i in range(4)))
+    rig.session()
+    assert [rig.status(f"r{i}") for i in range(6)] == ["RESERVING"] * 6
+    first = {n: rig.controller.group(n).pend_reason for n in ("r2", "r5", "p1", "p3")}
+    assert first["r2"] is not None and (first["r2"].queue_position, first["r2"].ahead) == (
+        2,
+        ("r0", "r1"),
+    )
+    for far in ("r5", "p1", "p3"):  # more than three ahead: neither counted nor named
+        reason = first[far]
+        assert reason is not None and reason.cls == "queue", reason
+        assert (reason.queue_position, reason.ahead) == (None, ()), reason
+        assert "behind more than 3 reservations" in reason.message
+    rig.controller.cancel("r0", actor=USER)
+    events = rig.session()
+    restated = {
+        rig.controller.world.group_by_id(e.group_id).name
+        for e in events
+        if isinstance(e, PendReasonChanged)
+    }
+    # r1..r4 move up within the counted three (r1 to the head), p0 takes r0's place as
+    # a reservation; r5 (now 4 ahead) and the groups behind keep their reasons.
+    assert rig.status("p0") == "RESERVING"
+    assert restated == {"r1", "r2", "r3", "r4", "p0"}, restated
+    for far in ("r5", "p1", "p3"):
+        assert rig.controller.group(far).pend_reason == first[far]
+    head = rig.controller.group("r1").pend_reason
+    assert head is not None and head.cls == "capacity" and head.queue_position == 0

@@ -1,7 +1,9 @@
 // The board's live part: follow the watch stream with EventSource and re-read what an
 // event touched (a group's row, or the group page's body). No polling loop: a fetch
 // runs only when an event arrived. After a dropped connection, a "close" frame or a
-// failover, it reconnects from the last position it saw (?after=), backing off.
+// failover, it reconnects from the last position it saw (?after=), backing off. When
+// its own server stays gone and the server names peers (serve --peer), it asks them
+// who leads and loads the same page there (ADR 0117).
 "use strict";
 
 (function () {
@@ -15,6 +17,15 @@
   let source = null;
   let backoff = 250;
   let timer = null;
+  const peers = (body.dataset.peers || "").split(" ").filter(Boolean);
+  let failures = 0; // stream errors since it last opened
+  let searching = false;
+  // The server sends a keepalive event after 15 s without an event: silence for longer
+  // means it stopped answering without closing (hung, or cut off), which EventSource
+  // never reports. Opening gets less time: a stopped server may accept and say nothing.
+  const SILENT_MS = 35000;
+  const OPENING_MS = 10000;
+  let watchdog = null;
 
   function say(text, cls) {
     live.textContent = text;
@@ -27,22 +38,39 @@
     return "/board/watch?" + q.toString();
   }
 
+  function heard(ms) {
+    if (watchdog !== null) clearTimeout(watchdog);
+    watchdog = setTimeout(lost, ms);
+  }
+
+  function lost() {
+    // Reconnect ourselves from the last position seen: the browser's own retry does
+    // not survive an answer that is not a stream (a restarting or standby server).
+    if (watchdog !== null) clearTimeout(watchdog);
+    watchdog = null;
+    source.close();
+    say("reconnecting", "live-off");
+    if (timer === null) timer = setTimeout(connect, backoff);
+    backoff = Math.min(backoff * 2, 5000);
+    failures += 1;
+    if (failures >= 2 && peers.length) findLeader();
+  }
+
   function connect() {
     timer = null;
     source = new EventSource(streamUrl());
+    heard(OPENING_MS);
     source.onopen = function () {
       backoff = 250;
+      failures = 0;
+      heard(SILENT_MS);
       say("live", "live-on");
     };
-    source.onerror = function () {
-      // Reconnect ourselves from the last position seen: the browser's own retry does
-      // not survive an answer that is not a stream (a restarting or standby server).
-      source.close();
-      say("reconnecting", "live-off");
-      if (timer === null) timer = setTimeout(connect, backoff);
-      backoff = Math.min(backoff * 2, 5000);
-    };
+    source.onerror = lost;
+    source.addEventListener("keepalive", function () { heard(SILENT_MS); });
     source.addEventListener("close", function (e) {
+      if (watchdog !== null) clearTimeout(watchdog);
+      watchdog = null;
       source.close();
       const said = JSON.parse(e.data);
       if (typeof said.resume_after === "number") last = String(said.resume_after);
@@ -52,7 +80,65 @@
     for (const type of types) source.addEventListener(type, onEvent);
   }
 
+  // --- failover: the same page on the peer that leads now ---------------------------
+  async function findLeader() {
+    if (searching) return;
+    searching = true;
+    try {
+      for (const peer of peers) {
+        let leading = false;
+        try {
+          // No credentials: only a leader's answer is readable here (its CORS header
+          // names this page's origin); a standby's 503 or a dead server is an error.
+          const answer = await fetch(peer + "/board/leader", {
+            mode: "cors", credentials: "omit", cache: "no-store",
+          });
+          leading = answer.ok && (await answer.json()).leading === true;
+        } catch (_) { /* not this one */ }
+        if (leading && failures > 0) return moveTo(peer);
+      }
+    } finally {
+      searching = false;
+    }
+  }
+
+  function moveTo(peer) {
+    if (timer !== null) clearTimeout(timer);
+    if (watchdog !== null) clearTimeout(watchdog);
+    timer = -1; // no reconnect here: the page is leaving
+    source.close();
+    say("moving to " + peer, "live-off");
+    const q = new URLSearchParams(location.search);
+    q.set("seen", last); // the new page checks its server has at least this much
+    location.assign(peer + location.pathname + "?" + q.toString());
+  }
+
+  function arrived() {
+    // A page loaded by a move: say so, and fail loudly if this server's log is behind
+    // the position the old page had seen (it was rendered at ``last``).
+    const q = new URLSearchParams(location.search);
+    const seen = q.get("seen");
+    if (seen === null) return;
+    q.delete("seen");
+    const rest = q.toString();
+    history.replaceState(null, "", location.pathname + (rest ? "?" + rest : ""));
+    if (!/^[0-9]{1,19}$/.test(seen)) return;
+    const note = document.createElement("p");
+    note.id = "moved";
+    if (BigInt(seen) > BigInt(last)) {
+      note.className = "error";
+      note.textContent = "This server's log ends at position " + last + ", before position " +
+        seen + " that the page had already shown: events may be missing here.";
+    } else {
+      note.className = "moved";
+      note.textContent = "Moved here: the server this page was on stopped answering " +
+        "(it had shown the log up to position " + seen + ").";
+    }
+    document.querySelector("main").prepend(note);
+  }
+
   function onEvent(e) {
+    heard(SILENT_MS);
     if (e.lastEventId) last = e.lastEventId;
     const data = JSON.parse(e.data);
     if (page === "groups") {
@@ -195,5 +281,6 @@
     write(`/board/groups/${group}/members/${member}/scale?replicas=${replicas}`, "scale");
   });
 
+  arrived();
   connect();
 })();
