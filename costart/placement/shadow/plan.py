@@ -1,0 +1,192 @@
+"""Plan the waiting queue ahead in time: each group's earliest start where its whole gang
+fits, on which nodes, and on what that rests (Slurm's backfill "shadow time").
+
+Groups are planned in the order given (the session order), each in the capacity the
+profile leaves over its whole expected run — ``[T, T + runtime)``, or from ``T`` on when
+its runtime is unknown — and its plan is then added to the profile, so later groups plan
+around it and no node is ever planned beyond its capacity. Candidate starts are now and
+the times at which some node's use changes, up to ``now + window``; the gang is searched
+with the same planner a session places with (`costart.placement.planner.plan_gang`).
+When fitting can only get easier with time (the gang's run is unbounded, or nothing in
+the profile starts later than now), the earliest fit is found by bisection over the
+candidates; otherwise they are tried in order. Only the first ``depth`` groups are
+planned (Slurm's ``bf_max_job_test``); the others, and groups that fit no candidate,
+have no planned start.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Final, Literal, NamedTuple
+
+from costart.domain.expected_runtime import Basis, ExpectedRuntime
+from costart.placement.capacity import CapacityView, shape_vec
+from costart.placement.cluster import Cluster
+from costart.placement.constraints import Scope
+from costart.placement.planner import Demand, Plan, Shortfall, plan_gang
+from costart.placement.shadow.profile import CapacityProfile, Use
+from costart.placement.shadow.runtime import weakest
+
+HOUR_NS: Final = 3_600_000_000_000
+DEFAULT_WINDOW_NS: Final = 24 * HOUR_NS
+"""How far ahead starts are planned (Slurm's ``bf_window`` default: one day)."""
+DEFAULT_DEPTH: Final = 100
+"""How many waiting groups are planned per session (Slurm's ``bf_max_job_test``
+defaulted to 100 before 21.08; see ADR 0107)."""
+
+PlanBasis = Literal["now", "limit", "estimate", "unknown"]
+"""What a planned start rests on: it fits ``now``; it waits for work that ends by its
+``limit`` or by an ``estimate``; ``unknown``: no start within the plan."""
+Unplanned = Literal["", "window", "depth"]
+
+
+class Waiting(NamedTuple):
+    """One waiting group as the planner sees it."""
+
+    name: str
+    demands: Sequence[Demand]
+    scopes: Sequence[Scope]
+    runtime: ExpectedRuntime
+
+
+class PlannedStart(NamedTuple):
+    """A group's planned start (None: none within the plan, ``unplanned`` says why:
+    no fit within the ``window``, or beyond the ``depth``), its nodes then (node indexes
+    per member, as `Plan.nodes`), its expected end, and the plan's basis."""
+
+    name: str
+    start_ns: int | None
+    nodes: dict[str, list[int]]
+    end_ns: int | None
+    basis: PlanBasis
+    unplanned: Unplanned = ""
+
+
+PlanFn = Callable[
+    [Sequence[Demand], Sequence[Scope], CapacityView, CapacityView | None], Plan | Shortfall
+]
+
+
+class ShadowPlanner:
+    """Plans waiting groups one at a time, in order, over a profile it adds each plan to.
+    A session interleaves it with its own decisions (`add` records work it placed)."""
+
+    def __init__(
+        self,
+        cluster: Cluster,
+        profile: CapacityProfile,
+        *,
+        depth: int = DEFAULT_DEPTH,
+        window_ns: int = DEFAULT_WINDOW_NS,
+        plan: PlanFn | None = None,
+    ) -> None:
+        if depth < 0 or window_ns < 0:
+            raise ValueError("depth and window must not be negative")
+        self.cluster = cluster
+        self.profile = profile
+        self.depth = depth
+        self.window_ns = window_ns
+        self._plan: PlanFn = plan or (lambda d, s, v, p: plan_gang(cluster, d, s, v, p))
+        self.planned = 0
+        self.starts: dict[str, PlannedStart] = {}
+
+    @property
+    def now_ns(self) -> int:
+        return self.profile.now_ns
+
+    def add(self, uses: Sequence[Use]) -> None:
+        """Work started outside the plan (placed this session): later plans see it."""
+        self.profile.add_all(uses)
+
+    def plan(self, group: Waiting, prefer: CapacityView | None = None) -> PlannedStart:
+        """The group's earliest start within the window, reserved in the profile."""
+        if self.planned >= self.depth:
+            return self._record(PlannedStart(group.name, None, {}, None, "unknown", "depth"))
+        self.planned += 1
+        found = self._earliest(group, prefer)
+        if found is None:
+            return self._record(PlannedStart(group.name, None, {}, None, "unknown", "window"))
+        start, plan = found
+        runtime = group.runtime.runtime_ns
+        end = None if runtime is None else start + runtime
+        basis = self._basis(group.name, plan, start)
+        by_member = {d.member: d for d in group.demands}
+        for member, nodes in sorted(plan.nodes.items()):
+            vec = shape_vec(by_member[member].shape)
+            for node in nodes:
+                self.profile.add(Use(node, vec, start, end, group.name, group.runtime.basis))
+        return self._record(PlannedStart(group.name, start, plan.nodes, end, basis))
+
+    def _record(self, start: PlannedStart) -> PlannedStart:
+        self.starts[start.name] = start
+        return start
+
+    def _view(self, group: Waiting, start_ns: int) -> CapacityView:
+        runtime = group.runtime.runtime_ns
+        end = None if runtime is None else start_ns + runtime
+        return CapacityView(self.cluster, self.profile.free_over(start_ns, end, group.name), {})
+
+    def _fit(self, group: Waiting, start_ns: int, prefer: CapacityView | None) -> Plan | None:
+        result = self._plan(group.demands, group.scopes, self._view(group, start_ns), prefer)
+        return result if isinstance(result, Plan) else None
+
+    def _earliest(self, group: Waiting, prefer: CapacityView | None) -> tuple[int, Plan] | None:
+        times = self.profile.bounds(self.now_ns + self.window_ns)
+        if not self._monotone(group):
+            for t in times:
+                plan = self._fit(group, t, prefer if t == self.now_ns else None)
+                if plan is not None:
+                    return t, plan
+            return None
+        last = self._fit(group, times[-1], prefer if len(times) == 1 else None)
+        if last is None:
+            return None
+        lo, hi, best = 0, len(times) - 1, (times[-1], last)
+        while lo < hi:  # invariant: the gang fits at times[hi] (plan in best)
+            mid = (lo + hi) // 2
+            plan = self._fit(group, times[mid], prefer if mid == 0 else None)
+            if plan is None:
+                lo = mid + 1
+            else:
+                hi, best = mid, (times[mid], plan)
+        return best
+
+    def _monotone(self, group: Waiting) -> bool:
+        """Does fitting only get easier with time? Yes when the gang's run is unbounded
+        (the capacity free from T on can only grow with T) or when no use starts after
+        now (use only falls as work ends)."""
+        if group.runtime.runtime_ns is None:
+            return True
+        now = self.now_ns
+        return all(u.start_ns <= now for node in self.profile.uses for u in node)
+
+    def _basis(self, name: str, plan: Plan, start_ns: int) -> PlanBasis:
+        """``now`` if it starts now; else the weakest basis of the ends it waits for on
+        its nodes (uses of others ending in ``(now, start]``)."""
+        if start_ns <= self.now_ns:
+            return "now"
+        basis: Basis = "limit"
+        nodes = sorted({n for ns in plan.nodes.values() for n in ns})
+        for node in nodes:
+            for use in self.profile.uses[node]:
+                if use.owner == name or use.end_ns is None:
+                    continue
+                if self.now_ns < use.end_ns <= start_ns:
+                    basis = weakest(basis, use.basis)
+        return basis
+
+
+def plan_queue(
+    cluster: Cluster,
+    profile: CapacityProfile,
+    queue: Sequence[Waiting],
+    *,
+    depth: int = DEFAULT_DEPTH,
+    window_ns: int = DEFAULT_WINDOW_NS,
+) -> ShadowPlanner:
+    """Plan ``queue`` in its order over a copy of ``profile``; the planner holds each
+    group's `PlannedStart` (``starts``) and the profile with every plan in it."""
+    planner = ShadowPlanner(cluster, profile.copy(), depth=depth, window_ns=window_ns)
+    for group in queue:
+        planner.plan(group)
+    return planner
