@@ -56,7 +56,7 @@ TARGETS_ON = "starvation-backfill"
 TRACES = ("pai", "dlrm")
 # "as-specified": each spec's own mode (in the scenarios, gangs reserve and small jobs
 # are atomic), beside every group forced to one mode.
-BENCH_POLICIES = (*ALL_POLICIES[:3], "as-specified", *ALL_POLICIES[3:])
+BENCH_POLICIES = (*ALL_POLICIES[:4], "as-specified", *ALL_POLICIES[4:])
 
 
 def setups_for(name: str, traces: Path, trace_groups: int) -> Callable[[int], SimSetup]:

@@ -35,7 +35,9 @@ class PendReason(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
     (`costart.display.reasons`), so the words can say "in 40s" and the log holds no
     clock text. ``queue_position``: how many reservations are ahead (0: the head of the
     queue; people see it 1-based). ``ahead``: the first of those groups, by name.
-    ``until_ns``: a backoff's retry time.
+    ``until_ns``: a backoff's retry time. ``planned_start_ns``/``planned_basis``: a
+    ``plan-ahead`` reservation's planned start and what it rests on (ADR 0108); left out
+    of the encoding when absent, so older reasons keep their bytes.
     """
 
     cls: Annotated[
@@ -62,6 +64,17 @@ class PendReason(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
     until_ns: Annotated[
         int | None,
         Meta(description="a backoff's retry time, controller nanoseconds since the Unix epoch"),
+    ] = None
+    planned_start_ns: Annotated[
+        int | None,
+        Meta(
+            description="a plan-ahead reservation's planned start (shadow time), controller "
+            "nanoseconds since the Unix epoch"
+        ),
+    ] = None
+    planned_basis: Annotated[
+        str | None,
+        Meta(description="what the planned start rests on: limit (declared limits) or estimate"),
     ] = None
 
 

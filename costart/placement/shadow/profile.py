@@ -62,6 +62,12 @@ class CapacityProfile:
             return  # ended already: it uses nothing from now on
         self.uses[use.node].append(use._replace(start_ns=start))
 
+    def remove(self, owner: str) -> None:
+        """Forget every use of ``owner`` (it released or converted them)."""
+        for node, node_uses in enumerate(self.uses):
+            if any(u.owner == owner for u in node_uses):
+                self.uses[node] = [u for u in node_uses if u.owner != owner]
+
     def add_all(self, uses: Iterable[Use]) -> None:
         for use in uses:
             self.add(use)
