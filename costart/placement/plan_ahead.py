@@ -118,17 +118,16 @@ class ShadowSession:
 
     def note(self, decisions: Sequence[dec.Decision], groups: Mapping[str, GroupState]) -> None:
         """Keep the profile current with decisions made this session (in order)."""
-        profile = self.planner.profile
         for d in decisions:
             if isinstance(d, dec.PlaceGroup | dec.PlaceBorrower):
-                profile.remove(d.group)  # its holds, now placements
+                self.planner.remove(d.group)  # its holds, now placements
                 self._placed(groups[d.group].spec, d.group, d.assignments)
             elif isinstance(d, dec.PlaceMember):
                 self._placed(groups[d.group].spec, d.group, {d.member: d.assignments})
             elif isinstance(d, dec.HoldCapacity):
                 self._held(d.group, groups[d.group].spec, d.holds)
             elif isinstance(d, dec.ReleaseGroup | dec.Preempt):
-                profile.remove(d.group)
+                self.planner.remove(d.group)
 
     def _placed(
         self, spec: GroupSpec, name: str, assignments: Mapping[str, Sequence[Assignment]]

@@ -243,3 +243,21 @@ def test_bisection_finds_what_trying_every_time_finds(
 def _paths() -> Iterator[None]:
     yield
     print(f"\nshadow planner paths taken: {dict(sorted(PATHS.items()))}")
+
+
+@settings(max_examples=100, deadline=None)
+@given(_scenarios(), st.integers(0, 12), st.one_of(st.none(), st.integers(1, 12)))
+def test_the_kept_peak_is_the_largest_use_at_any_time_of_the_span(
+    scenario: tuple[Cluster, list[Use], list[Waiting]], start_h: int, length_h: int | None
+) -> None:
+    cluster, uses, _ = scenario
+    profile = _profile(cluster, uses)
+    start = start_h * H
+    end = None if length_h is None else start + length_h * H
+    for node in range(len(cluster)):
+        times = [start] + [t for t in profile.bounds() if start < t and (end is None or t < end)]
+        expected = [max(profile.used_at(node, t)[d] for t in times) for d in range(3)]
+        assert list(profile.peak(node, start, end)) == expected
+        assert list(profile.peak(node, start, end, ignore="r0")) == [
+            max(profile.used_at(node, t, "r0")[d] for t in times) for d in range(3)
+        ]

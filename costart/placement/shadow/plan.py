@@ -4,19 +4,23 @@ fits, on which nodes, and on what that rests (Slurm's backfill "shadow time").
 Groups are planned in the order given (the session order), each in the capacity the
 profile leaves over its whole expected run — ``[T, T + runtime)``, or from ``T`` on when
 its runtime is unknown — and its plan is then added to the profile, so later groups plan
-around it and no node is ever planned beyond its capacity. Candidate starts are now and
-the times at which some node's use changes, up to ``now + window``; the gang is searched
+around it and no node is ever planned beyond its capacity. Candidate starts lie
+within ``now + window``; the gang is searched
 with the same planner a session places with (`costart.placement.planner.plan_gang`).
 When fitting can only get easier with time (the gang's run is unbounded, or nothing in
 the profile starts later than now), the earliest fit is found by bisection over the
-candidates; otherwise they are tried in order. Only the first ``depth`` groups are
+candidates; otherwise they are tried in order. Candidates are now and the times at which
+some use ends (a span that did not fit can only start to fit where use falls), and a
+gang identical in shape and runtime to one planned before in the same profile starts its
+search where that one started. Only the first ``depth`` groups are
 planned (Slurm's ``bf_max_job_test``); the others, and groups that fit no candidate,
 have no planned start.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from bisect import bisect_left
+from collections.abc import Callable, Hashable, Sequence
 from typing import Final, Literal, NamedTuple
 
 from costart.domain.expected_runtime import Basis, ExpectedRuntime
@@ -89,6 +93,10 @@ class ShadowPlanner:
         self._plan: PlanFn = plan or (lambda d, s, v, p: plan_gang(cluster, d, s, v, p))
         self.planned = 0
         self.starts: dict[str, PlannedStart] = {}
+        # Per gang shape (demands without names, no scopes, no holds, runtime): where the
+        # last such gang started. The profile only gains uses between plans (until
+        # `remove`), so an identical gang cannot start earlier: its search starts there.
+        self._floor: dict[Hashable, int] = {}
 
     @property
     def now_ns(self) -> int:
@@ -97,6 +105,11 @@ class ShadowPlanner:
     def add(self, uses: Sequence[Use]) -> None:
         """Work started outside the plan (placed this session): later plans see it."""
         self.profile.add_all(uses)
+
+    def remove(self, owner: str) -> None:
+        """``owner`` released or converted its uses: capacity may free earlier."""
+        if self.profile.remove(owner):
+            self._floor.clear()
 
     def plan(self, group: Waiting, prefer: CapacityView | None = None) -> PlannedStart:
         """The group's earliest start within the window, reserved in the profile."""
@@ -107,6 +120,9 @@ class ShadowPlanner:
         if found is None:
             return self._record(PlannedStart(group.name, None, {}, None, "unknown", "window"))
         start, plan = found
+        key = _shape_key(group)
+        if key is not None:
+            self._floor[key] = start
         runtime = group.runtime.runtime_ns
         end = None if runtime is None else start + runtime
         basis = self._basis(group.name, plan, start)
@@ -131,7 +147,11 @@ class ShadowPlanner:
         return result if isinstance(result, Plan) else None
 
     def _earliest(self, group: Waiting, prefer: CapacityView | None) -> tuple[int, Plan] | None:
-        times = self.profile.bounds(self.now_ns + self.window_ns)
+        times = self.profile.releases(self.now_ns + self.window_ns)
+        key = _shape_key(group)
+        floor = self._floor.get(key) if key is not None else None
+        if floor is not None:
+            times = times[bisect_left(times, floor) :] or [floor]
         if not self._monotone(group):
             for t in times:
                 plan = self._fit(group, t, prefer if t == self.now_ns else None)
@@ -174,6 +194,14 @@ class ShadowPlanner:
                 if self.now_ns < use.end_ns <= start_ns:
                     basis = weakest(basis, use.basis)
         return basis
+
+
+def _shape_key(group: Waiting) -> Hashable | None:
+    """What a gang's earliest start depends on besides the profile, when that is only
+    its shapes and runtime (no scopes, no held tasks); else None."""
+    if group.scopes or any(d.fixed for d in group.demands):
+        return None
+    return (tuple((d.shape, d.need, d.extra) for d in group.demands), group.runtime.runtime_ns)
 
 
 def plan_queue(
