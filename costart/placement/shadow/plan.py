@@ -112,7 +112,10 @@ class ShadowPlanner:
             self._floor.clear()
 
     def plan(self, group: Waiting, prefer: CapacityView | None = None) -> PlannedStart:
-        """The group's earliest start within the window, reserved in the profile."""
+        """The group's earliest start within the window, reserved in the profile.
+        ``prefer``: capacity whose nodes the gang search prefers at every candidate time
+        (a session passes what is free now, so the plan keeps the nodes already free and
+        does not leave them to lower work while it waits for others)."""
         if self.planned >= self.depth:
             return self._record(PlannedStart(group.name, None, {}, None, "unknown", "depth"))
         self.planned += 1
@@ -154,17 +157,17 @@ class ShadowPlanner:
             times = times[bisect_left(times, floor) :] or [floor]
         if not self._monotone(group):
             for t in times:
-                plan = self._fit(group, t, prefer if t == self.now_ns else None)
+                plan = self._fit(group, t, prefer)
                 if plan is not None:
                     return t, plan
             return None
-        last = self._fit(group, times[-1], prefer if len(times) == 1 else None)
+        last = self._fit(group, times[-1], prefer)
         if last is None:
             return None
         lo, hi, best = 0, len(times) - 1, (times[-1], last)
         while lo < hi:  # invariant: the gang fits at times[hi] (plan in best)
             mid = (lo + hi) // 2
-            plan = self._fit(group, times[mid], prefer if mid == 0 else None)
+            plan = self._fit(group, times[mid], prefer)
             if plan is None:
                 lo = mid + 1
             else:
