@@ -256,8 +256,9 @@ class GangSession:
         self, group: GroupState, members: Sequence[MemberState], scopes: Sequence[Scope]
     ) -> bool:
         """A ``plan-ahead`` group with a planned start claims the capacity its plan needs
-        beyond its holds and lends it to lower work that ends in time; True if so (else
-        it has no planned start: it reserves as ``reserve`` does)."""
+        beyond its holds and lends it to lower work that ends in time, holding what is
+        free of it only when no lower waiting work could end in time; True if so (else it
+        has no planned start: it reserves as ``reserve`` does)."""
         shadow = self.shadow
         if shadow is None:
             return False
@@ -266,25 +267,43 @@ class GangSession:
         if planned.start_ns is None:
             return False
         claims = self.backfill.claims_for(group) or {}
+        # Free capacity of the plan that no lower waiting work could use and give back
+        # before the start is held (as `reserve` holds it): it would stay idle anyway,
+        # and holding it keeps the plan where it is from session to session.
+        hold = shadow.nothing_lower_ends_by(group, planned.start_ns)
+        holds: dict[str, tuple[Assignment, ...]] = {}
+        by_name = {m.name: m for m in members}
         waiting: tuple[int, Demand] | None = None
         for demand in sorted(demands, key=lambda d: hardness(d, scopes)):
             vec = shape_vec(demand.shape)
             nodes = planned.nodes.get(demand.member, [])[len(demand.fixed) : demand.need]
-            for node in nodes:
-                self.ledger.add_claim(node, vec, 1, claims)
-            if nodes and waiting is None:
-                waiting = (len(nodes), demand)
+            unheld = len(nodes)
+            if hold:
+                fresh, unheld = self.ledger.hold_or_claim(group.name, nodes, vec, claims)
+                if fresh:
+                    taken = by_name[demand.member].held
+                    holds[demand.member] = new_assignments(self.cluster, fresh, taken)
+            else:
+                for node in nodes:
+                    self.ledger.add_claim(node, vec, 1, claims)
+            if unheld and waiting is None:
+                waiting = (unheld, demand)
         if waiting is None:
-            return False  # nothing left to wait for: it fits now, or reserves to complete
+            if not holds:
+                return False  # nothing to wait for or hold: it reserves to complete
+            self._complete(group, members, holds)  # the last of its plan is held now
+            return True
+        if holds:
+            self.decisions.append(dec.HoldCapacity(group.name, holds))
         count, demand = waiting
-        fresh = reasons.planned(
+        reason = reasons.planned(
             demand.member,
             f"{count}×{shape_text(demand.shape)} on its planned nodes",
             planned.start_ns,
             planned.basis,
             self.reservations_ahead,
         )
-        self._reason(group, shadow.reason(group, fresh))
+        self._reason(group, shadow.reason(group, reason))
         self.reservations_ahead.append(group.name)
         self.backfill.add_lender(
             group, members, claims, start_ns=planned.start_ns, admit=shadow.admits

@@ -69,6 +69,8 @@ class ShadowSession:
     ) -> None:
         self.cluster = cluster
         self.now_ns = now_ns
+        self.order = order
+        self._shortest_after: dict[str, int | None] | None = None
         self.planner = ShadowPlanner(
             cluster,
             profile_of(cluster, order, now_ns, free),
@@ -101,6 +103,30 @@ class ShadowSession:
             for node in plan.nodes.get(member.name, []):
                 add_vecs(uses, node, vec)
         return admits(self.planner.profile, uses, runtime) is not None
+
+    def nothing_lower_ends_by(self, group: GroupState, start_ns: int) -> bool:
+        """Could no waiting group after ``group`` in the order, started now, end by its
+        declared limits before ``start_ns``? (Then nothing can borrow the plan's free
+        capacity in time.)"""
+        shortest = self._shortest_lower().get(group.name)
+        return shortest is None or self.now_ns + shortest > start_ns
+
+    def _shortest_lower(self) -> dict[str, int | None]:
+        """Per group of the order: the shortest limited gang runtime among the waiting
+        groups after it (None: none declares limits), made once per session."""
+        if self._shortest_after is None:
+            out: dict[str, int | None] = {}
+            shortest: int | None = None
+            for group, _ in reversed(self.order):
+                out[group.name] = shortest
+                if group.status not in GROUP_WAITING:
+                    continue
+                runtime = gang_runtime(group.spec)
+                limited = runtime.runtime_ns if runtime.basis == "limit" else None
+                if limited is not None and (shortest is None or limited < shortest):
+                    shortest = limited
+            self._shortest_after = out
+        return self._shortest_after
 
     def reason(self, group: GroupState, fresh: PendReason) -> PendReason:
         """``fresh``, or the group's recorded reason when only the planned start moved,

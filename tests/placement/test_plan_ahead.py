@@ -1,7 +1,8 @@
 """The ``plan-ahead`` mode (ADR 0108): a gang that does not fit now gets a planned start
-from the running work's declared limits, claims its planned nodes without holding them,
-lets lower work start there only if it ends in time, and starts in one `PlaceGroup`
-when its gang fits. Where it cannot plan (work without a limit), it reserves."""
+from the running work's declared limits, claims its planned nodes,
+lets lower work start there only if it ends in time, holds only what no lower work could
+use in time, and starts in one `PlaceGroup` when its gang fits. Where it cannot plan
+(work without a limit), it reserves."""
 
 from __future__ import annotations
 
@@ -54,24 +55,32 @@ def _events_of(events: list[Any], group: str, rig: Rig) -> list[str]:
     return [type(e).__name__ for e in events if e.group_id == gid]
 
 
-def test_a_gang_is_planned_from_limits_and_holds_nothing_while_it_waits() -> None:
+def test_a_gang_is_planned_from_limits_and_holds_only_what_nothing_lower_could_use() -> None:
     rig = _rig()
     events = rig.session()
-    assert _events_of(events, "big", rig) == ["PendReasonChanged"]
     reason = rig.controller.group("big").pend_reason
     assert reason is not None and reason.planned_basis == "limit"
     assert reason.planned_start_ns == _started_at(rig, "running") + 2 * HOUR_NS
-    assert rig.status("big") == "PENDING" and idle_held_gpus(rig.controller.world) == 0
+    # Nothing lower waits, so nothing could use n3 before the start: it is held (and
+    # the plan stays there from session to session), as `reserve` would hold it.
+    assert _events_of(events, "big", rig) == [
+        "ReservationOpened",
+        "MemberHeld",
+        "PendReasonChanged",
+    ]
+    assert rig.nodes_of("big", "w") == ["b0-r0-n3"] and rig.status("big") == "RESERVING"
     # The same plan next session: nothing new is recorded.
     assert _events_of(rig.session(), "big", rig) == []
 
 
 def test_lower_work_starts_on_its_nodes_only_if_its_limit_ends_before_the_start() -> None:
     rig = _rig()
-    rig.session()
-    rig.submit(_job("late", "3h"), _job("open"), _job("stoppable", preemptible=True))
-    rig.submit(_job("early", "1h"))
+    rig.submit(_job("early", "1h"), _job("late", "3h"), _job("open"))
+    rig.submit(_job("stoppable", preemptible=True))
     events = rig.session()
+    # A lower job could end before the start: nothing is held, the plan's nodes are
+    # claimed and lent to it.
+    assert "MemberHeld" not in _events_of(events, "big", rig)
     placed = next(e for e in events if isinstance(e, ev.MemberPlaced))
     assert placed.note == "on loan from reservation big"
     assert rig.nodes_of("early", "job") == ["b0-r0-n3"]
@@ -81,6 +90,8 @@ def test_lower_work_starts_on_its_nodes_only_if_its_limit_ends_before_the_start(
         assert rig.status(name) == "PENDING", name
     reason = rig.controller.group("late").pend_reason
     assert reason is not None and reason.cls == "queue" and reason.ahead == ("big",)
+    rig.start_all("early")
+    assert idle_held_gpus(rig.controller.world) == 0
 
 
 def test_the_gang_starts_in_one_placement_when_the_running_work_ends() -> None:
@@ -113,7 +124,7 @@ def test_the_start_is_planned_again_when_work_ends_early_and_recorded_when_it_mo
     assert reason is not None and reason.planned_start_ns == _started_at(rig, "long") + 3 * HOUR_NS
     rig.finish("long")
     events = rig.session()
-    assert _events_of(events, "big", rig) == ["PendReasonChanged"]
+    assert _events_of(events, "big", rig) == ["MemberHeld", "PendReasonChanged"]
     reason = rig.controller.group("big").pend_reason
     assert reason is not None and reason.planned_start_ns == _started_at(rig, "short") + 2 * HOUR_NS
 
@@ -127,10 +138,11 @@ def test_a_lower_plan_ahead_gang_is_planned_after_the_higher_one_it_would_delay(
     rig.submit(big.build(), lower.with_member("w", gpu=8, tasks=1, max_runtime="4h").build())
     rig.session()
     # n3 is free now, but big needs it from its planned start and lower would run past
-    # it: lower is planned after big's run, and holds nothing meanwhile.
+    # it (so big holds it): lower is planned after big's run.
+    assert rig.nodes_of("big", "w") == ["b0-r0-n3"]
     assert rig.status("lower") == "PENDING" and rig.nodes_of("lower", "w") == []
     first = rig.controller.group("big").pend_reason
     second = rig.controller.group("lower").pend_reason
     assert first is not None and second is not None and first.planned_start_ns is not None
     assert second.planned_start_ns == first.planned_start_ns + HOUR_NS
-    assert second.ahead == ("big",) and idle_held_gpus(rig.controller.world) == 0
+    assert second.ahead == ("big",) and idle_held_gpus(rig.controller.world) == 8
