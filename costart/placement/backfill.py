@@ -47,10 +47,10 @@ Admit = Callable[[GroupState, Sequence[MemberState], Plan], bool]
 
 def may_borrow(group: GroupState, lender: Lender, now_ns: int) -> bool:
     """Every member is preemptible or ends (by its limit, counted from now) before the
-    lender's expected completion. A ``plan-ahead`` lender lends by time only: being
-    preemptible is not enough (ADR 0108)."""
+    lender's expected completion. (A ``plan-ahead`` lender judges its borrowers by the
+    shadow plan instead, `Lender.admit`.)"""
     for member in group.spec.members:
-        if member.preemptible and lender.admit is None:
+        if member.preemptible:
             continue
         limit = member.max_runtime_ns
         if limit is None or now_ns + limit > lender.expected_ns:
@@ -191,8 +191,10 @@ class BackfillSession:
         the decisions (lend, then place), or None."""
         position = self.position[group.name]
         for lender in self.lenders:
-            if lender.position >= position or not may_borrow(group, lender, self.now_ns):
+            if lender.position >= position:
                 continue
+            if lender.admit is None and not may_borrow(group, lender, self.now_ns):
+                continue  # (a plan-ahead lender's own check comes once a plan exists)
             avail = self._lendable(lender)
             if not avail:
                 continue
