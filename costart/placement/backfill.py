@@ -28,9 +28,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from costart.domain import LENDING_MODES
 from costart.domain import decisions as dec
 from costart.domain.events import Assignment
-from costart.domain.spec_types import LENDING_MODES
 from costart.domain.states import GROUP_STARTED, GroupState, MemberState
 from costart.placement.capacity import CapacityView, NodeVecs, Vec, add_vecs, shape_vec
 from costart.placement.cluster import Cluster

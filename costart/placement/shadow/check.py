@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import NamedTuple
 
-from costart.domain.expected_runtime import Basis, ExpectedRuntime
+from costart.domain import expected_runtime as runtimes
 from costart.placement.capacity import Vec
 from costart.placement.shadow.profile import CapacityProfile
 
@@ -23,12 +23,12 @@ class Admission(NamedTuple):
     """Why the work may start: the basis of its runtime, and until when it was admitted
     (None: it uses only capacity no plan needs, for as long as it runs)."""
 
-    basis: Basis
+    basis: runtimes.Basis
     until_ns: int | None
 
 
 def admits(
-    profile: CapacityProfile, uses: Mapping[int, Vec], runtime: ExpectedRuntime
+    profile: CapacityProfile, uses: Mapping[int, Vec], runtime: runtimes.ExpectedRuntime
 ) -> Admission | None:
     """The admission of work using ``uses`` (per node) from now for ``runtime``, or None
     if it would overcommit some node at some time of its run (delaying a plan)."""

@@ -23,7 +23,7 @@ from bisect import bisect_left
 from collections.abc import Callable, Hashable, Sequence
 from typing import Final, Literal, NamedTuple
 
-from costart.domain.expected_runtime import Basis, ExpectedRuntime
+from costart.domain import expected_runtime as runtimes
 from costart.placement.capacity import CapacityView, shape_vec
 from costart.placement.cluster import Cluster
 from costart.placement.constraints import Scope
@@ -50,7 +50,7 @@ class Waiting(NamedTuple):
     name: str
     demands: Sequence[Demand]
     scopes: Sequence[Scope]
-    runtime: ExpectedRuntime
+    runtime: runtimes.ExpectedRuntime
 
 
 class PlannedStart(NamedTuple):
@@ -188,7 +188,7 @@ class ShadowPlanner:
         its nodes (uses of others ending in ``(now, start]``)."""
         if start_ns <= self.now_ns:
             return "now"
-        basis: Basis = "limit"
+        basis: runtimes.Basis = "limit"
         nodes = sorted({n for ns in plan.nodes.values() for n in ns})
         for node in nodes:
             for use in self.profile.uses[node]:

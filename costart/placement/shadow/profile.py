@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from costart.domain.expected_runtime import Basis
+from costart.domain import expected_runtime as runtimes
 from costart.placement.capacity import ZERO, Vec
 
 
@@ -31,7 +31,7 @@ class Use(NamedTuple):
     start_ns: int
     end_ns: int | None
     owner: str
-    basis: Basis = "unknown"
+    basis: runtimes.Basis = "unknown"
 
 
 def _covers(use: Use, at_ns: int) -> bool:

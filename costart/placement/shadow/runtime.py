@@ -8,25 +8,24 @@ than a limit)."""
 from __future__ import annotations
 
 from costart.domain import expected_runtime as runtimes
-from costart.domain.expected_runtime import UNKNOWN_RUNTIME, Basis, ExpectedRuntime
 from costart.domain.spec_types import GroupSpec
 
-_STRENGTH: dict[Basis, int] = {"limit": 0, "estimate": 1, "unknown": 2}
+_STRENGTH: dict[runtimes.Basis, int] = {"limit": 0, "estimate": 1, "unknown": 2}
 
 
-def weakest(a: Basis, b: Basis) -> Basis:
+def weakest(a: runtimes.Basis, b: runtimes.Basis) -> runtimes.Basis:
     """The weaker of two bases (limit < estimate < unknown)."""
     return a if _STRENGTH[a] >= _STRENGTH[b] else b
 
 
-def gang_runtime(spec: GroupSpec) -> ExpectedRuntime:
+def gang_runtime(spec: GroupSpec) -> runtimes.ExpectedRuntime:
     """The group's expected runtime if its gang started now."""
     longest = 0
-    basis: Basis = "limit"
+    basis: runtimes.Basis = "limit"
     for member in spec.members:
         runtime = runtimes.expected_runtime(spec, member)
         if runtime.runtime_ns is None:
-            return UNKNOWN_RUNTIME
+            return runtimes.UNKNOWN_RUNTIME
         longest = max(longest, runtime.runtime_ns)
         basis = weakest(basis, runtime.basis)
-    return ExpectedRuntime(longest, basis)
+    return runtimes.ExpectedRuntime(longest, basis)
