@@ -12,6 +12,7 @@ from costart.domain import events as ev
 from costart.domain.decisions import PlaceGroup
 from costart.domain.events import Assignment
 from costart.placement import idle_held_gpus
+from costart.placement.shadow import expected_starts
 from tests.builders import SECOND_NS
 
 from .builders import Rig, a_cluster, a_group
@@ -146,3 +147,21 @@ def test_a_lower_plan_ahead_gang_is_planned_after_the_higher_one_it_would_delay(
     assert first is not None and second is not None and first.planned_start_ns is not None
     assert second.planned_start_ns == first.planned_start_ns + HOUR_NS
     assert second.ahead == ("big",) and idle_held_gpus(rig.controller.world) == 8
+
+
+def test_every_waiting_group_has_an_expected_start_read_from_the_world_alone() -> None:
+    rig = _rig()
+    rig.submit(_job("late", "3h"), _job("open"))
+    world, now = rig.controller.world, rig.clock.now_ns
+    starts = expected_starts(rig.cluster, world, now)
+    # big waits for running's limit; late fits n3 now only if it ends before big's
+    # start (it does not), so it follows big; open (no limit) after big, without end.
+    big = _started_at(rig, "running") + 2 * HOUR_NS
+    assert (starts["big"].start_ns, starts["big"].basis) == (big, "limit")
+    assert starts["late"].start_ns is None and starts["late"].unplanned == "window"
+    assert starts["open"].start_ns is None
+    assert "running" not in starts  # only waiting groups are planned
+    # Pure: the same World and time give the same answer; nothing was written.
+    before = rig.controller.recorder.max_notification_id()
+    assert expected_starts(rig.cluster, world, now) == starts
+    assert rig.controller.recorder.max_notification_id() == before
