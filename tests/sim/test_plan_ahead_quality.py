@@ -7,9 +7,13 @@ what frees on its nodes as `reserve` does; ADR 0109 has the figures.)"""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
-from costart.sim.results import PLAN_AHEAD_POLICY, PolicyResult
+from costart.cli.sim_cmd import controller_factory
+from costart.sim.results import PLAN_AHEAD_POLICY, PolicyResult, run_policy
+from tests.placement.compared_step import ComparedStep
 from tests.sim.helpers import run
 from tests.sim.test_backfill_quality import _short_setup
 
@@ -45,3 +49,20 @@ def test_a_plan_ahead_run_replays_the_same() -> None:
     assert run(_short_setup(3), PLAN_AHEAD_POLICY).log_sha256 == (
         run(_short_setup(3), PLAN_AHEAD_POLICY).log_sha256
     )
+
+
+def test_the_kept_step_plans_ahead_exactly_as_a_fresh_step_every_session() -> None:
+    """The simulator's incremental step, under plan-ahead (its decisions read the time
+    and other groups' placements, so no session is repeated from the last), decides
+    every session exactly as a plain step built afresh over the same World."""
+    made: list[ComparedStep] = []
+
+    def factory(**kwargs: Any) -> Any:
+        made.append(ComparedStep(kwargs["placement"]))
+        return controller_factory(**{**kwargs, "placement": made[-1]})
+
+    plain, _ = run_policy(_short_setup(4), PLAN_AHEAD_POLICY, controller_factory)
+    compared, _ = run_policy(_short_setup(4), PLAN_AHEAD_POLICY, factory)
+    checked = made[0]
+    assert compared.log_sha256 == plain.log_sha256
+    assert checked.sessions > 100
