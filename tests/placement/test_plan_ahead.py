@@ -8,9 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from costart.domain import events as ev
+from costart.domain import expected_runtime as runtimes
 from costart.domain.decisions import PlaceGroup
 from costart.domain.events import Assignment
+from costart.domain.spec_types import GroupSpec, MemberSpec
 from costart.placement import idle_held_gpus
 from costart.placement.shadow import expected_starts
 from tests.builders import SECOND_NS
@@ -165,3 +169,31 @@ def test_every_waiting_group_has_an_expected_start_read_from_the_world_alone() -
     before = rig.controller.recorder.max_notification_id()
     assert expected_starts(rig.cluster, world, now) == starts
     assert rig.controller.recorder.max_notification_id() == before
+
+
+def test_a_plan_may_rest_on_estimates_but_an_estimate_lends_nothing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Runtime estimates (`costart.domain.expected_runtime`) move the planned start and
+    are recorded as its basis; a borrower is admitted on declared limits only (ADR 0109:
+    no borrower that could not be stopped if its estimate were wrong)."""
+    declared = runtimes.expected_runtime
+
+    def estimated(group: GroupSpec, member: MemberSpec) -> runtimes.ExpectedRuntime:
+        if group.name == "running":
+            return runtimes.ExpectedRuntime(HOUR_NS, "estimate")
+        if group.name == "guess":
+            return runtimes.ExpectedRuntime(HOUR_NS // 2, "estimate")
+        return declared(group, member)
+
+    monkeypatch.setattr(runtimes, "expected_runtime", estimated)
+    rig = _rig(limit=None)
+    rig.submit(_job("short", "30m"), _job("guess"))
+    rig.session()
+    reason = rig.controller.group("big").pend_reason
+    assert reason is not None and reason.planned_basis == "estimate"
+    assert reason.planned_start_ns == _started_at(rig, "running") + HOUR_NS
+    # Both would end before big's start; "short" by its declared limit borrows n3,
+    # "guess" only by an estimate is not admitted.
+    assert rig.nodes_of("short", "job") == ["b0-r0-n3"]
+    assert rig.status("guess") == "PENDING"
