@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from uuid import UUID
 
 from costart.domain import decisions as dec
@@ -306,7 +307,11 @@ class GangSession:
         self._reason(group, shadow.reason(group, reason))
         self.reservations_ahead.append(group.name)
         self.backfill.add_lender(
-            group, members, claims, start_ns=planned.start_ns, admit=shadow.admits
+            group,
+            members,
+            claims,
+            start_ns=planned.start_ns,
+            admit=partial(shadow.admits, group.name),
         )
         return True
 

@@ -90,8 +90,11 @@ class ShadowSession:
         waiting = Waiting(group.name, demands, scopes, gang_runtime(group.spec))
         return self.planner.plan(waiting, prefer)
 
-    def admits(self, group: GroupState, members: Sequence[MemberState], plan: Plan) -> bool:
-        """May the group start now on ``plan`` without delaying any planned start? Only
+    def admits(
+        self, lender: str, group: GroupState, members: Sequence[MemberState], plan: Plan
+    ) -> bool:
+        """May the group start now on ``plan`` (capacity ``lender`` lends) without
+        delaying any planned start? Only
         by declared limits: a runtime estimate admits nothing until a borrower admitted
         on one can be stopped when it was wrong (ADR 0108)."""
         runtime = gang_runtime(group.spec)
@@ -102,7 +105,7 @@ class ShadowSession:
             vec = shape_vec(member.spec.shape)
             for node in plan.nodes.get(member.name, []):
                 add_vecs(uses, node, vec)
-        return admits(self.planner.profile, uses, runtime) is not None
+        return admits(self.planner.profile, uses, runtime, lender) is not None
 
     def nothing_lower_ends_by(self, group: GroupState, start_ns: int) -> bool:
         """Could no waiting group after ``group`` in the order, started now, end by its

@@ -197,3 +197,18 @@ def test_a_plan_may_rest_on_estimates_but_an_estimate_lends_nothing(
     # "guess" only by an estimate is not admitted.
     assert rig.nodes_of("short", "job") == ["b0-r0-n3"]
     assert rig.status("guess") == "PENDING"
+
+
+def test_what_it_holds_is_lent_to_lower_work_that_arrives_and_ends_in_time() -> None:
+    rig = _rig()
+    rig.session()
+    assert rig.nodes_of("big", "w") == ["b0-r0-n3"]  # held: nothing lower waited
+    rig.submit(_job("early", "1h"))
+    events = rig.session()
+    lent = next(e for e in events if isinstance(e, ev.HoldLent))
+    assert lent.borrower == "early" and lent.assignments == (Assignment(0, "b0-r0-n3"),)
+    assert rig.nodes_of("early", "job") == ["b0-r0-n3"] and rig.nodes_of("big", "w") == []
+    reason = rig.controller.group("big").pend_reason
+    assert (
+        reason is not None and reason.planned_start_ns == _started_at(rig, "running") + 2 * HOUR_NS
+    )

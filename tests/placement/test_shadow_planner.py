@@ -122,6 +122,18 @@ def test_lower_work_may_start_only_if_it_ends_before_the_plans_it_would_delay() 
     assert admits(wide.profile, {0: (1, 0, 0)}, ExpectedRuntime(None, "unknown")) is None
 
 
+def test_what_a_planned_group_holds_is_its_own_until_its_start_and_lendable() -> None:
+    cluster = _cluster(2)
+    held = Use(1, (8, 0, 0), 0, None, "big")  # big holds n1 (no end: until it starts)
+    planner = plan_queue(cluster, _profile(cluster, [_busy(0, 8, 2.0), held]), [_gang("big", 2)])
+    assert planner.starts["big"].start_ns == 2 * H and planner.starts["big"].basis == "limit"
+    assert planner.profile.overcommitted() is None  # the hold ends where the plan starts
+    one_h = ExpectedRuntime(H, "limit")
+    assert admits(planner.profile, {1: (8, 0, 0)}, one_h) is None  # held: not free to all
+    assert admits(planner.profile, {1: (8, 0, 0)}, one_h, lender="big") == ("limit", H)
+    assert admits(planner.profile, {1: (8, 0, 0)}, ExpectedRuntime(3 * H, "limit"), "big") is None
+
+
 def test_the_same_input_gives_the_same_plan_in_any_order_of_its_uses() -> None:
     cluster = _cluster(4)
     uses = [_busy(i % 4, 2 + i % 3, 0.5 + i * 0.25, owner=f"r{i}") for i in range(10)]

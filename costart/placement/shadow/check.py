@@ -16,6 +16,7 @@ from typing import NamedTuple
 
 from costart.domain import expected_runtime as runtimes
 from costart.placement.capacity import Vec
+from costart.placement.shadow.plan import held_until
 from costart.placement.shadow.profile import CapacityProfile
 
 
@@ -28,16 +29,20 @@ class Admission(NamedTuple):
 
 
 def admits(
-    profile: CapacityProfile, uses: Mapping[int, Vec], runtime: runtimes.ExpectedRuntime
+    profile: CapacityProfile,
+    uses: Mapping[int, Vec],
+    runtime: runtimes.ExpectedRuntime,
+    lender: str | None = None,
 ) -> Admission | None:
     """The admission of work using ``uses`` (per node) from now for ``runtime``, or None
-    if it would overcommit some node at some time of its run (delaying a plan)."""
+    if it would overcommit some node at some time of its run (delaying a plan). What
+    ``lender`` holds until its planned start counts as free: it is what it lends."""
     now = profile.now_ns
     end = None if runtime.runtime_ns is None else now + runtime.runtime_ns
     for node in sorted(uses):
         want = uses[node]
         cap = profile.capacity[node]
-        peak = profile.peak(node, now, end)
+        peak = profile.peak(node, now, end, None if lender is None else held_until(lender))
         if any(peak[d] + want[d] > cap[d] for d in range(3)):
             return None
     return Admission(runtime.basis, end)

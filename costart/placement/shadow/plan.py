@@ -123,6 +123,7 @@ class ShadowPlanner:
         if found is None:
             return self._record(PlannedStart(group.name, None, {}, None, "unknown", "window"))
         start, plan = found
+        self._held_until(group.name, start)
         key = _shape_key(group)
         if key is not None:
             self._floor[key] = start
@@ -135,6 +136,17 @@ class ShadowPlanner:
             for node in nodes:
                 self.profile.add(Use(node, vec, start, end, group.name, group.runtime.basis))
         return self._record(PlannedStart(group.name, start, plan.nodes, end, basis))
+
+    def _held_until(self, name: str, start_ns: int) -> None:
+        """The group's holds (uses without end) are its own capacity until its planned
+        start, and its plan's from then on: they end at the start, as `held_until`."""
+        profile = self.profile
+        held = [u for us in profile.uses for u in us if u.owner == name and u.end_ns is None]
+        if not held:
+            return
+        profile.remove(name)
+        for use in held:
+            profile.add(use._replace(end_ns=start_ns, owner=held_until(name)))
 
     def _record(self, start: PlannedStart) -> PlannedStart:
         self.starts[start.name] = start
@@ -189,14 +201,21 @@ class ShadowPlanner:
         if start_ns <= self.now_ns:
             return "now"
         basis: runtimes.Basis = "limit"
+        own = (name, held_until(name))
         nodes = sorted({n for ns in plan.nodes.values() for n in ns})
         for node in nodes:
             for use in self.profile.uses[node]:
-                if use.owner == name or use.end_ns is None:
+                if use.owner in own or use.end_ns is None:
                     continue
                 if self.now_ns < use.end_ns <= start_ns:
                     basis = weakest(basis, use.basis)
         return basis
+
+
+def held_until(name: str) -> str:
+    """The owner of a planned group's holds until its start (no group name holds NUL):
+    a borrower of that group may use them before the start (`admits`' ``lender``)."""
+    return f"{name}\0held"
 
 
 def _shape_key(group: Waiting) -> Hashable | None:
