@@ -66,7 +66,7 @@ TRACES = ("pai", "dlrm")
 # "as-specified": each spec's own mode (in the scenarios, gangs reserve and small jobs
 # are atomic), beside every group forced to one mode; "recommended": each spec in the
 # mode the rule of ADR 0115 gives it.
-BENCH_POLICIES = (*ALL_POLICIES[:3], "as-specified", RECOMMENDED_POLICY, *ALL_POLICIES[3:])
+BENCH_POLICIES = (*ALL_POLICIES[:4], "as-specified", RECOMMENDED_POLICY, *ALL_POLICIES[4:])
 
 
 def setups_for(name: str, traces: Path, trace_groups: int) -> Callable[[int], SimSetup]:

@@ -38,7 +38,17 @@ def reason_text(reason: PendReason | None, now_ns: int) -> str:
     text = f"{reason.cls}: {readable(reason.message)}"
     if reason.until_ns is not None:
         text += f"; {retry_text(reason.until_ns, now_ns)}"
+    if reason.planned_start_ns is not None:
+        text += f"; {planned_text(reason.planned_start_ns, reason.planned_basis, now_ns)}"
     return text
+
+
+def planned_text(start_ns: int, basis: str | None, now_ns: int) -> str:
+    """When a plan-ahead reservation is planned to start, and on what that rests."""
+    on = f" by {'declared limits' if basis == 'limit' else 'runtime estimates'}"
+    if start_ns <= now_ns:
+        return f"planned to start now{on}"
+    return f"planned to start {relative(start_ns, now_ns)} (at {clock(start_ns)}){on}"
 
 
 def queue_text(reason: PendReason) -> str | None:

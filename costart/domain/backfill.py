@@ -29,6 +29,7 @@ from costart.domain.errors import DomainError, IllegalTransition
 from costart.domain.events import Assignment
 from costart.domain.failures import fail_member
 from costart.domain.scheduling import place_group
+from costart.domain.spec_types import LENDING_MODES
 from costart.domain.states import GROUP_STARTED
 from costart.domain.teardown import release_and_retry
 
@@ -40,8 +41,9 @@ def lend_holds(
 ) -> None:
     """The reservation lends these held tasks (per member) to group ``borrower``."""
     group = unit.group.state
-    if group.spec.placement.mode != BACKFILL:
-        raise DomainError(f"group {unit.name} is not in {BACKFILL} mode: it lends nothing")
+    if group.spec.placement.mode not in LENDING_MODES:
+        modes = " or ".join(sorted(LENDING_MODES))
+        raise DomainError(f"group {unit.name} is not in {modes} mode: it lends nothing")
     if group.status != "RESERVING":
         raise IllegalTransition(f"group {unit.name}", group.status, "lend held capacity")
     if borrower == unit.name:

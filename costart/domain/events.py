@@ -38,7 +38,9 @@ class PendReason(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
     and the words say "more than 3" (a queue shift must not rewrite every reason behind
     it, ADR 0116). ``ahead``: those groups, by name (logs of earlier releases: the first
     three of any number).
-    ``until_ns``: a backoff's retry time.
+    ``until_ns``: a backoff's retry time. ``planned_start_ns``/``planned_basis``: a
+    ``plan-ahead`` reservation's planned start and what it rests on (ADR 0108); left out
+    of the encoding when absent, so older reasons keep their bytes.
     """
 
     cls: Annotated[
@@ -69,6 +71,17 @@ class PendReason(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
     until_ns: Annotated[
         int | None,
         Meta(description="a backoff's retry time, controller nanoseconds since the Unix epoch"),
+    ] = None
+    planned_start_ns: Annotated[
+        int | None,
+        Meta(
+            description="a plan-ahead reservation's planned start (shadow time), controller "
+            "nanoseconds since the Unix epoch"
+        ),
+    ] = None
+    planned_basis: Annotated[
+        str | None,
+        Meta(description="what the planned start rests on: limit (declared limits) or estimate"),
     ] = None
 
 

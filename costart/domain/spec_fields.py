@@ -307,7 +307,10 @@ DESCRIPTIONS: Final[dict[str, FieldText]] = {
         'between sessions; "reserve": when the gang does not fit, open a reservation that '
         'holds capacity as it frees, in one global order; "reserve-backfill": reserve, and '
         "lend what the reservation holds to preemptible work or work with a max_runtime "
-        "that ends in time.",
+        'that ends in time; "plan-ahead": plan the gang\'s start from when running work '
+        "ends (its declared max_runtime), claim the planned nodes without holding them, and "
+        "let lower work start there only if its max_runtime ends before that start; where "
+        "no start can be planned (work without a limit), reserve.",
         bad=("greedy",),
     ),
     "placement.timeout": FieldText(

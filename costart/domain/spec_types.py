@@ -14,7 +14,7 @@ import msgspec
 from costart.domain.run_table import RunSpec
 
 MemberKind = Literal["job", "replica-set"]
-PlacementMode = Literal["atomic", "reserve", "reserve-backfill"]
+PlacementMode = Literal["atomic", "reserve", "reserve-backfill", "plan-ahead"]
 TopologyPolicy = Literal["pack", "spread"]
 FailureAction = Literal["fail-group", "restart-member", "restart-group", "tolerate"]
 # "refused": the node would not run the task as asked (no account for its owner, an
@@ -28,9 +28,11 @@ RuleReason = Literal[
 SuccessWhen = Literal["all-jobs", "any-job", "members"]
 
 MEMBER_KINDS: Final = ("job", "replica-set")
-PLACEMENT_MODES: Final = ("atomic", "reserve", "reserve-backfill")
+PLACEMENT_MODES: Final = ("atomic", "reserve", "reserve-backfill", "plan-ahead")
 # Modes that open a reservation when the gang does not fit at once.
-RESERVING_MODES: Final = frozenset({"reserve", "reserve-backfill"})
+RESERVING_MODES: Final = frozenset({"reserve", "reserve-backfill", "plan-ahead"})
+# Modes whose reservations lend capacity to lower work that ends in time (ADR 0045, 0108).
+LENDING_MODES: Final = frozenset({"reserve-backfill", "plan-ahead"})
 TOPOLOGY_POLICIES: Final = ("pack", "spread")
 FAILURE_ACTIONS: Final = ("fail-group", "restart-member", "restart-group", "tolerate")
 FAILURE_REASONS: Final = (

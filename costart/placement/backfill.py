@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from costart.domain import backfill as lending
+from costart.domain import LENDING_MODES
 from costart.domain import decisions as dec
 from costart.domain.events import Assignment
 from costart.domain.states import GROUP_STARTED, GroupState, MemberState
@@ -41,11 +41,14 @@ Order = Sequence[tuple[GroupState, list[MemberState]]]
 _TAKEN_BACK = frozenset({"PLACED", *GROUP_STARTED})
 PlanIn = Callable[[CapacityView], Plan | Shortfall]
 """Plans the visited group's gang in a view (through the session's memo)."""
+Admit = Callable[[GroupState, Sequence[MemberState], Plan], bool]
+"""May this borrower start now on this plan without delaying a planned start?"""
 
 
 def may_borrow(group: GroupState, lender: Lender, now_ns: int) -> bool:
     """Every member is preemptible or ends (by its limit, counted from now) before the
-    lender's expected completion."""
+    lender's expected completion. (A ``plan-ahead`` lender judges its borrowers by the
+    shadow plan instead, `Lender.admit`.)"""
     for member in group.spec.members:
         if member.preemptible:
             continue
@@ -69,6 +72,9 @@ class Lender:
     claims: NodeVecs = field(default_factory=dict)  # what its plan claims this session
     # Its held tasks (from the World), per node: (member, task, vector).
     holds: dict[int, list[tuple[str, Assignment, Vec]]] = field(default_factory=dict)
+    admit: Admit | None = None
+    """A ``plan-ahead`` lender's check of a borrower's plan against the session's
+    shadow plan (`costart.placement.plan_ahead.ShadowSession.admits`)."""
 
 
 @dataclass
@@ -109,15 +115,23 @@ class BackfillSession:
 
     def claims_for(self, group: GroupState) -> NodeVecs | None:
         """Where the reservation records its claims, if it lends (else None)."""
-        if group.spec.placement.mode != lending.BACKFILL:
+        if group.spec.placement.mode not in LENDING_MODES:
             return None
         self.active = True
         return {}
 
     def add_lender(
-        self, group: GroupState, members: Sequence[MemberState], claims: NodeVecs
+        self,
+        group: GroupState,
+        members: Sequence[MemberState],
+        claims: NodeVecs,
+        *,
+        start_ns: int | None = None,
+        admit: Admit | None = None,
     ) -> None:
-        """The reservation stays open this session: from here on it lends."""
+        """The reservation stays open this session: from here on it lends. A planned
+        ``start_ns`` is its expected completion (else the latest declared end on its
+        nodes, capped by its deadline); ``admit``: its borrowers' check."""
         index = self.cluster.index
         holds: dict[int, list[tuple[str, Assignment, Vec]]] = {}
         for member in members:
@@ -129,9 +143,12 @@ class BackfillSession:
         deadline = group.reservation_deadline_ns
         if deadline is None:  # opened by this session's decision
             deadline = self.now_ns + group.spec.placement.timeout_ns
-        expected = self._expected_completion(group.name, claims, deadline)
+        if start_ns is None:
+            expected = self._expected_completion(group.name, claims, deadline)
+        else:
+            expected = start_ns
         position = self.position[group.name]
-        self.lenders.append(Lender(group.name, position, expected, claims, holds))
+        self.lenders.append(Lender(group.name, position, expected, claims, holds, admit))
 
     def _expected_completion(self, name: str, claims: NodeVecs, deadline: int) -> int:
         """When the nodes it still waits for empty if their work ends at its limits."""
@@ -174,13 +191,17 @@ class BackfillSession:
         the decisions (lend, then place), or None."""
         position = self.position[group.name]
         for lender in self.lenders:
-            if lender.position >= position or not may_borrow(group, lender, self.now_ns):
+            if lender.position >= position:
                 continue
+            if lender.admit is None and not may_borrow(group, lender, self.now_ns):
+                continue  # (a plan-ahead lender's own check comes once a plan exists)
             avail = self._lendable(lender)
             if not avail:
                 continue
             plan = plan_in(self.ledger.now_view_with(group.name, avail))
-            if isinstance(plan, Plan):
+            if not isinstance(plan, Plan):
+                continue
+            if lender.admit is None or lender.admit(group, members, plan):
                 return self._lend_and_place(group, members, plan, lender)
         return None
 

@@ -11,12 +11,16 @@ Per group, in the global order (priority, then submission):
    free now and *claims* the rest, so no lower group takes them (docs/design.md §3.4 #5). If no
    plan exists unless lower reservations give way, those lower reservations are released.
    When every task of the plan is held, the reservation completes into a `PlaceGroup`.
+4. ``plan-ahead`` mode plans the gang's start in capacity-in-time and claims its planned
+   nodes without holding them (`costart.placement.plan_ahead`); where it cannot plan it
+   reserves as ``reserve`` does.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from uuid import UUID
 
 from costart.domain import decisions as dec
@@ -31,6 +35,7 @@ from costart.placement.cluster import Cluster
 from costart.placement.constraints import Scope, relaxed
 from costart.placement.inputs import GroupInputs, PlanGang
 from costart.placement.ledger import SessionLedger
+from costart.placement.plan_ahead import PLAN_AHEAD, ShadowSession
 from costart.placement.planner import Demand, Plan, Shortfall, hardness, shape_text
 
 InfeasibleCheck = Callable[[GroupState, Sequence[Demand], Sequence[Scope]], Shortfall | None]
@@ -69,6 +74,8 @@ class GangSession:
     released: set[UUID] = field(default_factory=set)
     reservations_ahead: list[str] = field(default_factory=list)
     """Open reservations decided so far this session, in queue order (names)."""
+    shadow: ShadowSession | None = None
+    """The session's shadow plan, when some waiting group plans ahead."""
 
     # --- entry -------------------------------------------------------------------------
 
@@ -101,6 +108,8 @@ class GangSession:
             return
         if group.spec.placement.mode == "atomic":
             self._reason(group, self._explain(group, demands, scopes, now))
+            return
+        if group.spec.placement.mode == PLAN_AHEAD and self._planned_ahead(group, members, scopes):
             return
         self._reserve(group, members, scopes, now, lower)
 
@@ -243,6 +252,68 @@ class GangSession:
             if used & set(self.ledger.held_by.get(g.name, {})):
                 self._release(g, f"yielded its holds to higher-ordered reservation {group.name}")
         return self.plan(demands, scopes, self.ledger.eventual_view(group.name), prefer)
+
+    def _planned_ahead(
+        self, group: GroupState, members: Sequence[MemberState], scopes: Sequence[Scope]
+    ) -> bool:
+        """A ``plan-ahead`` group with a planned start claims the capacity its plan needs
+        beyond its holds and lends it to lower work that ends in time, holding what is
+        free of it only when no lower waiting work could end in time; True if so (else it
+        has no planned start: it reserves as ``reserve`` does)."""
+        shadow = self.shadow
+        if shadow is None:
+            return False
+        demands = self.inputs.demands(group, members, fixed=True)
+        planned = shadow.plan(group, demands, scopes, self.ledger.now_view(group.name))
+        if planned.start_ns is None:
+            return False
+        claims = self.backfill.claims_for(group) or {}
+        # Free capacity of the plan that no lower waiting work could use and give back
+        # before the start is held (as `reserve` holds it): it would stay idle anyway,
+        # and holding it keeps the plan where it is from session to session.
+        hold = shadow.nothing_lower_ends_by(group, planned.start_ns)
+        holds: dict[str, tuple[Assignment, ...]] = {}
+        by_name = {m.name: m for m in members}
+        waiting: tuple[int, Demand] | None = None
+        for demand in sorted(demands, key=lambda d: hardness(d, scopes)):
+            vec = shape_vec(demand.shape)
+            nodes = planned.nodes.get(demand.member, [])[len(demand.fixed) : demand.need]
+            unheld = len(nodes)
+            if hold:
+                fresh, unheld = self.ledger.hold_or_claim(group.name, nodes, vec, claims)
+                if fresh:
+                    taken = by_name[demand.member].held
+                    holds[demand.member] = new_assignments(self.cluster, fresh, taken)
+            else:
+                for node in nodes:
+                    self.ledger.add_claim(node, vec, 1, claims)
+            if unheld and waiting is None:
+                waiting = (unheld, demand)
+        if waiting is None:
+            if not holds:
+                return False  # nothing to wait for or hold: it reserves to complete
+            self._complete(group, members, holds)  # the last of its plan is held now
+            return True
+        if holds:
+            self.decisions.append(dec.HoldCapacity(group.name, holds))
+        count, demand = waiting
+        reason = reasons.planned(
+            demand.member,
+            f"{count}×{shape_text(demand.shape)} on its planned nodes",
+            planned.start_ns,
+            planned.basis,
+            self.reservations_ahead,
+        )
+        self._reason(group, shadow.reason(group, reason))
+        self.reservations_ahead.append(group.name)
+        self.backfill.add_lender(
+            group,
+            members,
+            claims,
+            start_ns=planned.start_ns,
+            admit=partial(shadow.admits, group.name),
+        )
+        return True
 
     def _reserve(
         self,

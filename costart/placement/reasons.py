@@ -128,3 +128,19 @@ def waiting_for_claims(members: list[MemberState]) -> PendReason | None:
         member=first,
         need=", ".join(pending),
     )
+
+
+def planned(member: str, need: str, start_ns: int, basis: str, ahead: Sequence[str]) -> PendReason:
+    """A ``plan-ahead`` reservation with a planned start (shadow time): it claims its
+    planned nodes; ``planned_start_ns`` and ``planned_basis`` say when and on what."""
+    where = f"; {_ahead(ahead)}" if ahead else "; head of the queue"
+    return PendReason(
+        cls="queue" if ahead else "capacity",
+        message=f"planned ahead: waiting for running work to end; {member}: {need}{where}",
+        member=member,
+        need=f"{member}: {need}",
+        queue_position=len(ahead),
+        ahead=tuple(ahead[:MAX_AHEAD_NAMES]),
+        planned_start_ns=start_ns,
+        planned_basis=basis,
+    )

@@ -38,6 +38,7 @@ from costart.placement.holdings import Holdings, LiveEntry, Usage, live_in_order
 from costart.placement.inputs import FreshInputs, GroupInputs, PlanGang
 from costart.placement.ledger import SessionLedger, empty_cluster_view, empty_up_view
 from costart.placement.outside_note import outside_noted
+from costart.placement.plan_ahead import ShadowSession, plans_ahead
 from costart.placement.planner import Demand, Plan, Shortfall, plan_gang, shape_text
 from costart.placement.singles import place_singles
 
@@ -193,6 +194,11 @@ class CoPlacementStep:
         if not singles and not any(group.status in GROUP_WAITING for group, _ in order):
             return SessionPlan(_claims_reasons(order), {}, True, singles, False)
         session_ledger = ledger()
+        shadow = None
+        if plans_ahead(order):
+            shadow = ShadowSession(
+                self.cluster, order, now_ns, list(session_ledger.free), self._planner()
+            )
         gangs = GangSession(
             cluster=self.cluster,
             ledger=session_ledger,
@@ -203,7 +209,10 @@ class CoPlacementStep:
             plan=self._planner(),
             inputs=self._group_inputs(world),
             backfill=BackfillSession(self.cluster, session_ledger, now_ns, order),
+            shadow=shadow,
         )
+        by_name = {group.name: group for group, _ in order} if shadow is not None else {}
+        noted = 0
         decisions = gangs.decisions
         preempted = gangs.backfill.preempted
         groups = [group for group, _ in order]
@@ -211,6 +220,9 @@ class CoPlacementStep:
         for position, (group, members) in enumerate(order):
             if preempted and group.name in preempted:
                 continue  # stopped this session for a reservation: decided next session
+            if shadow is not None:  # what earlier visits decided, into the shadow plan
+                shadow.note(decisions[noted:], by_name)
+                noted = len(decisions)
             if group.status in GROUP_WAITING:
                 before = len(decisions)
                 gangs.waiting(group, members, groups[position + 1 :])
@@ -225,7 +237,8 @@ class CoPlacementStep:
                         group, members, world, self.cluster, session_ledger, self.placement_groups
                     )
                 )
-        return SessionPlan(decisions, visits, False, singles, gangs.backfill.active)
+        active = gangs.backfill.active or shadow is not None
+        return SessionPlan(decisions, visits, False, singles, active)
 
     # --- hooks (the incremental step keeps these across sessions) ----------------------
 

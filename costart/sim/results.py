@@ -33,10 +33,18 @@ POLICIES = ("atomic", "reserve", "independent")
 # Reservations that lend what they hold to work that is gone before they need it (ADR
 # 0045); beside `POLICIES`, whose recorded log digests it has none of.
 BACKFILL_POLICY = "reserve-backfill"
+# Reservations planned ahead in time from declared limits (ADR 0108); no recorded digests.
+PLAN_AHEAD_POLICY = "plan-ahead"
 # Peers' policies as the simulator models them (`costart.sim.peers`), compared with
 # costart's on the same workload.
 PEER_POLICIES = ("volcano", "volcano-sla", "yunikorn", "kueue", "slurm-easy")
-ALL_POLICIES = (*POLICIES[:2], BACKFILL_POLICY, *POLICIES[2:], *PEER_POLICIES)
+ALL_POLICIES = (
+    *POLICIES[:2],
+    BACKFILL_POLICY,
+    PLAN_AHEAD_POLICY,
+    *POLICIES[2:],
+    *PEER_POLICIES,
+)
 
 
 class PolicyResult(msgspec.Struct, frozen=True):
@@ -208,6 +216,8 @@ def embedder_for(policy: str, setup: SimSetup) -> Embedder:
         return Embedder(setup, "reserve")
     if policy == BACKFILL_POLICY:
         return Embedder(setup, "reserve-backfill")
+    if policy == PLAN_AHEAD_POLICY:
+        return Embedder(setup, "plan-ahead")
     if policy == "as-specified":
         return Embedder(setup, None)
     if policy == RECOMMENDED_POLICY:

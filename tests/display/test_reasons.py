@@ -21,6 +21,24 @@ def test_a_backoff_says_when_it_retries_and_how_long_is_left() -> None:
     )
 
 
+def test_a_planned_start_says_when_and_on_what_it_rests() -> None:
+    reason = PendReason(
+        "capacity",
+        "planned ahead: waiting for running work to end; w: 4×{gpu:8} on its planned nodes",
+        planned_start_ns=NOW + 6000 * S,
+        planned_basis="limit",
+    )
+    assert reason_text(reason, NOW).endswith(
+        "; planned to start in 1h40m (at 2026-12-01T15:58:10Z) by declared limits"
+    )
+    estimated = PendReason(
+        "capacity", "planned ahead", planned_start_ns=NOW, planned_basis="estimate"
+    )
+    assert reason_text(estimated, NOW + S) == (
+        "capacity: planned ahead; planned to start now by runtime estimates"
+    )
+
+
 def test_a_reason_from_an_older_log_shows_its_raw_time_as_a_clock_time() -> None:
     old = PendReason("backoff", "backing off until t=2245433786222ns (attempt 2)")
     assert reason_text(old, NOW) == "backoff: backing off until t+37m25s (attempt 2)"

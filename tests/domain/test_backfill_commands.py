@@ -97,7 +97,7 @@ def test_only_a_backfill_reservation_lends():
     refused(
         c,
         LendHolds("big", {"w": (at(0, "n1"),)}, "small"),
-        "group big is not in reserve-backfill mode: it lends nothing",
+        "group big is not in plan-ahead or reserve-backfill mode: it lends nothing",
     )
 
 

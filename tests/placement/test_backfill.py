@@ -190,7 +190,7 @@ def test_decisions_that_break_the_lending_rules_are_refused_and_write_nothing() 
     before = controller.recorder.max_notification_id()
     n3 = (Assignment(0, "b0-r0-n3"),)
     refused = [
-        (LendHolds("big", {"w": n3}, "plain"), "not in reserve-backfill mode"),
+        (LendHolds("big", {"w": n3}, "plain"), "not in plan-ahead or reserve-backfill mode"),
         (PlaceBorrower("plain", {"job": n3}, "big"), "neither declares max_runtime"),
         (Preempt("plain", ("b0-r0-n3",), "big"), "member job is not preemptible"),
         (Preempt("spare", ("b0-r0-n3",), "big"), "PENDING"),

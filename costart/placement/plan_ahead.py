@@ -1,0 +1,182 @@
+"""The ``plan-ahead`` placement mode's half of a session: the shadow plan (ADR 0108).
+
+A ``plan-ahead`` group whose gang does not fit now is planned in capacity-in-time
+(`costart.placement.shadow`): its earliest start T, its nodes then, and the basis of the
+plan. With a planned start it *claims* those nodes' capacity for the rest of the
+session — no lower group takes it — and lends it (as a `reserve-backfill` reservation
+does, ADR 0045) to lower work the shadow plan admits: work that ends by its declared
+limit before every planned start whose capacity it uses, or that uses only capacity no
+plan needs. It holds nothing while it has a plan; where it cannot plan (some work on
+the nodes it needs has no known end, or no start within the window) it reserves as
+``reserve`` does, holding capacity as it frees.
+
+The session keeps the profile current: every placement, hold, release and preemption
+decided so far this session is added to it (`note`), so each later plan sees them.
+Everything here is a function of the World, the order, the free capacity and the time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Final
+
+import msgspec
+
+from costart.domain import decisions as dec
+from costart.domain import expected_runtime as runtimes
+from costart.domain.events import Assignment, PendReason
+from costart.domain.spec_types import GroupSpec
+from costart.domain.states import GROUP_WAITING, GroupState, MemberState
+from costart.placement.capacity import CapacityView, NodeVecs, Vec, add_vecs, shape_vec
+from costart.placement.cluster import Cluster
+from costart.placement.constraints import Scope
+from costart.placement.inputs import PlanGang
+from costart.placement.planner import Demand, Plan
+from costart.placement.shadow import (
+    PlannedStart,
+    ShadowPlanner,
+    Use,
+    Waiting,
+    admits,
+    gang_runtime,
+    profile_of,
+)
+
+PLAN_AHEAD: Final = "plan-ahead"
+MINUTE_NS: Final = 60_000_000_000
+STEADY_NS: Final = 5 * MINUTE_NS
+"""A planned start that moves less than this (or less than a tenth of the time left
+until it) is not recorded again: the pend reason keeps the start it has (ADR 0108)."""
+
+Order = Sequence[tuple[GroupState, Sequence[MemberState]]]
+
+
+def plans_ahead(order: Order) -> bool:
+    """Does any waiting group of the session plan ahead?"""
+    return any(g.status in GROUP_WAITING and g.spec.placement.mode == PLAN_AHEAD for g, _ in order)
+
+
+class ShadowSession:
+    """One session's shadow plan over the profile of the cluster as it was at its start."""
+
+    def __init__(
+        self,
+        cluster: Cluster,
+        order: Order,
+        now_ns: int,
+        free: Sequence[Vec],
+        plan: PlanGang,
+    ) -> None:
+        self.cluster = cluster
+        self.now_ns = now_ns
+        self.order = order
+        self._shortest_after: dict[str, int | None] | None = None
+        self.planner = ShadowPlanner(
+            cluster,
+            profile_of(cluster, order, now_ns, free),
+            plan=plan,
+        )
+
+    # --- plans ------------------------------------------------------------------------
+
+    def plan(
+        self,
+        group: GroupState,
+        demands: Sequence[Demand],
+        scopes: Sequence[Scope],
+        prefer: CapacityView | None,
+    ) -> PlannedStart:
+        """The group's planned start, reserved in the profile for later groups."""
+        waiting = Waiting(group.name, demands, scopes, gang_runtime(group.spec))
+        return self.planner.plan(waiting, prefer)
+
+    def admits(
+        self, lender: str, group: GroupState, members: Sequence[MemberState], plan: Plan
+    ) -> bool:
+        """May the group start now on ``plan`` (capacity ``lender`` lends) without
+        delaying any planned start? Only
+        by declared limits: a runtime estimate admits nothing until a borrower admitted
+        on one can be stopped when it was wrong (ADR 0108)."""
+        runtime = gang_runtime(group.spec)
+        if runtime.basis != "limit":
+            return False
+        uses: NodeVecs = {}
+        for member in members:
+            vec = shape_vec(member.spec.shape)
+            for node in plan.nodes.get(member.name, []):
+                add_vecs(uses, node, vec)
+        return admits(self.planner.profile, uses, runtime, lender) is not None
+
+    def nothing_lower_ends_by(self, group: GroupState, start_ns: int) -> bool:
+        """Could no waiting group after ``group`` in the order, started now, end by its
+        declared limits before ``start_ns``? (Then nothing can borrow the plan's free
+        capacity in time.)"""
+        shortest = self._shortest_lower().get(group.name)
+        return shortest is None or self.now_ns + shortest > start_ns
+
+    def _shortest_lower(self) -> dict[str, int | None]:
+        """Per group of the order: the shortest limited gang runtime among the waiting
+        groups after it (None: none declares limits), made once per session."""
+        if self._shortest_after is None:
+            out: dict[str, int | None] = {}
+            shortest: int | None = None
+            for group, _ in reversed(self.order):
+                out[group.name] = shortest
+                if group.status not in GROUP_WAITING:
+                    continue
+                runtime = gang_runtime(group.spec)
+                limited = runtime.runtime_ns if runtime.basis == "limit" else None
+                if limited is not None and (shortest is None or limited < shortest):
+                    shortest = limited
+            self._shortest_after = out
+        return self._shortest_after
+
+    def reason(self, group: GroupState, fresh: PendReason) -> PendReason:
+        """``fresh``, or the group's recorded reason when only the planned start moved,
+        and by less than `STEADY_NS` or a tenth of the time left until it: a start
+        re-planned every session is not written to the log every session."""
+        old = group.pend_reason
+        if old is None or old.planned_start_ns is None or fresh.planned_start_ns is None:
+            return fresh
+        if msgspec.structs.replace(fresh, planned_start_ns=old.planned_start_ns) != old:
+            return fresh
+        slack = max(STEADY_NS, (old.planned_start_ns - self.now_ns) // 10)
+        return old if abs(fresh.planned_start_ns - old.planned_start_ns) <= slack else fresh
+
+    # --- what the session decided -----------------------------------------------------
+
+    def note(self, decisions: Sequence[dec.Decision], groups: Mapping[str, GroupState]) -> None:
+        """Keep the profile current with decisions made this session (in order)."""
+        for d in decisions:
+            if isinstance(d, dec.PlaceGroup | dec.PlaceBorrower):
+                self.planner.remove(d.group)  # its holds, now placements
+                self._placed(groups[d.group].spec, d.group, d.assignments)
+            elif isinstance(d, dec.PlaceMember):
+                self._placed(groups[d.group].spec, d.group, {d.member: d.assignments})
+            elif isinstance(d, dec.HoldCapacity):
+                self._held(d.group, groups[d.group].spec, d.holds)
+            elif isinstance(d, dec.ReleaseGroup | dec.Preempt):
+                self.planner.remove(d.group)
+
+    def _placed(
+        self, spec: GroupSpec, name: str, assignments: Mapping[str, Sequence[Assignment]]
+    ) -> None:
+        index = self.cluster.index
+        for member_name in sorted(assignments):
+            member = spec.member(member_name)
+            runtime = runtimes.expected_runtime(spec, member)
+            end = None if runtime.runtime_ns is None else self.now_ns + runtime.runtime_ns
+            vec = shape_vec(member.shape)
+            for a in assignments[member_name]:
+                node = index.get(a.node)
+                if node is not None:
+                    self.planner.add([Use(node, vec, self.now_ns, end, name, runtime.basis)])
+
+    def _held(self, name: str, spec: GroupSpec, holds: Mapping[str, Sequence[Assignment]]) -> None:
+        index = self.cluster.index
+        for member_name in sorted(holds):
+            vec = shape_vec(spec.member(member_name).shape)
+            for a in holds[member_name]:
+                node = index.get(a.node)
+                if node is not None:
+                    self.planner.add([Use(node, vec, self.now_ns, None, name)])

@@ -1,0 +1,55 @@
+"""Every waiting group's expected start, from a World: the shadow plan of the queue.
+
+Pure over (cluster, World, now, free capacity, placement groups): the waiting groups
+(PENDING or RESERVING) are planned in the one global order (priority, then submission),
+each over what running work and the groups ahead leave it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from costart.domain.spec_types import Topology
+from costart.domain.states import GROUP_WAITING
+from costart.domain.world import World
+from costart.placement.capacity import Vec
+from costart.placement.cluster import Cluster
+from costart.placement.constraints import resolve_scopes
+from costart.placement.holdings import live_in_order
+from costart.placement.inputs import gang_demands
+from costart.placement.shadow.build import profile_of
+from costart.placement.shadow.plan import (
+    DEFAULT_DEPTH,
+    DEFAULT_WINDOW_NS,
+    PlannedStart,
+    Waiting,
+    plan_queue,
+)
+from costart.placement.shadow.runtime import gang_runtime
+
+
+def expected_starts(
+    cluster: Cluster,
+    world: World,
+    now_ns: int,
+    *,
+    free: Sequence[Vec] | None = None,
+    placement_groups: Mapping[str, Topology] | None = None,
+    depth: int = DEFAULT_DEPTH,
+    window_ns: int = DEFAULT_WINDOW_NS,
+) -> dict[str, PlannedStart]:
+    """Each waiting group's `PlannedStart`, by name."""
+    live = live_in_order(world)
+    definitions = dict(placement_groups or {})
+    queue = [
+        Waiting(
+            group.name,
+            gang_demands(members, cluster, fixed=True),
+            resolve_scopes(group.spec, cluster, definitions, world, group),
+            gang_runtime(group.spec),
+        )
+        for group, members in live
+        if group.status in GROUP_WAITING
+    ]
+    profile = profile_of(cluster, live, now_ns, free)
+    return plan_queue(cluster, profile, queue, depth=depth, window_ns=window_ns).starts

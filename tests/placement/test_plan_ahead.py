@@ -1,0 +1,214 @@
+"""The ``plan-ahead`` mode (ADR 0108): a gang that does not fit now gets a planned start
+from the running work's declared limits, claims its planned nodes,
+lets lower work start there only if it ends in time, holds only what no lower work could
+use in time, and starts in one `PlaceGroup` when its gang fits. Where it cannot plan
+(work without a limit), it reserves."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from costart.domain import events as ev
+from costart.domain import expected_runtime as runtimes
+from costart.domain.decisions import PlaceGroup
+from costart.domain.events import Assignment
+from costart.domain.spec_types import GroupSpec, MemberSpec
+from costart.placement import idle_held_gpus
+from costart.placement.shadow import expected_starts
+from tests.builders import SECOND_NS
+
+from .builders import Rig, a_cluster, a_group
+
+HOUR_NS = 3600 * SECOND_NS
+
+
+def _occupy(rig: Rig, name: str, gpus_by_node: dict[str, int], limit: str | None) -> None:
+    """A running group using ``gpus_by_node`` (1-GPU tasks), with a declared limit."""
+    tasks = sum(gpus_by_node.values())
+    rig.submit(a_group(name).with_member("w", gpu=1, tasks=tasks, max_runtime=limit).build())
+    nodes = [node for node, gpus in sorted(gpus_by_node.items()) for _ in range(gpus)]
+    placement = {"w": tuple(Assignment(i, node) for i, node in enumerate(nodes))}
+    rig.controller.apply_decisions([PlaceGroup(name, placement)])
+    rig.start_all(name)
+    rig.check()
+
+
+def _rig(limit: str | None = "2h") -> Rig:
+    """4 nodes of 8 GPUs; "running" fills n0-n2 with ``limit``; the plan-ahead gang
+    "big" wants all 4 whole nodes."""
+    rig = Rig(a_cluster(blocks=1, racks=1, nodes=4))
+    _occupy(rig, "running", {"b0-r0-n0": 8, "b0-r0-n1": 8, "b0-r0-n2": 8}, limit)
+    builder = a_group("big").with_placement(mode="plan-ahead", timeout="8h", backoff="1m")
+    rig.submit(builder.with_member("w", gpu=8, tasks=4).build())
+    return rig
+
+
+def _job(name: str, limit: str | None = None, **flags: Any) -> Any:
+    return a_group(name).atomic().with_member("job", gpu=2, max_runtime=limit, **flags).build()
+
+
+def _started_at(rig: Rig, name: str) -> int:
+    started = rig.controller.members(name)[0].started_at_ns
+    assert started is not None
+    return started
+
+
+def _events_of(events: list[Any], group: str, rig: Rig) -> list[str]:
+    gid = rig.controller.group(group).id
+    return [type(e).__name__ for e in events if e.group_id == gid]
+
+
+def test_a_gang_is_planned_from_limits_and_holds_only_what_nothing_lower_could_use() -> None:
+    rig = _rig()
+    events = rig.session()
+    reason = rig.controller.group("big").pend_reason
+    assert reason is not None and reason.planned_basis == "limit"
+    assert reason.planned_start_ns == _started_at(rig, "running") + 2 * HOUR_NS
+    # Nothing lower waits, so nothing could use n3 before the start: it is held (and
+    # the plan stays there from session to session), as `reserve` would hold it.
+    assert _events_of(events, "big", rig) == [
+        "ReservationOpened",
+        "MemberHeld",
+        "PendReasonChanged",
+    ]
+    assert rig.nodes_of("big", "w") == ["b0-r0-n3"] and rig.status("big") == "RESERVING"
+    # The same plan next session: nothing new is recorded.
+    assert _events_of(rig.session(), "big", rig) == []
+
+
+def test_lower_work_starts_on_its_nodes_only_if_its_limit_ends_before_the_start() -> None:
+    rig = _rig()
+    rig.submit(_job("early", "1h"), _job("late", "3h"), _job("open"))
+    rig.submit(_job("stoppable", preemptible=True))
+    events = rig.session()
+    # A lower job could end before the start: nothing is held, the plan's nodes are
+    # claimed and lent to it.
+    assert "MemberHeld" not in _events_of(events, "big", rig)
+    placed = next(e for e in events if isinstance(e, ev.MemberPlaced))
+    assert placed.note == "on loan from reservation big"
+    assert rig.nodes_of("early", "job") == ["b0-r0-n3"]
+    # Would run past big's planned start on its nodes, or without end, or only be
+    # stoppable: none of them starts there.
+    for name in ("late", "open", "stoppable"):
+        assert rig.status(name) == "PENDING", name
+    reason = rig.controller.group("late").pend_reason
+    assert reason is not None and reason.cls == "queue" and reason.ahead == ("big",)
+    rig.start_all("early")
+    assert idle_held_gpus(rig.controller.world) == 0
+
+
+def test_the_gang_starts_in_one_placement_when_the_running_work_ends() -> None:
+    rig = _rig()
+    rig.session()
+    rig.finish("running")
+    events = rig.session()
+    assert "MemberPlaced" in _events_of(events, "big", rig)
+    assert "MemberHeld" not in _events_of(events, "big", rig)
+    assert sorted(rig.nodes_of("big", "w")) == [f"b0-r0-n{i}" for i in range(4)]
+
+
+def test_work_without_a_limit_cannot_be_planned_so_the_gang_reserves() -> None:
+    rig = _rig(limit=None)
+    events = rig.session()
+    assert "MemberHeld" in _events_of(events, "big", rig)
+    assert rig.status("big") == "RESERVING" and rig.nodes_of("big", "w") == ["b0-r0-n3"]
+    reason = rig.controller.group("big").pend_reason
+    assert reason is not None and reason.planned_start_ns is None
+
+
+def test_the_start_is_planned_again_when_work_ends_early_and_recorded_when_it_moves() -> None:
+    rig = Rig(a_cluster(blocks=1, racks=1, nodes=4))
+    _occupy(rig, "short", {"b0-r0-n0": 8, "b0-r0-n1": 8}, "2h")
+    _occupy(rig, "long", {"b0-r0-n2": 8}, "3h")
+    builder = a_group("big").with_placement(mode="plan-ahead", timeout="8h", backoff="1m")
+    rig.submit(builder.with_member("w", gpu=8, tasks=4).build())
+    rig.session()
+    reason = rig.controller.group("big").pend_reason
+    assert reason is not None and reason.planned_start_ns == _started_at(rig, "long") + 3 * HOUR_NS
+    rig.finish("long")
+    events = rig.session()
+    assert _events_of(events, "big", rig) == ["MemberHeld", "PendReasonChanged"]
+    reason = rig.controller.group("big").pend_reason
+    assert reason is not None and reason.planned_start_ns == _started_at(rig, "short") + 2 * HOUR_NS
+
+
+def test_a_lower_plan_ahead_gang_is_planned_after_the_higher_one_it_would_delay() -> None:
+    rig = Rig(a_cluster(blocks=1, racks=1, nodes=4))
+    _occupy(rig, "running", {"b0-r0-n0": 8, "b0-r0-n1": 8, "b0-r0-n2": 8}, "2h")
+    mode = {"mode": "plan-ahead", "timeout": "8h", "backoff": "1m"}
+    big = a_group("big").with_placement(**mode).with_member("w", gpu=8, tasks=4, max_runtime="1h")
+    lower = a_group("lower").with_placement(**mode)
+    rig.submit(big.build(), lower.with_member("w", gpu=8, tasks=1, max_runtime="4h").build())
+    rig.session()
+    # n3 is free now, but big needs it from its planned start and lower would run past
+    # it (so big holds it): lower is planned after big's run.
+    assert rig.nodes_of("big", "w") == ["b0-r0-n3"]
+    assert rig.status("lower") == "PENDING" and rig.nodes_of("lower", "w") == []
+    first = rig.controller.group("big").pend_reason
+    second = rig.controller.group("lower").pend_reason
+    assert first is not None and second is not None and first.planned_start_ns is not None
+    assert second.planned_start_ns == first.planned_start_ns + HOUR_NS
+    assert second.ahead == ("big",) and idle_held_gpus(rig.controller.world) == 8
+
+
+def test_every_waiting_group_has_an_expected_start_read_from_the_world_alone() -> None:
+    rig = _rig()
+    rig.submit(_job("late", "3h"), _job("open"))
+    world, now = rig.controller.world, rig.clock.now_ns
+    starts = expected_starts(rig.cluster, world, now)
+    # big waits for running's limit; late fits n3 now only if it ends before big's
+    # start (it does not), so it follows big; open (no limit) after big, without end.
+    big = _started_at(rig, "running") + 2 * HOUR_NS
+    assert (starts["big"].start_ns, starts["big"].basis) == (big, "limit")
+    assert starts["late"].start_ns is None and starts["late"].unplanned == "window"
+    assert starts["open"].start_ns is None
+    assert "running" not in starts  # only waiting groups are planned
+    # Pure: the same World and time give the same answer; nothing was written.
+    before = rig.controller.recorder.max_notification_id()
+    assert expected_starts(rig.cluster, world, now) == starts
+    assert rig.controller.recorder.max_notification_id() == before
+
+
+def test_a_plan_may_rest_on_estimates_but_an_estimate_lends_nothing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Runtime estimates (`costart.domain.expected_runtime`) move the planned start and
+    are recorded as its basis; a borrower is admitted on declared limits only (ADR 0109:
+    no borrower that could not be stopped if its estimate were wrong)."""
+    declared = runtimes.expected_runtime
+
+    def estimated(group: GroupSpec, member: MemberSpec) -> runtimes.ExpectedRuntime:
+        if group.name == "running":
+            return runtimes.ExpectedRuntime(HOUR_NS, "estimate")
+        if group.name == "guess":
+            return runtimes.ExpectedRuntime(HOUR_NS // 2, "estimate")
+        return declared(group, member)
+
+    monkeypatch.setattr(runtimes, "expected_runtime", estimated)
+    rig = _rig(limit=None)
+    rig.submit(_job("short", "30m"), _job("guess"))
+    rig.session()
+    reason = rig.controller.group("big").pend_reason
+    assert reason is not None and reason.planned_basis == "estimate"
+    assert reason.planned_start_ns == _started_at(rig, "running") + HOUR_NS
+    # Both would end before big's start; "short" by its declared limit borrows n3,
+    # "guess" only by an estimate is not admitted.
+    assert rig.nodes_of("short", "job") == ["b0-r0-n3"]
+    assert rig.status("guess") == "PENDING"
+
+
+def test_what_it_holds_is_lent_to_lower_work_that_arrives_and_ends_in_time() -> None:
+    rig = _rig()
+    rig.session()
+    assert rig.nodes_of("big", "w") == ["b0-r0-n3"]  # held: nothing lower waited
+    rig.submit(_job("early", "1h"))
+    events = rig.session()
+    lent = next(e for e in events if isinstance(e, ev.HoldLent))
+    assert lent.borrower == "early" and lent.assignments == (Assignment(0, "b0-r0-n3"),)
+    assert rig.nodes_of("early", "job") == ["b0-r0-n3"] and rig.nodes_of("big", "w") == []
+    reason = rig.controller.group("big").pend_reason
+    assert (
+        reason is not None and reason.planned_start_ns == _started_at(rig, "running") + 2 * HOUR_NS
+    )
