@@ -25,6 +25,7 @@ import msgspec
 from costart.domain import decisions as dec
 from costart.domain import expected_runtime as runtimes
 from costart.domain.events import Assignment, PendReason
+from costart.domain.runtime_history import RuntimeHistory
 from costart.domain.spec_types import GroupSpec
 from costart.domain.states import GROUP_WAITING, GroupState, MemberState
 from costart.placement.capacity import CapacityView, NodeVecs, Vec, add_vecs, shape_vec
@@ -66,14 +67,16 @@ class ShadowSession:
         now_ns: int,
         free: Sequence[Vec],
         plan: PlanGang,
+        history: RuntimeHistory | None = None,
     ) -> None:
         self.cluster = cluster
+        self.history = history
         self.now_ns = now_ns
         self.order = order
         self._shortest_after: dict[str, int | None] | None = None
         self.planner = ShadowPlanner(
             cluster,
-            profile_of(cluster, order, now_ns, free),
+            profile_of(cluster, order, now_ns, free, history),
             plan=plan,
         )
 
@@ -87,7 +90,7 @@ class ShadowSession:
         prefer: CapacityView | None,
     ) -> PlannedStart:
         """The group's planned start, reserved in the profile for later groups."""
-        waiting = Waiting(group.name, demands, scopes, gang_runtime(group.spec))
+        waiting = Waiting(group.name, demands, scopes, gang_runtime(group.spec, self.history))
         return self.planner.plan(waiting, prefer)
 
     def admits(
@@ -97,7 +100,7 @@ class ShadowSession:
         delaying any planned start? Only
         by declared limits: a runtime estimate admits nothing until a borrower admitted
         on one can be stopped when it was wrong (ADR 0108)."""
-        runtime = gang_runtime(group.spec)
+        runtime = gang_runtime(group.spec, self.history)
         if runtime.basis != "limit":
             return False
         uses: NodeVecs = {}
@@ -124,7 +127,7 @@ class ShadowSession:
                 out[group.name] = shortest
                 if group.status not in GROUP_WAITING:
                     continue
-                runtime = gang_runtime(group.spec)
+                runtime = gang_runtime(group.spec, self.history)
                 limited = runtime.runtime_ns if runtime.basis == "limit" else None
                 if limited is not None and (shortest is None or limited < shortest):
                     shortest = limited
@@ -164,7 +167,7 @@ class ShadowSession:
         index = self.cluster.index
         for member_name in sorted(assignments):
             member = spec.member(member_name)
-            runtime = runtimes.expected_runtime(spec, member)
+            runtime = runtimes.expected_runtime(spec, member, self.history)
             end = None if runtime.runtime_ns is None else self.now_ns + runtime.runtime_ns
             vec = shape_vec(member.shape)
             for a in assignments[member_name]:

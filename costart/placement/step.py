@@ -197,7 +197,12 @@ class CoPlacementStep:
         shadow = None
         if plans_ahead(order):
             shadow = ShadowSession(
-                self.cluster, order, now_ns, list(session_ledger.free), self._planner()
+                self.cluster,
+                order,
+                now_ns,
+                list(session_ledger.free),
+                self._planner(),
+                world.runtime_history,
             )
         gangs = GangSession(
             cluster=self.cluster,

@@ -179,7 +179,9 @@ def test_a_plan_may_rest_on_estimates_but_an_estimate_lends_nothing(
     no borrower that could not be stopped if its estimate were wrong)."""
     declared = runtimes.expected_runtime
 
-    def estimated(group: GroupSpec, member: MemberSpec) -> runtimes.ExpectedRuntime:
+    def estimated(
+        group: GroupSpec, member: MemberSpec, history: object = None
+    ) -> runtimes.ExpectedRuntime:
         if group.name == "running":
             return runtimes.ExpectedRuntime(HOUR_NS, "estimate")
         if group.name == "guess":
@@ -212,3 +214,21 @@ def test_what_it_holds_is_lent_to_lower_work_that_arrives_and_ends_in_time() -> 
     assert (
         reason is not None and reason.planned_start_ns == _started_at(rig, "running") + 2 * HOUR_NS
     )
+
+
+def test_runs_learned_from_the_log_plan_a_start_where_nothing_declares_a_limit() -> None:
+    """No limit anywhere: the start is planned from the World's runtime history (three
+    earlier runs of the same workload, 1h, 2h and 3h: the 80th percentile is 3h), and
+    the pend reason says it rests on an estimate."""
+    rig = Rig(a_cluster(blocks=1, racks=1, nodes=4))
+    for i, hours in enumerate((1, 2, 3), start=1):
+        _occupy(rig, f"running-{i}", {"b0-r0-n0": 8}, None)
+        rig.clock.advance(hours * 3600)
+        rig.finish(f"running-{i}")
+    _occupy(rig, "running", {"b0-r0-n0": 8, "b0-r0-n1": 8, "b0-r0-n2": 8}, None)
+    builder = a_group("big").with_placement(mode="plan-ahead", timeout="8h", backoff="1m")
+    rig.submit(builder.with_member("w", gpu=8, tasks=4).build())
+    rig.session()
+    reason = rig.controller.group("big").pend_reason
+    assert reason is not None and reason.planned_basis == "estimate"
+    assert reason.planned_start_ns == _started_at(rig, "running") + 3 * HOUR_NS

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from costart.domain import expected_runtime as runtimes
+from costart.domain.runtime_history import RuntimeHistory
 from costart.domain.states import GroupState, MemberState
 from costart.placement.capacity import ZERO, Vec, shape_vec
 from costart.placement.cluster import Cluster
@@ -26,15 +27,18 @@ OUTSIDE = ""
 Live = Sequence[tuple[GroupState, Sequence[MemberState]]]
 
 
-def world_uses(cluster: Cluster, live: Live, now_ns: int) -> list[Use]:
-    """The uses of the live groups' placements and holds, in the order given."""
+def world_uses(
+    cluster: Cluster, live: Live, now_ns: int, history: RuntimeHistory | None = None
+) -> list[Use]:
+    """The uses of the live groups' placements and holds, in the order given
+    (``history``: the World's learned runtimes, for members that declare no limit)."""
     index = cluster.index
     out: list[Use] = []
     for group, members in live:
         for member in members:
             vec = shape_vec(member.spec.shape)
             if member.assignments:
-                end = runtimes.expected_end(group, member, now_ns)
+                end = runtimes.expected_end(group, member, now_ns, history)
                 for a in member.assignments:
                     node = index.get(a.node)
                     if node is not None:
@@ -47,7 +51,11 @@ def world_uses(cluster: Cluster, live: Live, now_ns: int) -> list[Use]:
 
 
 def profile_of(
-    cluster: Cluster, live: Live, now_ns: int, free: Sequence[Vec] | None = None
+    cluster: Cluster,
+    live: Live,
+    now_ns: int,
+    free: Sequence[Vec] | None = None,
+    history: RuntimeHistory | None = None,
 ) -> CapacityProfile:
     """The profile of the cluster now: capacity of up nodes, the World's uses, and (with
     ``free``) whatever else uses capacity now."""
@@ -55,7 +63,7 @@ def profile_of(
         (n.gpu, n.cpu, n.mem_gb) if cluster.is_up(i) else ZERO for i, n in enumerate(cluster.nodes)
     ]
     profile = CapacityProfile(capacity, now_ns)
-    uses = world_uses(cluster, live, now_ns)
+    uses = world_uses(cluster, live, now_ns, history)
     profile.add_all(uses)
     if free is not None:
         for node, cap in enumerate(capacity):

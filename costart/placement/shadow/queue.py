@@ -46,10 +46,10 @@ def expected_starts(
             group.name,
             gang_demands(members, cluster, fixed=True),
             resolve_scopes(group.spec, cluster, definitions, world, group),
-            gang_runtime(group.spec),
+            gang_runtime(group.spec, world.runtime_history),
         )
         for group, members in live
         if group.status in GROUP_WAITING
     ]
-    profile = profile_of(cluster, live, now_ns, free)
+    profile = profile_of(cluster, live, now_ns, free, world.runtime_history)
     return plan_queue(cluster, profile, queue, depth=depth, window_ns=window_ns).starts

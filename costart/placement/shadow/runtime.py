@@ -8,6 +8,7 @@ than a limit)."""
 from __future__ import annotations
 
 from costart.domain import expected_runtime as runtimes
+from costart.domain.runtime_history import RuntimeHistory
 from costart.domain.spec_types import GroupSpec
 
 _STRENGTH: dict[runtimes.Basis, int] = {"limit": 0, "estimate": 1, "unknown": 2}
@@ -18,12 +19,15 @@ def weakest(a: runtimes.Basis, b: runtimes.Basis) -> runtimes.Basis:
     return a if _STRENGTH[a] >= _STRENGTH[b] else b
 
 
-def gang_runtime(spec: GroupSpec) -> runtimes.ExpectedRuntime:
-    """The group's expected runtime if its gang started now."""
+def gang_runtime(
+    spec: GroupSpec, history: RuntimeHistory | None = None
+) -> runtimes.ExpectedRuntime:
+    """The group's expected runtime if its gang started now (``history``: the World's
+    learned runtimes, for members that declare no limit)."""
     longest = 0
     basis: runtimes.Basis = "limit"
     for member in spec.members:
-        runtime = runtimes.expected_runtime(spec, member)
+        runtime = runtimes.expected_runtime(spec, member, history)
         if runtime.runtime_ns is None:
             return runtimes.UNKNOWN_RUNTIME
         longest = max(longest, runtime.runtime_ns)
