@@ -73,7 +73,7 @@ def cluster_toml(nodes: Iterable[SlurmNode]) -> str:
         labels = [_label(node.name, "feature", f) for f in node.features]
         labels += [_label(node.name, "partition", p) for p in node.partitions]
         if labels:
-            body = ", ".join(f"{_quoted(key)} = \"yes\"" for key in sorted(labels))
+            body = ", ".join(f'{_quoted(key)} = "yes"' for key in sorted(labels))
             lines.append(f"labels = {{ {body} }}")
     return "\n".join(lines) + "\n"
 
