@@ -40,7 +40,7 @@ class ViewedNode(msgspec.Struct, frozen=True):
 
 def _label(node: str, kind: str, name: str) -> str:
     key = f"{kind}/{name}"
-    if not _LABEL.fullmatch(key):
+    if not (_LABEL.fullmatch(name) and _LABEL.fullmatch(key)):
         raise SlurmOutputError(f"node {node}: {kind} {name!r} cannot be a costart label")
     return key
 
@@ -69,7 +69,9 @@ def cluster_toml(nodes: Iterable[SlurmNode]) -> str:
         lines += ["", "[[nodes]]", f"name = {_quoted(node.name)}", "path = []"]
         lines += [f"{amount} = {getattr(cap, amount)}" for amount in AMOUNTS]
         if node.gpu_type is not None and cap.gpu:
-            lines.append(f"gpu_type = {_quoted(_label(node.name, 'gpu type', node.gpu_type))}")
+            if not _LABEL.fullmatch(node.gpu_type):
+                raise SlurmOutputError(f"node {node.name}: GPU type {node.gpu_type!r} is no name")
+            lines.append(f"gpu_type = {_quoted(node.gpu_type)}")
         labels = [_label(node.name, "feature", f) for f in node.features]
         labels += [_label(node.name, "partition", p) for p in node.partitions]
         if labels:
