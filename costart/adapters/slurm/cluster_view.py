@@ -57,7 +57,7 @@ def cluster_toml(nodes: Iterable[SlurmNode]) -> str:
     topology levels: Slurm's node listing names none. A node Slurm has no capacity for
     (nothing registered yet) fails loudly rather than being written out wrong."""
     lines = [
-        "# Written by `costart slurm-cluster-file` from `scontrol show node`.",
+        "# Written by `costart slurm cluster-file` from `scontrol show node`.",
         "levels = []",
     ]
     for node in sorted(nodes, key=lambda n: n.name):

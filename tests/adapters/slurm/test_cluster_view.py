@@ -84,3 +84,9 @@ def test_more_in_slurm_is_a_surplus_not_a_shortfall() -> None:
     n1 = nodes()[0]
     assert shortfall("n1", n1, view("n1", gpu=2)) == ""
     assert surplus(n1, view("n1", gpu=2)) == "gpu=4 (cluster file 2)"
+
+
+def test_the_docs_show_what_the_command_writes() -> None:
+    """docs/slurm.md's cluster file is this module's output for the recorded n1 and n2."""
+    page = (Path(__file__).parents[3] / "docs" / "slurm.md").read_text()
+    assert f"```toml\n{cluster_toml(nodes()[:2])}```" in page
