@@ -129,9 +129,12 @@ def cluster_file(
     """Write the cluster file for `costart serve` from Slurm's nodes (`scontrol show
     node`): CPUs, memory in whole GB rounded down, GPUs and their type, features and
     partitions as labels; nodes in name order."""
-    from costart.adapters.slurm.cluster_view import cluster_toml  # noqa: PLC0415
-    from costart.adapters.slurm.commands import Slurm, SlurmCommandError  # noqa: PLC0415
-    from costart.adapters.slurm.records import SlurmOutputError  # noqa: PLC0415
+    from costart.adapters import (  # noqa: PLC0415
+        Slurm,
+        SlurmCommandError,
+        SlurmOutputError,
+        cluster_toml,
+    )
 
     try:
         listed = Slurm().nodes()
