@@ -104,3 +104,14 @@ def test_a_node_slurm_takes_gpus_from_is_drained_naming_why(own_front: SlurmFron
     # Logged once with its reason, over the many passes (0.3 s apart) since.
     log = front.adapter.log.read_text()
     assert log.count(REASON) == 1, log
+
+    # A node Slurm no longer has at all: drained at once, naming it (then down, as
+    # nothing heartbeats for it any more).
+    front.slurm.run("scontrol", "delete", "NodeName=n3")
+    wait_until(
+        lambda: front.api.call("GET", "/v1/nodes/n3", dict[str, Any])["status"] != "up",
+        30,
+        lambda: f"n3 drained\n{front.logs()}",
+    )
+    gone = "slurm no longer has node n3, the cluster file does"
+    wait_until(lambda: gone in front.adapter.log.read_text(), 10, front.logs)
