@@ -8,6 +8,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, cast
 
+import structlog
+import structlog.testing
+
 from costart.adapters.slurm.adapter import SlurmAdapter, SlurmConfig
 from costart.adapters.slurm.cluster_view import ViewedNode
 from costart.agent.accounts import Accounts
@@ -65,3 +68,15 @@ def test_a_shortfall_drains_once_naming_why_and_agreement_brings_it_up(tmp_path:
     one_pass(adapter)
     one_pass(adapter)
     assert serve.puts == [("n2", {"status": "up"})]
+
+
+def test_a_slurm_node_the_adapter_does_not_front_is_logged_once(tmp_path: Path) -> None:
+    serve = ServeView()
+    config = SlurmConfig(nodes=("n1", "n2", "n3"), state_dir=tmp_path, accounts=Accounts({}))
+    adapter = SlurmAdapter(config, cast(Client, serve), RecordedSlurm())
+    with structlog.testing.capture_logs() as logs:
+        for _ in range(3):
+            one_pass(adapter)
+    said = [e for e in logs if e["event"] == "Slurm nodes costart does not place on"]
+    assert [e["detail"] for e in said] == ["n4"]
+    assert all(node != "n4" for node, _ in serve.puts)  # nothing reported for it
