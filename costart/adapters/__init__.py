@@ -10,15 +10,20 @@ from costart._lazy import lazy_exports
 
 if TYPE_CHECKING:  # the types the lazy names resolve to, for the type checker only
     from costart.adapters.slurm.adapter import SlurmAdapter, SlurmConfig
-    from costart.adapters.slurm.commands import Slurm
+    from costart.adapters.slurm.cluster_view import cluster_toml
+    from costart.adapters.slurm.commands import Slurm, SlurmCommandError
+    from costart.adapters.slurm.records import SlurmOutputError
 
 __all__ = [
     "CLAIM_DRIVER",
     "ClaimDriver",
     "Slurm",
     "SlurmAdapter",
+    "SlurmCommandError",
     "SlurmConfig",
+    "SlurmOutputError",
     "agent_of_task",
+    "cluster_toml",
     "current_attempt",
     "start_placed_tasks",
 ]
@@ -30,8 +35,11 @@ __getattr__, __dir__ = lazy_exports(
         "ClaimDriver": "costart.adapters.simulated_claims",
         "Slurm": "costart.adapters.slurm.commands",
         "SlurmAdapter": "costart.adapters.slurm.adapter",
+        "SlurmCommandError": "costart.adapters.slurm.commands",
         "SlurmConfig": "costart.adapters.slurm.adapter",
+        "SlurmOutputError": "costart.adapters.slurm.records",
         "agent_of_task": "costart.adapters.stand_in",
+        "cluster_toml": "costart.adapters.slurm.cluster_view",
         "current_attempt": "costart.adapters.stand_in",
         "start_placed_tasks": "costart.adapters.stand_in",
     },

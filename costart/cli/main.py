@@ -78,7 +78,7 @@ COMMANDS: Final = {
         "Run the tasks placed on NODEs as local processes (the member's run table).",
     ),
     "slurm": LazyCommand(
-        "costart.cli.slurm_cmd:slurm",
+        "costart.cli.slurm_cmd:slurm_app",
         "Run the tasks costart places on Slurm NODEs as held Slurm jobs, released at the "
         "barrier, with Slurm's job states reported back.",
     ),

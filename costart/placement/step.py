@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from costart.domain import decisions as dec
+from costart.domain.capacity import Capacity
 from costart.domain.errors import NotFound, SpecError
 from costart.domain.events import DomainEvent
 from costart.domain.spec_types import GroupSpec, Topology
@@ -134,6 +135,13 @@ class CoPlacementStep:
         """Raise `NotFound` unless the cluster has this node."""
         if node not in self.cluster.index:
             raise NotFound(f"the cluster has no node {node!r}")
+
+    def node_offer(self, node: str) -> tuple[Capacity, str | None]:
+        """What the cluster file says ``node`` offers, and its GPU type (`NotFound` for
+        a node it does not have): what a host adapter compares with its own (ADR 0120)."""
+        self.check_node(node)
+        found = self.cluster.nodes[self.cluster.index[node]]
+        return found.capacity, found.gpu_type
 
     def committed(self, events: Sequence[DomainEvent], position: int) -> None:
         """The Controller folded ``events`` into its World, which is now at log

@@ -9,6 +9,7 @@ scale                        own   all   no                    no
 claim report                 no    all   member on its nodes   all
 task report                  no    all   task on its nodes     no
 node heartbeat, status       no    all   its nodes             no
+node as the cluster has it   no    all   its nodes             no
 node outside load            no    all   its nodes             no
 tasks of a node              no    all   its nodes             no
 ============================ ===== ===== ===================== ======
@@ -83,6 +84,24 @@ class ScaleRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
 class NodeStatusRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     status: Annotated[Literal["up", "drained"], Meta(description="up, or drained (no new tasks)")]
+    note: (
+        Annotated[
+            str,
+            Meta(max_length=500, description="why, recorded with the change (the host's reason)"),
+        ]
+        | None
+    ) = None
+
+
+class ClusterNode(msgspec.Struct, frozen=True):
+    """A node as this server's cluster view has it (ADR 0120)."""
+
+    node: Annotated[str, Meta(description="the node")]
+    gpu: Annotated[int, Meta(description="GPUs the cluster file gives it")]
+    cpu: Annotated[int, Meta(description="CPUs the cluster file gives it")]
+    mem_gb: Annotated[int, Meta(description="memory (GB) the cluster file gives it")]
+    status: Annotated[str, Meta(description="up, drained or down")]
+    gpu_type: Annotated[str | None, Meta(description="its GPU type, if the file names one")] = None
 
 
 MAX_OUTSIDE_AMOUNT = 10**7
@@ -290,9 +309,25 @@ def set_node_status(
     node: NodeName, data: NodeStatusRequest, user: User, state: State
 ) -> NodeAnswer:
     require_node(user, node, "set the status")
-    return NodeAnswer(
-        node=node, events=_service(state).set_node_status(node, data.status, actor_of(user))
-    )
+    events = _service(state).set_node_status(node, data.status, actor_of(user), data.note)
+    return NodeAnswer(node=node, events=events)
+
+
+@get(
+    "/v1/nodes/{node:str}",
+    sync_to_thread=True,
+    summary="A node as this server's cluster view has it",
+    responses=errors(400, 401, 403, 404, 409),
+)
+def cluster_node(node: NodeName, user: User, state: State) -> ClusterNode:
+    """What the cluster file says the node offers, and its status now: what a host
+    adapter (`costart slurm`) compares with its host's own report of the node."""
+    require_node(user, node, "read")
+    capacity, gpu_type, status = _service(state).node_offer(node)
+    return ClusterNode(
+        node=node, gpu=capacity.gpu, cpu=capacity.cpu, mem_gb=capacity.mem_gb,
+        status=status, gpu_type=gpu_type,
+    )  # fmt: skip
 
 
 @put(
@@ -373,6 +408,7 @@ DISPATCH_ROUTES = [
     report_task,
     heartbeat,
     set_node_status,
+    cluster_node,
     set_outside_load,
     node_tasks,
 ]

@@ -16,13 +16,13 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from typing import Final, Protocol
+from typing import Final, Protocol, runtime_checkable
 
 from costart.controller import Controller
 from costart.display import duration
 from costart.domain.actors import TIMER, Actor
 from costart.domain.capacity import Capacity
-from costart.domain.errors import DomainError
+from costart.domain.errors import Conflict, DomainError
 from costart.domain.events import NodeStatus
 from costart.domain.spec import SpecFormat, parse_spec
 from costart.domain.spec_types import GroupSpec
@@ -52,6 +52,13 @@ class ChangeFeed(Protocol):
 
     @property
     def fed_position(self) -> int: ...
+
+
+@runtime_checkable
+class DescribesNodes(Protocol):
+    """A placement step that says what each node of its cluster offers (ADR 0120)."""
+
+    def node_offer(self, node: str) -> tuple[Capacity, str | None]: ...
 
 
 class SessionDriver(Protocol):
@@ -197,11 +204,26 @@ class Service:
         self.changed()
         return row
 
-    def set_node_status(self, node: str, status: NodeStatus, actor: Actor) -> int:
-        """Report a node up, drained or down; the events written."""
-        written = len(self.controller.set_node_status(node, status, self.clock(), actor=actor))
+    def set_node_status(
+        self, node: str, status: NodeStatus, actor: Actor, note: str | None = None
+    ) -> int:
+        """Report a node up, drained or down (``note``: why, in the event); the events
+        written."""
+        written = len(
+            self.controller.set_node_status(node, status, self.clock(), actor=actor, note=note)
+        )
         self.changed()
         return written
+
+    def node_offer(self, node: str) -> tuple[Capacity, str | None, NodeStatus]:
+        """What ``node`` offers in this server's cluster view, its GPU type and status
+        (`NotFound` for a node it does not have; `Conflict` when its placement step does
+        not describe its nodes)."""
+        placement = self.controller.placement
+        if not isinstance(placement, DescribesNodes):
+            raise Conflict("this server's placement does not describe its nodes")
+        capacity, gpu_type = placement.node_offer(node)
+        return capacity, gpu_type, self.controller.world.node_status.get(node, "up")
 
     def report_outside_load(self, node: str, use: Capacity, source: str, actor: Actor) -> None:
         """The host's other work on ``node`` (its agent's count, ``source``): placement

@@ -76,6 +76,7 @@ MUST_SUCCEED = (
     # The documented examples, on the placed example group: each role's own operation.
     "POST /v1/groups/{name}/members/{member}/claims/{claim}",
     "POST /v1/groups/{name}/members/{member}/scale",
+    "GET /v1/nodes/{node}",
     "GET /v1/nodes/{node}/tasks",
     "POST /v1/nodes/{node}/heartbeat",
     "PUT /v1/nodes/{node}/status",

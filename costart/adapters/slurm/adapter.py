@@ -18,6 +18,10 @@ missed change only waits for the next pass):
   task's node (`costart.adapters.slurm.probe_jobs`), their end its READY or FAILED;
 - a node Slurm drains is reported drained, and up again once Slurm resumes it; a node
   Slurm has down gets no heartbeat (the server marks it down after its timeout);
+- a node where Slurm offers less than `serve`'s cluster view of it (``GET
+  /v1/nodes/{node}``: fewer GPUs, CPUs or memory, another GPU type), or that Slurm no
+  longer has, is reported drained with the mismatch as its note (ADR 0120); a Slurm node
+  the adapter does not front is logged once (placing there takes a new cluster file);
 - a job costart did not submit is outside load: what it holds on each node is reported
   to `serve` every pass (``PUT /v1/nodes/{node}/outside-load``, ADR 0118), whose
   placement counts it out of the node's free capacity; one named as costart's that this
@@ -35,6 +39,7 @@ from urllib.parse import quote
 
 import structlog
 
+from costart.adapters.slurm.cluster_view import ViewedNode, shortfall, surplus
 from costart.adapters.slurm.commands import Slurm, SlurmCommandError
 from costart.adapters.slurm.identity import JobIdentity
 from costart.adapters.slurm.jobs import Outcome, SlurmJob
@@ -75,7 +80,8 @@ class SlurmConfig:
 class Reading:
     """One pass's reading of Slurm."""
 
-    nodes: dict[str, SlurmNode]
+    nodes: dict[str, SlurmNode]  # the fronted nodes Slurm has
+    others: tuple[str, ...]  # the nodes Slurm has that the adapter does not front
     ours: dict[JobIdentity, SlurmJob]
     outside: list[SlurmJob]
     unknown: list[SlurmJob]
@@ -97,7 +103,9 @@ class SlurmAdapter:
     slurm: Slurm
     ledger: JobLedger = field(init=False)
     reported: set[tuple[JobIdentity, str]] = field(default_factory=set)
-    node_status: dict[str, str] = field(default_factory=dict)
+    node_status: dict[str, tuple[str, str]] = field(default_factory=dict)  # status, note
+    said: dict[str, str] = field(default_factory=dict)  # last logged per node or listing
+    no_view_route: bool = False  # the server describes no nodes (409)
     outside: dict[str, Capacity] = field(default_factory=dict)  # last reported per node
     no_outside_route: bool = False  # the server answered 409: it takes none
     warned: set[int] = field(default_factory=set)
@@ -122,7 +130,9 @@ class SlurmAdapter:
     # --- one pass ----------------------------------------------------------------------
 
     def read(self) -> Reading:
-        nodes = {n.name: n for n in self.slurm.nodes() if n.name in self.config.nodes}
+        listed = self.slurm.nodes()
+        nodes = {n.name: n for n in listed if n.name in self.config.nodes}
+        others = tuple(sorted(n.name for n in listed if n.name not in self.config.nodes))
         ours: dict[JobIdentity, SlurmJob] = {}
         outside: list[SlurmJob] = []
         unknown: list[SlurmJob] = []
@@ -138,7 +148,7 @@ class SlurmAdapter:
                 ours[identity] = job
             else:
                 unknown.append(job)
-        return Reading(nodes, ours, outside, unknown)
+        return Reading(nodes, others, ours, outside, unknown)
 
     def step(self) -> None:
         reading = self.read()
@@ -171,9 +181,16 @@ class SlurmAdapter:
 
     def _nodes(self, reading: Reading) -> None:
         outside = reading.outside_use()
+        self._say("", ", ".join(reading.others), "Slurm nodes costart does not place on")
         for name in self.config.nodes:
             node = reading.nodes.get(name)
+            view = self._view(name)
+            mismatch = shortfall(name, node, view) if view is not None else ""
+            if node is not None and view is not None:
+                self._say(name, surplus(node, view), "Slurm offers more than the cluster file")
             if node is None or node.status == "down":
+                if mismatch:  # Slurm no longer has it: drained now, down by silence later
+                    self._status(name, "drained", mismatch, view, "gone")
                 continue  # no heartbeat: the server marks it down after its timeout
             self.api.call("POST", f"/v1/nodes/{_q(name)}/heartbeat", dict[str, Any])
             # Every pass, changed or not: a server that restarted (or a new leader) holds
@@ -185,13 +202,42 @@ class SlurmAdapter:
                     "outside Slurm load", node=name, gpu=use.gpu, cpu=use.cpu, mem_gb=use.mem_gb
                 )  # fmt: skip
                 self.outside[name] = use
-            if self.node_status.get(name) != node.status:
-                self.api.call(
-                    "PUT", f"/v1/nodes/{_q(name)}/status", dict[str, Any],
-                    json={"status": node.status},
-                )  # fmt: skip
-                self.log.info("node status", node=name, status=node.status, slurm=node.state)
-                self.node_status[name] = node.status
+            status = "drained" if mismatch else node.status
+            self._status(name, status, mismatch, view, node.state)
+
+    def _status(
+        self, name: str, status: str, note: str, view: ViewedNode | None, slurm: str
+    ) -> None:
+        """Report ``status`` (with ``note``) when it changed, or when the server holds
+        the node up while it should be drained (a server that restarted forgot it)."""
+        lost = view is not None and status == "drained" and view.status == "up"
+        if self.node_status.get(name) == (status, note) and not lost:
+            return
+        body: dict[str, Any] = {"status": status}
+        if note:
+            body["note"] = note
+        self.api.call("PUT", f"/v1/nodes/{_q(name)}/status", dict[str, Any], json=body)
+        if self.node_status.get(name) != (status, note):
+            self.log.info("node status", node=name, status=status, slurm=slurm, reason=note)
+        self.node_status[name] = (status, note)
+
+    def _view(self, name: str) -> ViewedNode | None:
+        """`serve`'s view of node ``name`` (None from a server that describes none)."""
+        try:
+            return self.api.call("GET", f"/v1/nodes/{_q(name)}", ViewedNode)
+        except ApiError as error:
+            if error.status != 409:
+                raise
+            if not self.no_view_route:
+                self.log.warning("the server describes no nodes", error=error.message)
+            self.no_view_route = True
+            return None
+
+    def _say(self, key: str, text: str, what: str) -> None:
+        """Log ``what: text`` once per change of ``text`` (nothing while it is empty)."""
+        if self.said.get(key, "") != text and text:
+            self.log.warning(what, node=key or None, detail=text)
+        self.said[key] = text
 
     def _report_outside(self, node: str, use: Capacity) -> None:
         body = {"gpu": use.gpu, "cpu": use.cpu, "mem_gb": use.mem_gb, "source": "slurm"}

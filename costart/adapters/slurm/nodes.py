@@ -69,6 +69,7 @@ class SlurmNode(msgspec.Struct, frozen=True):
     features: tuple[str, ...]
     partitions: tuple[str, ...]
     reason: str = ""
+    gpu_type: str | None = None  # the one GPU type its Gres names (none, or several: None)
 
 
 def node_status(state: str, what: str) -> NodeStatus:
@@ -102,6 +103,20 @@ def _gpus(gres: str, what: str) -> int:
     return total
 
 
+def _gpu_type(gres: str) -> str | None:
+    """The GPU type ``Gres=gpu:a100:2`` names, if every GPU entry names the same one."""
+    types = {
+        fields[1]
+        for part in gres.split(",")
+        if (fields := part.split("(")[0].split(":"))[0] == "gpu" and len(fields) == 3
+    }
+    untyped = any(
+        (fields := part.split("(")[0].split(":"))[0] == "gpu" and len(fields) == 2
+        for part in gres.split(",")
+    )
+    return types.pop() if len(types) == 1 and not untyped else None
+
+
 def _names(text: str) -> tuple[str, ...]:
     return () if text in ("", "(null)") else tuple(sorted(text.split(",")))
 
@@ -133,6 +148,7 @@ def parse_node(record: dict[str, str], what: str) -> SlurmNode:
         features=_names(record.get("ActiveFeatures", "")),
         partitions=_names(record.get("Partitions", "")),
         reason=record.get("Reason", ""),
+        gpu_type=_gpu_type(record.get("Gres", "")),
     )
 
 

@@ -3,6 +3,7 @@ session's Slurm cluster (`tests.adapters.slurm.daemons`). Every wait is bounded.
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
@@ -18,22 +19,31 @@ CLAIMS_TOKEN = "claim-driver-token-0123456789"
 NOBODY = 65534  # the account the tests' owner is mapped to (`sbatch --uid`)
 
 
-def write_files(directory: Path) -> None:
+def cluster_file(slurm: SlurmCluster, output: Path) -> None:
+    """`costart slurm cluster-file -o OUTPUT` against the session's cluster."""
+    done = subprocess.run(
+        [sys.executable, "-m", "costart.cli.main", "slurm", "cluster-file", "-o", str(output)],
+        env={"SLURM_CONF": slurm.env["SLURM_CONF"], "PATH": slurm.env["PATH"]},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"costart slurm cluster-file: exit {done.returncode}: {done.stderr}")
+
+
+def write_files(directory: Path, slurm: SlurmCluster) -> None:
     """Tokens (an admin, the adapter as the agent of all four nodes, a claim driver)
-    and the cluster costart places on: Slurm's four nodes as Slurm reports them."""
+    and the cluster costart places on: Slurm's four nodes as Slurm reports them, written
+    by `costart slurm cluster-file`."""
     nodes = ", ".join(f'"{n}"' for n in NODES)
     (directory / "tokens.toml").write_text(
         f'[tokens.{ADMIN}]\nuser = "alice"\nrole = "admin"\n\n'
         f'[tokens.{ADAPTER_TOKEN}]\nuser = "slurm"\nrole = "agent"\nnodes = [{nodes}]\n\n'
         f'[tokens.{CLAIMS_TOKEN}]\nuser = "claims"\nrole = "claims"\n'
     )
-    cluster = ['levels = ["rack"]']
-    for i, node in enumerate(NODES):
-        cluster.append(
-            f'[[nodes]]\nname = "{node}"\npath = ["rack{1 + i // 2}"]\n'
-            "gpu = 4\ncpu = 8\nmem_gb = 31\n"
-        )
-    (directory / "cluster.toml").write_text("\n".join(cluster))
+    cluster_file(slurm, directory / "cluster.toml")
     (directory / "accounts.toml").write_text(f"[owners.alice]\nuid = {NOBODY}\n")
 
 
@@ -68,7 +78,7 @@ class SlurmFront:
     def __init__(self, directory: Path, slurm: SlurmCluster) -> None:
         self.directory = directory
         self.slurm = slurm
-        write_files(directory)
+        write_files(directory, slurm)
         self.serve = Serve(directory, "serve")
         self.serve.wait_serving()
         self.api = Client([self.serve.url], ADMIN, failover_s=10)

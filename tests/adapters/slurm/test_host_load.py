@@ -24,7 +24,7 @@ def outside(jobs: str = "jobs-running-held.txt") -> dict[str, Capacity]:
     """The outside use per node of a recorded `scontrol show job -o`."""
     nodes = {n.name: n for n in parse_nodes((RECORDED / "nodes-busy-drained.txt").read_text())}
     found = parse_jobs((RECORDED / jobs).read_text())
-    return Reading(nodes, {}, [j for j in found if j.identity is None], []).outside_use()
+    return Reading(nodes, (), {}, [j for j in found if j.identity is None], []).outside_use()
 
 
 class TestAllocatorContractOverSlurm(AllocatorContract):
