@@ -10,6 +10,8 @@ NAME_PATTERN: Final = r"[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?"
 """Group, member, claim and placement-group names; always matched whole (``fullmatch``):
 a ``$`` would also match before a final newline."""
 OWNER_PATTERN: Final = r"[A-Za-z0-9][A-Za-z0-9._@-]*"
+OUTSIDE_SOURCE_PATTERN: Final = r"[a-z][a-z0-9-]{0,31}"
+"""Who counts a node's outside load (`PUT /v1/nodes/{node}/outside-load`, ADR 0118)."""
 LABEL_PATTERN: Final = r"[A-Za-z0-9]([A-Za-z0-9._/-]{0,251}[A-Za-z0-9])?"
 # An environment variable's name, as a run table may set it and an agent may allow it.
 ENV_NAME_PATTERN: Final = r"[A-Za-z_][A-Za-z0-9_]{0,127}"

@@ -16,12 +16,13 @@ import threading
 from collections.abc import Sequence
 from typing import Final
 
+from costart.domain import limits
 from costart.domain.capacity import Capacity
 
 ZERO: Final = Capacity()
 MAX_NAMED_NODES: Final = 4
 """Nodes a pend reason names with their outside use; a count covers the rest."""
-SOURCE_PATTERN: Final = r"[a-z][a-z0-9-]{0,31}"
+SOURCE_PATTERN: Final = limits.OUTSIDE_SOURCE_PATTERN
 _SOURCE: Final = re.compile(SOURCE_PATTERN)
 
 

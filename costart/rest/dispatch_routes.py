@@ -118,7 +118,12 @@ class OutsideLoadRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True
     cpu: Annotated[Amount, Meta(description="CPUs the other work holds on the node now")]
     mem_gb: Annotated[Amount, Meta(description="memory (GB, rounded up) it holds now")]
     source: Annotated[
-        str, Meta(description="who counts it, e.g. slurm: 1-32 of a-z, 0-9 and -")
+        str,
+        Meta(
+            description="who counts it, e.g. slurm: 1-32 of a-z, 0-9 and -",
+            pattern=f"^{limits.OUTSIDE_SOURCE_PATTERN}$",
+            max_length=32,
+        ),
     ] = "host"
 
 
