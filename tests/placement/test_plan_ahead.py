@@ -297,6 +297,8 @@ def test_past_its_estimate_the_borrower_is_preempted_and_the_gang_starts() -> No
     rig.start_all("guess")
     rig.clock.advance(10 * MINUTE_S)
     rig.finish("running")  # ends early: big's gang now needs only guess's node
+    rig.session()  # big holds what running freed
+    assert rig.status("big") == "RESERVING" and rig.status("guess") == "RUNNING"
     # Before the estimate runs out, guess is not stopped: big waits.
     rig.clock.advance((until - rig.clock.now_ns) // SECOND_NS - 2)
     rig.session()  # one second before the until-time
