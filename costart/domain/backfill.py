@@ -13,7 +13,9 @@ stopped for it (``preemptible``). Three commands, each on one group:
   nodes is stopped with reason ``preempted``: its own failure policy applies, and a
   preemption never consumes a restart budget (`costart.domain.policy.consumes_budget`).
   Work that is not preemptible is never stopped (ADR 0092): a limited borrower ends by
-  its own limit, before the reservation's expected completion.
+  its own limit, before the reservation's expected completion. The exception is a
+  borrower admitted on a learned runtime estimate, once the until-time its placement
+  recorded has passed (ADR 0121).
 
 The limit itself is enforced by `costart.domain.runtime_limits`.
 """

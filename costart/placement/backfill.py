@@ -19,8 +19,10 @@ reason ``preempted``) and the gang is placed in the same session. Any reservatio
 lender never blocks a higher reservation. A time limit is not a kill switch (ADR 0092):
 work that is not preemptible is never stopped for a reservation — a limited borrower
 ends by its own limit, which it could borrow only because that limit ends before the
-lender's expected completion. Every decision here is a function of the World, the order
-and the time.
+lender's expected completion. The one exception (ADR 0121): a borrower a ``plan-ahead``
+lender admitted on a learned runtime estimate may be stopped like preemptible work once
+the until-time its placement recorded has passed. Every decision here is a function of
+the World, the order and the time.
 """
 
 from __future__ import annotations
@@ -296,8 +298,9 @@ class BackfillSession:
         """If the reservation's gang fits once the lower preemptible groups leave its
         nodes: the plan and the preemptions (capacity given back in the ledger), else
         None. Any reservation may stop lower preemptible work (so a borrower of a lower
-        lender never blocks a higher reservation for longer than a session), and only
-        that: work that is not preemptible is never stopped (ADR 0092)."""
+        lender never blocks a higher reservation for longer than a session), and a lower
+        borrower whose runtime estimate has run out (ADR 0121), and only those: other
+        work that is not preemptible is never stopped (ADR 0092)."""
         if group.status != "RESERVING" or group.reservation_deadline_ns is None:
             return None
         if not self._stoppable():
