@@ -13,10 +13,12 @@ from typing import Any
 import pytest
 
 from costart.controller import Controller
+from costart.display import clock
 from costart.domain import events as ev
 from costart.domain.decisions import HoldCapacity, LendHolds, PlaceBorrower, PlaceMember, Preempt
 from costart.domain.errors import DomainError
 from costart.domain.events import Assignment, RuntimeEstimate
+from costart.projections.derive import event_detail
 from tests.builders import (
     SECOND_NS,
     ManualClock,
@@ -196,6 +198,10 @@ def test_a_borrower_admitted_on_an_estimate_records_until_when_and_what_it_reste
         (NOW_NS + HOUR_NS, (GUESS,), "on loan from reservation big, on a runtime estimate")
     ]
     assert c.group("small").admitted_until_ns == NOW_NS + HOUR_NS
+    until = clock(NOW_NS + HOUR_NS)
+    assert event_detail(placed[0]) == (
+        f"attempt 1: every member placed, waiting at the barrier; on a runtime estimate until {until}"
+    )
 
 
 @pytest.mark.parametrize(
