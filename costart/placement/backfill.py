@@ -300,12 +300,20 @@ class BackfillSession:
         None. Any reservation may stop lower preemptible work (so a borrower of a lower
         lender never blocks a higher reservation for longer than a session), and a lower
         borrower whose runtime estimate has run out (ADR 0121), and only those: other
-        work that is not preemptible is never stopped (ADR 0092)."""
-        if group.status != "RESERVING" or group.reservation_deadline_ns is None:
+        work that is not preemptible is never stopped (ADR 0092).
+
+        A waiting ``plan-ahead`` gang that holds nothing (its plan lends what it
+        claims) is not a reservation yet, but it still enforces the fallback of what
+        was lent on an estimate: it stops only borrowers whose estimate has run out."""
+        reserving = group.status == "RESERVING" and group.reservation_deadline_ns is not None
+        planning = group.status == "PENDING" and group.spec.placement.mode == "plan-ahead"
+        if not reserving and not planning:
             return None
         if not self._stoppable():
             return None
         taken = self._taken_back_from(self.position[group.name])
+        if not reserving:
+            taken = [t for t in taken if estimate_ran_out(t.group, self.now_ns)]
         if not taken:
             return None
         ledger = self.ledger

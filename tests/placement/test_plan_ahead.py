@@ -343,3 +343,27 @@ def test_replay_and_a_snapshot_keep_the_admitted_until_time() -> None:
         replayed.apply(event)
     assert replayed.group_named("guess").admitted_until_ns == until
     assert replayed.groups == world.groups == restored.groups
+
+
+def test_a_gang_that_holds_nothing_still_stops_a_borrower_past_its_estimate() -> None:
+    """A lower waiting job estimated at 5 minutes (too wide to fit) keeps big from
+    holding anything, so big never becomes a reservation: the fallback of what it lent on
+    an estimate holds all the same."""
+    rig = _estimate_rig(_job("guess"))
+    for i in (1, 2, 3):
+        _ran(rig, f"quick-{i}", 5)
+    rig.session()
+    until = rig.controller.group("guess").admitted_until_ns
+    assert until is not None
+    rig.start_all("guess")
+    rig.submit(a_group("quick-9").atomic().with_member("job", gpu=8, tasks=4).build())
+    rig.clock.advance(10 * MINUTE_S)
+    rig.finish("running")
+    rig.session()
+    assert (rig.status("big"), rig.status("guess")) == ("PENDING", "RUNNING")
+    events = rig.session(advance_s=(until - rig.clock.now_ns) / SECOND_NS)
+    failed = [e for e in events if isinstance(e, ev.MemberFailed)]
+    assert [(e.reason, e.note) for e in failed] == [
+        ("preempted", "preempted for reservation big: its runtime estimate ran out")
+    ]
+    assert rig.status("big") == "RUNNING" and rig.status("quick-9") == "PENDING"
