@@ -537,7 +537,14 @@ def _record_decision(unit: GroupUnit, decision: dec.Decision, at: int) -> None:
     elif isinstance(decision, dec.LendHolds):
         backfill.lend_holds(unit, decision.holds, decision.borrower, at)
     elif isinstance(decision, dec.PlaceBorrower):
-        backfill.place_borrower(unit, decision.assignments, decision.lender, at)
+        backfill.place_borrower(
+            unit,
+            decision.assignments,
+            decision.lender,
+            at,
+            until_ns=decision.admitted_until_ns,
+            estimates=decision.estimates,
+        )
     elif isinstance(decision, dec.Preempt):
         backfill.preempt(unit, decision.nodes, decision.lender, at)
     else:

@@ -89,6 +89,7 @@ if TYPE_CHECKING:
         MemberStatus,
         TaskState,
         TaskStatus,
+        estimate_ran_out,
     )
     from costart.domain.world import World
 
@@ -161,6 +162,7 @@ __all__ = [
     "describe_schema",
     "document_fields",
     "equality_terms",
+    "estimate_ran_out",
     "events",
     "expected_runtime",
     "failures",
@@ -226,6 +228,7 @@ __getattr__, __dir__ = lazy_exports(
         "GroupDoc": "costart.domain.spec",
         "GroupSpec": "costart.domain.spec_types",
         "GroupState": "costart.domain.states",
+        "estimate_ran_out": "costart.domain.states",
         "GroupStatus": "costart.domain.states",
         "GroupUnit": "costart.domain.aggregates",
         "HostTask": "costart.domain.reconcile",

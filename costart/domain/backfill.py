@@ -13,7 +13,9 @@ stopped for it (``preemptible``). Three commands, each on one group:
   nodes is stopped with reason ``preempted``: its own failure policy applies, and a
   preemption never consumes a restart budget (`costart.domain.policy.consumes_budget`).
   Work that is not preemptible is never stopped (ADR 0092): a limited borrower ends by
-  its own limit, before the reservation's expected completion.
+  its own limit, before the reservation's expected completion. The exception is a
+  borrower admitted on a learned runtime estimate, once the until-time its placement
+  recorded has passed (ADR 0121).
 
 The limit itself is enforced by `costart.domain.runtime_limits`.
 """
@@ -30,7 +32,7 @@ from costart.domain.events import Assignment
 from costart.domain.failures import fail_member
 from costart.domain.scheduling import place_group
 from costart.domain.spec_types import LENDING_MODES
-from costart.domain.states import GROUP_STARTED
+from costart.domain.states import GROUP_STARTED, estimate_ran_out
 from costart.domain.teardown import release_and_retry
 
 BACKFILL: Final = "reserve-backfill"
@@ -59,17 +61,37 @@ def lend_holds(
 
 
 def place_borrower(
-    unit: GroupUnit, assignments: Mapping[str, Sequence[Assignment]], lender: str, at_ns: int
+    unit: GroupUnit,
+    assignments: Mapping[str, Sequence[Assignment]],
+    lender: str,
+    at_ns: int,
+    *,
+    until_ns: int | None = None,
+    estimates: Sequence[ev.RuntimeEstimate] = (),
 ) -> None:
-    """Place a borrower's whole gang on capacity lent by reservation ``lender``."""
+    """Place a borrower's whole gang on capacity lent by reservation ``lender``. Each
+    member is preemptible, declares ``max_runtime``, or — admitted on a learned runtime
+    estimate until ``until_ns`` (ADR 0121) — has an estimate record in ``estimates``;
+    such a borrower may be stopped by a reservation from ``until_ns`` on."""
+    estimated = {e.member for e in estimates if e.basis == "estimate"}
+    if until_ns is not None and until_ns <= at_ns:
+        raise DomainError(f"group {unit.name}: admitted until {until_ns}, not after {at_ns}")
+    if estimates and until_ns is None:
+        raise DomainError(f"group {unit.name}: estimates recorded without an admitted-until time")
     for member in unit.group.state.spec.members:
-        if not (member.preemptible or member.max_runtime_ns is not None):
+        if member.preemptible or member.max_runtime_ns is not None:
+            continue
+        if until_ns is None or member.name not in estimated:
             raise DomainError(
-                f"member {member.name} neither declares max_runtime nor is preemptible: "
-                f"it may not borrow from reservation {lender}"
+                f"member {member.name} neither declares max_runtime nor is preemptible, "
+                f"nor was admitted on a runtime estimate: it may not borrow from "
+                f"reservation {lender}"
             )
-    unit.set_note(f"on loan from reservation {lender}")
-    place_group(unit, assignments, at_ns)
+    if until_ns is None:
+        unit.set_note(f"on loan from reservation {lender}")
+    else:
+        unit.set_note(f"on loan from reservation {lender}, on a runtime estimate")
+    place_group(unit, assignments, at_ns, admitted_until_ns=until_ns, estimates=tuple(estimates))
     unit.set_note(None)
 
 
@@ -78,16 +100,21 @@ def preempt(unit: GroupUnit, nodes: Sequence[str], lender: str, at_ns: int) -> N
     ``lender`` can start there. Before its start the group is released and retried (no
     attempt counted); after it, each member with a task there fails by the policy."""
     group = unit.group.state
+    overrun = estimate_ran_out(group, at_ns)
     for declared in group.spec.members:
-        if not declared.preemptible:
+        if not declared.preemptible and not overrun:
             # A declared time limit is not a kill switch (ADR 0092): the limit itself
-            # stops the work (`runtime_limits`), a reservation never does.
+            # stops the work (`runtime_limits`), a reservation never does. Only a
+            # borrower admitted on an estimate that has run out may be (ADR 0121).
             raise DomainError(
                 f"member {declared.name} is not preemptible: reservation {lender} "
                 f"may not stop group {unit.name}"
             )
     where = frozenset(nodes)
-    unit.set_note(f"preempted for reservation {lender}")
+    if overrun and not all(m.preemptible for m in group.spec.members):
+        unit.set_note(f"preempted for reservation {lender}: its runtime estimate ran out")
+    else:
+        unit.set_note(f"preempted for reservation {lender}")
     if group.status == "PLACED":
         release_and_retry(unit, f"preempted for reservation {lender}", at_ns, counts_attempt=False)
     elif group.status in GROUP_STARTED:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import msgspec
 
-from costart.domain.events import Assignment, PendReason
+from costart.domain.events import Assignment, PendReason, RuntimeEstimate
 
 
 class PlaceGroup(msgspec.Struct, frozen=True):
@@ -61,6 +61,10 @@ class PlaceBorrower(msgspec.Struct, frozen=True):
     group: str
     assignments: dict[str, tuple[Assignment, ...]]
     lender: str
+    admitted_until_ns: int | None = None
+    """Admitted on a runtime estimate (ADR 0121): until when (else None, by limits)."""
+    estimates: tuple[RuntimeEstimate, ...] = ()
+    """The records of the expected runtimes the admission rested on."""
 
 
 class Preempt(msgspec.Struct, frozen=True):

@@ -85,6 +85,24 @@ class PendReason(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
     ] = None
 
 
+class RuntimeEstimate(msgspec.Struct, frozen=True, kw_only=True, gc=False, omit_defaults=True):
+    """What a decision that rests on a member's expected runtime records of it (in its
+    event), so the log says what the decision knew: ``runtime_ns`` expected from the
+    member's start, its ``basis`` (``limit`` or ``estimate``), and for an estimate the
+    ``samples`` it was made of, the nearest-rank ``percentile`` taken of them, their
+    ``key`` (owner, workload, member) and whether the run had ``slipped`` past its first
+    estimate. The percentile is recorded so a record still reads right after a release
+    changes it."""
+
+    member: str
+    runtime_ns: int
+    basis: Literal["limit", "estimate"]
+    samples: int = 0
+    percentile: int = 0
+    key: str | None = None
+    slipped: bool = False
+
+
 class DomainEvent(
     msgspec.Struct, frozen=True, gc=False, kw_only=True, tag=True, omit_defaults=True
 ):
@@ -119,10 +137,17 @@ class ReservationOpened(DomainEvent, frozen=True):
 
 
 class GroupPlaced(DomainEvent, frozen=True):
-    """Every member is placed for this attempt; the group waits at the barrier."""
+    """Every member is placed for this attempt; the group waits at the barrier.
+
+    A borrower admitted on a learned runtime *estimate* (ADR 0121) records
+    ``admitted_until_ns`` (placement time plus its gang's estimate) and the
+    ``estimates`` it rested on: past that time a reservation may stop it. Both are left
+    out of the encoding when absent, so every other placement keeps its bytes."""
 
     attempt: int
     barrier_deadline_ns: int
+    admitted_until_ns: int | None = None
+    estimates: tuple[RuntimeEstimate, ...] = ()
 
 
 class PlacementReleased(DomainEvent, frozen=True):

@@ -22,8 +22,7 @@ from __future__ import annotations
 
 from typing import Literal, NamedTuple
 
-import msgspec
-
+from costart.domain.events import RuntimeEstimate
 from costart.domain.runtime_history import (
     PERCENTILE,
     RuntimeHistory,
@@ -52,6 +51,18 @@ class ExpectedEnd(NamedTuple):
 
 UNKNOWN_RUNTIME = ExpectedRuntime(None, "unknown")
 UNKNOWN_END = ExpectedEnd(None, "unknown")
+
+__all__ = [
+    "UNKNOWN_END",
+    "UNKNOWN_RUNTIME",
+    "Basis",
+    "ExpectedEnd",
+    "ExpectedRuntime",
+    "RuntimeEstimate",
+    "estimate_record",
+    "expected_end",
+    "expected_runtime",
+]
 
 
 def expected_runtime(
@@ -85,24 +96,6 @@ def expected_end(
         samples = history.samples(runtime_key(group.spec, member.spec))
         return ExpectedEnd(began + slipped_runtime(samples, now_ns - began), "estimate")
     return ExpectedEnd(max(now_ns, began + runtime.runtime_ns), runtime.basis)
-
-
-class RuntimeEstimate(msgspec.Struct, frozen=True, kw_only=True, gc=False, omit_defaults=True):
-    """What a decision that rests on a member's expected runtime records of it (in its
-    event), so the log says what the decision knew: ``runtime_ns`` expected from the
-    member's start, its ``basis`` (``limit`` or ``estimate``), and for an estimate the
-    ``samples`` it was made of, the nearest-rank ``percentile`` taken of them, their
-    ``key`` (owner, workload, member) and whether the run had ``slipped`` past its first
-    estimate. The percentile is recorded so a record still reads right after a release
-    changes it."""
-
-    member: str
-    runtime_ns: int
-    basis: Literal["limit", "estimate"]
-    samples: int = 0
-    percentile: int = 0
-    key: str | None = None
-    slipped: bool = False
 
 
 def estimate_record(

@@ -81,6 +81,7 @@ def _group_placed(g: GroupState, e: ev.GroupPlaced) -> None:
     g.reservation_deadline_ns = None
     g.barrier_deadline_ns = e.barrier_deadline_ns
     g.placed_at_ns = e.at_ns
+    g.admitted_until_ns = e.admitted_until_ns
 
 
 def _placement_released(g: GroupState, e: ev.PlacementReleased) -> None:
@@ -91,6 +92,7 @@ def _placement_released(g: GroupState, e: ev.PlacementReleased) -> None:
     g.reservation_deadline_ns = None
     g.barrier_deadline_ns = None
     g.placed_at_ns = None
+    g.admitted_until_ns = None
     g.last_reason = e.reason
 
 

@@ -43,9 +43,15 @@ def _check_assignments(member: MemberAggregate, new: Sequence[Assignment], alrea
 
 
 def place_group(
-    unit: GroupUnit, assignments: Mapping[str, Sequence[Assignment]], at_ns: int
+    unit: GroupUnit,
+    assignments: Mapping[str, Sequence[Assignment]],
+    at_ns: int,
+    *,
+    admitted_until_ns: int | None = None,
+    estimates: tuple[ev.RuntimeEstimate, ...] = (),
 ) -> None:
-    """Place the whole gang in one decision, then wait at the barrier."""
+    """Place the whole gang in one decision, then wait at the barrier (a borrower
+    admitted on an estimate records until when, `costart.domain.backfill`)."""
     group = unit.group.state
     if group.status not in GROUP_WAITING:
         raise IllegalTransition(f"group {unit.name}", group.status, "place the group")
@@ -63,7 +69,14 @@ def place_group(
     for member in unit.members:
         member.trigger(ev.MemberPlaced, at_ns, assignments=tuple(assignments[member.name]))
     deadline = at_ns + group.spec.barrier.timeout_ns
-    unit.group.trigger(ev.GroupPlaced, at_ns, attempt=group.attempt, barrier_deadline_ns=deadline)
+    unit.group.trigger(
+        ev.GroupPlaced,
+        at_ns,
+        attempt=group.attempt,
+        barrier_deadline_ns=deadline,
+        admitted_until_ns=admitted_until_ns,
+        estimates=estimates,
+    )
     release_barrier_if_ready(unit, at_ns)
 
 

@@ -85,6 +85,9 @@ class GroupState(msgspec.Struct, kw_only=True, gc=False):
     started_at_ns: int | None = None
     ended_at_ns: int | None = None
     last_reason: str | None = None
+    # A borrower admitted on a runtime estimate: a reservation may stop it from this
+    # time on (ADR 0121). None: placed by limits, or normally.
+    admitted_until_ns: int | None = None
 
     @property
     def is_terminal(self) -> bool:
@@ -94,6 +97,13 @@ class GroupState(msgspec.Struct, kw_only=True, gc=False):
     def barrier_released(self) -> bool:
         """True once the current attempt's barrier was released."""
         return self.barrier_released_attempt == self.attempt
+
+
+def estimate_ran_out(group: GroupState, at_ns: int) -> bool:
+    """Was the group admitted on a runtime estimate that has run out by ``at_ns``? Then
+    a reservation may stop it (ADR 0121), as it may stop preemptible work."""
+    until = group.admitted_until_ns
+    return until is not None and at_ns >= until
 
 
 class MemberState(msgspec.Struct, kw_only=True, gc=False):

@@ -20,7 +20,8 @@ Schemas:
    schema 3, so a schema 3 snapshot is still restored from: `decode_state` decodes it
    as it was written and links each member to its group's spec and ids, which gives
    the very World a schema 4 snapshot of the same state gives.
-5. the World's runtime history (ADR 0111) after schema 4's fields (ADR 0113). A schema 3
+5. the World's runtime history (ADR 0111) after schema 4's fields (ADR 0113), and each
+   group's ``admitted_until_ns`` (a borrower admitted on an estimate, ADR 0121). A schema 3
    or 4 snapshot decodes to the World it holds with an empty history, and `replay
    verify` compares it without the history (`recorded_form`). It is no longer restored
    from: a controller that started from it would learn only from the runs that end
@@ -35,7 +36,7 @@ from typing import Final
 import msgspec
 
 from costart.domain.ids import id_text
-from costart.domain.states import MemberState
+from costart.domain.states import GroupState, MemberState
 from costart.domain.world import World
 from costart.eventlog.codec import canonical_decode, canonical_encode
 from costart.eventlog.compact_world import decode_compact, encode_compact
@@ -45,7 +46,7 @@ SNAPSHOT_SCHEMA: Final = 5
 
 _ADDED_IN: Final[dict[int, dict[type[msgspec.Struct], tuple[str, ...]]]] = {
     3: {MemberState: ("attempt", "tasks")},
-    5: {World: ("runtime_history",)},
+    5: {World: ("runtime_history",), GroupState: ("admitted_until_ns",)},
 }
 """The state fields each schema added: a snapshot of an earlier schema does not hold them."""
 
@@ -71,6 +72,13 @@ def _without(world: World, schema: int) -> World:
     world_defaults = _defaults(World, schema)
     if world_defaults:
         world = msgspec.structs.replace(world, **world_defaults)
+    group_defaults = _defaults(GroupState, schema)
+    if group_defaults:
+        groups = {
+            key: msgspec.structs.replace(group, **group_defaults)
+            for key, group in world.groups.items()
+        }
+        world = msgspec.structs.replace(world, groups=groups)
     member_defaults = _defaults(MemberState, schema)
     if not member_defaults:
         return world

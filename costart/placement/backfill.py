@@ -19,19 +19,22 @@ reason ``preempted``) and the gang is placed in the same session. Any reservatio
 lender never blocks a higher reservation. A time limit is not a kill switch (ADR 0092):
 work that is not preemptible is never stopped for a reservation — a limited borrower
 ends by its own limit, which it could borrow only because that limit ends before the
-lender's expected completion. Every decision here is a function of the World, the order
-and the time.
+lender's expected completion. The one exception (ADR 0121): a borrower a ``plan-ahead``
+lender admitted on a learned runtime estimate may be stopped like preemptible work once
+the until-time its placement recorded has passed. Every decision here is a function of
+the World, the order and the time.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from costart.domain import LENDING_MODES
 from costart.domain import decisions as dec
-from costart.domain.events import Assignment
-from costart.domain.states import GROUP_STARTED, GroupState, MemberState
+from costart.domain.events import Assignment, RuntimeEstimate
+from costart.domain.states import GROUP_STARTED, GroupState, MemberState, estimate_ran_out
 from costart.placement.capacity import CapacityView, NodeVecs, Vec, add_vecs, shape_vec
 from costart.placement.cluster import Cluster
 from costart.placement.ledger import SessionLedger
@@ -41,8 +44,18 @@ Order = Sequence[tuple[GroupState, list[MemberState]]]
 _TAKEN_BACK = frozenset({"PLACED", *GROUP_STARTED})
 PlanIn = Callable[[CapacityView], Plan | Shortfall]
 """Plans the visited group's gang in a view (through the session's memo)."""
-Admit = Callable[[GroupState, Sequence[MemberState], Plan], bool]
-"""May this borrower start now on this plan without delaying a planned start?"""
+
+
+class Admitted(NamedTuple):
+    """A borrower admitted by a ``plan-ahead`` lender: on declared limits (``until_ns``
+    None), or on runtime estimates until ``until_ns``, the ``estimates`` recorded."""
+
+    until_ns: int | None = None
+    estimates: tuple[RuntimeEstimate, ...] = ()
+
+
+Admit = Callable[[GroupState, Sequence[MemberState], Plan], Admitted | None]
+"""May this borrower start now on this plan without delaying a planned start? How."""
 
 
 def may_borrow(group: GroupState, lender: Lender, now_ns: int) -> bool:
@@ -201,8 +214,11 @@ class BackfillSession:
             plan = plan_in(self.ledger.now_view_with(group.name, avail))
             if not isinstance(plan, Plan):
                 continue
-            if lender.admit is None or lender.admit(group, members, plan):
-                return self._lend_and_place(group, members, plan, lender)
+            if lender.admit is None:
+                return self._lend_and_place(group, members, plan, lender, Admitted())
+            admitted = lender.admit(group, members, plan)
+            if admitted is not None:
+                return self._lend_and_place(group, members, plan, lender, admitted)
         return None
 
     def _lendable(self, lender: Lender) -> dict[int, Vec]:
@@ -229,6 +245,7 @@ class BackfillSession:
         members: Sequence[MemberState],
         plan: Plan,
         lender: Lender,
+        admitted: Admitted,
     ) -> list[dec.Decision]:
         ledger = self.ledger
         for node, vec in sorted(ledger.drop_holds(group.name).items()):
@@ -259,7 +276,13 @@ class BackfillSession:
         if lent:
             holds = {m: tuple(sorted(ts, key=lambda a: a.index)) for m, ts in sorted(lent.items())}
             decisions.append(dec.LendHolds(lender.name, holds, group.name))
-        decisions.append(dec.PlaceBorrower(group.name, assignments, lender.name))
+        decisions.append(
+            dec.PlaceBorrower(
+                group.name, assignments, lender.name, admitted.until_ns, admitted.estimates
+            )
+        )
+        if admitted.until_ns is not None:
+            self.active = True  # it may be stopped once its estimate runs out
         return decisions
 
     def _fits_outside_claims(self, node: int, want: Vec, lender: Lender) -> bool:
@@ -275,13 +298,22 @@ class BackfillSession:
         """If the reservation's gang fits once the lower preemptible groups leave its
         nodes: the plan and the preemptions (capacity given back in the ledger), else
         None. Any reservation may stop lower preemptible work (so a borrower of a lower
-        lender never blocks a higher reservation for longer than a session), and only
-        that: work that is not preemptible is never stopped (ADR 0092)."""
-        if group.status != "RESERVING" or group.reservation_deadline_ns is None:
+        lender never blocks a higher reservation for longer than a session), and a lower
+        borrower whose runtime estimate has run out (ADR 0121), and only those: other
+        work that is not preemptible is never stopped (ADR 0092).
+
+        A waiting ``plan-ahead`` gang that holds nothing (its plan lends what it
+        claims) is not a reservation yet, but it still enforces the fallback of what
+        was lent on an estimate: it stops only borrowers whose estimate has run out."""
+        reserving = group.status == "RESERVING" and group.reservation_deadline_ns is not None
+        planning = group.status == "PENDING" and group.spec.placement.mode == "plan-ahead"
+        if not reserving and not planning:
             return None
         if not self._stoppable():
             return None
         taken = self._taken_back_from(self.position[group.name])
+        if not reserving:
+            taken = [t for t in taken if estimate_ran_out(t.group, self.now_ns)]
         if not taken:
             return None
         ledger = self.ledger
@@ -311,7 +343,8 @@ class BackfillSession:
         return plan, decisions
 
     def _taken_back_from(self, position: int) -> list[Taken]:
-        """Lower placed or started groups the reservation may stop (all preemptible)."""
+        """Lower placed or started groups the reservation may stop (all preemptible, or
+        admitted on an estimate that has run out)."""
         return [
             t
             for t in self._stoppable()
@@ -319,13 +352,18 @@ class BackfillSession:
         ]
 
     def _stoppable(self) -> list[Taken]:
-        """Placed or started groups whose every member is preemptible, with what they
-        use per node (made once per session)."""
+        """Placed or started groups whose every member is preemptible, or that borrowed
+        on a runtime estimate that has run out (ADR 0121), with what they use per node
+        (made once per session)."""
         if self._stoppable_groups is None:
             index = self.cluster.index
             found: list[Taken] = []
             for position, (group, members) in enumerate(self.order):
-                if group.status not in _TAKEN_BACK or not _preemptible(group):
+                if group.status not in _TAKEN_BACK:
+                    continue
+                if group.admitted_until_ns is not None:
+                    self.active = True  # it becomes stoppable at a time: read the clock
+                if not (_preemptible(group) or estimate_ran_out(group, self.now_ns)):
                     continue
                 uses: NodeVecs = {}
                 for member in members:

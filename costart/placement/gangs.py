@@ -121,14 +121,16 @@ class GangSession:
         """A lending reservation taking back what it lent, or a borrower placed on lent
         capacity (`costart.placement.backfill`). True if decided."""
         backfill = self.backfill
-        if not backfill.lenders and group.status != "RESERVING":
+        # A waiting plan-ahead gang may stop borrowers whose estimate ran out (ADR 0121).
+        may_take = group.status == "RESERVING" or group.spec.placement.mode == PLAN_AHEAD
+        if not backfill.lenders and not may_take:
             return False
 
         def plan_in(view: CapacityView) -> Plan | Shortfall:
             demands = self.inputs.demands(group, members, fixed=False)
             return self.plan(demands, scopes, view)
 
-        if group.status == "RESERVING":
+        if may_take:
             taken = backfill.take_back(group, members, plan_in)
             if taken is not None:
                 plan, preemptions = taken

@@ -5,8 +5,9 @@ A ``plan-ahead`` group whose gang does not fit now is planned in capacity-in-tim
 plan. With a planned start it *claims* those nodes' capacity for the rest of the
 session — no lower group takes it — and lends it (as a `reserve-backfill` reservation
 does, ADR 0045) to lower work the shadow plan admits: work that ends by its declared
-limit before every planned start whose capacity it uses, or that uses only capacity no
-plan needs. It holds nothing while it has a plan; where it cannot plan (some work on
+limit, or by its runtime estimate learned from the log (then it may be stopped once the
+estimate has run out, ADR 0121), before every planned start whose capacity it uses, or
+that uses only capacity no plan needs. It holds nothing while it has a plan; where it cannot plan (some work on
 the nodes it needs has no known end, or no start within the window) it reserves as
 ``reserve`` does, holding capacity as it frees.
 
@@ -28,6 +29,7 @@ from costart.domain.events import Assignment, PendReason
 from costart.domain.runtime_history import RuntimeHistory
 from costart.domain.spec_types import GroupSpec
 from costart.domain.states import GROUP_WAITING, GroupState, MemberState
+from costart.placement.backfill import Admitted
 from costart.placement.capacity import CapacityView, NodeVecs, Vec, add_vecs, shape_vec
 from costart.placement.cluster import Cluster
 from costart.placement.constraints import Scope
@@ -95,31 +97,39 @@ class ShadowSession:
 
     def admits(
         self, lender: str, group: GroupState, members: Sequence[MemberState], plan: Plan
-    ) -> bool:
+    ) -> Admitted | None:
         """May the group start now on ``plan`` (capacity ``lender`` lends) without
-        delaying any planned start? Only
-        by declared limits: a runtime estimate admits nothing until a borrower admitted
-        on one can be stopped when it was wrong (ADR 0108)."""
+        delaying any planned start, by its declared limits or by the runtime estimates
+        learned from the log? How (None: not admitted). One admitted on an estimate is
+        admitted until now plus that estimate, and records what it rested on: from then
+        on a reservation may stop it (ADR 0121). Unknown runtimes admit nothing."""
         runtime = gang_runtime(group.spec, self.history)
-        if runtime.basis != "limit":
-            return False
+        if runtime.basis == "unknown":
+            return None
         uses: NodeVecs = {}
         for member in members:
             vec = shape_vec(member.spec.shape)
             for node in plan.nodes.get(member.name, []):
                 add_vecs(uses, node, vec)
-        return admits(self.planner.profile, uses, runtime, lender) is not None
+        admission = admits(self.planner.profile, uses, runtime, lender)
+        if admission is None:
+            return None
+        if runtime.basis == "limit":
+            return Admitted()
+        records = (runtimes.estimate_record(group, m, self.now_ns, self.history) for m in members)
+        return Admitted(admission.until_ns, tuple(r for r in records if r is not None))
 
     def nothing_lower_ends_by(self, group: GroupState, start_ns: int) -> bool:
         """Could no waiting group after ``group`` in the order, started now, end by its
-        declared limits before ``start_ns``? (Then nothing can borrow the plan's free
-        capacity in time.)"""
+        declared limits or runtime estimates before ``start_ns``? (Then nothing can
+        borrow the plan's free capacity in time.)"""
         shortest = self._shortest_lower().get(group.name)
         return shortest is None or self.now_ns + shortest > start_ns
 
     def _shortest_lower(self) -> dict[str, int | None]:
-        """Per group of the order: the shortest limited gang runtime among the waiting
-        groups after it (None: none declares limits), made once per session."""
+        """Per group of the order: the shortest known gang runtime (by limits or
+        estimates) among the waiting groups after it (None: none is known), made once
+        per session."""
         if self._shortest_after is None:
             out: dict[str, int | None] = {}
             shortest: int | None = None
@@ -127,10 +137,9 @@ class ShadowSession:
                 out[group.name] = shortest
                 if group.status not in GROUP_WAITING:
                     continue
-                runtime = gang_runtime(group.spec, self.history)
-                limited = runtime.runtime_ns if runtime.basis == "limit" else None
-                if limited is not None and (shortest is None or limited < shortest):
-                    shortest = limited
+                known = gang_runtime(group.spec, self.history).runtime_ns
+                if known is not None and (shortest is None or known < shortest):
+                    shortest = known
             self._shortest_after = out
         return self._shortest_after
 

@@ -151,8 +151,11 @@ def event_detail(event: ev.DomainEvent) -> str:
             return f"owner {spec.owner}, priority {spec.priority}, {len(spec.members)} members"
         case ev.ReservationOpened(attempt=a):
             return f"attempt {a}"
-        case ev.GroupPlaced(attempt=a):
-            return f"attempt {a}: every member placed, waiting at the barrier"
+        case ev.GroupPlaced(attempt=a, admitted_until_ns=until):
+            # A borrower admitted on an estimate says until when (ADR 0121); every
+            # other placement keeps its old words.
+            on = "" if until is None else f"; on a runtime estimate until {clock(until)}"
+            return f"attempt {a}: every member placed, waiting at the barrier{on}"
         case ev.MemberHeld(assignments=assignments) | ev.MemberPlaced(assignments=assignments):
             return _nodes(assignments)
         case ev.HoldLent(assignments=assignments, borrower=borrower):

@@ -13,10 +13,12 @@ from typing import Any
 import pytest
 
 from costart.controller import Controller
+from costart.display import clock
 from costart.domain import events as ev
 from costart.domain.decisions import HoldCapacity, LendHolds, PlaceBorrower, PlaceMember, Preempt
 from costart.domain.errors import DomainError
-from costart.domain.events import Assignment
+from costart.domain.events import Assignment, RuntimeEstimate
+from costart.projections.derive import event_detail
 from tests.builders import (
     SECOND_NS,
     ManualClock,
@@ -166,9 +168,81 @@ def test_a_borrower_that_neither_may_be_stopped_nor_ends_in_time_is_refused():
     refused(
         c,
         PlaceBorrower("small", {"job": (at(0, "n1"),)}, "big"),
-        "member job neither declares max_runtime nor is preemptible: "
-        "it may not borrow from reservation big",
+        "member job neither declares max_runtime nor is preemptible, nor was admitted "
+        "on a runtime estimate: it may not borrow from reservation big",
     )
+
+
+# --- a borrower admitted on a runtime estimate (ADR 0121) ----------------------------------
+
+HOUR_NS = 3600 * SECOND_NS
+GUESS = RuntimeEstimate(
+    member="job", runtime_ns=HOUR_NS, basis="estimate", samples=3, percentile=80, key="k"
+)
+
+
+def estimated_borrower(clock: ManualClock) -> Controller:
+    """ "small" (no limit, not preemptible) placed on loan until an hour from now, on
+    the estimate ``GUESS``."""
+    c = new_controller(clock)
+    borrower(c)
+    where = {"job": (at(0, "n1"),)}
+    c.apply_decisions([PlaceBorrower("small", where, "big", NOW_NS + HOUR_NS, (GUESS,))])
+    return c
+
+
+def test_a_borrower_admitted_on_an_estimate_records_until_when_and_what_it_rested_on():
+    c = estimated_borrower(ManualClock(NOW_NS))
+    placed = [e for _, e in c.read_events() if isinstance(e, ev.GroupPlaced)]
+    assert [(e.admitted_until_ns, e.estimates, e.note) for e in placed] == [
+        (NOW_NS + HOUR_NS, (GUESS,), "on loan from reservation big, on a runtime estimate")
+    ]
+    assert c.group("small").admitted_until_ns == NOW_NS + HOUR_NS
+    until = clock(NOW_NS + HOUR_NS)
+    assert event_detail(placed[0]) == (
+        f"attempt 1: every member placed, waiting at the barrier; on a runtime estimate until {until}"
+    )
+
+
+@pytest.mark.parametrize(
+    ("until", "estimates", "message"),
+    [
+        (None, (GUESS,), "group small: estimates recorded without an admitted-until time"),
+        (NOW_NS, (GUESS,), f"group small: admitted until {NOW_NS}, not after {NOW_NS}"),
+        (
+            NOW_NS + HOUR_NS,
+            (),
+            "member job neither declares max_runtime nor is preemptible, nor was admitted "
+            "on a runtime estimate: it may not borrow from reservation big",
+        ),
+    ],
+    ids=["no-until", "until-now", "no-record"],
+)
+def test_an_estimate_admission_without_its_time_or_records_is_refused(
+    until: int | None, estimates: tuple[RuntimeEstimate, ...], message: str
+):
+    c = controller()
+    borrower(c)
+    refused(c, PlaceBorrower("small", {"job": (at(0, "n1"),)}, "big", until, estimates), message)
+
+
+def test_an_estimate_borrower_is_stopped_only_once_its_estimate_has_run_out():
+    clock = ManualClock(NOW_NS)
+    c = estimated_borrower(clock)
+    ready(c, "small/job", "data")
+    start(c, "small/job")
+    clock.advance(3599)  # one second before it runs out: ADR 0092's rule holds
+    refused(
+        c,
+        Preempt("small", ("n1",), "big"),
+        "member job is not preemptible: reservation big may not stop group small",
+    )
+    clock.advance(1)
+    written = c.apply_decisions([Preempt("small", ("n1",), "big")])
+    failed = [e for e in written if isinstance(e, ev.MemberFailed)]
+    assert [(e.reason, e.index) for e in failed] == [("preempted", 0)]
+    why = "preempted for reservation big: its runtime estimate ran out"
+    assert {e.note for e in written} == {why}
 
 
 # --- preempt ------------------------------------------------------------------------------

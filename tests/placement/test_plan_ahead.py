@@ -15,6 +15,8 @@ from costart.domain import expected_runtime as runtimes
 from costart.domain.decisions import PlaceGroup
 from costart.domain.events import Assignment
 from costart.domain.spec_types import GroupSpec, MemberSpec
+from costart.domain.world import World
+from costart.eventlog.snapshot_schema import SNAPSHOT_SCHEMA, decode_state, encode_state
 from costart.placement import idle_held_gpus
 from costart.placement.shadow import expected_starts
 from tests.builders import SECOND_NS
@@ -171,12 +173,12 @@ def test_every_waiting_group_has_an_expected_start_read_from_the_world_alone() -
     assert rig.controller.recorder.max_notification_id() == before
 
 
-def test_a_plan_may_rest_on_estimates_but_an_estimate_lends_nothing(
+def test_a_plan_may_rest_on_estimates_and_an_estimate_lends_until_it_runs_out(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Runtime estimates (`costart.domain.expected_runtime`) move the planned start and
-    are recorded as its basis; a borrower is admitted on declared limits only (ADR 0109:
-    no borrower that could not be stopped if its estimate were wrong)."""
+    are recorded as its basis; a borrower may be admitted on its declared limit, or on
+    an estimate, until when its placement records (ADR 0121)."""
     declared = runtimes.expected_runtime
 
     def estimated(
@@ -195,10 +197,12 @@ def test_a_plan_may_rest_on_estimates_but_an_estimate_lends_nothing(
     reason = rig.controller.group("big").pend_reason
     assert reason is not None and reason.planned_basis == "estimate"
     assert reason.planned_start_ns == _started_at(rig, "running") + HOUR_NS
-    # Both would end before big's start; "short" by its declared limit borrows n3,
-    # "guess" only by an estimate is not admitted.
+    # Both end before big's start and borrow n3: "short" by its declared limit,
+    # "guess" by an estimate, admitted until now plus that estimate.
     assert rig.nodes_of("short", "job") == ["b0-r0-n3"]
-    assert rig.status("guess") == "PENDING"
+    assert rig.nodes_of("guess", "job") == ["b0-r0-n3"]
+    assert rig.controller.group("short").admitted_until_ns is None
+    assert rig.controller.group("guess").admitted_until_ns == rig.clock.now_ns + HOUR_NS // 2
 
 
 def test_what_it_holds_is_lent_to_lower_work_that_arrives_and_ends_in_time() -> None:
@@ -232,3 +236,134 @@ def test_runs_learned_from_the_log_plan_a_start_where_nothing_declares_a_limit()
     reason = rig.controller.group("big").pend_reason
     assert reason is not None and reason.planned_basis == "estimate"
     assert reason.planned_start_ns == _started_at(rig, "running") + 3 * HOUR_NS
+
+
+# --- lending on a learned runtime estimate, preemption as the fallback (ADR 0121) --------
+
+MINUTE_S = 60
+
+
+def _ran(rig: Rig, name: str, minutes: int) -> None:
+    """An earlier run of a ``_job`` that succeeded after ``minutes`` on n3 (history)."""
+    rig.submit(_job(name))
+    rig.controller.apply_decisions([PlaceGroup(name, {"job": (Assignment(0, "b0-r0-n3"),)})])
+    rig.start_all(name)
+    rig.clock.advance(minutes * MINUTE_S)
+    rig.finish(name)
+
+
+def _estimate_rig(borrower: Any) -> Rig:
+    """No limit anywhere but ``borrower``'s: "running" (n0-n2) is estimated at 3h from
+    three earlier runs (1h, 2h, 3h); "guess" jobs at 30m (20m, 30m, 30m: the 80th
+    percentile is 30m). The plan-ahead gang "big" wants all 4 nodes, so its start is
+    planned 3h after running's; ``borrower`` (a 2-GPU job) then waits behind it."""
+    rig = Rig(a_cluster(blocks=1, racks=1, nodes=4))
+    for i, hours in enumerate((1, 2, 3), start=1):
+        _occupy(rig, f"running-{i}", {"b0-r0-n0": 8}, None)
+        rig.clock.advance(hours * 3600)
+        rig.finish(f"running-{i}")
+    for i, minutes in enumerate((20, 30, 30), start=1):
+        _ran(rig, f"guess-{i}", minutes)
+    _occupy(rig, "running", {"b0-r0-n0": 8, "b0-r0-n1": 8, "b0-r0-n2": 8}, None)
+    builder = a_group("big").with_placement(mode="plan-ahead", timeout="8h", backoff="1m")
+    rig.submit(builder.with_member("w", gpu=8, tasks=4).build(), borrower)
+    return rig
+
+
+def test_a_job_borrows_on_its_learned_estimate_and_its_placement_records_until_when() -> None:
+    rig = _estimate_rig(_job("guess"))
+    events = rig.session()
+    assert rig.nodes_of("guess", "job") == ["b0-r0-n3"]
+    placed = [e for e in events if isinstance(e, ev.GroupPlaced)]
+    until = rig.clock.now_ns + 30 * MINUTE_S * SECOND_NS
+    assert [(e.admitted_until_ns, e.note) for e in placed] == [
+        (until, "on loan from reservation big, on a runtime estimate")
+    ]
+    (record,) = placed[0].estimates
+    assert (record.member, record.basis, record.runtime_ns, record.samples) == (
+        "job",
+        "estimate",
+        30 * MINUTE_S * SECOND_NS,
+        3,
+    )
+    assert rig.controller.group("guess").admitted_until_ns == until
+
+
+def test_past_its_estimate_the_borrower_is_preempted_and_the_gang_starts() -> None:
+    rig = _estimate_rig(_job("guess"))
+    rig.session()
+    until = rig.controller.group("guess").admitted_until_ns
+    assert until is not None
+    rig.start_all("guess")
+    rig.clock.advance(10 * MINUTE_S)
+    rig.finish("running")  # ends early: big's gang now needs only guess's node
+    rig.session()  # big holds what running freed
+    assert rig.status("big") == "RESERVING" and rig.status("guess") == "RUNNING"
+    # Before the estimate runs out, guess is not stopped: big waits.
+    rig.clock.advance((until - rig.clock.now_ns) // SECOND_NS - 2)
+    rig.session()  # one second before the until-time
+    assert rig.status("guess") == "RUNNING" and rig.status("big") in ("PENDING", "RESERVING")
+    events = rig.session()  # the session at the until-time
+    assert rig.clock.now_ns >= until
+    failed = [e for e in events if isinstance(e, ev.MemberFailed)]
+    assert [(e.reason, e.note) for e in failed] == [
+        ("preempted", "preempted for reservation big: its runtime estimate ran out")
+    ]
+    assert sorted(rig.nodes_of("big", "w")) == [f"b0-r0-n{i}" for i in range(4)]
+    assert rig.status("big") == "RUNNING"
+
+
+def test_a_borrower_admitted_by_its_limit_is_never_stopped_for_the_gang() -> None:
+    rig = _estimate_rig(_job("short", "1h"))
+    rig.session()
+    assert rig.nodes_of("short", "job") == ["b0-r0-n3"]
+    assert rig.controller.group("short").admitted_until_ns is None
+    rig.start_all("short")
+    rig.finish("running")
+    for _ in range(5):  # 50 minutes past big's earliest possible start
+        events = rig.session(advance_s=10 * MINUTE_S)
+        assert not [e for e in events if isinstance(e, ev.MemberFailed)]
+    assert rig.status("short") == "RUNNING" and rig.nodes_of("big", "w") != []
+    assert rig.status("big") == "RESERVING"
+    rig.finish("short")
+    rig.session()
+    assert sorted(rig.nodes_of("big", "w")) == [f"b0-r0-n{i}" for i in range(4)]
+
+
+def test_replay_and_a_snapshot_keep_the_admitted_until_time() -> None:
+    rig = _estimate_rig(_job("guess"))
+    rig.session()
+    world = rig.controller.world
+    until = world.group_named("guess").admitted_until_ns
+    assert until is not None
+    restored = decode_state(encode_state(world), SNAPSHOT_SCHEMA)
+    assert restored.group_named("guess").admitted_until_ns == until
+    replayed = World()
+    for _, event in rig.controller.read_events():
+        replayed.apply(event)
+    assert replayed.group_named("guess").admitted_until_ns == until
+    assert replayed.groups == world.groups == restored.groups
+
+
+def test_a_gang_that_holds_nothing_still_stops_a_borrower_past_its_estimate() -> None:
+    """A lower waiting job estimated at 5 minutes (too wide to fit) keeps big from
+    holding anything, so big never becomes a reservation: the fallback of what it lent on
+    an estimate holds all the same."""
+    rig = _estimate_rig(_job("guess"))
+    for i in (1, 2, 3):
+        _ran(rig, f"quick-{i}", 5)
+    rig.session()
+    until = rig.controller.group("guess").admitted_until_ns
+    assert until is not None
+    rig.start_all("guess")
+    rig.submit(a_group("quick-9").atomic().with_member("job", gpu=8, tasks=4).build())
+    rig.clock.advance(10 * MINUTE_S)
+    rig.finish("running")
+    rig.session()
+    assert (rig.status("big"), rig.status("guess")) == ("PENDING", "RUNNING")
+    events = rig.session(advance_s=(until - rig.clock.now_ns) / SECOND_NS)
+    failed = [e for e in events if isinstance(e, ev.MemberFailed)]
+    assert [(e.reason, e.note) for e in failed] == [
+        ("preempted", "preempted for reservation big: its runtime estimate ran out")
+    ]
+    assert rig.status("big") == "RUNNING" and rig.status("quick-9") == "PENDING"

@@ -9,8 +9,8 @@ from typing import Any
 
 import msgspec
 
-from costart.domain.decisions import HoldCapacity, PlaceMember, SetPendReason
-from costart.domain.events import Assignment, PendReason
+from costart.domain.decisions import HoldCapacity, PlaceBorrower, PlaceMember, SetPendReason
+from costart.domain.events import Assignment, PendReason, RuntimeEstimate
 from costart.domain.states import GroupState, MemberState
 from costart.domain.world import World
 from costart.eventlog.snapshots import SNAPSHOT_STREAM_ID
@@ -90,6 +90,12 @@ def busy_world():
     c.apply_decisions([full_placement(g4, rack="s")])
     start(c, "g4/a")
     succeed(c, "g4/a")
+    # g5: a borrower admitted on a runtime estimate, until an hour from now (ADR 0121).
+    g5 = a_group("g5").with_member("a").build()
+    c.submit(g5)
+    guess = RuntimeEstimate(member="a", runtime_ns=3600 * SECOND, basis="estimate", samples=3)
+    until = clock.now_ns + 3600 * SECOND
+    c.apply_decisions([PlaceBorrower("g5", {"a": (Assignment(0, "t-1"),)}, "g2", until, (guess,))])
     c.set_node_status("x-9", "drained", actor=HOST)
     return c
 
