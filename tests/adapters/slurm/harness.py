@@ -151,3 +151,21 @@ class SlurmFront:
             f"--- squeue\n{self.slurm.run('squeue', '-a', '-t', 'all', check=False).stdout}"
             f"--- daemons\n{self.slurm.logs()}"
         )
+
+
+def whole_node_group(name: str, tasks: int = 1) -> dict[str, Any]:
+    """A group of ``tasks`` trainer tasks that each take a whole test node (4 GPUs), so
+    it fits only where that many nodes have nothing else on their GPUs."""
+    return {
+        "name": name,
+        "owner": "alice",
+        "members": [
+            {
+                "name": "trainer",
+                "kind": "job",
+                "tasks": tasks,
+                "shape": {"gpu": 4, "cpu": 2, "mem_gb": 4},
+                "run": {"argv": ["/bin/sh", "-c", "exec sleep 600"]},
+            }
+        ],
+    }

@@ -16,7 +16,7 @@ import pytest
 from costart.adapters.slurm.nodes import parse_nodes
 from costart.placement.cluster_file import parse_cluster
 from tests.adapters.slurm.daemons import NODES, SlurmCluster
-from tests.adapters.slurm.harness import SlurmFront
+from tests.adapters.slurm.harness import SlurmFront, whole_node_group
 from tests.agent.harness import wait_until
 
 pytestmark = pytest.mark.timeout(300)
@@ -56,22 +56,6 @@ def test_serve_places_from_the_cluster_file_written_from_slurms_nodes(front: Slu
     assert dict(built.nodes[3].labels)["feature/rack2"] == "yes"
 
 
-def every_node_whole(name: str) -> dict[str, Any]:
-    """Four tasks of a whole node each: it fits only with all four nodes up."""
-    return {
-        "name": name,
-        "owner": "alice",
-        "members": [
-            {
-                "name": "trainer",
-                "kind": "job",
-                "tasks": 4,
-                "shape": {"gpu": 4, "cpu": 2, "mem_gb": 4},
-                "run": {"argv": ["/bin/sh", "-c", "exec sleep 600"]},
-            }
-        ],
-    }
-
 
 def slurm_gpus(slurm: SlurmCluster, node: str) -> int:
     (found,) = parse_nodes(slurm.run("scontrol", "-d", "show", "node", "-o", node).stdout)
@@ -92,7 +76,7 @@ def test_a_node_slurm_takes_gpus_from_is_drained_naming_why(own_front: SlurmFron
     front.slurm.run("scontrol", "update", "NodeName=n4", "Gres=gpu:0")
     assert slurm_gpus(front.slurm, "n4") == 0
     wait_until(lambda: status() == "drained", 30, lambda: f"n4 drained\n{front.logs()}")
-    gid = front.submit(every_node_whole("whole"))
+    gid = front.submit(whole_node_group("whole", tasks=4))
     wait_until(
         lambda: "trainer" in reason() and "{gpu:4, cpu:2, mem_gb:4}" in reason(),
         60,

@@ -10,7 +10,7 @@ import pytest
 
 from costart.adapters.slurm.jobs import parse_jobs
 from tests.adapters.slurm.daemons import NODES, SlurmCluster
-from tests.adapters.slurm.harness import SlurmFront
+from tests.adapters.slurm.harness import SlurmFront, whole_node_group
 from tests.agent.harness import wait_until
 
 pytestmark = pytest.mark.timeout(300)
@@ -53,21 +53,6 @@ class WithinCapacity:
             assert held.get(node, 0) + theirs <= GPUS_PER_NODE, (node, held, theirs)
         self.polls += 1
 
-
-def whole_node_group(name: str) -> dict[str, Any]:
-    return {
-        "name": name,
-        "owner": "alice",
-        "members": [
-            {
-                "name": "trainer",
-                "kind": "job",
-                "tasks": 1,
-                "shape": {"gpu": 4, "cpu": 2, "mem_gb": 4},
-                "run": {"argv": ["/bin/sh", "-c", "exec sleep 600"]},
-            }
-        ],
-    }
 
 
 def test_outside_slurm_jobs_hold_capacity_a_group_pends_naming_them_and_starts_when_one_ends(
