@@ -162,7 +162,12 @@ def watch_exit(process: Supervised, on_exit: Callable[[Supervised, int], None]) 
 
     def wait() -> None:
         # Exited, not yet reaped: the leader's pid and group stay ours while we tear down.
-        os.waitid(os.P_PID, process.pid, os.WEXITED | os.WNOWAIT)
+        try:
+            os.waitid(os.P_PID, process.pid, os.WEXITED | os.WNOWAIT)
+        except ChildProcessError:
+            # Already collected by another wait on it (its status is then the Popen's):
+            # the teardown and the callback still run, or the task would never end.
+            log.warning("task's exit was collected elsewhere", task=str(process.key))
         leftovers = process.kill_tree(signal.SIGKILL)
         code = process.reap()
         if leftovers:

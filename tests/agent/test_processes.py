@@ -183,3 +183,15 @@ def test_a_reaped_leaders_pid_names_nothing_of_the_task_any_more(tmp_path):
     finally:
         unrelated.kill()
         unrelated.wait()
+
+
+def test_an_exit_collected_elsewhere_still_ends_the_task() -> None:
+    """Another wait already reaped the leader (the exit watcher's ``waitid`` then finds
+    no child): the watcher still tears down, reaps and calls back, so the task ends."""
+    popen = subprocess.Popen(["/bin/sh", "-c", "exit 3"], start_new_session=True)
+    popen.wait()
+    process = Supervised(KEY, "job", popen, None)
+    codes: list[int] = []
+    watch_exit(process, lambda _p, code: codes.append(code))
+    assert process.exited.wait(10)
+    assert codes == [3]
