@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Annotated, TypedDict, cast
@@ -26,7 +25,7 @@ from costart.cli.tables import plain_table
 from costart.cli.target import Target
 from costart.controller import Controller
 from costart.display import clock, duration
-from costart.domain.durations import format_duration_ns, parse_duration_ns
+from costart.domain.durations import parse_duration_ns
 from costart.files import UnreadableFileError, why_unreadable
 from costart.logging_setup import configure_logging
 from costart.sim.breakdown import WorkloadFigures
@@ -116,16 +115,6 @@ def results_table(report: SimReport) -> Table:
     return table
 
 
-def two_units(seconds: float | None) -> str:
-    """A duration rounded to its two largest units (``2h43m``, ``12m5s``, ``4s``)."""
-    if seconds is None:
-        return "-"
-    ns = round(seconds) * 10**9
-    if ns == 0:
-        return "0s"
-    return "".join(re.findall(r"\d+[hms]", format_duration_ns(ns))[:2])
-
-
 def workload_table(report: SimReport) -> Table:
     """The per-group figures per workload, the policies side by side."""
     table = Table(
@@ -140,11 +129,11 @@ def workload_table(report: SimReport) -> Table:
         ("groups started / never", lambda w: f"{w.started} / {w.never_started}"),
         (
             "time to start p50",
-            lambda w: censored(two_units(w.time_to_start_p50_s), w.censored_waits),
+            lambda w: censored(seconds_text(w.time_to_start_p50_s), w.censored_waits),
         ),
         (
             "time to start p99",
-            lambda w: censored(two_units(w.time_to_start_p99_s), w.censored_waits),
+            lambda w: censored(seconds_text(w.time_to_start_p99_s), w.censored_waits),
         ),
         ("wasted GPU-hours", lambda w: f"{w.wasted_gpu_hours:.1f}"),
         ("  idle-held", lambda w: f"{w.idle_held_gpu_hours:.1f}"),

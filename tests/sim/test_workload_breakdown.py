@@ -8,7 +8,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from costart.cli.sim_cmd import app, two_units
+from costart.cli.sim_cmd import app, seconds_text
 from costart.sim.workload import size_class
 from tests.builders import a_group
 from tests.sim.helpers import SCENARIOS, run, setup_of
@@ -72,11 +72,12 @@ def test_the_sim_command_reports_each_workload_in_its_table_json_and_plot(tmp_pa
 
 
 def test_durations_are_rounded_to_two_units():
-    assert [two_units(s) for s in (None, 0, 4.4, 725, 9822.3, 90061)] == [
+    # Both tables of the report write durations one way (`costart.display.timefmt`).
+    assert [seconds_text(s) for s in (None, 0, 4.4, 725, 9822.3, 90061)] == [
         "-",
         "0s",
-        "4s",
-        "12m5s",
+        "4.4s",
+        "12m05s",
         "2h43m",
-        "25h1m",
+        "1d01h",
     ]
