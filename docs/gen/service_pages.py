@@ -14,7 +14,7 @@ from typing import Any
 
 from costart.bootstrap import Settings, bootstrap
 from costart.projections import Views
-from costart.rest import Tokens, WatchHub, create_app
+from costart.rest import Tokens, WatchHub, create_app, reference
 from costart.rest.metrics import registry_for
 from costart.service import Service
 from docs.gen.markdown import GENERATED, cell, code, table
@@ -45,57 +45,32 @@ def openapi_document() -> dict[str, Any]:
     return document
 
 
+def _link(name: str) -> str:
+    return f"[{name}](#{name.lower()})"
+
+
 def _type(node: Any) -> str:
-    if not isinstance(node, dict):
-        return ""
-    if "$ref" in node:
-        name = node["$ref"].rsplit("/", 1)[-1]
-        return f"[{name}](#{name.lower()})"
-    if "anyOf" in node or "oneOf" in node:
-        return " or ".join(_type(n) for n in node.get("anyOf", node.get("oneOf", [])))
-    kind = node.get("type", "object")
-    if isinstance(kind, list):
-        kind = " or ".join(kind)
-    if kind == "array":
-        return f"array of {_type(node.get('items', {}))}"
-    if "enum" in node:
-        return " | ".join(code("null" if v is None else v) for v in node["enum"])
-    return str(kind)
+    return reference.type_text(node, _link, code)
 
 
-def _operation(path: str, method: str, op: dict[str, Any]) -> str:
-    lines = [f"### `{method.upper()} {path}`\n"]
-    text = op.get("description") or op.get("summary") or ""
+def _operation(op: reference.Operation) -> str:
+    lines = [f"### `{op.method.upper()} {op.path}`\n"]
+    text = op.description or op.summary
     if text:
         lines.append(text.strip() + "\n")
     params = [
-        (
-            code(p["name"]),
-            p["in"],
-            _type(p.get("schema", {})),
-            "yes" if p.get("required") else "",
-            p.get("description", ""),
-        )
-        for p in op.get("parameters", [])
+        (code(p.name), p.where, _type(p.schema), "yes" if p.required else "", p.description)
+        for p in op.parameters
     ]
     if params:
         lines.append(table(("parameter", "in", "type", "required", "what it is"), params))
-    body = op.get("requestBody")
-    if body:
-        types = ", ".join(code(t) for t in body.get("content", {}))
-        schema = next(iter(body.get("content", {}).values()), {}).get("schema", {})
-        shown = _type(schema)
-        if path == "/v1/groups" and method == "post":
+    if op.body is not None:
+        types = ", ".join(code(t) for t in op.body.content_types)
+        shown = _type(op.body.schema)
+        if op.body.is_group_spec:
             shown = "a group spec: see the [spec reference](spec.md)"
-        lines.append(f"Body ({types}): {shown}. {cell(body.get('description', ''))}\n")
-    answers = [
-        (
-            code(status),
-            cell(answer.get("description", "")),
-            _type(next(iter(answer.get("content", {}).values()), {}).get("schema")),
-        )
-        for status, answer in sorted(op.get("responses", {}).items())
-    ]
+        lines.append(f"Body ({types}): {shown}. {cell(op.body.description)}\n")
+    answers = [(code(a.status), cell(a.description), _type(a.schema)) for a in op.answers]
     lines.append(table(("status", "meaning", "body"), answers))
     return "\n".join(lines)
 
@@ -111,19 +86,15 @@ def rest_page() -> str:
         " errors answer `application/problem+json` with the field at fault.\n",
         "## Operations\n",
     ]
-    for path, operations in sorted(doc["paths"].items()):
-        for method, op in operations.items():
-            if method in {"get", "post", "put", "delete", "patch"}:
-                parts.append(_operation(path, method, op))
+    parts += [_operation(op) for op in reference.operations(doc)]
     parts.append("## Schemas\n")
-    for name, schema in sorted(doc.get("components", {}).get("schemas", {}).items()):
-        parts.append(f"### {name}\n")
-        if schema.get("description"):
-            parts.append(schema["description"].strip() + "\n")
-        required = set(schema.get("required", []))
+    for schema in reference.schemas(doc):
+        parts.append(f"### {schema.name}\n")
+        if schema.description:
+            parts.append(schema.description.strip() + "\n")
         rows = [
-            (code(prop), _type(sub), "yes" if prop in required else "", sub.get("description", ""))
-            for prop, sub in (schema.get("properties") or {}).items()
+            (code(f.name), _type(f.schema), "yes" if f.required else "", f.description)
+            for f in schema.fields
         ]
         if rows:
             parts.append(table(("field", "type", "required", "what it is"), rows))

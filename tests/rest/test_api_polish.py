@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import re
+
 import httpx
 
 from tests.rest.test_server import (
@@ -86,3 +88,12 @@ def test_the_docs_page_lists_every_operation_and_fetches_nothing(server):  # noq
     operations = [(m, p) for p, item in doc["paths"].items() for m in item if m != "parameters"]
     for method, path in operations:
         assert f'<td class="method">{method}</td><td class="path">{path}</td>' in text
+    # Bodies and answers link to their schemas, every schema has its section, and no
+    # link points nowhere.
+    anchors = set(re.findall(r'id="([^"]+)"', text))
+    links = set(re.findall(r'href="#([^"]+)"', text))
+    assert links and links <= anchors, links - anchors
+    assert {f"schema-{name}" for name in doc["components"]["schemas"]} <= anchors
+    scale = next(row for row in text.split("<tr>") if "/members/{member}/scale<" in row)
+    assert '<a href="#schema-ScaleRequest">ScaleRequest</a>' in scale  # its body
+    assert "<code>replicas</code>" in text  # the body's fields, in its section
