@@ -511,6 +511,7 @@ def events(
     """A group's timeline: every event with its controller time."""
     from costart.cli import rows  # noqa: PLC0415
     from costart.cli.listing import Listing  # noqa: PLC0415
+    from costart.display import clock  # noqa: PLC0415
 
     with reported():
         out = parse_output(output)
@@ -526,6 +527,9 @@ def events(
                 lambda e: f"event/{group}/{e.position}",
                 headers=not no_headers,
             )
+            if out.kind in ("table", "wide") and not no_headers and timeline:
+                # The TIME column counts from the submission: say from when (ADR 0082).
+                typer.echo(f"times: +offset from {group}'s submission at {clock(origin)}")
             listing.print(timeline)
             if remote is not None:
                 _follow_events(remote, group, listing, timeline)

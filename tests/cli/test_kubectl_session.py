@@ -7,6 +7,7 @@ pipe that ends quietly."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import time
@@ -16,7 +17,7 @@ import pytest
 
 from tests import child_processes
 from tests.cli.conftest import ADMIN, DEMO_SPEC, ROOT, cli_env, run_cli
-from tests.cli.table_cells import column_starts, header_widths, split_cells
+from tests.cli.table_cells import header_widths, split_cells
 from tests.rest.serving import DEADLINE_S
 
 
@@ -248,15 +249,19 @@ def test_members_watch_prints_names_and_events_follow_keeps_its_columns(session)
         lambda: ok("cancel", "followed", *remote),
         "GroupCancelled",
     )
-    header = timeline[0]
+    base, header = timeline[0], timeline[1]
+    # The TIME column's origin, said first (ADR 0082).
+    assert re.fullmatch(r"times: \+offset from followed's submission at \S+Z", base), base
     assert header.split() == ["POS", "TIME", "EVENT", "MEMBER", "BY", "DETAIL"]
-    starts = column_starts(header)
-    cancelled = next(line for line in timeline if "GroupCancelled" in line)
-    for row in timeline[1:]:
-        assert all(row[i - 1] == " " for i in starts[1:]), (header, row)
-    by = cancelled[starts[4] : starts[5]].strip()
-    assert by == "user:root"  # the BY column, kept in the followed rows
-    assert cancelled[starts[5] :].strip() != ""  # and the DETAIL column ("-": none)
+    widths = header_widths(header)
+    for row in timeline[2:]:  # the listed rows and the followed ones, in one table
+        cells = split_cells(row, widths)
+        assert all(cell and not cell.startswith(" ") for cell in cells), (header, row, cells)
+        widths = [max(w, len(cell)) for w, cell in zip(widths, cells, strict=True)]
+        if "GroupCancelled" in row:
+            assert cells[4] == "user:root"  # the BY column, kept in the followed rows
+            assert cells[5] != ""  # and the DETAIL column ("-": none)
+    assert any("GroupCancelled" in row for row in timeline[2:])
 
 
 def test_global_flags_after_the_command_on_a_local_store(tmp_path):
