@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from costart import display
 from costart.display import duration, offset, readable
+from costart.projections.deadlines import open_deadlines
 
 if TYPE_CHECKING:
     from costart.projections.models import GroupView, HoldView, MemberView, TimelineEntry
@@ -32,14 +33,21 @@ def group_reason(g: GroupView, now_ns: int) -> str:
     return display.group_reason(g.state, g.pend_reason, g.last_reason, g.retry_at_ns, now_ns)
 
 
+DEADLINE_LABELS = {
+    "reservation": "reservation expires",
+    "barrier": "barrier deadline",
+    "retry": "retry",
+    "estimate": "estimate runs out",
+}
+
+
 def deadlines(g: GroupView, now_ns: int) -> list[tuple[str, int]]:
-    """The group's open deadlines: reservation expiry, barrier deadline, retry time."""
-    found = [
-        ("reservation expires", g.reservation_deadline_ns),
-        ("barrier deadline", g.barrier_deadline_ns),
-        ("retry", g.retry_at_ns if g.state == "PENDING" and g.retry_at_ns > now_ns else None),
+    """The group's open deadlines (a retry only while it is ahead) with their labels."""
+    return [
+        (DEADLINE_LABELS[kind], at)
+        for kind, at in open_deadlines(g)
+        if kind != "retry" or at > now_ns
     ]
-    return [(label, at) for label, at in found if at is not None]
 
 
 def deadline_text(g: GroupView, now_ns: int) -> str:

@@ -51,6 +51,7 @@ def group_view(group: GroupState, members: Sequence[MemberState], last_at_ns: in
         retry_at_ns=group.retry_at_ns,
         last_event_at_ns=last_at_ns,
         labels=dict(group.spec.labels),
+        admitted_until_ns=group.admitted_until_ns,
     )
 
 

@@ -94,6 +94,14 @@ class GroupView(msgspec.Struct, frozen=True, kw_only=True):
     labels: Annotated[dict[str, str], Meta(description="the group's labels, key to value")] = (
         msgspec.field(default_factory=dict)
     )
+    admitted_until_ns: Annotated[
+        int | None,
+        Meta(
+            description="a group started ahead of a reservation on a runtime estimate: when "
+            "the estimate runs out; past it the reservation may stop the group (null: not "
+            "admitted on an estimate)"
+        ),
+    ] = None
 
 
 class TaskView(msgspec.Struct, frozen=True, kw_only=True):

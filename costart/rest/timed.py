@@ -10,7 +10,7 @@ strings are added on the way out. ``retry_at_ns`` is 0 for a group with no retry
 from __future__ import annotations
 
 import functools
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import msgspec
 from msgspec import Meta
@@ -25,8 +25,8 @@ from costart.projections import (
     PendEntry,
     TimelineEntry,
 )
+from costart.projections.deadlines import DeadlineKind, open_deadlines
 
-DeadlineKind = Literal["reservation", "barrier", "retry"]
 T = TypeVar("T", bound=msgspec.Struct)
 
 
@@ -35,7 +35,10 @@ class Deadline(msgspec.Struct, frozen=True, kw_only=True):
 
     kind: Annotated[
         DeadlineKind,
-        Meta(description="reservation expiry, barrier deadline, or retry after a release"),
+        Meta(
+            description="reservation expiry, barrier deadline, retry after a release, or the "
+            "runtime estimate a group was admitted on running out"
+        ),
     ]
     at_ns: Annotated[int, Meta(description="when, nanoseconds since the Unix epoch")]
     at: Annotated[str, Meta(description="when, RFC 3339 UTC")]
@@ -136,15 +139,9 @@ def _time_fields(
 
 def deadlines(group: GroupView, now_ns: int) -> tuple[Deadline, ...]:
     """The group's open deadlines with the time left at ``now_ns``."""
-    found: list[tuple[DeadlineKind, int | None]] = [
-        ("reservation", group.reservation_deadline_ns),
-        ("barrier", group.barrier_deadline_ns),
-        ("retry", group.retry_at_ns if group.state == "PENDING" and group.retry_at_ns else None),
-    ]
     return tuple(
         Deadline(kind=kind, at_ns=at, at=rfc3339(at), left_ns=at - now_ns)
-        for kind, at in found
-        if at is not None
+        for kind, at in open_deadlines(group)
     )
 
 
