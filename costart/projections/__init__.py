@@ -3,6 +3,7 @@
 `Views(path)` opens (or creates) the views; `Views.catch_up(source)` folds whatever the
 log holds beyond the tracked position; the query methods read one consistent snapshot.
 `RecorderSource` reads a controller's log without building a `Controller`.
+`open_deadlines` lists a group row's open deadlines.
 `group_view`/`member_view` derive a row from live state the way the views do (`serve`
 answers a command with them before its views caught up)."""
 
@@ -12,6 +13,7 @@ from costart._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from costart.eventlog.event_reading import RecorderSource
+    from costart.projections.deadlines import DeadlineKind, open_deadlines
     from costart.projections.derive import event_detail, group_view, member_view
     from costart.projections.models import (
         GroupDetail,
@@ -28,6 +30,7 @@ if TYPE_CHECKING:
     from costart.projections.view_store import ViewDamagedError, stored_anchor
 
 __all__ = [
+    "DeadlineKind",
     "EventSource",
     "GroupDetail",
     "GroupView",
@@ -44,6 +47,7 @@ __all__ = [
     "event_detail",
     "group_view",
     "member_view",
+    "open_deadlines",
     "rebuild",
     "stored_anchor",
 ]
@@ -53,6 +57,7 @@ __all__ = [
 __getattr__, __dir__ = lazy_exports(
     __name__,
     {
+        "DeadlineKind": "costart.projections.deadlines",
         "EventSource": "costart.projections.view_builder",
         "GroupDetail": "costart.projections.models",
         "GroupView": "costart.projections.models",
@@ -69,6 +74,7 @@ __getattr__, __dir__ = lazy_exports(
         "event_detail": "costart.projections.derive",
         "group_view": "costart.projections.derive",
         "member_view": "costart.projections.derive",
+        "open_deadlines": "costart.projections.deadlines",
         "rebuild": "costart.projections.view_builder",
         "stored_anchor": "costart.projections.view_store",
     },
