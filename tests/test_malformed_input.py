@@ -96,7 +96,9 @@ def report() -> list[str]:
         return []
     lines = ["malformed input: examples per way in, by category (and answer)"]
     for way_in in WAYS_IN:
-        counts = sorted((k.split("|", 1)[1], n) for k, n in TALLY.items() if k.startswith(f"{way_in}|"))
+        counts = sorted(
+            (k.split("|", 1)[1], n) for k, n in TALLY.items() if k.startswith(f"{way_in}|")
+        )
         if counts:
             lines.append(f"  {way_in}: " + ", ".join(f"{what} {n}" for what, n in counts))
     return lines
@@ -104,8 +106,7 @@ def report() -> list[str]:
 
 def _assert_taken(category: str, ways_in: list[str], before: Counter[str]) -> None:
     short = {
-        way_in: TALLY[f"{way_in}|{category}"] - before[f"{way_in}|{category}"]
-        for way_in in ways_in
+        way_in: TALLY[f"{way_in}|{category}"] - before[f"{way_in}|{category}"] for way_in in ways_in
     }
     short = {way_in: n for way_in, n in short.items() if n < MIN_TAKEN}
     assert not short, f"{category} taken fewer than {MIN_TAKEN} times at: {short}"
@@ -192,8 +193,7 @@ def _assert_names_the_problem(path: str, bad: Hostile, status: int, problem: str
     if path.endswith("/heartbeat"):
         assert (status, problem) == (400, "this call takes no body"), (bad, problem)
     elif bad.body and (
-        bad.content_type in OTHER_TYPES
-        or (bad.content_type in TOML_TYPES and path != "/v1/groups")
+        bad.content_type in OTHER_TYPES or (bad.content_type in TOML_TYPES and path != "/v1/groups")
     ):
         assert status == 415 and "Content-Type" in problem, (bad, status, problem)
     elif bad.category == "deep-nesting":

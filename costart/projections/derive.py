@@ -175,9 +175,7 @@ def event_detail(event: ev.DomainEvent) -> str:
             return f"claim {claim}{_task(task)}{_of(a)} FAILED: {reason}"
         case ev.BarrierReleased(attempt=a):
             return f"attempt {a}: every claim READY, members may start"
-        case ev.MemberFailed(
-            reason=reason, exit_code=code, action=action, index=index, note=note
-        ):
+        case ev.MemberFailed(reason=reason, exit_code=code, action=action, index=index, note=note):
             where = "" if index is None else f" task {index}"
             exit_text = "" if code is None else f" exit {code}"
             # The note says why in the reporter's words (a refusal names what it refused).

@@ -46,9 +46,9 @@ SCAN = "; ".join(
     [
         "id -u > who",
         "printf '%s' \"$HF_TOKEN\" > seen-secret",
-        "{ for f in /proc/[0-9]*/cmdline /proc/[0-9]*/environ; do cat \"$f\"; echo; done",
-        "for f in /proc/self/fd/*; do cat \"$f\"; echo; done",
-        "find \"$SCAN_ROOT\" /tmp /dev/shm -xdev -type f -readable -size -4M ! -name dump"
+        '{ for f in /proc/[0-9]*/cmdline /proc/[0-9]*/environ; do cat "$f"; echo; done',
+        'for f in /proc/self/fd/*; do cat "$f"; echo; done',
+        'find "$SCAN_ROOT" /tmp /dev/shm -xdev -type f -readable -size -4M ! -name dump'
         " -exec cat {} +",
         "} > dump 2>/dev/null",
         "echo scanned",

@@ -56,7 +56,6 @@ def test_serve_places_from_the_cluster_file_written_from_slurms_nodes(front: Slu
     assert dict(built.nodes[3].labels)["feature/rack2"] == "yes"
 
 
-
 def slurm_gpus(slurm: SlurmCluster, node: str) -> int:
     (found,) = parse_nodes(slurm.run("scontrol", "-d", "show", "node", "-o", node).stdout)
     return found.capacity.gpu

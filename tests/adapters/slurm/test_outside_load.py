@@ -54,7 +54,6 @@ class WithinCapacity:
         self.polls += 1
 
 
-
 def test_outside_slurm_jobs_hold_capacity_a_group_pends_naming_them_and_starts_when_one_ends(
     front: SlurmFront,
 ) -> None:
