@@ -17,7 +17,8 @@ comparing the status lists.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import itertools
+from collections.abc import Callable, Hashable, Sequence
 from functools import partial
 from itertools import compress
 from operator import is_not, ne
@@ -25,7 +26,7 @@ from operator import is_not, ne
 from costart.domain.capacity import Capacity
 from costart.domain.spec_types import Shape
 from costart.placement.allocator import Allocator
-from costart.placement.capacity import ZERO, Vec, fit_count
+from costart.placement.capacity import ZERO, CapacityView, Vec, fit_count
 from costart.placement.cluster import Cluster, shape_fits_type
 from costart.placement.holdings import Holdings
 from costart.placement.incremental.domain_sums import DomainSums
@@ -34,6 +35,12 @@ from costart.placement.ledger import EVENTUAL, SessionLedger, ViewKind
 
 MAX_SHARED_VECS = 4096
 MAX_CARRIED_SHAPES = 256
+# A view's content stand-in lists the nodes it may differ from the carried start on:
+# past 1/CONTENT_SHARE of the nodes, reading the content itself costs less.
+CONTENT_SHARE = 8
+# Generation numbers, never reused in a process: two carried starts (two steps, or one
+# step's start before and after `StartCache.forget`) never share one.
+_GENERATIONS = itertools.count(1)
 
 
 class _VecOf(dict[Capacity, Vec]):
@@ -59,11 +66,19 @@ class StartCache:
         self.tables = FitTables()  # fit counts per distinct vector, for every shape
         # The carried fit counts summed per domain (made when a view is first asked).
         self.sums: dict[ViewKind, dict[Shape, DomainSums]] = {}
+        # Per kind and shape, a number that changes whenever what the shape reads of
+        # the carried base changes (a fit count, or the vector of a node where one
+        # fits): equal numbers, equal content (`CarriedLedger._content_of`).
+        self.generations: dict[ViewKind, dict[Shape, int]] = {}
 
     def forget(self) -> None:
         """Drop the carried arrays (another cluster size): they are rebuilt on use."""
         self.capacities, self.free, self.held, self.status = [], [], [], []
-        self.bases, self.fits, self.sums = {}, {}, {}
+        self.bases, self.fits, self.sums, self.generations = {}, {}, {}, {}
+
+    def new_generation(self, kind: ViewKind, shape: Shape) -> None:
+        """What ``shape`` reads of ``kind``'s carried base has (or may have) changed."""
+        self.generations.setdefault(kind, {})[shape] = next(_GENERATIONS)
 
 
 class CarriedLedger(SessionLedger):
@@ -134,6 +149,7 @@ class CarriedLedger(SessionLedger):
         for kind, base in start.bases.items():
             carried = start.fits[kind].items()
             summed = start.sums.get(kind, {})
+            read: dict[Shape, None] = {}  # shapes whose content moved (`_content_of`)
             for i in order:
                 vec = self._entry(kind, i)  # no claims yet: the start entry
                 if vec == base[i]:
@@ -146,10 +162,15 @@ class CarriedLedger(SessionLedger):
                 for shape, fits in carried:
                     typed = shape.gpu_type  # `shape_fits_type`, inline
                     count = fit_count(vec, shape) if typed is None or typed == gpu_type else 0
+                    before = fits[i]
+                    if count or before:  # a count moved, or a vector where one fits
+                        read[shape] = None
                     sums = summed.get(shape)
                     if sums is not None:
-                        sums.add(i, count - fits[i])
+                        sums.add(i, count - before)
                     fits[i] = count
+            for shape in read:
+                start.new_generation(kind, shape)
 
     def _moved_inputs(self, start: StartCache, candidates: list[int]) -> list[int]:
         """The ``candidates`` whose inputs differ from ``start``'s (compared as the whole
@@ -212,6 +233,7 @@ class CarriedLedger(SessionLedger):
             start = carried[shape] = self._start.tables.fit_counts(
                 self.cluster, self._start.bases[kind], shape
             )
+            self._start.new_generation(kind, shape)
         fits = list(start)
         base, nodes = self._bases[kind], self.cluster.nodes
         for i in sorted(self._touched):
@@ -241,6 +263,35 @@ class CarriedLedger(SessionLedger):
         sums = DomainSums(self.cluster, start, start_fits, self._touched)
         self._sums[(kind, shape)] = (sums, fits)
         return sums
+
+    def _contents(self, kind: ViewKind) -> Callable[[CapacityView, Shape], Hashable] | None:
+        return partial(self._content_of, kind)
+
+    def _content_of(self, kind: ViewKind, view: CapacityView, shape: Shape) -> Hashable:
+        """`CapacityView.content_key` of ``view`` (one of ``kind``'s) for ``shape``:
+        the carried start's generation for the shape, and the fit count (and, where one
+        fits, the vector) of each node where the view may differ from that start (the
+        nodes this session touched, and the view's overlay), unless the start's count
+        and the view's are both 0 there (nothing a search reads). Every other node
+        offers what the start offered, which the generation names. None when those
+        nodes are too many for the stand-in to be cheaper than the content."""
+        fits = view.fits(shape)  # (makes the carried counts, and their generation)
+        start_fits = self._start.fits[kind].get(shape)
+        generation = self._start.generations.get(kind, {}).get(shape)
+        if start_fits is None or generation is None:  # (dropped: too many shapes carried)
+            return None
+        nodes = self._touched.union(view.overlay_nodes())
+        if len(nodes) * CONTENT_SHARE > len(fits):
+            return None
+        avail = view.avail
+        read: list[Hashable] = []
+        for i in sorted(nodes):
+            k = fits[i]
+            if k:
+                read.append((i, k, avail(i)))
+            elif start_fits[i]:
+                read.append((i, 0))
+        return (kind, shape, generation, tuple(read))
 
     def _refresh(self, i: int, kinds: tuple[ViewKind, ...]) -> None:
         if not self._sums:
