@@ -103,11 +103,14 @@ class InMemoryAllocator:
         self._usage = usage if usage is not None else UsageCount(cluster)
         # Equal capacities share one object: most nodes are alike.
         self._shared = _SharedCapacities()
+        # Each node's own capacity as a vector, equal ones shared: read per node in a
+        # sync without touching the node objects (on a large cluster, a cache miss each).
+        own: list[tuple[int, int, int]] = list(map(_VEC, cluster.nodes))
+        vecs: dict[tuple[int, int, int], tuple[int, int, int]] = {}
+        self._capacity = list(map(vecs.setdefault, own, own))
         # Free as of the last sync: to start with, every node empty and up, as the usage
         # source reports it before its first sync (each node's own capacity, built in C).
-        self._settled: list[Capacity] = list(
-            map(self._shared.__getitem__, map(_VEC, cluster.nodes))
-        )
+        self._settled: list[Capacity] = list(map(self._shared.__getitem__, self._capacity))
         self._status: list[str] = ["up"] * len(cluster)  # node status as of the last sync
         # The session's free capacity: ``_settled`` itself until the session's first take
         # or give copies it (most sessions take nothing). Immutable entries.
@@ -131,15 +134,11 @@ class InMemoryAllocator:
         self._status = list(status)
         if len(self._shared) > MAX_SHARED:
             self._shared.clear()  # only sharing is lost, never a value
-        nodes, used, settled = self._cluster.nodes, self._usage.used, self._settled
+        capacity, used, settled = self._capacity, self._usage.used, self._settled
         for i in todo:
             if status[i] == "up":
-                node, (ug, uc, um) = nodes[i], used[i]
-                vec = (
-                    node.gpu - ug if node.gpu > ug else 0,
-                    node.cpu - uc if node.cpu > uc else 0,
-                    node.mem_gb - um if node.mem_gb > um else 0,
-                )
+                (g, c, m), (ug, uc, um) = capacity[i], used[i]
+                vec = (g - ug if g > ug else 0, c - uc if c > uc else 0, m - um if m > um else 0)
             else:
                 vec = (0, 0, 0)
             settled[i] = self._shared[vec]
