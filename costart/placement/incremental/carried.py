@@ -43,12 +43,18 @@ CONTENT_SHARE = 8
 _GENERATIONS = itertools.count(1)
 
 
-class _VecOf(dict[Capacity, Vec]):
-    """Capacity -> vector, equal capacities sharing one tuple (a C-level lookup)."""
+class _ClassOf(dict[Capacity, int]):
+    """Capacity -> its class: a small number, one per distinct vector (a C-level lookup);
+    ``vecs[k]`` is class k's vector, one tuple shared by every node of the class."""
 
-    def __missing__(self, capacity: Capacity) -> Vec:
-        vec = self[capacity] = (capacity.gpu, capacity.cpu, capacity.mem_gb)
-        return vec
+    def __init__(self) -> None:
+        super().__init__()
+        self.vecs: list[Vec] = []
+
+    def __missing__(self, capacity: Capacity) -> int:
+        k = self[capacity] = len(self.vecs)
+        self.vecs.append((capacity.gpu, capacity.cpu, capacity.mem_gb))
+        return k
 
 
 class StartCache:
@@ -56,9 +62,15 @@ class StartCache:
     session that built a ledger, carried into the next by the incremental step."""
 
     def __init__(self) -> None:
-        self.vecs = _VecOf()
+        self.class_of = _ClassOf()
         self.capacities: list[Capacity] = []  # the allocator's entries, as of then
         self.free: list[Vec] = []  # the inputs as of the last session's start
+        # Each node's class of free vector (``free[i] is class_of.vecs[classes[i]]``), and
+        # per shape the count that fits each class: a shape's counts on the FREE and NOW
+        # bases (which start as ``free``) are then read per node by list index, not by
+        # hashing each node's vector (`fits_by_class`).
+        self.classes: list[int] = []
+        self.class_fits: dict[Shape, list[int]] = {}
         self.held: list[Vec] = []
         self.status: list[str] = []
         self.bases: dict[ViewKind, list[Vec]] = {}
@@ -72,9 +84,22 @@ class StartCache:
         self.generations: dict[ViewKind, dict[Shape, int]] = {}
 
     def forget(self) -> None:
-        """Drop the carried arrays (another cluster size): they are rebuilt on use."""
+        """Drop the carried arrays (another cluster size, or the classes renumbered):
+        they are rebuilt on use."""
         self.capacities, self.free, self.held, self.status = [], [], [], []
         self.bases, self.fits, self.sums, self.generations = {}, {}, {}, {}
+        self.classes = []
+        if len(self.class_of) > MAX_SHARED_VECS or len(self.class_fits) > MAX_CARRIED_SHAPES:
+            self.class_of, self.class_fits = _ClassOf(), {}
+
+    def fits_by_class(self, shape: Shape) -> list[int]:
+        """`fit_counts` of ``free`` for ``shape`` (untyped: the GPU type is not read):
+        each class's count, computed once, read per node by its class."""
+        counts = self.class_fits.setdefault(shape, [])
+        vecs = self.class_of.vecs
+        if len(counts) < len(vecs):
+            counts.extend(fit_count(vec, shape) for vec in vecs[len(counts) :])
+        return list(map(counts.__getitem__, self.classes))
 
     def new_generation(self, kind: ViewKind, shape: Shape) -> None:
         """What ``shape`` reads of ``kind``'s carried base has (or may have) changed."""
@@ -96,31 +121,41 @@ class CarriedLedger(SessionLedger):
         start: StartCache,
         held_moved: set[int] | None,
     ) -> None:
-        if len(start.vecs) > MAX_SHARED_VECS:
-            start.vecs.clear()
         n = len(cluster)
-        if len(start.free) != n:
-            start.forget()
+        too_many = (
+            len(start.class_of) > MAX_SHARED_VECS or len(start.class_fits) > MAX_CARRIED_SHAPES
+        )
+        if len(start.free) != n or too_many:
+            start.forget()  # (renumbers the classes if there are too many)
             held_moved = None
         self._start = start
         # This session's summaries: (kind, shape) -> the sums and the counts they sum.
         self._sums: dict[tuple[ViewKind, Shape], tuple[DomainSums, list[int]]] = {}
         self._candidates = None if held_moved is None else _moved(cluster, free, start, held_moved)
+        # The class of each node's free vector (None: every node's, as ``_classes``) or
+        # of each candidate's (``_moved_classes``), made with the vectors (`_vecs_of`).
+        self._classes: list[int] = []
+        self._moved_classes: dict[int, int] = {}
         start.capacities = list(free)
         super().__init__(cluster, allocator, free, holdings.held_total, holdings.held_by)
         self._bring_up_to_date(start, self._candidates)
 
     def _vecs_of(self, free: Sequence[Capacity]) -> list[Vec]:
-        # Equal capacities share one tuple (most nodes are alike): fewer objects for the
-        # garbage collector to track in a session over thousands of nodes.
-        vecs = self._start.vecs
+        # Equal capacities share one tuple, their class's (most nodes are alike): fewer
+        # objects for the garbage collector to track in a session over thousands of
+        # nodes, and one class number per node for `StartCache.fits_by_class`.
+        class_of = self._start.class_of
+        vecs = class_of.vecs
         if self._candidates is None:
-            return list(map(vecs.__getitem__, free))
+            self._classes = list(map(class_of.__getitem__, free))
+            return list(map(vecs.__getitem__, self._classes))
         # Elsewhere free capacity equals the carried start's: mapping every node's
         # `Capacity` would cost a hash per node.
         out = list(self._start.free)
+        moved = self._moved_classes
         for i in self._candidates:
-            out[i] = vecs[free[i]]
+            k = moved[i] = class_of[free[i]]
+            out[i] = vecs[k]
         return out
 
     def _bring_up_to_date(self, start: StartCache, candidates: list[int] | None) -> None:
@@ -140,6 +175,7 @@ class CarriedLedger(SessionLedger):
             if status != start.status:
                 changed.update(compress(range(n), map(ne, status, start.status)))
             start.free = list(self.free)
+            start.classes = self._classes  # (made with ``free``: no candidates)
             start.held = list(self.held_total)
             start.status = list(status)
             order = sorted(changed)
@@ -178,6 +214,7 @@ class CarriedLedger(SessionLedger):
         inputs are unchanged since: equal, the carried entries stay right."""
         free, held, status = self.free, self.held_total, self.cluster.status
         start_free, start_held, start_status = start.free, start.held, start.status
+        start_classes, classes = start.classes, self._moved_classes
         order: list[int] = []
         for i in candidates:
             if (
@@ -187,6 +224,7 @@ class CarriedLedger(SessionLedger):
             ):
                 order.append(i)
                 start_free[i], start_held[i], start_status[i] = free[i], held[i], status[i]
+                start_classes[i] = classes[i]
         return order
 
     def _start_entry(self, kind: ViewKind, i: int) -> Vec:
@@ -230,9 +268,13 @@ class CarriedLedger(SessionLedger):
             if len(carried) >= MAX_CARRIED_SHAPES:
                 carried.clear()
                 self._start.sums[kind] = {}
-            start = carried[shape] = self._start.tables.fit_counts(
-                self.cluster, self._start.bases[kind], shape
-            )
+            if kind is not EVENTUAL and shape.gpu_type is None:
+                # FREE and NOW start as the free vectors (no claims at a start).
+                start = carried[shape] = self._start.fits_by_class(shape)
+            else:
+                start = carried[shape] = self._start.tables.fit_counts(
+                    self.cluster, self._start.bases[kind], shape
+                )
             self._start.new_generation(kind, shape)
         fits = list(start)
         base, nodes = self._bases[kind], self.cluster.nodes
