@@ -41,6 +41,7 @@ CONTENT_SHARE = 8
 # Generation numbers, never reused in a process: two carried starts (two steps, or one
 # step's start before and after `StartCache.forget`) never share one.
 _GENERATIONS = itertools.count(1)
+_BYTE = 256
 
 
 class _ClassOf(dict[Capacity, int]):
@@ -71,6 +72,7 @@ class StartCache:
         # hashing each node's vector (`fits_by_class`).
         self.classes: list[int] = []
         self.class_fits: dict[Shape, list[int]] = {}
+        self._class_bytes: bytes | None = None  # ``classes`` as bytes, made on use
         self.held: list[Vec] = []
         self.status: list[str] = []
         self.bases: dict[ViewKind, list[Vec]] = {}
@@ -89,17 +91,29 @@ class StartCache:
         self.capacities, self.free, self.held, self.status = [], [], [], []
         self.bases, self.fits, self.sums, self.generations = {}, {}, {}, {}
         self.classes = []
+        self.classes_moved()
         if len(self.class_of) > MAX_SHARED_VECS or len(self.class_fits) > MAX_CARRIED_SHAPES:
             self.class_of, self.class_fits = _ClassOf(), {}
 
     def fits_by_class(self, shape: Shape) -> list[int]:
         """`fit_counts` of ``free`` for ``shape`` (untyped: the GPU type is not read):
-        each class's count, computed once, read per node by its class."""
+        each class's count, computed once, read per node by its class. While there are
+        at most 256 classes and no count above 255 (the usual case), the classes are
+        bytes and a shape's counts one `bytes.translate`, faster than a lookup per node."""
         counts = self.class_fits.setdefault(shape, [])
         vecs = self.class_of.vecs
         if len(counts) < len(vecs):
             counts.extend(fit_count(vec, shape) for vec in vecs[len(counts) :])
+        if len(counts) <= _BYTE and max(counts, default=0) < _BYTE:
+            if self._class_bytes is None:
+                self._class_bytes = bytes(self.classes)
+            table = bytes(counts) + bytes(_BYTE - len(counts))
+            return list(self._class_bytes.translate(table))
         return list(map(counts.__getitem__, self.classes))
+
+    def classes_moved(self) -> None:
+        """``classes`` changed (a new list, or entries in place)."""
+        self._class_bytes = None
 
     def new_generation(self, kind: ViewKind, shape: Shape) -> None:
         """What ``shape`` reads of ``kind``'s carried base has (or may have) changed."""
@@ -176,6 +190,7 @@ class CarriedLedger(SessionLedger):
                 changed.update(compress(range(n), map(ne, status, start.status)))
             start.free = list(self.free)
             start.classes = self._classes  # (made with ``free``: no candidates)
+            start.classes_moved()
             start.held = list(self.held_total)
             start.status = list(status)
             order = sorted(changed)
@@ -225,6 +240,8 @@ class CarriedLedger(SessionLedger):
                 order.append(i)
                 start_free[i], start_held[i], start_status[i] = free[i], held[i], status[i]
                 start_classes[i] = classes[i]
+        if order:
+            start.classes_moved()
         return order
 
     def _start_entry(self, kind: ViewKind, i: int) -> Vec:
