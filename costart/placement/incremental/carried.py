@@ -35,9 +35,9 @@ from costart.placement.ledger import EVENTUAL, SessionLedger, ViewKind
 
 MAX_SHARED_VECS = 4096
 MAX_CARRIED_SHAPES = 256
-# A view's content stand-in lists the nodes it may differ from the carried start on:
-# past 1/CONTENT_SHARE of the nodes, reading the content itself costs less.
-CONTENT_SHARE = 8
+# A view's content stand-in lists the nodes it may differ from the carried start on, in
+# Python: past 1/CONTENT_SHARE of the nodes, reading the content itself (in C) costs less.
+CONTENT_SHARE = 32
 # Generation numbers, never reused in a process: two carried starts (two steps, or one
 # step's start before and after `StartCache.forget`) never share one.
 _GENERATIONS = itertools.count(1)
@@ -339,9 +339,10 @@ class CarriedLedger(SessionLedger):
         generation = self._start.generations.get(kind, {}).get(shape)
         if start_fits is None or generation is None:  # (dropped: too many shapes carried)
             return None
-        nodes = self._touched.union(view.overlay_nodes())
-        if len(nodes) * CONTENT_SHARE > len(fits):
-            return None
+        overlay = view.overlay_nodes()
+        if (len(self._touched) + len(overlay)) * CONTENT_SHARE > len(fits):
+            return None  # (checked before the nodes are gathered: that costs as much)
+        nodes = self._touched.union(overlay)
         avail = view.avail
         read: list[Hashable] = []
         for i in sorted(nodes):
