@@ -8,6 +8,8 @@
    step (fresh: its first session reads the whole World) and a *warm* one (the step has
    decided once on the busy World; the group is then submitted and its events reach
    the step as committed events, as in ``serve``: the session reads what changed).
+   Beside them, the part of a cold step no cold step can skip, timed alone: a fresh
+   step's allocator reading the World (``world_read``; ADR 0126).
 2. The session curve: one session over 1,000, 5,000 and 20,000 pending groups (RL
    gangs, serving sets, batch jobs) on the 4,096-node cluster of
    ``scenarios/cluster-4096.toml``, a fresh step each, and the ratios between them.
@@ -165,7 +167,7 @@ def time_group(size: int, runs: int) -> dict[str, Any]:
     """Cold and warm decision times of the 64-member group on ``size`` nodes."""
     cluster = grid_cluster(*SIZES[size])
     world = busy_world(cluster, random.Random(SEED))
-    cold, builds, placed = [], [], True
+    cold, builds, reads, placed = [], [], [], True
     for _ in range(runs):
         started = time.perf_counter()
         step = fresh_step(size)
@@ -173,6 +175,7 @@ def time_group(size: int, runs: int) -> dict[str, Any]:
         seconds, decisions = _timed(step, world)
         placed = placed and _placed(decisions)
         cold.append(seconds)
+        reads.append(_world_read(size, world))
     del world
     # Warm: steps that have each decided once on the running work alone; the group's
     # submit then reaches them as committed events, and their next session is timed.
@@ -195,8 +198,22 @@ def time_group(size: int, runs: int) -> dict[str, Any]:
         "placed": placed,
         **_stats(cold, 1000, "ms"),
         "warm": _stats(warm, 1000, "ms"),
+        "world_read": _stats(reads, 1000, "ms"),
         "build_ms": round(statistics.median(builds) * 1000, 4),
     }
+
+
+def _world_read(size: int, world: World) -> float:
+    """What a cold step cannot skip, timed alone: a fresh step's allocator reading the
+    World (counting the running work per node, computing the free capacity of the nodes
+    it is on), the start of every cold session (ADR 0126)."""
+    allocator = fresh_step(size).allocator
+    gc.collect()
+    started = time.perf_counter()
+    allocator.free_capacity(world)
+    seconds = time.perf_counter() - started
+    allocator.commit()
+    return seconds
 
 
 def _placed(decisions: list[Any]) -> bool:
@@ -349,9 +366,15 @@ def _pooled(rounds: list[dict[str, Any]]) -> dict[str, Any]:
             out.update(_stats([r[f"median_{unit}"] for r in rounds], 1, unit))
     if "warm" in out:
         out["warm"] = _stats([r["warm"]["median_ms"] for r in rounds], 1, "ms")
+        out["world_read"] = _stats([r["world_read"]["median_ms"] for r in rounds], 1, "ms")
         out["build_ms"] = round(statistics.median(r["build_ms"] for r in rounds), 4)
         out["placed"] = all(r["placed"] for r in rounds)
     return out
+
+
+def _less_read(row: dict[str, Any]) -> float:
+    less: float = row["median_ms"] - row["world_read"]["median_ms"]
+    return less
 
 
 def _ratio(a: float, b: float) -> float:
@@ -388,7 +411,8 @@ def _print_curve(title: str, rows: list[dict[str, Any]], base: list[dict[str, An
         line = (
             f"  {row['nodes']:>6} nodes: cold {row['median_ms']:7.2f} ms "
             f"(x{row['median_ms'] / reference['median_ms']:.2f} of {REFERENCE_SIZE})  "
-            f"warm {row['warm']['median_ms']:7.2f} ms  build {row['build_ms']:.0f} ms"
+            f"warm {row['warm']['median_ms']:7.2f} ms  build {row['build_ms']:.0f} ms  "
+            f"world read {row['world_read']['median_ms']:6.2f} ms"
             f"{'' if row['placed'] else '  NOT PLACED'}"
         )
         if base is not None:
@@ -485,6 +509,12 @@ def _run(args: argparse.Namespace, sessions: list[int], tree: Path | None, rev: 
         "warm_vs_reference": {
             str(r["nodes"]): _ratio(r["warm"]["median_ms"], reference["warm"]["median_ms"])
             for r in sizes
+        },
+        # The cold step less its reading of the World (medians subtracted), against
+        # 4,096 nodes: what of a cold step grows with the cluster besides the running
+        # work it must read (ADR 0126).
+        "cold_less_world_read_vs_reference": {
+            str(r["nodes"]): _ratio(_less_read(r), _less_read(reference)) for r in sizes
         },
         "session": session_rows[0],
         "sessions": session_rows,

@@ -15,6 +15,7 @@ The contract both keep is tested by `tests/placement/allocator_contract.py`.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterable
 from itertools import compress
 from operator import attrgetter, ne
@@ -89,6 +90,25 @@ class _SharedCapacities(dict[tuple[int, int, int], Capacity]):
         return capacity
 
 
+Vec3 = tuple[int, int, int]
+
+
+class _FreeOf(dict[tuple[Vec3, Vec3], Capacity]):
+    """(a node's own capacity, what is used there) -> the free `Capacity` of an up node,
+    shared through ``shared``: a node's free capacity looked up in C, where most nodes
+    are alike and the used vectors are few."""
+
+    def __init__(self, shared: _SharedCapacities) -> None:
+        super().__init__()
+        self.shared = shared
+
+    def __missing__(self, key: tuple[Vec3, Vec3]) -> Capacity:
+        (g, c, m), (ug, uc, um) = key
+        vec = (g - ug if g > ug else 0, c - uc if c > uc else 0, m - um if m > um else 0)
+        free = self[key] = self.shared[vec]
+        return free
+
+
 class InMemoryAllocator:
     """Free capacity derived from the World; takes checked against it within a session.
 
@@ -103,11 +123,15 @@ class InMemoryAllocator:
         self._usage = usage if usage is not None else UsageCount(cluster)
         # Equal capacities share one object: most nodes are alike.
         self._shared = _SharedCapacities()
+        self._free_of = _FreeOf(self._shared)
+        # Each node's own capacity as a vector, equal ones shared: read per node in a
+        # sync without touching the node objects (on a large cluster, a cache miss each).
+        own: list[tuple[int, int, int]] = list(map(_VEC, cluster.nodes))
+        vecs: dict[tuple[int, int, int], tuple[int, int, int]] = {}
+        self._capacity = list(map(vecs.setdefault, own, own))
         # Free as of the last sync: to start with, every node empty and up, as the usage
         # source reports it before its first sync (each node's own capacity, built in C).
-        self._settled: list[Capacity] = list(
-            map(self._shared.__getitem__, map(_VEC, cluster.nodes))
-        )
+        self._settled: list[Capacity] = list(map(self._shared.__getitem__, self._capacity))
         self._status: list[str] = ["up"] * len(cluster)  # node status as of the last sync
         # The session's free capacity: ``_settled`` itself until the session's first take
         # or give copies it (most sessions take nothing). Immutable entries.
@@ -129,20 +153,20 @@ class InMemoryAllocator:
                 changed.update(compress(range(n), map(ne, status, self._status)))
             todo = sorted(changed)
         self._status = list(status)
-        if len(self._shared) > MAX_SHARED:
+        if len(self._shared) > MAX_SHARED or len(self._free_of) > MAX_SHARED:
             self._shared.clear()  # only sharing is lost, never a value
-        nodes, used, settled = self._cluster.nodes, self._usage.used, self._settled
-        for i in todo:
-            if status[i] == "up":
-                node, (ug, uc, um) = nodes[i], used[i]
-                vec = (
-                    node.gpu - ug if node.gpu > ug else 0,
-                    node.cpu - uc if node.cpu > uc else 0,
-                    node.mem_gb - um if node.mem_gb > um else 0,
-                )
-            else:
-                vec = (0, 0, 0)
-            settled[i] = self._shared[vec]
+            self._free_of.clear()
+        settled = self._settled
+        # Each node of ``todo`` looked up by its own capacity and its use, in C (no
+        # Python code per node); then the nodes that are not up set to zero.
+        own, used = self._capacity.__getitem__, self._usage.used.__getitem__
+        pairs = zip(map(own, todo), map(used, todo), strict=True)
+        deque(map(settled.__setitem__, todo, map(self._free_of.__getitem__, pairs)), maxlen=0)
+        if status.count("up") != n:  # (counted in C)
+            zero = self._shared[(0, 0, 0)]
+            for i in todo:
+                if status[i] != "up":
+                    settled[i] = zero
         self._free = settled
         return list(settled)
 

@@ -94,13 +94,16 @@ class CapacityView:
         key: Hashable = None,
         fill: Callable[[Shape], list[int]] | None = None,
         summary: Callable[[Shape], DomainSummary | None] | None = None,
+        content: Callable[[CapacityView, Shape], Hashable] | None = None,
     ) -> None:
         """``fill``: computes the fit counts of ``base`` for a shape not yet in
         ``shared_fits`` (default: `fit_counts` over every node). ``summary``: the
         shared counts of a shape summed per domain, if the ledger keeps them (default:
-        `domain_sums` sums the nodes)."""
+        `domain_sums` sums the nodes). ``content``: the ledger's `content_key`, if it
+        can give one (default: none)."""
         self.cluster = cluster
         self._summary = summary
+        self._content = content
         self._base = base
         self._overlay = dict(overlay)
         self._shared = shared_fits if shared_fits is not None else {}
@@ -117,6 +120,10 @@ class CapacityView:
         if extra is not None:
             return (g + extra[0], c + extra[1], m + extra[2])
         return (g, c, m)
+
+    def overlay_nodes(self) -> Sequence[int]:
+        """The nodes where the view's overlay adds to its base."""
+        return list(self._overlay)
 
     def avail_list(self) -> list[Vec]:
         """`avail` of every node (read-only; the base array itself without an overlay)."""
@@ -149,6 +156,13 @@ class CapacityView:
                 counts[node] = fit_count(self.avail(node), shape)
         self._fits[shape] = counts
         return counts
+
+    def content_key(self, shape: Shape) -> Hashable:
+        """A stand-in for this view's capacity as tasks of ``shape`` read it (the fit
+        counts, and the capacity of the nodes where one fits), cheaper than that
+        content, from a ledger that keeps one: equal stand-ins, equal content (unequal
+        ones may still have equal content). None if the ledger keeps none."""
+        return None if self._content is None else self._content(self, shape)
 
     def domain_sums(self, level: str, start: int, end: int, shape: Shape) -> dict[str, int]:
         """Tasks of ``shape`` that fit per domain of ``level`` that has nodes in

@@ -22,9 +22,10 @@ costart usage (as its `UsageSource` reports), other work or status moved.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Sequence
 from itertools import compress
-from operator import is_not, ne
+from operator import attrgetter, is_not, ne
 from typing import Protocol, runtime_checkable
 
 from costart.domain.capacity import Capacity
@@ -72,6 +73,33 @@ def _plus(a: Capacity, b: Capacity) -> Capacity:
     return Capacity(a.gpu + b.gpu, a.cpu + b.cpu, a.mem_gb + b.mem_gb)
 
 
+Vec = tuple[int, int, int]
+_VEC = attrgetter("gpu", "cpu", "mem_gb")
+
+
+class _FreeOf(dict[tuple[Vec, Vec, Capacity], Capacity]):
+    """(a node's own capacity, costart's use there, the other work there) -> the free
+    `Capacity` of an up node, shared through ``shared``: looked up in C, where most
+    nodes are alike and the used vectors and other work are few."""
+
+    def __init__(self, shared: dict[Vec, Capacity]) -> None:
+        super().__init__()
+        self.shared = shared
+
+    def __missing__(self, key: tuple[Vec, Vec, Capacity]) -> Capacity:
+        (g, c, m), (ug, uc, um), other = key
+        vec = (
+            max(0, g - ug - other.gpu),
+            max(0, c - uc - other.cpu),
+            max(0, m - um - other.mem_gb),
+        )
+        free = self.shared.get(vec)
+        if free is None:
+            free = self.shared[vec] = Capacity(*vec)
+        self[key] = free
+        return free
+
+
 class HostAllocator:
     """Free capacity = node capacity - costart's holds and placements - the host's other
     work; binds that another scheduler can beat (`HostLoad.contend`)."""
@@ -88,6 +116,10 @@ class HostAllocator:
         self._outside: list[Capacity] = []
         self._status: list[str] = []
         self._shared: dict[tuple[int, int, int], Capacity] = {}
+        self._free_of = _FreeOf(self._shared)
+        own: list[Vec] = list(map(_VEC, cluster.nodes))
+        vecs: dict[Vec, Vec] = {}
+        self._capacity = list(map(vecs.setdefault, own, own))  # equal vectors shared
         self._free: list[Capacity] = []  # the session's free capacity, after its takes
         # Per node, what another scheduler may still take during this session: free at
         # the session's start minus the session's binds (releases never add to it).
@@ -120,8 +152,9 @@ class HostAllocator:
                 f"the host reported outside use for {len(outside)} nodes; the cluster has {n}"
             )
         status = self._cluster.status
+        todo: Sequence[int]
         if changed is None or len(self._outside) != n:
-            changed = set(range(n))
+            todo = range(n)  # every node, in order (no set of them all: a hash each)
         else:
             # `Capacity` is frozen: an entry that is the same object has the same value,
             # so only the nodes whose entry was replaced are computed again (C-level
@@ -129,24 +162,26 @@ class HostAllocator:
             changed.update(compress(range(n), map(is_not, outside, self._outside)))
             if status != self._status:
                 changed.update(compress(range(n), map(ne, status, self._status)))
+            todo = sorted(changed)
         self._outside, self._status = outside, list(status)
-        if len(self._shared) > MAX_SHARED:
+        if len(self._shared) > MAX_SHARED or len(self._free_of) > MAX_SHARED:
             self._shared.clear()  # only sharing is lost, never a value
-        settled, nodes, used = self._settled, self._cluster.nodes, self._usage.used
-        for i in sorted(changed):
-            if status[i] != "up":
-                settled[i] = ZERO
-                continue
-            node, (ug, uc, um), other = nodes[i], used[i], outside[i]
-            vec = (
-                max(0, node.gpu - ug - other.gpu),
-                max(0, node.cpu - uc - other.cpu),
-                max(0, node.mem_gb - um - other.mem_gb),
-            )
-            capacity = self._shared.get(vec)
-            if capacity is None:
-                capacity = self._shared[vec] = Capacity(*vec)
-            settled[i] = capacity
+            self._free_of.clear()
+        settled = self._settled
+        # Each node of ``todo`` looked up by its own capacity, costart's use and the
+        # other work there, in C (no Python code per node: a first reading computes
+        # every node); then the nodes that are not up set to zero.
+        keys = zip(
+            map(self._capacity.__getitem__, todo),
+            map(self._usage.used.__getitem__, todo),
+            map(outside.__getitem__, todo),
+            strict=True,
+        )
+        deque(map(settled.__setitem__, todo, map(self._free_of.__getitem__, keys)), maxlen=0)
+        if status.count("up") != n:  # (counted in C)
+            for i in todo:
+                if status[i] != "up":
+                    settled[i] = ZERO
         self._free = list(settled)
         self._room = list(settled)
         return list(settled)

@@ -18,7 +18,7 @@ them from session to session (`costart.placement.incremental.carried`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from enum import StrEnum
 from functools import partial
 
@@ -235,6 +235,11 @@ class SessionLedger:
         kept here (a view sums the nodes when asked)."""
         return None
 
+    def _contents(self, kind: ViewKind) -> Callable[[CapacityView, Shape], Hashable] | None:
+        """Where ``kind``'s views find a stand-in for their content
+        (`CapacityView.content_key`): none kept here."""
+        return None
+
     def _view(self, kind: ViewKind, overlay: Mapping[int, Vec]) -> CapacityView:
         base = self._base(kind)
         return CapacityView(
@@ -245,6 +250,7 @@ class SessionLedger:
             (kind, self.version),
             partial(self._fits_of, kind),
             self._summaries(kind),
+            self._contents(kind),
         )
 
     def now_view(self, group: str | None, *, honour_claims: bool = True) -> CapacityView:

@@ -13,6 +13,7 @@ session with nothing to place builds no ledger; neither changes what the step de
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
@@ -191,6 +192,11 @@ class StartCheck:
             ]
         assert ledger.free == [(c.gpu, c.cpu, c.mem_gb) for c in start.capacities]
         assert start.free == ledger.free
+        # Each node's class names its free vector (the counts by class read it).
+        assert len(start.classes) == len(start.free)
+        assert all(
+            map(operator.is_, start.free, map(start.class_of.vecs.__getitem__, start.classes))
+        )
         assert start.held == ledger.held_total
         assert start.status == list(cluster.status)
         for kind, base in start.bases.items():

@@ -297,21 +297,34 @@ def test_an_allocators_count_of_a_live_set_the_journal_does_not_account_for() ->
 def _world_with_tasks_on(nodes: list[str]) -> World:
     """One running job with a task on each of ``nodes`` (repeats: several on a node)."""
     world = World()
-    members = [
-        {
-            "name": "w",
-            "kind": "job",
-            "tasks": len(nodes),
-            "shape": {"gpu": 1, "cpu": 2, "mem_gb": 3},
-        }
-    ]
-    spec = spec_from_object({"name": "busy", "owner": "t", "members": members})
+    _run_job(world, "busy", {"gpu": 1, "cpu": 2, "mem_gb": 3}, nodes)
+    return world
+
+
+def _run_job(world: World, name: str, shape: dict[str, int], nodes: list[str]) -> None:
+    """Submit job ``name`` of ``shape`` and place a task on each of ``nodes``."""
+    members = [{"name": "w", "kind": "job", "tasks": len(nodes), "shape": shape}]
+    spec = spec_from_object({"name": name, "owner": "t", "members": members})
     apply_all(world, submit(world, spec, 0).pending_events)
-    group = world.group_named("busy")
+    group = world.group_named(name)
     unit = GroupUnit(group, world.members_of(group))
     scheduling.place_group(unit, {"w": tuple(Assignment(i, n) for i, n in enumerate(nodes))}, 0)
     apply_all(world, unit.pending_events)
-    return world
+
+
+def test_a_first_count_adds_every_shape_on_the_nodes_they_share() -> None:
+    """A first count tallies each shape's tasks per node and sets the first shape's
+    entries outright (every entry is zero then): a second and a third job, one of another
+    shape, on some of the same nodes, and tasks on a node the cluster lacks, must add
+    up as a count member by member does."""
+    cluster = a_cluster(blocks=1, racks=1, nodes=4)
+    world = World()
+    _run_job(world, "a", {"gpu": 1, "cpu": 2, "mem_gb": 3}, ["b0-r0-n0", "b0-r0-n1", "b0-r0-n0"])
+    _run_job(world, "b", {"gpu": 2, "cpu": 1, "mem_gb": 8}, ["b0-r0-n1", "b0-r0-n2", "gone"])
+    _run_job(world, "c", {"gpu": 1, "cpu": 2, "mem_gb": 3}, ["b0-r0-n2", "gone", "b0-r0-n0"])
+    used = UsedCount(cluster, EventJournal())
+    assert used.sync(world) == {0, 1, 2}
+    assert used.used == [(3, 6, 9), (3, 3, 11), (3, 3, 11), ZERO] == Usage(world, cluster).used
 
 
 # A few tasks, many sharing nodes, and enough to be summed per node first (`MANY_TASKS`).

@@ -17,7 +17,8 @@ comparing the status lists.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import itertools
+from collections.abc import Callable, Hashable, Sequence
 from functools import partial
 from itertools import compress
 from operator import is_not, ne
@@ -25,7 +26,7 @@ from operator import is_not, ne
 from costart.domain.capacity import Capacity
 from costart.domain.spec_types import Shape
 from costart.placement.allocator import Allocator
-from costart.placement.capacity import ZERO, Vec, fit_count
+from costart.placement.capacity import ZERO, CapacityView, Vec, fit_count
 from costart.placement.cluster import Cluster, shape_fits_type
 from costart.placement.holdings import Holdings
 from costart.placement.incremental.domain_sums import DomainSums
@@ -34,14 +35,27 @@ from costart.placement.ledger import EVENTUAL, SessionLedger, ViewKind
 
 MAX_SHARED_VECS = 4096
 MAX_CARRIED_SHAPES = 256
+# A view's content stand-in lists the nodes it may differ from the carried start on, in
+# Python: past 1/CONTENT_SHARE of the nodes, reading the content itself (in C) costs less.
+CONTENT_SHARE = 32
+# Generation numbers, never reused in a process: two carried starts (two steps, or one
+# step's start before and after `StartCache.forget`) never share one.
+_GENERATIONS = itertools.count(1)
+_BYTE = 256
 
 
-class _VecOf(dict[Capacity, Vec]):
-    """Capacity -> vector, equal capacities sharing one tuple (a C-level lookup)."""
+class _ClassOf(dict[Capacity, int]):
+    """Capacity -> its class: a small number, one per distinct vector (a C-level lookup);
+    ``vecs[k]`` is class k's vector, one tuple shared by every node of the class."""
 
-    def __missing__(self, capacity: Capacity) -> Vec:
-        vec = self[capacity] = (capacity.gpu, capacity.cpu, capacity.mem_gb)
-        return vec
+    def __init__(self) -> None:
+        super().__init__()
+        self.vecs: list[Vec] = []
+
+    def __missing__(self, capacity: Capacity) -> int:
+        k = self[capacity] = len(self.vecs)
+        self.vecs.append((capacity.gpu, capacity.cpu, capacity.mem_gb))
+        return k
 
 
 class StartCache:
@@ -49,9 +63,16 @@ class StartCache:
     session that built a ledger, carried into the next by the incremental step."""
 
     def __init__(self) -> None:
-        self.vecs = _VecOf()
+        self.class_of = _ClassOf()
         self.capacities: list[Capacity] = []  # the allocator's entries, as of then
         self.free: list[Vec] = []  # the inputs as of the last session's start
+        # Each node's class of free vector (``free[i] is class_of.vecs[classes[i]]``), and
+        # per shape the count that fits each class: a shape's counts on the FREE and NOW
+        # bases (which start as ``free``) are then read per node by list index, not by
+        # hashing each node's vector (`fits_by_class`).
+        self.classes: list[int] = []
+        self.class_fits: dict[Shape, list[int]] = {}
+        self._class_bytes: bytes | None = None  # ``classes`` as bytes, made on use
         self.held: list[Vec] = []
         self.status: list[str] = []
         self.bases: dict[ViewKind, list[Vec]] = {}
@@ -59,11 +80,44 @@ class StartCache:
         self.tables = FitTables()  # fit counts per distinct vector, for every shape
         # The carried fit counts summed per domain (made when a view is first asked).
         self.sums: dict[ViewKind, dict[Shape, DomainSums]] = {}
+        # Per kind and shape, a number that changes whenever what the shape reads of
+        # the carried base changes (a fit count, or the vector of a node where one
+        # fits): equal numbers, equal content (`CarriedLedger._content_of`).
+        self.generations: dict[ViewKind, dict[Shape, int]] = {}
 
     def forget(self) -> None:
-        """Drop the carried arrays (another cluster size): they are rebuilt on use."""
+        """Drop the carried arrays (another cluster size, or the classes renumbered):
+        they are rebuilt on use."""
         self.capacities, self.free, self.held, self.status = [], [], [], []
-        self.bases, self.fits, self.sums = {}, {}, {}
+        self.bases, self.fits, self.sums, self.generations = {}, {}, {}, {}
+        self.classes = []
+        self.classes_moved()
+        if len(self.class_of) > MAX_SHARED_VECS or len(self.class_fits) > MAX_CARRIED_SHAPES:
+            self.class_of, self.class_fits = _ClassOf(), {}
+
+    def fits_by_class(self, shape: Shape) -> list[int]:
+        """`fit_counts` of ``free`` for ``shape`` (untyped: the GPU type is not read):
+        each class's count, computed once, read per node by its class. While there are
+        at most 256 classes and no count above 255 (the usual case), the classes are
+        bytes and a shape's counts one `bytes.translate`, faster than a lookup per node."""
+        counts = self.class_fits.setdefault(shape, [])
+        vecs = self.class_of.vecs
+        if len(counts) < len(vecs):
+            counts.extend(fit_count(vec, shape) for vec in vecs[len(counts) :])
+        if len(counts) <= _BYTE and max(counts, default=0) < _BYTE:
+            if self._class_bytes is None:
+                self._class_bytes = bytes(self.classes)
+            table = bytes(counts) + bytes(_BYTE - len(counts))
+            return list(self._class_bytes.translate(table))
+        return list(map(counts.__getitem__, self.classes))
+
+    def classes_moved(self) -> None:
+        """``classes`` changed (a new list, or entries in place)."""
+        self._class_bytes = None
+
+    def new_generation(self, kind: ViewKind, shape: Shape) -> None:
+        """What ``shape`` reads of ``kind``'s carried base has (or may have) changed."""
+        self.generations.setdefault(kind, {})[shape] = next(_GENERATIONS)
 
 
 class CarriedLedger(SessionLedger):
@@ -81,31 +135,41 @@ class CarriedLedger(SessionLedger):
         start: StartCache,
         held_moved: set[int] | None,
     ) -> None:
-        if len(start.vecs) > MAX_SHARED_VECS:
-            start.vecs.clear()
         n = len(cluster)
-        if len(start.free) != n:
-            start.forget()
+        too_many = (
+            len(start.class_of) > MAX_SHARED_VECS or len(start.class_fits) > MAX_CARRIED_SHAPES
+        )
+        if len(start.free) != n or too_many:
+            start.forget()  # (renumbers the classes if there are too many)
             held_moved = None
         self._start = start
         # This session's summaries: (kind, shape) -> the sums and the counts they sum.
         self._sums: dict[tuple[ViewKind, Shape], tuple[DomainSums, list[int]]] = {}
         self._candidates = None if held_moved is None else _moved(cluster, free, start, held_moved)
+        # The class of each node's free vector (None: every node's, as ``_classes``) or
+        # of each candidate's (``_moved_classes``), made with the vectors (`_vecs_of`).
+        self._classes: list[int] = []
+        self._moved_classes: dict[int, int] = {}
         start.capacities = list(free)
         super().__init__(cluster, allocator, free, holdings.held_total, holdings.held_by)
         self._bring_up_to_date(start, self._candidates)
 
     def _vecs_of(self, free: Sequence[Capacity]) -> list[Vec]:
-        # Equal capacities share one tuple (most nodes are alike): fewer objects for the
-        # garbage collector to track in a session over thousands of nodes.
-        vecs = self._start.vecs
+        # Equal capacities share one tuple, their class's (most nodes are alike): fewer
+        # objects for the garbage collector to track in a session over thousands of
+        # nodes, and one class number per node for `StartCache.fits_by_class`.
+        class_of = self._start.class_of
+        vecs = class_of.vecs
         if self._candidates is None:
-            return list(map(vecs.__getitem__, free))
+            self._classes = list(map(class_of.__getitem__, free))
+            return list(map(vecs.__getitem__, self._classes))
         # Elsewhere free capacity equals the carried start's: mapping every node's
         # `Capacity` would cost a hash per node.
         out = list(self._start.free)
+        moved = self._moved_classes
         for i in self._candidates:
-            out[i] = vecs[free[i]]
+            k = moved[i] = class_of[free[i]]
+            out[i] = vecs[k]
         return out
 
     def _bring_up_to_date(self, start: StartCache, candidates: list[int] | None) -> None:
@@ -125,6 +189,8 @@ class CarriedLedger(SessionLedger):
             if status != start.status:
                 changed.update(compress(range(n), map(ne, status, start.status)))
             start.free = list(self.free)
+            start.classes = self._classes  # (made with ``free``: no candidates)
+            start.classes_moved()
             start.held = list(self.held_total)
             start.status = list(status)
             order = sorted(changed)
@@ -134,6 +200,7 @@ class CarriedLedger(SessionLedger):
         for kind, base in start.bases.items():
             carried = start.fits[kind].items()
             summed = start.sums.get(kind, {})
+            read: dict[Shape, None] = {}  # shapes whose content moved (`_content_of`)
             for i in order:
                 vec = self._entry(kind, i)  # no claims yet: the start entry
                 if vec == base[i]:
@@ -146,10 +213,15 @@ class CarriedLedger(SessionLedger):
                 for shape, fits in carried:
                     typed = shape.gpu_type  # `shape_fits_type`, inline
                     count = fit_count(vec, shape) if typed is None or typed == gpu_type else 0
+                    before = fits[i]
+                    if count or before:  # a count moved, or a vector where one fits
+                        read[shape] = None
                     sums = summed.get(shape)
                     if sums is not None:
-                        sums.add(i, count - fits[i])
+                        sums.add(i, count - before)
                     fits[i] = count
+            for shape in read:
+                start.new_generation(kind, shape)
 
     def _moved_inputs(self, start: StartCache, candidates: list[int]) -> list[int]:
         """The ``candidates`` whose inputs differ from ``start``'s (compared as the whole
@@ -157,6 +229,7 @@ class CarriedLedger(SessionLedger):
         inputs are unchanged since: equal, the carried entries stay right."""
         free, held, status = self.free, self.held_total, self.cluster.status
         start_free, start_held, start_status = start.free, start.held, start.status
+        start_classes, classes = start.classes, self._moved_classes
         order: list[int] = []
         for i in candidates:
             if (
@@ -166,6 +239,9 @@ class CarriedLedger(SessionLedger):
             ):
                 order.append(i)
                 start_free[i], start_held[i], start_status[i] = free[i], held[i], status[i]
+                start_classes[i] = classes[i]
+        if order:
+            start.classes_moved()
         return order
 
     def _start_entry(self, kind: ViewKind, i: int) -> Vec:
@@ -209,9 +285,14 @@ class CarriedLedger(SessionLedger):
             if len(carried) >= MAX_CARRIED_SHAPES:
                 carried.clear()
                 self._start.sums[kind] = {}
-            start = carried[shape] = self._start.tables.fit_counts(
-                self.cluster, self._start.bases[kind], shape
-            )
+            if kind is not EVENTUAL and shape.gpu_type is None:
+                # FREE and NOW start as the free vectors (no claims at a start).
+                start = carried[shape] = self._start.fits_by_class(shape)
+            else:
+                start = carried[shape] = self._start.tables.fit_counts(
+                    self.cluster, self._start.bases[kind], shape
+                )
+            self._start.new_generation(kind, shape)
         fits = list(start)
         base, nodes = self._bases[kind], self.cluster.nodes
         for i in sorted(self._touched):
@@ -241,6 +322,36 @@ class CarriedLedger(SessionLedger):
         sums = DomainSums(self.cluster, start, start_fits, self._touched)
         self._sums[(kind, shape)] = (sums, fits)
         return sums
+
+    def _contents(self, kind: ViewKind) -> Callable[[CapacityView, Shape], Hashable] | None:
+        return partial(self._content_of, kind)
+
+    def _content_of(self, kind: ViewKind, view: CapacityView, shape: Shape) -> Hashable:
+        """`CapacityView.content_key` of ``view`` (one of ``kind``'s) for ``shape``:
+        the carried start's generation for the shape, and the fit count (and, where one
+        fits, the vector) of each node where the view may differ from that start (the
+        nodes this session touched, and the view's overlay), unless the start's count
+        and the view's are both 0 there (nothing a search reads). Every other node
+        offers what the start offered, which the generation names. None when those
+        nodes are too many for the stand-in to be cheaper than the content."""
+        fits = view.fits(shape)  # (makes the carried counts, and their generation)
+        start_fits = self._start.fits[kind].get(shape)
+        generation = self._start.generations.get(kind, {}).get(shape)
+        if start_fits is None or generation is None:  # (dropped: too many shapes carried)
+            return None
+        overlay = view.overlay_nodes()
+        if (len(self._touched) + len(overlay)) * CONTENT_SHARE > len(fits):
+            return None  # (checked before the nodes are gathered: that costs as much)
+        nodes = self._touched.union(overlay)
+        avail = view.avail
+        read: list[Hashable] = []
+        for i in sorted(nodes):
+            k = fits[i]
+            if k:
+                read.append((i, k, avail(i)))
+            elif start_fits[i]:
+                read.append((i, 0))
+        return (kind, shape, generation, tuple(read))
 
     def _refresh(self, i: int, kinds: tuple[ViewKind, ...]) -> None:
         if not self._sums:

@@ -12,6 +12,7 @@ from costart.placement.constraints import Scope
 from costart.placement.planner import Demand, Plan, Shortfall, plan_gang
 
 MAX_MEMO_ANSWERS = 4096
+_STAND_IN = "stand-in"  # tags a key made of stand-ins (a content key starts with a Shape)
 
 
 class PlanMemo:
@@ -65,11 +66,15 @@ class PlanMemo:
         if answer is None:
             # A view's version changes with every claim or take, so the content is read
             # each time (looking it up by view keys first almost never found it).
-            avail = view.avail_list()  # one copy for every shape of the gang
+            avail: list[Vec] | None = None  # one copy for every shape of the gang
             numbers = self._numbers
             content: list[Hashable] = [asked]
             for shape in dict.fromkeys([d.shape for d in demands]):
-                read = capacity_read(shape, view, prefer, avail)
+                read = stand_in_read(shape, view, prefer)
+                if read is None:
+                    if avail is None:
+                        avail = view.avail_list()
+                    read = capacity_read(shape, view, prefer, avail)
                 number = numbers.setdefault(read, self._next_number + 1)  # hashed once
                 self._next_number = max(self._next_number, number)
                 content.append(number)
@@ -80,6 +85,21 @@ class PlanMemo:
                 self._by_content[by_content] = answer
             self._answers[key] = answer
         return answer
+
+
+def stand_in_read(shape: Shape, view: CapacityView, prefer: CapacityView | None) -> Hashable:
+    """A stand-in for `capacity_read`, when both views' ledger gives one for their
+    content (`CapacityView.content_key`: the carried ledger's, which costs the nodes
+    the session changed, not every node), else None. Equal stand-ins, equal content;
+    a stand-in and a content are never equal (a stand-in is tagged), so a memo keyed by
+    either kind stays exact."""
+    stand_in = view.content_key(shape)
+    if stand_in is None:
+        return None
+    prefer_stand_in = None if prefer is None else prefer.content_key(shape)
+    if prefer is not None and prefer_stand_in is None:
+        return None
+    return (_STAND_IN, stand_in, prefer_stand_in)
 
 
 def capacity_read(
