@@ -222,9 +222,11 @@ def _released(m: MemberState, e: ev.MemberReleased) -> None:
 
 
 def _claims_of(m: MemberState, task: int | None) -> dict[str, ClaimStatus]:
-    """The member's claims, or (``task``) that task's own (a private copy to change)."""
+    """A private copy of the member's claims, or (``task``) that task's own, now the
+    member's (the task's): changing it changes no other state's map."""
     if task is None:
-        return m.claims
+        m.claims = claims = dict(m.claims)
+        return claims
     current = m.task(task)
     if current is None:
         raise DomainError(f"member {m.name} has no task {task}")
