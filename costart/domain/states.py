@@ -146,14 +146,17 @@ class MemberState(msgspec.Struct, gc=False):
     @property
     def claims_ready(self) -> bool:
         """Every member claim READY, and every claim of every placed task."""
-        if any(status != "READY" for status in self.claims.values()):
-            return False
-        return all(
-            status == "READY"
-            for task in self.tasks
-            if task.status == "PLACED"
-            for status in task.claims.values()
-        )
+        # Plain loops, not any()/all() over generators: the fold asks after every
+        # placement and claim report (replay's hot path).
+        for status in self.claims.values():
+            if status != "READY":
+                return False
+        for task in self.tasks:
+            if task.status == "PLACED":
+                for status in task.claims.values():
+                    if status != "READY":
+                        return False
+        return True
 
     @property
     def placed_count(self) -> int:
