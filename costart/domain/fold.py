@@ -266,8 +266,8 @@ def _started(m: MemberState, e: ev.MemberStarted) -> None:
     m.status = "RUNNING"
     m.started_at_ns = e.at_ns
     if e.task is not None:
-        _task_of(m, e.task, e.attempt, "PLACED")
-        _set_task(m, e.task, status="RUNNING", started_at_ns=e.at_ns)
+        i = _task_of(m, e.task, e.attempt, "PLACED")
+        m.tasks[i] = replace(m.tasks[i], status="RUNNING", started_at_ns=e.at_ns)
         return
     tasks = m.tasks  # a record from before tasks were reported: every task started
     for i, task in enumerate(tasks):
@@ -275,21 +275,25 @@ def _started(m: MemberState, e: ev.MemberStarted) -> None:
             tasks[i] = replace(task, status="RUNNING", started_at_ns=e.at_ns)
 
 
-def _task_of(m: MemberState, index: int, attempt: int | None, status: str) -> TaskState:
-    task = m.task(index)
-    if task is None or task.attempt != attempt or task.status != status:
-        raise DomainError(f"member {m.name}: no {status} task {index} of attempt {attempt}")
-    return task
+def _task_of(m: MemberState, index: int, attempt: int | None, status: str) -> int:
+    """Where in ``m.tasks`` the newest task of ``index`` is, which must be of ``attempt``
+    and in ``status``: found in one pass, for the caller to replace it there."""
+    for i, task in enumerate(m.tasks):
+        if task.index == index:
+            if task.attempt == attempt and task.status == status:
+                return i
+            break
+    raise DomainError(f"member {m.name}: no {status} task {index} of attempt {attempt}")
 
 
 def _task_started(m: MemberState, e: ev.TaskStarted) -> None:
-    _task_of(m, e.task, e.attempt, "PLACED")
-    _set_task(m, e.task, status="RUNNING", started_at_ns=e.at_ns)
+    i = _task_of(m, e.task, e.attempt, "PLACED")
+    m.tasks[i] = replace(m.tasks[i], status="RUNNING", started_at_ns=e.at_ns)
 
 
 def _task_succeeded(m: MemberState, e: ev.TaskSucceeded) -> None:
-    _task_of(m, e.task, e.attempt, "RUNNING")
-    _set_task(m, e.task, status="SUCCEEDED", ended_at_ns=e.at_ns, exit_code=e.exit_code)
+    i = _task_of(m, e.task, e.attempt, "RUNNING")
+    m.tasks[i] = replace(m.tasks[i], status="SUCCEEDED", ended_at_ns=e.at_ns, exit_code=e.exit_code)
 
 
 def _failed(m: MemberState, e: ev.MemberFailed) -> None:
