@@ -3,12 +3,15 @@ members share their group's objects, and bytes that are not a whole World are re
 
 from __future__ import annotations
 
+import typing
+
 import msgspec
 import pytest
 
 from costart.domain.actors import Actor
 from costart.domain.decisions import PlaceGroup
 from costart.domain.events import Assignment, ClaimReady
+from costart.domain.spec_types import MemberSpec
 from costart.domain.states import NO_TASK_CLAIMS
 from costart.domain.world import World
 from costart.eventlog.compact_world import (
@@ -153,3 +156,27 @@ def test_a_claim_change_after_a_decode_changes_that_member_alone(placed_alike: W
     )
     assert first.claims == {"gpus": "READY"}
     assert [dict(m.claims) for m in others] == [{"gpus": "PENDING"}] * 2
+
+
+def _mutable_parts(kind: object, path: str, seen: set[object]) -> list[str]:
+    """The places in the type ``kind`` where a value could be changed in place."""
+    origin = typing.get_origin(kind)
+    if origin is typing.Annotated:
+        return _mutable_parts(typing.get_args(kind)[0], path, seen)
+    found = [path] if origin in (dict, list, set) or kind in (dict, list, set) else []
+    for arg in typing.get_args(kind):
+        found += _mutable_parts(arg, path, seen)
+    if isinstance(kind, type) and issubclass(kind, msgspec.Struct) and kind not in seen:
+        seen.add(kind)
+        if not kind.__struct_config__.frozen:
+            found.append(path)
+        for field in msgspec.structs.fields(kind):
+            found += _mutable_parts(field.type, f"{path}.{field.name}", seen)
+    return found
+
+
+def test_a_member_spec_is_frozen_all_the_way_down() -> None:
+    """The decode shares equal member specs by hashing them (ADR 0129): a part that
+    could change in place would change every group sharing it (and not hash)."""
+    assert _mutable_parts(MemberSpec, "MemberSpec", set()) == []
+    assert _mutable_parts(dict[str, int], "a map", set()) == ["a map"]  # it finds them
