@@ -122,11 +122,6 @@ class SharedValues:
             (): NO_TASK_CLAIMS
         }
 
-    def claims(self, claims: Mapping[str, ClaimStatus]) -> Mapping[str, ClaimStatus]:
-        """The shared map equal to ``claims``, item order included (a map is shown in
-        its order)."""
-        return self._maps.setdefault(tuple(claims.items()), claims)
-
     def names(self, names: tuple[str, ...]) -> tuple[str, ...]:
         """The shared tuple equal to ``names``, of shared text."""
         shared = self._tuples.get(names)
@@ -137,8 +132,8 @@ class SharedValues:
 
     def spec(self, group: GroupState) -> None:
         """Share ``group``'s text and its member specs: a spec equal to one decoded
-        before is that one (groups submitted from one template), else its text, tuples
-        and shape are shared."""
+        before is that one (groups submitted from one template); a new one has its
+        text, tuples and shape shared."""
         text, force = self._texts.setdefault, msgspec.structs.force_setattr
         spec = group.spec
         force(spec, "name", text(spec.name, spec.name))
@@ -147,10 +142,8 @@ class SharedValues:
         one = self._specs.setdefault
         members = []
         for member in spec.members:
-            try:
-                shared = one(member, member)
-            except TypeError:  # a value inside is not hashable: its parts are shared
-                shared = member
+            # Hashable: a spec is frozen all the way down (a test checks).
+            shared = one(member, member)
             if shared is member:
                 self._parts(member)
             members.append(shared)
@@ -168,11 +161,15 @@ class SharedValues:
     def member(self, member: MemberState) -> None:
         """Share ``member``'s claim maps, its tasks' node names and its assignments (each
         equal assignment one object: a node's name is shared through it)."""
-        name, claims, force = self._texts.setdefault, self.claims, msgspec.structs.force_setattr
-        member.claims = claims(member.claims)
+        name, force = self._texts.setdefault, msgspec.structs.force_setattr
+        # A claim map is keyed by its items in their order (a map is shown in its order).
+        maps = self._maps.setdefault
+        claims = member.claims
+        member.claims = maps(tuple(claims.items()), claims)
         for task in member.tasks:
             force(task, "node", name(task.node, task.node))
-            force(task, "claims", claims(task.claims))
+            claims = task.claims
+            force(task, "claims", maps(tuple(claims.items()), claims) if claims else NO_TASK_CLAIMS)
         one = self._assignments.setdefault
         for assignments in (member.assignments, member.held):
             for i, assignment in enumerate(assignments):
