@@ -89,7 +89,7 @@ def test_bytes_that_are_not_a_whole_world_are_refused(world: World) -> None:
 @pytest.fixture
 def placed_alike() -> World:
     """Two groups of the same members, each placed on one node of its own, every claim
-    pending except one: equal claim maps, specs' parts and assignments repeat."""
+    pending except one: equal claim maps and member specs repeat."""
     controller = new_controller(ManualClock())
     for name in ("a", "b"):
         spec = (
@@ -108,18 +108,15 @@ def placed_alike() -> World:
 
 
 def test_equal_values_decoded_are_one_object(placed_alike: World) -> None:
-    """Equal claim maps, spec texts, claim-name tuples, shapes and assignments decode to
-    one object each (ADR 0129); the World is the one encoded."""
+    """Equal claim maps, member specs and their texts, claim-name tuples and shapes
+    decode to one object each (ADR 0129); the World is the one encoded."""
     world = placed_alike
     back = decode_compact(encode_compact(world))
     maps: dict[tuple[tuple[str, str], ...], set[int]] = {}
-    assignments: dict[object, set[int]] = {}
     for member in back.members.values():
         maps.setdefault(tuple(member.claims.items()), set()).add(id(member.claims))
         for task in member.tasks:
             maps.setdefault(tuple(task.claims.items()), set()).add(id(task.claims))
-        for assignment in (*member.assignments, *member.held):
-            assignments.setdefault(assignment, set()).add(id(assignment))
     parts: dict[object, set[int]] = {}
     for group in back.groups.values():
         assert group.name is group.spec.name
@@ -129,9 +126,9 @@ def test_equal_values_decoded_are_one_object(placed_alike: World) -> None:
                 parts.setdefault(value, set()).add(id(value))
             parts.setdefault(spec.task_claims, set()).add(id(spec.task_claims))
     assert len(maps) == 3  # member claims pending, member claims ready, task claims
-    assert len(assignments) == 4  # two tasks on each group's node
+    a, b = (back.group_named(name).spec.members for name in ("a", "b"))
+    assert all(x is y for x, y in zip(a, b, strict=True))  # one template: one spec each
     assert all(len(objects) == 1 for objects in maps.values()), maps
-    assert all(len(objects) == 1 for objects in assignments.values()), assignments
     assert all(len(objects) == 1 for objects in parts.values()), parts
     assert back == world and encode_compact(back) == encode_compact(world)
 
