@@ -58,13 +58,20 @@ def new_member(event: ev.MemberCreated, group: GroupState) -> MemberState:
         or group.id.int != event.group_id.int
     ):
         raise DomainError(f"member {spec.name!r} differs from its group {group.name}'s spec")
+    # Positional (the fields in their order), a third cheaper than by keyword: a replay
+    # makes every member of the log.
     return MemberState(
-        id=member_id,
-        version=event.originator_version,
-        group_id=group.id,
-        spec=linked,
-        desired=linked.count,
-        claims=dict.fromkeys(linked.claims, "PENDING"),
+        member_id,
+        event.originator_version,
+        group.id,
+        linked,
+        "PENDING",  # status
+        linked.count,  # desired
+        0,  # attempt
+        [],  # tasks
+        [],  # held
+        [],  # assignments
+        dict.fromkeys(linked.claims, "PENDING"),  # claims
     )
 
 
@@ -207,8 +214,10 @@ def _placed(m: MemberState, e: ev.MemberPlaced) -> None:
         return
     m.held.clear()
     m.assignments.extend(e.assignments)
-    m.claims = dict.fromkeys(m.spec.claims, "PENDING")
-    m.status = "READY" if m.claims_ready else "PLACED"
+    member_claims = m.spec.claims
+    m.claims = dict.fromkeys(member_claims, "PENDING")
+    # Member claims, all pending now, keep it PLACED without asking every task.
+    m.status = "PLACED" if member_claims or not m.claims_ready else "READY"
 
 
 def _released(m: MemberState, e: ev.MemberReleased) -> None:
@@ -222,9 +231,11 @@ def _released(m: MemberState, e: ev.MemberReleased) -> None:
 
 
 def _claims_of(m: MemberState, task: int | None) -> dict[str, ClaimStatus]:
-    """The member's claims, or (``task``) that task's own (a private copy to change)."""
+    """A private copy of the member's claims, or (``task``) that task's own, now the
+    member's (the task's): changing it changes no other state's map."""
     if task is None:
-        return m.claims
+        m.claims = claims = dict(m.claims)
+        return claims
     current = m.task(task)
     if current is None:
         raise DomainError(f"member {m.name} has no task {task}")
@@ -255,8 +266,8 @@ def _started(m: MemberState, e: ev.MemberStarted) -> None:
     m.status = "RUNNING"
     m.started_at_ns = e.at_ns
     if e.task is not None:
-        _task_of(m, e.task, e.attempt, "PLACED")
-        _set_task(m, e.task, status="RUNNING", started_at_ns=e.at_ns)
+        i = _task_of(m, e.task, e.attempt, "PLACED")
+        m.tasks[i] = replace(m.tasks[i], status="RUNNING", started_at_ns=e.at_ns)
         return
     tasks = m.tasks  # a record from before tasks were reported: every task started
     for i, task in enumerate(tasks):
@@ -264,21 +275,25 @@ def _started(m: MemberState, e: ev.MemberStarted) -> None:
             tasks[i] = replace(task, status="RUNNING", started_at_ns=e.at_ns)
 
 
-def _task_of(m: MemberState, index: int, attempt: int | None, status: str) -> TaskState:
-    task = m.task(index)
-    if task is None or task.attempt != attempt or task.status != status:
-        raise DomainError(f"member {m.name}: no {status} task {index} of attempt {attempt}")
-    return task
+def _task_of(m: MemberState, index: int, attempt: int | None, status: str) -> int:
+    """Where in ``m.tasks`` the newest task of ``index`` is, which must be of ``attempt``
+    and in ``status``: found in one pass, for the caller to replace it there."""
+    for i, task in enumerate(m.tasks):
+        if task.index == index:
+            if task.attempt == attempt and task.status == status:
+                return i
+            break
+    raise DomainError(f"member {m.name}: no {status} task {index} of attempt {attempt}")
 
 
 def _task_started(m: MemberState, e: ev.TaskStarted) -> None:
-    _task_of(m, e.task, e.attempt, "PLACED")
-    _set_task(m, e.task, status="RUNNING", started_at_ns=e.at_ns)
+    i = _task_of(m, e.task, e.attempt, "PLACED")
+    m.tasks[i] = replace(m.tasks[i], status="RUNNING", started_at_ns=e.at_ns)
 
 
 def _task_succeeded(m: MemberState, e: ev.TaskSucceeded) -> None:
-    _task_of(m, e.task, e.attempt, "RUNNING")
-    _set_task(m, e.task, status="SUCCEEDED", ended_at_ns=e.at_ns, exit_code=e.exit_code)
+    i = _task_of(m, e.task, e.attempt, "RUNNING")
+    m.tasks[i] = replace(m.tasks[i], status="SUCCEEDED", ended_at_ns=e.at_ns, exit_code=e.exit_code)
 
 
 def _failed(m: MemberState, e: ev.MemberFailed) -> None:

@@ -50,3 +50,13 @@ def test_the_id_text_cache_is_cleared_when_full_and_never_grows_past_its_bound(
     assert len(ids._ID_TEXTS) == 3
     assert ids.id_text(made[3]) == str(made[3])
     assert {made[3].int: str(made[3])} == ids._ID_TEXTS
+
+
+@given(value=st.uuids())
+def test_an_ids_text_is_str_of_the_uuid_for_every_uuid(value: uuid.UUID) -> None:
+    """`id_text` writes the text in C (msgspec's JSON form of a UUID): the very text
+    ``str(UUID)`` gives, every version and variant (ADR 0130)."""
+    from costart.domain import ids
+
+    ids._ID_TEXTS.pop(value.int, None)  # not read from the cache
+    assert ids.id_text(value) == str(value)

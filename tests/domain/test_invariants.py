@@ -252,7 +252,7 @@ def _placed_task_on_other_node(w: World) -> None:
 
 
 def _ready_with_claim_pending(w: World) -> None:
-    member(w, "a").claims["gpus"] = "PENDING"
+    member(w, "a").claims = {**member(w, "a").claims, "gpus": "PENDING"}
 
 
 def _ready_with_task_claim_pending(w: World) -> None:

@@ -222,7 +222,7 @@ def test_a_member_claim_failed_twice_is_a_repeat_and_ready_after_it_is_stale():
     # A member claim FAILED while the member stays placed: commands never leave this state
     # (a failed claim releases the group, or fails the member, at once), but the fold
     # allows it, so the verdicts guard it; the state is set by hand.
-    trainer.claims["gpus"] = "FAILED"
+    trainer.claims = {**trainer.claims, "gpus": "FAILED"}
     assert said(c.claim_failed("g1/trainer", "gpus", 1, "again", actor=HOST)) == (
         "repeated",
         "claim gpus of attempt 1 FAILED already",

@@ -3,9 +3,15 @@ members share their group's objects, and bytes that are not a whole World are re
 
 from __future__ import annotations
 
+import typing
+
 import msgspec
 import pytest
 
+from costart.domain.actors import Actor
+from costart.domain.decisions import PlaceGroup
+from costart.domain.events import Assignment, ClaimReady
+from costart.domain.spec_types import MemberSpec
 from costart.domain.states import NO_TASK_CLAIMS
 from costart.domain.world import World
 from costart.eventlog.compact_world import (
@@ -14,7 +20,7 @@ from costart.eventlog.compact_world import (
     encode_compact,
 )
 from costart.eventlog.snapshots import encode_world
-from tests.builders import ManualClock, new_controller
+from tests.builders import ManualClock, a_group, new_controller
 from tests.multi_group_story import run_story
 
 
@@ -78,3 +84,96 @@ def test_bytes_that_are_not_a_whole_world_are_refused(world: World) -> None:
         decode_compact(msgspec.msgpack.encode(far_live))
     with pytest.raises(msgspec.ValidationError):
         decode_compact(msgspec.msgpack.encode(raw[:-1]))
+
+
+@pytest.fixture
+def placed_alike() -> World:
+    """Two groups of the same members, each placed on one node of its own, every claim
+    pending except one: equal claim maps and member specs repeat."""
+    controller = new_controller(ManualClock())
+    for name in ("a", "b"):
+        spec = (
+            a_group(name)
+            .with_member("m0", tasks=2, claims=("gpus",), task_claims=("nic",))
+            .with_member("m1", tasks=2, claims=("gpus",), task_claims=("nic",))
+            .build()
+        )
+        controller.submit(spec)
+        on_one = {
+            m.name: (Assignment(0, f"n-{name}"), Assignment(1, f"n-{name}")) for m in spec.members
+        }
+        controller.apply_decisions([PlaceGroup(spec.name, on_one)])
+    controller.claim_ready("b/m1", "gpus", 1, actor=Actor.host("test"))
+    return controller.world
+
+
+def test_equal_values_decoded_are_one_object(placed_alike: World) -> None:
+    """Equal claim maps, member specs and their texts, claim-name tuples and shapes
+    decode to one object each (ADR 0129); the World is the one encoded."""
+    world = placed_alike
+    back = decode_compact(encode_compact(world))
+    maps: dict[tuple[tuple[str, str], ...], set[int]] = {}
+    for member in back.members.values():
+        maps.setdefault(tuple(member.claims.items()), set()).add(id(member.claims))
+        for task in member.tasks:
+            maps.setdefault(tuple(task.claims.items()), set()).add(id(task.claims))
+    parts: dict[object, set[int]] = {}
+    for group in back.groups.values():
+        assert group.name is group.spec.name
+        parts.setdefault(group.spec.owner, set()).add(id(group.spec.owner))
+        for spec in group.spec.members:
+            for value in (spec.name, spec.owner, spec.profile, spec.shape, spec.claims):
+                parts.setdefault(value, set()).add(id(value))
+            parts.setdefault(spec.task_claims, set()).add(id(spec.task_claims))
+    assert len(maps) == 3  # member claims pending, member claims ready, task claims
+    a, b = (back.group_named(name).spec.members for name in ("a", "b"))
+    assert all(x is y for x, y in zip(a, b, strict=True))  # one template: one spec each
+    assert all(len(objects) == 1 for objects in maps.values()), maps
+    assert all(len(objects) == 1 for objects in parts.values()), parts
+    assert back == world and encode_compact(back) == encode_compact(world)
+
+
+def test_a_claim_change_after_a_decode_changes_that_member_alone(placed_alike: World) -> None:
+    """Members whose claims were equal share one map after a decode: the fold gives the
+    member whose claim changes a map of its own, so the others keep theirs."""
+    back = decode_compact(encode_compact(placed_alike))
+    first = back.member_named(back.group_named("a"), "m0")
+    others = [m for m in back.members.values() if m.claims is first.claims and m is not first]
+    assert len(others) == 2  # a/m1 and b/m0 share a/m0's map of pending claims
+    back.apply(
+        ClaimReady(
+            originator_id=first.id,
+            originator_version=first.version + 1,
+            group_id=first.group_id,
+            at_ns=back.clock_ns + 1,
+            claim="gpus",
+            attempt=first.attempt,
+            actor=Actor.host("test"),
+        )
+    )
+    assert first.claims == {"gpus": "READY"}
+    assert [dict(m.claims) for m in others] == [{"gpus": "PENDING"}] * 2
+
+
+def _mutable_parts(kind: object, path: str, seen: set[object]) -> list[str]:
+    """The places in the type ``kind`` where a value could be changed in place."""
+    origin = typing.get_origin(kind)
+    if origin is typing.Annotated:
+        return _mutable_parts(typing.get_args(kind)[0], path, seen)
+    found = [path] if origin in (dict, list, set) or kind in (dict, list, set) else []
+    for arg in typing.get_args(kind):
+        found += _mutable_parts(arg, path, seen)
+    if isinstance(kind, type) and issubclass(kind, msgspec.Struct) and kind not in seen:
+        seen.add(kind)
+        if not kind.__struct_config__.frozen:
+            found.append(path)
+        for field in msgspec.structs.fields(kind):
+            found += _mutable_parts(field.type, f"{path}.{field.name}", seen)
+    return found
+
+
+def test_a_member_spec_is_frozen_all_the_way_down() -> None:
+    """The decode shares equal member specs by hashing them (ADR 0129): a part that
+    could change in place would change every group sharing it (and not hash)."""
+    assert _mutable_parts(MemberSpec, "MemberSpec", set()) == []
+    assert _mutable_parts(dict[str, int], "a map", set()) == ["a map"]  # it finds them
