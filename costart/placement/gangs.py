@@ -83,7 +83,8 @@ class GangSession:
         self, group: GroupState, members: Sequence[MemberState], lower: Sequence[GroupState]
     ) -> None:
         """Decide for one PENDING or RESERVING group (``members``: its members in spec
-        order); ``lower`` are the groups after it."""
+        order); ``lower``: the open reservations (RESERVING groups) after it in the
+        order, in order: those that may have to give way to it."""
         if group.id in self.released:
             return
         if group.status == "PENDING" and self.now_ns < group.retry_at_ns:

@@ -345,9 +345,15 @@ class _Search:
         """One task at a time into the least-used domain of the first spread scope; a
         required spread puts at most one task of the scope in a domain."""
         lead = self.scopes[spreads[0]]
+        # Only the domains where the view fits a task can have room: this plan's own
+        # takes only lower a node's count below the view's (`fit`). The view's sums per
+        # domain (a summary's, where the ledger keeps one) rule the others out without
+        # visiting their nodes: in a busy cluster most domains are full.
+        sums = self.view.domain_sums(lead.level, *span, demand.shape)
         by_domain: dict[str, list[int]] = {
             domain: list(self._node_order(s, e, demand.shape))
             for domain, s, e in self.cluster.runs_within(lead.level, *span)
+            if sums[domain] > 0
         }
         # Per domain, its first node with room (None: full). Within this call fit counts
         # only shrink (it only takes), so a domain's first node with room only moves
