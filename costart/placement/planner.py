@@ -14,7 +14,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from itertools import chain
+from itertools import chain, compress
+from operator import not_
 from typing import NamedTuple
 
 from costart.domain.spec_types import Shape
@@ -253,10 +254,12 @@ class _Search:
         view, the nodes where a task fits now first (each part in node order)."""
         if self.prefer is None:
             return iter(range(start, end))
-        now = self.prefer.fits(shape)
+        # Fit counts are never negative: "fits now" is a count's truth. Both parts are
+        # C-level passes (a plan in eventual capacity walks the whole cluster this way).
+        now = self.prefer.fits(shape)[start:end]
         return chain(
-            (n for n in range(start, end) if now[n] > 0),
-            (n for n in range(start, end) if now[n] <= 0),
+            compress(range(start, end), now),
+            compress(range(start, end), map(not_, now)),
         )
 
     def _lay_out(
