@@ -345,46 +345,52 @@ class _Search:
         log: list[tuple[int, Vec]],
         chosen: list[int],
     ) -> int:
-        """One task at a time into the least-used domain of the first spread scope; a
-        required spread puts at most one task of the scope in a domain."""
+        """One task at a time into the least-used domain of the first spread scope (then
+        the first by id) that has room; a required spread puts at most one task of the
+        scope in a domain.
+
+        Works on the domains, not the nodes: only a domain where the view fits a task
+        can have room (this plan's own takes only lower a node's count below the
+        view's, `fit`), which the view's sums per domain tell (a summary's, where the
+        ledger keeps one); and a domain's nodes are listed, and its first node with
+        room looked for, only when it is the least used one left. In a busy cluster most
+        domains are full, in an idle one the first domain looked at has room: either
+        way a task costs about the number of domains, not of nodes."""
         lead = self.scopes[spreads[0]]
-        # Only the domains where the view fits a task can have room: this plan's own
-        # takes only lower a node's count below the view's (`fit`). The view's sums per
-        # domain (a summary's, where the ledger keeps one) rule the others out without
-        # visiting their nodes: in a busy cluster most domains are full.
-        sums = self.view.domain_sums(lead.level, *span, demand.shape)
-        by_domain: dict[str, list[int]] = {
-            domain: list(self._node_order(s, e, demand.shape))
-            for domain, s, e in self.cluster.runs_within(lead.level, *span)
-            if sums[domain] > 0
-        }
-        # Per domain, its first node with room (None: full). Within this call fit counts
-        # only shrink (it only takes), so a domain's first node with room only moves
-        # forward, and only in the domain that was just taken from.
-        room = {
-            domain: self._first_room(nodes, 0, demand.shape) for domain, nodes in by_domain.items()
-        }
+        shape = demand.shape
+        sums = self.view.domain_sums(lead.level, *span, shape)
+        ranges = {d: (s, e) for d, s, e in self.cluster.runs_within(lead.level, *span) if sums[d]}
+        nodes_of: dict[str, list[int]] = {}  # a domain's nodes in layout order, when needed
+        # Per domain, its first node with room (None: full), looked for when first
+        # needed. Within this call fit counts only shrink (it only takes), and only in
+        # the domain just taken from: elsewhere a later look finds what an earlier one
+        # would have, and there the first node with room only moves forward.
+        room: dict[str, int | None] = {}
         used = self.spread_used.setdefault(spreads[0], {})
         placed = 0
         while placed < missing:
-            best: tuple[int, str, int] | None = None
-            for domain, at in room.items():
-                if at is None:
-                    continue
-                nodes = by_domain[domain]
+            best: tuple[str, int] | None = None
+            for domain in sorted(ranges, key=lambda d: (used.get(d, 0), d)):
+                nodes = nodes_of.get(domain)
+                if nodes is None:
+                    nodes = nodes_of[domain] = list(self._node_order(*ranges[domain], shape))
                 if not self._spread_ok(spreads, nodes[0]):
                     continue
-                count = used.get(domain, 0)
-                if best is None or (count, domain) < (best[0], best[1]):
-                    best = (count, domain, at)
+                if domain in room:
+                    at = room[domain]
+                else:
+                    at = room[domain] = self._first_room(nodes, 0, shape)
+                if at is not None:
+                    best = (domain, at)
+                    break
             if best is None:
                 break
-            _, domain, at = best
-            node = by_domain[domain][at]
-            self._take(node, demand.shape, 1, log)
+            domain, at = best
+            node = nodes_of[domain][at]
+            self._take(node, shape, 1, log)
             chosen.append(node)
             self._note_spread(spreads, node)
-            room[domain] = self._first_room(by_domain[domain], at, demand.shape)
+            room[domain] = self._first_room(nodes_of[domain], at, shape)
             placed += 1
         return placed
 
