@@ -83,9 +83,11 @@ class SessionLedger:
         self.claim: list[Vec] = [ZERO] * len(cluster)
         self.held_total: list[Vec] = list(held_total)
         self.held_by: dict[str, NodeVecs] = {g: dict(h) for g, h in held_by.items()}
-        # Bumped on every change: a view's key includes it, so plans memoised for a key
-        # are never reused after capacity changed.
-        self.version = 0
+        # Per view kind, bumped whenever an entry of its base array changes: a view's
+        # key includes its kind's, so plans memoised for a key are never reused after
+        # that capacity changed, and are reused across changes it does not read (a
+        # placement leaves EVENTUAL alone, a claim FREE).
+        self._versions = dict.fromkeys(OF_ALL, 0)
         # Views' base arrays, made on first use and then kept current node by node as
         # the session changes capacity (rebuilding 4,096-node arrays per group would
         # dominate a session); ``_touched``: the nodes changed so far.
@@ -216,15 +218,17 @@ class SessionLedger:
     def _refresh(self, i: int, kinds: tuple[ViewKind, ...]) -> None:
         """Recompute node ``i`` in the base arrays of ``kinds`` (those whose entry reads
         what changed, see `_entry`) and their cached fit counts."""
-        self.version += 1
         self._touched.add(i)
         gpu_type = self.cluster.nodes[i].gpu_type
         bases = self._bases
         for kind in kinds:
             base = bases.get(kind)
             if base is None:
-                continue  # built later, from the entries then
+                continue  # built later, from the entries then (no view of it yet)
             vec = self._entry(kind, i)
+            if vec == base[i]:
+                continue  # its fit counts read only the entry (and the node's type)
+            self._versions[kind] += 1
             base[i] = vec
             for shape, fits in self._shared_fits[kind].items():
                 typed = shape.gpu_type  # `shape_fits_type`, inline
@@ -242,7 +246,7 @@ class SessionLedger:
             base,
             overlay,
             self._shared_fits[kind],
-            (kind, self.version),
+            (kind, self._versions[kind]),
             partial(self._fits_of, kind),
             self._summaries(kind),
         )
