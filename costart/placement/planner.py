@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from itertools import chain, compress
+from itertools import chain, compress, filterfalse
 from operator import not_
 from typing import NamedTuple
 
@@ -262,6 +262,18 @@ class _Search:
             compress(range(start, end), map(not_, now)),
         )
 
+    def _fitting_order(self, start: int, end: int, shape: Shape) -> Iterator[int]:
+        """`_node_order` without the nodes where nothing fits in the view (nothing fits
+        there after this plan's takes either), skipped in C: a plan in eventual
+        capacity, or in a busy cluster, would otherwise visit every node of its span."""
+        fits = self.view.fits(shape)
+        fitting = compress(range(start, end), fits[start:end])
+        if self.prefer is None:
+            return fitting
+        now = self.prefer.fits(shape)
+        fitting_now = compress(range(start, end), now[start:end])
+        return chain(fitting_now, filterfalse(now.__getitem__, fitting))
+
     def _lay_out(
         self, demand: Demand, count: int, *, partial: bool = False
     ) -> list[tuple[int, Vec]] | None:
@@ -293,7 +305,7 @@ class _Search:
         else:
             placed = 0
             fits, left = self.view.fits(demand.shape), self.left
-            for node in self._node_order(start, end, demand.shape):
+            for node in self._fitting_order(start, end, demand.shape):
                 if placed >= missing:
                     break
                 have = fits[node]
