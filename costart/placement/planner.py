@@ -461,12 +461,25 @@ def plan_gang(
     member could use; when a group mixes typed and untyped members and the first search
     fails, a second one lays the typed members out first. The answer when both fail is
     the first search's shortfall (what the pend reason has always said)."""
-    search = _Search(cluster, demands, scopes, view, prefer)
+    return plan_with(_Search, cluster, demands, scopes, view, prefer)
+
+
+def plan_with(
+    search_class: type[_Search],
+    cluster: Cluster,
+    demands: Sequence[Demand],
+    scopes: Sequence[Scope],
+    view: CapacityView,
+    prefer: CapacityView | None = None,
+) -> Plan | Shortfall:
+    """`plan_gang` searching with ``search_class`` (tests compare the search with a
+    reference one, `tests/placement/oracles.py`)."""
+    search = search_class(cluster, demands, scopes, view, prefer)
     if search.run():
         return Plan({m: list(nodes) for m, nodes in search.result.items()})
     typed_first = _typed_first(search.order)
     if typed_first is not None:
-        retry = _Search(cluster, demands, scopes, view, prefer, typed_first)
+        retry = search_class(cluster, demands, scopes, view, prefer, typed_first)
         if retry.run():
             return Plan({m: list(nodes) for m, nodes in retry.result.items()})
     if search.failure is not None:
