@@ -61,7 +61,9 @@ def busy(cluster: Cluster, rng: random.Random, full: float) -> list[Vec]:
 def less(base: list[Vec], rng: random.Random) -> list[Vec]:
     """Some nodes' capacity lowered (what is free now, below what is eventually)."""
     return [
-        (rng.randint(0, g), rng.randint(0, c), rng.randint(0, m)) if rng.random() < 0.5 else (g, c, m)
+        (rng.randint(0, g), rng.randint(0, c), rng.randint(0, m))
+        if rng.random() < 0.5
+        else (g, c, m)
         for g, c, m in base
     ]
 
