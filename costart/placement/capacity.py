@@ -123,7 +123,10 @@ class CapacityView:
         if self._content is None or self.key is None:
             return None
         self.fits(shape)  # the shared counts exist from here on, and are versioned
-        return (self._content(shape), self.key[1])  # type: ignore[index]
+        # The overlay's nodes as they are now: the shared counts' version does not move
+        # when a node changes where the shape fits only with the overlay added.
+        overlaid = tuple([(node, self.avail(node)) for node in sorted(self._overlay)])
+        return (self._content(shape), overlaid)
 
     def avail(self, node: int) -> Vec:
         g, c, m = self._base[node]
