@@ -62,6 +62,19 @@ OF_CLAIM = (NOW, EVENTUAL)
 OF_ALL = (FREE, NOW, EVENTUAL)
 
 
+class _CountOf(dict[Vec, int]):
+    """Vector -> tasks of ``shape`` that fit into it (`fit_count`), computed once per
+    vector: a session's entries are a few distinct vectors, met again and again."""
+
+    def __init__(self, shape: Shape) -> None:
+        super().__init__()
+        self.shape = shape
+
+    def __missing__(self, vec: Vec) -> int:
+        count = self[vec] = fit_count(vec, self.shape)
+        return count
+
+
 class SessionLedger:
     """Free, held and claimed capacity for one scheduling session, built from scratch.
 
@@ -93,6 +106,8 @@ class SessionLedger:
         # ``_numbers`` when first asked and whenever that moves, so equal numbers mean
         # equal content within the session.
         self._content: dict[tuple[ViewKind, Shape], int] = {}
+        # A shape's count per vector met (the session's vectors are few and repeat).
+        self._fit_tables: dict[Shape, _CountOf] = {}
         self._numbers = 0
         # Views' base arrays, made on first use and then kept current node by node as
         # the session changes capacity (rebuilding 4,096-node arrays per group would
@@ -236,10 +251,16 @@ class SessionLedger:
                 continue  # its fit counts read only the entry (and the node's type)
             self._versions[kind] += 1
             base[i] = vec
-            content = self._content
+            content, tables = self._content, self._fit_tables
             for shape, fits in self._shared_fits[kind].items():
                 typed = shape.gpu_type  # `shape_fits_type`, inline
-                count = fit_count(vec, shape) if typed is None or typed == gpu_type else 0
+                if typed is None or typed == gpu_type:
+                    table = tables.get(shape)
+                    if table is None:
+                        table = tables[shape] = _CountOf(shape)
+                    count = table[vec]
+                else:
+                    count = 0
                 if (count or fits[i]) and (kind, shape) in content:
                     # What the shape is offered moved: its count, or the capacity of a
                     # node where one fits. Elsewhere (none fits, before and after) not.
