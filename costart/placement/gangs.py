@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
+from itertools import groupby
 from uuid import UUID
 
 from costart.domain import decisions as dec
@@ -160,8 +161,9 @@ class GangSession:
         self.decisions.append(dec.PlaceGroup(group.name, assignments))
 
     def _take_all(self, nodes: Sequence[int], vec: Vec) -> None:
-        for node in nodes:
-            self.ledger.take(node, vec)
+        # A plan lists a node once per task, its tasks side by side: one take per run.
+        for node, tasks in groupby(nodes):
+            self.ledger.take(node, vec, sum(1 for _ in tasks))
 
     def _release(self, group: GroupState, reason: str) -> None:
         for node, vec in sorted(self.ledger.drop_holds(group.name).items()):

@@ -127,9 +127,19 @@ class SessionLedger:
 
     # --- changes ---------------------------------------------------------------------
 
-    def take(self, node: int, vec: Vec) -> None:
-        """Take free capacity (a new hold or placement); the allocator checks it."""
-        self._take(node, vec, OF_FREE)
+    def take(self, node: int, vec: Vec, count: int = 1) -> None:
+        """Take free capacity (a new hold or placement), ``count`` tasks of ``vec``: the
+        allocator checks each, as taken one by one; the arrays are refreshed once."""
+        if count == 1:
+            self._take(node, vec, OF_FREE)
+            return
+        name = self.cluster.nodes[node].name
+        demand = Capacity(gpu=vec[0], cpu=vec[1], mem_gb=vec[2])
+        for _ in range(count):
+            self.allocator.reserve(name, demand)
+        g, c, m = self.free[node]
+        self.free[node] = (g - count * vec[0], c - count * vec[1], m - count * vec[2])
+        self._refresh(node, OF_FREE)
 
     def _take(self, node: int, vec: Vec, kinds: tuple[ViewKind, ...]) -> None:
         name = self.cluster.nodes[node].name
