@@ -216,7 +216,10 @@ class SessionLedger:
 
     # --- views -----------------------------------------------------------------------
 
-    # --- views -----------------------------------------------------------------------
+    def version(self) -> tuple[int, ...]:
+        """Moves whenever any view's capacity may have (every kind's version): equal
+        versions within a session, equal views for every group without holds."""
+        return tuple(self._versions.values())
 
     def _entry(self, kind: ViewKind, i: int) -> Vec:
         f = self.free[i]

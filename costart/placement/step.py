@@ -10,7 +10,7 @@ Everything is read afresh every session — free capacity through the allocator,
 and the live groups from the World — and nothing is kept from one session to the next,
 whatever the allocator: this step is the reference the incremental one
 (`costart.placement.incremental`) is compared with, and that one reuses this session
-loop through the hooks below (`_session`, `_planner`, `_group_inputs`,
+loop through the hooks below (`_session`, `_gang_session_class`, `_planner`, `_group_inputs`,
 `_infeasible_check`), never the reverse.
 """
 
@@ -212,7 +212,7 @@ class CoPlacementStep:
                 self._planner(),
                 world.runtime_history,
             )
-        gangs = GangSession(
+        gangs = self._gang_session_class()(
             cluster=self.cluster,
             ledger=session_ledger,
             world=world,
@@ -262,7 +262,11 @@ class CoPlacementStep:
         active = gangs.backfill.active or shadow is not None
         return SessionPlan(decisions, visits, False, singles, active)
 
-    # --- hooks (the incremental step keeps these across sessions) ----------------------
+    # --- hooks (the incremental step's speed-ups) ---------------------------------------
+
+    def _gang_session_class(self) -> type[GangSession]:
+        """What decides the session's waiting groups."""
+        return GangSession
 
     def _planner(self) -> PlanGang:
         """How the session plans a gang in a view."""
