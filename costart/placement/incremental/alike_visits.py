@@ -58,13 +58,14 @@ class AlikeVisits(GangSession):
             self.decisions.append(dec.SetPendReason(group.name, reason))
             return
         before = len(self.decisions)
+        version, ahead = self.ledger.version(), len(self.reservations_ahead)
         super().waiting(group, members, lower)
         decided = self.decisions[before:]
         if (
             len(decided) == 1
             and type(decided[0]) is dec.SetPendReason
-            and self.ledger.version() == key[-2]
-            and len(self.reservations_ahead) == key[-1]
+            and self.ledger.version() == version
+            and len(self.reservations_ahead) == ahead
         ):
             self.alike[key] = decided[0].reason
 
@@ -81,7 +82,7 @@ class AlikeVisits(GangSession):
             or lower
             or self.backfill.lenders
             or placement.placement_group is not None
-            or any(m.held for m in members)
+            or any(m.held for m in members)  # a PENDING group holds nothing: checked
             or any(m.placement_group is not None for m in spec.members)
         ):
             return None
