@@ -94,14 +94,11 @@ class CapacityView:
         key: Hashable = None,
         fill: Callable[[Shape], list[int]] | None = None,
         summary: Callable[[Shape], DomainSummary | None] | None = None,
-        content: Callable[[Shape], Hashable] | None = None,
     ) -> None:
         """``fill``: computes the fit counts of ``base`` for a shape not yet in
         ``shared_fits`` (default: `fit_counts` over every node). ``summary``: the
         shared counts of a shape summed per domain, if the ledger keeps them (default:
-        `domain_sums` sums the nodes). ``content``: the version of what ``base``
-        offers one shape (its fit counts, and the capacity where one fits), if the
-        ledger keeps one (`shape_key`)."""
+        `domain_sums` sums the nodes)."""
         self.cluster = cluster
         self._summary = summary
         self._base = base
@@ -112,21 +109,7 @@ class CapacityView:
         # Equal keys mean equal capacity (the ledger's kind and version, and the
         # overlay): plans in equal views are equal, so a session can reuse them.
         # None: no such promise.
-        self._content = content
         self.key: Hashable = None if key is None else (key, tuple(sorted(self._overlay.items())))
-
-    def shape_key(self, shape: Shape) -> Hashable:
-        """Equal keys (in one ledger's session), equal fit counts of ``shape`` and equal
-        capacity where one fits: the part of the view a plan for ``shape`` reads. It
-        moves only when that part may have (a change on nodes where the shape fits
-        neither before nor after leaves it). None: no such promise."""
-        if self._content is None or self.key is None:
-            return None
-        self.fits(shape)  # the shared counts exist from here on, and are versioned
-        # The overlay's nodes as they are now: the shared counts' version does not move
-        # when a node changes where the shape fits only with the overlay added.
-        overlaid = tuple([(node, self.avail(node)) for node in sorted(self._overlay)])
-        return (self._content(shape), overlaid)
 
     def avail(self, node: int) -> Vec:
         g, c, m = self._base[node]

@@ -101,14 +101,8 @@ class SessionLedger:
         # that capacity changed, and are reused across changes it does not read (a
         # placement leaves EVENTUAL alone, a claim FREE).
         self._versions = dict.fromkeys(OF_ALL, 0)
-        # Per view kind and shape whose shared fit counts exist, a number for what the
-        # kind's array offers the shape (`CapacityView.shape_key`): a fresh one from
-        # ``_numbers`` when first asked and whenever that moves, so equal numbers mean
-        # equal content within the session.
-        self._content: dict[tuple[ViewKind, Shape], int] = {}
         # A shape's count per vector met (the session's vectors are few and repeat).
         self._fit_tables: dict[Shape, _CountOf] = {}
-        self._numbers = 0
         # Views' base arrays, made on first use and then kept current node by node as
         # the session changes capacity (rebuilding 4,096-node arrays per group would
         # dominate a session); ``_touched``: the nodes changed so far.
@@ -264,22 +258,16 @@ class SessionLedger:
                 continue  # its fit counts read only the entry (and the node's type)
             self._versions[kind] += 1
             base[i] = vec
-            content, tables = self._content, self._fit_tables
+            tables = self._fit_tables
             for shape, fits in self._shared_fits[kind].items():
                 typed = shape.gpu_type  # `shape_fits_type`, inline
                 if typed is None or typed == gpu_type:
                     table = tables.get(shape)
                     if table is None:
                         table = tables[shape] = _CountOf(shape)
-                    count = table[vec]
+                    fits[i] = table[vec]
                 else:
-                    count = 0
-                if (count or fits[i]) and (kind, shape) in content:
-                    # What the shape is offered moved: its count, or the capacity of a
-                    # node where one fits. Elsewhere (none fits, before and after) not.
-                    self._numbers += 1
-                    content[kind, shape] = self._numbers
-                fits[i] = count
+                    fits[i] = 0
 
     def _summaries(self, kind: ViewKind) -> Callable[[Shape], DomainSummary | None] | None:
         """Where ``kind``'s views find their shared fit counts summed per domain: none
@@ -296,18 +284,7 @@ class SessionLedger:
             (kind, self._versions[kind]),
             partial(self._fits_of, kind),
             self._summaries(kind),
-            partial(self._content_of, kind),
         )
-
-    def _content_of(self, kind: ViewKind, shape: Shape) -> int:
-        """The number for what ``kind``'s array offers ``shape`` now (its shared counts
-        exist: `CapacityView.shape_key` reads them first); a fresh one when first asked,
-        then moved by `_refresh`."""
-        number = self._content.get((kind, shape))
-        if number is None:
-            self._numbers += 1
-            number = self._content[kind, shape] = self._numbers
-        return number
 
     def now_view(self, group: str | None, *, honour_claims: bool = True) -> CapacityView:
         """Free now (minus higher claims), plus the group's own holds. Like every view,

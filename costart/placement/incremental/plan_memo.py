@@ -42,15 +42,10 @@ class PlanMemo:
         # equal content. Numbers are never reused, so answers keyed by them stay exact.
         self._numbers: dict[Hashable, int] = {}
         self._next_number = 0
-        # This session's numbers by the views' shape keys (`CapacityView.shape_key`),
-        # which move only when what a shape is offered may have: the content is read
-        # (a pass over every node, hashed) only when they moved (ADR 0127).
-        self._by_shape_key: dict[Hashable, int] = {}
 
     def new_session(self) -> None:
         """Forget what is keyed by view versions (those keys restart each session)."""
         self._answers = {}
-        self._by_shape_key = {}
         if len(self._by_content) > self.max_answers or len(self._numbers) > self.max_answers:
             self._by_content = {}  # only reuse is lost, never an answer's value
             self._numbers = {}
@@ -70,23 +65,13 @@ class PlanMemo:
         if answer is None:
             # A view's version changes with every claim or take, so the content is read
             # each time (looking it up by view keys first almost never found it).
-            avail: list[Vec] | None = None  # one copy for every shape of the gang
+            avail = view.avail_list()  # one copy for every shape of the gang
             numbers = self._numbers
             content: list[Hashable] = [asked]
             for shape in dict.fromkeys([d.shape for d in demands]):
-                shape_key = view.shape_key(shape)
-                if shape_key is not None and prefer is not None:
-                    prefer_key = prefer.shape_key(shape)
-                    shape_key = None if prefer_key is None else (shape_key, prefer_key)
-                number = None if shape_key is None else self._by_shape_key.get(shape_key)
-                if number is None:
-                    if avail is None:
-                        avail = view.avail_list()
-                    read = capacity_read(shape, view, prefer, avail)
-                    number = numbers.setdefault(read, self._next_number + 1)  # hashed once
-                    self._next_number = max(self._next_number, number)
-                    if shape_key is not None:
-                        self._by_shape_key[shape_key] = number
+                read = capacity_read(shape, view, prefer, avail)
+                number = numbers.setdefault(read, self._next_number + 1)  # hashed once
+                self._next_number = max(self._next_number, number)
                 content.append(number)
             by_content = tuple(content)
             answer = self._by_content.get(by_content)
