@@ -145,8 +145,10 @@ class Cluster:
 
     def runs_within(self, level: str, start: int, end: int) -> list[tuple[str, int, int]]:
         """The domains of ``level`` that have nodes in ``[start, end)``, in node order,
-        each with its node range clipped to ``[start, end)``."""
+        each with its node range clipped to ``[start, end)`` (read-only)."""
         runs = self._runs[level]
+        if start <= 0 and end >= len(self.nodes):
+            return runs  # the whole cluster: every domain, unclipped (asked per plan)
         first = max(0, bisect_right(self._run_starts[level], start) - 1)
         out = []
         for domain, s, e in runs[first:]:

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
+from itertools import groupby
 from uuid import UUID
 
 from costart.domain import decisions as dec
@@ -83,7 +84,8 @@ class GangSession:
         self, group: GroupState, members: Sequence[MemberState], lower: Sequence[GroupState]
     ) -> None:
         """Decide for one PENDING or RESERVING group (``members``: its members in spec
-        order); ``lower`` are the groups after it."""
+        order); ``lower``: the open reservations (RESERVING groups) after it in the
+        order, in order: those that may have to give way to it."""
         if group.id in self.released:
             return
         if group.status == "PENDING" and self.now_ns < group.retry_at_ns:
@@ -159,8 +161,9 @@ class GangSession:
         self.decisions.append(dec.PlaceGroup(group.name, assignments))
 
     def _take_all(self, nodes: Sequence[int], vec: Vec) -> None:
-        for node in nodes:
-            self.ledger.take(node, vec)
+        # A plan lists a node once per task, its tasks side by side: one take per run.
+        for node, tasks in groupby(nodes):
+            self.ledger.take(node, vec, sum(1 for _ in tasks))
 
     def _release(self, group: GroupState, reason: str) -> None:
         for node, vec in sorted(self.ledger.drop_holds(group.name).items()):

@@ -62,6 +62,19 @@ OF_CLAIM = (NOW, EVENTUAL)
 OF_ALL = (FREE, NOW, EVENTUAL)
 
 
+class _CountOf(dict[Vec, int]):
+    """Vector -> tasks of ``shape`` that fit into it (`fit_count`), computed once per
+    vector: a session's entries are a few distinct vectors, met again and again."""
+
+    def __init__(self, shape: Shape) -> None:
+        super().__init__()
+        self.shape = shape
+
+    def __missing__(self, vec: Vec) -> int:
+        count = self[vec] = fit_count(vec, self.shape)
+        return count
+
+
 class SessionLedger:
     """Free, held and claimed capacity for one scheduling session, built from scratch.
 
@@ -83,9 +96,13 @@ class SessionLedger:
         self.claim: list[Vec] = [ZERO] * len(cluster)
         self.held_total: list[Vec] = list(held_total)
         self.held_by: dict[str, NodeVecs] = {g: dict(h) for g, h in held_by.items()}
-        # Bumped on every change: a view's key includes it, so plans memoised for a key
-        # are never reused after capacity changed.
-        self.version = 0
+        # Per view kind, bumped whenever an entry of its base array changes: a view's
+        # key includes its kind's, so plans memoised for a key are never reused after
+        # that capacity changed, and are reused across changes it does not read (a
+        # placement leaves EVENTUAL alone, a claim FREE).
+        self._versions = dict.fromkeys(OF_ALL, 0)
+        # A shape's count per vector met (the session's vectors are few and repeat).
+        self._fit_tables: dict[Shape, _CountOf] = {}
         # Views' base arrays, made on first use and then kept current node by node as
         # the session changes capacity (rebuilding 4,096-node arrays per group would
         # dominate a session); ``_touched``: the nodes changed so far.
@@ -104,9 +121,19 @@ class SessionLedger:
 
     # --- changes ---------------------------------------------------------------------
 
-    def take(self, node: int, vec: Vec) -> None:
-        """Take free capacity (a new hold or placement); the allocator checks it."""
-        self._take(node, vec, OF_FREE)
+    def take(self, node: int, vec: Vec, count: int = 1) -> None:
+        """Take free capacity (a new hold or placement), ``count`` tasks of ``vec``: the
+        allocator checks each, as taken one by one; the arrays are refreshed once."""
+        if count == 1:
+            self._take(node, vec, OF_FREE)
+            return
+        name = self.cluster.nodes[node].name
+        demand = Capacity(gpu=vec[0], cpu=vec[1], mem_gb=vec[2])
+        for _ in range(count):
+            self.allocator.reserve(name, demand)
+        g, c, m = self.free[node]
+        self.free[node] = (g - count * vec[0], c - count * vec[1], m - count * vec[2])
+        self._refresh(node, OF_FREE)
 
     def _take(self, node: int, vec: Vec, kinds: tuple[ViewKind, ...]) -> None:
         name = self.cluster.nodes[node].name
@@ -183,7 +210,10 @@ class SessionLedger:
 
     # --- views -----------------------------------------------------------------------
 
-    # --- views -----------------------------------------------------------------------
+    def version(self) -> tuple[int, ...]:
+        """Moves whenever any view's capacity may have (every kind's version): equal
+        versions within a session, equal views for every group without holds."""
+        return tuple(self._versions.values())
 
     def _entry(self, kind: ViewKind, i: int) -> Vec:
         f = self.free[i]
@@ -216,19 +246,28 @@ class SessionLedger:
     def _refresh(self, i: int, kinds: tuple[ViewKind, ...]) -> None:
         """Recompute node ``i`` in the base arrays of ``kinds`` (those whose entry reads
         what changed, see `_entry`) and their cached fit counts."""
-        self.version += 1
         self._touched.add(i)
         gpu_type = self.cluster.nodes[i].gpu_type
         bases = self._bases
         for kind in kinds:
             base = bases.get(kind)
             if base is None:
-                continue  # built later, from the entries then
+                continue  # built later, from the entries then (no view of it yet)
             vec = self._entry(kind, i)
+            if vec == base[i]:
+                continue  # its fit counts read only the entry (and the node's type)
+            self._versions[kind] += 1
             base[i] = vec
+            tables = self._fit_tables
             for shape, fits in self._shared_fits[kind].items():
                 typed = shape.gpu_type  # `shape_fits_type`, inline
-                fits[i] = fit_count(vec, shape) if typed is None or typed == gpu_type else 0
+                if typed is None or typed == gpu_type:
+                    table = tables.get(shape)
+                    if table is None:
+                        table = tables[shape] = _CountOf(shape)
+                    fits[i] = table[vec]
+                else:
+                    fits[i] = 0
 
     def _summaries(self, kind: ViewKind) -> Callable[[Shape], DomainSummary | None] | None:
         """Where ``kind``'s views find their shared fit counts summed per domain: none
@@ -247,7 +286,7 @@ class SessionLedger:
             base,
             overlay,
             self._shared_fits[kind],
-            (kind, self.version),
+            (kind, self._versions[kind]),
             partial(self._fits_of, kind),
             self._summaries(kind),
             self._contents(kind),

@@ -14,7 +14,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from itertools import chain
+from itertools import chain, compress, filterfalse
+from operator import not_
 from typing import NamedTuple
 
 from costart.domain.spec_types import Shape
@@ -253,11 +254,25 @@ class _Search:
         view, the nodes where a task fits now first (each part in node order)."""
         if self.prefer is None:
             return iter(range(start, end))
-        now = self.prefer.fits(shape)
+        # Fit counts are never negative: "fits now" is a count's truth. Both parts are
+        # C-level passes (a plan in eventual capacity walks the whole cluster this way).
+        now = self.prefer.fits(shape)[start:end]
         return chain(
-            (n for n in range(start, end) if now[n] > 0),
-            (n for n in range(start, end) if now[n] <= 0),
+            compress(range(start, end), now),
+            compress(range(start, end), map(not_, now)),
         )
+
+    def _fitting_order(self, start: int, end: int, shape: Shape) -> Iterator[int]:
+        """`_node_order` without the nodes where nothing fits in the view (nothing fits
+        there after this plan's takes either), skipped in C: a plan in eventual
+        capacity, or in a busy cluster, would otherwise visit every node of its span."""
+        fits = self.view.fits(shape)
+        fitting = compress(range(start, end), fits[start:end])
+        if self.prefer is None:
+            return fitting
+        now = self.prefer.fits(shape)
+        fitting_now = compress(range(start, end), now[start:end])
+        return chain(fitting_now, filterfalse(now.__getitem__, fitting))
 
     def _lay_out(
         self, demand: Demand, count: int, *, partial: bool = False
@@ -290,7 +305,7 @@ class _Search:
         else:
             placed = 0
             fits, left = self.view.fits(demand.shape), self.left
-            for node in self._node_order(start, end, demand.shape):
+            for node in self._fitting_order(start, end, demand.shape):
                 if placed >= missing:
                     break
                 have = fits[node]
@@ -342,40 +357,52 @@ class _Search:
         log: list[tuple[int, Vec]],
         chosen: list[int],
     ) -> int:
-        """One task at a time into the least-used domain of the first spread scope; a
-        required spread puts at most one task of the scope in a domain."""
+        """One task at a time into the least-used domain of the first spread scope (then
+        the first by id) that has room; a required spread puts at most one task of the
+        scope in a domain.
+
+        Works on the domains, not the nodes: only a domain where the view fits a task
+        can have room (this plan's own takes only lower a node's count below the
+        view's, `fit`), which the view's sums per domain tell (a summary's, where the
+        ledger keeps one); and a domain's nodes are listed, and its first node with
+        room looked for, only when it is the least used one left. In a busy cluster most
+        domains are full, in an idle one the first domain looked at has room: either
+        way a task costs about the number of domains, not of nodes."""
         lead = self.scopes[spreads[0]]
-        by_domain: dict[str, list[int]] = {
-            domain: list(self._node_order(s, e, demand.shape))
-            for domain, s, e in self.cluster.runs_within(lead.level, *span)
-        }
-        # Per domain, its first node with room (None: full). Within this call fit counts
-        # only shrink (it only takes), so a domain's first node with room only moves
-        # forward, and only in the domain that was just taken from.
-        room = {
-            domain: self._first_room(nodes, 0, demand.shape) for domain, nodes in by_domain.items()
-        }
+        shape = demand.shape
+        sums = self.view.domain_sums(lead.level, *span, shape)
+        ranges = {d: (s, e) for d, s, e in self.cluster.runs_within(lead.level, *span) if sums[d]}
+        nodes_of: dict[str, list[int]] = {}  # a domain's nodes in layout order, when needed
+        # Per domain, its first node with room (None: full), looked for when first
+        # needed. Within this call fit counts only shrink (it only takes), and only in
+        # the domain just taken from: elsewhere a later look finds what an earlier one
+        # would have, and there the first node with room only moves forward.
+        room: dict[str, int | None] = {}
         used = self.spread_used.setdefault(spreads[0], {})
         placed = 0
         while placed < missing:
-            best: tuple[int, str, int] | None = None
-            for domain, at in room.items():
-                if at is None:
-                    continue
-                nodes = by_domain[domain]
+            best: tuple[str, int] | None = None
+            for domain in sorted(ranges, key=lambda d: (used.get(d, 0), d)):
+                nodes = nodes_of.get(domain)
+                if nodes is None:
+                    nodes = nodes_of[domain] = list(self._node_order(*ranges[domain], shape))
                 if not self._spread_ok(spreads, nodes[0]):
                     continue
-                count = used.get(domain, 0)
-                if best is None or (count, domain) < (best[0], best[1]):
-                    best = (count, domain, at)
+                if domain in room:
+                    at = room[domain]
+                else:
+                    at = room[domain] = self._first_room(nodes, 0, shape)
+                if at is not None:
+                    best = (domain, at)
+                    break
             if best is None:
                 break
-            _, domain, at = best
-            node = by_domain[domain][at]
-            self._take(node, demand.shape, 1, log)
+            domain, at = best
+            node = nodes_of[domain][at]
+            self._take(node, shape, 1, log)
             chosen.append(node)
             self._note_spread(spreads, node)
-            room[domain] = self._first_room(by_domain[domain], at, demand.shape)
+            room[domain] = self._first_room(nodes_of[domain], at, shape)
             placed += 1
         return placed
 
@@ -434,12 +461,25 @@ def plan_gang(
     member could use; when a group mixes typed and untyped members and the first search
     fails, a second one lays the typed members out first. The answer when both fail is
     the first search's shortfall (what the pend reason has always said)."""
-    search = _Search(cluster, demands, scopes, view, prefer)
+    return plan_with(_Search, cluster, demands, scopes, view, prefer)
+
+
+def plan_with(
+    search_class: type[_Search],
+    cluster: Cluster,
+    demands: Sequence[Demand],
+    scopes: Sequence[Scope],
+    view: CapacityView,
+    prefer: CapacityView | None = None,
+) -> Plan | Shortfall:
+    """`plan_gang` searching with ``search_class`` (tests compare the search with a
+    reference one, `tests/placement/oracles.py`)."""
+    search = search_class(cluster, demands, scopes, view, prefer)
     if search.run():
         return Plan({m: list(nodes) for m, nodes in search.result.items()})
     typed_first = _typed_first(search.order)
     if typed_first is not None:
-        retry = _Search(cluster, demands, scopes, view, prefer, typed_first)
+        retry = search_class(cluster, demands, scopes, view, prefer, typed_first)
         if retry.run():
             return Plan({m: list(nodes) for m, nodes in retry.result.items()})
     if search.failure is not None:

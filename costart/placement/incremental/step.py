@@ -17,6 +17,9 @@ tests compare the two session by session (`tests/placement/compared_step.py`). K
 * `LastSession`: the last session's waiting-group decisions, repeated when provably
   nothing they read changed.
 
+Within a session, `AlikeVisits` repeats an alike waiting group's pend reason when
+nothing the visit reads has changed since (it keeps nothing across sessions).
+
 Nothing here depends on which allocator is behind the port: what the allocator reports
 is compared, never assumed (ADR 0052).
 """
@@ -38,9 +41,10 @@ from costart.placement.capacity import CapacityView
 from costart.placement.cluster import Cluster, ClusterError
 from costart.placement.cluster_file import ClusterDefinition, load_cluster
 from costart.placement.constraints import Scope
-from costart.placement.gangs import InfeasibleCheck
+from costart.placement.gangs import GangSession, InfeasibleCheck
 from costart.placement.holdings import LiveEntry, in_session_order, pair_order_key
 from costart.placement.host_allocator import HostAllocator, HostLoad
+from costart.placement.incremental.alike_visits import AlikeVisits
 from costart.placement.incremental.carried import CarriedLedger, StartCache
 from costart.placement.incremental.group_inputs import KeptInputs
 from costart.placement.incremental.journal import EventJournal
@@ -180,6 +184,9 @@ class IncrementalStep(CoPlacementStep):
         ):
             self._last = LastSession(inputs, planned.visits, self.journal)
         return planned.decisions
+
+    def _gang_session_class(self) -> type[GangSession]:
+        return AlikeVisits
 
     def _planner(self) -> PlanGang:
         return self._memo.plan
