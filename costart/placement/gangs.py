@@ -271,9 +271,12 @@ class GangSession:
             return False
         claims = self.backfill.claims_for(group) or {}
         # Free capacity of the plan that no lower waiting work could use and give back
-        # before the start is held (as `reserve` holds it): it would stay idle anyway,
-        # and holding it keeps the plan where it is from session to session.
-        hold = shadow.nothing_lower_ends_by(group, planned.start_ns)
+        # before the start is held (as `reserve` holds it), and only when some lower
+        # work would take it (ADR 0122): the hold keeps the plan where it is from session
+        # to session against that work; against nobody it is idle for nothing.
+        hold = shadow.nothing_lower_ends_by(group, planned.start_ns) and shadow.contested(
+            group, self._fits_now
+        )
         holds: dict[str, tuple[Assignment, ...]] = {}
         by_name = {m.name: m for m in members}
         waiting: tuple[int, Demand] | None = None
@@ -335,11 +338,17 @@ class GangSession:
         held_tasks = total_tasks = 0
         waiting: tuple[int, Demand] | None = None
         by_name = {m.name: m for m in members}
+        hold = self._holds_when_reserving(group)
         for demand in sorted(demands, key=lambda d: hardness(d, scopes)):
             member = by_name[demand.member]
             vec = shape_vec(demand.shape)
             nodes = plan.nodes[demand.member][len(demand.fixed) : demand.need]
-            fresh, unheld = self.ledger.hold_or_claim(group.name, nodes, vec, lends)
+            if not hold:
+                for node in nodes:
+                    self.ledger.add_claim(node, vec, 1, lends)
+                fresh, unheld = [], len(nodes)
+            else:
+                fresh, unheld = self.ledger.hold_or_claim(group.name, nodes, vec, lends)
             if fresh:
                 holds[demand.member] = new_assignments(self.cluster, fresh, member.held)
             total_tasks += demand.need
@@ -349,7 +358,7 @@ class GangSession:
         if waiting is None:
             self._complete(group, members, holds)
             return
-        if holds or group.status == "PENDING":
+        if holds or (group.status == "PENDING" and hold):
             self.decisions.append(dec.HoldCapacity(group.name, holds))
         unheld, demand = waiting
         self._reason(
@@ -365,6 +374,22 @@ class GangSession:
         self.reservations_ahead.append(group.name)
         if lends is not None:
             self.backfill.add_lender(group, members, lends)
+
+    def _holds_when_reserving(self, group: GroupState) -> bool:
+        """Does a reserving group hold what frees on its plan? ``reserve`` always; a
+        ``plan-ahead`` group without a planned start only when lower work would take it
+        (`ShadowSession.contested`, ADR 0122): else its claims keep the session's lower
+        groups off the plan, and nothing is held idle for nobody."""
+        shadow = self.shadow
+        if group.spec.placement.mode != PLAN_AHEAD or shadow is None:
+            return True
+        return shadow.contested(group, self._fits_now)
+
+    def _fits_now(self, group: GroupState, members: Sequence[MemberState]) -> bool:
+        """Would ``group``'s gang fit now, outside the claims decided so far?"""
+        demands = self.inputs.demands(group, members, fixed=False)
+        view = self.ledger.now_view(group.name)
+        return isinstance(self.plan(demands, self.inputs.scopes(group), view), Plan)
 
     def _complete(
         self,
