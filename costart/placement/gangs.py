@@ -258,49 +258,34 @@ class GangSession:
     def _planned_ahead(
         self, group: GroupState, members: Sequence[MemberState], scopes: Sequence[Scope]
     ) -> bool:
-        """A ``plan-ahead`` group with a planned start claims the capacity its plan needs
-        beyond its holds and lends it to lower work that ends in time, holding what is
-        free of it only when no lower waiting work could end in time; True if so (else it
-        has no planned start: it reserves as ``reserve`` does)."""
+        """A ``plan-ahead`` group with a planned start, while some lower waiting work
+        could end before it, claims the capacity its plan needs beyond its holds and
+        lends it to lower work that ends in time; True if so. Else (no planned start, or
+        nothing lower could use the plan's capacity in time) it reserves as ``reserve``
+        does, holding what frees only against lower work that would take it (ADR 0122)."""
         shadow = self.shadow
         if shadow is None:
             return False
         demands = self.inputs.demands(group, members, fixed=True)
         planned = shadow.plan(group, demands, scopes, self.ledger.now_view(group.name))
-        if planned.start_ns is None:
+        if planned.start_ns is None or shadow.nothing_lower_ends_by(group, planned.start_ns):
+            # Nothing could borrow the plan's capacity in time: lending has nothing to
+            # gain, and `reserve`'s plan (anchored on its holds, preferring capacity free
+            # now) keeps what has freed, where the shadow plan moves to other nodes
+            # whenever an estimate slips and leaves what had freed to lower work: on the
+            # starvation workload its gangs started later (20 seeds, ADR 0122).
             return False
         claims = self.backfill.claims_for(group) or {}
-        # Free capacity of the plan that no lower waiting work could use and give back
-        # before the start is held (as `reserve` holds it), and only when some lower
-        # work would take it (ADR 0122): the hold keeps the plan where it is from session
-        # to session against that work; against nobody it is idle for nothing.
-        hold = shadow.nothing_lower_ends_by(group, planned.start_ns) and shadow.contested(
-            group, self._fits_now
-        )
-        holds: dict[str, tuple[Assignment, ...]] = {}
-        by_name = {m.name: m for m in members}
         waiting: tuple[int, Demand] | None = None
         for demand in sorted(demands, key=lambda d: hardness(d, scopes)):
             vec = shape_vec(demand.shape)
             nodes = planned.nodes.get(demand.member, [])[len(demand.fixed) : demand.need]
-            unheld = len(nodes)
-            if hold:
-                fresh, unheld = self.ledger.hold_or_claim(group.name, nodes, vec, claims)
-                if fresh:
-                    taken = by_name[demand.member].held
-                    holds[demand.member] = new_assignments(self.cluster, fresh, taken)
-            else:
-                for node in nodes:
-                    self.ledger.add_claim(node, vec, 1, claims)
-            if unheld and waiting is None:
-                waiting = (unheld, demand)
+            for node in nodes:
+                self.ledger.add_claim(node, vec, 1, claims)
+            if nodes and waiting is None:
+                waiting = (len(nodes), demand)
         if waiting is None:
-            if not holds:
-                return False  # nothing to wait for or hold: it reserves to complete
-            self._complete(group, members, holds)  # the last of its plan is held now
-            return True
-        if holds:
-            self.decisions.append(dec.HoldCapacity(group.name, holds))
+            return False  # nothing left to wait for: it reserves to complete
         count, demand = waiting
         reason = reasons.planned(
             demand.member,
@@ -343,12 +328,13 @@ class GangSession:
             member = by_name[demand.member]
             vec = shape_vec(demand.shape)
             nodes = plan.nodes[demand.member][len(demand.fixed) : demand.need]
-            if not hold:
+            fresh: list[int] = []
+            unheld = len(nodes)
+            if hold:
+                fresh, unheld = self.ledger.hold_or_claim(group.name, nodes, vec, lends)
+            else:
                 for node in nodes:
                     self.ledger.add_claim(node, vec, 1, lends)
-                fresh, unheld = [], len(nodes)
-            else:
-                fresh, unheld = self.ledger.hold_or_claim(group.name, nodes, vec, lends)
             if fresh:
                 holds[demand.member] = new_assignments(self.cluster, fresh, member.held)
             total_tasks += demand.need
@@ -361,19 +347,23 @@ class GangSession:
         if holds or (group.status == "PENDING" and hold):
             self.decisions.append(dec.HoldCapacity(group.name, holds))
         unheld, demand = waiting
-        self._reason(
-            group,
-            reasons.reserving(
-                demand.member,
-                f"{unheld} more×{shape_text(demand.shape)} on its planned nodes",
-                held_tasks,
-                total_tasks,
-                self.reservations_ahead,
-            ),
+        reason = reasons.reserving(
+            demand.member,
+            f"{unheld} more×{shape_text(demand.shape)} on its planned nodes",
+            held_tasks,
+            total_tasks,
+            self.reservations_ahead,
         )
+        self._reason(group, self._with_planned_start(group, reason))
         self.reservations_ahead.append(group.name)
         if lends is not None:
             self.backfill.add_lender(group, members, lends)
+
+    def _with_planned_start(self, group: GroupState, reason: PendReason) -> PendReason:
+        """A ``plan-ahead`` group's reason carries its shadow plan's start, if any."""
+        if self.shadow is None or group.spec.placement.mode != PLAN_AHEAD:
+            return reason
+        return self.shadow.with_planned_start(group, reason)
 
     def _holds_when_reserving(self, group: GroupState) -> bool:
         """Does a reserving group hold what frees on its plan? ``reserve`` always; a
@@ -425,9 +415,10 @@ class GangSession:
             # No plan even once running work ends, yet the group fits the cluster: what
             # stands in its way is the reservations ahead (lower ones gave way above if
             # that was enough), so it queues behind them.
-            self._reason(group, reasons.from_shortfall("queue", now, self.reservations_ahead))
+            reason = reasons.from_shortfall("queue", now, self.reservations_ahead)
         else:
-            self._reason(group, self._explain(group, demands, scopes, now))
+            reason = self._explain(group, demands, scopes, now)
+        self._reason(group, self._with_planned_start(group, reason))
         if group.status == "RESERVING" and group.id not in self.released:
             self.reservations_ahead.append(group.name)
 

@@ -178,6 +178,19 @@ class ShadowSession:
             self._shortest_after = out
         return self._shortest_after
 
+    def with_planned_start(self, group: GroupState, fresh: PendReason) -> PendReason:
+        """A reserving ``plan-ahead`` group's pend reason with the start its shadow plan
+        found this session, if any (ADR 0122: it reserves while nothing lower could use
+        its plan in time, and still says when it expects to start), kept steady as
+        `reason` keeps it."""
+        planned = self.planner.starts.get(group.name)
+        if planned is None or planned.start_ns is None:
+            return fresh
+        with_start = msgspec.structs.replace(
+            fresh, planned_start_ns=planned.start_ns, planned_basis=planned.basis
+        )
+        return self.reason(group, with_start)
+
     def reason(self, group: GroupState, fresh: PendReason) -> PendReason:
         """``fresh``, or the group's recorded reason when only the planned start moved,
         and by less than `STEADY_NS` or a tenth of the time left until it: a start
