@@ -31,13 +31,21 @@ def _logging_back_on_stderr() -> Iterator[None]:
 
 
 def _cut(name: str, horizon: str, was: str, edit: tuple[str, str] | None = None) -> SimSetup:
+    return _cut_seed(name, horizon, was, 1, edit)
+
+
+def _cut_seed(
+    name: str, horizon: str, was: str, seed: int, edit: tuple[str, str] | None = None
+) -> SimSetup:
+    """Seed ``seed`` of scenario ``name`` with its horizon cut from ``was`` to
+    ``horizon`` and, optionally, one edit of its text (``edit``: old, new)."""
     text = (SCENARIOS / f"sim-{name}.toml").read_text()
     cut = text.replace(f'horizon = "{was}"', f'horizon = "{horizon}"')
     if edit is not None:
         assert cut.count(edit[0]) == 1
         cut = cut.replace(*edit)
     assert cut != text
-    return draw_setup(parse_scenario(cut.encode(), SCENARIOS), 1)
+    return draw_setup(parse_scenario(cut.encode(), SCENARIOS), seed)
 
 
 def test_where_the_scenario_already_follows_the_rule_the_log_is_the_same() -> None:
