@@ -35,7 +35,7 @@ from costart.placement.cluster import Cluster
 from costart.placement.constraints import Scope, relaxed
 from costart.placement.inputs import GroupInputs, PlanGang
 from costart.placement.ledger import SessionLedger
-from costart.placement.plan_ahead import PLAN_AHEAD, ShadowSession
+from costart.placement.plan_ahead import PLAN_AHEAD, ShadowSession, preemptible_only
 from costart.placement.planner import Demand, Plan, Shortfall, hardness, shape_text
 
 InfeasibleCheck = Callable[[GroupState, Sequence[Demand], Sequence[Scope]], Shortfall | None]
@@ -268,12 +268,19 @@ class GangSession:
             return False
         demands = self.inputs.demands(group, members, fixed=True)
         planned = shadow.plan(group, demands, scopes, self.ledger.now_view(group.name))
-        if planned.start_ns is None or shadow.nothing_lower_ends_by(group, planned.start_ns):
-            # Nothing could borrow the plan's capacity in time: lending has nothing to
-            # gain, and `reserve`'s plan (anchored on its holds, preferring capacity free
-            # now) keeps what has freed, where the shadow plan moves to other nodes
-            # whenever an estimate slips and leaves what had freed to lower work: on the
-            # starvation workload its gangs started later (20 seeds, ADR 0122).
+        if (
+            planned.start_ns is None
+            or group.status == "RESERVING"
+            or shadow.nothing_lower_ends_by(group, planned.start_ns)
+        ):
+            # Nothing could borrow the plan's capacity in time, or it holds already:
+            # `reserve`'s plan (anchored on its holds, preferring capacity free now)
+            # keeps what has freed, where the shadow plan moves to other nodes whenever
+            # an estimate slips and leaves what had freed to lower work (on the
+            # starvation workload its gangs started later), and a reservation that
+            # switched between the two plans from session to session lent its holds
+            # against a start that kept slipping and never started (half-partition).
+            # ADR 0122.
             return False
         claims = self.backfill.claims_for(group) or {}
         waiting: tuple[int, Demand] | None = None
@@ -357,7 +364,9 @@ class GangSession:
         self._reason(group, self._with_planned_start(group, reason))
         self.reservations_ahead.append(group.name)
         if lends is not None:
-            self.backfill.add_lender(group, members, lends)
+            # A plan-ahead group that reserves lends only what it can take back.
+            admit = preemptible_only if group.spec.placement.mode == PLAN_AHEAD else None
+            self.backfill.add_lender(group, members, lends, admit=admit)
 
     def _with_planned_start(self, group: GroupState, reason: PendReason) -> PendReason:
         """A ``plan-ahead`` group's reason carries its shadow plan's start, if any."""

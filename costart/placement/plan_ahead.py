@@ -61,6 +61,19 @@ FitsNow = Callable[[GroupState, Sequence[MemberState]], bool]
 """Would this waiting group's gang fit now, in free capacity outside the claims so far?"""
 
 
+def preemptible_only(
+    group: GroupState, members: Sequence[MemberState], plan: Plan
+) -> Admitted | None:
+    """What a ``plan-ahead`` group that reserves (ADR 0122) lends to: only work whose
+    every member is ``preemptible``, which it takes back the session its gang fits (ADR
+    0045). Work admitted on a declared limit could run past the moment the gang fits and
+    keep it waiting (what ``reserve-backfill`` does on the half-partition workload), so
+    it is not admitted there."""
+    if all(m.preemptible for m in group.spec.members):
+        return Admitted()
+    return None
+
+
 def plans_ahead(order: Order) -> bool:
     """Does any waiting group of the session plan ahead?"""
     return any(g.status in GROUP_WAITING and g.spec.placement.mode == PLAN_AHEAD for g, _ in order)

@@ -237,20 +237,31 @@ def test_a_plan_may_rest_on_estimates_and_an_estimate_lends_until_it_runs_out(
     assert rig.controller.group("guess").admitted_until_ns == rig.clock.now_ns + HOUR_NS // 2
 
 
-def test_what_it_holds_is_lent_to_lower_work_that_arrives_and_ends_in_time() -> None:
+def test_once_it_holds_it_lends_only_what_it_can_take_back() -> None:
+    """A plan-ahead gang that holds plans as `reserve` does (ADR 0122): its holds are
+    lent only to preemptible work, taken back the session its gang fits; a job whose
+    limit ends before the planned start is not admitted on them (a start that slips
+    would wait for it)."""
     rig = _rig()
     rig.submit(_job("open"))
     rig.session()
     assert rig.nodes_of("big", "w") == ["b0-r0-n3"]  # held against "open"
-    rig.submit(_job("early", "1h"))
+    rig.submit(_job("early", "1h"), _job("stoppable", preemptible=True))
     events = rig.session()
     lent = next(e for e in events if isinstance(e, ev.HoldLent))
-    assert lent.borrower == "early" and lent.assignments == (Assignment(0, "b0-r0-n3"),)
-    assert rig.nodes_of("early", "job") == ["b0-r0-n3"] and rig.nodes_of("big", "w") == []
+    assert lent.borrower == "stoppable" and lent.assignments == (Assignment(0, "b0-r0-n3"),)
+    assert rig.nodes_of("stoppable", "job") == ["b0-r0-n3"]
+    assert rig.status("early") == "PENDING" and rig.status("open") == "PENDING"
     reason = rig.controller.group("big").pend_reason
     assert (
         reason is not None and reason.planned_start_ns == _started_at(rig, "running") + 2 * HOUR_NS
     )
+    rig.start_all("stoppable")
+    rig.finish("running")
+    events = rig.session()
+    failed = [e for e in events if isinstance(e, ev.MemberFailed)]
+    assert [e.reason for e in failed] == ["preempted"]
+    assert sorted(rig.nodes_of("big", "w")) == [f"b0-r0-n{i}" for i in range(4)]
 
 
 def test_runs_learned_from_the_log_plan_a_start_where_nothing_declares_a_limit() -> None:
