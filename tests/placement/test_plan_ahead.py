@@ -411,3 +411,19 @@ def test_a_gang_that_holds_nothing_still_stops_a_borrower_past_its_estimate() ->
         ("preempted", "preempted for reservation big: its runtime estimate ran out")
     ]
     assert rig.status("big") == "RUNNING" and rig.status("quick-9") == "PENDING"
+
+
+def test_beyond_the_scan_bound_a_plan_holds_as_if_contested() -> None:
+    """`ShadowSession.contested` asks at most `LOWER_SCAN` lower groups: with that many
+    waiting gangs too wide for the freed node nothing is held, with one more it holds
+    (erring toward holding, ADR 0122)."""
+    from costart.placement.plan_ahead import LOWER_SCAN
+
+    for extra, held in ((0, []), (1, ["b0-r0-n3"])):
+        rig = _rig()
+        mode = {"mode": "atomic", "backoff": "1m"}
+        for i in range(LOWER_SCAN + extra):
+            wide = a_group(f"wide-{i:03}").with_placement(**mode)
+            rig.submit(wide.with_member("w", gpu=8, tasks=2).build())
+        rig.session()
+        assert rig.nodes_of("big", "w") == held, extra
