@@ -36,7 +36,7 @@ from costart.placement.cluster import Cluster
 from costart.placement.constraints import Scope, relaxed
 from costart.placement.inputs import GroupInputs, PlanGang
 from costart.placement.ledger import SessionLedger
-from costart.placement.plan_ahead import PLAN_AHEAD, ShadowSession
+from costart.placement.plan_ahead import PLAN_AHEAD, ShadowSession, preemptible_only
 from costart.placement.planner import Demand, Plan, Shortfall, hardness, shape_text
 
 InfeasibleCheck = Callable[[GroupState, Sequence[Demand], Sequence[Scope]], Shortfall | None]
@@ -261,46 +261,41 @@ class GangSession:
     def _planned_ahead(
         self, group: GroupState, members: Sequence[MemberState], scopes: Sequence[Scope]
     ) -> bool:
-        """A ``plan-ahead`` group with a planned start claims the capacity its plan needs
-        beyond its holds and lends it to lower work that ends in time, holding what is
-        free of it only when no lower waiting work could end in time; True if so (else it
-        has no planned start: it reserves as ``reserve`` does)."""
+        """A ``plan-ahead`` group with a planned start, while some lower waiting work
+        could end before it, claims the capacity its plan needs beyond its holds and
+        lends it to lower work that ends in time; True if so. Else (no planned start, or
+        nothing lower could use the plan's capacity in time) it reserves as ``reserve``
+        does, holding what frees only against lower work that would take it (ADR 0122)."""
         shadow = self.shadow
         if shadow is None:
             return False
         demands = self.inputs.demands(group, members, fixed=True)
         planned = shadow.plan(group, demands, scopes, self.ledger.now_view(group.name))
-        if planned.start_ns is None:
+        if (
+            planned.start_ns is None
+            or group.status == "RESERVING"
+            or shadow.nothing_lower_ends_by(group, planned.start_ns)
+        ):
+            # Nothing could borrow the plan's capacity in time, or it holds already:
+            # `reserve`'s plan (anchored on its holds, preferring capacity free now)
+            # keeps what has freed, where the shadow plan moves to other nodes whenever
+            # an estimate slips and leaves what had freed to lower work (on the
+            # starvation workload its gangs started later), and a reservation that
+            # switched between the two plans from session to session lent its holds
+            # against a start that kept slipping and never started (half-partition).
+            # ADR 0122.
             return False
         claims = self.backfill.claims_for(group) or {}
-        # Free capacity of the plan that no lower waiting work could use and give back
-        # before the start is held (as `reserve` holds it): it would stay idle anyway,
-        # and holding it keeps the plan where it is from session to session.
-        hold = shadow.nothing_lower_ends_by(group, planned.start_ns)
-        holds: dict[str, tuple[Assignment, ...]] = {}
-        by_name = {m.name: m for m in members}
         waiting: tuple[int, Demand] | None = None
         for demand in sorted(demands, key=lambda d: hardness(d, scopes)):
             vec = shape_vec(demand.shape)
             nodes = planned.nodes.get(demand.member, [])[len(demand.fixed) : demand.need]
-            unheld = len(nodes)
-            if hold:
-                fresh, unheld = self.ledger.hold_or_claim(group.name, nodes, vec, claims)
-                if fresh:
-                    taken = by_name[demand.member].held
-                    holds[demand.member] = new_assignments(self.cluster, fresh, taken)
-            else:
-                for node in nodes:
-                    self.ledger.add_claim(node, vec, 1, claims)
-            if unheld and waiting is None:
-                waiting = (unheld, demand)
+            for node in nodes:
+                self.ledger.add_claim(node, vec, 1, claims)
+            if nodes and waiting is None:
+                waiting = (len(nodes), demand)
         if waiting is None:
-            if not holds:
-                return False  # nothing to wait for or hold: it reserves to complete
-            self._complete(group, members, holds)  # the last of its plan is held now
-            return True
-        if holds:
-            self.decisions.append(dec.HoldCapacity(group.name, holds))
+            return False  # nothing left to wait for: it reserves to complete
         count, demand = waiting
         reason = reasons.planned(
             demand.member,
@@ -338,11 +333,18 @@ class GangSession:
         held_tasks = total_tasks = 0
         waiting: tuple[int, Demand] | None = None
         by_name = {m.name: m for m in members}
+        hold = self._holds_when_reserving(group)
         for demand in sorted(demands, key=lambda d: hardness(d, scopes)):
             member = by_name[demand.member]
             vec = shape_vec(demand.shape)
             nodes = plan.nodes[demand.member][len(demand.fixed) : demand.need]
-            fresh, unheld = self.ledger.hold_or_claim(group.name, nodes, vec, lends)
+            fresh: list[int] = []
+            unheld = len(nodes)
+            if hold:
+                fresh, unheld = self.ledger.hold_or_claim(group.name, nodes, vec, lends)
+            else:
+                for node in nodes:
+                    self.ledger.add_claim(node, vec, 1, lends)
             if fresh:
                 holds[demand.member] = new_assignments(self.cluster, fresh, member.held)
             total_tasks += demand.need
@@ -352,22 +354,44 @@ class GangSession:
         if waiting is None:
             self._complete(group, members, holds)
             return
-        if holds or group.status == "PENDING":
+        if holds or (group.status == "PENDING" and hold):
             self.decisions.append(dec.HoldCapacity(group.name, holds))
         unheld, demand = waiting
-        self._reason(
-            group,
-            reasons.reserving(
-                demand.member,
-                f"{unheld} more×{shape_text(demand.shape)} on its planned nodes",
-                held_tasks,
-                total_tasks,
-                self.reservations_ahead,
-            ),
+        reason = reasons.reserving(
+            demand.member,
+            f"{unheld} more×{shape_text(demand.shape)} on its planned nodes",
+            held_tasks,
+            total_tasks,
+            self.reservations_ahead,
         )
+        self._reason(group, self._with_planned_start(group, reason))
         self.reservations_ahead.append(group.name)
         if lends is not None:
-            self.backfill.add_lender(group, members, lends)
+            # A plan-ahead group that reserves lends only what it can take back.
+            admit = preemptible_only if group.spec.placement.mode == PLAN_AHEAD else None
+            self.backfill.add_lender(group, members, lends, admit=admit)
+
+    def _with_planned_start(self, group: GroupState, reason: PendReason) -> PendReason:
+        """A ``plan-ahead`` group's reason carries its shadow plan's start, if any."""
+        if self.shadow is None or group.spec.placement.mode != PLAN_AHEAD:
+            return reason
+        return self.shadow.with_planned_start(group, reason)
+
+    def _holds_when_reserving(self, group: GroupState) -> bool:
+        """Does a reserving group hold what frees on its plan? ``reserve`` always; a
+        ``plan-ahead`` group without a planned start only when lower work would take it
+        (`ShadowSession.contested`, ADR 0122): else its claims keep the session's lower
+        groups off the plan, and nothing is held idle for nobody."""
+        shadow = self.shadow
+        if group.spec.placement.mode != PLAN_AHEAD or shadow is None:
+            return True
+        return shadow.contested(group, self._fits_now)
+
+    def _fits_now(self, group: GroupState, members: Sequence[MemberState]) -> bool:
+        """Would ``group``'s gang fit now, outside the claims decided so far?"""
+        demands = self.inputs.demands(group, members, fixed=False)
+        view = self.ledger.now_view(group.name)
+        return isinstance(self.plan(demands, self.inputs.scopes(group), view), Plan)
 
     def _complete(
         self,
@@ -403,9 +427,10 @@ class GangSession:
             # No plan even once running work ends, yet the group fits the cluster: what
             # stands in its way is the reservations ahead (lower ones gave way above if
             # that was enough), so it queues behind them.
-            self._reason(group, reasons.from_shortfall("queue", now, self.reservations_ahead))
+            reason = reasons.from_shortfall("queue", now, self.reservations_ahead)
         else:
-            self._reason(group, self._explain(group, demands, scopes, now))
+            reason = self._explain(group, demands, scopes, now)
+        self._reason(group, self._with_planned_start(group, reason))
         if group.status == "RESERVING" and group.id not in self.released:
             self.reservations_ahead.append(group.name)
 

@@ -18,7 +18,7 @@ Everything here is a function of the World, the order, the free capacity and the
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Final
 
 import msgspec
@@ -51,7 +51,27 @@ STEADY_NS: Final = 5 * MINUTE_NS
 """A planned start that moves less than this (or less than a tenth of the time left
 until it) is not recorded again: the pend reason keeps the start it has (ADR 0108)."""
 
+LOWER_SCAN: Final = 100
+"""At most this many lower waiting groups are asked whether they would take a plan's
+free capacity (`ShadowSession.contested`); Slurm's ``bf_max_job_test`` default, as the
+planner's depth. Beyond it a plan holds as if contested."""
+
 Order = Sequence[tuple[GroupState, Sequence[MemberState]]]
+FitsNow = Callable[[GroupState, Sequence[MemberState]], bool]
+"""Would this waiting group's gang fit now, in free capacity outside the claims so far?"""
+
+
+def preemptible_only(
+    group: GroupState, members: Sequence[MemberState], plan: Plan
+) -> Admitted | None:
+    """What a ``plan-ahead`` group that reserves (ADR 0122) lends to: only work whose
+    every member is ``preemptible``, which it takes back the session its gang fits (ADR
+    0045). Work admitted on a declared limit could run past the moment the gang fits and
+    keep it waiting (what ``reserve-backfill`` does on the half-partition workload), so
+    it is not admitted there."""
+    if all(m.preemptible for m in group.spec.members):
+        return Admitted()
+    return None
 
 
 def plans_ahead(order: Order) -> bool:
@@ -126,6 +146,34 @@ class ShadowSession:
         shortest = self._shortest_lower().get(group.name)
         return shortest is None or self.now_ns + shortest > start_ns
 
+    def contested(self, group: GroupState, fits_now: FitsNow) -> bool:
+        """Would lower work take the free capacity ``group``'s plan waits on, were it not
+        held? Only then is holding it worth its idle GPU-hours (ADR 0122): a hold that
+        denies nobody does not make the gang start sooner — the plan's claims already
+        keep every lower group of the session off it — and is pure waste. True when some
+        waiting group after ``group`` in the order, not backing off, fits now (``fits_now``:
+        in the capacity free outside the claims decided so far, which ``group``'s are
+        not yet), or when more than `LOWER_SCAN` lower groups wait. A lower group that
+        fits elsewhere counts too: it takes capacity, and the next one may need the
+        plan's (erring toward holding, as ``reserve`` does). Asked in order, answered at
+        the first that fits."""
+        after = False
+        asked = 0
+        for other, members in self.order:
+            if not after:
+                after = other.name == group.name
+                continue
+            if other.status not in GROUP_WAITING:
+                continue
+            if other.status == "PENDING" and self.now_ns < other.retry_at_ns:
+                continue  # backing off: it takes nothing this session
+            if asked == LOWER_SCAN:
+                return True
+            asked += 1
+            if fits_now(other, members):
+                return True
+        return False
+
     def _shortest_lower(self) -> dict[str, int | None]:
         """Per group of the order: the shortest known gang runtime (by limits or
         estimates) among the waiting groups after it (None: none is known), made once
@@ -142,6 +190,19 @@ class ShadowSession:
                     shortest = known
             self._shortest_after = out
         return self._shortest_after
+
+    def with_planned_start(self, group: GroupState, fresh: PendReason) -> PendReason:
+        """A reserving ``plan-ahead`` group's pend reason with the start its shadow plan
+        found this session, if any (ADR 0122: it reserves while nothing lower could use
+        its plan in time, and still says when it expects to start), kept steady as
+        `reason` keeps it."""
+        planned = self.planner.starts.get(group.name)
+        if planned is None or planned.start_ns is None:
+            return fresh
+        with_start = msgspec.structs.replace(
+            fresh, planned_start_ns=planned.start_ns, planned_basis=planned.basis
+        )
+        return self.reason(group, with_start)
 
     def reason(self, group: GroupState, fresh: PendReason) -> PendReason:
         """``fresh``, or the group's recorded reason when only the planned start moved,

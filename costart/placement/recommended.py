@@ -2,12 +2,13 @@
 
 A gang that is a large share of the pool it can run in starves when placed all at once
 while a stream of smaller work keeps that pool busy (whole nodes free only by chance),
-so it should reserve; anything smaller starts as soon as a reservation would start it
-and holds nothing while it waits, so it should be atomic. The rule is the table
-`SHARE_TABLE`: the first row whose ``at_least`` the group's share reaches gives the
-mode. The thresholds and modes are the measured evidence of ADR 0115 and are meant to
-be changed there, with the tests that pin them, when the evidence changes (e.g. a
-planning mode replacing ``reserve`` for large gangs).
+so it should plan its start ahead (``plan-ahead``: it claims its planned nodes, lends
+them to work that ends in time, and holds what frees only against lower work that would
+take it); anything smaller starts as soon as a reservation would start it and holds
+nothing while it waits, so it should be atomic. The rule is the table `SHARE_TABLE`: the
+first row whose ``at_least`` the group's share reaches gives the mode. The thresholds
+and modes are the measured evidence of ADRs 0115 and 0123 and are meant to be changed
+there, with the tests that pin them, when the evidence changes.
 
 Definitions (pure, exact arithmetic, no clock):
 
@@ -43,8 +44,9 @@ class ShareRow(msgspec.Struct, frozen=True):
 SHARE_TABLE: Final[tuple[ShareRow, ...]] = (
     ShareRow(
         Fraction(1, 3),
-        "reserve",
-        "a third or more of its pool: placed all at once it starves behind smaller work",
+        "plan-ahead",
+        "a third or more of its pool: placed all at once it starves behind smaller work; "
+        "planned ahead it holds only what lower work would otherwise take",
     ),
     ShareRow(
         Fraction(0),

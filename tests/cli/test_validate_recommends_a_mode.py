@@ -21,7 +21,7 @@ def test_a_group_under_a_third_of_its_pool_is_recommended_atomic() -> None:
     assert "(the spec asks reserve)" in result.stdout
 
 
-def test_a_half_partition_gang_is_recommended_reserve(tmp_path: Path) -> None:
+def test_a_half_partition_gang_is_recommended_plan_ahead(tmp_path: Path) -> None:
     spec = tmp_path / "gang.toml"
     spec.write_text(
         'name = "pretrain"\nowner = "alice"\n[placement]\nmode = "reserve"\n'
@@ -31,8 +31,8 @@ def test_a_half_partition_gang_is_recommended_reserve(tmp_path: Path) -> None:
     result = runner.invoke(app, ["validate", str(spec), "--cluster", str(DEMO_CLUSTER)])
     assert result.exit_code == 0, result.output
     line = next(x for x in result.stdout.splitlines() if x.startswith("recommended"))
-    assert line.startswith("recommended placement mode: reserve: 128 of 256 GPUs in its pool")
-    assert "the spec asks" not in line
+    assert line.startswith("recommended placement mode: plan-ahead: 128 of 256 GPUs in its pool")
+    assert line.endswith("(the spec asks reserve)")
 
 
 def test_without_a_cluster_nothing_is_recommended() -> None:

@@ -1,8 +1,9 @@
 """The ``plan-ahead`` mode (ADR 0108): a gang that does not fit now gets a planned start
 from the running work's declared limits, claims its planned nodes,
 lets lower work start there only if it ends in time, holds only what no lower work could
-use in time, and starts in one `PlaceGroup` when its gang fits. Where it cannot plan
-(work without a limit), it reserves."""
+use in time and only against lower work that would take it (ADR 0122), and starts in
+one `PlaceGroup` when its gang fits. Where it cannot plan (work without a limit), it
+reserves, holding too only against lower work that would take what frees."""
 
 from __future__ import annotations
 
@@ -62,22 +63,46 @@ def _events_of(events: list[Any], group: str, rig: Rig) -> list[str]:
     return [type(e).__name__ for e in events if e.group_id == gid]
 
 
-def test_a_gang_is_planned_from_limits_and_holds_only_what_nothing_lower_could_use() -> None:
+def test_a_gang_is_planned_from_limits_and_holds_nothing_nobody_else_wants() -> None:
     rig = _rig()
     events = rig.session()
     reason = rig.controller.group("big").pend_reason
     assert reason is not None and reason.planned_basis == "limit"
     assert reason.planned_start_ns == _started_at(rig, "running") + 2 * HOUR_NS
-    # Nothing lower waits, so nothing could use n3 before the start: it is held (and
-    # the plan stays there from session to session), as `reserve` would hold it.
+    # Nothing lower waits: holding n3 would deny nobody and start big no sooner (its
+    # claim keeps the session's lower groups off it), so nothing is held (ADR 0122).
+    assert _events_of(events, "big", rig) == ["PendReasonChanged"]
+    assert rig.nodes_of("big", "w") == [] and rig.status("big") == "PENDING"
+    assert idle_held_gpus(rig.controller.world) == 0
+    # The same plan next session: nothing new is recorded.
+    assert _events_of(rig.session(), "big", rig) == []
+    # Work that would take n3 and cannot end before the start arrives: now n3 is held
+    # (and the plan stays there from session to session), as `reserve` would hold it.
+    rig.submit(_job("open"))
+    events = rig.session()
     assert _events_of(events, "big", rig) == [
         "ReservationOpened",
         "MemberHeld",
-        "PendReasonChanged",
+        "PendReasonChanged",  # 3 tasks left to wait for, no longer 4
     ]
     assert rig.nodes_of("big", "w") == ["b0-r0-n3"] and rig.status("big") == "RESERVING"
-    # The same plan next session: nothing new is recorded.
-    assert _events_of(rig.session(), "big", rig) == []
+    assert rig.status("open") == "PENDING"
+
+
+def test_lower_work_that_would_not_fit_what_frees_makes_nothing_held() -> None:
+    """A lower gang too wide for n3 would take nothing of big's plan: big holds nothing
+    (the deadlock trap: gangs that fit only one at a time), with a limit or without."""
+    for limit in ("2h", None):
+        rig = _rig(limit)
+        wide = a_group("wide").with_placement(mode="plan-ahead", timeout="8h", backoff="1m")
+        rig.submit(wide.with_member("w", gpu=8, tasks=2).build())
+        rig.session()
+        assert rig.status("big") == "PENDING" and rig.nodes_of("big", "w") == [], limit
+        assert rig.status("wide") == "PENDING" and idle_held_gpus(rig.controller.world) == 0
+        rig.finish("running")
+        rig.session()
+        assert sorted(rig.nodes_of("big", "w")) == [f"b0-r0-n{i}" for i in range(4)]
+        assert rig.status("wide") == "PENDING"
 
 
 def test_lower_work_starts_on_its_nodes_only_if_its_limit_ends_before_the_start() -> None:
@@ -114,10 +139,17 @@ def test_the_gang_starts_in_one_placement_when_the_running_work_ends() -> None:
 def test_work_without_a_limit_cannot_be_planned_so_the_gang_reserves() -> None:
     rig = _rig(limit=None)
     events = rig.session()
-    assert "MemberHeld" in _events_of(events, "big", rig)
-    assert rig.status("big") == "RESERVING" and rig.nodes_of("big", "w") == ["b0-r0-n3"]
+    # Nothing lower waits: it claims its plan and holds nothing (ADR 0122).
+    assert "MemberHeld" not in _events_of(events, "big", rig)
+    assert rig.status("big") == "PENDING" and rig.nodes_of("big", "w") == []
     reason = rig.controller.group("big").pend_reason
     assert reason is not None and reason.planned_start_ns is None
+    assert reason.ahead == ()
+    rig.submit(_job("open"))
+    events = rig.session()
+    assert "MemberHeld" in _events_of(events, "big", rig)
+    assert rig.status("big") == "RESERVING" and rig.nodes_of("big", "w") == ["b0-r0-n3"]
+    assert rig.status("open") == "PENDING"
 
 
 def test_the_start_is_planned_again_when_work_ends_early_and_recorded_when_it_moves() -> None:
@@ -131,7 +163,7 @@ def test_the_start_is_planned_again_when_work_ends_early_and_recorded_when_it_mo
     assert reason is not None and reason.planned_start_ns == _started_at(rig, "long") + 3 * HOUR_NS
     rig.finish("long")
     events = rig.session()
-    assert _events_of(events, "big", rig) == ["MemberHeld", "PendReasonChanged"]
+    assert _events_of(events, "big", rig) == ["PendReasonChanged"]  # nothing lower: no hold
     reason = rig.controller.group("big").pend_reason
     assert reason is not None and reason.planned_start_ns == _started_at(rig, "short") + 2 * HOUR_NS
 
@@ -205,19 +237,31 @@ def test_a_plan_may_rest_on_estimates_and_an_estimate_lends_until_it_runs_out(
     assert rig.controller.group("guess").admitted_until_ns == rig.clock.now_ns + HOUR_NS // 2
 
 
-def test_what_it_holds_is_lent_to_lower_work_that_arrives_and_ends_in_time() -> None:
+def test_once_it_holds_it_lends_only_what_it_can_take_back() -> None:
+    """A plan-ahead gang that holds plans as `reserve` does (ADR 0122): its holds are
+    lent only to preemptible work, taken back the session its gang fits; a job whose
+    limit ends before the planned start is not admitted on them (a start that slips
+    would wait for it)."""
     rig = _rig()
+    rig.submit(_job("open"))
     rig.session()
-    assert rig.nodes_of("big", "w") == ["b0-r0-n3"]  # held: nothing lower waited
-    rig.submit(_job("early", "1h"))
+    assert rig.nodes_of("big", "w") == ["b0-r0-n3"]  # held against "open"
+    rig.submit(_job("early", "1h"), _job("stoppable", preemptible=True))
     events = rig.session()
     lent = next(e for e in events if isinstance(e, ev.HoldLent))
-    assert lent.borrower == "early" and lent.assignments == (Assignment(0, "b0-r0-n3"),)
-    assert rig.nodes_of("early", "job") == ["b0-r0-n3"] and rig.nodes_of("big", "w") == []
+    assert lent.borrower == "stoppable" and lent.assignments == (Assignment(0, "b0-r0-n3"),)
+    assert rig.nodes_of("stoppable", "job") == ["b0-r0-n3"]
+    assert rig.status("early") == "PENDING" and rig.status("open") == "PENDING"
     reason = rig.controller.group("big").pend_reason
     assert (
         reason is not None and reason.planned_start_ns == _started_at(rig, "running") + 2 * HOUR_NS
     )
+    rig.start_all("stoppable")
+    rig.finish("running")
+    events = rig.session()
+    failed = [e for e in events if isinstance(e, ev.MemberFailed)]
+    assert [e.reason for e in failed] == ["preempted"]
+    assert sorted(rig.nodes_of("big", "w")) == [f"b0-r0-n{i}" for i in range(4)]
 
 
 def test_runs_learned_from_the_log_plan_a_start_where_nothing_declares_a_limit() -> None:
@@ -297,8 +341,8 @@ def test_past_its_estimate_the_borrower_is_preempted_and_the_gang_starts() -> No
     rig.start_all("guess")
     rig.clock.advance(10 * MINUTE_S)
     rig.finish("running")  # ends early: big's gang now needs only guess's node
-    rig.session()  # big holds what running freed
-    assert rig.status("big") == "RESERVING" and rig.status("guess") == "RUNNING"
+    rig.session()  # big claims what running freed (nothing lower waits: no hold)
+    assert rig.status("big") == "PENDING" and rig.status("guess") == "RUNNING"
     # Before the estimate runs out, guess is not stopped: big waits.
     rig.clock.advance((until - rig.clock.now_ns) // SECOND_NS - 2)
     rig.session()  # one second before the until-time
@@ -323,8 +367,8 @@ def test_a_borrower_admitted_by_its_limit_is_never_stopped_for_the_gang() -> Non
     for _ in range(5):  # 50 minutes past big's earliest possible start
         events = rig.session(advance_s=10 * MINUTE_S)
         assert not [e for e in events if isinstance(e, ev.MemberFailed)]
-    assert rig.status("short") == "RUNNING" and rig.nodes_of("big", "w") != []
-    assert rig.status("big") == "RESERVING"
+    assert rig.status("short") == "RUNNING" and rig.nodes_of("big", "w") == []
+    assert rig.status("big") == "PENDING"
     rig.finish("short")
     rig.session()
     assert sorted(rig.nodes_of("big", "w")) == [f"b0-r0-n{i}" for i in range(4)]
@@ -367,3 +411,19 @@ def test_a_gang_that_holds_nothing_still_stops_a_borrower_past_its_estimate() ->
         ("preempted", "preempted for reservation big: its runtime estimate ran out")
     ]
     assert rig.status("big") == "RUNNING" and rig.status("quick-9") == "PENDING"
+
+
+def test_beyond_the_scan_bound_a_plan_holds_as_if_contested() -> None:
+    """`ShadowSession.contested` asks at most `LOWER_SCAN` lower groups: with that many
+    waiting gangs too wide for the freed node nothing is held, with one more it holds
+    (erring toward holding, ADR 0122)."""
+    from costart.placement.plan_ahead import LOWER_SCAN
+
+    for extra, held in ((0, []), (1, ["b0-r0-n3"])):
+        rig = _rig()
+        mode = {"mode": "atomic", "backoff": "1m"}
+        for i in range(LOWER_SCAN + extra):
+            wide = a_group(f"wide-{i:03}").with_placement(**mode)
+            rig.submit(wide.with_member("w", gpu=8, tasks=2).build())
+        rig.session()
+        assert rig.nodes_of("big", "w") == held, extra

@@ -54,10 +54,10 @@ def test_the_table_covers_every_share_in_decreasing_order() -> None:
         (1, "atomic"),  # 8 of 256
         (4, "atomic"),  # 32 of 256: a DDP gang
         (10, "atomic"),  # 80 of 256 = 31%
-        (11, "reserve"),  # 88 of 256 = 34%: the first size at a third or more
-        (12, "reserve"),  # 96 of 256: sim-starvation's gangs
-        (16, "reserve"),  # 128 of 256: half the partition
-        (32, "reserve"),  # the whole partition
+        (11, "plan-ahead"),  # 88 of 256 = 34%: the first size at a third or more
+        (12, "plan-ahead"),  # 96 of 256: sim-starvation's gangs
+        (16, "plan-ahead"),  # 128 of 256: half the partition
+        (32, "plan-ahead"),  # the whole partition
     ],
 )
 def test_h100_gangs_by_share_of_the_h100_partition(tasks: int, mode: str) -> None:
@@ -68,7 +68,7 @@ def test_h100_gangs_by_share_of_the_h100_partition(tasks: int, mode: str) -> Non
 def test_the_boundary_is_exactly_a_third() -> None:
     # 3 nodes of 8 GPUs: a gang of 8 is exactly a third, 7 just under.
     cluster = Cluster([], [Node(f"n{i}", (), gpu=8, cpu=64, mem_gb=512) for i in range(3)])
-    assert recommended_mode(gang(1, gpu=8, gpu_type=None), cluster).mode == "reserve"
+    assert recommended_mode(gang(1, gpu=8, gpu_type=None), cluster).mode == "plan-ahead"
     assert recommended_mode(gang(1, gpu=7, gpu_type=None), cluster).mode == "atomic"
     assert recommended_mode(gang(1, gpu=8, gpu_type=None), cluster).share == Fraction(1, 3)
 
@@ -77,7 +77,7 @@ def test_an_untyped_gang_counts_every_node_it_fits() -> None:
     # 4-GPU tasks fit the H100 and the L40S nodes: pool 384; 32 tasks = 128 = a third.
     cluster = demo()
     assert pool_gpus(gang(32, gpu=4, gpu_type=None), cluster) == 384
-    assert recommended_mode(gang(32, gpu=4, gpu_type=None), cluster).mode == "reserve"
+    assert recommended_mode(gang(32, gpu=4, gpu_type=None), cluster).mode == "plan-ahead"
     assert recommended_mode(gang(31, gpu=4, gpu_type=None), cluster).mode == "atomic"
     # 8-GPU tasks fit only the 8-GPU nodes, whatever their type.
     assert pool_gpus(gang(1, gpu=8, gpu_type=None), cluster) == 256
@@ -102,7 +102,7 @@ def test_a_required_domain_bounds_the_pool() -> None:
     assert pool_gpus(gang(1, gpu=4, gpu_type=None, **required), cluster) == 256
     assert pool_gpus(gang(1, gpu=4, gpu_type=None, **preferred), cluster) == 384
     assert recommended_mode(gang(22, gpu=4, gpu_type=None, **required), cluster).mode == (
-        "reserve"
+        "plan-ahead"
     )  # 88 of 256
 
 
@@ -135,4 +135,4 @@ def test_no_gpus_is_atomic_and_no_pool_keeps_the_specs_mode() -> None:
 
 def test_the_text_names_the_figures() -> None:
     text = recommended_mode(gang(16), demo()).text()
-    assert text.startswith("reserve: 128 of 256 GPUs in its pool (50%); a third or more")
+    assert text.startswith("plan-ahead: 128 of 256 GPUs in its pool (50%); a third or more")

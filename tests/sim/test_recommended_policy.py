@@ -30,31 +30,46 @@ def _logging_back_on_stderr() -> Iterator[None]:
     configure_logging(level=logging.WARNING)
 
 
-def _cut(name: str, horizon: str, was: str) -> SimSetup:
+def _cut(name: str, horizon: str, was: str, edit: tuple[str, str] | None = None) -> SimSetup:
+    return _cut_seed(name, horizon, was, 1, edit)
+
+
+def _cut_seed(
+    name: str, horizon: str, was: str, seed: int, edit: tuple[str, str] | None = None
+) -> SimSetup:
+    """Seed ``seed`` of scenario ``name`` with its horizon cut from ``was`` to
+    ``horizon`` and, optionally, one edit of its text (``edit``: old, new)."""
     text = (SCENARIOS / f"sim-{name}.toml").read_text()
     cut = text.replace(f'horizon = "{was}"', f'horizon = "{horizon}"')
+    if edit is not None:
+        assert cut.count(edit[0]) == 1
+        cut = cut.replace(*edit)
     assert cut != text
-    return draw_setup(parse_scenario(cut.encode(), SCENARIOS), 1)
+    return draw_setup(parse_scenario(cut.encode(), SCENARIOS), seed)
 
 
 def test_where_the_scenario_already_follows_the_rule_the_log_is_the_same() -> None:
-    # sim-starvation: 2-GPU jobs atomic, gangs of 96 of 256 H100 GPUs reserve.
-    setup = _cut("starvation", "3h", "12h")
+    # sim-starvation with its gangs asking plan-ahead (they ask reserve): 2-GPU jobs
+    # atomic, gangs of 96 of 256 H100 GPUs plan-ahead, as the rule gives them.
+    setup = _cut("starvation", "3h", "12h", ('mode = "reserve"', 'mode = "plan-ahead"'))
     recommended, _ = run_policy(setup, "recommended", controller_factory)
     specified, _ = run_policy(setup, "as-specified", controller_factory)
     assert recommended.policy == "recommended"
     assert recommended.log_sha256 == specified.log_sha256
     assert recommended.groups == specified.groups > 0
+    # As written (gangs reserve) the rule changes their mode, and the log.
+    written, _ = run_policy(_cut("starvation", "3h", "12h"), "as-specified", controller_factory)
+    assert written.log_sha256 != recommended.log_sha256
 
 
 def test_the_rule_overrides_modes_that_do_not_follow_it() -> None:
-    # sim-deadlock-trap: gangs of 160 of 256 H100 GPUs; the rule agrees (reserve) —
-    # and forcing them atomic gives another log, so the policy is not a no-op.
+    # sim-deadlock-trap: gangs of 160 of 256 H100 GPUs asking reserve; the rule gives
+    # plan-ahead.
     setup = setup_of("deadlock-trap", 1)
     embedder = embedder_for("recommended", setup)
     assert isinstance(embedder, RecommendedEmbedder)
     Engine(setup, embedder, controller_factory).run()
-    assert embedder.chosen == {"reserve": 3}
+    assert embedder.chosen == {"plan-ahead": 3}
     # sim-mixed: the single and multi jobs, RL and serving groups are all under a
     # third of their pools (multi asks the default mode, reserve): every one atomic.
     mixed = _cut("mixed", "2h", "48h")
