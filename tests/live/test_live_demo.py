@@ -177,13 +177,14 @@ def test_an_interrupt_in_the_middle_of_the_live_demo_stops_every_process(
                 continue
         assert marked_pids(run), "the run's processes should be up"
         process.send_signal(sig)
-        assert process.wait(timeout=WAIT_S) != 0
+        code = process.wait(timeout=WAIT_S)
         reader.join(timeout=WAIT_S)
     finally:
         left = leftovers(process, run)
     while not lines.empty():
         seen.append(lines.get())
     output = "".join(seen)
+    assert code != 0, output  # the whole output says where the signal found the demo
     in_order(output, "barrier released", "interrupted", "every process the demo started has exited")
     assert left == []
 

@@ -77,11 +77,13 @@ def test_events_follow_prints_new_events_as_they_happen(server):
         "GroupCancelled",
         lambda: alice.post("/v1/groups/follow-me/cancel"),
     )
-    # One format throughout: the timeline's columns, the followed events included.
-    assert lines[0].split() == ["POS", "TIME", "EVENT", "MEMBER", "BY", "DETAIL"]
+    # One format throughout: the time base, then the timeline's columns, the followed
+    # events included.
+    assert lines[0].startswith("times: +offset from follow-me's submission at "), lines[0]
+    assert lines[1].split() == ["POS", "TIME", "EVENT", "MEMBER", "BY", "DETAIL"]
     cancelled = next(line for line in lines if "GroupCancelled" in line)
     assert cancelled.split()[3:5] == ["-", "user:alice"], cancelled
-    assert all(line.split()[1].startswith("+") for line in lines[1:])  # from submission
+    assert all(line.split()[1].startswith("+") for line in lines[2:])  # from submission
 
 
 def test_get_groups_watch_prints_a_group_again_when_it_changes(server):

@@ -297,18 +297,27 @@ def _watching(url: str, token: str, name: str) -> Iterator[queue.Queue[WatchEven
         client.close()
 
 
-@contextmanager
-def interrupts_raise() -> Iterator[None]:
-    """SIGTERM raises KeyboardInterrupt too, so a killed demo cleans up like Ctrl-C."""
+class Interrupts:
+    """While active, SIGINT and SIGTERM raise KeyboardInterrupt (so a killed demo cleans
+    up like Ctrl-C) and are remembered: an interrupt that lands in a finalizer or a
+    callback is swallowed there ("Exception ignored in ..."), and the demo must not then
+    run on and end as if nobody had asked it to stop."""
 
-    def interrupted(signum: int, _frame: object) -> None:
-        raise KeyboardInterrupt(signal.Signals(signum).name)
+    def __init__(self) -> None:
+        self.received: signal.Signals | None = None
 
-    previous = signal.signal(signal.SIGTERM, interrupted)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+    @contextmanager
+    def raising(self) -> Iterator[None]:
+        def interrupted(signum: int, _frame: object) -> None:
+            self.received = signal.Signals(signum)
+            raise KeyboardInterrupt(self.received.name)
+
+        previous = {sig: signal.signal(sig, interrupted) for sig in STOP_SIGNALS}
+        try:
+            yield
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
 
 
 def run_live_demo(options: LiveOptions, console: Console) -> bool:
@@ -319,9 +328,12 @@ def run_live_demo(options: LiveOptions, console: Console) -> bool:
         console.print(f"live demo failed: {error}", highlight=False, markup=False)
         return False
     ok = False
+    interrupts = Interrupts()
     try:
-        with interrupts_raise():
+        with interrupts.raising():
             demo.run()
+        if interrupts.received is not None:  # it was swallowed on the way
+            raise KeyboardInterrupt(interrupts.received.name)
         ok = True
     except (DemoFailed, LocalClusterError, ApiError) as error:
         console.print(f"live demo failed: {error}", highlight=False, markup=False)
