@@ -41,6 +41,19 @@ def fit_count(avail: Vec, shape: Shape) -> int:
     return 0 if best == _NO_LIMIT or best < 0 else best
 
 
+class FitCountTable(dict[Vec, int]):
+    """Vector -> tasks of ``shape`` that fit into it (`fit_count`, GPU type ignored),
+    computed once per vector: capacity is a few distinct vectors, met again and again."""
+
+    def __init__(self, shape: Shape) -> None:
+        super().__init__()
+        self.shape = shape
+
+    def __missing__(self, vec: Vec) -> int:
+        count = self[vec] = fit_count(vec, self.shape)
+        return count
+
+
 def fit_counts(cluster: Cluster, base: Sequence[Vec], shape: Shape) -> list[int]:
     """`fit_count` for every node of ``base`` at once (0 on nodes of another GPU type).
     The hot loop of a session: specialised by which dimensions the shape asks for, so

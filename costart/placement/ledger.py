@@ -29,10 +29,10 @@ from costart.placement.capacity import (
     ZERO,
     CapacityView,
     DomainSummary,
+    FitCountTable,
     NodeVecs,
     Vec,
     add_vecs,
-    fit_count,
     fit_counts,
 )
 from costart.placement.cluster import Cluster
@@ -62,19 +62,6 @@ OF_CLAIM = (NOW, EVENTUAL)
 OF_ALL = (FREE, NOW, EVENTUAL)
 
 
-class _CountOf(dict[Vec, int]):
-    """Vector -> tasks of ``shape`` that fit into it (`fit_count`), computed once per
-    vector: a session's entries are a few distinct vectors, met again and again."""
-
-    def __init__(self, shape: Shape) -> None:
-        super().__init__()
-        self.shape = shape
-
-    def __missing__(self, vec: Vec) -> int:
-        count = self[vec] = fit_count(vec, self.shape)
-        return count
-
-
 class SessionLedger:
     """Free, held and claimed capacity for one scheduling session, built from scratch.
 
@@ -102,7 +89,7 @@ class SessionLedger:
         # placement leaves EVENTUAL alone, a claim FREE).
         self._versions = dict.fromkeys(OF_ALL, 0)
         # A shape's count per vector met (the session's vectors are few and repeat).
-        self._fit_tables: dict[Shape, _CountOf] = {}
+        self._fit_tables: dict[Shape, FitCountTable] = {}
         # Views' base arrays, made on first use and then kept current node by node as
         # the session changes capacity (rebuilding 4,096-node arrays per group would
         # dominate a session); ``_touched``: the nodes changed so far.
@@ -264,7 +251,7 @@ class SessionLedger:
                 if typed is None or typed == gpu_type:
                     table = tables.get(shape)
                     if table is None:
-                        table = tables[shape] = _CountOf(shape)
+                        table = tables[shape] = FitCountTable(shape)
                     fits[i] = table[vec]
                 else:
                     fits[i] = 0

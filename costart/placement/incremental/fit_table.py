@@ -13,29 +13,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from costart.domain.spec_types import Shape
-from costart.placement.capacity import Vec, fit_count, fit_counts
+from costart.placement.capacity import FitCountTable, Vec, fit_counts
 from costart.placement.cluster import Cluster
 
 MAX_TABLE = 4096  # distinct vectors kept per shape before a table starts afresh
 
 
-class FitTable(dict[Vec, int]):
-    """Vector -> tasks of ``shape`` that fit into it (`fit_count`, GPU type ignored)."""
-
-    def __init__(self, shape: Shape) -> None:
-        super().__init__()
-        self.shape = shape
-
-    def __missing__(self, vec: Vec) -> int:
-        count = self[vec] = fit_count(vec, self.shape)
-        return count
-
-
 class FitTables:
-    """One `FitTable` per shape, kept across sessions (they depend on nothing else)."""
+    """One `FitCountTable` per shape, kept across sessions (they depend on nothing else)."""
 
     def __init__(self) -> None:
-        self._tables: dict[Shape, FitTable] = {}
+        self._tables: dict[Shape, FitCountTable] = {}
 
     def fit_counts(self, cluster: Cluster, base: Sequence[Vec], shape: Shape) -> list[int]:
         """What `fit_counts` returns for ``base`` and ``shape``."""
@@ -46,5 +34,5 @@ class FitTables:
         if table is None or len(table) > MAX_TABLE:
             if len(self._tables) > MAX_TABLE:
                 self._tables.clear()  # only reuse is lost, never a count
-            table = self._tables[shape] = FitTable(shape)
+            table = self._tables[shape] = FitCountTable(shape)
         return list(map(table.__getitem__, base))
