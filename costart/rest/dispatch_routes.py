@@ -27,7 +27,7 @@ from litestar import Request, get, post, put
 from litestar.datastructures import State
 from litestar.exceptions import PermissionDeniedException
 from litestar.openapi.spec import Example
-from litestar.params import Parameter
+from litestar.params import JSONBody, Parameter
 from msgspec import Meta
 
 from costart.domain import limits
@@ -37,6 +37,7 @@ from costart.domain.errors import SpecError
 from costart.domain.states import GROUP_STARTED
 from costart.projections import GroupView, MemberView
 from costart.rest.auth import User
+from costart.rest.current_user import CurrentUser
 from costart.rest.models import name_in_path, node_in_path
 from costart.rest.openapi import errors, linked, struct_body, task_links
 from costart.rest.report_schemas import ClaimReportOperation, TaskReportOperation
@@ -200,7 +201,11 @@ def require_node(user: User, node: str, what: str) -> None:
     responses=errors(400, 401, 403, 404, 409, 415, 422),
 )
 def scale_member(
-    name: GroupName, member: ReplicaSetName, data: ScaleRequest, user: User, state: State
+    name: GroupName,
+    member: ReplicaSetName,
+    data: JSONBody[ScaleRequest],
+    user: CurrentUser,
+    state: State,
 ) -> MemberView:
     """Set a replica set's desired replicas (``min_running`` .. the limit): 422 names
     ``replicas`` for a job member or a count out of range."""
@@ -239,8 +244,8 @@ def report_claim(
     name: GroupName,
     member: MemberName,
     claim: ClaimName,
-    data: ClaimReport,
-    user: User,
+    data: JSONBody[ClaimReport],
+    user: CurrentUser,
     state: State,
 ) -> ReportAnswer:
     """Claims role, admins, or an agent with a task of this member on its nodes. A repeat
@@ -268,8 +273,8 @@ def report_task(
     name: GroupName,
     member: MemberName,
     task: TaskIndex,
-    data: TaskReport,
-    user: User,
+    data: JSONBody[TaskReport],
+    user: CurrentUser,
     state: State,
 ) -> ReportAnswer:
     """Admins, or the agent of the task's node. A repeat answers ``applied: false``; an
@@ -293,7 +298,7 @@ def report_task(
     responses=errors(400, 401, 403, 404),
 )
 def heartbeat(
-    request: Request[object, object, State], node: NodeName, user: User, state: State
+    request: Request[object, object, State], node: NodeName, user: CurrentUser, state: State
 ) -> NodeAnswer:
     """A node whose agent stops heartbeating is reported down after the timeout. A
     heartbeat has no body: one with a body is 400 (a report sent here by mistake)."""
@@ -311,7 +316,7 @@ def heartbeat(
     responses=errors(400, 401, 403, 404, 415),
 )
 def set_node_status(
-    node: NodeName, data: NodeStatusRequest, user: User, state: State
+    node: NodeName, data: JSONBody[NodeStatusRequest], user: CurrentUser, state: State
 ) -> NodeAnswer:
     require_node(user, node, "set the status")
     events = _service(state).set_node_status(node, data.status, actor_of(user), data.note)
@@ -324,7 +329,7 @@ def set_node_status(
     summary="A node as this server's cluster view has it",
     responses=errors(400, 401, 403, 404, 409),
 )
-def cluster_node(node: NodeName, user: User, state: State) -> ClusterNode:
+def cluster_node(node: NodeName, user: CurrentUser, state: State) -> ClusterNode:
     """What the cluster file says the node offers, and its status now: what a host
     adapter (`costart slurm`) compares with its host's own report of the node."""
     require_node(user, node, "read")
@@ -348,7 +353,7 @@ def cluster_node(node: NodeName, user: User, state: State) -> ClusterNode:
     responses=errors(400, 401, 403, 404, 409, 415, 422),
 )
 def set_outside_load(
-    node: NodeName, data: OutsideLoadRequest, user: User, state: State
+    node: NodeName, data: JSONBody[OutsideLoadRequest], user: CurrentUser, state: State
 ) -> OutsideLoadAnswer:
     """The agent of a node shared with another scheduler (`costart slurm`) reports what
     that scheduler's other jobs hold there, on every pass; placement counts it out of
@@ -371,7 +376,7 @@ def set_outside_load(
     operation_class=linked(task_links),
     responses=errors(400, 401, 403),
 )
-def node_tasks(node: NodeName, user: User, state: State) -> list[PlacedTask]:
+def node_tasks(node: NodeName, user: CurrentUser, state: State) -> list[PlacedTask]:
     """What an agent runs: each task placed on the node, its attempt and ``may_start``."""
     require_node(user, node, "read the tasks")
     views = _service(state).views

@@ -28,7 +28,7 @@ from costart.domain import RunSpec, task_log_path
 from costart.domain.errors import Conflict, NotFound, SpecError
 from costart.domain.states import GROUP_TERMINAL
 from costart.projections import GroupView, MemberView, TaskView
-from costart.rest.auth import User
+from costart.rest.current_user import CurrentUser
 from costart.rest.dispatch_routes import GroupName, MemberName, NodeName, TaskIndex, require_node
 from costart.rest.log_wire import MAX_PIECES_BODY, LogChunk, LogPieces, LogPiecesTaken, LogRead
 from costart.rest.openapi import errors, struct_body
@@ -180,7 +180,7 @@ async def read_task_log(
     name: GroupName,
     member: MemberName,
     task: TaskIndex,
-    user: User,
+    user: CurrentUser,
     state: State,
     attempt: Attempt = None,
     offset: Offset = None,
@@ -289,7 +289,7 @@ def whole_characters(data: bytes) -> bytes:
     responses=errors(400, 401, 403),
 )
 async def node_log_reads(
-    node: NodeName, user: User, state: State, wait: Wait = 0.0
+    node: NodeName, user: CurrentUser, state: State, wait: Wait = 0.0
 ) -> list[LogRead]:
     """`WANTED_DESCRIPTION`."""
     require_node(user, node, "read the log reads")
@@ -325,7 +325,7 @@ async def node_log_reads(
     request_max_body_size=MAX_PIECES_BODY,
 )
 async def answer_log_reads(
-    request: Request[Any, Any, State], node: NodeName, user: User, state: State
+    request: Request[Any, Any, State], node: NodeName, user: CurrentUser, state: State
 ) -> LogPiecesTaken:
     """`ANSWER_DESCRIPTION`."""
     require_node(user, node, "answer log reads")

@@ -13,7 +13,7 @@ from typing import Annotated, Final
 from litestar import Request, Response, delete, get, post
 from litestar.datastructures import MutableScopeHeaders, ResponseHeader, State
 from litestar.exceptions import NotAuthorizedException, PermissionDeniedException
-from litestar.params import Parameter
+from litestar.params import Parameter, QueryParameter
 from msgspec import Meta
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
@@ -26,6 +26,7 @@ from costart.domain.states import GroupStatus
 from costart.projections import GroupView, HoldView, MemberView
 from costart.rest import env_values
 from costart.rest.auth import Tokens, User
+from costart.rest.current_user import CurrentUser
 from costart.rest.models import NAME_IN_PATH, Health
 from costart.rest.openapi import SubmitOperation, errors, linked, list_links, node_links
 from costart.rest.paging import (
@@ -110,7 +111,7 @@ def _service(state: State) -> Service:
     ],
 )
 async def submit_group(
-    request: Request[object, object, State], user: User, state: State
+    request: Request[object, object, State], user: CurrentUser, state: State
 ) -> Response[TimedGroup]:
     """Submit a group spec (JSON, or TOML with ``Content-Type: application/toml``).
 
@@ -140,7 +141,7 @@ async def submit_group(
 )
 def list_groups(
     request: Request[object, object, State],
-    user: User,
+    user: CurrentUser,
     state: State,
     owner: Annotated[
         str | None,
@@ -150,7 +151,7 @@ def list_groups(
             pattern=f"^{limits.OWNER_PATTERN}$",
         ),
     ] = None,
-    group_state: Annotated[GroupStatus | None, Parameter(query="state")] = None,
+    group_state: Annotated[GroupStatus | None, QueryParameter(name="state")] = None,
     label: Annotated[
         # The pattern is documented, and checked by `parse_selector` (its error names the
         # term at fault).
@@ -186,7 +187,7 @@ def list_groups(
     summary="Describe a group",
     responses=errors(400, 401, 404),
 )
-def get_group(name: GroupName, user: User, state: State) -> TimedGroupDetail:
+def get_group(name: GroupName, user: CurrentUser, state: State) -> TimedGroupDetail:
     """The group with its members, holds, pend-reason history and recent events.
     Run tables' env values are shown as in the list of the group's members."""
     name = _checked(name)
@@ -205,7 +206,7 @@ def get_group(name: GroupName, user: User, state: State) -> TimedGroupDetail:
 def get_members(
     request: Request[object, object, State],
     name: GroupName,
-    user: User,
+    user: CurrentUser,
     state: State,
     limit: Limit = None,
     continue_token: GroupMembersContinue = None,
@@ -229,7 +230,7 @@ def get_members(
 )
 def all_members(
     request: Request[object, object, State],
-    user: User,
+    user: CurrentUser,
     state: State,
     limit: Limit = None,
     continue_token: MembersContinue = None,
@@ -256,7 +257,7 @@ def all_members(
 def get_events(
     request: Request[object, object, State],
     name: GroupName,
-    user: User,
+    user: CurrentUser,
     state: State,
     limit: Limit = None,
     continue_token: GroupEventsContinue = None,
@@ -272,7 +273,7 @@ def get_events(
     summary="Why a group is pending",
     responses=errors(400, 401, 404),
 )
-def why(name: GroupName, user: User, state: State) -> TimedWhy:
+def why(name: GroupName, user: CurrentUser, state: State) -> TimedWhy:
     answer = why_not_running(_service(state).views, _checked(name))
     return TimedWhy(
         group=answer.group,
@@ -307,7 +308,7 @@ _CANCEL_ERRORS: Final = errors(400, 401, 403, 404, 409)
     summary="Cancel a group",
     responses=_CANCEL_ERRORS,
 )
-def cancel_group(name: GroupName, user: User, state: State) -> TimedGroup:
+def cancel_group(name: GroupName, user: CurrentUser, state: State) -> TimedGroup:
     """Cancel a live group: 403 unless the caller owns it or is an admin; a group
     already cancelled is answered as it is, nothing written; 409 if it ended otherwise.
     The same as ``DELETE /v1/groups/{name}``."""
@@ -321,7 +322,7 @@ def cancel_group(name: GroupName, user: User, state: State) -> TimedGroup:
     summary="Cancel a group (DELETE)",
     responses=_CANCEL_ERRORS,
 )
-def delete_group(name: GroupName, user: User, state: State) -> TimedGroup:
+def delete_group(name: GroupName, user: CurrentUser, state: State) -> TimedGroup:
     """Cancel a live group, as ``POST /v1/groups/{name}/cancel`` does (the same callers,
     answers and errors). The group is not removed: it stays readable as history,
     CANCELLED, and its name is free for a new group."""
@@ -337,7 +338,7 @@ def delete_group(name: GroupName, user: User, state: State) -> TimedGroup:
 )
 def holds(
     request: Request[object, object, State],
-    user: User,
+    user: CurrentUser,
     state: State,
     limit: Limit = None,
     continue_token: HoldsContinue = None,

@@ -24,6 +24,7 @@ from msgspec import Meta
 
 from costart.domain import events
 from costart.rest.auth import User
+from costart.rest.current_user import CurrentUser
 from costart.rest.env_values import sees_env_values
 from costart.rest.models import NAME_IN_PATH, NODE_CHARS, NODE_PATTERN
 from costart.rest.openapi import convert_schema, errors
@@ -105,7 +106,7 @@ def _nodes(user: User, node: list[str] | None) -> frozenset[str] | None:
 )
 async def watch(
     request: Request[object, object, State],
-    user: User,
+    user: CurrentUser,
     state: State,
     after: Annotated[
         int | None,

@@ -21,8 +21,9 @@ from docs.gen.markdown import GENERATED, cell, code, table
 
 
 @contextmanager
-def _service() -> Iterator[Any]:
-
+def empty_service() -> Iterator[Any]:
+    """A `Service` on an empty controller in memory, its views in a scratch directory
+    (nothing listens, nothing is written elsewhere)."""
     with tempfile.TemporaryDirectory() as scratch:
         controller = bootstrap(Settings(store=None, cluster=None), clock=lambda: 0)
         hub = WatchHub.following(controller.read_events, controller.world)
@@ -37,7 +38,7 @@ def _service() -> Iterator[Any]:
 def openapi_document() -> dict[str, Any]:
     """The OpenAPI document `serve` answers at ``/schema/openapi.json``."""
 
-    with _service() as service, warnings.catch_warnings():
+    with empty_service() as service, warnings.catch_warnings():
         # The web framework's notes about its next major version are not the docs' business.
         warnings.simplefilter("ignore", DeprecationWarning)
         app = create_app(service, Tokens({}), service.watch)
@@ -105,7 +106,7 @@ def metrics() -> list[tuple[str, str, list[str], str]]:
     """Every metric `/metrics` exposes: name, type, label names and help."""
 
     found = []
-    with _service() as service:
+    with empty_service() as service:
         registry, _ = registry_for(lambda: service.views)
         for family in registry.collect():
             labels = sorted(
