@@ -30,3 +30,14 @@ def header_widths(header: str) -> list[int]:
     """The widths a header's columns were printed at (the last one: the whole line)."""
     starts = column_starts(header)
     return [end - start - 2 for start, end in itertools.pairwise(starts)] + [len(header)]
+
+
+def read_rows(header: str, rows: list[str]) -> list[list[str]]:
+    """Each row's cells, in print order: the columns start as wide as the header's and
+    widen as a wider cell is printed, as the table does."""
+    widths, read = header_widths(header), []
+    for row in rows:
+        cells = split_cells(row, widths)
+        widths = [max(w, len(cell)) for w, cell in zip(widths, cells, strict=True)]
+        read.append(cells)
+    return read

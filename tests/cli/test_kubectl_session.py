@@ -17,7 +17,7 @@ import pytest
 
 from tests import child_processes
 from tests.cli.conftest import ADMIN, DEMO_SPEC, ROOT, cli_env, run_cli
-from tests.cli.table_cells import header_widths, split_cells
+from tests.cli.table_cells import read_rows
 from tests.rest.serving import DEADLINE_S
 
 
@@ -223,11 +223,8 @@ def test_watches_keep_one_format_and_honour_o(session):
     # Every row, watched or listed first, under the same columns; a cell wider than its
     # column so far (the watched group's "barrier in 4m59s" under a list of "-") widens
     # that column from then on, as the table promises.
-    widths = header_widths(header)
-    for row in rows:
-        cells = split_cells(row, widths)
+    for row, cells in zip(rows, read_rows(header, rows), strict=True):
         assert all(cell and not cell.startswith(" ") for cell in cells), (header, row, cells)
-        widths = [max(w, len(cell)) for w, cell in zip(widths, cells, strict=True)]
 
 
 def test_members_watch_prints_names_and_events_follow_keeps_its_columns(session):
@@ -253,11 +250,9 @@ def test_members_watch_prints_names_and_events_follow_keeps_its_columns(session)
     # The TIME column's origin, said first (ADR 0082).
     assert re.fullmatch(r"times: \+offset from followed's submission at \S+Z", base), base
     assert header.split() == ["POS", "TIME", "EVENT", "MEMBER", "BY", "DETAIL"]
-    widths = header_widths(header)
-    for row in timeline[2:]:  # the listed rows and the followed ones, in one table
-        cells = split_cells(row, widths)
+    rows = timeline[2:]  # the listed rows and the followed ones, in one table
+    for row, cells in zip(rows, read_rows(header, rows), strict=True):
         assert all(cell and not cell.startswith(" ") for cell in cells), (header, row, cells)
-        widths = [max(w, len(cell)) for w, cell in zip(widths, cells, strict=True)]
         if "GroupCancelled" in row:
             assert cells[4] == "user:root"  # the BY column, kept in the followed rows
             assert cells[5] != ""  # and the DETAIL column ("-": none)

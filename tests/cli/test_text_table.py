@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from costart.cli.text_table import TextTable
-from tests.cli.table_cells import header_widths, split_cells
+from tests.cli.table_cells import read_rows
 
 
 def test_rows_line_up_under_the_headers() -> None:
@@ -19,14 +19,13 @@ def test_rows_line_up_under_the_headers() -> None:
 def test_a_wider_later_cell_widens_its_column_for_the_rows_after_it() -> None:
     table = TextTable(["name", "deadline", "age"])
     header, first = table.lines([["a", "-", "3s"]])
-    widths = header_widths(header)
     wide = table.line(["b", "barrier in 4m59s", "1s"])
     after = table.line(["c", "-", "2s"])
-    cells = []
-    for row in (first, wide, after):
-        cells.append(split_cells(row, widths))
-        widths = [max(w, len(c)) for w, c in zip(widths, cells[-1], strict=True)]
-    assert cells == [["a", "-", "3s"], ["b", "barrier in 4m59s", "1s"], ["c", "-", "2s"]]
+    assert read_rows(header, [first, wide, after]) == [
+        ["a", "-", "3s"],
+        ["b", "barrier in 4m59s", "1s"],
+        ["c", "-", "2s"],
+    ]
     # The row after the wide one is aligned to the widened column, not the header's.
     assert after.index("2s") == wide.index("1s")
 
