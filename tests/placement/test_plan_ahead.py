@@ -19,7 +19,7 @@ from costart.domain.spec_types import GroupSpec, MemberSpec
 from costart.domain.world import World
 from costart.eventlog.snapshot_schema import SNAPSHOT_SCHEMA, decode_state, encode_state
 from costart.placement import idle_held_gpus
-from costart.placement.shadow import expected_starts
+from costart.placement.shadow import estimate_starts, expected_starts
 from tests.builders import SECOND_NS
 
 from .builders import Rig, a_cluster, a_group
@@ -203,6 +203,12 @@ def test_every_waiting_group_has_an_expected_start_read_from_the_world_alone() -
     before = rig.controller.recorder.max_notification_id()
     assert expected_starts(rig.cluster, world, now) == starts
     assert rig.controller.recorder.max_notification_id() == before
+    # The displays' estimate carries the plan's point and basis for every waiting group.
+    estimates = estimate_starts(rig.cluster, world, now)
+    assert list(estimates) == list(starts)
+    assert [(e.start_ns, e.basis, e.unplanned) for e in estimates.values()] == [
+        (p.start_ns, p.basis, p.unplanned) for p in starts.values()
+    ]
 
 
 def test_a_plan_may_rest_on_estimates_and_an_estimate_lends_until_it_runs_out(

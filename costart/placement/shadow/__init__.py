@@ -5,11 +5,13 @@ Pure over (cluster, live groups, now, free capacity): no clock, stable orders, t
 answer for the same input. `CapacityProfile` is capacity in time (`profile`), built from
 the World (`build`); `ShadowPlanner` plans waiting groups in order over it (`plan`);
 `admits` answers whether lower work may start now (`check`); `expected_starts` plans
-every waiting group of a World (`queue`), the answer to "when would group X start".
+every waiting group of a World (`queue`), the answer to "when would group X start";
+`estimate_starts` adds the interval the displays show (`estimate`).
 """
 
 from costart.placement.shadow.build import OUTSIDE, profile_of, world_uses
 from costart.placement.shadow.check import Admission, admits
+from costart.placement.shadow.estimate import StartEstimate, estimate_starts
 from costart.placement.shadow.plan import (
     DEFAULT_DEPTH,
     DEFAULT_WINDOW_NS,
@@ -32,9 +34,11 @@ __all__ = [
     "PlanBasis",
     "PlannedStart",
     "ShadowPlanner",
+    "StartEstimate",
     "Use",
     "Waiting",
     "admits",
+    "estimate_starts",
     "expected_starts",
     "gang_runtime",
     "plan_queue",
