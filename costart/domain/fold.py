@@ -51,18 +51,25 @@ def new_member(event: ev.MemberCreated, group: GroupState) -> MemberState:
             break
     else:
         raise DomainError(f"group {group.name} has no member {spec.name!r}")
-    member_id = group.member_ids[index]
     if (
         linked != spec
-        or member_id.int != event.originator_id.int
+        or group.member_ids[index].int != event.originator_id.int
         or group.id.int != event.group_id.int
     ):
         raise DomainError(f"member {spec.name!r} differs from its group {group.name}'s spec")
+    return member_of(group, index, event.originator_version)
+
+
+def member_of(group: GroupState, index: int, version: int) -> MemberState:
+    """Member ``index`` of ``group`` as its creation (at ``version``) makes it, holding the
+    group's own spec and id objects. The caller has checked the creation's event against
+    the group (`new_member`)."""
+    linked = group.spec.members[index]
     # Positional (the fields in their order), a third cheaper than by keyword: a replay
     # makes every member of the log.
     return MemberState(
-        member_id,
-        event.originator_version,
+        group.member_ids[index],
+        version,
         group.id,
         linked,
         "PENDING",  # status

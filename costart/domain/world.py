@@ -9,7 +9,7 @@ placement step) learns it from the committed events it is handed.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import cast
+from typing import Final, cast
 from uuid import UUID
 
 import msgspec
@@ -39,6 +39,13 @@ _KIND_OF[ev.MemberCreated] = _CREATED
 # A member run that succeeded is also a sample of the runtime history (ADR 0111): its own
 # kind, so the other member events pay nothing for it.
 _KIND_OF[ev.MemberSucceeded] = _SUCCEEDED
+
+MEMBER_FOLDS: Final[frozenset[type[ev.DomainEvent]]] = frozenset(
+    kind for kind, how in _KIND_OF.items() if how == _MEMBER
+)
+"""The event kinds `World.apply` folds by `apply_member_event` into their member alone
+(no other part of the World changes but the clock): a replay may hand them to the
+member itself once it has found it."""
 
 
 class World(msgspec.Struct, kw_only=True):
@@ -82,15 +89,19 @@ class World(msgspec.Struct, kw_only=True):
         elif kind is _SUBMITTED:
             self._submitted(key, cast(ev.GroupSubmitted, event))
         elif kind is _CREATED:
-            if key in self.members:
-                raise DomainError(f"member {key} created twice")
             created = cast(ev.MemberCreated, event)
-            self.members[key] = new_member(created, self.group_by_id(created.group_id))
+            self.add_member(key, new_member(created, self.group_by_id(created.group_id)))
         else:
             self._node_reported(cast(ev.NodeStatusChanged, event))
         at_ns = event.at_ns
         if at_ns > self.clock_ns:  # noqa: PLR1730 (no max() call: replay's hot path)
             self.clock_ns = at_ns
+
+    def add_member(self, key: str, member: MemberState) -> None:
+        """Keep a member just created (its `MemberCreated` checked) under its id's text."""
+        if key in self.members:
+            raise DomainError(f"member {key} created twice")
+        self.members[key] = member
 
     def _submitted(self, key: str, event: ev.GroupSubmitted) -> None:
         if key in self.groups:

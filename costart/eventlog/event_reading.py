@@ -114,3 +114,15 @@ class RecorderSource:
         self, after: int = 0, until: int | None = None
     ) -> Iterator[tuple[int, DomainEvent]]:
         return read_events(self.recorder, self.mapper, after, until)
+
+    def checked_records(self, after: int = 0) -> tuple[Iterator[Record], bool] | None:
+        """Every record after position ``after``, as the store's own cursor reads them
+        (gap-free, checked as the store checks a read), and whether the store verified
+        each one's checksum (`Capability.VERIFIED_READS`); None where the records are not
+        to be read so: a store without the cursor, or bodies that are not the events
+        themselves (a cipher or a compressor). `read_events` reads any store."""
+        cursor = declaring(self.recorder, Capability.RECORD_CURSOR)
+        if cursor is None or self.mapper.cipher or self.mapper.compressor:
+            return None
+        trusted = declaring(self.recorder, Capability.VERIFIED_READS) is not None
+        return cursor.iter_records(after + 1), trusted

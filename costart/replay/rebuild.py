@@ -5,14 +5,16 @@ from __future__ import annotations
 
 from costart.domain.world import World
 from costart.eventlog.codec import canonical_decode, canonical_encode
-from costart.eventlog.restore import fold
-from costart.replay.source import ReplaySource
+from costart.eventlog.restore import fold, fold_log
+from costart.replay.source import RecorderSource, ReplaySource
 
 
 def rebuild(source: ReplaySource, until: int | None = None, start: World | None = None) -> World:
     """The state at log position ``until`` (the end if None), from scratch or from
     ``start`` (a state at an earlier position, e.g. a snapshot; it is not modified)."""
     world = copy_world(start) if start is not None else World()
+    if until is None and isinstance(source, RecorderSource):
+        return fold_log(world, source)  # the store's records (ADR 0140)
     return fold(world, source.read_events(after=world.position, until=until))
 
 
