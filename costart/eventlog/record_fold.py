@@ -33,54 +33,79 @@ from costart.domain import events as ev
 from costart.domain.actors import CHECKED_LOG_BYTES, Actor
 from costart.domain.fold import apply_member_event, member_of
 from costart.domain.ids import id_text
+from costart.domain.spec_types import GroupSpec, MemberSpec
 from costart.domain.states import GroupState, MemberState
 from costart.domain.world import MEMBER_FOLDS, World
 from costart.eventlog.capabilities import Record
 from costart.eventlog.codec import event_decoder, gc_paused
 
 
-class _MemberCreatedBytes(msgspec.Struct, frozen=True, gc=False, tag="MemberCreated"):
-    """A `MemberCreated` with its spec left as bytes (its actor still decoded, so checked
-    as the plain decode checks it; its note, which the fold does not keep, skipped)."""
+def _with_field(cls: type[msgspec.Struct], name: str, kind: Any) -> Any:
+    """A struct type that decodes what ``cls`` decodes, its field ``name`` as ``kind``:
+    made from ``cls``'s own fields, so it follows every change to them."""
+    config = cls.__struct_config__
+    fields = [
+        (
+            f.name,
+            kind if f.name == name else f.type,
+            msgspec.field(default=f.default, default_factory=f.default_factory),
+        )
+        for f in msgspec.structs.fields(cls)
+    ]
+    return msgspec.defstruct(
+        f"{cls.__name__}With{name.title()}Bytes",
+        fields,
+        kw_only=True,
+        tag_field=config.tag_field,
+        tag=config.tag,
+        gc=False,
+    )
 
-    originator_id: UUID
+
+_SpecMembersBytes = _with_field(GroupSpec, "members", tuple[msgspec.Raw, ...])
+_SubmittedBytes = _with_field(ev.GroupSubmitted, "spec", _SpecMembersBytes)
+
+
+class _CreatedBytes(msgspec.Struct, frozen=True, gc=False, tag="MemberCreated"):
+    """What the fold takes of a `MemberCreated` read from a store that checked its bytes:
+    its ids as the text the World keys them by, its spec as bytes (its actor, checked
+    when it was written, and its note, which the fold does not keep, skipped)."""
+
+    originator_id: str
     originator_version: int
-    group_id: UUID
+    group_id: str
     at_ns: int
     spec: msgspec.Raw
+
+
+class _CheckedCreatedBytes(_CreatedBytes, frozen=True, gc=False, tag="MemberCreated"):
+    """The same from a store that did not check them: its actor decoded, so checked as
+    the plain decode checks it."""
+
     actor: Actor | None = None
 
 
-class _SpecMembers(msgspec.Struct, gc=False):
-    members: tuple[msgspec.Raw, ...]
-
-
-class _SubmittedMembers(msgspec.Struct, gc=False):
-    """The member specs of a `GroupSubmitted`, as the bytes the log holds."""
-
-    spec: _SpecMembers
-
-
-_CREATED_BYTES: Final = msgspec.msgpack.Decoder(_MemberCreatedBytes)
-_SUBMITTED_MEMBERS: Final = msgspec.msgpack.Decoder(_SubmittedMembers)
+_MEMBER_SPEC: Final = msgspec.msgpack.Decoder(MemberSpec)
 _DECODE_ERRORS: Final = (msgspec.DecodeError, msgspec.ValidationError)
 
 # How a record's event is folded.
 _TO_MEMBER, _CREATED, _SUBMITTED, _WORLD = range(4)
 
-_Pending = dict[int, tuple[GroupState, int, msgspec.Raw]]
-"""Members submitted and not created yet, by their id's integer: their group, their
-index in it and their spec's bytes."""
+_Pending = dict[str, tuple[GroupState, int, msgspec.Raw, str]]
+"""Members submitted and not created yet, by their id's text: their group, their index
+in it, their spec's bytes and the group's id text."""
 
 
-def _route(topic: str) -> tuple[int, msgspec.msgpack.Decoder[Any]]:
+def _route(topic: str, trusted: bool) -> tuple[int, msgspec.msgpack.Decoder[Any]]:
     decoder = event_decoder(topic)
     kind = decoder.type
     if kind in MEMBER_FOLDS:
         return _TO_MEMBER, decoder
     if kind is ev.MemberCreated:
-        return _CREATED, _CREATED_BYTES
-    return (_SUBMITTED if kind is ev.GroupSubmitted else _WORLD), decoder
+        return _CREATED, msgspec.msgpack.Decoder(_CreatedBytes if trusted else _CheckedCreatedBytes)
+    if kind is ev.GroupSubmitted:
+        return _SUBMITTED, msgspec.msgpack.Decoder(_SubmittedBytes)
+    return _WORLD, decoder
 
 
 def fold_records(world: World, records: Iterable[Record], *, trusted: bool) -> World:
@@ -88,24 +113,26 @@ def fold_records(world: World, records: Iterable[Record], *, trusted: bool) -> W
     in, its position the last record's. ``trusted``: the store checked each record's
     checksum as it read it, so the actors in the bytes are not checked again (ADR 0089;
     the flag is on for each decode call alone)."""
-    apply, members, groups = world.apply, world.members, world.groups
+    apply, groups = world.apply, world.groups
     by_number: dict[int, MemberState] = {}
     pending: _Pending = {}
+    specs: dict[bytes, MemberSpec] = {}
     routes: dict[str, tuple[int, msgspec.msgpack.Decoder[Any]]] = {}
     checked = CHECKED_LOG_BYTES
     with gc_paused():
         for record in records:
             route = routes.get(record.topic)
             if route is None:
-                route = routes[record.topic] = _route(record.topic)
+                route = routes[record.topic] = _route(record.topic, trusted)
             how, decoder = route
             checked.on = trusted
             try:
                 event = decoder.decode(record.state)
             except _DECODE_ERRORS:
-                if how is not _CREATED:
+                if how is _TO_MEMBER or how is _WORLD:
                     raise
-                event = None  # not a creation this fold reads: the plain decode says why
+                how = _WORLD  # not as this fold reads it: the plain decode says why
+                event = _decoded(record, trusted)
             finally:
                 checked.on = False
             if how is _TO_MEMBER:
@@ -115,16 +142,22 @@ def fold_records(world: World, records: Iterable[Record], *, trusted: bool) -> W
                     member = by_number[number] = world.member_by_id(event.originator_id)
                 apply_member_event(member, event)
             elif how is _CREATED:
-                member = None if event is None else _created(world, event, pending)
-                if member is None:
+                member = _created(world, event, pending)
+                if member is None:  # not as its group's submission here said: plainly
                     event = _decoded(record, trusted)
                     apply(event)
-                    member = members[id_text(event.originator_id)]
-                by_number[event.originator_id.int] = member
+                    member = world.member_by_id(event.originator_id)
+                by_number[member.id.int] = member
+            elif how is _SUBMITTED:
+                members = event.spec.members
+                event = _submitted(event, specs)
+                apply(event)
+                key = id_text(event.originator_id)
+                group = groups[key]
+                for index, member_id in enumerate(group.member_ids):
+                    pending[id_text(member_id)] = (group, index, members[index], key)
             else:
                 apply(event)
-                if how is _SUBMITTED:
-                    _remember(pending, groups[id_text(event.originator_id)], record.state)
             at_ns = event.at_ns
             if at_ns > world.clock_ns:  # noqa: PLR1730 (no max() call: the hot loop)
                 world.clock_ns = at_ns
@@ -132,24 +165,36 @@ def fold_records(world: World, records: Iterable[Record], *, trusted: bool) -> W
     return world
 
 
-def _remember(pending: _Pending, group: GroupState, state: bytes) -> None:
-    """Keep the member specs of the group just submitted (from ``state``, its bytes)."""
-    specs = _SUBMITTED_MEMBERS.decode(state).spec.members
-    for index, member_id in enumerate(group.member_ids):
-        pending[member_id.int] = (group, index, specs[index])
+def _submitted(event: Any, specs: dict[bytes, MemberSpec]) -> ev.GroupSubmitted:
+    """The `GroupSubmitted` of ``event`` (read with its member specs as bytes), each
+    member spec decoded once per fold: a spec whose bytes were met before (groups
+    submitted from one template) is the spec decoded then, as a restore shares it
+    (ADR 0129). Equal bytes decode to equal specs."""
+    shared = []
+    for raw in event.spec.members:
+        data = bytes(raw)
+        spec = specs.get(data)
+        if spec is None:
+            spec = specs[data] = _MEMBER_SPEC.decode(data)
+        shared.append(spec)
+    spec_fields = msgspec.structs.asdict(event.spec)
+    spec_fields["members"] = tuple(shared)
+    fields = msgspec.structs.asdict(event)
+    fields["spec"] = GroupSpec(**spec_fields)
+    return ev.GroupSubmitted(**fields)
 
 
-def _created(world: World, event: _MemberCreatedBytes, pending: _Pending) -> MemberState | None:
+def _created(world: World, event: _CreatedBytes, pending: _Pending) -> MemberState | None:
     """The member ``event`` creates, made and kept in ``world``, when its spec's bytes are
     those its group's submission carried for it; else None (folded plainly then)."""
-    found = pending.pop(event.originator_id.int, None)
+    found = pending.pop(event.originator_id, None)
     if found is None:
         return None
-    group, index, spec = found
-    if spec != event.spec or group.id.int != event.group_id.int:
+    group, index, spec, group_key = found
+    if spec != event.spec or group_key != event.group_id:
         return None
     member = member_of(group, index, event.originator_version)
-    world.add_member(id_text(event.originator_id), member)
+    world.add_member(event.originator_id, member)
     return member
 
 
