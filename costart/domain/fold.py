@@ -215,7 +215,11 @@ def _placed(m: MemberState, e: ev.MemberPlaced) -> None:
         task_claims: Mapping[str, ClaimStatus] = (
             dict.fromkeys(claims, "PENDING") if claims else NO_TASK_CLAIMS
         )
-        _put_task(tasks, TaskState(index=a.index, node=a.node, attempt=attempt, claims=task_claims))
+        task = TaskState(index=a.index, node=a.node, attempt=attempt, claims=task_claims)
+        if tasks and tasks[-1].index >= a.index:
+            _put_task(tasks, task)
+        else:
+            tasks.append(task)  # after every index held: the common case, without a call
     if m.status == "RUNNING":
         m.assignments.extend(e.assignments)  # a replica placed alone after the start
         return
