@@ -117,11 +117,15 @@ def memory_source(events: list[ev.DomainEvent]) -> RecorderSource:
     return RecorderSource(recorder, mapper)
 
 
-def submitted_and_created(changed: dict[str, object]) -> list[ev.DomainEvent]:
+def submitted_and_created(
+    changed: dict[str, object], other_group: uuid.UUID | None = None
+) -> list[ev.DomainEvent]:
     """A group of two members submitted, and both created; the second creation's spec
-    differs from the submission's by ``changed``."""
+    differs from the submission's by ``changed``, its group id is ``other_group`` if
+    given."""
     spec = a_group("g1").with_member("a", tasks=2).with_member("b", claims=("gpus",)).build()
-    group_id, ids = uuid.uuid5(uuid.NAMESPACE_DNS, "g1"), (uuid.uuid4(), uuid.uuid4())
+    group_id = uuid.uuid5(uuid.NAMESPACE_DNS, "g1")
+    ids = (uuid.uuid5(group_id, "a"), uuid.uuid5(group_id, "b"))
     events: list[ev.DomainEvent] = [
         ev.GroupSubmitted(
             originator_id=group_id,
@@ -140,7 +144,7 @@ def submitted_and_created(changed: dict[str, object]) -> list[ev.DomainEvent]:
             ev.MemberCreated(
                 originator_id=ids[index],
                 originator_version=1,
-                group_id=group_id,
+                group_id=other_group if other_group and index == 1 else group_id,
                 at_ns=11 + index,
                 spec=member,
             )
@@ -163,6 +167,25 @@ def test_a_creation_of_another_name_fails_as_the_plain_fold_fails() -> None:
     with pytest.raises(DomainError) as expected:
         plain(source)
     with pytest.raises(DomainError, match="has no member 'c'") as got:
+        by_records(source)
+    assert str(got.value) == str(expected.value)
+
+
+def test_a_creation_naming_another_group_fails_as_the_plain_fold_fails() -> None:
+    events = submitted_and_created({})
+    second = ev.GroupSubmitted(
+        originator_id=(other := uuid.uuid4()),
+        originator_version=1,
+        group_id=other,
+        at_ns=10,
+        spec=a_group("g2").with_member("b", claims=("gpus",)).build(),
+        submission_seq=2,
+        member_ids=(uuid.uuid4(),),
+    )
+    source = memory_source([events[0], second, *submitted_and_created({}, other)[1:]])
+    with pytest.raises(DomainError) as expected:
+        plain(source)
+    with pytest.raises(DomainError, match="differs from its group g2's spec") as got:
         by_records(source)
     assert str(got.value) == str(expected.value)
 
