@@ -25,7 +25,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from typing import Any, Final
-from uuid import UUID
 
 import msgspec
 
@@ -48,7 +47,7 @@ def _with_field(cls: type[msgspec.Struct], name: str, kind: Any) -> Any:
         (
             f.name,
             kind if f.name == name else f.type,
-            msgspec.field(default=f.default, default_factory=f.default_factory),
+            msgspec.field(default=f.default, default_factory=f.default_factory),  # type: ignore[call-overload]
         )
         for f in msgspec.structs.fields(cls)
     ]

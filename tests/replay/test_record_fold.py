@@ -99,7 +99,9 @@ def test_a_creation_is_made_from_its_submission_s_spec_bytes(
         decoded: list[int] = []
         whole = record_fold._decoded
         monkeypatch.setattr(
-            record_fold, "_decoded", lambda record, trusted: decoded.append(record.id) or whole(record, trusted)
+            record_fold,
+            "_decoded",
+            lambda record, trusted: decoded.append(record.id) or whole(record, trusted),
         )
         world = by_records(log.source)
     print(f"members {len(world.members)}, creations decoded whole {len(decoded)}")
@@ -137,9 +139,8 @@ def submitted_and_created(
             member_ids=ids,
         )
     ]
-    for index, member in enumerate(spec.members):
-        if index == 1:
-            member = msgspec.structs.replace(member, **changed)
+    for index, listed in enumerate(spec.members):
+        member = msgspec.structs.replace(listed, **changed) if index == 1 else listed
         events.append(
             ev.MemberCreated(
                 originator_id=ids[index],
