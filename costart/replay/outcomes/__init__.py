@@ -1,0 +1,51 @@
+"""What happened in a log, and what would have: the figures of any log, and two logs
+side by side (issue 36, ADR 0134-0135).
+
+Figures of one log (a real cluster's, a simulated run's, a what-if re-run's), read
+with the simulator's own accounting so an actual and a what-if are measured alike:
+
+    figures = read_figures(log.source, cluster, label="actual")
+
+Two logs side by side, each figure for both with the difference, and the groups whose
+fate changed most (started in one and not the other, wait changed most, wasted
+accelerator-hours changed most), in a stable order:
+
+    comparison = compare(actual, whatif)
+
+The report: ``write_outcomes(comparison, out)`` writes ``outcomes.json`` (canonical,
+sorted keys) and ``outcomes.png`` into the folder ``out`` (None: nothing written) and
+returns the paths; the terminal table is the CLI's
+(``costart.cli.outcomes_view.comparison_table(comparison)``, and
+``figures_table(figures)`` for one log). ``costart replay outcomes`` prints them.
+"""
+
+from costart._lazy import lazy_exports
+
+__all__ = [
+    "Comparison",
+    "FateChange",
+    "FigureRow",
+    "GroupFate",
+    "LogFigures",
+    "Window",
+    "compare",
+    "comparison_json",
+    "read_figures",
+    "write_outcomes",
+]
+
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "Comparison": "costart.replay.outcomes.compare",
+        "FateChange": "costart.replay.outcomes.compare",
+        "FigureRow": "costart.replay.outcomes.compare",
+        "compare": "costart.replay.outcomes.compare",
+        "GroupFate": "costart.replay.outcomes.figures",
+        "LogFigures": "costart.replay.outcomes.figures",
+        "Window": "costart.replay.outcomes.figures",
+        "read_figures": "costart.replay.outcomes.accounting",
+        "comparison_json": "costart.replay.outcomes.report",
+        "write_outcomes": "costart.replay.outcomes.report",
+    },
+)

@@ -1,0 +1,242 @@
+"""A log's figures, by feeding its events to the simulator's own accounting.
+
+`costart sim` keeps its figures incrementally from the events its controller writes
+(`costart.sim.metrics.GpuUsage`, its per-group `Original`s, the embedder's reactions to
+barrier releases, restarts and ends). Any log holds the same events, so the same code
+reads any log after the fact: a real cluster's, a simulated run's, a what-if re-run's.
+A simulated run's log read here gives the figures `costart sim` reported for it (a
+test holds the two equal), so an actual and a what-if are measured alike (ADR 0134).
+
+The simulator accounts what one command wrote at once, against the state after it:
+first every member the command touched, then the group-level reactions. A log does not
+mark where one command's events end, so the events of one controller time are taken as
+one batch: no time passes inside a batch, so every integral is the same, and each
+member is judged on the state it was left in at that time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from costart.domain import events as ev
+from costart.domain.events import DomainEvent
+from costart.domain.ids import id_text
+from costart.domain.world import World
+from costart.placement.cluster import Cluster
+from costart.replay.outcomes.figures import GroupFate, LogFigures, Window
+from costart.replay.source import ReplaySource
+from costart.sim.breakdown import figures_of, hours, seconds
+from costart.sim.engine import MEMBER_EVENTS
+from costart.sim.metrics import GpuUsage, Original, count_stop
+from costart.sim.results import deadlocked_of, holds_accelerators
+
+_ENDS = {
+    ev.GroupSucceeded: "succeeded",
+    ev.GroupFailed: "failed",
+    ev.GroupCancelled: "cancelled",
+}
+
+
+def capacity_of(cluster: Cluster) -> int:
+    """The cluster's accelerators (every node's GPUs, as the simulator counts them)."""
+    return sum(node.gpu for node in cluster.nodes)
+
+
+class LogAccounts:
+    """The simulator's accounting, fed from a log: the usage integrals, one `Original`
+    per submitted group, and the World folded alongside (the state each member is
+    judged on)."""
+
+    def __init__(self, capacity_gpus: int) -> None:
+        self.usage = GpuUsage(capacity_gpus)
+        self.world = World()
+        self.originals: list[Original] = []
+        self.by_group: dict[str, Original] = {}
+        self.group_keys: dict[int, str] = {}
+        self.occurrences: dict[int, int] = {}
+        self._seen: dict[str, int] = {}
+        self.events = 0
+        self._batch: list[DomainEvent] = []
+        self._batch_ns = 0
+        usage = self.usage
+        self._reactions: dict[type[DomainEvent], Callable[[Original, Any], None]] = {
+            ev.BarrierReleased: lambda o, e: usage.group_started(o, e.at_ns),
+            ev.PlacementReleased: lambda o, e: usage.set_full_started(o, False),
+            ev.MemberStarted: lambda o, e: usage.member_started(o),
+            ev.MemberFailed: lambda o, e: count_stop(o, e.reason),
+            ev.MemberRestarted: lambda o, e: usage.restarted(o, whole_group=False),
+            ev.GroupRestarted: lambda o, e: usage.restarted(o, whole_group=True),
+            **{
+                kind: (lambda o, e, end=end: usage.group_ended(o, end, e.at_ns))
+                for kind, end in _ENDS.items()
+            },
+        }
+
+    def feed(self, event: DomainEvent) -> None:
+        """Fold one event (in log order); a new controller time accounts the last one's."""
+        if self._batch and event.at_ns != self._batch_ns:
+            self._flush()
+        self.world.apply(event)
+        self.events += 1
+        if isinstance(event, ev.GroupSubmitted):
+            self._submitted(event)
+        self._batch.append(event)
+        self._batch_ns = event.at_ns
+
+    def _submitted(self, event: ev.GroupSubmitted) -> None:
+        name = event.spec.name
+        occurrence = self._seen.get(name, 0) + 1
+        self._seen[name] = occurrence
+        original = Original(len(self.originals), name, event.at_ns)
+        self.originals.append(original)
+        key = id_text(event.originator_id)
+        self.by_group[key] = original
+        self.group_keys[original.index] = key
+        self.occurrences[original.index] = occurrence
+        self.usage.waiting += 1
+
+    def _flush(self) -> None:
+        """Account one controller time's events: the members they touched (on the state
+        they were left in), then the group-level reactions, in log order."""
+        usage = self.usage
+        usage.advance(self._batch_ns)
+        members = self.world.members
+        for event in self._batch:
+            if type(event) in MEMBER_EVENTS:
+                key = id_text(event.originator_id)
+                usage.member_changed(key, members[key], self.by_group[id_text(event.group_id)])
+        for event in self._batch:
+            reaction = self._reactions.get(type(event))
+            if reaction is not None:
+                reaction(self.by_group[id_text(event.group_id)], event)
+        usage.sample(self._batch_ns)
+        self._batch = []
+
+    def finish(self, end_ns: int) -> None:
+        """Account the last time's events and carry every count to ``end_ns``."""
+        if self._batch:
+            self._flush()
+        self.usage.advance(end_ns)
+        for original in self.originals:
+            self.usage.settle(original)
+        self.usage.sample(end_ns)
+
+    def holding(self) -> set[int]:
+        """The live groups holding or using accelerators now (the deadlock test's)."""
+        world = self.world
+        out: set[int] = set()
+        for index, key in self.group_keys.items():
+            group = world.groups[key]
+            if not group.is_terminal and holds_accelerators(world.members_of(group)):
+                out.add(index)
+        return out
+
+
+def _events(source: ReplaySource, until_ns: int | None) -> Iterator[DomainEvent]:
+    for _, event in source.read_events():
+        if until_ns is not None and event.at_ns > until_ns:
+            return
+        yield event
+
+
+def read_figures(
+    source: ReplaySource,
+    cluster: Cluster,
+    *,
+    label: str,
+    start_ns: int | None = None,
+    end_ns: int | None = None,
+) -> LogFigures:
+    """The figures of the log ``source`` reads, run on ``cluster``, over a window: from
+    ``start_ns`` (default: the log's first event) to ``end_ns`` (default: its last
+    event; events after it are not read). Raises `ValueError` for a log without events
+    or a window that ends before it starts."""
+    accounts = LogAccounts(capacity_of(cluster))
+    first: int | None = None
+    last = 0
+    for event in _events(source, end_ns):
+        if first is None:
+            first = event.at_ns
+        last = event.at_ns
+        accounts.feed(event)
+    if first is None:
+        raise ValueError("the log holds no events (up to the window's end): nothing to measure")
+    window = Window(start_ns if start_ns is not None else first, end_ns if end_ns is not None else last)
+    if window.end_ns < window.start_ns:
+        raise ValueError(f"the window ends ({window.end_ns}) before it starts ({window.start_ns})")
+    accounts.finish(window.end_ns)
+    return figures_from(accounts, window, label)
+
+
+def figures_from(accounts: LogAccounts, window: Window, label: str) -> LogFigures:
+    """The figures of accounts carried to ``window.end_ns`` (`LogAccounts.finish`)."""
+    originals = accounts.originals
+    usage = accounts.usage
+    end = window.end_ns
+    deadlocked = deadlocked_of(originals, accounts.holding())
+    pooled = figures_of("pooled", originals, end)
+    capacity_ns = usage.capacity_gpus * window.span_ns
+    outcomes = [o.outcome for o in originals]
+    stuck = set(deadlocked)
+    return LogFigures(
+        label=label,
+        window=window,
+        capacity_gpus=usage.capacity_gpus,
+        events=accounts.events,
+        groups=pooled.groups,
+        started=pooled.started,
+        never_started=pooled.never_started,
+        succeeded=outcomes.count("succeeded"),
+        failed=outcomes.count("failed"),
+        cancelled=outcomes.count("cancelled"),
+        partial_starts=pooled.partial_starts,
+        deadlocked=len(deadlocked),
+        time_to_start_p50_s=pooled.time_to_start_p50_s,
+        time_to_start_p90_s=pooled.time_to_start_p90_s,
+        time_to_start_p99_s=pooled.time_to_start_p99_s,
+        time_to_start_max_s=pooled.time_to_start_max_s,
+        censored_waits=pooled.censored_waits,
+        idle_held_gpu_hours=hours(usage.idle_gpu_ns),
+        partial_start_waste_gpu_hours=hours(usage.waste_gpu_ns),
+        thrown_away_gpu_hours=hours(usage.thrown_gpu_ns),
+        wasted_gpu_hours=hours(usage.idle_gpu_ns + usage.waste_gpu_ns + usage.thrown_gpu_ns),
+        busy_gpu_hours=hours(usage.busy_gpu_ns),
+        capacity_gpu_hours=hours(capacity_ns),
+        utilization=round(usage.busy_gpu_ns / capacity_ns, 4) if capacity_ns else 0.0,
+        restarts=pooled.restarts,
+        preemptions=pooled.preemptions,
+        limit_kills=pooled.limit_kills,
+        deadlocked_groups=deadlocked,
+        fates=[_fate(o, accounts.occurrences[o.index], end, o.name in stuck) for o in originals],
+        timeline=usage.timeline,
+    )
+
+
+def _fate(original: Original, occurrence: int, end_ns: int, deadlocked: bool) -> GroupFate:
+    started = original.started_ns
+    if original.outcome is not None:
+        end = original.outcome
+    elif deadlocked:
+        end = "deadlocked"
+    else:
+        end = "running" if started is not None else "waiting"
+    wait_ns = (started if started is not None else end_ns) - original.at_ns
+    idle, waste, thrown = original.idle_gpu_ns, original.waste_gpu_ns, original.thrown_gpu_ns
+    return GroupFate(
+        name=original.name,
+        occurrence=occurrence,
+        submitted_ns=original.at_ns,
+        started_ns=started,
+        ended_ns=original.ended_ns,
+        end=end,
+        wait_s=seconds(wait_ns) or 0.0,
+        censored=started is None,
+        idle_held_gpu_hours=hours(idle),
+        partial_start_waste_gpu_hours=hours(waste),
+        thrown_away_gpu_hours=hours(thrown),
+        wasted_gpu_hours=hours(idle + waste + thrown),
+        busy_gpu_hours=hours(original.busy_gpu_ns),
+        restarts=original.restarts,
+        partial_start=original.partial,
+    )
