@@ -123,7 +123,7 @@ def holds_accelerators(members: Iterable[MemberState]) -> bool:
     return any(m.spec.shape.gpu and (m.held or m.assignments) for m in members)
 
 
-def _holding(engine: Engine, embedder: Embedder) -> set[int]:
+def holding_originals(engine: Engine, embedder: Embedder) -> set[int]:
     """Indexes of original groups whose live units hold or use accelerators now."""
     world = engine.controller.world
     return {
@@ -146,7 +146,7 @@ def deadlocked_of(originals: Iterable[Original], holding: set[int]) -> list[str]
 
 def result_of(engine: Engine, embedder: Embedder) -> PolicyResult:
     originals = embedder.originals
-    deadlocked = deadlocked_of(originals, _holding(engine, embedder))
+    deadlocked = deadlocked_of(originals, holding_originals(engine, embedder))
     usage = engine.usage
     end_ns = engine.now_ns
     for original in originals:

@@ -12,6 +12,11 @@ accelerator-hours changed most), in a stable order:
 
     comparison = compare(actual, whatif)
 
+or, reading both logs over windows of one length (each from its own first event, for
+the longer of the two spans: a log that went quiet still counts what it held):
+
+    comparison = compare_logs(actual_source, cluster, whatif_source, whatif_cluster)
+
 The report: ``write_outcomes(comparison, out)`` writes ``outcomes.json`` (canonical,
 sorted keys) and ``outcomes.png`` into the folder ``out`` (None: nothing written) and
 returns the paths; the terminal table is the CLI's
@@ -29,6 +34,7 @@ __all__ = [
     "LogFigures",
     "Window",
     "compare",
+    "compare_logs",
     "comparison_json",
     "read_figures",
     "write_outcomes",
@@ -41,6 +47,7 @@ __getattr__, __dir__ = lazy_exports(
         "FateChange": "costart.replay.outcomes.compare",
         "FigureRow": "costart.replay.outcomes.compare",
         "compare": "costart.replay.outcomes.compare",
+        "compare_logs": "costart.replay.outcomes.side_by_side",
         "GroupFate": "costart.replay.outcomes.figures",
         "LogFigures": "costart.replay.outcomes.figures",
         "Window": "costart.replay.outcomes.figures",

@@ -16,9 +16,10 @@ member is judged on the state it was left in at that time.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, cast
 
+from costart.display import clock
 from costart.domain import events as ev
 from costart.domain.events import DomainEvent
 from costart.domain.ids import id_text
@@ -29,13 +30,30 @@ from costart.replay.source import ReplaySource
 from costart.sim.breakdown import figures_of, hours, seconds
 from costart.sim.engine import MEMBER_EVENTS
 from costart.sim.metrics import GpuUsage, Original, count_stop
-from costart.sim.results import deadlocked_of, holds_accelerators
+from costart.sim.results import deadlocked_of, holding_originals, holds_accelerators
 
-_ENDS = {
+if TYPE_CHECKING:
+    from costart.sim.engine import Engine
+
+# The events that put a member's tasks on nodes (placed, or held by a reservation).
+_PLACING = frozenset({ev.MemberPlaced, ev.MemberHeld})
+_ENDS: dict[type[DomainEvent], str] = {
     ev.GroupSucceeded: "succeeded",
     ev.GroupFailed: "failed",
     ev.GroupCancelled: "cancelled",
 }
+# The group-level events the embedder accounts (`LogAccounts._react`).
+_REACTED: frozenset[type[DomainEvent]] = frozenset(
+    {
+        ev.BarrierReleased,
+        ev.PlacementReleased,
+        ev.MemberStarted,
+        ev.MemberFailed,
+        ev.MemberRestarted,
+        ev.GroupRestarted,
+        *_ENDS,
+    }
+)
 
 
 def capacity_of(cluster: Cluster) -> int:
@@ -48,35 +66,23 @@ class LogAccounts:
     per submitted group, and the World folded alongside (the state each member is
     judged on)."""
 
-    def __init__(self, capacity_gpus: int) -> None:
-        self.usage = GpuUsage(capacity_gpus)
+    def __init__(self, cluster: Cluster) -> None:
+        self.usage = GpuUsage(capacity_of(cluster))
+        self.nodes = cluster.index
         self.world = World()
         self.originals: list[Original] = []
         self.by_group: dict[str, Original] = {}
         self.group_keys: dict[int, str] = {}
-        self.occurrences: dict[int, int] = {}
-        self._seen: dict[str, int] = {}
         self.events = 0
         self._batch: list[DomainEvent] = []
         self._batch_ns = 0
-        usage = self.usage
-        self._reactions: dict[type[DomainEvent], Callable[[Original, Any], None]] = {
-            ev.BarrierReleased: lambda o, e: usage.group_started(o, e.at_ns),
-            ev.PlacementReleased: lambda o, e: usage.set_full_started(o, False),
-            ev.MemberStarted: lambda o, e: usage.member_started(o),
-            ev.MemberFailed: lambda o, e: count_stop(o, e.reason),
-            ev.MemberRestarted: lambda o, e: usage.restarted(o, whole_group=False),
-            ev.GroupRestarted: lambda o, e: usage.restarted(o, whole_group=True),
-            **{
-                kind: (lambda o, e, end=end: usage.group_ended(o, end, e.at_ns))
-                for kind, end in _ENDS.items()
-            },
-        }
 
     def feed(self, event: DomainEvent) -> None:
         """Fold one event (in log order); a new controller time accounts the last one's."""
         if self._batch and event.at_ns != self._batch_ns:
             self._flush()
+        if type(event) in _PLACING:
+            self._check_nodes(event)
         self.world.apply(event)
         self.events += 1
         if isinstance(event, ev.GroupSubmitted):
@@ -84,16 +90,22 @@ class LogAccounts:
         self._batch.append(event)
         self._batch_ns = event.at_ns
 
+    def _check_nodes(self, event: DomainEvent) -> None:
+        """A log placed on a node the cluster does not have was run on another cluster:
+        its capacity would be wrong, so it is refused, naming the node."""
+        for assignment in cast(ev.MemberPlaced, event).assignments:
+            if assignment.node not in self.nodes:
+                raise ValueError(
+                    f"the log places on node {assignment.node!r} (at {clock(event.at_ns)}), "
+                    "which the cluster given does not have: give the cluster it ran on"
+                )
+
     def _submitted(self, event: ev.GroupSubmitted) -> None:
-        name = event.spec.name
-        occurrence = self._seen.get(name, 0) + 1
-        self._seen[name] = occurrence
-        original = Original(len(self.originals), name, event.at_ns)
+        original = Original(len(self.originals), event.spec.name, event.at_ns)
         self.originals.append(original)
         key = id_text(event.originator_id)
         self.by_group[key] = original
         self.group_keys[original.index] = key
-        self.occurrences[original.index] = occurrence
         self.usage.waiting += 1
 
     def _flush(self) -> None:
@@ -107,11 +119,26 @@ class LogAccounts:
                 key = id_text(event.originator_id)
                 usage.member_changed(key, members[key], self.by_group[id_text(event.group_id)])
         for event in self._batch:
-            reaction = self._reactions.get(type(event))
-            if reaction is not None:
-                reaction(self.by_group[id_text(event.group_id)], event)
+            if type(event) in _REACTED:
+                self._react(self.by_group[id_text(event.group_id)], event)
         usage.sample(self._batch_ns)
         self._batch = []
+
+    def _react(self, original: Original, event: DomainEvent) -> None:
+        """The embedder's accounting of a group-level event (`costart.sim.embedder`)."""
+        usage = self.usage
+        if isinstance(event, ev.BarrierReleased):
+            usage.group_started(original, event.at_ns)
+        elif isinstance(event, ev.PlacementReleased):
+            usage.set_full_started(original, False)
+        elif isinstance(event, ev.MemberStarted):
+            usage.member_started(original)
+        elif isinstance(event, ev.MemberFailed):
+            count_stop(original, event.reason)
+        elif isinstance(event, ev.MemberRestarted | ev.GroupRestarted):
+            usage.restarted(original, whole_group=isinstance(event, ev.GroupRestarted))
+        else:
+            usage.group_ended(original, _ENDS[type(event)], event.at_ns)
 
     def finish(self, end_ns: int) -> None:
         """Account the last time's events and carry every count to ``end_ns``."""
@@ -152,7 +179,7 @@ def read_figures(
     ``start_ns`` (default: the log's first event) to ``end_ns`` (default: its last
     event; events after it are not read). Raises `ValueError` for a log without events
     or a window that ends before it starts."""
-    accounts = LogAccounts(capacity_of(cluster))
+    accounts = LogAccounts(cluster)
     first: int | None = None
     last = 0
     for event in _events(source, end_ns):
@@ -162,7 +189,9 @@ def read_figures(
         accounts.feed(event)
     if first is None:
         raise ValueError("the log holds no events (up to the window's end): nothing to measure")
-    window = Window(start_ns if start_ns is not None else first, end_ns if end_ns is not None else last)
+    window = Window(
+        start_ns if start_ns is not None else first, end_ns if end_ns is not None else last
+    )
     if window.end_ns < window.start_ns:
         raise ValueError(f"the window ends ({window.end_ns}) before it starts ({window.start_ns})")
     accounts.finish(window.end_ns)
@@ -171,19 +200,63 @@ def read_figures(
 
 def figures_from(accounts: LogAccounts, window: Window, label: str) -> LogFigures:
     """The figures of accounts carried to ``window.end_ns`` (`LogAccounts.finish`)."""
-    originals = accounts.originals
-    usage = accounts.usage
+    return figures_of_originals(
+        accounts.originals,
+        accounts.usage,
+        window,
+        label,
+        holding=accounts.holding(),
+        events=accounts.events,
+    )
+
+
+def run_figures(engine: Engine, label: str) -> LogFigures:
+    """The figures of a finished simulated run from its own accounting, over virtual
+    time from 0 to the run's end, as `costart sim` reports them. For every policy,
+    the peers' included: a peer's embedder keeps its own sense of "started" (Volcano:
+    every member running; Kueue and YuniKorn: its pods) and its own queue before the
+    controller sees a group, which its log alone cannot tell (ADR 0134). For costart's
+    policies it equals `read_figures` of the run's log over the same window."""
+    embedder = engine.embedder
+    for original in embedder.originals:
+        engine.usage.settle(original)
+    return figures_of_originals(
+        embedder.originals,
+        engine.usage,
+        Window(0, engine.now_ns),
+        label,
+        holding=holding_originals(engine, embedder),
+        events=engine.controller.world.position,
+    )
+
+
+def figures_of_originals(
+    originals: list[Original],
+    usage: GpuUsage,
+    window: Window,
+    label: str,
+    *,
+    holding: set[int],
+    events: int,
+) -> LogFigures:
+    """The figures of settled originals (`GpuUsage.settle`, to ``window.end_ns``):
+    pooled as `costart.sim.results.result_of` pools them, each group's fate beside."""
     end = window.end_ns
-    deadlocked = deadlocked_of(originals, accounts.holding())
+    deadlocked = deadlocked_of(originals, holding)
     pooled = figures_of("pooled", originals, end)
     capacity_ns = usage.capacity_gpus * window.span_ns
     outcomes = [o.outcome for o in originals]
-    stuck = set(deadlocked)
+    stuck = {o.index for o in originals if o.index in holding and o.name in deadlocked}
+    seen: dict[str, int] = {}
+    fates = []
+    for o in originals:
+        seen[o.name] = seen.get(o.name, 0) + 1
+        fates.append(_fate(o, seen[o.name], end, o.index in stuck))
     return LogFigures(
         label=label,
         window=window,
         capacity_gpus=usage.capacity_gpus,
-        events=accounts.events,
+        events=events,
         groups=pooled.groups,
         started=pooled.started,
         never_started=pooled.never_started,
@@ -208,7 +281,7 @@ def figures_from(accounts: LogAccounts, window: Window, label: str) -> LogFigure
         preemptions=pooled.preemptions,
         limit_kills=pooled.limit_kills,
         deadlocked_groups=deadlocked,
-        fates=[_fate(o, accounts.occurrences[o.index], end, o.name in stuck) for o in originals],
+        fates=fates,
         timeline=usage.timeline,
     )
 
