@@ -3,8 +3,14 @@ against numbers worked out by hand from those times."""
 
 from __future__ import annotations
 
+import os
+
+import msgspec
 import pytest
 
+from costart.bootstrap import Settings, bootstrap
+from costart.controller import Controller
+from costart.eventlog.backends import open_replay_log
 from costart.placement.cluster import Cluster, Node
 from costart.replay.outcomes.accounting import read_figures
 from costart.replay.outcomes.figures import LogFigures
@@ -19,6 +25,7 @@ from tests.builders import (
     start,
     succeed,
 )
+from tests.pg_support import fresh_schema
 
 T0 = 1_800_000_000 * 10**9  # a wall-clock time (2027-01-15)
 S = 10**9
@@ -41,6 +48,12 @@ def _log() -> RecorderSource:
     stuck: 1 x 8 GPUs, submitted at 10 s, never placed."""
     clock = ManualClock(T0)
     c = new_controller(clock)
+    _write(c, clock)
+    return RecorderSource(c.recorder)
+
+
+def _write(c: Controller, clock: ManualClock) -> None:
+    """The commands of `_log`, at their times."""
     train = a_group("train").with_member("w", gpu=8, tasks=2, claims=("gpus",)).build()
     flaky = a_group("flaky").with_member("w", gpu=4, tasks=1, claims=("gpus",)).build()
     half = a_group("half").with_member("w", gpu=8, tasks=1, claims=("gpus",)).build()
@@ -73,7 +86,6 @@ def _log() -> RecorderSource:
     fail(c, "flaky/w", "error", exit_code=1)
     at(120 + HOUR_S)
     succeed(c, "train/w")
-    return RecorderSource(c.recorder)
 
 
 @pytest.fixture(scope="module")
@@ -169,3 +181,16 @@ def test_an_empty_log_or_a_window_ending_before_it_starts_is_refused() -> None:
         read_figures(_log(), _cluster(), label="x", end_ns=T0 - 1)
     with pytest.raises(ValueError, match=r"ends .* before it starts"):
         read_figures(_log(), _cluster(), label="x", start_ns=T0 + 10 * S, end_ns=T0 + 5 * S)
+
+
+def test_a_postgresql_log_gives_the_same_figures(pg_url: str, figures: LogFigures) -> None:
+    with fresh_schema(pg_url) as url:
+        clock = ManualClock(T0)
+        controller = bootstrap(Settings(store=url, cluster=None), clock=clock)
+        try:
+            _write(controller, clock)
+        finally:
+            controller.close()
+        with open_replay_log(url, os.environ) as log:
+            from_pg = read_figures(log.source, _cluster(), label="hand-made")
+    assert msgspec.json.encode(from_pg) == msgspec.json.encode(figures)
