@@ -53,7 +53,7 @@ def difference_text(row: FigureRow) -> str:
     elif row.unit == "gpu_h":
         text = f"{sign}{size:.1f} GPU-h"
     elif row.unit == "share":
-        text = f"{sign}{size * 100:.1f} pts"
+        text = f"{sign}{size * 100:.2f} pts"
     else:
         text = f"{sign}{round(size)}"
     return f"~{text}" if row.actual_censored or row.whatif_censored else text
@@ -61,9 +61,14 @@ def difference_text(row: FigureRow) -> str:
 
 def window_text(figures: LogFigures) -> str:
     w = figures.window
+    quiet = (
+        f" (its last event at {clock(figures.last_event_ns)}: carried as it was then)"
+        if figures.last_event_ns < w.end_ns
+        else ""
+    )
     return (
         f"{figures.label}: {figures.groups} groups, {figures.events} events, "
-        f"{clock(w.start_ns)} to {clock(w.end_ns)} ({duration(w.span_ns)}), "
+        f"{clock(w.start_ns)} to {clock(w.end_ns)} ({duration(w.span_ns)}){quiet}, "
         f"{figures.capacity_gpus} GPUs"
     )
 
@@ -109,13 +114,16 @@ def changes_table(comparison: Comparison) -> Table:
         ("wait", comparison.wait_changed, "s"),
         ("wasted", comparison.wasted_changed, "gpu_h"),
     )
+    shown: set[str] = set()
     for what, changes, unit in sections:
         for change in changes:
+            again = change.group in shown  # its fates are on its first row
+            shown.add(change.group)
             table.add_row(
                 change.group,
                 _change_text(what, change, unit),
-                fate_text(change.actual),
-                fate_text(change.whatif),
+                "" if again else fate_text(change.actual),
+                "" if again else fate_text(change.whatif),
             )
     for label, only in ((a, comparison.only_actual), (w, comparison.only_whatif)):
         for name in only[:ONLY_SHOWN]:
@@ -132,7 +140,10 @@ def _change_text(what: str, change: FateChange, unit: str) -> str:
     size = change.change or 0.0
     sign = "+" if size > 0 else "-"
     amount = _seconds(abs(size)) if unit == "s" else f"{abs(size):.1f} GPU-h"
-    return f"{what} {sign}{amount}"
+    bound = unit == "s" and any(
+        f is not None and f.censored for f in (change.actual, change.whatif)
+    )
+    return f"{what} {'~' if bound else ''}{sign}{amount}"
 
 
 def figures_table(figures: LogFigures) -> Table:

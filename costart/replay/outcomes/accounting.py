@@ -74,6 +74,7 @@ class LogAccounts:
         self.by_group: dict[str, Original] = {}
         self.group_keys: dict[int, str] = {}
         self.events = 0
+        self.last_ns = 0
         self._batch: list[DomainEvent] = []
         self._batch_ns = 0
 
@@ -85,6 +86,7 @@ class LogAccounts:
             self._check_nodes(event)
         self.world.apply(event)
         self.events += 1
+        self.last_ns = event.at_ns
         if isinstance(event, ev.GroupSubmitted):
             self._submitted(event)
         self._batch.append(event)
@@ -207,6 +209,7 @@ def figures_from(accounts: LogAccounts, window: Window, label: str) -> LogFigure
         label,
         holding=accounts.holding(),
         events=accounts.events,
+        last_event_ns=accounts.last_ns,
     )
 
 
@@ -227,6 +230,7 @@ def run_figures(engine: Engine, label: str) -> LogFigures:
         label,
         holding=holding_originals(engine, embedder),
         events=engine.controller.world.position,
+        last_event_ns=engine.controller.world.clock_ns,
     )
 
 
@@ -238,6 +242,7 @@ def figures_of_originals(
     *,
     holding: set[int],
     events: int,
+    last_event_ns: int,
 ) -> LogFigures:
     """The figures of settled originals (`GpuUsage.settle`, to ``window.end_ns``):
     pooled as `costart.sim.results.result_of` pools them, each group's fate beside."""
@@ -257,6 +262,7 @@ def figures_of_originals(
         window=window,
         capacity_gpus=usage.capacity_gpus,
         events=events,
+        last_event_ns=last_event_ns,
         groups=pooled.groups,
         started=pooled.started,
         never_started=pooled.never_started,

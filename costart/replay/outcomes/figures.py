@@ -63,6 +63,9 @@ class LogFigures(msgspec.Struct, frozen=True):
     """One log's figures over its `Window` (named by ``label``: "actual", "what-if", a
     policy). Pooled over every group; ``fates`` has each group in submission order.
 
+    ``last_event_ns``: the last event read; a window that ends later carries the state
+    as it was then (a run that went quiet, ADR 0134).
+
     Wasted GPU-hours = idle-held + partial-start waste + thrown away (`costart.sim.metrics`
     defines each); utilization = busy GPU-hours / (capacity GPUs x the window)."""
 
@@ -70,6 +73,7 @@ class LogFigures(msgspec.Struct, frozen=True):
     window: Window
     capacity_gpus: int
     events: int
+    last_event_ns: int
     groups: int
     started: int
     never_started: int

@@ -41,6 +41,7 @@ def figures(label: str, fates: list[GroupFate], **fields: object) -> LogFigures:
     base |= {"deadlocked_groups": [], "timeline": [], "fates": fates}
     for name in ("time_to_start_p50_s", "time_to_start_p90_s", "time_to_start_p99_s"):
         base[name] = None
+    base["last_event_ns"] = 3600 * S
     return LogFigures(label=label, window=Window(0, 3600 * S), **(base | fields))  # type: ignore[arg-type]
 
 
