@@ -49,6 +49,15 @@ def _cluster(path: Path | None, ctx: typer.Context, flag: str) -> tuple[Cluster,
         raise UsageError(f"{flag} {chosen}: {error}") from None
 
 
+def _labels(first: str, second: str) -> tuple[str, str]:
+    """Each log named by its directory's name; "actual" and "against" when that does
+    not tell them apart (the same name, or a database URL)."""
+    names = tuple("" if "://" in where else Path(where).name for where in (first, second))
+    if all(names) and names[0] != names[1]:
+        return names[0], names[1]
+    return LABELS
+
+
 def _measured(read: Callable[[], T]) -> T:
     """A log that cannot be measured (no events, another cluster's nodes) is a usage
     error naming why."""
@@ -95,9 +104,12 @@ def outcomes_cmd(
             if against_cluster is not None
             else (built, cluster_path)
         )
+        target: Target = ctx.obj
+        first = str(log_dir) if log_dir is not None else (target.store or "")
+        labels = _labels(first, against)
         with opened_log(ctx, log_dir) as log, opened_at(against) as second:
             comparison = _measured(
-                lambda: compare_logs(log.source, built, second.source, other, labels=LABELS)
+                lambda: compare_logs(log.source, built, second.source, other, labels=labels)
             )
         if output == "json":
             sys.stdout.buffer.write(comparison_json(comparison))
@@ -106,7 +118,10 @@ def outcomes_cmd(
         for figures in (comparison.actual, comparison.whatif):
             screen.print(window_text(figures), highlight=False, markup=False)
         screen.print(comparison_table(comparison))
-        screen.print(changes_table(comparison))
+        if comparison.changed:
+            screen.print(changes_table(comparison))
+        else:
+            screen.print("No group's fate changed.", highlight=False, markup=False)
         screen.print(
             f"capacity from {cluster_path} ({capacity_of(built)} GPUs)"
             + (

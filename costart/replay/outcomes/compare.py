@@ -63,6 +63,19 @@ class Comparison(msgspec.Struct, frozen=True):
     only_actual: list[str]
     only_whatif: list[str]
 
+    @property
+    def changed(self) -> bool:
+        """Did any group's fate change (or a group appear in one log only)?"""
+        return any(
+            (
+                self.start_changed,
+                self.wait_changed,
+                self.wasted_changed,
+                self.only_actual,
+                self.only_whatif,
+            )
+        )
+
 
 # (figure, unit, how to read it from LogFigures, whether censored waits bias it)
 _FIGURES: tuple[tuple[str, str, Callable[[LogFigures], float | None], bool], ...] = (
