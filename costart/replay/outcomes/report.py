@@ -9,10 +9,10 @@ from typing import Any, Final
 
 import msgspec
 
-from costart.display import clock
+from costart.display import clock, duration
 from costart.replay.outcomes.compare import Comparison
 from costart.replay.outcomes.figures import LogFigures
-from costart.sim.report import HOUR_NS, timeline_series, waste_bars_of
+from costart.sim.report import timeline_series, waste_bars_of
 
 JSON_NAME: Final = "outcomes.json"
 PLOT_NAME: Final = "outcomes.png"
@@ -90,7 +90,7 @@ def write_plot(comparison: Comparison, path: Path) -> None:
 
 
 def _hours_text(figures: LogFigures) -> str:
-    return f"{figures.window.span_ns / HOUR_NS:.1f} h"
+    return duration(figures.window.span_ns)
 
 
 _PERCENTILES: Final = (
