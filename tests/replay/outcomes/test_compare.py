@@ -47,7 +47,7 @@ def figures(label: str, fates: list[GroupFate], **fields: object) -> LogFigures:
 
 ACTUAL = [
     fate("a", 0, 60, 1.0),
-    fate("b", 10, 600, 2.0),
+    fate("x", 10, 600, 2.0),
     fate("c", 20, 30, 0.5),
     fate("d", 30, 3570, 4.0, started=False),
     fate("e", 40, 100, 1.0),
@@ -55,8 +55,8 @@ ACTUAL = [
 ]
 WHATIF = [
     fate("a", 0, 60, 1.0),  # unchanged: in no list
-    fate("b", 10, 30, 0.5),  # wait -570 s, wasted -1.5
-    fate("c", 20, 630, 2.0),  # wait +600 s, wasted +1.5 (ties b's wasted change)
+    fate("x", 10, 30, 0.5),  # wait -570 s, wasted -1.5 (submitted before c)
+    fate("c", 20, 630, 2.0),  # wait +600 s, wasted +1.5 (ties x's wasted change)
     fate("d", 30, 120, 1.0),  # now starts
     fate("e", 40, 3560, 0.0, started=False),  # no longer starts
     fate("new", 60, 5),
@@ -94,12 +94,12 @@ def test_waits_and_wasted_hours_that_changed_most_come_first_ties_by_name() -> N
         ("e", 3460.0),  # |+3460| > |-3450|
         ("d", -3450.0),
         ("c", 600.0),
-        ("b", -570.0),
+        ("x", -570.0),
     ]
     assert [(c.group, c.change) for c in comparison.wasted_changed] == [
         ("d", -3.0),
-        ("b", -1.5),  # b and c changed as much: by name
-        ("c", 1.5),
+        ("c", 1.5),  # c and x changed as much: by name, not by submission
+        ("x", -1.5),
         ("e", -1.0),
     ]
     # a did not change; gone and new are in one log only.
@@ -110,7 +110,7 @@ def test_waits_and_wasted_hours_that_changed_most_come_first_ties_by_name() -> N
 def test_the_lists_are_cut_to_the_most_changed() -> None:
     comparison = compare(figures("actual", ACTUAL), figures("what-if", WHATIF), most=2)
     assert [c.group for c in comparison.wait_changed] == ["e", "d"]
-    assert [c.group for c in comparison.wasted_changed] == ["d", "b"]
+    assert [c.group for c in comparison.wasted_changed] == ["d", "c"]
 
 
 def test_a_name_submitted_again_is_matched_occurrence_by_occurrence() -> None:

@@ -194,3 +194,38 @@ def test_a_postgresql_log_gives_the_same_figures(pg_url: str, figures: LogFigure
         with open_replay_log(url, os.environ) as log:
             from_pg = read_figures(log.source, _cluster(), label="hand-made")
     assert msgspec.json.encode(from_pg) == msgspec.json.encode(figures)
+
+
+def test_a_group_restart_throws_away_what_its_succeeded_members_ran() -> None:
+    """retry: members a and b (2 GPUs each), placed at 10 s, ready and started at 20 s; a
+    succeeds at 620 s, b fails at 1020 s and the group restarts: b's 1000 s and a's
+    600 s, both on 2 GPUs, must run again."""
+    clock = ManualClock(T0)
+    c = new_controller(clock)
+    spec = (
+        a_group("retry")
+        .with_member("a", gpu=2, tasks=1, claims=("gpus",))
+        .with_member("b", gpu=2, tasks=1, claims=("gpus",))
+        .with_rule("restart-group", members=("b",), max_restarts=3)
+        .build()
+    )
+    c.submit(spec)
+    clock.now_ns = T0 + 10 * S
+    c.apply_decisions([full_placement(spec, rack="r1")])
+    clock.now_ns = T0 + 20 * S
+    for member in ("a", "b"):
+        ready(c, f"retry/{member}", "gpus")
+    for member in ("a", "b"):
+        start(c, f"retry/{member}")
+    clock.now_ns = T0 + 620 * S
+    succeed(c, "retry/a")
+    clock.now_ns = T0 + 1020 * S
+    fail(c, "retry/b", "error", exit_code=1)
+    assert c.group("retry").attempt == 2
+    nodes = Cluster(("rack",), [Node(f"r1-n00{i}", ("r1",), gpu=8) for i in (1, 2)])
+    figures = read_figures(RecorderSource(c.recorder), nodes, label="retry")
+    assert figures.thrown_away_gpu_hours == _hours(2 * 1000 + 2 * 600)
+    assert figures.busy_gpu_hours == _hours(2 * 1000 + 2 * 600)
+    assert figures.idle_held_gpu_hours == _hours(4 * 10)
+    (fate,) = figures.fates
+    assert (fate.restarts, fate.end, fate.wait_s) == (1, "running", 20.0)

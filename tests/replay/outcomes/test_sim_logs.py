@@ -19,6 +19,7 @@ from costart.sim.engine import Engine
 from costart.sim.results import BACKFILL_POLICY, PLAN_AHEAD_POLICY, PolicyResult, run_policy
 from costart.sim.setup import SimSetup
 from tests.sim.helpers import setup_of
+from tests.sim.test_backfill_quality import _short_setup
 
 COSTART_POLICIES = ("atomic", "reserve", BACKFILL_POLICY, PLAN_AHEAD_POLICY)
 # Every figure both reports hold, compared field by field.
@@ -115,3 +116,21 @@ def test_a_group_arriving_while_the_controller_is_down_waits_from_its_submission
     differences = _differences(result, figures)
     assert set(differences) <= {"time_to_start_p50_s", "time_to_start_p90_s", "time_to_start_p99_s"}
     assert differences  # this run's p99 is that group's wait
+
+
+@pytest.mark.parametrize(
+    ("seed", "max_runtime", "policy", "counted"),
+    [
+        (3, "4h30m", BACKFILL_POLICY, "preemptions"),  # loans taken back: group restarts
+        (5, "40m", "atomic", "limit_kills"),  # runs stopped at their declared limit
+    ],
+)
+def test_stops_restarts_and_a_run_cut_at_its_horizon_are_read_alike(
+    seed: int, max_runtime: str, policy: str, counted: str
+) -> None:
+    setup = _short_setup(seed, max_runtime)
+    result, engine = run_policy(setup, policy, controller_factory)
+    figures = _log_figures(engine, setup)
+    assert _differences(result, figures) == {}
+    assert getattr(figures, counted) > 0 and figures.thrown_away_gpu_hours > 0
+    assert result.end_reason == "horizon" or result.restarts > 0
