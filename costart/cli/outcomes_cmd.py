@@ -118,6 +118,8 @@ def outcomes_cmd(
         for figures in (comparison.actual, comparison.whatif):
             screen.print(window_text(figures), highlight=False, markup=False)
         screen.print(comparison_table(comparison))
+        for assumption in comparison.assumptions:
+            screen.print(f"assumed: {assumption}", highlight=False, markup=False)
         if comparison.changed:
             screen.print(changes_table(comparison))
         else:

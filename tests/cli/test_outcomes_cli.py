@@ -87,6 +87,9 @@ def test_two_logs_side_by_side_with_the_json_and_the_plot(
     assert re.search(r"gang-002\s+wait ~-\S+\s+$", out, re.MULTILINE)  # a bound; fates above
     # The cut run went quiet before the other ended: said, with how it is counted on.
     assert re.search(r"^FIGURE\s+ATOMIC\s+RESERVE\s+CHANGE", out, re.MULTILINE)  # named by dir
+    assert re.search(
+        r"^assumed: atomic: nothing happened in the \S+ after its last event", out, re.M
+    )
     assert re.search(r"atomic: .*its last event at t\+\S+: carried as it was then", out)
     assert not RAW_NUMBER.search(out)
     comparison = msgspec.json.decode((out_dir / "outcomes.json").read_bytes(), type=Comparison)

@@ -178,9 +178,11 @@ def read_figures(
     end_ns: int | None = None,
 ) -> LogFigures:
     """The figures of the log ``source`` reads, run on ``cluster``, over a window: from
-    ``start_ns`` (default: the log's first event) to ``end_ns`` (default: its last
-    event; events after it are not read). Raises `ValueError` for a log without events
-    or a window that ends before it starts."""
+    ``start_ns`` (default: the log's first event; never after it) to ``end_ns``
+    (default: its last event; events after it are not read, and a later end carries the
+    state as it was at the last event). Raises `ValueError` naming the problem for a log
+    without events, a window that ends before it starts or starts after the log's first
+    event, or a log placed on a node ``cluster`` lacks."""
     accounts = LogAccounts(cluster)
     first: int | None = None
     last = 0
@@ -195,7 +197,16 @@ def read_figures(
         start_ns if start_ns is not None else first, end_ns if end_ns is not None else last
     )
     if window.end_ns < window.start_ns:
-        raise ValueError(f"the window ends ({window.end_ns}) before it starts ({window.start_ns})")
+        raise ValueError(
+            f"the window ends ({clock(window.end_ns)}) before it starts ({clock(window.start_ns)})"
+        )
+    if window.start_ns > first:
+        # Everything the log holds is counted: capacity from a later start would count
+        # less time than the accelerators were used in.
+        raise ValueError(
+            f"the window starts ({clock(window.start_ns)}) after the log's first event "
+            f"({clock(first)}): start it at or before that"
+        )
     accounts.finish(window.end_ns)
     return figures_from(accounts, window, label)
 

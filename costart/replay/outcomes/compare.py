@@ -14,10 +14,11 @@ involving one is a bound too and is marked so.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import msgspec
 
+from costart.display import clock, duration
 from costart.replay.outcomes.figures import GroupFate, LogFigures
 
 MOST_CHANGED = 10
@@ -62,6 +63,7 @@ class Comparison(msgspec.Struct, frozen=True):
     wasted_changed: list[FateChange]
     only_actual: list[str]
     only_whatif: list[str]
+    assumptions: list[str] = msgspec.field(default_factory=list)
 
     @property
     def changed(self) -> bool:
@@ -130,9 +132,15 @@ def _order(fates: dict[str, GroupFate], label: str) -> tuple[int, int, str]:
     return (fate.submitted_ns, fate.occurrence, fate.name)
 
 
-def compare(actual: LogFigures, whatif: LogFigures, most: int = MOST_CHANGED) -> Comparison:
+def compare(
+    actual: LogFigures,
+    whatif: LogFigures,
+    most: int = MOST_CHANGED,
+    assumptions: Sequence[str] = (),
+) -> Comparison:
     """Each figure of both logs with its difference, and up to ``most`` groups in each
-    "changed most" list (the starts that changed are all listed)."""
+    "changed most" list (the starts that changed are all listed); ``assumptions`` are
+    kept with it, and one is added for each log carried past its last event."""
     figures = [_row(n, u, read, w, actual, whatif) for n, u, read, w in _FIGURES]
     mine, theirs = _by_label(actual), _by_label(whatif)
     both = sorted(set(mine) & set(theirs), key=lambda label: _order(mine, label))
@@ -150,6 +158,18 @@ def compare(actual: LogFigures, whatif: LogFigures, most: int = MOST_CHANGED) ->
         wasted_changed=_most(both, mine, theirs, "wasted_gpu_hours", most),
         only_actual=sorted(set(mine) - set(theirs), key=lambda label: _order(mine, label)),
         only_whatif=sorted(set(theirs) - set(mine), key=lambda label: _order(theirs, label)),
+        assumptions=[*assumptions, *(_carried(f) for f in (actual, whatif) if _carried(f))],
+    )
+
+
+def _carried(figures: LogFigures) -> str:
+    """The assumption a log carried past its last event rests on ("" if none)."""
+    after = figures.window.end_ns - figures.last_event_ns
+    if after <= 0:
+        return ""
+    return (
+        f"{figures.label}: nothing happened in the {duration(after)} after its last event "
+        f"({clock(figures.last_event_ns)}); what its groups held then they held to the end"
     )
 
 

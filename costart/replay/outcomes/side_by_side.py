@@ -9,6 +9,8 @@ cluster's wall clock, a simulator's virtual one): only lengths are compared.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from costart.placement.cluster import Cluster
 from costart.replay.outcomes.accounting import read_figures
 from costart.replay.outcomes.compare import Comparison, compare
@@ -44,8 +46,10 @@ def compare_logs(
     whatif_cluster: Cluster,
     *,
     labels: tuple[str, str] = (ACTUAL, WHATIF),
+    assumptions: Sequence[str] = (),
 ) -> Comparison:
-    """Read both logs over windows of one length (`common_windows`) and compare them."""
+    """Read both logs over windows of one length (`common_windows`) and compare them;
+    ``assumptions`` (e.g. a what-if's) are kept with the comparison."""
     mine, theirs = common_windows(span_of(actual), span_of(whatif))
     return compare(
         read_figures(
@@ -54,4 +58,5 @@ def compare_logs(
         read_figures(
             whatif, whatif_cluster, label=labels[1], start_ns=theirs.start_ns, end_ns=theirs.end_ns
         ),
+        assumptions=assumptions,
     )

@@ -129,3 +129,13 @@ def test_the_json_is_the_same_bytes_for_the_same_logs() -> None:
     decoded = msgspec.json.decode(one)
     assert list(decoded) == sorted(decoded)  # keys sorted
     assert decoded["wait_changed"][0]["group"] == "e"
+
+
+def test_assumptions_are_kept_and_a_log_carried_past_its_last_event_says_so() -> None:
+    quiet = msgspec.structs.replace(figures("what-if", WHATIF), last_event_ns=600 * S)
+    comparison = compare(figures("actual", ACTUAL), quiet, assumptions=["runs as recorded"])
+    assert comparison.assumptions == [
+        "runs as recorded",
+        "what-if: nothing happened in the 50m00s after its last event (t+10m00s); "
+        "what its groups held then they held to the end",
+    ]

@@ -181,6 +181,9 @@ def test_an_empty_log_or_a_window_ending_before_it_starts_is_refused() -> None:
         read_figures(_log(), _cluster(), label="x", end_ns=T0 - 1)
     with pytest.raises(ValueError, match=r"ends .* before it starts"):
         read_figures(_log(), _cluster(), label="x", start_ns=T0 + 10 * S, end_ns=T0 + 5 * S)
+    # Capacity counted from after the first event would count less time than was used.
+    with pytest.raises(ValueError, match=r"starts \(2027-01-15T08:00:01Z\) after the log's first"):
+        read_figures(_log(), _cluster(), label="x", start_ns=T0 + S)
 
 
 def test_a_postgresql_log_gives_the_same_figures(pg_url: str, figures: LogFigures) -> None:
