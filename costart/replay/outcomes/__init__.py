@@ -2,26 +2,35 @@
 side by side (issue 36, ADR 0134-0135).
 
 Figures of one log (a real cluster's, a simulated run's, a what-if re-run's), read
-with the simulator's own accounting so an actual and a what-if are measured alike:
+with the simulator's own accounting so an actual and a what-if are measured alike; the
+cluster is the one the log ran on (`costart.placement.cluster.Cluster`):
 
     figures = read_figures(log.source, cluster, label="actual")
+    figures = run_figures(engine, "what-if")  # a finished simulated run, any policy
 
 Two logs side by side, each figure for both with the difference, and the groups whose
 fate changed most (started in one and not the other, wait changed most, wasted
 accelerator-hours changed most), in a stable order:
 
-    comparison = compare(actual, whatif)
+    comparison = compare(actual, whatif, assumptions=["..."])
 
 or, reading both logs over windows of one length (each from its own first event, for
-the longer of the two spans: a log that went quiet still counts what it held):
+the longer of the two spans: a log that went quiet still counts what it held, and the
+comparison's ``assumptions`` say so):
 
-    comparison = compare_logs(actual_source, cluster, whatif_source, whatif_cluster)
+    comparison = compare_logs(
+        actual_source, cluster, whatif_source, whatif_cluster,
+        labels=("actual", "what-if"), assumptions=whatif_assumptions,
+    )
 
 The report: ``write_outcomes(comparison, out)`` writes ``outcomes.json`` (canonical,
-sorted keys) and ``outcomes.png`` into the folder ``out`` (None: nothing written) and
-returns the paths; the terminal table is the CLI's
-(``costart.cli.outcomes_view.comparison_table(comparison)``, and
-``figures_table(figures)`` for one log). ``costart replay outcomes`` prints them.
+sorted keys; `comparison_json`) and ``outcomes.png`` into the folder ``out`` (None:
+nothing written) and returns the paths. The terminal tables are the CLI's
+(`costart.cli.outcomes_view`): ``comparison_table(comparison)`` (every figure, both
+logs, the change), ``changes_table(comparison)`` (the groups whose fate changed most;
+print it when ``comparison.changed``), ``window_text(figures)`` (a log's line above
+them), and for one log ``figures_table`` and ``fates_table``. ``costart replay
+outcomes`` prints them.
 """
 
 from costart._lazy import lazy_exports
