@@ -1,32 +1,27 @@
 """`costart replay outcomes`: one log's figures (time to start, wasted GPU-hours in their
 three parts, deadlocks, utilization, each group's fate), or two logs side by side
-(`costart.replay.outcomes`)."""
+(`costart.replay.outcomes`).
+
+Every `replay` command shares this module's app, so the simulator's accounting, the
+placement layer and the plot are imported when this command runs, not when the module
+loads (`costart replay verify` loads none of them, ADR 0078)."""
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, TypeVar
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 
 from costart.cli.commands import Target, console
 from costart.cli.exits import UsageError, reported
-from costart.cli.outcomes_view import (
-    changes_table,
-    comparison_table,
-    fates_table,
-    figures_table,
-    window_text,
-)
 from costart.cli.replay_logs import LogOption, opened_at, opened_log
-from costart.placement.cluster import Cluster, ClusterError
-from costart.placement.cluster_file import load_cluster
-from costart.replay.outcomes.accounting import capacity_of, read_figures
-from costart.replay.outcomes.figures import LogFigures
-from costart.replay.outcomes.report import comparison_json, figures_json, write_outcomes
-from costart.replay.outcomes.side_by_side import compare_logs
+
+if TYPE_CHECKING:
+    from costart.placement.cluster import Cluster
+    from costart.replay.outcomes.figures import LogFigures
 
 T = TypeVar("T")
 LABELS = ("actual", "against")
@@ -39,6 +34,9 @@ ClusterOption = Annotated[
 
 
 def _cluster(path: Path | None, ctx: typer.Context, flag: str) -> tuple[Cluster, Path]:
+    from costart.placement.cluster import ClusterError  # noqa: PLC0415 (module docstring)
+    from costart.placement.cluster_file import load_cluster  # noqa: PLC0415
+
     target: Target = ctx.obj
     chosen = path if path is not None else target.cluster
     if chosen is None:
@@ -88,6 +86,15 @@ def outcomes_cmd(
 ) -> None:
     """Time to start, wasted GPU-hours, deadlocks, utilization and each group's fate of
     a log; with --against, two logs side by side and the groups whose fate changed most."""
+    from costart.cli.outcomes_view import (  # noqa: PLC0415 (module docstring)
+        changes_table,
+        comparison_table,
+        window_text,
+    )
+    from costart.replay.outcomes.accounting import capacity_of, read_figures  # noqa: PLC0415
+    from costart.replay.outcomes.report import comparison_json, write_outcomes  # noqa: PLC0415
+    from costart.replay.outcomes.side_by_side import compare_logs  # noqa: PLC0415
+
     with reported():
         if output not in ("table", "json"):
             raise UsageError(f"unknown --output {output!r} (table | json)")
@@ -139,6 +146,13 @@ def outcomes_cmd(
 
 
 def _print_one(figures: LogFigures, output: str, groups: bool, cluster_path: Path) -> None:
+    from costart.cli.outcomes_view import (  # noqa: PLC0415 (module docstring)
+        fates_table,
+        figures_table,
+        window_text,
+    )
+    from costart.replay.outcomes.report import figures_json  # noqa: PLC0415
+
     if output == "json":
         sys.stdout.buffer.write(figures_json(figures))
         return

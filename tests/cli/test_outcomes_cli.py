@@ -18,6 +18,7 @@ from costart.replay.outcomes.compare import Comparison
 from costart.replay.outcomes.figures import LogFigures
 from costart.sim.results import run_policy
 from costart.sim.setup import HOUR_NS
+from tests.cli.test_startup_imports import loaded
 from tests.sim.helpers import setup_of
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -122,3 +123,14 @@ def test_a_cluster_without_the_logs_nodes_is_refused_naming_one(
     code, out = _run("replay", "outcomes", "--log", str(logs[0]), "--cluster", str(small))
     assert code == EXIT_USAGE
     assert "which the cluster given does not have" in out
+
+
+def test_other_replay_commands_do_not_load_the_simulator(
+    logs: tuple[Path, Path], tmp_path: Path
+) -> None:
+    # `outcomes` shares the replay commands' app: what it needs loads when it runs.
+    verify = loaded(tmp_path, "replay", "verify", "--log", str(logs[1]))
+    heavy = {"costart.replay.outcomes", "costart.sim.engine", "costart.sim.metrics", "matplotlib"}
+    assert not heavy & verify
+    outcomes = loaded(tmp_path, "replay", "outcomes", "--log", str(logs[1]), "--cluster", CLUSTER)
+    assert {"costart.replay.outcomes", "costart.sim.metrics"} <= outcomes
