@@ -3,18 +3,15 @@ and `costart snapshot` to write one on demand."""
 
 from __future__ import annotations
 
-import os
 import sys
 import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Final, NoReturn
 
 import msgspec
 import typer
 
-from costart.bootstrap import Settings, bootstrap
+from costart.bootstrap import bootstrap
 from costart.cli.commands import (
     GroupArgument,
     Target,
@@ -33,11 +30,13 @@ from costart.cli.exits import (
 )
 from costart.cli.group_tables import members_table
 from costart.cli.names import group_name
+from costart.cli.outcomes_cmd import outcomes_cmd
+from costart.cli.replay_logs import LogOption
+from costart.cli.replay_logs import opened_log as _opened
 from costart.cli.tables import plain_table
 from costart.display import offset, queue_text, reason_text
 from costart.domain.world import World
 from costart.eventlog.anchor import check_reaches
-from costart.eventlog.backends import open_replay_log
 from costart.eventlog.errors import LogTailLostError
 from costart.eventlog.replay_log import LogIntegrityError, ReplayLog
 from costart.projections import ViewDamagedError, Views
@@ -54,27 +53,6 @@ from costart.replay.why import why as why_at
 replay_app = typer.Typer(
     no_args_is_help=True, rich_markup_mode=None, help="Forensics on a log, read-only."
 )
-LogOption = Annotated[Path | None, typer.Option("--log", help="log directory (default: --store)")]
-
-
-@contextmanager
-def _opened(ctx: typer.Context, log_dir: Path | None) -> Iterator[ReplayLog]:
-    """The log ``--log DIR`` names, else the global ``--store``, opened read-only by the
-    backend the registry finds for it, with where its views are."""
-    target: Target = ctx.obj
-    location = str(log_dir) if log_dir is not None else target.store
-    if location is None:
-        raise UsageError("give the log: --log DIR (or the global --store DIR|postgresql://...)")
-    # A directory that is not a store is refused as every read refuses it (exit 2).
-    require_store(Target(store=location))
-    with reaching_store(Target(store=location)):
-        try:
-            opened = open_replay_log(location, os.environ)
-        except ValueError as error:  # a location no backend takes, a store without replay
-            raise UsageError(str(error)) from None
-        with opened as log:
-            log.views_dir = Settings(store=location, cluster=None).views_dir()
-            yield log
 
 
 def _warn(message: str) -> None:
@@ -397,6 +375,9 @@ def snapshot(ctx: typer.Context) -> None:
             finally:
                 controller.close()
         typer.echo(f"snapshot at position {position}")
+
+
+replay_app.command("outcomes")(outcomes_cmd)
 
 
 def register(app: typer.Typer) -> None:

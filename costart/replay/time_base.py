@@ -26,8 +26,9 @@ def log_span(source: ReplaySource, group: str | None = None) -> LogSpan:
     first = last = position = 0
     submitted: int | None = None
     for at, event in source.read_events():
+        if not position:  # the first event's time, even 0 (a simulator's clock starts there)
+            first = event.at_ns
         position = at
-        first = first or event.at_ns
         last = event.at_ns
         if (
             submitted is None

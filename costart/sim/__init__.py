@@ -1,11 +1,14 @@
 """The deterministic discrete-event simulator: scenarios, trace importers, the
-embedded controller's ports, policies compared, and the report (docs/design.md §7)."""
+embedded controller's ports, policies compared, and the report (docs/design.md §7).
+Its accounting (`GpuUsage`, `Original`, the deadlock test) and plot pieces are also
+read by `costart.replay.outcomes`, which feeds them a log's events."""
 
 from costart._lazy import lazy_exports
 
 __all__ = [
     "ALLOCATORS",
     "ALL_POLICIES",
+    "MEMBER_EVENTS",
     "PEER_POLICIES",
     "POLICIES",
     "RECOMMENDED_POLICY",
@@ -13,9 +16,12 @@ __all__ = [
     "TRACE_KINDS",
     "ControllerFactory",
     "Engine",
+    "GpuUsage",
+    "Original",
     "OutsideLoadDoc",
     "PlacementStepLike",
     "PolicyResult",
+    "Sample",
     "ScenarioError",
     "SimController",
     "SimReport",
@@ -24,12 +30,21 @@ __all__ = [
     "TraceOptions",
     "WorkloadFigures",
     "build_report",
+    "count_stop",
+    "deadlocked_of",
     "describe_setup",
     "draw_setup",
+    "figures_of",
+    "holding_originals",
+    "holds_accelerators",
+    "hours",
     "load_scenario",
     "report_json",
     "run_policy",
+    "seconds",
+    "timeline_series",
     "trace_setup",
+    "waste_bars_of",
     "with_outside_load",
     "write_plot",
 ]
@@ -66,5 +81,18 @@ __getattr__, __dir__ = lazy_exports(
         "trace_setup": "costart.sim.trace_setup",
         "with_outside_load": "costart.sim.outside_load",
         "write_plot": "costart.sim.report",
+        "GpuUsage": "costart.sim.metrics",
+        "Original": "costart.sim.metrics",
+        "Sample": "costart.sim.metrics",
+        "count_stop": "costart.sim.metrics",
+        "MEMBER_EVENTS": "costart.sim.engine",
+        "deadlocked_of": "costart.sim.results",
+        "holding_originals": "costart.sim.results",
+        "holds_accelerators": "costart.sim.results",
+        "figures_of": "costart.sim.breakdown",
+        "hours": "costart.sim.breakdown",
+        "seconds": "costart.sim.breakdown",
+        "timeline_series": "costart.sim.report",
+        "waste_bars_of": "costart.sim.report",
     },
 )

@@ -23,7 +23,7 @@ from costart.domain.errors import SpecError
 from costart.domain.spec_types import GroupSpec, PlacementMode
 from costart.domain.states import GROUP_STARTED, GroupState, MemberState
 from costart.sim.errors import SimError
-from costart.sim.metrics import Original
+from costart.sim.metrics import Original, count_stop
 from costart.sim.ports import SIM_HOST, agent_of, key_of
 from costart.sim.setup import HOUR_NS, SimSetup, keyed_random
 from costart.sim.workload import Arrival
@@ -32,14 +32,6 @@ if TYPE_CHECKING:
     from costart.sim.engine import Engine
 
 EXIT_CODES = {"oom": 137, "error": 1}
-
-
-def count_stop(original: Original, reason: str) -> None:
-    """Count a member stopped by a reservation or at its declared run-time limit."""
-    if reason == "preempted":
-        original.preemptions += 1
-    elif reason == "max-runtime":
-        original.limit_kills += 1
 
 
 class Unit:
@@ -346,8 +338,7 @@ class Embedder:
     def _member_started(self, unit: Unit, event: ev.MemberStarted) -> None:
         state = self._member_name(event)
         original = unit.original
-        if not original.full_started:
-            original.partial = True  # never under costart: the barrier came first
+        self.usage.member_started(original)
         start = unit.starts.get(state.name, 0) + 1
         unit.starts[state.name] = start
         after, reason = self.draw_run(original, state.name, start)
@@ -361,17 +352,12 @@ class Embedder:
             count_stop(unit.original, event.reason)
 
     def _restarted(self, unit: Unit, event: ev.MemberRestarted | ev.GroupRestarted) -> None:
-        unit.original.restarts += 1
-        if isinstance(event, ev.GroupRestarted):
-            self.usage.attempt_lost(unit.original)
+        self.usage.restarted(unit.original, whole_group=isinstance(event, ev.GroupRestarted))
 
     def group_started(self, unit: Unit) -> None:
         original = unit.original
-        self.usage.set_full_started(original, True)
-        if original.started_ns is not None:
+        if not self.usage.group_started(original, self.engine.now_ns):
             return
-        original.started_ns = self.engine.now_ns
-        self.usage.waiting -= 1
         lifetime = self.arrival_of(unit).lifetime_ns
         if lifetime is not None and all(m.kind == "replica-set" for m in unit.spec.members):
             self.engine.push(self.engine.now_ns + lifetime, "cancel", unit)
@@ -381,12 +367,5 @@ class Embedder:
 
     def _group_ended(self, unit: Unit, event: ev.DomainEvent) -> None:
         unit.ended = True
-        original = unit.original
-        original.ended_ns = self.engine.now_ns
-        original.outcome = type(event).__name__.removeprefix("Group").lower()
-        if original.outcome == "failed":
-            self.usage.attempt_lost(original)
-        else:
-            self.usage.attempt_kept(original)
-        if original.started_ns is None:
-            self.usage.waiting -= 1
+        outcome = type(event).__name__.removeprefix("Group").lower()
+        self.usage.group_ended(unit.original, outcome, self.engine.now_ns)

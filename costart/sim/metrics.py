@@ -222,6 +222,41 @@ class GpuUsage:
         self.busy_gpus += sign * original.running_gpus
         self.waste_gpus -= sign * original.running_gpus
 
+    # --- what the embedding controller's reactions account: one place for the
+    # simulator's embedder and for a log read after the fact (`costart.replay.outcomes`).
+
+    def group_started(self, original: Original, now_ns: int) -> bool:
+        """The original's start barrier released: its running GPUs count as busy from
+        now. True the first time (its time to start ends now)."""
+        self.set_full_started(original, True)
+        if original.started_ns is not None:
+            return False
+        original.started_ns = now_ns
+        self.waiting -= 1
+        return True
+
+    def member_started(self, original: Original) -> None:
+        """A member started: before its group fully started, that is a partial start."""
+        if not original.full_started:
+            original.partial = True  # never under costart: the barrier came first
+
+    def restarted(self, original: Original, *, whole_group: bool) -> None:
+        """A member (or the whole group) restarts; a group's restart loses its attempt."""
+        original.restarts += 1
+        if whole_group:
+            self.attempt_lost(original)
+
+    def group_ended(self, original: Original, outcome: str, now_ns: int) -> None:
+        """The original's group ended (``outcome``: succeeded, failed or cancelled)."""
+        original.ended_ns = now_ns
+        original.outcome = outcome
+        if outcome == "failed":
+            self.attempt_lost(original)
+        else:
+            self.attempt_kept(original)
+        if original.started_ns is None:
+            self.waiting -= 1
+
     def settle(self, original: Original) -> None:
         """Integrate ``original``'s own counts up to the usage's time (call before they
         move, and for every group at the end)."""
@@ -246,6 +281,14 @@ class GpuUsage:
             point.waiting,
         ):
             self.timeline.append(point)
+
+
+def count_stop(original: Original, reason: str) -> None:
+    """Count a member stopped by a reservation or at its declared run-time limit."""
+    if reason == "preempted":
+        original.preemptions += 1
+    elif reason == "max-runtime":
+        original.limit_kills += 1
 
 
 def _kept(member: MemberState, original: Original, run: MemberRun) -> bool:

@@ -6,8 +6,9 @@ the same seed write the same bytes. The terminal table lives in the CLI.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 import msgspec
 
@@ -63,16 +64,26 @@ _STYLES: Final[tuple[dict[str, Any], ...]] = (
 )
 
 
-def series(result: PolicyResult, end_ns: int) -> tuple[list[float], list[float], list[int]]:
+def series(
+    result: PolicyResult, end_ns: int, origin_ns: int = 0
+) -> tuple[list[float], list[float], list[int]]:
     """One policy's plotted points (hours, utilization numerator, waiting groups), run
     flat from its last sample to ``end_ns``: a run that stopped early (a deadlock with
     nothing left to happen) stays visible to the end instead of vanishing."""
-    points = _thin(result.timeline)
-    hours = [p.t_ns / HOUR_NS for p in points]
+    return timeline_series(result.timeline, end_ns, origin_ns)
+
+
+def timeline_series(
+    timeline: list[Sample], end_ns: int, origin_ns: int = 0
+) -> tuple[list[float], list[float], list[int]]:
+    """A timeline's plotted points (hours since ``origin_ns``, busy GPUs, waiting
+    groups), carried flat from its last sample to ``end_ns``."""
+    points = _thin(timeline)
+    hours = [(p.t_ns - origin_ns) / HOUR_NS for p in points]
     busy = [float(p.busy_gpus) for p in points]
     waiting = [p.waiting for p in points]
     if points and points[-1].t_ns < end_ns:
-        hours.append(end_ns / HOUR_NS)
+        hours.append((end_ns - origin_ns) / HOUR_NS)
         busy.append(busy[-1])
         waiting.append(waiting[-1])
     return hours, busy, waiting
@@ -148,18 +159,42 @@ _WASTE_PARTS: Final = (
 )
 
 
+class WasteFigures(Protocol):
+    """What a waste bar is drawn from: a policy's result, or a log's figures
+    (`costart.replay.outcomes`)."""
+
+    @property
+    def idle_held_gpu_hours(self) -> float: ...
+    @property
+    def partial_start_waste_gpu_hours(self) -> float: ...
+    @property
+    def thrown_away_gpu_hours(self) -> float: ...
+    @property
+    def wasted_gpu_hours(self) -> float: ...
+    @property
+    def partial_starts(self) -> int: ...
+    @property
+    def failed(self) -> int: ...
+    @property
+    def never_started(self) -> int: ...
+
+
 def waste_bars(axes: Any, report: SimReport) -> None:
-    """Wasted GPU-hours per policy, stacked (idle-held, partial-start, thrown away), each
-    bar labelled with its total and the groups it hurt."""
-    names = [r.policy for r in report.policies]
+    """Wasted GPU-hours per policy (`waste_bars_of`)."""
+    waste_bars_of(axes, [r.policy for r in report.policies], report.policies)
+
+
+def waste_bars_of(axes: Any, names: Sequence[str], results: Sequence[WasteFigures]) -> None:
+    """Wasted GPU-hours per named result, stacked (idle-held, partial-start, thrown
+    away), each bar labelled with its total and the groups it hurt."""
     xs = list(range(len(names)))
     bottoms = [0.0] * len(names)
     for field, label, color in _WASTE_PARTS:
-        values = [getattr(r, field) for r in report.policies]
+        values = [getattr(r, field) for r in results]
         axes.bar(xs, values, 0.6, bottom=bottoms, label=label, color=color)
         bottoms = [b + v for b, v in zip(bottoms, values, strict=True)]
     top = max(bottoms, default=0.0) or 1.0
-    for x, result in zip(xs, report.policies, strict=True):
+    for x, result in zip(xs, results, strict=True):
         notes = [f"{result.wasted_gpu_hours:.0f} GPU-h"]
         if result.partial_starts:
             notes.append(f"{result.partial_starts} partial starts")

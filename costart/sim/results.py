@@ -7,17 +7,18 @@ the report is the same for the same seed.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 import msgspec
 
+from costart.domain.states import MemberState
 from costart.eventlog.event_reading import log_records
 from costart.sim.breakdown import NS_PER_SECOND, WorkloadFigures, by_workload, figures_of
 from costart.sim.breakdown import hours as _hours
 from costart.sim.embedder import Embedder
 from costart.sim.engine import Engine
 from costart.sim.independent import IndependentEmbedder
-from costart.sim.metrics import Sample
+from costart.sim.metrics import Original, Sample
 from costart.sim.peers import (
     KueueEmbedder,
     SlurmEasyEmbedder,
@@ -117,29 +118,35 @@ def log_digest(controller: SimController) -> tuple[int, str]:
     return count, digest.hexdigest()
 
 
-def _holding(engine: Engine, embedder: Embedder) -> set[int]:
+def holds_accelerators(members: Iterable[MemberState]) -> bool:
+    """Does any of these members hold or use accelerators now?"""
+    return any(m.spec.shape.gpu and (m.held or m.assignments) for m in members)
+
+
+def holding_originals(engine: Engine, embedder: Embedder) -> set[int]:
     """Indexes of original groups whose live units hold or use accelerators now."""
     world = engine.controller.world
-    out: set[int] = set()
-    for unit in embedder.units.values():
-        group = world.groups[unit.key]
-        if group.is_terminal:
-            continue
-        for key in unit.member_keys.values():
-            member = world.members[key]
-            if member.spec.shape.gpu and (member.held or member.assignments):
-                out.add(unit.original.index)
-    return out
+    return {
+        unit.original.index
+        for unit in embedder.units.values()
+        if not world.groups[unit.key].is_terminal
+        and holds_accelerators(world.members[key] for key in unit.member_keys.values())
+    }
 
 
-def result_of(engine: Engine, embedder: Embedder) -> PolicyResult:
-    originals = embedder.originals
-    holding = _holding(engine, embedder)
-    deadlocked = [
+def deadlocked_of(originals: Iterable[Original], holding: set[int]) -> list[str]:
+    """The groups deadlocked at the end: never started, not ended, and holding
+    accelerators (``holding``: the indexes of the originals that do)."""
+    return [
         o.name
         for o in originals
         if o.started_ns is None and o.outcome is None and o.index in holding
     ]
+
+
+def result_of(engine: Engine, embedder: Embedder) -> PolicyResult:
+    originals = embedder.originals
+    deadlocked = deadlocked_of(originals, holding_originals(engine, embedder))
     usage = engine.usage
     end_ns = engine.now_ns
     for original in originals:
