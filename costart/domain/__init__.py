@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from costart.domain.errors import Conflict, DomainError, IllegalTransition, NotFound, SpecError
     from costart.domain.events import Assignment, DomainEvent, NodeStatus, PendClass, PendReason
     from costart.domain.expected_runtime import RuntimeEstimate
+    from costart.domain.fold import apply_member_event, member_of
     from costart.domain.ids import COSTART_NAMESPACE, id_text
     from costart.domain.invariants import EventAudit, check_group, check_world
     from costart.domain.label_selectors import (
@@ -91,7 +92,7 @@ if TYPE_CHECKING:
         TaskStatus,
         estimate_ran_out,
     )
-    from costart.domain.world import World
+    from costart.domain.world import MEMBER_FOLDS, World
 
 __all__ = [
     "CHECKED_LOG_BYTES",
@@ -104,6 +105,7 @@ __all__ = [
     "LABEL_PATTERN",
     "LENDING_MODES",
     "MAX_SPEC_BYTES",
+    "MEMBER_FOLDS",
     "NAME_PATTERN",
     "NO_TASK_CLAIMS",
     "TIMER",
@@ -155,6 +157,7 @@ __all__ = [
     "Topology",
     "TopologyPolicy",
     "World",
+    "apply_member_event",
     "backfill",
     "check_group",
     "check_world",
@@ -174,6 +177,7 @@ __all__ = [
     "limits",
     "matches",
     "matches_all",
+    "member_of",
     "near_fields",
     "never_reached",
     "node_loss",
@@ -263,6 +267,9 @@ __getattr__, __dir__ = lazy_exports(
         "Topology": "costart.domain.spec_types",
         "TopologyPolicy": "costart.domain.spec_types",
         "World": "costart.domain.world",
+        "MEMBER_FOLDS": "costart.domain.world",
+        "apply_member_event": "costart.domain.fold",
+        "member_of": "costart.domain.fold",
         "RuntimeEstimate": "costart.domain.expected_runtime",
         "RuntimeHistory": "costart.domain.runtime_history",
         "backfill": "costart.domain.backfill",

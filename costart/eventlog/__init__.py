@@ -61,7 +61,7 @@ if TYPE_CHECKING:
     from costart.eventlog.memory import MemoryApplicationRecorder
     from costart.eventlog.record_checksum import CHECKSUM_SIZE, content_checksum, originator_value
     from costart.eventlog.replay_log import EVENTS_LOG, SNAPSHOTS_LOG, LogIntegrityError, ReplayLog
-    from costart.eventlog.restore import fold, restore
+    from costart.eventlog.restore import fold, fold_log, restore
     from costart.eventlog.rollback import Expectations, LastKnown
     from costart.eventlog.snapshot_schema import SNAPSHOT_SCHEMA, encode_state, recorded_form
     from costart.eventlog.snapshots import (
@@ -129,6 +129,7 @@ __all__ = [
     "encode_state",
     "encode_world",
     "fold",
+    "fold_log",
     "gc_paused",
     "log_records",
     "open_replay_log",
@@ -197,6 +198,7 @@ __getattr__, __dir__ = lazy_exports(
         "declaring": "costart.eventlog.capabilities",
         "encode_world": "costart.eventlog.snapshots",
         "fold": "costart.eventlog.restore",
+        "fold_log": "costart.eventlog.restore",
         "gc_paused": "costart.eventlog.codec",
         "log_records": "costart.eventlog.event_reading",
         "open_replay_log": "costart.eventlog.backends",
