@@ -21,6 +21,7 @@ from costart.rest.http_app import create_app
 from costart.rest.not_leader import not_leader_app, publish_leader, read_leader
 from costart.rest.watch import WatchHub
 from costart.service.controller_service import Service
+from costart.service.start_estimates import StartEstimator
 
 __all__ = ["not_leader_while_standby", "publish_leader", "server", "service"]
 
@@ -46,6 +47,7 @@ def service(
         driver=driver,
         heartbeat_timeout_ns=heartbeat_timeout_ns,
         fold=fold,
+        estimator=StartEstimator.for_controller(controller),
     )
     return service, hub
 
