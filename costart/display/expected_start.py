@@ -2,7 +2,7 @@
 ``squeue --start``: a short cell for ``get -o wide`` and the board, a line for
 ``describe``, and the assumption the estimate rests on in words.
 
-- ``in 1h20m (limit)`` / ``now`` / ``unknown (beyond 24h)`` / ``unknown (beyond 100 planned)``
+- ``in 1h20m (limit)`` / ``in 3h00m (estimate)`` / ``now`` / ``unknown (beyond 24h)`` / ``unknown (beyond 100 planned)``
 - ``in 1h20m (limit, stale)`` when the estimate is older than the state it answers for
 
 The words take plain values (the basis and the reason a start is not planned are the
@@ -52,6 +52,8 @@ def start_cell(
     if start_ns is None:
         text = _unknown(unplanned, depth, window_ns)
         return f"{text[:-1]}, stale)" if stale else text
+    if basis == "now":  # it fits now: nothing it waits for to name
+        return "now (stale)" if stale else "now"
     when = "now" if start_ns <= now_ns else relative(start_ns, now_ns)
     tag = f"{basis}, stale" if stale else basis
     return f"{when} ({tag})"
@@ -84,6 +86,8 @@ def start_line(
     if start_ns is None:
         return f"unknown: {assumption}"
     when = "now" if start_ns <= now_ns else f"{clock(start_ns)} ({relative(start_ns, now_ns)})"
+    if earliest_ns == latest_ns == start_ns:  # no spread: the interval is the point
+        return f"{when}; {assumption}"
     spread = interval_text(earliest_ns, latest_ns, now_ns)
     return f"{when}; 4 in 5 starts {spread}; {assumption}"
 
