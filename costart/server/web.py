@@ -40,6 +40,9 @@ def service(
     runs: the hub's names and its position are one picture. ``fold``: where the views
     fold (`costart.server.views_process`), else in the service's thread."""
     hub = WatchHub.following(controller.read_events, controller.world)
+    estimator = StartEstimator.for_controller(controller)
+    if estimator is not None:
+        estimator.on_publish = hub.hint  # the board re-reads its waiting groups then
     service = Service(
         controller,
         views,
@@ -47,7 +50,7 @@ def service(
         driver=driver,
         heartbeat_timeout_ns=heartbeat_timeout_ns,
         fold=fold,
-        estimator=StartEstimator.for_controller(controller),
+        estimator=estimator,
     )
     return service, hub
 

@@ -159,6 +159,9 @@ class StartEstimator:
         self._stop = False
         self._thread: threading.Thread | None = None
         self.plannings = 0  # how many plannings ran (tests: a burst is planned once)
+        # Told (position, planned_at_ns) after each published plan, outside every lock:
+        # the watch stream's hint (`costart.rest.watch.WatchHub.hint`).
+        self.on_publish: Callable[[int, int], None] | None = None
 
     @classmethod
     def for_controller(
@@ -225,6 +228,11 @@ class StartEstimator:
                 self._last_end = self._monotonic()
                 self._last_took = plan.took_s
                 self.plannings += 1
+        if self.on_publish is not None:
+            try:
+                self.on_publish(plan.position, plan.now_ns)
+            except Exception:  # a listener's failure is not the plan's
+                log.exception("start estimates: a listener failed")
         return self.answer()
 
     def _plan_now(self, started: float) -> _Plan:
