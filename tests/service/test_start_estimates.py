@@ -117,31 +117,33 @@ def test_the_estimate_refreshes_after_a_state_change_a_burst_planned_once(clock,
 
 
 class Blocking:
-    """A planner that blocks until released (a planning far over its budget)."""
+    """A planner whose first planning goes through and whose next ones block until
+    released (a planning far over its budget)."""
 
     def __init__(self) -> None:
+        self.calls = 0
         self.entered = threading.Event()
         self.release = threading.Event()
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        self.entered.set()
-        assert self.release.wait(DEADLINE_S), "never released"
+        self.calls += 1
+        if self.calls > 1:
+            self.entered.set()
+            assert self.release.wait(DEADLINE_S), "never released"
         return estimate_starts(*args, **kwargs)
 
 
 def test_a_blocked_planning_slows_no_command_and_readers_are_told_it_is_stale(clock, tmp_path):
     controller = _controller(clock)
     _running_and_waiting(controller, clock)
-    good = StartEstimator.for_controller(controller, clock, FAST)
-    assert good is not None
-    good.refresh()  # a first answer, kept while the next planning hangs
     blocking = Blocking()
     estimator = StartEstimator.for_controller(controller, clock, FAST, plan=blocking)
     assert estimator is not None
-    estimator._published = good._published  # the last answer before the hang
     service = Service(controller, Views(tmp_path / "v"), clock=clock, estimator=estimator)
     try:
         service.start(3600)
+        first = _poll(service.expected_starts, lambda a: a.of("wait") is not None)
+        service.changed()  # the next planning hangs
         assert blocking.entered.wait(DEADLINE_S)  # the worker is inside the planner now
         # Commands go through while it plans: submit, cancel, a session.
         started = time.monotonic()
@@ -152,7 +154,8 @@ def test_a_blocked_planning_slows_no_command_and_readers_are_told_it_is_stale(cl
         assert controller.group("later").status == "CANCELLED"
         # Readers keep the last answer, marked stale once past settle + budget.
         stale = _poll(service.expected_starts, lambda a: a.stale)
-        assert stale.of("wait") is not None and stale.of("wait").stale
+        assert stale.position == first.position and stale.of("wait") is not None
+        assert stale.of("wait").stale
         assert "newer than the plan: planning has run" in (stale.stale_reason or "")
         assert "over its 200ms budget" in (stale.stale_reason or "")
         blocking.release.set()
