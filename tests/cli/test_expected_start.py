@@ -145,3 +145,17 @@ def test_a_store_read_directly_has_no_estimator_and_says_so(tmp_path):
     assert _table(wide.stdout)["alone"]["EXPECTED START"] == "n/a (no serve)"
     described = run_cli(*store, "describe", "group", "alone", env=env).stdout
     assert "Expected:   n/a: only `costart serve` estimates starts" in described
+
+
+def test_the_openapi_document_describes_the_field_and_the_plan(served):
+    url, _ = served
+    doc = httpx.get(f"{url}/schema/openapi.json", timeout=10).json()
+    assert "get" in doc["paths"]["/v1/expected-starts"]
+    schemas = doc["components"]["schemas"]
+    field = schemas["TimedGroup"]["properties"]["expected_start"]
+    assert "never logged" in field["description"]
+    plan = schemas["ExpectedStarts"]["properties"]
+    assert {"position", "planned_at_ns", "stale", "stale_reason", "groups"} <= set(plan)
+    assert {"basis", "assumption", "earliest_ns", "latest_ns"} <= set(
+        schemas["ExpectedStart"]["properties"]
+    )
