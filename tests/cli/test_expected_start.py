@@ -159,3 +159,5 @@ def test_the_openapi_document_describes_the_field_and_the_plan(served):
     assert {"basis", "assumption", "earliest_ns", "latest_ns"} <= set(
         schemas["ExpectedStart"]["properties"]
     )
+    # Like every read, the plan needs a token.
+    assert httpx.get(f"{url}/v1/expected-starts", timeout=10).status_code == 401
