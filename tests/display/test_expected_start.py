@@ -3,6 +3,11 @@ the assumption and the freshness."""
 
 from __future__ import annotations
 
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from costart.display.expected_start import (
     assumption_text,
     freshness_text,
@@ -71,3 +76,30 @@ def test_freshness_names_the_position_the_age_and_why_it_is_stale():
     assert freshness_text(41, NOW - 3 * S, NOW, None) == "planned at log position 41, 3.0s ago"
     stale = freshness_text(41, NOW - 3 * S, NOW, "2 log events newer than the plan")
     assert stale == "planned at log position 41, 3.0s ago; stale: 2 log events newer than the plan"
+
+
+DURATION = r"(\d+(d\d\dh|h\d\dm|m\d\ds|s)|\d+\.\ds|\d+ms|\d+us|<1us)"  # timefmt.duration
+CELL = re.compile(
+    r"now( \(stale\))?"
+    rf"|(now|in {DURATION}) \((limit|estimate)(, stale)?\)"
+    rf"|unknown \(beyond (\d+ planned|{DURATION})(, stale)?\)"
+)
+
+
+@settings(max_examples=300)
+@given(
+    start=st.one_of(st.none(), st.integers(0, 2 * DAY)),
+    basis=st.sampled_from(["now", "limit", "estimate", "unknown"]),
+    unplanned=st.sampled_from(["window", "depth"]),
+    stale=st.booleans(),
+    depth=st.integers(1, 1000),
+    window=st.integers(S, 7 * DAY),
+)
+def test_every_cell_is_one_of_the_documented_forms(start, basis, unplanned, stale, depth, window):
+    start_ns = None if start is None or basis == "unknown" else NOW - DAY + start
+    cell = start_cell(
+        start_ns, basis if start_ns is not None else "unknown", unplanned, NOW,
+        depth=depth, window_ns=window, stale=stale,
+    )  # fmt: skip
+    assert CELL.fullmatch(cell), cell
+    assert str(NOW) not in cell and (start_ns is None or str(start_ns) not in cell)
