@@ -76,6 +76,7 @@ if TYPE_CHECKING:
         Topology,
         TopologyPolicy,
     )
+    from costart.domain.state_copy import copy_world
     from costart.domain.states import (
         GROUP_STARTED,
         GROUP_STATUSES,
@@ -158,6 +159,7 @@ __all__ = [
     "backfill",
     "check_group",
     "check_world",
+    "copy_world",
     "decisions",
     "describe_schema",
     "document_fields",
@@ -263,6 +265,7 @@ __getattr__, __dir__ = lazy_exports(
         "Topology": "costart.domain.spec_types",
         "TopologyPolicy": "costart.domain.spec_types",
         "World": "costart.domain.world",
+        "copy_world": "costart.domain.state_copy",
         "RuntimeEstimate": "costart.domain.expected_runtime",
         "RuntimeHistory": "costart.domain.runtime_history",
         "backfill": "costart.domain.backfill",

@@ -28,12 +28,11 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Final, NamedTuple, Protocol
 
-import msgspec
-
 from costart.display import duration, rfc3339
 from costart.display.expected_start import assumption_text
 from costart.domain.events import DomainEvent
 from costart.domain.spec_types import Topology
+from costart.domain.state_copy import copy_world
 from costart.domain.world import World
 from costart.logging_setup import library_logger
 from costart.placement.cluster import Cluster
@@ -105,11 +104,6 @@ class _Plan(NamedTuple):
     took_s: float
     depth: int
     estimates: dict[str, StartEstimate]
-
-
-def copy_world(world: World) -> World:
-    """An independent copy of ``world`` (the estimator folds into it)."""
-    return msgspec.msgpack.decode(msgspec.msgpack.encode(world), type=World)
 
 
 class StartEstimator:

@@ -283,6 +283,6 @@ def _cluster_of(controller: Controller) -> Any:
 
 
 def _copy(controller: Controller) -> Any:
-    from costart.service.start_estimates import copy_world
+    from costart.domain.state_copy import copy_world
 
     return copy_world(controller.world)
