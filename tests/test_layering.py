@@ -89,7 +89,8 @@ SUBPACKAGE_EXTRA: dict[str, tuple[set[str], set[str]]] = {
 # it never imports rest (HTTP), nor the stand-ins it may be handed (adapters).
 ALLOWED["service"] = (
     {"domain", "display", "projections", "controller", "log_writer", "service", "_lazy"}
-    | {"logging_setup"},
+    | {"logging_setup"}
+    | {"placement"},  # the start estimator plans the queue ahead (ADR 0136)
     {"msgspec", "structlog"},
 )
 # Hosts' adapters: the stand-ins, and the Slurm adapter (issue 37), which speaks to

@@ -15,25 +15,29 @@ from urllib.parse import urlencode
 
 from costart.display import (
     clock,
+    freshness_text,
     group_reason,
     member_reason,
     reason_text,
     relative,
     restarts_text,
+    start_cell,
+    start_line,
 )
 from costart.domain import events as ev
-from costart.domain.states import GROUP_STATUSES
+from costart.domain.states import GROUP_STATUSES, GROUP_WAITING
 from costart.projections import GroupDetail, GroupView, MemberView
 from costart.replay.timeline import Timeline
 from costart.replay.timeline_html import lanes_svg, legend
 from costart.rest.auth import User
 from costart.rest.timed import deadlines
+from costart.service.expected_starts import ExpectedStart
 
 TERMINAL: Final = frozenset({"SUCCEEDED", "FAILED", "CANCELLED"})
 EVENT_TYPES: Final = " ".join(sorted(t.__name__ for t in ev.ALL_EVENTS))
 GROUP_COLUMNS: Final = (
     "GROUP", "OWNER", "STATE", "RUNNING/DESIRED", "ATTEMPT", "MODE", "GPUS HELD/USED",
-    "AGE", "REASON", "NEXT DEADLINE", "LABELS",
+    "AGE", "REASON", "NEXT DEADLINE", "EXPECTED START", "LABELS",
 )  # fmt: skip
 
 
@@ -102,8 +106,44 @@ def _labels(labels: Mapping[str, str]) -> str:
     )
 
 
-def group_row(group: GroupView, running: int, now_ns: int) -> str:
-    """One row of the groups table; ``running``: the group's running tasks."""
+def _expected_cell(group: GroupView, expected: ExpectedStart | None, now_ns: int) -> str:
+    """A waiting group's expected start (ADR 0137), its assumption and freshness in the
+    cell's title; ``-`` for a group that is not waiting."""
+    if group.state not in GROUP_WAITING:
+        return "-"
+    if expected is None:
+        return '<span class="expected">not planned yet</span>'
+    e = expected
+    short = start_cell(
+        e.start_ns, e.basis, e.unplanned, now_ns,
+        depth=e.depth, window_ns=e.window_ns, stale=e.stale,
+    )  # fmt: skip
+    title = f"{e.assumption}; {freshness_text(e.position, e.planned_at_ns, now_ns, e.stale_reason)}"
+    stale = " expected-stale" if e.stale else ""
+    return f'<span class="expected{stale}" title="{escape(title)}">{escape(short)}</span>'
+
+
+def _expected_line(group: GroupView, expected: ExpectedStart | None, now_ns: int) -> str:
+    """The group page's expected-start paragraph (nothing unless it waits)."""
+    if group.state not in GROUP_WAITING:
+        return ""
+    if expected is None:
+        return '<p id="expected-start">expected start: not planned yet</p>'
+    e = expected
+    line = start_line(
+        e.start_ns, e.earliest_ns, e.latest_ns, e.basis, e.unplanned, now_ns,
+        depth=e.depth, window_ns=e.window_ns,
+    )  # fmt: skip
+    made = freshness_text(e.position, e.planned_at_ns, now_ns, e.stale_reason)
+    cls = ' class="expected-stale"' if e.stale else ""
+    return f'<p id="expected-start"{cls}>expected start: {escape(line)} ({escape(made)})</p>'
+
+
+def group_row(
+    group: GroupView, running: int, now_ns: int, expected: ExpectedStart | None = None
+) -> str:
+    """One row of the groups table; ``running``: the group's running tasks;
+    ``expected``: its expected start, if the server has one."""
     name = escape(group.name)
     reason = group_reason(
         group.state, group.pend_reason, group.last_reason, group.retry_at_ns, now_ns
@@ -119,6 +159,7 @@ def group_row(group: GroupView, running: int, now_ns: int) -> str:
         relative(group.submitted_at_ns, now_ns).removesuffix(" ago"),
         escape(reason),
         escape(_next_deadline(group, now_ns)),
+        _expected_cell(group, expected, now_ns),
         _labels(group.labels),
     )
     tds = "".join(f"<td>{c}</td>" for c in cells)
@@ -212,8 +253,15 @@ def _actions(detail: GroupDetail, user: User) -> str:
     )
 
 
-def group_body(detail: GroupDetail, timeline: Timeline, user: User, now_ns: int) -> str:
-    """The live part of a group page (replaced as events arrive)."""
+def group_body(
+    detail: GroupDetail,
+    timeline: Timeline,
+    user: User,
+    now_ns: int,
+    expected: ExpectedStart | None = None,
+) -> str:
+    """The live part of a group page (replaced as events, and new expected starts,
+    arrive)."""
     g = detail.group
     reason = group_reason(g.state, g.pend_reason, g.last_reason, g.retry_at_ns, now_ns)
     running = sum(m.running for m in detail.members)
@@ -240,6 +288,7 @@ owner {escape(g.owner)} · attempt {g.attempt} · mode {escape(g.mode)} ·
 group restarts {g.group_restarts} · submitted {clock(g.submitted_at_ns)}
 ({relative(g.submitted_at_ns, now_ns)})</p>
 <p>reason: {escape(reason)} · next deadline: {escape(_next_deadline(g, now_ns))}</p>
+{_expected_line(g, expected, now_ns)}
 <p>{_labels(g.labels)}</p>{_actions(detail, user)}</section>
 <h2>Member lanes</h2>{legend()}<div class="lanes">{lanes_svg(timeline)}</div>
 <h2>Members and tasks</h2>
@@ -284,9 +333,11 @@ def group_page(
     position: int,
     now_ns: int,
     peers: tuple[str, ...] = (),
+    expected: ExpectedStart | None = None,
 ) -> str:
     name = escape(detail.group.name)
-    body = f'<h1>Group {name}</h1><div id="group-body">{group_body(detail, timeline, user, now_ns)}</div>'
+    live = group_body(detail, timeline, user, now_ns, expected)
+    body = f'<h1>Group {name}</h1><div id="group-body">{live}</div>'
     data = (
         f'data-page="group" data-group="{name}" data-position="{position}" '
         f'data-events="{EVENT_TYPES}"{_peers(peers)}'

@@ -42,6 +42,7 @@ from costart.rest.env_values import group_detail
 from costart.rest.routes import cancel_as
 from costart.rest.watch_routes import watch_stream
 from costart.service.controller_service import Service
+from costart.service.expected_starts import ExpectedStart
 
 HTML: Final = "text/html"
 # No script or style but the shipped files; no framing; forms post here only.
@@ -104,6 +105,11 @@ def _running_by_group(views: Views) -> dict[str, int]:
     return running
 
 
+def _expected_by_name(service: Service) -> dict[str, ExpectedStart]:
+    """The waiting groups' expected starts as last planned (never planned here)."""
+    return {e.group: e for e in service.expected_starts().groups}
+
+
 def _matches(group: GroupView, wanted: str | None, owner: str | None) -> bool:
     return (wanted is None or group.state == wanted) and (owner is None or group.owner == owner)
 
@@ -120,8 +126,9 @@ def board(request: Request[Any, Any, State], state: State) -> Response[str]:
     position = views.position()  # first: events after it reach the page live
     now_ns = time.time_ns()
     running = _running_by_group(views)
+    expected = _expected_by_name(service)
     rows = [
-        pages.group_row(g, running.get(g.id, 0), now_ns)
+        pages.group_row(g, running.get(g.id, 0), now_ns, expected.get(g.name))
         for g in views.iter_groups(owner=owner, state=wanted)
     ]
     token = request.cookies.get(COOKIE, "")
@@ -161,6 +168,7 @@ def rows(request: Request[Any, Any, State], state: State) -> Response[dict[str, 
         raise DomainError(f"at {at!r}: expected a log position (digits)")
     views = service.views_at(int(at)) if at else service.views
     now_ns = time.time_ns()
+    expected = _expected_by_name(service)
     answer: dict[str, str | None] = {}
     for name in names:
         try:
@@ -172,18 +180,20 @@ def rows(request: Request[Any, Any, State], state: State) -> Response[dict[str, 
             answer[name] = None
             continue
         running = sum(m.running for m in views.members(name))
-        answer[name] = pages.group_row(group, running, now_ns)
+        answer[name] = pages.group_row(group, running, now_ns, expected.get(name))
     return Response(answer, headers=SECURITY_HEADERS)
 
 
-def _group_parts(name: str, user: User, service: Service) -> tuple[Any, Any, int]:
+def _group_parts(
+    name: str, user: User, service: Service
+) -> tuple[Any, Any, int, ExpectedStart | None]:
     if not is_name(name):
         raise DomainError(f"bad group name {name!r}: not a valid group name")
     views = service.views  # once: each read waits for the views to catch up
     position = views.position()
     detail = group_detail(user, views.describe(name))
     timeline = group_timeline(service.controller, name)
-    return detail, timeline, position
+    return detail, timeline, position, service.expected_starts().of(name)
 
 
 @get("/groups/{name:str}", sync_to_thread=True, include_in_schema=False)
@@ -192,12 +202,12 @@ def group_page(name: str, request: Request[Any, Any, State], state: State) -> Re
     user = session_user(request)
     if user is None:
         return _login(request)
-    detail, timeline, position = _group_parts(name, user, _service(state))
+    detail, timeline, position, expected = _group_parts(name, user, _service(state))
     token = request.cookies.get(COOKIE, "")
     peers = board_peers(request)
     page = pages.group_page(
         detail, timeline, user=user, csrf=csrf_token(token), position=position,
-        now_ns=time.time_ns(), peers=peers,
+        now_ns=time.time_ns(), peers=peers, expected=expected,
     )  # fmt: skip
     return _html(page, peers=peers)
 
@@ -206,8 +216,8 @@ def group_page(name: str, request: Request[Any, Any, State], state: State) -> Re
 def group_body(name: str, request: Request[Any, Any, State], state: State) -> Response[str]:
     """The live part of a group page, as it is now."""
     user = require_user(request)
-    detail, timeline, _ = _group_parts(name, user, _service(state))
-    return _html(pages.group_body(detail, timeline, user, time.time_ns()))
+    detail, timeline, _, expected = _group_parts(name, user, _service(state))
+    return _html(pages.group_body(detail, timeline, user, time.time_ns(), expected))
 
 
 @get("/board/watch", include_in_schema=False)
@@ -216,12 +226,16 @@ async def board_watch(
 ) -> Stream:
     """The watch stream for the page's ``EventSource`` (which resumes with
     ``Last-Event-ID``); ``?group=NAME`` keeps one group's events. Its keepalives are
-    events: a page that hears nothing for two of them knows its server is gone."""
+    events: a page that hears nothing for two of them knows its server is gone. It
+    carries the hint that new expected starts were planned (``expected-starts``, never
+    a log event: ADR 0137), so a page re-reads its waiting groups then."""
     user = require_user(request)
     group = request.query_params.get("group")
     if group is not None and not is_name(group):
         raise DomainError(f"bad group name {group!r}: not a valid group name")
-    return watch_stream(request, user, state, after=after, group=group, keepalive_events=True)
+    return watch_stream(
+        request, user, state, after=after, group=group, keepalive_events=True, hints=True
+    )
 
 
 @post("/board/login", include_in_schema=False)

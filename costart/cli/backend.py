@@ -22,6 +22,7 @@ from urllib.parse import quote
 import msgspec
 import typer
 
+from costart.cli.estimated_rows import EstimatedDetail, EstimatedGroup
 from costart.cli.exits import AccessDenied, Unavailable, UsageError
 from costart.files import why_not_writable
 from costart.projections.models import GroupDetail, GroupView, HoldView, MemberView, TimelineEntry
@@ -244,18 +245,19 @@ class RemoteBackend:
     def groups(
         self, owner: str | None, state: str | None, selector: Selector = ()
     ) -> list[GroupView]:
+        """The rows with each waiting group's expected start (`EstimatedGroup`)."""
         params: list[tuple[str, str]] = [("owner", owner)] if owner is not None else []
         if state is not None:
             params.append(("state", state.upper()))
         params.extend(("label", f"{key}={value}") for key, value in selector)
-        return self._list("/v1/groups", GroupView, params)
+        return list(self._list("/v1/groups", EstimatedGroup, params))
 
     def members(self, group: str | None) -> list[MemberView]:
         path = "/v1/members" if group is None else f"/v1/groups/{_segment(group)}/members"
         return self._list(path, MemberView)
 
     def describe(self, group: str) -> GroupDetail:
-        return self._get(f"/v1/groups/{_segment(group)}", GroupDetail)
+        return self._get(f"/v1/groups/{_segment(group)}", EstimatedDetail)
 
     def events(self, group: str) -> list[TimelineEntry]:
         return self._list(f"/v1/groups/{_segment(group)}/events", TimelineEntry)

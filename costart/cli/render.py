@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.table import Table
 
 from costart import display
+from costart.cli.estimated_rows import expected_start_lines
 from costart.cli.rows import (
     EVENT_COLUMNS,
     HOLD_COLUMNS,
@@ -133,6 +134,7 @@ def print_describe(console: Console, detail: GroupDetail, now_ns: int) -> None:
     if g.last_reason:
         header.append(f"Last cause: {g.last_reason}")
     header += pend_lines(g.pend_reason, now_ns, group_reason(g, now_ns))
+    header += expected_start_lines(g, now_ns)
     for line in header:
         console.print(line, highlight=False, markup=False)
     console.print("\n[bold]Members[/bold]")

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from costart import display
+from costart.cli.estimated_rows import expected_start_cell
 from costart.display import duration, offset, readable
 from costart.projections.deadlines import open_deadlines
 
@@ -76,7 +77,7 @@ def group_columns(wide: bool = False, show_labels: bool = False) -> list[str]:
     if show_labels:
         columns.append("LABELS")
     if wide:
-        columns[5:5] = ["PRIORITY", "MODE", "TASKS", "HELD", "GPU", "DEADLINE"]
+        columns[5:5] = ["PRIORITY", "MODE", "TASKS", "HELD", "GPU", "DEADLINE", "EXPECTED START"]
     return columns
 
 
@@ -92,6 +93,7 @@ def group_row(
             str(g.tasks_held),
             str(g.gpu_placed + g.gpu_held),
             deadline_text(g, now_ns),
+            expected_start_cell(g, now_ns),
         ]
     row += [age_text(now_ns - g.submitted_at_ns), group_reason(g, now_ns)]
     if show_labels:

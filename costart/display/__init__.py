@@ -4,6 +4,13 @@ One module per concern, shared by the CLI, REST, replay, the simulator and the d
 so every output speaks the same words. Pure functions: "now" is always an argument.
 """
 
+from costart.display.expected_start import (
+    NOT_WAITING,
+    assumption_text,
+    freshness_text,
+    start_cell,
+    start_line,
+)
 from costart.display.reasons import (
     group_reason,
     member_reason,
@@ -25,10 +32,13 @@ from costart.display.timefmt import (
 )
 
 __all__ = [
+    "NOT_WAITING",
     "WALL_CLOCK_FLOOR_NS",
     "age_reference",
+    "assumption_text",
     "clock",
     "duration",
+    "freshness_text",
     "group_reason",
     "member_reason",
     "moment",
@@ -40,4 +50,6 @@ __all__ = [
     "restarts_text",
     "retry_text",
     "rfc3339",
+    "start_cell",
+    "start_line",
 ]

@@ -77,6 +77,7 @@ if TYPE_CHECKING:
         Topology,
         TopologyPolicy,
     )
+    from costart.domain.state_copy import copy_world
     from costart.domain.states import (
         GROUP_STARTED,
         GROUP_STATUSES,
@@ -161,6 +162,7 @@ __all__ = [
     "backfill",
     "check_group",
     "check_world",
+    "copy_world",
     "decisions",
     "describe_schema",
     "document_fields",
@@ -270,6 +272,7 @@ __getattr__, __dir__ = lazy_exports(
         "MEMBER_FOLDS": "costart.domain.world",
         "apply_member_event": "costart.domain.fold",
         "member_of": "costart.domain.fold",
+        "copy_world": "costart.domain.state_copy",
         "RuntimeEstimate": "costart.domain.expected_runtime",
         "RuntimeHistory": "costart.domain.runtime_history",
         "backfill": "costart.domain.backfill",

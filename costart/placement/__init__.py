@@ -23,9 +23,17 @@ from costart.placement.cluster_file import ClusterDefinition, load_cluster, pars
 from costart.placement.host_allocator import HostAllocator, HostLoad
 from costart.placement.recommended import Recommendation, recommended_mode
 from costart.placement.reported_load import ReportedLoad, SessionReadings
+from costart.placement.shadow import (
+    DEFAULT_DEPTH,
+    DEFAULT_WINDOW_NS,
+    StartEstimate,
+    estimate_starts,
+)
 from costart.placement.step import CoPlacementStep, from_cluster_file, session_order
 
 __all__ = [
+    "DEFAULT_DEPTH",
+    "DEFAULT_WINDOW_NS",
     "Allocator",
     "BindConflict",
     "Cluster",
@@ -42,6 +50,8 @@ __all__ = [
     "Recommendation",
     "ReportedLoad",
     "SessionReadings",
+    "StartEstimate",
+    "estimate_starts",
     "from_cluster_file",
     "idle_held_gpu_seconds",
     "idle_held_gpus",

@@ -35,6 +35,7 @@ from costart.projections import ViewDamagedError
 from costart.rest.auth import Tokens
 from costart.rest.dispatch_routes import DISPATCH_ROUTES
 from costart.rest.docs_page import OfflineDocsPlugin
+from costart.rest.estimate_routes import ESTIMATE_ROUTES
 from costart.rest.log_routes import LOG_ROUTES
 from costart.rest.metrics import registry_for
 from costart.rest.openapi import BEARER, SECURITY_SCHEMES
@@ -241,7 +242,7 @@ def create_app(
         raise ValueError("the watch hub must be the service's change feed")
     registry, session_timer = registry_for(lambda: service.views)
     service.session_observer = session_timer.observe
-    handlers = [*ROUTES, *DISPATCH_ROUTES, *WATCH_ROUTES, *LOG_ROUTES, *pages]
+    handlers = [*ROUTES, *ESTIMATE_ROUTES, *DISPATCH_ROUTES, *WATCH_ROUTES, *LOG_ROUTES, *pages]
     app = Litestar(
         # The OPTIONS handlers first: each path's Allow names all of its methods.
         route_handlers=[*options_handlers(handlers), *handlers],

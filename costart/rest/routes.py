@@ -168,16 +168,24 @@ def list_groups(
     continue_token: GroupsContinue = None,
 ) -> Response[list[TimedGroup]]:
     """Groups in submission order, optionally only one owner's, one state's or those
-    with some labels; paged (`costart.rest.paging`)."""
+    with some labels; paged (`costart.rest.paging`). A waiting group carries its
+    expected start (never logged; `expected_start`)."""
     selector = parse_selector(label or ())
     now_ns = time.time_ns()
-    views = _service(state).views
+    service = _service(state)
+    views = service.views
+    expected = {e.group: e for e in service.expected_starts().groups}
 
     def rows_from(start: int) -> Generator[GroupView, None, None]:
         return views.iter_groups(owner=owner, state=group_state, selector=selector, skip=start)
 
     return streamed_page(
-        request, "groups", rows_from, limit, continue_token, lambda g: group_doc(g, now_ns)
+        request,
+        "groups",
+        rows_from,
+        limit,
+        continue_token,
+        lambda g: group_doc(g, now_ns, expected.get(g.name)),
     )
 
 
@@ -191,8 +199,9 @@ def get_group(name: GroupName, user: CurrentUser, state: State) -> TimedGroupDet
     """The group with its members, holds, pend-reason history and recent events.
     Run tables' env values are shown as in the list of the group's members."""
     name = _checked(name)
-    detail = env_values.group_detail(user, _service(state).views.describe(name))
-    return detail_doc(detail, time.time_ns())
+    service = _service(state)
+    detail = env_values.group_detail(user, service.views.describe(name))
+    return detail_doc(detail, time.time_ns(), service.expected_starts().of(name))
 
 
 @get(

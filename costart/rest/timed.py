@@ -17,6 +17,7 @@ from msgspec import Meta
 
 from costart.display import rfc3339
 from costart.domain.events import PendReason
+from costart.domain.states import GROUP_WAITING
 from costart.projections import (
     GroupDetail,
     GroupView,
@@ -26,6 +27,7 @@ from costart.projections import (
     TimelineEntry,
 )
 from costart.projections.deadlines import DeadlineKind, open_deadlines
+from costart.service.expected_starts import ExpectedStart
 
 T = TypeVar("T", bound=msgspec.Struct)
 
@@ -69,6 +71,14 @@ class TimedGroup(GroupView, frozen=True, kw_only=True):
     deadlines: Annotated[
         tuple[Deadline, ...], Meta(description="the group's open deadlines with the time left")
     ] = ()
+    expected_start: Annotated[
+        ExpectedStart | None,
+        Meta(
+            description="a waiting group's expected start, made off the command path and "
+            "never logged: the point, an interval holding the start 4 times in 5, and what "
+            "it rests on (null: not waiting, or no estimate; see /v1/expected-starts)"
+        ),
+    ] = None
 
 
 class TimedMember(MemberView, frozen=True, kw_only=True):
@@ -145,9 +155,20 @@ def deadlines(group: GroupView, now_ns: int) -> tuple[Deadline, ...]:
     )
 
 
-def group_doc(group: GroupView, now_ns: int) -> TimedGroup:
+def group_doc(
+    group: GroupView, now_ns: int, expected_start: ExpectedStart | None = None
+) -> TimedGroup:
+    """``expected_start``: the estimator's for this group, shown only while it waits."""
     retry = rfc3339(group.retry_at_ns) if group.retry_at_ns else None
-    return _timed(group, TimedGroup, retry_at=retry, deadlines=deadlines(group, now_ns))
+    if expected_start is not None and group.state not in GROUP_WAITING:
+        expected_start = None  # planned while it waited; it has moved on since
+    return _timed(
+        group,
+        TimedGroup,
+        retry_at=retry,
+        deadlines=deadlines(group, now_ns),
+        expected_start=expected_start,
+    )
 
 
 def member_doc(member: MemberView) -> TimedMember:
@@ -162,9 +183,11 @@ def pend_entry_doc(entry: PendEntry) -> TimedPendEntry:
     return _timed(entry, TimedPendEntry)
 
 
-def detail_doc(detail: GroupDetail, now_ns: int) -> TimedGroupDetail:
+def detail_doc(
+    detail: GroupDetail, now_ns: int, expected_start: ExpectedStart | None = None
+) -> TimedGroupDetail:
     return TimedGroupDetail(
-        group=group_doc(detail.group, now_ns),
+        group=group_doc(detail.group, now_ns, expected_start),
         members=tuple(member_doc(m) for m in detail.members),
         holds=detail.holds,
         pend_history=tuple(pend_entry_doc(p) for p in detail.pend_history),

@@ -14,6 +14,11 @@ Filters: by group name, and by nodes (an agent watches only its nodes: an event 
 when it names one of them, or its member -- for a group's event, its group -- has had a
 task placed on one).
 
+A watcher that asks for hints (the board's) also gets ``expected-starts`` frames: no
+``id:`` and no log event, only the log position and time the waiting groups' expected
+starts were last planned at (`WatchHub.hint`), sent when it is caught up; a watcher
+that misses one gets the newest, so a hint costs no ring space (ADR 0137).
+
 Run tables' env values (in ``GroupSubmitted`` and ``MemberCreated``) reach only the
 group's owner and admins; every other watcher gets the frame with them withheld
 (`costart.rest.env_values`). A frame that carries none is one encoding for everybody.
@@ -125,6 +130,13 @@ def _iso(at_ns: int) -> str:
     return stamp.isoformat().replace("+00:00", "Z")
 
 
+def hint_frame(position: int, planned_at_ns: int) -> bytes:
+    """New expected starts, planned at log ``position`` (no ``id:``: it is not an event
+    of the log, and a client resuming by ``Last-Event-ID`` must not skip past it)."""
+    body = _encode({"position": position, "planned_at": _iso(planned_at_ns)})
+    return b"event: expected-starts\ndata: " + body + b"\n\n"
+
+
 def close_frame(reason: str, resume_after: int) -> bytes:
     body = _encode({"reason": reason, "resume_after": resume_after})
     return b"event: close\ndata: " + body + b"\n\n"
@@ -226,6 +238,8 @@ class WatchHub:
         self._changed = asyncio.Event()
         self._loop: asyncio.AbstractEventLoop | None = None
         self.watchers = 0
+        self._hint = b""  # the newest hint frame; hints counts them
+        self.hints = 0
 
     @classmethod
     def following(cls, read_events: ReadEvents, world: World) -> WatchHub:
@@ -270,12 +284,31 @@ class WatchHub:
         changed, self._changed = self._changed, asyncio.Event()
         changed.set()
 
+    def hint(self, position: int, planned_at_ns: int) -> None:
+        """New expected starts were planned at log ``position`` (any thread): watchers
+        that asked for hints get one frame saying so, the newest only."""
+        frame = hint_frame(position, planned_at_ns)
+        if self._loop is not None:
+            self._loop.call_soon_threadsafe(self._set_hint, frame)
+        else:
+            self._set_hint(frame)
+
+    def _set_hint(self, frame: bytes) -> None:
+        self._hint = frame
+        self.hints += 1
+        changed, self._changed = self._changed, asyncio.Event()
+        changed.set()
+
     # --- watchers (event loop) ---------------------------------------------------------
 
-    async def stream(self, after: int, where: WatchFilter) -> AsyncIterator[bytes]:
+    async def stream(
+        self, after: int, where: WatchFilter, hints: bool = False
+    ) -> AsyncIterator[bytes]:
         """Frames after log position ``after`` that pass ``where``, live, until the
-        client goes away or falls more than the ring behind (then a close frame)."""
+        client goes away or falls more than the ring behind (then a close frame);
+        ``hints``: and the newest ``expected-starts`` hint whenever it is caught up."""
         self.watchers += 1
+        hinted = self.hints  # hints before the watch began are not news
         try:
             cursor = after + 1  # the next position to send
             live = False  # joined the ring (before: catching up from the log)
@@ -306,6 +339,10 @@ class WatchHub:
                     cursor += end - index
                     if chunk:
                         yield chunk
+                    continue
+                if hints and hinted != self.hints:
+                    hinted = self.hints
+                    yield self._hint
                     continue
                 changed = self._changed
                 try:

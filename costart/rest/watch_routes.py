@@ -153,11 +153,13 @@ def watch_stream(
     group: str | None = None,
     node: list[str] | None = None,
     keepalive_events: bool = False,
+    hints: bool = False,
 ) -> Stream:
     """The stream ``user`` may read, from ``Last-Event-ID`` or ``after`` (else the
     present): the API's watch, and the board's (its caller authenticated by cookie).
     ``keepalive_events``: keepalives as ``keepalive`` events, so a browser can tell a
-    silent stream from a server that stopped answering (the board's)."""
+    silent stream from a server that stopped answering (the board's); ``hints``: the
+    ``expected-starts`` hints too (`WatchHub.stream`)."""
     service: Service = state.service
     hub: WatchHub = state.watch
     group_id = service.views.group(group).id if group is not None else None
@@ -169,7 +171,7 @@ def watch_stream(
     )
     position = _resume_position(request, after)
     start = hub.last_position if position is None else position
-    chunks = hub.stream(start, where)
+    chunks = hub.stream(start, where, hints)
     return Stream(
         _keepalives_seen(chunks) if keepalive_events else chunks,
         media_type=EVENT_STREAM,

@@ -21,6 +21,7 @@ from costart.rest.http_app import create_app
 from costart.rest.not_leader import not_leader_app, publish_leader, read_leader
 from costart.rest.watch import WatchHub
 from costart.service.controller_service import Service
+from costart.service.start_estimates import StartEstimator
 
 __all__ = ["not_leader_while_standby", "publish_leader", "server", "service"]
 
@@ -39,6 +40,9 @@ def service(
     runs: the hub's names and its position are one picture. ``fold``: where the views
     fold (`costart.server.views_process`), else in the service's thread."""
     hub = WatchHub.following(controller.read_events, controller.world)
+    estimator = StartEstimator.for_controller(controller)
+    if estimator is not None:
+        estimator.on_publish = hub.hint  # the board re-reads its waiting groups then
     service = Service(
         controller,
         views,
@@ -46,6 +50,7 @@ def service(
         driver=driver,
         heartbeat_timeout_ns=heartbeat_timeout_ns,
         fold=fold,
+        estimator=estimator,
     )
     return service, hub
 

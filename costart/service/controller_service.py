@@ -16,7 +16,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from typing import Final, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Final, Protocol, runtime_checkable
 
 from costart.controller import Controller
 from costart.display import duration
@@ -30,10 +30,14 @@ from costart.log_writer import ControllerStoppedError
 from costart.logging_setup import library_logger
 from costart.projections import GroupView, MemberView, Views, group_view, member_view
 from costart.service.batcher import CommandBatcher
+from costart.service.expected_starts import ExpectedStarts, unavailable
 from costart.service.heartbeats import Heartbeats
 from costart.service.host_reports import Reports
 from costart.service.log_follower import LogFollower
 from costart.service.outside_load import outside_reports
+
+if TYPE_CHECKING:
+    from costart.service.start_estimates import StartEstimator
 
 log = library_logger("costart.serve")
 
@@ -84,10 +88,14 @@ class Service:
         driver: SessionDriver | None = None,
         heartbeat_timeout_ns: int = DEFAULT_HEARTBEAT_TIMEOUT_NS,
         fold: Callable[[], int] | None = None,
+        estimator: StartEstimator | None = None,
     ) -> None:
         """``fold``: folds the log's new events into the views elsewhere and returns
-        their position (`ViewsProcess.catch_up`); by default the follower thread folds."""
+        their position (`ViewsProcess.catch_up`); by default the follower thread folds.
+        ``estimator``: makes the waiting groups' expected starts off the command path
+        (`costart.service.start_estimates`); told of every change, run by `start`."""
         self.controller = controller
+        self.estimator = estimator
         self._fold = fold
         self.clock = clock
         self.driver = driver
@@ -137,10 +145,21 @@ class Service:
         if self._feed is not None:
             self._feed.poke()
         self._follower.poke()
+        if self.estimator is not None:
+            self.estimator.changed()
+
+    def expected_starts(self) -> ExpectedStarts:
+        """The waiting groups' expected starts as last planned, with their freshness
+        (never plans in the caller's thread)."""
+        if self.estimator is None:
+            return unavailable("this server has no cluster to plan on")
+        return self.estimator.answer()
 
     def close(self) -> None:
         """Stop the scheduling loop and the follower threads."""
         self.stop()
+        if self.estimator is not None:
+            self.estimator.close()
         self.commands.close()
         self._follower.stop()
         if self._feed is not None:
@@ -292,6 +311,8 @@ class Service:
 
         self._thread = threading.Thread(target=loop, name="costart-sessions", daemon=True)
         self._thread.start()
+        if self.estimator is not None:
+            self.estimator.start()
 
     def stop(self) -> None:
         self._stop.set()

@@ -6,7 +6,9 @@ import itertools
 
 
 def column_starts(header: str) -> list[int]:
-    return [i for i, c in enumerate(header) if c != " " and (i == 0 or header[i - 1] == " ")]
+    """Where each column starts: two spaces part columns, so a header of two words
+    (``EXPECTED START``) is one column."""
+    return [i for i, c in enumerate(header) if c != " " and (i == 0 or header[i - 2 : i] == "  ")]
 
 
 def split_cells(line: str, widths: list[int]) -> list[str]:

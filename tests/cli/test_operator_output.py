@@ -47,11 +47,12 @@ def test_get_wide_shows_the_reservation_deadline_with_the_time_left(reserving_st
     header, row = lines(result.stdout)
     assert header.split() == [
         "NAME", "OWNER", "STATE", "RUNNING", "ATTEMPT", "PRIORITY", "MODE", "TASKS",
-        "HELD", "GPU", "DEADLINE", "AGE", "REASON",
+        "HELD", "GPU", "DEADLINE", "EXPECTED", "START", "AGE", "REASON",
     ]  # fmt: skip
+    # A store read directly has no start estimator: only `costart serve` plans ahead.
     assert row.split() == [
         "grpo-run-42", "alice", "RESERVING", "0/4", "1", "10", "reserve", "0/16", "1", "8",
-        "reservation", "in", "27s", "14m33s", "waiting", "for", "the", "next", "scheduling",
+        "reservation", "in", "27s", "n/a", "(no", "serve)", "14m33s", "waiting", "for", "the", "next", "scheduling",
         "session",
     ]  # fmt: skip
 

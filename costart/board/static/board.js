@@ -1,6 +1,7 @@
 // The board's live part: follow the watch stream with EventSource and re-read what an
-// event touched (a group's row, or the group page's body). No polling loop: a fetch
-// runs only when an event arrived. After a dropped connection, a "close" frame or a
+// event touched (a group's row, or the group page's body), and the waiting groups when
+// the stream says new expected starts were planned. No polling loop: a fetch runs only
+// when an event arrived. After a dropped connection, a "close" frame or a
 // failover, it reconnects from the last position it saw (?after=), backing off. When
 // its own server stays gone and the server names peers (serve --peer), it asks them
 // who leads and loads the same page there (ADR 0117).
@@ -78,6 +79,7 @@
       if (timer === null) timer = setTimeout(connect, 0);
     });
     for (const type of types) source.addEventListener(type, onEvent);
+    source.addEventListener("expected-starts", onEstimates);
   }
 
   // --- failover: the same page on the peer that leads now ---------------------------
@@ -147,6 +149,23 @@
       if (data.group) wantRow(data.group, e.type !== "PendReasonChanged");
     } else {
       wantBody();
+    }
+  }
+
+  // New expected starts were planned (a hint, not a log event: no id to resume from).
+  // Only waiting groups have one, so only their rows (or a waiting group's page) are
+  // read again, after the rows that changed state.
+  function onEstimates() {
+    heard(SILENT_MS);
+    if (page === "groups") {
+      document.querySelectorAll("#groups tr.group").forEach(function (row) {
+        const s = row.dataset.state;
+        if (s === "PENDING" || s === "RESERVING") wantRow(row.dataset.group, false);
+      });
+    } else {
+      const state = document.getElementById("group-state");
+      const s = state ? state.textContent : "";
+      if (s === "PENDING" || s === "RESERVING") wantBody();
     }
   }
 
