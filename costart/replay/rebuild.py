@@ -3,8 +3,8 @@ restore is `costart.eventlog.restore`)."""
 
 from __future__ import annotations
 
+from costart.domain.state_copy import copy_world
 from costart.domain.world import World
-from costart.eventlog.codec import canonical_decode, canonical_encode
 from costart.eventlog.restore import fold, fold_log
 from costart.replay.source import RecorderSource, ReplaySource
 
@@ -28,6 +28,3 @@ def rebuild_until_time(source: ReplaySource, at_ns: int) -> World:
         world.position = position
     return world
 
-
-def copy_world(world: World) -> World:
-    return canonical_decode(canonical_encode(world), World)

@@ -17,9 +17,9 @@ from costart.domain.decisions import HoldCapacity, PlaceGroup
 from costart.domain.errors import InvariantViolation
 from costart.domain.events import Assignment
 from costart.domain.invariants import check_world
+from costart.domain.state_copy import copy_world
 from costart.domain.states import GroupState, MemberState, TaskState
 from costart.domain.world import World
-from costart.replay.rebuild import copy_world
 from tests.builders import (
     USER,
     a_group,
