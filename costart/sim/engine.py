@@ -114,7 +114,7 @@ class Engine:
         self._seq = 0
         self._position = 0
         self._dirty = True
-        self._last_session_ns = -1
+        self._last_session_ns = setup.options.start_ns - 1
         self._timer_ns: int | None = None
         self._down_until: int | None = None
         self._progress = progress

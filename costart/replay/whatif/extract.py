@@ -188,16 +188,24 @@ class _Reader:
 
 def _grid(sessions: list[int], first_ns: int) -> tuple[int, int, list[str]]:
     """(interval, clock start, assumptions): the largest interval every recorded
-    session time sits on, and the grid time at or before the log's first event."""
+    session time sits on, and the clock start that puts the simulator's sessions on
+    it. The simulator's first session is never before its start plus one interval
+    less 1 ns (`Engine`), which may put that one 1 ns before the grid: it is let be."""
     if len(sessions) < 2:
         said = [
             "fewer than two sessions wrote anything: sessions are assumed every "
             f"{duration(DEFAULT_SESSION_INTERVAL_NS)}"
         ]
-        return DEFAULT_SESSION_INTERVAL_NS, first_ns, said
+        return DEFAULT_SESSION_INTERVAL_NS, min(first_ns, *sessions), said
+    anchor = sessions[1] if len(sessions) > 2 else sessions[0]
     interval = 0
     for t in sessions[1:]:
-        interval = math.gcd(interval, t - sessions[0])
+        interval = math.gcd(interval, t - anchor)
+    first = anchor - sessions[0]
+    if interval == 0:
+        interval = first
+    elif first % interval and (first - 1) % interval:
+        interval = math.gcd(interval, first)
     said: list[str] = []
     if interval < MIN_GRID_NS:
         interval = min(b - a for a, b in zip(sessions, sessions[1:], strict=False))
@@ -206,8 +214,8 @@ def _grid(sessions: list[int], first_ns: int) -> tuple[int, int, list[str]]:
             f"the re-run's sessions are every {duration(interval)} from the first one, "
             "so a decision may move to the nearest session of that grid"
         )
-    back = -(-(sessions[0] - first_ns) // interval)
-    return interval, sessions[0] - back * interval, said
+    bound = min(first_ns, sessions[0] - interval + 1)
+    return interval, anchor - -(-(anchor - bound) // interval) * interval, said
 
 
 def _ordinal(n: int) -> str:
