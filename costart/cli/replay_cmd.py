@@ -399,6 +399,12 @@ def snapshot(ctx: typer.Context) -> None:
         typer.echo(f"snapshot at position {position}")
 
 
+# Its own module (it imports `_opened` from here): `costart replay whatif`.
+from costart.cli.whatif_cmd import whatif_cmd  # noqa: E402
+
+replay_app.command("whatif")(whatif_cmd)
+
+
 def register(app: typer.Typer) -> None:
     app.add_typer(replay_app, name="replay")
     app.command()(snapshot)

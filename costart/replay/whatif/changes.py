@@ -67,7 +67,9 @@ def _barrier(spec: GroupSpec, value: int | str) -> GroupSpec:
 
 
 # key -> (parse the value, apply it to a spec)
-SETTINGS: dict[str, tuple[Callable[[str, str], int | str], Callable[[GroupSpec, int | str], GroupSpec]]] = {
+SETTINGS: dict[
+    str, tuple[Callable[[str, str], int | str], Callable[[GroupSpec, int | str], GroupSpec]]
+] = {
     "placement.mode": (_mode, _placement("mode")),
     "placement.timeout": (_duration, _placement("timeout_ns")),
     "placement.backoff": (_duration, _placement("backoff_ns")),

@@ -11,6 +11,7 @@ as the recorded ones took (ADR 0131).
 
 from __future__ import annotations
 
+import itertools
 import math
 import statistics
 from collections.abc import Iterable
@@ -135,9 +136,10 @@ class _Reader:
         if member is None:
             return
         self._member_event(member, event)
-        if member.open_at is not None and self.world.members[
-            id_text(event.originator_id)
-        ].status != "RUNNING":
+        if (
+            member.open_at is not None
+            and self.world.members[id_text(event.originator_id)].status != "RUNNING"
+        ):
             member.cut_run(event.at_ns)
 
     def _submitted(self, event: ev.GroupSubmitted) -> None:
@@ -163,14 +165,14 @@ class _Reader:
             if member.open_at is not None:
                 member.end_run(RunOutcome(event.at_ns - member.open_at))
         elif isinstance(event, ev.MemberFailed):
-            own = event.reason in OWN_FAILURES and event.actor is not None
-            if own and member.open_at is not None and event.actor.kind != "timer":
+            # A task's own end, reported (not a timer's or a node loss's doing).
+            reporter = event.actor
+            reported = reporter is not None and reporter.kind != "timer"
+            if reported and event.reason in OWN_FAILURES and member.open_at is not None:
                 member.end_run(RunOutcome(event.at_ns - member.open_at, event.reason))
         elif isinstance(event, ev.MemberScaled) and event.actor is not None:
             group = self.groups[id_text(event.group_id)]
-            group.scales.append(
-                ScaleChange(event.at_ns, member.name, event.replicas, event.actor)
-            )
+            group.scales.append(ScaleChange(event.at_ns, member.name, event.replicas, event.actor))
 
     def _claim(self, member: _Member, event: ev.ClaimReady | ev.ClaimFailed) -> None:
         if event.task is not None:
@@ -192,23 +194,25 @@ def _grid(sessions: list[int], first_ns: int) -> tuple[int, int, list[str]]:
     it. The simulator's first session is never before its start plus one interval
     less 1 ns (`Engine`), which may put that one 1 ns before the grid: it is let be."""
     if len(sessions) < 2:
-        said = [
-            "fewer than two sessions wrote anything: sessions are assumed every "
-            f"{duration(DEFAULT_SESSION_INTERVAL_NS)}"
-        ]
-        return DEFAULT_SESSION_INTERVAL_NS, min(first_ns, *sessions), said
-    anchor = sessions[1] if len(sessions) > 2 else sessions[0]
+        return (
+            DEFAULT_SESSION_INTERVAL_NS,
+            min(first_ns, *sessions),
+            [
+                "fewer than two sessions wrote anything: sessions are assumed every "
+                f"{duration(DEFAULT_SESSION_INTERVAL_NS)}"
+            ],
+        )
+    # A session 1 ns before a whole millisecond is the simulator's "one interval
+    # after its start" (its first session, and those that follow it while the state
+    # stays dirty): it sits on the grid 1 ns early.
+    snapped = [t + 1 if (t + 1) % MIN_GRID_NS == 0 and t % MIN_GRID_NS else t for t in sessions]
+    anchor = snapped[0]
     interval = 0
-    for t in sessions[1:]:
+    for t in snapped[1:]:
         interval = math.gcd(interval, t - anchor)
-    first = anchor - sessions[0]
-    if interval == 0:
-        interval = first
-    elif first % interval and (first - 1) % interval:
-        interval = math.gcd(interval, first)
     said: list[str] = []
     if interval < MIN_GRID_NS:
-        interval = min(b - a for a, b in zip(sessions, sessions[1:], strict=False))
+        interval = min(b - a for a, b in itertools.pairwise(sessions))
         said.append(
             "the recorded sessions do not sit on a grid (a controller on a wall clock): "
             f"the re-run's sessions are every {duration(interval)} from the first one, "

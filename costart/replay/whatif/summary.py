@@ -1,0 +1,41 @@
+"""A short tally of a log's groups, for the recorded-vs-what-if lines."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import msgspec
+
+from costart.domain import events as ev
+from costart.domain.ids import id_text
+
+
+class Tally(msgspec.Struct, frozen=True):
+    """How many groups a log submitted, started (a barrier released), and ended how."""
+
+    submitted: int
+    started: int
+    succeeded: int
+    failed: int
+    cancelled: int
+
+
+def tally(events: Iterable[tuple[int, ev.DomainEvent]]) -> Tally:
+    submitted: set[str] = set()
+    started: set[str] = set()
+    ended: dict[type[ev.DomainEvent], int] = {}
+    for _, event in events:
+        kind = type(event)
+        if kind is ev.GroupSubmitted:
+            submitted.add(id_text(event.group_id))
+        elif kind is ev.BarrierReleased:
+            started.add(id_text(event.group_id))
+        elif kind in (ev.GroupSucceeded, ev.GroupFailed, ev.GroupCancelled):
+            ended[kind] = ended.get(kind, 0) + 1
+    return Tally(
+        submitted=len(submitted),
+        started=len(started),
+        succeeded=ended.get(ev.GroupSucceeded, 0),
+        failed=ended.get(ev.GroupFailed, 0),
+        cancelled=ended.get(ev.GroupCancelled, 0),
+    )
