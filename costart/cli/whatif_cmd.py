@@ -38,7 +38,7 @@ from costart.replay.whatif.decisions import (
 )
 from costart.replay.whatif.extract import WhatIfError, recorded_workload
 from costart.replay.whatif.rerun import (
-    DEFAULT_TAIL_NS,
+    DEFAULT_TAIL,
     RECORDED_POLICY,
     WhatIfRun,
     run_whatif,
@@ -122,7 +122,7 @@ def whatif_cmd(
     ] = None,
     tail: Annotated[
         str, typer.Option(help="how long the re-run may go on after the log's last event")
-    ] = duration(DEFAULT_TAIL_NS),
+    ] = DEFAULT_TAIL,
     log_dir: LogOption = None,
 ) -> None:
     """Re-run the log's recorded workload (arrivals, claim delays, run times, failures,

@@ -22,6 +22,7 @@ from costart.sim.results import PolicyResult, run_policy
 from costart.sim.setup import FaultPlan, SimOptions, SimSetup
 from costart.sim.workload import Workload
 
+DEFAULT_TAIL = "24h"
 DEFAULT_TAIL_NS = 24 * 3600 * 10**9
 RECORDED_POLICY = "as-specified"  # each group in the mode it was submitted in
 
