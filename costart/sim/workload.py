@@ -58,10 +58,12 @@ class RunOutcome(msgspec.Struct, frozen=True):
     """How one start of a member ended, as a log recorded it: ``after_ns`` after the
     start, ``reason`` "" for success (every task exited 0), else the failure's reason;
     ``after_ns`` None: it did not end by itself (a service, or a run stopped first
-    whose length the workload's assumptions state)."""
+    whose length the workload's assumptions state). ``assumed``: the log does not
+    have this run's end; ``after_ns`` is what the assumptions say of it."""
 
     after_ns: int | None
     reason: str = ""
+    assumed: bool = False
 
 
 class RecordedMember(msgspec.Struct, frozen=True):

@@ -250,10 +250,10 @@ def _member_inputs(
         if member.kind != "job":
             continue  # a service runs until it is stopped: nothing unknown
         if reference is not None and reference > at_least:
-            runs[index] = RunOutcome(reference)
+            runs[index] = RunOutcome(reference, assumed=True)
             how = f"as long as its recorded successful run ({duration(reference)})"
         else:
-            runs[index] = RunOutcome(at_least + 1)
+            runs[index] = RunOutcome(at_least + 1, assumed=True)
             how = "just after it was stopped (the shortest run the log allows)"
         said.append(
             f"{member.ref}: its {_ordinal(index + 1)} start was stopped (or the log ended) "
