@@ -15,7 +15,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, cast
 
-import msgspec
 import typer
 
 from costart.bootstrap import Settings, sim_controller_factory
@@ -29,13 +28,7 @@ from costart.domain.durations import parse_duration_ns
 from costart.placement.cluster import ClusterError
 from costart.placement.cluster_file import ClusterDefinition, load_cluster
 from costart.replay.whatif.changes import Change, parse_changes
-from costart.replay.whatif.decisions import (
-    Decision,
-    Divergence,
-    decisions,
-    differing,
-    first_divergence,
-)
+from costart.replay.whatif.decisions import Decision
 from costart.replay.whatif.extract import WhatIfError, recorded_workload
 from costart.replay.whatif.rerun import (
     DEFAULT_TAIL,
@@ -44,23 +37,11 @@ from costart.replay.whatif.rerun import (
     run_whatif,
     whatif_setup,
 )
-from costart.replay.whatif.summary import Tally, tally
+from costart.replay.whatif.summary import Compared, compare
 from costart.sim.recommended_policy import RECOMMENDED_POLICY
 from costart.sim.results import ALL_POLICIES
 
 POLICIES = (RECORDED_POLICY, *ALL_POLICIES, RECOMMENDED_POLICY)
-
-
-class Compared(msgspec.Struct, frozen=True):
-    """The recorded log beside the what-if one."""
-
-    recorded: Tally
-    whatif: Tally
-    recorded_decisions: int
-    whatif_decisions: int
-    differing: int
-    divergence: Divergence | None
-    origin_ns: int
 
 
 def _cluster(path: Path, what: str) -> ClusterDefinition:
@@ -165,17 +146,13 @@ def whatif_cmd(
                 horizon_ns=setup.options.horizon_ns,
                 rejected=list(engine.embedder.rejected),
             )
-            a, b = decisions(before), decisions(after)
-            compared = Compared(
-                tally(before),
-                tally(after),
-                len(a),
-                len(b),
-                differing(a, b),
-                first_divergence(a, b),
-                recorded.start_ns,
+            compared = compare(before, after)
+            _print(
+                run,
+                compared,
+                kept=keep is not None,
+                sessions=len(recorded.session_times),
             )
-            _print(run, compared, kept=keep is not None, sessions=len(recorded.session_times))
 
 
 def _print(run: WhatIfRun, compared: Compared, *, kept: bool, sessions: int) -> None:
@@ -184,7 +161,7 @@ def _print(run: WhatIfRun, compared: Compared, *, kept: bool, sessions: int) -> 
     def say(text: str) -> None:
         out.print(text, highlight=False, markup=False, soft_wrap=True)
 
-    origin = compared.origin_ns
+    origin = run.start_ns
     say(f"what-if of {run.recorded_log}")
     say(
         f"  policy: {run.policy}"

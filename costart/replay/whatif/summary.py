@@ -8,6 +8,7 @@ import msgspec
 
 from costart.domain import events as ev
 from costart.domain.ids import id_text
+from costart.replay.whatif.decisions import Divergence, decisions, differing, first_divergence
 
 
 class Tally(msgspec.Struct, frozen=True):
@@ -38,4 +39,31 @@ def tally(events: Iterable[tuple[int, ev.DomainEvent]]) -> Tally:
         succeeded=ended.get(ev.GroupSucceeded, 0),
         failed=ended.get(ev.GroupFailed, 0),
         cancelled=ended.get(ev.GroupCancelled, 0),
+    )
+
+
+class Compared(msgspec.Struct, frozen=True):
+    """The recorded log beside the what-if one: each one's tally, how many decisions
+    each made, how many one has and the other has not, and where they first part."""
+
+    recorded: Tally
+    whatif: Tally
+    recorded_decisions: int
+    whatif_decisions: int
+    differing: int
+    divergence: Divergence | None
+
+
+def compare(
+    recorded: list[tuple[int, ev.DomainEvent]], whatif: list[tuple[int, ev.DomainEvent]]
+) -> Compared:
+    """Compare two logs' events (each as ``(position, event)`` in log order)."""
+    a, b = decisions(recorded), decisions(whatif)
+    return Compared(
+        tally(recorded),
+        tally(whatif),
+        len(a),
+        len(b),
+        differing(a, b),
+        first_divergence(a, b),
     )
