@@ -114,7 +114,9 @@ class Engine:
         self._seq = 0
         self._position = 0
         self._dirty = True
-        self._last_session_ns = setup.options.start_ns - 1
+        first = setup.options.first_session_ns
+        interval = setup.options.session_interval_ns
+        self._last_session_ns = setup.options.start_ns - 1 if first is None else first - interval
         self._timer_ns: int | None = None
         self._down_until: int | None = None
         self._progress = progress

@@ -46,6 +46,9 @@ class SimOptions(msgspec.Struct, frozen=True):
     # The virtual clock's start, and the origin of the session grid (a re-run of a
     # recorded log starts at the log's first time, `costart.replay.whatif`).
     start_ns: int = 0
+    # No session before this time (None: one interval after the start, less 1 ns, as
+    # every drawn run has it); a re-run sets its log's first session time.
+    first_session_ns: int | None = None
 
 
 class NodeLoss(msgspec.Struct, frozen=True):

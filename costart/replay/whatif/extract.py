@@ -190,9 +190,8 @@ class _Reader:
 
 def _grid(sessions: list[int], first_ns: int) -> tuple[int, int, list[str]]:
     """(interval, clock start, assumptions): the largest interval every recorded
-    session time sits on, and the clock start that puts the simulator's sessions on
-    it. The simulator's first session is never before its start plus one interval
-    less 1 ns (`Engine`), which may put that one 1 ns before the grid: it is let be."""
+    session time sits on, and the grid time at or before the log's first event where
+    the re-run's clock starts."""
     if len(sessions) < 2:
         return (
             DEFAULT_SESSION_INTERVAL_NS,
@@ -218,8 +217,7 @@ def _grid(sessions: list[int], first_ns: int) -> tuple[int, int, list[str]]:
             f"the re-run's sessions are every {duration(interval)} from the first one, "
             "so a decision may move to the nearest session of that grid"
         )
-    bound = min(first_ns, sessions[0] - interval + 1)
-    return interval, anchor - -(-(anchor - bound) // interval) * interval, said
+    return interval, anchor - -(-(anchor - first_ns) // interval) * interval, said
 
 
 def _ordinal(n: int) -> str:
@@ -338,6 +336,7 @@ def recorded_workload(source: ReplaySource, where: str) -> RecordedWorkload:
         end_ns=reader.last_ns,
         events=reader.count,
         session_interval_ns=interval,
+        first_session_ns=sessions[0] if sessions else None,
         session_times=tuple(sessions),
         arrivals=arrivals,
         node_changes=tuple(reader.node_changes),

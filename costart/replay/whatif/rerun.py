@@ -71,6 +71,7 @@ def whatif_setup(
         session_interval_ns=recorded.session_interval_ns,
         horizon_ns=recorded.end_ns - recorded.start_ns + tail_ns,
         start_ns=recorded.start_ns,
+        first_session_ns=recorded.first_session_ns,
     )
     setup = SimSetup(
         name="whatif",

@@ -43,13 +43,16 @@ class RecordedWorkload(msgspec.Struct, frozen=True):
     ``start_ns``: where the re-run's clock starts, at or before the first event, on the
     session grid; ``session_interval_ns``: the cadence of the sessions (the largest
     that holds every recorded session time); ``session_times``: every time a session
-    (placement or timers) wrote something; ``end_ns``: the log's last event."""
+    (placement or timers) wrote something, the first of them ``first_session_ns``
+    (no session ran before it: had one run, it would have written); ``end_ns``: the
+    log's last event."""
 
     source: str
     start_ns: int
     end_ns: int
     events: int
     session_interval_ns: int
+    first_session_ns: int | None
     session_times: tuple[int, ...]
     arrivals: list[Arrival]
     node_changes: tuple[NodeChange, ...]
