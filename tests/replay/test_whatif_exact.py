@@ -27,6 +27,7 @@ from costart.sim.results import run_policy
 from costart.sim.scenario import load_scenario
 from costart.sim.setup import draw_setup
 from costart.sim.workload import ClaimOutcome, RecordedMember
+from tests.pg_support import fresh_schema
 from tests.replay.whatif_helpers import read_log, rerun, shape
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -86,6 +87,20 @@ def test_the_recorded_settings_make_every_recorded_decision_again(
     # The inputs come back at their times too: the whole log has the same shape.
     assert shape(after) == shape(before)
     print(f"{log}: {len(a)} decisions of {len(before)} events, kinds {sorted(kinds)}")
+
+
+def test_a_postgresql_log_is_read_and_reproduced(pg_url: str) -> None:
+    """The same on a log in PostgreSQL, read through its own replay log."""
+    with fresh_schema(pg_url) as url:
+        setup = draw_setup(load_scenario(ROOT / "scenarios" / "sim-deadlock-trap.toml"), 2)
+        factory = sim_controller_factory(Settings(store=url, cluster=None))
+        _, engine = run_policy(setup, "reserve", factory)
+        cast(Controller, engine.controller).close()
+        recorded, before = read_log(url)
+    after = rerun(recorded, load_cluster(DEMO_CLUSTER))
+    a = decisions(before)
+    assert len(a) > 60 and first_divergence(a, decisions(after)) is None
+    assert shape(after) == shape(before)
 
 
 def test_the_logs_hold_what_the_exactness_rests_on(

@@ -17,8 +17,9 @@ from costart.replay.whatif.workload import RecordedWorkload
 Events = list[tuple[int, DomainEvent]]
 
 
-def read_log(store: Path) -> tuple[RecordedWorkload, Events]:
-    """The recorded workload and every event of the log at ``store``, read-only."""
+def read_log(store: Path | str) -> tuple[RecordedWorkload, Events]:
+    """The recorded workload and every event of the log at ``store`` (a directory or
+    a PostgreSQL URL), read-only."""
     with open_replay_log(str(store), os.environ) as log:
         return recorded_workload(log.source, str(store)), list(log.source.read_events())
 
