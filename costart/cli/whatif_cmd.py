@@ -23,10 +23,11 @@ from costart.cli.exits import UsageError, reported
 from costart.cli.replay_cmd import LogOption, _opened
 from costart.cli.target import Target
 from costart.controller import Controller
-from costart.display import clock, duration, offset
+from costart.display import duration
 from costart.domain.durations import parse_duration_ns
 from costart.placement.cluster import ClusterError
 from costart.placement.cluster_file import ClusterDefinition, load_cluster
+from costart.replay.time_base import TimeBase
 from costart.replay.whatif.changes import Change, parse_changes
 from costart.replay.whatif.decisions import Decision
 from costart.replay.whatif.extract import WhatIfError, recorded_workload
@@ -141,8 +142,11 @@ def whatif_cmd(
                 policy=policy,
                 changes=[str(c) for c in changes],
                 assumptions=assumptions,
+                first_ns=recorded.first_ns,
+                end_ns=recorded.end_ns,
                 session_interval_ns=recorded.session_interval_ns,
                 start_ns=recorded.start_ns,
+                first_session_ns=recorded.first_session_ns,
                 horizon_ns=setup.options.horizon_ns,
                 rejected=list(engine.embedder.rejected),
             )
@@ -161,23 +165,23 @@ def _print(run: WhatIfRun, compared: Compared, *, kept: bool, sessions: int) -> 
     def say(text: str) -> None:
         out.print(text, highlight=False, markup=False, soft_wrap=True)
 
-    origin = run.start_ns
-    say(f"what-if of {run.recorded_log}")
-    say(
-        f"  policy: {run.policy}"
-        + (" (each group in its recorded mode)" if run.policy == RECORDED_POLICY else "")
-    )
+    base = TimeBase(run.first_ns, "the log's first event")
+    say(base.said())
+    say(f"what-if of {run.recorded_log}, {base.at(run.first_ns)} to {base.at(run.end_ns)}")
+    mode = " (each group in its recorded mode)" if run.policy == RECORDED_POLICY else ""
+    say(f"  policy: {run.policy}{mode}")
     same = run.cluster == run.recorded_cluster
-    say(
-        f"  cluster: {run.cluster}"
-        + (" (as recorded)" if same else f" (recorded: {run.recorded_cluster})")
-    )
+    said = " (as recorded)" if same else f" (recorded: {run.recorded_cluster})"
+    say(f"  cluster: {run.cluster}{said}")
     say(f"  settings changed: {', '.join(run.changes) or 'none'}")
-    say(
-        f"  sessions: every {duration(run.session_interval_ns)} from {clock(origin)} "
-        f"(the grid of the {sessions} recorded sessions that wrote something); "
-        f"the re-run stops by {clock(origin + run.horizon_ns)}"
+    first = (
+        "" if run.first_session_ns is None else f", the first at {base.at(run.first_session_ns)}"
     )
+    say(
+        f"  sessions: every {duration(run.session_interval_ns)}, on the grid of the "
+        f"{sessions} recorded sessions that wrote something{first}"
+    )
+    say(f"  the re-run stops by {base.at(run.start_ns + run.horizon_ns)} at the latest")
     for name in run.rejected:
         say(f"  refused (can never fit the cluster): {name}")
     say(f"  assumptions ({len(run.assumptions)}):")
@@ -201,11 +205,11 @@ def _print(run: WhatIfRun, compared: Compared, *, kept: bool, sessions: int) -> 
         return
     say(f"decisions in one log and not the other: {compared.differing}")
     say(f"first divergence, decision #{divergence.index + 1}:")
-    say(f"  recorded: {_decision(divergence.recorded, origin)}")
-    say(f"  what-if:  {_decision(divergence.whatif, origin)}")
+    say(f"  recorded: {_decision(divergence.recorded, base)}")
+    say(f"  what-if:  {_decision(divergence.whatif, base)}")
 
 
-def _decision(decision: Decision | None, origin: int) -> str:
+def _decision(decision: Decision | None, base: TimeBase) -> str:
     if decision is None:
         return "(no more decisions)"
-    return f"{clock(decision.at_ns)} ({offset(decision.at_ns, origin)}) {decision.text()}"
+    return f"{base.at(decision.at_ns)} {decision.text()}"

@@ -38,7 +38,8 @@ def test_the_demo_log_comes_back_whole(demo_store: Path) -> None:
     out = done.stdout
     assert "policy: as-specified (each group in its recorded mode)" in out
     assert "cluster-demo.toml (as recorded)" in out and "settings changed: none" in out
-    assert "sessions: every 10s from t+4m10s" in out
+    assert "times: ISO-8601 UTC, and +offset from the log's first event at t+4m19s" in out
+    assert "sessions: every 10s, on the grid of the 56 recorded sessions" in out
     assert "assumptions (7):" in out and "assumed to succeed as long as" in out
     assert "(temporary, removed)" in out
     assert "every recorded decision is made again, at the same time: no divergence" in out
@@ -56,8 +57,10 @@ def test_a_changed_setting_shows_where_the_logs_part(demo_store: Path, tmp_path:
     out = done.stdout
     assert "settings changed: barrier.timeout=40s" in out
     assert "first divergence, decision #5:" in out
-    assert "recorded: t+4m20s (+10s) GroupPlaced grpo-000" in out
-    assert '"barrier_deadline_ns":300000000000' in out  # 4m20s + 40s
+    assert (
+        "recorded: t+4m20s (+276ms) GroupPlaced grpo-000 attempt=1 barrier_deadline=t+14m20s" in out
+    )
+    assert "what-if:  t+4m20s (+276ms) GroupPlaced grpo-000 attempt=1 barrier_deadline=t+5m" in out
     assert f"what-if log: {kept}\n" in out
     # The kept log is a store of its own: it verifies, and the replay commands open it.
     verified = costart("--store", str(kept), "replay", "verify")

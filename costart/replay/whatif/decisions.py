@@ -10,9 +10,11 @@ fields (nodes, reasons, deadlines, attempts), never ids, actors or idempotency k
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 import msgspec
 
+from costart.display import clock
 from costart.domain import events as ev
 from costart.domain.ids import id_text
 from costart.replay.whatif.workload import INPUT_EVENTS
@@ -31,8 +33,29 @@ class Decision(msgspec.Struct, frozen=True, order=True):
     detail: str
 
     def text(self) -> str:
+        """For people: the fields as ``key=value``, times as clock text, not ns."""
         who = f"{self.group}/{self.member}" if self.member else self.group
-        return f"{self.kind} {who} {self.detail}"
+        fields = readable(msgspec.json.decode(self.detail))
+        shown = " ".join(f"{k}={_value(v)}" for k, v in fields.items())
+        return f"{self.kind} {who} {shown}".rstrip()
+
+
+def readable(value: Any) -> Any:
+    """``value`` with every ``*_ns`` field a time as people read it (`clock`)."""
+    if isinstance(value, dict):
+        return {
+            (k.removesuffix("_ns") if k.endswith("_ns") else k): (
+                clock(v) if k.endswith("_ns") and isinstance(v, int) else readable(v)
+            )
+            for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [readable(v) for v in value]
+    return value
+
+
+def _value(value: Any) -> str:
+    return value if isinstance(value, str) else msgspec.json.encode(value).decode()
 
 
 def decisions(events: Iterable[tuple[int, ev.DomainEvent]]) -> list[Decision]:

@@ -332,6 +332,7 @@ def recorded_workload(source: ReplaySource, where: str) -> RecordedWorkload:
         )
     return RecordedWorkload(
         source=where,
+        first_ns=reader.first_ns,
         start_ns=start,
         end_ns=reader.last_ns,
         events=reader.count,

@@ -40,8 +40,11 @@ class WhatIfRun(msgspec.Struct, frozen=True):
     policy: str
     changes: list[str]
     assumptions: list[str]
+    first_ns: int
+    end_ns: int
     session_interval_ns: int
     start_ns: int
+    first_session_ns: int | None
     horizon_ns: int
     rejected: list[str] = msgspec.field(default_factory=list)
 

@@ -38,16 +38,17 @@ OWN_FAILURES = frozenset({"error", "oom", "refused"})
 
 
 class RecordedWorkload(msgspec.Struct, frozen=True):
-    """What a log fed its controller. Times are the log's own (controller ns).
+    """What a log fed its controller. Times are the log's own (controller ns), from
+    its first event ``first_ns`` to its last ``end_ns``.
 
     ``start_ns``: where the re-run's clock starts, at or before the first event, on the
     session grid; ``session_interval_ns``: the cadence of the sessions (the largest
     that holds every recorded session time); ``session_times``: every time a session
     (placement or timers) wrote something, the first of them ``first_session_ns``
-    (no session ran before it: had one run, it would have written); ``end_ns``: the
-    log's last event."""
+    (no session ran before it: had one run, it would have written)."""
 
     source: str
+    first_ns: int
     start_ns: int
     end_ns: int
     events: int
