@@ -149,6 +149,7 @@ def whatif_cmd(
                 first_session_ns=recorded.first_session_ns,
                 horizon_ns=setup.options.horizon_ns,
                 rejected=list(engine.embedder.rejected),
+                inputs_refused=list(engine.embedder.inputs_refused),
             )
             compared = compare(before, after)
             _print(
@@ -184,6 +185,8 @@ def _print(run: WhatIfRun, compared: Compared, *, kept: bool, sessions: int) -> 
     say(f"  the re-run stops by {base.at(run.start_ns + run.horizon_ns)} at the latest")
     for name in run.rejected:
         say(f"  refused (can never fit the cluster): {name}")
+    for text in run.inputs_refused:
+        say(f"  a recorded input this run refused: {text}")
     say(f"  assumptions ({len(run.assumptions)}):")
     for text in run.assumptions:
         say(f"    - {text}")

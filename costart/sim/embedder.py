@@ -19,7 +19,7 @@ import msgspec
 
 from costart.domain import events as ev
 from costart.domain.actors import Actor
-from costart.domain.errors import SpecError
+from costart.domain.errors import DomainError, SpecError
 from costart.domain.spec_types import GroupSpec, PlacementMode
 from costart.domain.states import GROUP_STARTED, GroupState, MemberState
 from costart.sim.errors import SimError
@@ -98,6 +98,7 @@ class Embedder:
         self.units_by_name: dict[str, Unit] = {}
         self.units: dict[str, Unit] = {}
         self.rejected: list[str] = []
+        self.inputs_refused: list[str] = []  # recorded inputs this run's controller refused
         self.arrived = 0
         self._reactions: dict[type[ev.DomainEvent], Callable[[Unit, Any], None]] = {
             ev.MemberPlaced: self._placed,
@@ -259,12 +260,13 @@ class Embedder:
             group = self._group(unit)
             if group.is_terminal or change.member not in unit.member_keys:
                 continue
-            self.engine.command(
-                self.engine.controller.scale,
-                f"{unit.name}/{change.member}",
-                change.replicas,
-                actor=change.actor,
-            )
+            ref = f"{unit.name}/{change.member}"
+            try:
+                self.engine.command(
+                    self.engine.controller.scale, ref, change.replicas, actor=change.actor
+                )
+            except DomainError as error:  # allowed when recorded, not in this run
+                self.inputs_refused.append(f"{ref} scaled to {change.replicas}: {error}")
 
     # --- reacting to written events ---------------------------------------------------
 

@@ -31,7 +31,8 @@ class WhatIfRun(msgspec.Struct, frozen=True):
     """What one what-if ran, for a report: the recorded log's location, the what-if
     log's directory, the cluster files, the policy, the changed settings and every
     assumption the re-run rests on. ``rejected``: groups the what-if cluster can never
-    fit (refused at submission, as costart refuses them)."""
+    fit (refused at submission, as costart refuses them); ``inputs_refused``: recorded
+    inputs the re-run's controller would not take (a scale change its state forbids)."""
 
     recorded_log: str
     log: str
@@ -47,6 +48,7 @@ class WhatIfRun(msgspec.Struct, frozen=True):
     first_session_ns: int | None
     horizon_ns: int
     rejected: list[str] = msgspec.field(default_factory=list)
+    inputs_refused: list[str] = msgspec.field(default_factory=list)
 
 
 def whatif_setup(
