@@ -15,8 +15,8 @@ from costart.sim.workload import ClaimOutcome, RecordedMember, ScaleChange
 from tests.sim.helpers import setup_of
 
 S = 10**9
-# A controller time like a real one (2026), on the 10 s grid.
-EPOCH = 1_780_000_000 * S
+# A controller time like a real one (2026), off the 10 s grid from 0: the grid moves with it.
+EPOCH = 1_780_000_003 * S
 
 
 def _events(setup: SimSetup, policy: str = "reserve") -> list[ev.DomainEvent]:
