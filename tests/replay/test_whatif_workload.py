@@ -4,12 +4,16 @@ log cannot know is stated as an assumption, not invented (ADR 0131)."""
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import msgspec
 import pytest
+from rich.console import Console
 
+from costart.bootstrap import Settings
 from costart.cli.sim_cmd import controller_factory
+from costart.cli.walkthrough import run_demo
 from costart.display import duration
 from costart.domain import events as ev
 from costart.domain.actors import Actor
@@ -21,7 +25,7 @@ from costart.sim.metrics import Original
 from costart.sim.results import run_policy
 from costart.sim.scenario import load_scenario
 from costart.sim.setup import SimSetup, draw_setup, keyed_random
-from tests.replay.whatif_helpers import Events
+from tests.replay.whatif_helpers import Events, read_log
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -132,3 +136,21 @@ def test_the_workload_is_plain_data(known: tuple[SimSetup, Events, RecordedWorkl
     _, _, recorded = known
     assert msgspec.json.decode(as_json(recorded), type=RecordedWorkload) == recorded
     assert recorded.session_interval_ns == 10 * 10**9
+
+
+def test_a_hand_driven_log_says_what_the_simulator_cannot_replay(tmp_path: Path) -> None:
+    """The walkthrough's agents start members seconds after the barrier, and its
+    trainer's tasks end a second apart: the simulator starts at once and ends a run's
+    tasks together, and the workload says so (with how much)."""
+    store = tmp_path / "store"
+    spec = ROOT / "scenarios" / "rl-post-training.toml"
+    run_demo(spec, Console(file=io.StringIO()), Settings(store=str(store), cluster=None)).close()
+    recorded, _ = read_log(store)
+    assert (
+        "4 starts came after the controller allowed them (up to 5.0s later): "
+        "the re-run starts members at once"
+    ) in recorded.assumptions
+    assert any(
+        t.startswith("the tasks of 1 job runs ended apart (up to 3.0s)")
+        for t in recorded.assumptions
+    )

@@ -50,7 +50,18 @@ class WhatIfError(ValueError):
 
 
 class _Member:
-    __slots__ = ("claims", "group", "kind", "name", "open_at", "placements", "runs", "unknown")
+    __slots__ = (
+        "claims",
+        "first_end",
+        "group",
+        "kind",
+        "name",
+        "open_at",
+        "placements",
+        "ready_at",
+        "runs",
+        "unknown",
+    )
 
     def __init__(self, group: str, name: str, kind: str) -> None:
         self.group = group
@@ -61,6 +72,8 @@ class _Member:
         self.runs: list[RunOutcome] = []
         self.open_at: int | None = None
         self.unknown: list[tuple[int, int]] = []  # (run index, at least this long)
+        self.ready_at = 0  # its last placement or claim report: it may start from then
+        self.first_end: int | None = None  # the run's first task success
 
     @property
     def ref(self) -> str:
@@ -68,7 +81,7 @@ class _Member:
 
     def end_run(self, outcome: RunOutcome) -> None:
         self.runs.append(outcome)
-        self.open_at = None
+        self.open_at = self.first_end = None
 
     def cut_run(self, at_ns: int) -> None:
         """The run stopped before it ended by itself: only a lower bound is known."""
@@ -101,6 +114,9 @@ class _Reader:
         self.node_changes: list[NodeChange] = []
         self.sessions: set[int] = set()
         self.task_claims = 0
+        self.released: dict[str, int] = {}  # each group's last barrier release
+        self.start_lags: list[int] = []  # a start later than the controller allowed it
+        self.end_spreads: list[int] = []  # a job's tasks ending apart
         self.first_ns: int | None = None
         self.last_ns = 0
         self.count = 0
@@ -129,6 +145,7 @@ class _Reader:
         elif isinstance(event, ev.BarrierReleased):
             group = self.groups[id_text(event.group_id)]
             group.started = event.at_ns if group.started is None else group.started
+            self.released[id_text(event.group_id)] = event.at_ns
         elif isinstance(event, ev.GroupCancelled):
             group = self.groups[id_text(event.group_id)]
             group.cancel_at, group.cancelled_by = event.at_ns, actor
@@ -152,17 +169,27 @@ class _Reader:
 
     def _member_event(self, member: _Member, event: ev.DomainEvent) -> None:
         state = self.world.members[id_text(event.originator_id)]
-        if isinstance(event, ev.MemberPlaced) and state.status == "PLACED":
-            member.placements.append((event.at_ns, state.attempt))
-            member.claims.append({})
+        if isinstance(event, ev.MemberPlaced):
+            member.ready_at = event.at_ns
+            if state.status == "PLACED":
+                member.placements.append((event.at_ns, state.attempt))
+                member.claims.append({})
         elif isinstance(event, ev.ClaimReady | ev.ClaimFailed):
+            member.ready_at = event.at_ns
             self._claim(member, event)
         elif isinstance(event, ev.MemberStarted):
             if member.open_at is not None:  # a start without an end seen: cut there
                 member.cut_run(event.at_ns)
             member.open_at = event.at_ns
+            allowed = max(member.ready_at, self.released.get(id_text(event.group_id), 0))
+            if event.at_ns > allowed:
+                self.start_lags.append(event.at_ns - allowed)
+        elif isinstance(event, ev.TaskSucceeded):
+            member.first_end = event.at_ns if member.first_end is None else member.first_end
         elif isinstance(event, ev.MemberSucceeded):  # after its last task's success
             if member.open_at is not None:
+                if member.first_end is not None and event.at_ns > member.first_end:
+                    self.end_spreads.append(event.at_ns - member.first_end)
                 member.end_run(RunOutcome(event.at_ns - member.open_at))
         elif isinstance(event, ev.MemberFailed):
             # A task's own end, reported (not a timer's or a node loss's doing).
@@ -325,6 +352,17 @@ def recorded_workload(source: ReplaySource, where: str) -> RecordedWorkload:
         "median recorded claim delay (0s when none was recorded), and a start the log "
         "does not have runs its member's recorded successful run time without failing"
     )
+    if reader.start_lags:
+        said.append(
+            f"{len(reader.start_lags)} starts came after the controller allowed them (up to "
+            f"{duration(max(reader.start_lags))} later): the re-run starts members at once"
+        )
+    if reader.end_spreads:
+        said.append(
+            f"the tasks of {len(reader.end_spreads)} job runs ended apart (up to "
+            f"{duration(max(reader.end_spreads))}): the re-run ends a run's tasks together, "
+            "at the last one's time"
+        )
     if reader.task_claims:
         said.append(
             f"{reader.task_claims} reports of tasks' own claims are not replayed "
