@@ -21,6 +21,7 @@ from costart.cli.sim_demo import SCENARIO, run_sim_demo
 from costart.controller import Controller
 from costart.placement.cluster_file import load_cluster
 from costart.replay.whatif.decisions import decisions, first_divergence
+from costart.replay.whatif.extract import recorded_workload
 from costart.replay.whatif.summary import compare
 from costart.sim.distributions import Const
 from costart.sim.results import run_policy
@@ -180,3 +181,32 @@ def test_the_fallback_for_unrecorded_placements_is_the_median_recorded_delay(
 def test_the_scenario_cluster_is_the_default_one() -> None:
     """The demo's cluster is the global --cluster's default: the command needs no flag."""
     assert load_scenario(SCENARIO).cluster == load_cluster(DEMO_CLUSTER)
+
+
+SWEEP = [
+    (scenario, policy, seed)
+    for scenario in ("rl-post-training", "deadlock-trap", "disaggregated-serving", "mixed")
+    for policy in ("atomic", "reserve", "reserve-backfill", "plan-ahead")
+    for seed in (2, 3)
+]
+COVERED: dict[str, int] = {}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("scenario", "policy", "seed"), SWEEP)
+def test_every_scenario_policy_and_seed_is_reproduced(
+    scenario: str, policy: str, seed: int
+) -> None:
+    """The exactness over every scenario of the comparison suite, each costart policy
+    and two more seeds, in memory; prints how often each kind of decision was made
+    again so far."""
+    setup = draw_setup(load_scenario(ROOT / "scenarios" / f"sim-{scenario}.toml"), seed)
+    _, engine = run_policy(setup, policy, sim_controller_factory())
+    before = list(engine.controller.read_events())
+    recorded = recorded_workload(engine.controller, "memory")
+    a = decisions(before)
+    divergence = first_divergence(a, decisions(rerun(recorded, setup.cluster)))
+    assert divergence is None, f"{scenario} {policy} seed {seed}: {divergence}"
+    for d in a:
+        COVERED[d.kind] = COVERED.get(d.kind, 0) + 1
+    print(f"decisions made again so far, by kind: {dict(sorted(COVERED.items()))}")
