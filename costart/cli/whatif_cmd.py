@@ -13,36 +13,36 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, cast
+from typing import TYPE_CHECKING, Annotated, cast
 
 import typer
 
-from costart.bootstrap import Settings, sim_controller_factory
 from costart.cli.commands import console
 from costart.cli.exits import UsageError, reported
 from costart.cli.replay_cmd import LogOption, _opened
 from costart.cli.target import Target
-from costart.controller import Controller
 from costart.display import duration
 from costart.domain.durations import parse_duration_ns
 from costart.placement.cluster import ClusterError
 from costart.placement.cluster_file import ClusterDefinition, load_cluster
 from costart.replay.time_base import TimeBase
 from costart.replay.whatif.changes import Change, parse_changes
-from costart.replay.whatif.decisions import Decision
-from costart.replay.whatif.extract import WhatIfError, recorded_workload
-from costart.replay.whatif.rerun import (
-    DEFAULT_TAIL,
-    RECORDED_POLICY,
-    WhatIfRun,
-    run_whatif,
-    whatif_setup,
-)
-from costart.replay.whatif.summary import Compared, compare
-from costart.sim.recommended_policy import RECOMMENDED_POLICY
-from costart.sim.results import ALL_POLICIES
+from costart.replay.whatif.options import DEFAULT_TAIL, RECORDED_POLICY, WhatIfError
+from costart.settings import backend_at
 
-POLICIES = (RECORDED_POLICY, *ALL_POLICIES, RECOMMENDED_POLICY)
+if TYPE_CHECKING:
+    from costart.replay.whatif.decisions import Decision
+    from costart.replay.whatif.rerun import WhatIfRun
+    from costart.replay.whatif.summary import Compared
+
+
+def policies() -> tuple[str, ...]:
+    """Every policy a what-if runs: the recorded one and every one `costart sim` has
+    (loaded with the simulator, when the command runs)."""
+    from costart.sim.recommended_policy import RECOMMENDED_POLICY  # noqa: PLC0415
+    from costart.sim.results import ALL_POLICIES  # noqa: PLC0415
+
+    return (RECORDED_POLICY, *ALL_POLICIES, RECOMMENDED_POLICY)
 
 
 def _cluster(path: Path, what: str) -> ClusterDefinition:
@@ -58,8 +58,9 @@ def _checked(
     policy: str, sets: list[str], keep: Path | None, tail: str
 ) -> tuple[list[Change], int]:
     """Every option checked before anything is read or written."""
-    if policy not in POLICIES:
-        raise UsageError(f"--policy {policy}: unknown (one of {', '.join(POLICIES)})")
+    known = policies()
+    if policy not in known:
+        raise UsageError(f"--policy {policy}: unknown (one of {', '.join(known)})")
     try:
         changes = parse_changes(sets)
     except WhatIfError as error:
@@ -110,6 +111,14 @@ def whatif_cmd(
     """Re-run the log's recorded workload (arrivals, claim delays, run times, failures,
     node reports, cancels) under another policy, cluster or placement settings, and
     print it beside what was recorded. The log is only read."""
+    # The simulator and the controller load only when the command runs (not when the
+    # replay commands' group is built).
+    from costart.bootstrap import Settings, sim_controller_factory  # noqa: PLC0415
+    from costart.controller import Controller  # noqa: PLC0415
+    from costart.replay.whatif.extract import recorded_workload  # noqa: PLC0415
+    from costart.replay.whatif.rerun import WhatIfRun, run_whatif, whatif_setup  # noqa: PLC0415
+    from costart.replay.whatif.summary import compare  # noqa: PLC0415
+
     target: Target = ctx.obj
     with reported():
         changes, tail_ns = _checked(policy, sets or [], keep, tail)
@@ -117,10 +126,11 @@ def whatif_cmd(
             raise UsageError("name the recorded cluster with the global --cluster FILE")
         recorded_cluster = _cluster(target.cluster, "--cluster")
         used = recorded_cluster if cluster is None else _cluster(cluster, "--cluster")
-        location = str(log_dir) if log_dir is not None else str(target.store)
         with _opened(ctx, log_dir) as log:
+            location = str(log_dir) if log_dir is not None else str(target.store)
+            shown = backend_at(location).describe(location)  # a URL without its password
             try:
-                recorded = recorded_workload(log.source, location)
+                recorded = recorded_workload(log.source, shown)
             except WhatIfError as error:
                 raise UsageError(str(error)) from None
             before = list(log.source.read_events())
@@ -135,7 +145,7 @@ def whatif_cmd(
             after = list(engine.controller.read_events())
             cast(Controller, engine.controller).close()
             run = WhatIfRun(
-                recorded_log=location,
+                recorded_log=shown,
                 log=str(store),
                 recorded_cluster=str(target.cluster),
                 cluster=str(cluster or target.cluster),

@@ -19,7 +19,12 @@ from costart.placement.allocator import (
     OvercommitError,
 )
 from costart.placement.cluster import Cluster, ClusterError, Node, NodeStatus
-from costart.placement.cluster_file import ClusterDefinition, load_cluster, parse_cluster
+from costart.placement.cluster_file import (
+    ClusterDefinition,
+    cluster_document,
+    load_cluster,
+    parse_cluster,
+)
 from costart.placement.host_allocator import HostAllocator, HostLoad
 from costart.placement.recommended import Recommendation, recommended_mode
 from costart.placement.reported_load import ReportedLoad, SessionReadings
@@ -42,6 +47,7 @@ __all__ = [
     "Recommendation",
     "ReportedLoad",
     "SessionReadings",
+    "cluster_document",
     "from_cluster_file",
     "idle_held_gpu_seconds",
     "idle_held_gpus",

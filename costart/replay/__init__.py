@@ -46,10 +46,10 @@ __getattr__, __dir__ = lazy_exports(
     {
         "Change": "costart.replay.whatif.changes",
         "Compared": "costart.replay.whatif.summary",
-        "DEFAULT_TAIL": "costart.replay.whatif.rerun",
+        "DEFAULT_TAIL": "costart.replay.whatif.options",
         "Decision": "costart.replay.whatif.decisions",
-        "RECORDED_POLICY": "costart.replay.whatif.rerun",
-        "WhatIfError": "costart.replay.whatif.extract",
+        "RECORDED_POLICY": "costart.replay.whatif.options",
+        "WhatIfError": "costart.replay.whatif.options",
         "WhatIfRun": "costart.replay.whatif.rerun",
         "compare": "costart.replay.whatif.summary",
         "parse_changes": "costart.replay.whatif.changes",

@@ -26,7 +26,7 @@ from costart.domain.states import GROUP_STARTED
 from costart.placement.cluster_file import load_cluster
 from costart.replay.whatif.changes import changed_spec, parse_change, parse_changes
 from costart.replay.whatif.decisions import Decision, decisions, first_divergence
-from costart.replay.whatif.extract import WhatIfError
+from costart.replay.whatif.options import WhatIfError
 from tests.replay.whatif_helpers import read_log, rerun
 
 S = 10**9

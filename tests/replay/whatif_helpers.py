@@ -11,7 +11,8 @@ from costart.eventlog.backends import open_replay_log
 from costart.placement.cluster_file import ClusterDefinition
 from costart.replay.whatif.changes import Change
 from costart.replay.whatif.extract import recorded_workload
-from costart.replay.whatif.rerun import RECORDED_POLICY, run_whatif, whatif_setup
+from costart.replay.whatif.options import RECORDED_POLICY
+from costart.replay.whatif.rerun import run_whatif, whatif_setup
 from costart.replay.whatif.workload import RecordedWorkload
 
 Events = list[tuple[int, DomainEvent]]

@@ -23,12 +23,12 @@ __all__ = [
 __getattr__, __dir__ = lazy_exports(
     __name__,
     {
-        "RECORDED_POLICY": "costart.replay.whatif.rerun",
+        "RECORDED_POLICY": "costart.replay.whatif.options",
         "Change": "costart.replay.whatif.changes",
         "Decision": "costart.replay.whatif.decisions",
         "Divergence": "costart.replay.whatif.decisions",
         "RecordedWorkload": "costart.replay.whatif.workload",
-        "WhatIfError": "costart.replay.whatif.extract",
+        "WhatIfError": "costart.replay.whatif.options",
         "WhatIfRun": "costart.replay.whatif.rerun",
         "decisions": "costart.replay.whatif.decisions",
         "differing": "costart.replay.whatif.decisions",

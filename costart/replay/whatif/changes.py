@@ -14,7 +14,7 @@ import msgspec
 
 from costart.domain.durations import parse_duration_ns
 from costart.domain.spec_types import GroupSpec, PlacementMode
-from costart.replay.whatif.extract import WhatIfError
+from costart.replay.whatif.options import WhatIfError
 
 _CHANGE = re.compile(r"(?P<key>[a-z_.]+)=(?P<value>.+)")
 MODES: tuple[str, ...] = get_args(PlacementMode)

@@ -25,6 +25,7 @@ from costart.domain.ids import id_text
 from costart.domain.spec_types import GroupSpec
 from costart.domain.world import World
 from costart.replay.source import ReplaySource
+from costart.replay.whatif.options import WhatIfError
 from costart.replay.whatif.workload import INPUT_EVENTS, OWN_FAILURES, RecordedWorkload
 from costart.sim.distributions import Const
 from costart.sim.setup import NodeChange
@@ -43,10 +44,6 @@ DEFAULT_SESSION_INTERVAL_NS = 10 * 10**9
 # wall clock runs them when its timer fires, not on round times).
 MIN_GRID_NS = 10**6
 HOST = Actor.host("whatif")
-
-
-class WhatIfError(ValueError):
-    """A log or a change the what-if cannot run: the message says what and where."""
 
 
 class _Member:

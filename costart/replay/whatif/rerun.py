@@ -13,8 +13,10 @@ from collections.abc import Callable
 
 import msgspec
 
+from costart.domain.durations import parse_duration_ns
 from costart.placement.cluster_file import ClusterDefinition
 from costart.replay.whatif.changes import Change, changed_spec
+from costart.replay.whatif.options import DEFAULT_TAIL
 from costart.replay.whatif.workload import RecordedWorkload
 from costart.sim.engine import Engine
 from costart.sim.ports import ControllerFactory
@@ -22,9 +24,7 @@ from costart.sim.results import PolicyResult, run_policy
 from costart.sim.setup import FaultPlan, SimOptions, SimSetup
 from costart.sim.workload import Workload
 
-DEFAULT_TAIL = "24h"
-DEFAULT_TAIL_NS = 24 * 3600 * 10**9
-RECORDED_POLICY = "as-specified"  # each group in the mode it was submitted in
+DEFAULT_TAIL_NS = parse_duration_ns(DEFAULT_TAIL)
 
 
 class WhatIfRun(msgspec.Struct, frozen=True):
