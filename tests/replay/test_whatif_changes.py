@@ -27,6 +27,7 @@ from costart.placement.cluster_file import load_cluster
 from costart.replay.whatif.changes import changed_spec, parse_change, parse_changes
 from costart.replay.whatif.decisions import Decision, decisions, first_divergence
 from costart.replay.whatif.options import WhatIfError
+from costart.replay.whatif.summary import compare
 from tests.replay.whatif_helpers import read_log, rerun
 
 S = 10**9
@@ -72,8 +73,10 @@ class Clock:
         return self.now_ns
 
 
-def drive(store: Path, cluster: Path) -> None:
-    """The host's loop, second by second, until both groups have ended."""
+def drive(store: Path, cluster: Path, *, jitter: bool = False) -> None:
+    """The host's loop, second by second, until both groups have ended. ``jitter``:
+    its sessions run a few ms late, differently each time, as a timer on a wall clock
+    wakes (off any grid)."""
     clock = Clock()
     controller = bootstrap(Settings(store=str(store), cluster=cluster), clock=clock)
     claims: dict[int, tuple[str, int]] = {}  # due time -> (member, attempt)
@@ -99,12 +102,12 @@ def drive(store: Path, cluster: Path) -> None:
         if now == 0:
             controller.submit(parse_spec(FIRST, "toml"))
             controller.submit(parse_spec(SECOND, "toml"))
-        if now in claims:
-            ref, attempt = claims.pop(now)
+        for due in sorted(t for t in claims if t <= now):
+            ref, attempt = claims.pop(due)
             controller.claim_ready(ref, "weights", attempt, actor=CLAIM_DRIVER)
             react(now)
         for ref, end in list(ends.items()):
-            if end == now:
+            if end <= now:
                 del ends[ref]
                 group = ref.split("/")[0]
                 for task in controller.members(group)[0].tasks:
@@ -112,9 +115,11 @@ def drive(store: Path, cluster: Path) -> None:
                         ref, task.index, task.attempt, actor=Actor.agent(task.node)
                     )
         if now and now % (10 * S) == 0:
-            watch(controller.schedule(now), now)
-            react(now)
-            controller.tick(now)
+            at = now + (now // (10 * S) % 5) * 1_000_003 if jitter else now
+            clock.now_ns = at
+            watch(controller.schedule(at), at)
+            react(at)
+            controller.tick(at)
         if all(controller.group(g).is_terminal for g in ("first", "second")):
             break
     assert [controller.group(g).status for g in ("first", "second")] == ["SUCCEEDED"] * 2
@@ -176,6 +181,20 @@ def test_a_third_node_starts_second_at_once(small: tuple[Path, Path, Path]) -> N
     assert _of(after, "ReservationOpened", "second") == []
     assert _of(after, "BarrierReleased", "first") == [35 * S]
     assert _of(after, "GroupSucceeded", "first") == [60 * MINUTE + 35 * S]
+
+
+def test_a_log_off_any_grid_is_re_run_on_its_smallest_gap_and_says_so(tmp_path: Path) -> None:
+    """A host whose sessions run a few ms late each time leaves no grid to read: the
+    re-run's sessions are every smallest gap from the first, it says so, and the same
+    groups start and end (a decision may move by a few ms)."""
+    two = cluster_file(tmp_path / "two.toml", 2)
+    drive(tmp_path / "store", two, jitter=True)
+    recorded, before = read_log(tmp_path / "store")
+    assert any("do not sit on a grid" in t for t in recorded.assumptions)
+    assert recorded.session_interval_ns == 10 * S - 4 * 1_000_003
+    compared = compare(before, rerun(recorded, load_cluster(two)))
+    assert compared.whatif == compared.recorded
+    assert compared.whatif.succeeded == 2
 
 
 @pytest.mark.parametrize(
