@@ -161,7 +161,7 @@ def whatif_cmd(
                 rejected=list(engine.embedder.rejected),
                 inputs_refused=list(engine.embedder.inputs_refused),
             )
-            compared = compare(before, after)
+            compared = compare(before, after, engine.embedder.originals)
             _print(
                 run,
                 compared,
@@ -207,6 +207,7 @@ def _print(run: WhatIfRun, compared: Compared, *, kept: bool, sessions: int) -> 
         ("succeeded", compared.recorded.succeeded, compared.whatif.succeeded),
         ("failed", compared.recorded.failed, compared.whatif.failed),
         ("cancelled", compared.recorded.cancelled, compared.whatif.cancelled),
+        ("refused (never fit)", compared.recorded.refused, compared.whatif.refused),
         ("decisions", compared.recorded_decisions, compared.whatif_decisions),
     ]
     say(f"{'':24}{'recorded':>10}{'what-if':>10}")

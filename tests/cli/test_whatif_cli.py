@@ -73,6 +73,21 @@ def test_a_peer_policy_runs(demo_store: Path) -> None:
     assert "policy: volcano" in done.stdout and "first divergence" in done.stdout
 
 
+def test_a_policy_that_splits_groups_still_counts_the_recorded_groups(demo_store: Path) -> None:
+    """``independent`` submits each task as a group of its own: the tally still counts
+    the 8 recorded groups, not its units."""
+    done = costart("--store", str(demo_store), "replay", "whatif", "--policy", "independent")
+    assert done.returncode == 0, done.stderr
+    rows = {
+        line[:24].strip(): line[24:].split()
+        for line in done.stdout.splitlines()
+        if line[:1] not in (" ", "") and len(line) > 24
+    }
+    assert rows["groups submitted"] == ["8", "8"]
+    assert rows["groups started"][0] == "8"
+    assert int(rows["decisions"][1]) > 173  # a decision per unit
+
+
 @pytest.mark.parametrize(
     ("args", "said"),
     [

@@ -2,23 +2,40 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import msgspec
 
 from costart.domain import events as ev
 from costart.domain.ids import id_text
 from costart.replay.whatif.decisions import Divergence, decisions, differing, first_divergence
+from costart.sim.metrics import Original
 
 
 class Tally(msgspec.Struct, frozen=True):
-    """How many groups a log submitted, started (a barrier released), and ended how."""
+    """How many groups a log submitted, started (a barrier released), and ended how;
+    ``refused``: groups the cluster could never fit (never in a log)."""
 
     submitted: int
     started: int
     succeeded: int
     failed: int
     cancelled: int
+    refused: int = 0
+
+
+def tally_of_runs(originals: Sequence[Original]) -> Tally:
+    """A re-run's tally by the workload's own groups, as the simulator followed them: a
+    policy that splits a group into units (``independent``) still counts it once."""
+    outcomes = [o.outcome for o in originals]
+    return Tally(
+        submitted=len(originals) - outcomes.count("rejected"),
+        started=sum(1 for o in originals if o.started_ns is not None),
+        succeeded=outcomes.count("succeeded"),
+        failed=outcomes.count("failed"),
+        cancelled=outcomes.count("cancelled"),
+        refused=outcomes.count("rejected"),
+    )
 
 
 def tally(events: Iterable[tuple[int, ev.DomainEvent]]) -> Tally:
@@ -55,13 +72,16 @@ class Compared(msgspec.Struct, frozen=True):
 
 
 def compare(
-    recorded: list[tuple[int, ev.DomainEvent]], whatif: list[tuple[int, ev.DomainEvent]]
+    recorded: list[tuple[int, ev.DomainEvent]],
+    whatif: list[tuple[int, ev.DomainEvent]],
+    runs: Sequence[Original] | None = None,
 ) -> Compared:
-    """Compare two logs' events (each as ``(position, event)`` in log order)."""
+    """Compare two logs' events (each as ``(position, event)`` in log order); the
+    what-if's groups tallied from the re-run's ``runs`` when given, else its log."""
     a, b = decisions(recorded), decisions(whatif)
     return Compared(
         tally(recorded),
-        tally(whatif),
+        tally(whatif) if runs is None else tally_of_runs(runs),
         len(a),
         len(b),
         differing(a, b),
