@@ -60,7 +60,9 @@ def test_a_changed_setting_shows_where_the_logs_part(demo_store: Path, tmp_path:
     assert (
         "recorded: t+4m20s (+276ms) GroupPlaced grpo-000 attempt=1 barrier_deadline=t+14m20s" in out
     )
-    assert "what-if:  t+4m20s (+276ms) GroupPlaced grpo-000 attempt=1 barrier_deadline=t+5m" in out
+    assert (
+        "what-if:  t+4m20s (+276ms) GroupPlaced grpo-000 attempt=1 barrier_deadline=t+5m00s" in out
+    )
     assert f"what-if log: {kept}\n" in out
     # The kept log is a store of its own: it verifies, and the replay commands open it.
     verified = costart("--store", str(kept), "replay", "verify")
