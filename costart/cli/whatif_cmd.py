@@ -26,7 +26,7 @@ from costart.domain.durations import parse_duration_ns
 from costart.placement.cluster import ClusterError
 from costart.placement.cluster_file import ClusterDefinition, load_cluster
 from costart.replay.time_base import TimeBase
-from costart.replay.whatif.changes import SETTINGS, Change, parse_changes
+from costart.replay.whatif.changes import SPEC_SETTINGS, Change, parse_changes
 from costart.replay.whatif.options import DEFAULT_TAIL, RECORDED_POLICY, WhatIfError
 from costart.settings import backend_at
 
@@ -100,7 +100,7 @@ def whatif_cmd(
         list[str] | None,
         typer.Option(
             "--set",
-            help=f"KEY=VALUE for every group, repeatable; KEY one of {', '.join(SETTINGS)}",
+            help=f"KEY=VALUE for every group, repeatable; KEY one of {', '.join(SPEC_SETTINGS)}",
         ),
     ] = None,
     keep: Annotated[

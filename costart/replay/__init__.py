@@ -8,6 +8,7 @@ from costart._lazy import lazy_exports
 __all__ = [
     "DEFAULT_TAIL",
     "RECORDED_POLICY",
+    "SPEC_SETTINGS",
     "Change",
     "Compared",
     "Decision",
@@ -49,6 +50,7 @@ __getattr__, __dir__ = lazy_exports(
         "DEFAULT_TAIL": "costart.replay.whatif.options",
         "Decision": "costart.replay.whatif.decisions",
         "RECORDED_POLICY": "costart.replay.whatif.options",
+        "SPEC_SETTINGS": "costart.replay.whatif.changes",
         "WhatIfError": "costart.replay.whatif.options",
         "WhatIfRun": "costart.replay.whatif.rerun",
         "compare": "costart.replay.whatif.summary",

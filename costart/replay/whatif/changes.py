@@ -67,7 +67,7 @@ def _barrier(spec: GroupSpec, value: int | str) -> GroupSpec:
 
 
 # key -> (parse the value, apply it to a spec)
-SETTINGS: dict[
+SPEC_SETTINGS: dict[
     str, tuple[Callable[[str, str], int | str], Callable[[GroupSpec, int | str], GroupSpec]]
 ] = {
     "placement.mode": (_mode, _placement("mode")),
@@ -85,9 +85,9 @@ def parse_change(text: str) -> Change:
     if match is None:
         raise WhatIfError(f"--set {text!r}: expected KEY=VALUE, e.g. placement.timeout=5m")
     key, value = match["key"], match["value"]
-    if key not in SETTINGS:
-        raise WhatIfError(f"--set {key}: unknown setting (one of {', '.join(SETTINGS)})")
-    return Change(key, value, SETTINGS[key][0](key, value))
+    if key not in SPEC_SETTINGS:
+        raise WhatIfError(f"--set {key}: unknown setting (one of {', '.join(SPEC_SETTINGS)})")
+    return Change(key, value, SPEC_SETTINGS[key][0](key, value))
 
 
 def parse_changes(texts: list[str]) -> list[Change]:
@@ -104,7 +104,7 @@ def changed_spec(spec: GroupSpec, changes: list[Change]) -> GroupSpec:
     """``spec`` with every change applied; a change that breaks a rule between
     settings (a backoff longer than its cap) is refused naming the group."""
     for change in changes:
-        spec = SETTINGS[change.key][1](spec, change.value)
+        spec = SPEC_SETTINGS[change.key][1](spec, change.value)
     placement = spec.placement
     if placement.backoff_ns > placement.backoff_max_ns:
         raise WhatIfError(
