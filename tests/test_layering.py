@@ -58,8 +58,9 @@ ALLOWED: dict[str, tuple[set[str], set[str]]] = {
         {"msgspec", "eventsourcing", "lmdb", "structlog"},
     ),
     # Forensics over a log each backend opens read-only (`eventlog.open_replay_log`).
+    # What-if replay (`replay.whatif`) re-runs a log's recorded inputs in the simulator.
     "replay": (
-        {"domain", "display", "placement", "eventlog", "projections", "replay", "_lazy"},
+        {"domain", "display", "placement", "eventlog", "projections", "replay", "sim", "_lazy"},
         {"msgspec", "eventsourcing", "structlog"},
     ),
     "sim": (

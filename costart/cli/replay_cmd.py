@@ -34,6 +34,7 @@ from costart.cli.outcomes_cmd import outcomes_cmd
 from costart.cli.replay_logs import LogOption
 from costart.cli.replay_logs import opened_log as _opened
 from costart.cli.tables import plain_table
+from costart.cli.whatif_cmd import whatif_cmd
 from costart.display import offset, queue_text, reason_text
 from costart.domain.world import World
 from costart.eventlog.anchor import check_reaches
@@ -378,6 +379,7 @@ def snapshot(ctx: typer.Context) -> None:
 
 
 replay_app.command("outcomes")(outcomes_cmd)
+replay_app.command("whatif")(whatif_cmd)
 
 
 def register(app: typer.Typer) -> None:

@@ -28,6 +28,7 @@ from costart.display import clock, duration
 from costart.domain.durations import parse_duration_ns
 from costart.files import UnreadableFileError, why_unreadable
 from costart.logging_setup import configure_logging
+from costart.placement.cluster_file import cluster_document
 from costart.sim.breakdown import WorkloadFigures
 from costart.sim.engine import Engine
 from costart.sim.outside_load import ALLOCATORS, with_outside_load
@@ -274,9 +275,10 @@ def sim(
     node_losses: Annotated[int, typer.Option(help="traces: node losses to draw")] = 0,
     controller_crashes: Annotated[int, typer.Option(help="traces: controller crashes")] = 0,
     session_interval: Annotated[str, typer.Option(help="traces: session period")] = "10s",
-    out: Annotated[Path, typer.Option(help="folder for report.json and report.png")] = Path(
-        "sim-report"
-    ),
+    out: Annotated[
+        Path,
+        typer.Option(help="folder for report.json, report.png (and with --store cluster.toml)"),
+    ] = Path("sim-report"),
     verbose: Annotated[bool, typer.Option(help="controller logs on stderr")] = False,
     allocator: Annotated[
         str, typer.Option(help="in-memory | outside-load (the host's other work and races)")
@@ -329,6 +331,14 @@ def sim(
     if log is not None:
         console.print(
             f"the {log[0]} run's log is in {log[1]} (costart --store {log[1]} replay verify)"
+        )
+        # The run's cluster as a file: a what-if of the log re-runs it on this cluster.
+        cluster = out / "cluster.toml"
+        cluster.write_text(cluster_document(setup.cluster))
+        console.print(
+            f"its cluster is in {cluster} "
+            f"(costart --store {log[1]} --cluster {cluster} replay whatif)",
+            highlight=False,
         )
 
 

@@ -19,7 +19,12 @@ from costart.placement.allocator import (
     OvercommitError,
 )
 from costart.placement.cluster import Cluster, ClusterError, Node, NodeStatus
-from costart.placement.cluster_file import ClusterDefinition, load_cluster, parse_cluster
+from costart.placement.cluster_file import (
+    ClusterDefinition,
+    cluster_document,
+    load_cluster,
+    parse_cluster,
+)
 from costart.placement.host_allocator import HostAllocator, HostLoad
 from costart.placement.recommended import Recommendation, recommended_mode
 from costart.placement.reported_load import ReportedLoad, SessionReadings
@@ -51,6 +56,7 @@ __all__ = [
     "ReportedLoad",
     "SessionReadings",
     "StartEstimate",
+    "cluster_document",
     "estimate_starts",
     "from_cluster_file",
     "idle_held_gpu_seconds",

@@ -235,3 +235,41 @@ def parse_cluster(data: bytes | str) -> ClusterDefinition:
 def load_cluster(path: str | Path) -> ClusterDefinition:
     """Read and parse a cluster file (`UnreadableFileError` if it cannot be read)."""
     return parse_cluster(read_named_file(Path(path), "cluster file"))
+
+
+def _toml_string(text: str) -> str:
+    """A TOML basic string (JSON's escapes are TOML's)."""
+    return msgspec.json.encode(text).decode()
+
+
+def cluster_document(definition: ClusterDefinition) -> str:
+    """``definition`` as a cluster file, every node written out: `parse_cluster` reads it
+    back equal (the cluster a simulated run used, kept for a what-if of its log)."""
+    lines = [f"levels = [{', '.join(_toml_string(level) for level in definition.levels)}]"]
+    for name, topology in definition.placement_groups:
+        lines += [
+            "",
+            f"[placement_groups.{_toml_string(name)}]",
+            f"level = {_toml_string(topology.level)}",
+            f"policy = {_toml_string(topology.policy)}",
+            f"required = {'true' if topology.required else 'false'}",
+        ]
+    status = dict(definition.down)
+    for node in definition.nodes:
+        lines += [
+            "",
+            "[[nodes]]",
+            f"name = {_toml_string(node.name)}",
+            f"path = [{', '.join(_toml_string(p) for p in node.path)}]",
+            f"gpu = {node.gpu}",
+            f"cpu = {node.cpu}",
+            f"mem_gb = {node.mem_gb}",
+        ]
+        if node.gpu_type is not None:
+            lines.append(f"gpu_type = {_toml_string(node.gpu_type)}")
+        if node.labels:
+            pairs = ", ".join(f"{_toml_string(k)} = {_toml_string(v)}" for k, v in node.labels)
+            lines.append(f"labels = {{ {pairs} }}")
+        if node.name in status:
+            lines.append(f"status = {_toml_string(status[node.name])}")
+    return "\n".join(lines) + "\n"

@@ -1,15 +1,25 @@
-"""Forensics on a log opened read-only: rebuild, restore, verify, why, timeline, diff
-and export (docs/design.md §7). Each backend opens its log for them
+"""Forensics on a log opened read-only: rebuild, restore, verify, why, timeline, diff,
+export, and what-if (`costart.replay.whatif`: the log's inputs re-run in the simulator)
+(docs/design.md §7). Each backend opens its log for them
 (`costart.eventlog.open_replay_log`); nothing here knows a backend."""
 
 from costart._lazy import lazy_exports
 
 __all__ = [
+    "DEFAULT_TAIL",
+    "RECORDED_POLICY",
+    "SPEC_SETTINGS",
+    "Change",
+    "Compared",
+    "Decision",
     "LogSpan",
     "Point",
     "RecorderSource",
     "TimeBase",
     "Timeline",
+    "WhatIfError",
+    "WhatIfRun",
+    "compare",
     "diff_worlds",
     "export_jsonl",
     "group_timeline",
@@ -17,13 +27,17 @@ __all__ = [
     "legend",
     "legend_css",
     "log_span",
+    "parse_changes",
     "parse_point",
     "rebuild",
     "rebuild_until_time",
+    "recorded_workload",
     "render_html",
+    "run_whatif",
     "time_base",
     "value_text",
     "verify",
+    "whatif_setup",
     "why",
 ]
 
@@ -31,6 +45,19 @@ __all__ = [
 __getattr__, __dir__ = lazy_exports(
     __name__,
     {
+        "Change": "costart.replay.whatif.changes",
+        "Compared": "costart.replay.whatif.summary",
+        "DEFAULT_TAIL": "costart.replay.whatif.options",
+        "Decision": "costart.replay.whatif.decisions",
+        "RECORDED_POLICY": "costart.replay.whatif.options",
+        "SPEC_SETTINGS": "costart.replay.whatif.changes",
+        "WhatIfError": "costart.replay.whatif.options",
+        "WhatIfRun": "costart.replay.whatif.rerun",
+        "compare": "costart.replay.whatif.summary",
+        "parse_changes": "costart.replay.whatif.changes",
+        "recorded_workload": "costart.replay.whatif.extract",
+        "run_whatif": "costart.replay.whatif.rerun",
+        "whatif_setup": "costart.replay.whatif.rerun",
         "LogSpan": "costart.replay.time_base",
         "Point": "costart.replay.points",
         "TimeBase": "costart.replay.time_base",

@@ -19,7 +19,7 @@ import msgspec
 
 from costart.domain import events as ev
 from costart.domain.actors import Actor
-from costart.domain.errors import SpecError
+from costart.domain.errors import DomainError, SpecError
 from costart.domain.spec_types import GroupSpec, PlacementMode
 from costart.domain.states import GROUP_STARTED, GroupState, MemberState
 from costart.sim.errors import SimError
@@ -90,6 +90,7 @@ class Embedder:
         self.units_by_name: dict[str, Unit] = {}
         self.units: dict[str, Unit] = {}
         self.rejected: list[str] = []
+        self.inputs_refused: list[str] = []  # recorded inputs this run's controller refused
         self.arrived = 0
         self._reactions: dict[type[ev.DomainEvent], Callable[[Unit, Any], None]] = {
             ev.MemberPlaced: self._placed,
@@ -117,6 +118,13 @@ class Embedder:
                 Original(index, arrival.spec.name, arrival.at_ns, arrival.workload_name)
             )
             self.engine.push(arrival.at_ns, "arrive", index)
+        # What a log recorded besides the arrivals (`costart.replay.whatif`): cancels
+        # and scale changes at their times.
+        for index, arrival in enumerate(self.arrivals):
+            if arrival.cancel_at_ns is not None:
+                self.engine.push(arrival.cancel_at_ns, "cancel_at", index)
+            for k, change in enumerate(arrival.scales):
+                self.engine.push(change.at_ns, "scale", index, k)
 
     # --- queue items -----------------------------------------------------------------
 
@@ -133,7 +141,7 @@ class Embedder:
             placement = msgspec.structs.replace(spec.placement, mode=mode)
             spec = msgspec.structs.replace(spec, placement=placement)
         self.usage.waiting += 1
-        self._submit(Unit(spec.name, spec, original, None, 0))
+        self._submit(Unit(spec.name, spec, original, None, 0), arrival.submitter)
 
     def mode_for(self, spec: GroupSpec) -> PlacementMode | None:
         """The mode this policy submits ``spec`` in (None: the spec's own)."""
@@ -153,10 +161,10 @@ class Embedder:
             return None
         return arrival
 
-    def _submit(self, unit: Unit) -> None:
+    def _submit(self, unit: Unit, actor: Actor | None = None) -> None:
         self.units_by_name[unit.name] = unit
         try:
-            self.engine.submit(unit.spec)
+            self.engine.submit(unit.spec, actor)
         except SpecError as error:
             self._reject(unit.original, str(error))
 
@@ -219,11 +227,38 @@ class Embedder:
             actor=agent_of(failed.node),
         )
 
-    def _on_cancel(self, unit: Unit) -> None:
+    def _on_cancel(self, unit: Unit, actor: Actor | None = None) -> None:
         if not self._group(unit).is_terminal:
             self.engine.command(
-                self.engine.controller.cancel, unit.name, actor=Actor.user(unit.spec.owner)
+                self.engine.controller.cancel,
+                unit.name,
+                actor=actor or Actor.user(unit.spec.owner),
             )
+
+    def _units_of(self, index: int) -> list[Unit]:
+        """The live units an original group runs as, in the order they were made."""
+        return [u for u in self.units.values() if u.original.index == index and u.key]
+
+    def _on_cancel_at(self, index: int) -> None:
+        """A recorded cancel: every unit of the group that is still live."""
+        for unit in self._units_of(index):
+            self._on_cancel(unit, self.arrivals[index].cancelled_by)
+
+    def _on_scale(self, index: int, k: int) -> None:
+        """A recorded scale change of a member, where the group still runs it (a
+        policy that splits the group into units scales the unit holding the member)."""
+        change = self.arrivals[index].scales[k]
+        for unit in self._units_of(index):
+            group = self._group(unit)
+            if group.is_terminal or change.member not in unit.member_keys:
+                continue
+            ref = f"{unit.name}/{change.member}"
+            try:
+                self.engine.command(
+                    self.engine.controller.scale, ref, change.replicas, actor=change.actor
+                )
+            except DomainError as error:  # allowed when recorded, not in this run
+                self.inputs_refused.append(f"{ref} scaled to {change.replicas}: {error}")
 
     # --- reacting to written events ---------------------------------------------------
 
@@ -301,7 +336,21 @@ class Embedder:
         source = unit.source_member(state.name)
         behaviour = self.arrival_of(unit).behaviour_of(source)
         now = self.engine.now_ns
+        arrival = self.arrival_of(unit)
         for claim in state.spec.claims:
+            recorded = arrival.claim_outcome(source, gen, claim)
+            if recorded is not None:
+                if recorded.delay_ns is not None:  # None: never reported for this placement
+                    self.engine.push(
+                        now + recorded.delay_ns,
+                        "claim",
+                        unit,
+                        state.name,
+                        claim,
+                        state.attempt,
+                        recorded.failed,
+                    )
+                continue
             rng = keyed_random(
                 self.seed, "claim", unit.original.name, source, unit.task, claim, gen
             )
@@ -319,6 +368,9 @@ class Embedder:
         run = arrival.run_of(member)
         behaviour = arrival.behaviour_of(member)
         job = arrival.spec.member(member).kind == "job"
+        recorded = arrival.run_outcome(member, start)
+        if recorded is not None:
+            return recorded.after_ns, recorded.reason
         runtime = (run.runtime_ns or HOUR_NS) if job else None
         if run.fails_after_ns is not None and start == 1:
             return run.fails_after_ns, run.failure_reason

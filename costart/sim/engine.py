@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from costart.domain import events as ev
 from costart.domain import runtime_limits
+from costart.domain.actors import Actor
 from costart.domain.capacity import Capacity
 from costart.domain.errors import SpecError
 from costart.domain.events import DomainEvent
@@ -104,7 +105,7 @@ class Engine:
     ) -> None:
         self.setup = setup
         self.options = setup.options
-        self.now_ns = 0
+        self.now_ns = setup.options.start_ns
         self.counters = Counters()
         self.end_reason = ""
         self._factory = factory
@@ -113,13 +114,16 @@ class Engine:
         self._seq = 0
         self._position = 0
         self._dirty = True
-        self._last_session_ns = -1
+        first = setup.options.first_session_ns
+        interval = setup.options.session_interval_ns
+        self._last_session_ns = setup.options.start_ns - 1 if first is None else first - interval
         self._timer_ns: int | None = None
         self._down_until: int | None = None
         self._progress = progress
         cluster = setup.cluster.build()
         self.capacities = cluster.capacities()
         self.usage = GpuUsage(sum(n.gpu for n in cluster.nodes))
+        self.usage.last_ns = self.now_ns
         self.audit = EventAudit()
         self.outside: OutsideLoad | None = None
         if setup.outside is not None:
@@ -181,9 +185,10 @@ class Engine:
         self._written(list(report.events))
         return report
 
-    def submit(self, spec: GroupSpec) -> list[DomainEvent]:
-        """Submit a group (raises `SpecError` if it can never fit); returns its events."""
-        _, events = self.controller.submit_events(spec)
+    def submit(self, spec: GroupSpec, actor: Actor | None = None) -> list[DomainEvent]:
+        """Submit a group (raises `SpecError` if it can never fit); returns its events.
+        ``actor``: who submits it (default its owner)."""
+        _, events = self.controller.submit_events(spec, actor=actor)
         self._written(events)
         return events
 
@@ -232,7 +237,8 @@ class Engine:
         else:
             return INF
         interval = self.options.session_interval_ns
-        grid = -(-due // interval) * interval
+        start = self.options.start_ns
+        grid = start + -(-(due - start) // interval) * interval
         return max(grid, self._last_session_ns + interval)
 
     def run(self) -> None:
@@ -261,10 +267,12 @@ class Engine:
             self.push(loss.at_ns, "node_down", i)
         for i, crash in enumerate(self.setup.faults.crashes):
             self.push(crash.at_ns, "crash", i)
+        for i, change in enumerate(self.setup.faults.node_changes):
+            self.push(change.at_ns, "node_status", i)
         if self.setup.outside is not None:
             for i, work in enumerate(self.setup.outside.arrivals):
                 self.push(work.at_ns, "outside_arrive", i)
-        horizon = self.options.horizon_ns
+        horizon = self.options.start_ns + self.options.horizon_ns
         while True:
             item_ns = self._queue[0][0] if self._queue else INF
             session_ns = self._next_session_ns()
@@ -316,6 +324,11 @@ class Engine:
             self._node_down(payload[0])
         elif kind == "node_up":
             self.command(self.controller.set_node_status, payload[0], "up", actor=SIM_HOST)
+        elif kind == "node_status":
+            change = self.setup.faults.node_changes[payload[0]]
+            self.command(
+                self.controller.set_node_status, change.node, change.status, actor=change.actor
+            )
         elif kind == "crash":
             self._crash(payload[0])
         else:

@@ -151,7 +151,7 @@ def result_of(engine: Engine, embedder: Embedder) -> PolicyResult:
     end_ns = engine.now_ns
     for original in originals:
         usage.settle(original)
-    capacity_ns = usage.capacity_gpus * end_ns
+    capacity_ns = usage.capacity_gpus * (end_ns - engine.options.start_ns)
     events, digest = log_digest(engine.controller)
     outcomes = [o.outcome for o in originals]
     pooled = figures_of("pooled", originals, end_ns)
@@ -191,7 +191,7 @@ def result_of(engine: Engine, embedder: Embedder) -> PolicyResult:
         steps=c.steps,
         log_events=events,
         log_sha256=digest,
-        end_s=round(end_ns / NS_PER_SECOND, 3),
+        end_s=round((end_ns - engine.options.start_ns) / NS_PER_SECOND, 3),
         end_reason=engine.end_reason,
         deadlocked_groups=deadlocked[:50],
         timeline=usage.timeline,

@@ -15,7 +15,9 @@ import random
 import msgspec
 
 from costart.display import duration
+from costart.domain.actors import Actor
 from costart.domain.durations import parse_duration_ns
+from costart.domain.events import NodeStatus
 from costart.placement.cluster_file import ClusterDefinition
 from costart.sim.distributions import describe
 from costart.sim.scenario import Scenario, ScenarioRunDoc, WorkloadDoc
@@ -41,6 +43,12 @@ class SimOptions(msgspec.Struct, frozen=True):
     # The placement step's allocator: "in-memory" (costart's own capacity) or
     # "outside-load" (the host's, with other work and races; `costart.sim.outside_load`).
     allocator: str = "in-memory"
+    # The virtual clock's start, and the origin of the session grid (a re-run of a
+    # recorded log starts at the log's first time, `costart.replay.whatif`).
+    start_ns: int = 0
+    # No session before this time (None: one interval after the start, less 1 ns, as
+    # every drawn run has it); a re-run sets its log's first session time.
+    first_session_ns: int | None = None
 
 
 class NodeLoss(msgspec.Struct, frozen=True):
@@ -59,9 +67,20 @@ class ControllerCrash(msgspec.Struct, frozen=True):
     down_for_ns: int = 0
 
 
+class NodeChange(msgspec.Struct, frozen=True):
+    """A node reported ``status`` at ``at_ns`` by ``actor``, as a log recorded it
+    (unlike `NodeLoss`, the node is named, not picked)."""
+
+    at_ns: int
+    node: str
+    status: NodeStatus
+    actor: Actor
+
+
 class FaultPlan(msgspec.Struct, frozen=True):
     node_losses: tuple[NodeLoss, ...] = ()
     crashes: tuple[ControllerCrash, ...] = ()
+    node_changes: tuple[NodeChange, ...] = ()
 
 
 class SimSetup(msgspec.Struct, frozen=True):
@@ -190,7 +209,7 @@ def describe_setup(setup: SimSetup) -> list[str]:
         claims = sorted({describe(b.claim_delay) for b in a.behaviour.values()})
         life = f" lifetime={duration(a.lifetime_ns)}" if a.lifetime_ns else ""
         lines.append(
-            f"  t={duration(a.at_ns)} {a.spec.name} mode={a.spec.placement.mode} "
+            f"  t={duration(a.at_ns - o.start_ns)} {a.spec.name} mode={a.spec.placement.mode} "
             f"{runs}{life} claims~{','.join(claims)}"
         )
     if len(setup.workload.arrivals) > 50:
@@ -200,6 +219,8 @@ def describe_setup(setup: SimSetup) -> list[str]:
             f"fault: node loss at t={duration(loss.at_ns)} pick={loss.pick:.4f} "
             f"down_for={duration(loss.down_for_ns)}"
         )
+    for change in setup.faults.node_changes:
+        lines.append(f"node {change.node} {change.status} at t={duration(change.at_ns - o.start_ns)}")
     for crash in setup.faults.crashes:
         lines.append(
             f"fault: controller crash at t={duration(crash.at_ns)} "

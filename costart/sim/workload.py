@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import msgspec
 
+from costart.domain.actors import Actor
 from costart.domain.spec_types import FailureReason, GroupSpec
 from costart.sim.distributions import ZERO, Dist
 
@@ -44,6 +45,46 @@ class MemberBehaviour(msgspec.Struct, frozen=True):
 DEFAULT_BEHAVIOUR = MemberBehaviour()
 
 
+class ClaimOutcome(msgspec.Struct, frozen=True):
+    """What one claim of one placement did, as a log recorded it: READY (or FAILED,
+    ``failed``) ``delay_ns`` after the placement; ``delay_ns`` None: never reported
+    while that placement lasted (the report came late or not at all)."""
+
+    delay_ns: int | None
+    failed: bool = False
+
+
+class RunOutcome(msgspec.Struct, frozen=True):
+    """How one start of a member ended, as a log recorded it: ``after_ns`` after the
+    start, ``reason`` "" for success (every task exited 0), else the failure's reason;
+    ``after_ns`` None: it did not end by itself (a service, or a run stopped first
+    whose length the workload's assumptions state). ``assumed``: the log does not
+    have this run's end; ``after_ns`` is what the assumptions say of it."""
+
+    after_ns: int | None
+    reason: str = ""
+    assumed: bool = False
+
+
+class RecordedMember(msgspec.Struct, frozen=True):
+    """A member's recorded behaviour, exact per attempt where a log has it (richer
+    than `MemberBehaviour`'s distributions): ``claims[k]`` maps each claim to what it
+    did after the member's (k+1)-th placement; ``runs[k]`` is how its (k+1)-th start
+    ended. Past the recorded ones the arrival's `MemberBehaviour` and `MemberRun` apply."""
+
+    claims: tuple[dict[str, ClaimOutcome], ...] = ()
+    runs: tuple[RunOutcome, ...] = ()
+
+
+class ScaleChange(msgspec.Struct, frozen=True):
+    """``member``'s desired replicas set to ``replicas`` at ``at_ns`` by ``actor``."""
+
+    at_ns: int
+    member: str
+    replicas: int
+    actor: Actor
+
+
 class Arrival(msgspec.Struct, frozen=True):
     """A group submitted at ``at_ns``. ``lifetime_ns``: a group of services only is
     cancelled that long after its start (the trace's deletion time)."""
@@ -54,6 +95,12 @@ class Arrival(msgspec.Struct, frozen=True):
     behaviour: dict[str, MemberBehaviour] = msgspec.field(default_factory=dict)
     lifetime_ns: int | None = None
     workload: str = ""  # the scenario's workload it came from ("" for a trace's)
+    # What a log recorded of this group (`costart.replay.whatif`); empty for drawn ones.
+    recorded: dict[str, RecordedMember] = msgspec.field(default_factory=dict)
+    submitter: Actor | None = None  # who submitted it (None: its owner)
+    cancel_at_ns: int | None = None  # cancelled then (unless ended before)
+    cancelled_by: Actor | None = None
+    scales: tuple[ScaleChange, ...] = ()
 
     @property
     def workload_name(self) -> str:
@@ -65,6 +112,21 @@ class Arrival(msgspec.Struct, frozen=True):
 
     def run_of(self, member: str) -> MemberRun:
         return self.runs.get(member, MemberRun())
+
+    def claim_outcome(self, member: str, placement: int, claim: str) -> ClaimOutcome | None:
+        """The recorded outcome of ``claim`` after ``member``'s ``placement``-th
+        placement (1-based), None when none was recorded."""
+        recorded = self.recorded.get(member)
+        if recorded is None or placement > len(recorded.claims):
+            return None
+        return recorded.claims[placement - 1].get(claim)
+
+    def run_outcome(self, member: str, start: int) -> RunOutcome | None:
+        """How ``member``'s ``start``-th start (1-based) ended in the log, if recorded."""
+        recorded = self.recorded.get(member)
+        if recorded is None or start > len(recorded.runs):
+            return None
+        return recorded.runs[start - 1]
 
 
 def size_class(spec: GroupSpec) -> str:
