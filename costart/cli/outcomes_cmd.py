@@ -9,7 +9,7 @@ loads (`costart replay verify` loads none of them, ADR 0078)."""
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, TypeVar
 
@@ -21,6 +21,7 @@ from costart.cli.replay_logs import LogOption, opened_at, opened_log
 
 if TYPE_CHECKING:
     from costart.placement.cluster import Cluster
+    from costart.replay.outcomes.compare import Comparison
     from costart.replay.outcomes.figures import LogFigures
 
 T = TypeVar("T")
@@ -86,11 +87,6 @@ def outcomes_cmd(
 ) -> None:
     """Time to start, wasted GPU-hours, deadlocks, utilization and each group's fate of
     a log; with --against, two logs side by side and the groups whose fate changed most."""
-    from costart.cli.outcomes_view import (  # noqa: PLC0415 (module docstring)
-        changes_table,
-        comparison_table,
-        window_text,
-    )
     from costart.replay.outcomes.accounting import capacity_of, read_figures  # noqa: PLC0415
     from costart.replay.outcomes.report import comparison_json, write_outcomes  # noqa: PLC0415
     from costart.replay.outcomes.side_by_side import compare_logs  # noqa: PLC0415
@@ -122,15 +118,7 @@ def outcomes_cmd(
             sys.stdout.buffer.write(comparison_json(comparison))
             return
         screen = console()
-        for figures in (comparison.actual, comparison.whatif):
-            screen.print(window_text(figures), highlight=False, markup=False)
-        screen.print(comparison_table(comparison))
-        for assumption in comparison.assumptions:
-            screen.print(f"assumed: {assumption}", highlight=False, markup=False)
-        if comparison.changed:
-            screen.print(changes_table(comparison))
-        else:
-            screen.print("No group's fate changed.", highlight=False, markup=False)
+        print_comparison(comparison)
         screen.print(
             f"capacity from {cluster_path} ({capacity_of(built)} GPUs)"
             + (
@@ -143,6 +131,29 @@ def outcomes_cmd(
         )
         for path in write_outcomes(comparison, out):
             screen.print(f"wrote {path}", highlight=False, markup=False)
+
+
+def print_comparison(comparison: Comparison, said: Collection[str] = ()) -> None:
+    """Two logs side by side on the terminal: each log's window, every figure with its
+    change, the assumptions not ``said`` already, and the groups whose fate changed
+    most (`costart replay outcomes --against` and `costart replay whatif`)."""
+    from costart.cli.outcomes_view import (  # noqa: PLC0415 (module docstring)
+        changes_table,
+        comparison_table,
+        window_text,
+    )
+
+    screen = console()
+    for figures in (comparison.actual, comparison.whatif):
+        screen.print(window_text(figures), highlight=False, markup=False)
+    screen.print(comparison_table(comparison))
+    for assumption in comparison.assumptions:
+        if assumption not in said:
+            screen.print(f"assumed: {assumption}", highlight=False, markup=False)
+    if comparison.changed:
+        screen.print(changes_table(comparison))
+    else:
+        screen.print("No group's fate changed.", highlight=False, markup=False)
 
 
 def _print_one(figures: LogFigures, output: str, groups: bool, cluster_path: Path) -> None:

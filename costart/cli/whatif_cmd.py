@@ -55,7 +55,7 @@ def _cluster(path: Path, what: str) -> ClusterDefinition:
 
 
 def _checked(
-    policy: str, sets: list[str], keep: Path | None, tail: str
+    policy: str, sets: list[str], keep: Path | None, tail: str, out: Path | None
 ) -> tuple[list[Change], int]:
     """Every option checked before anything is read or written."""
     known = policies()
@@ -73,6 +73,8 @@ def _checked(
         raise UsageError(
             f"--keep {keep} is not an empty directory: the what-if log needs a new one"
         )
+    if out is not None and out.exists() and not out.is_dir():
+        raise UsageError(f"--out {out} is not a directory: the report needs a folder")
     return changes, tail_ns
 
 
@@ -109,22 +111,33 @@ def whatif_cmd(
     tail: Annotated[
         str, typer.Option(help="how long the re-run may go on after the log's last event")
     ] = DEFAULT_TAIL,
+    out: Annotated[
+        Path | None,
+        typer.Option(help="a folder for the side-by-side report: outcomes.json and outcomes.png"),
+    ] = None,
     log_dir: LogOption = None,
 ) -> None:
     """Re-run the log's recorded workload (arrivals, claim delays, run times, failures,
     node reports, cancels) under another policy, cluster or placement settings, and
-    print it beside what was recorded. The log is only read."""
+    print it beside what was recorded: the decisions, then the figures (time to start,
+    wasted GPU-hours, deadlocks, utilization) and the groups whose fate changed most,
+    which --out also writes as outcomes.json and outcomes.png. The log is only read."""
     # The simulator and the controller load only when the command runs (not when the
     # replay commands' group is built).
     from costart.bootstrap import Settings, sim_controller_factory  # noqa: PLC0415
+    from costart.cli.outcomes_cmd import print_comparison  # noqa: PLC0415
     from costart.controller import Controller  # noqa: PLC0415
+    from costart.replay.outcomes.accounting import read_figures, run_figures  # noqa: PLC0415
+    from costart.replay.outcomes.compare import compare  # noqa: PLC0415
+    from costart.replay.outcomes.figures import Window  # noqa: PLC0415
+    from costart.replay.outcomes.report import write_outcomes  # noqa: PLC0415
     from costart.replay.whatif.extract import recorded_workload  # noqa: PLC0415
     from costart.replay.whatif.rerun import WhatIfRun, run_whatif, whatif_setup  # noqa: PLC0415
-    from costart.replay.whatif.summary import compare  # noqa: PLC0415
+    from costart.replay.whatif.summary import compare as compare_decisions  # noqa: PLC0415
 
     target: Target = ctx.obj
     with reported():
-        changes, tail_ns = _checked(policy, sets or [], keep, tail)
+        changes, tail_ns = _checked(policy, sets or [], keep, tail, out)
         if target.cluster is None:
             raise UsageError("name the recorded cluster with the global --cluster FILE")
         recorded_cluster = _cluster(target.cluster, "--cluster")
@@ -137,40 +150,61 @@ def whatif_cmd(
             except WhatIfError as error:
                 raise UsageError(str(error)) from None
             before = list(log.source.read_events())
-        try:
-            setup, assumptions = whatif_setup(recorded, used, changes, tail_ns)
-        except WhatIfError as error:
-            raise UsageError(str(error)) from None
-        with _log_dir(keep) as store:
-            _, engine = run_whatif(
-                setup, policy, sim_controller_factory(Settings(store=str(store), cluster=None))
-            )
-            after = list(engine.controller.read_events())
-            cast(Controller, engine.controller).close()
-            run = WhatIfRun(
-                recorded_log=shown,
-                log=str(store),
-                recorded_cluster=str(target.cluster),
-                cluster=str(cluster or target.cluster),
-                policy=policy,
-                changes=[str(c) for c in changes],
-                assumptions=assumptions,
-                first_ns=recorded.first_ns,
-                end_ns=recorded.end_ns,
-                session_interval_ns=recorded.session_interval_ns,
-                start_ns=recorded.start_ns,
-                first_session_ns=recorded.first_session_ns,
-                horizon_ns=setup.options.horizon_ns,
-                rejected=list(engine.embedder.rejected),
-                inputs_refused=list(engine.embedder.inputs_refused),
-            )
-            compared = compare(before, after, engine.embedder.originals)
-            _print(
-                run,
-                compared,
-                kept=keep is not None,
-                sessions=len(recorded.session_times),
-            )
+            try:  # the recorded log must have run on the recorded cluster
+                read_figures(log.source, recorded_cluster.build(), label="recorded")
+            except ValueError as error:
+                raise UsageError(f"--cluster {target.cluster}: {error}") from None
+            try:
+                setup, assumptions = whatif_setup(recorded, used, changes, tail_ns)
+            except WhatIfError as error:
+                raise UsageError(str(error)) from None
+            with _log_dir(keep) as store:
+                _, engine = run_whatif(
+                    setup, policy, sim_controller_factory(Settings(store=str(store), cluster=None))
+                )
+                after = list(engine.controller.read_events())
+                cast(Controller, engine.controller).close()
+                run = WhatIfRun(
+                    recorded_log=shown,
+                    log=str(store),
+                    recorded_cluster=str(target.cluster),
+                    cluster=str(cluster or target.cluster),
+                    policy=policy,
+                    changes=[str(c) for c in changes],
+                    assumptions=assumptions,
+                    first_ns=recorded.first_ns,
+                    end_ns=recorded.end_ns,
+                    session_interval_ns=recorded.session_interval_ns,
+                    start_ns=recorded.start_ns,
+                    first_session_ns=recorded.first_session_ns,
+                    horizon_ns=setup.options.horizon_ns,
+                    rejected=list(engine.embedder.rejected),
+                    inputs_refused=list(engine.embedder.inputs_refused),
+                )
+                compared = compare_decisions(before, after, engine.embedder.originals)
+                _print(
+                    run,
+                    compared,
+                    kept=keep is not None,
+                    sessions=len(recorded.session_times),
+                )
+                # What happened and what would have, in figures, on the one clock both
+                # logs keep (ADR 0132), carried to the later of their ends.
+                window = Window(recorded.first_ns, max(recorded.end_ns, engine.now_ns))
+                comparison = compare(
+                    read_figures(
+                        log.source,
+                        recorded_cluster.build(),
+                        label="recorded",
+                        start_ns=window.start_ns,
+                        end_ns=window.end_ns,
+                    ),
+                    run_figures(engine, "what-if", window),
+                    assumptions=assumptions,
+                )
+                print_comparison(comparison, said=assumptions)
+                for path in write_outcomes(comparison, out):
+                    console().print(f"wrote {path}", highlight=False, markup=False)
 
 
 def _print(run: WhatIfRun, compared: Compared, *, kept: bool, sessions: int) -> None:

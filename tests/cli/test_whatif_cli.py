@@ -4,6 +4,7 @@ options are refused naming them, with nothing written; the kept log is a real st
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -45,13 +46,17 @@ def test_the_demo_log_comes_back_whole(demo_store: Path) -> None:
     assert "every recorded decision is made again, at the same time: no divergence" in out
     rows = {line.split()[0]: line.split()[-2:] for line in out.splitlines() if "  " in line}
     assert rows["decisions"] == ["173", "173"]
+    # The figures agree too, over one window: nothing changed, so no group's fate did.
+    assert "FIGURE                    RECORDED      WHAT-IF  CHANGE" in out
+    assert "wasted GPU-hours        39.0 GPU-h   39.0 GPU-h    same" in out
+    assert "No group's fate changed." in out
 
 
 def test_a_changed_setting_shows_where_the_logs_part(demo_store: Path, tmp_path: Path) -> None:
-    kept = tmp_path / "whatif"
+    kept, report = tmp_path / "whatif", tmp_path / "report"
     done = costart(
         "--store", str(demo_store), "replay", "whatif",
-        "--set", "barrier.timeout=40s", "--keep", str(kept),
+        "--set", "barrier.timeout=40s", "--keep", str(kept), "--out", str(report),
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     out = done.stdout
@@ -64,6 +69,15 @@ def test_a_changed_setting_shows_where_the_logs_part(demo_store: Path, tmp_path:
         "what-if:  t+4m20s (+276ms) GroupPlaced grpo-000 attempt=1 barrier_deadline=t+5m00s" in out
     )
     assert f"what-if log: {kept}\n" in out
+    # The figures side by side: claims slower than 40 s keep 7 of the 8 groups from
+    # ever passing their barrier, so they no longer start and hold what they are given.
+    assert "grpo-000  no longer starts    started after 2m12s, succeeded" in out
+    figures = json.loads((report / "outcomes.json").read_text())
+    assert (figures["actual"]["label"], figures["whatif"]["label"]) == ("recorded", "what-if")
+    assert (figures["actual"]["never_started"], figures["whatif"]["never_started"]) == (0, 7)
+    assert figures["whatif"]["wasted_gpu_hours"] > figures["actual"]["wasted_gpu_hours"]
+    assert figures["assumptions"][0].startswith("grpo-000/trainer: its 1st start was stopped")
+    assert (report / "outcomes.png").stat().st_size > 10_000
     # The kept log is a store of its own: it verifies, and the replay commands open it.
     verified = costart("--store", str(kept), "replay", "verify")
     assert verified.returncode == 0, verified.stderr
@@ -98,6 +112,7 @@ def test_a_policy_that_splits_groups_still_counts_the_recorded_groups(demo_store
         (["--policy", "fastest"], "--policy fastest: unknown"),
         (["--tail", "soon"], "--tail soon:"),
         (["--cluster", "no-such.toml"], "--cluster no-such.toml"),
+        (["--out", "README.md"], "--out README.md is not a directory"),
     ],
 )
 def test_bad_options_are_refused_and_nothing_is_written(
@@ -139,7 +154,17 @@ def test_a_simulated_trace_log_comes_back_whole_on_the_cluster_sim_wrote(tmp_pat
     assert done.returncode == 0, done.stderr
     assert "every recorded decision is made again, at the same time: no divergence" in done.stdout
     assert "assumed to succeed just after it was stopped" in done.stdout
-    # On the demo's cluster instead the trace's groups do not fit as they did.
+    # The demo's cluster is not the one the log ran on: refused before any re-run.
     done = costart("--store", str(store), "replay", "whatif")
+    assert done.returncode == 2, done.stdout
+    assert "cluster-demo.toml: the log places on node" in done.stderr
+    assert "which the cluster given does not have: give the cluster it ran on" in done.stderr
+    assert done.stdout == ""
+    # Re-run on the demo's cluster as another cluster: the trace's groups do not fit
+    # as they did.
+    done = costart(
+        "--store", str(store), "--cluster", str(cluster), "replay", "whatif",
+        "--cluster", "scenarios/cluster-demo.toml",
+    )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "first divergence" in done.stdout

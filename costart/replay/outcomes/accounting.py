@@ -224,20 +224,30 @@ def figures_from(accounts: LogAccounts, window: Window, label: str) -> LogFigure
     )
 
 
-def run_figures(engine: Engine, label: str) -> LogFigures:
+def run_figures(engine: Engine, label: str, window: Window | None = None) -> LogFigures:
     """The figures of a finished simulated run from its own accounting, over virtual
-    time from 0 to the run's end, as `costart sim` reports them. For every policy,
+    time from 0 to the run's end, as `costart sim` reports them, or over ``window``
+    (a what-if re-run on a log's clock: from the log's first event, carried to the
+    window's end, which must not come before the run's). For every policy,
     the peers' included: a peer's embedder keeps its own sense of "started" (Volcano:
     every member running; Kueue and YuniKorn: its pods) and its own queue before the
     controller sees a group, which its log alone cannot tell (ADR 0134). For costart's
     policies it equals `read_figures` of the run's log over the same window."""
     embedder = engine.embedder
+    if window is None:
+        window = Window(0, engine.now_ns)
+    elif window.end_ns < engine.now_ns:
+        raise ValueError(
+            f"the window ends ({clock(window.end_ns)}) before the run did ({clock(engine.now_ns)})"
+        )
+    else:
+        engine.usage.advance(window.end_ns)  # carried as it was at the run's end
     for original in embedder.originals:
         engine.usage.settle(original)
     return figures_of_originals(
         embedder.originals,
         engine.usage,
-        Window(0, engine.now_ns),
+        window,
         label,
         holding=holding_originals(engine, embedder),
         events=engine.controller.world.position,
