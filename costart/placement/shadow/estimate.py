@@ -21,6 +21,7 @@ from costart.domain.spec_types import Topology
 from costart.domain.world import World
 from costart.placement.capacity import Vec
 from costart.placement.cluster import Cluster
+from costart.placement.holdings import live_in_order
 from costart.placement.shadow.learned import LearnedRuntimes
 from costart.placement.shadow.plan import (
     DEFAULT_DEPTH,
@@ -31,12 +32,12 @@ from costart.placement.shadow.plan import (
 )
 from costart.placement.shadow.queue import expected_starts
 
-POINT_PERCENTILE: Final = 50
-"""The point plans every run at the median of its samples."""
-LOW_PERCENTILE: Final = 10
-"""The earliest start plans every run at this percentile of its samples."""
-HIGH_PERCENTILE: Final = 90
-"""The latest start plans every run at this percentile of its samples."""
+POINT_LEVEL: Final = 0.5
+"""The point plans every run at the median (`LearnedRuntimes`)."""
+LOW_LEVEL: Final = 0.1
+"""The earliest start plans every run at this level."""
+HIGH_LEVEL: Final = 0.9
+"""The latest start plans every run at this level."""
 
 Runtimes = Literal["learned", "limits"]
 """What runs last in the plan: ``learned`` (the quantiles of the samples, see the
@@ -72,7 +73,11 @@ def estimate_starts(
     at the median run, ``earliest_ns``/``latest_ns`` at the low and high percentile
     (see the module), widened to hold the point."""
 
-    def plan(percentile: int, history: RuntimeHistory) -> dict[str, PlannedStart]:
+    live = live_in_order(world)
+
+    def plan(
+        level: float, history: RuntimeHistory, unlimited: bool = True
+    ) -> dict[str, PlannedStart]:
         return expected_starts(
             cluster,
             world,
@@ -81,19 +86,19 @@ def estimate_starts(
             placement_groups=placement_groups,
             depth=depth,
             window_ns=window_ns,
-            learned=LearnedRuntimes(history, percentile),
+            learned=LearnedRuntimes(history, level, live, now_ns, unlimited=unlimited),
         )
 
     if runtimes == "limits":
-        limits = plan(POINT_PERCENTILE, RuntimeHistory())
+        limits = plan(POINT_LEVEL, RuntimeHistory(), unlimited=False)
         return {
             name: StartEstimate(name, p.start_ns, p.start_ns, p.start_ns, p.basis, p.unplanned)
             for name, p in limits.items()
         }
     history = world.runtime_history
-    point = plan(POINT_PERCENTILE, history)
-    low = plan(LOW_PERCENTILE, history)
-    high = plan(HIGH_PERCENTILE, history)
+    point = plan(POINT_LEVEL, history)
+    low = plan(LOW_LEVEL, history)
+    high = plan(HIGH_LEVEL, history)
     return {
         name: StartEstimate(
             name,
