@@ -35,6 +35,7 @@ extracts in tests/data/traces).
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import os
 import random
@@ -262,8 +263,7 @@ def figures_of(outcomes: Sequence[Outcome]) -> dict[str, Any]:
     waited = [
         o
         for o in outcomes
-        if (o.started_ns if o.started_ns is not None else o.arrived_ns + MIN_WAIT_NS)
-        - o.arrived_ns
+        if (o.started_ns if o.started_ns is not None else o.arrived_ns + MIN_WAIT_NS) - o.arrived_ns
         >= MIN_WAIT_NS
     ]
     started = [o for o in waited if o.started_ns is not None]
@@ -295,10 +295,13 @@ def figures_of(outcomes: Sequence[Outcome]) -> dict[str, Any]:
             if closed
             else None
         )
-        late = [o.started_ns - o.asked.ours.start_ns for o in started if o.asked.ours.start_ns]
-        out["ours"]["median_late_s"] = (
-            round(nearest_rank(late, 50) / 1e9, 1) if late else None  # type: ignore[operator]
-        )
+        late = [
+            o.started_ns - o.asked.ours.start_ns
+            for o in started
+            if o.started_ns is not None and o.asked.ours.start_ns is not None
+        ]
+        # How much later than the point the groups started (negative: earlier).
+        out["ours"]["median_late_s"] = round(nearest_rank(late, 50) / 1e9, 1) if late else None
     return out
 
 
@@ -376,7 +379,9 @@ def _traces(given: Path | None) -> tuple[Path, str]:
 
 
 def print_row(name: str, figures: dict[str, Any]) -> None:
-    print(f"== {name}: asked {figures['asked']}, waited {figures['waited']}, scored {figures['scored']}")
+    print(
+        f"== {name}: asked {figures['asked']}, waited {figures['waited']}, scored {figures['scored']}"
+    )
     for estimator in ESTIMATORS:
         f = figures[estimator]
         if not f.get("median_error") and f.get("groups") == 0:
@@ -401,34 +406,49 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--traces", type=Path, default=Path(default) if default else None)
     parser.add_argument("--trace-groups", type=int, default=150)
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--parts", default="accuracy,timing")
     args = parser.parse_args(argv)
     configure_logging(level=logging.WARNING)
-    traces, source = _traces(args.traces)
-    seeds = list(range(1, args.seeds + 1))
-    workloads: dict[str, Any] = {}
-    for name in [w for w in args.workloads.split(",") if w]:
-        if name not in WORKLOADS:
-            parser.error(f"unknown workload {name!r} (expected one of {', '.join(WORKLOADS)})")
-        setup = setups_for(name, traces, args.trace_groups)
-        outcomes: list[Outcome] = []
-        for seed in seeds:
-            print(f"\r{name} seed {seed}   ", end="", file=sys.stderr, flush=True)
-            outcomes += run_asking(setup(seed))
-        print(file=sys.stderr)
-        workloads[name] = figures_of(outcomes)
-        print_row(name, workloads[name])
-    timing = time_estimates(args.repeats)
-    print(f"== {timing['pending_groups']} pending on {timing['nodes']} nodes: {timing['median_s']}s")
-    results = {
+    parts = {p for p in args.parts.split(",") if p}
+    if not parts <= {"accuracy", "timing"}:
+        parser.error(f"unknown part in {args.parts!r} (accuracy, timing)")
+    results: dict[str, Any] = {
         "benchmark": "expected start accuracy (recommended policy, virtual time) and the time "
         "for 1,000 pending groups",
         "policy": RECOMMENDED_POLICY,
-        "seeds": seeds,
-        "traces": source,
-        "trace_groups": args.trace_groups,
-        "workloads": workloads,
-        "timing": timing,
     }
+    # A run of one part keeps the other's figures from the file (a part run alone, e.g.
+    # the timing after a change to the planner, replaces only its own).
+    path = ROOT / "bench" / "results" / "estimates.json"
+    if path.exists():
+        kept = json.loads(path.read_text())
+        for key in ("seeds", "traces", "trace_groups", "workloads", "timing"):
+            if key in kept:
+                results[key] = kept[key]
+    if "accuracy" in parts:
+        traces, source = _traces(args.traces)
+        seeds = list(range(1, args.seeds + 1))
+        results |= {"seeds": seeds, "traces": source, "trace_groups": args.trace_groups}
+        workloads: dict[str, Any] = dict(results.get("workloads", {}))
+        for name in [w for w in args.workloads.split(",") if w]:
+            if name not in WORKLOADS:
+                parser.error(f"unknown workload {name!r} (one of {', '.join(WORKLOADS)})")
+            setup = setups_for(name, traces, args.trace_groups)
+            outcomes: list[Outcome] = []
+            for seed in seeds:
+                print(f"\r{name} seed {seed}   ", end="", file=sys.stderr, flush=True)
+                outcomes += run_asking(setup(seed))
+            print(file=sys.stderr)
+            workloads[name] = figures_of(outcomes)
+            print_row(name, workloads[name])
+        results["workloads"] = workloads
+    if "timing" in parts:
+        timing = time_estimates(args.repeats)
+        results["timing"] = timing
+        print(
+            f"== {timing['pending_groups']} pending on {timing['nodes']} nodes:"
+            f" {timing['median_s']}s (median of {timing['repeats']})"
+        )
     write_results("estimates", results)
     return results
 
