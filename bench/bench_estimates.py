@@ -20,7 +20,9 @@ For ours, the share of actual starts inside [earliest, latest] (coverage; an ope
 bound counts as unbounded, and the share of closed intervals is given beside it).
 The traces carry no declared limits: each job member is given the one a user would
 write (`declared_limit`: its run plus ten minutes, rounded up to the next round
-duration), kept as written.
+duration), kept as written. On their whole clusters almost nothing waits, so PAI runs
+on every 20th machine (`PAI_SHARE`) and DLRM on half the cluster sized to its peak
+(`DLRM_SHARE`).
 
 Also times `estimate_starts` for 1,000 pending groups on the 4,096-node cluster
 (`bench_placement`'s session workload, half of it placed and running first, with
@@ -54,7 +56,7 @@ from costart.domain.states import GROUP_WAITING
 from costart.domain.world import World
 from costart.logging_setup import configure_logging
 from costart.placement.cluster import Cluster
-from costart.placement.cluster_file import load_cluster
+from costart.placement.cluster_file import ClusterDefinition, load_cluster
 from costart.placement.holdings import live_in_order
 from costart.placement.incremental import IncrementalStep
 from costart.placement.shadow import DEFAULT_WINDOW_NS, StartEstimate, estimate_starts
@@ -64,6 +66,7 @@ from costart.sim.results import embedder_for
 from costart.sim.scenario import load_scenario
 from costart.sim.setup import SimSetup, draw_setup
 from costart.sim.trace_setup import TraceOptions, trace_setup
+from costart.sim.traces.clusters import dlrm_cluster
 from costart.sim.workload import Workload
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -84,6 +87,8 @@ ROUND_LIMITS_NS = tuple(
     m * MINUTE_NS for m in (15, 30, 60, 120, 240, 480, 720, 1440, 2880, 4320, 10080)
 )
 LIMIT_MARGIN_NS = 10 * MINUTE_NS
+PAI_SHARE = 0.05  # of the PAI machines (about 95 of 1,897)
+DLRM_SHARE = 0.5  # of the DLRM cluster sized to the peak demand
 TIMING_PENDING = 1000
 TIMING_CLUSTER = ROOT / "scenarios" / "cluster-4096.toml"
 
@@ -120,7 +125,17 @@ def with_declared_limits(workload: Workload) -> Workload:
     )
 
 
-def setups_for(name: str, traces: Path, trace_groups: int) -> Callable[[int], SimSetup]:
+def smaller(cluster: ClusterDefinition, share: float) -> ClusterDefinition:
+    """Every ``1/share``-th node of the cluster (in file order, so each pool keeps its
+    share): the trace samples are a thin slice of a month on the whole cluster, where
+    almost nothing waits and there is no start to estimate."""
+    every = max(1, round(1 / share))
+    return msgspec.structs.replace(cluster, nodes=cluster.nodes[::every])
+
+
+def setups_for(
+    name: str, traces: Path, trace_groups: int, share: float = 1.0
+) -> Callable[[int], SimSetup]:
     if name in SCENARIOS:
         scenario = load_scenario(ROOT / "scenarios" / f"sim-{name}.toml")
         return lambda seed: draw_setup(scenario, seed)
@@ -129,7 +144,14 @@ def setups_for(name: str, traces: Path, trace_groups: int) -> Callable[[int], Si
 
     def setup(seed: int) -> SimSetup:
         drawn = trace_setup("pai" if name == "pai" else "dlrm", traces, seed, options)
-        return msgspec.structs.replace(drawn, workload=with_declared_limits(drawn.workload))
+        workload = with_declared_limits(drawn.workload)
+        if name == "pai":
+            cluster = smaller(drawn.cluster, share)
+        else:  # the DLRM cluster is sized to the peak demand: ``share`` of it
+            cluster = dlrm_cluster(drawn.workload, headroom=share)
+        note = f"the cluster cut to {share:g} of its nodes (so that groups wait)"
+        workload = msgspec.structs.replace(workload, assumptions=[*workload.assumptions, note])
+        return msgspec.structs.replace(drawn, workload=workload, cluster=cluster)
 
     return setup
 
@@ -407,6 +429,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--trace-groups", type=int, default=150)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--parts", default="accuracy,timing")
+    parser.add_argument("--pai-share", type=float, default=PAI_SHARE)
+    parser.add_argument("--dlrm-share", type=float, default=DLRM_SHARE)
     args = parser.parse_args(argv)
     configure_logging(level=logging.WARNING)
     parts = {p for p in args.parts.split(",") if p}
@@ -422,18 +446,24 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     path = ROOT / "bench" / "results" / "estimates.json"
     if path.exists():
         kept = json.loads(path.read_text())
-        for key in ("seeds", "traces", "trace_groups", "workloads", "timing"):
+        for key in ("seeds", "traces", "trace_groups", "cluster_share", "workloads", "timing"):
             if key in kept:
                 results[key] = kept[key]
     if "accuracy" in parts:
         traces, source = _traces(args.traces)
         seeds = list(range(1, args.seeds + 1))
-        results |= {"seeds": seeds, "traces": source, "trace_groups": args.trace_groups}
+        results |= {
+            "seeds": seeds,
+            "traces": source,
+            "trace_groups": args.trace_groups,
+            "cluster_share": {"pai": args.pai_share, "dlrm": args.dlrm_share},
+        }
         workloads: dict[str, Any] = dict(results.get("workloads", {}))
         for name in [w for w in args.workloads.split(",") if w]:
             if name not in WORKLOADS:
                 parser.error(f"unknown workload {name!r} (one of {', '.join(WORKLOADS)})")
-            setup = setups_for(name, traces, args.trace_groups)
+            share = args.pai_share if name == "pai" else args.dlrm_share
+            setup = setups_for(name, traces, args.trace_groups, share)
             outcomes: list[Outcome] = []
             for seed in seeds:
                 print(f"\r{name} seed {seed}   ", end="", file=sys.stderr, flush=True)

@@ -17,6 +17,7 @@ from costart.domain.decisions import PlaceGroup
 from costart.domain.events import Assignment
 from costart.placement.shadow import estimate_starts
 from costart.placement.shadow.estimate import interval
+from costart.placement.shadow.learned import on_grid
 from costart.placement.shadow.order_stats import rank_quantile, sample_quantile
 from tests.builders import SECOND_NS
 
@@ -60,10 +61,11 @@ def test_one_running_run_gives_the_median_and_the_10th_and_90th_sample():
     _wait_for_a_node(rig)
     estimate = estimate_starts(rig.cluster, rig.controller.world, rig.clock.now_ns)["next"]
     # One run of five samples: the median is the 3rd (30m), the 10th percentile the 1st
-    # (10m), the 90th the 5th (50m), counted from its start.
+    # (10m), the 90th the 5th (50m, on the grid of 4 minutes beyond 40: 52m), counted
+    # from its start.
     assert estimate.start_ns == began + 30 * MINUTE_NS
     assert estimate.earliest_ns == began + 10 * MINUTE_NS
-    assert estimate.latest_ns == began + 50 * MINUTE_NS
+    assert estimate.latest_ns == began + 52 * MINUTE_NS
     assert estimate.basis == "estimate"
 
 
@@ -74,11 +76,12 @@ def test_a_run_that_has_run_a_while_is_answered_from_the_longer_samples():
     _wait_for_a_node(rig)
     now = began + 25 * MINUTE_NS
     estimate = estimate_starts(rig.cluster, rig.controller.world, now)["next"]
-    # Past 25m only 30, 40, 50 remain: median the 2nd (40m), 10th the 1st, 90th the 3rd.
+    # Past 25m only 30, 40, 50 remain: median the 2nd (40m), 10th the 1st, 90th the 3rd
+    # (25m to go: on the grid of 2 minutes beyond 20, 26m: 51m).
     assert (estimate.start_ns, estimate.earliest_ns, estimate.latest_ns) == (
         began + 40 * MINUTE_NS,
         began + 30 * MINUTE_NS,
-        began + 50 * MINUTE_NS,
+        began + 51 * MINUTE_NS,
     )
 
 
@@ -145,10 +148,12 @@ def test_a_run_with_neither_limit_nor_samples_runs_on_as_long_as_it_has_run():
     world = rig.controller.world
     now = began + 60 * MINUTE_NS
     estimate = estimate_starts(rig.cluster, world, now)["next"]
-    # P(run > t | run > 1h) = 1h / t: median 2h, 10th 1h/0.9, 90th 1h/0.1 = 10h.
+    # P(run > t | run > 1h) = 1h / t: median 2h, 10th 1h/0.9 = 66.7m (6.7m to go, on
+    # the minute grid: 67m), 90th 1h/0.1 = 10h (540m to go, on the grid of 32 minutes
+    # beyond 320: 544m, so 604m).
     assert estimate.start_ns == began + 120 * MINUTE_NS
-    assert estimate.earliest_ns == began + round(60 * MINUTE_NS / 0.9)
-    assert estimate.latest_ns == began + 600 * MINUTE_NS
+    assert estimate.earliest_ns == began + 67 * MINUTE_NS
+    assert estimate.latest_ns == began + 604 * MINUTE_NS
     # Slurm's model: a run without a limit never ends within the plan.
     slurm = estimate_starts(rig.cluster, world, now, runtimes="limits")["next"]
     assert slurm.start_ns is None and slurm.unplanned == "window"
@@ -159,6 +164,20 @@ def test_the_interval_holds_the_point_and_is_open_above_without_one():
     assert interval(10, 5, 20) == (5, 20)
     assert interval(10, None, None) == (10, None)
     assert interval(None, 5, 20) == (5, None)
+
+
+def test_the_grid_is_a_twentieth_of_the_time_left_and_a_minute_at_the_finest():
+    assert [on_grid(m * MINUTE_NS) // MINUTE_NS for m in (0, 1, 20, 21, 40, 41, 80, 81)] == [
+        0,
+        1,
+        20,
+        22,
+        40,
+        44,
+        80,
+        88,
+    ]
+    assert on_grid(1) == MINUTE_NS and on_grid(-5) == 0
 
 
 def test_rank_quantiles_match_the_closed_forms_of_the_first_and_last_of_n():

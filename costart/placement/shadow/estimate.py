@@ -86,7 +86,9 @@ def estimate_starts(
             placement_groups=placement_groups,
             depth=depth,
             window_ns=window_ns,
-            learned=LearnedRuntimes(history, level, live, now_ns, unlimited=unlimited),
+            learned=LearnedRuntimes(
+                history, level, live, now_ns, unlimited=unlimited, grid=unlimited
+            ),
         )
 
     if runtimes == "limits":

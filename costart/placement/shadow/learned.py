@@ -21,6 +21,10 @@ puts every start late. `LearnedRuntimes` answers at one ``level`` (0.5 for the p
   first of them to end ends much earlier (`order_stats`). Ranked by their median end,
   the i-th is answered at the ``level`` quantile of the i-th of n ends;
 - every answer is capped at the declared limit (the run is stopped there);
+- every estimate (not a limit) is rounded up onto a grid no coarser than a twentieth of it
+  (`on_grid`): the plan tries a start at each distinct end, and runs learned to the
+  second would each bring their own; a run left ``r`` to go ends at most ``r / 20``
+  later (a minute at least) — within the interval's spread by far;
 - no samples: the declared limit (``limit``); without one, a member that has run ``e``
   runs on as runs of unknown length do (Gott's Copernican argument, the heavy tail of
   run lengths Harchol-Balter and Downey measured: P(run > t | run > e) = e / t), so at
@@ -34,6 +38,7 @@ order is stable (ties between members broken by group and member name).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Final
 
 from costart.domain import expected_runtime as runtimes
 from costart.domain.runtime_history import (
@@ -63,6 +68,7 @@ class LearnedRuntimes:
     (none: each answered at ``level`` alone). ``unlimited``: members that declare no
     limit and have no samples of their own or their owner's are answered from every
     learned run, else by how long they have run (False: unknown, as Slurm plans them).
+    ``grid``: every answer is rounded up onto `on_grid`'s times (False: exact).
     Built once per plan: the pools are gathered once, in the history's key order."""
 
     def __init__(
@@ -73,6 +79,7 @@ class LearnedRuntimes:
         now_ns: int = 0,
         *,
         unlimited: bool = True,
+        grid: bool = True,
     ) -> None:
         if not 0 < level < 1:
             raise ValueError(f"level {level} is not within (0, 1)")
@@ -84,6 +91,7 @@ class LearnedRuntimes:
         self._pools = pools
         self._all = [s for entry in history.keys.values() for s in entry.samples]
         self.unlimited = unlimited
+        self.grid = grid
         self._ranked: dict[tuple[str, str], float] = self._rank(live, now_ns)
 
     def source(self, group: GroupSpec, member: MemberSpec) -> tuple[Source, list[int]]:
@@ -104,7 +112,10 @@ class LearnedRuntimes:
     def runtime(self, group: GroupSpec, member: MemberSpec) -> runtimes.ExpectedRuntime:
         """The member's run length if it started now."""
         _, samples = self.source(group, member)
-        return self._capped(member, sample_quantile(samples, self.level) if samples else None)
+        runtime = self._capped(member, sample_quantile(samples, self.level) if samples else None)
+        if not self.grid or runtime.runtime_ns is None or runtime.basis == "limit":
+            return runtime
+        return runtime._replace(runtime_ns=on_grid(runtime.runtime_ns))
 
     def end(self, group: GroupState, member: MemberState, now_ns: int) -> runtimes.ExpectedEnd:
         """When a placed or running member ends (a member placed but not started counts
@@ -114,7 +125,10 @@ class LearnedRuntimes:
         runtime = self._capped(member.spec, self._after(group, member, now_ns - began, level))
         if runtime.runtime_ns is None:
             return runtimes.UNKNOWN_END
-        return runtimes.ExpectedEnd(max(now_ns, began + runtime.runtime_ns), runtime.basis)
+        left = max(0, began + runtime.runtime_ns - now_ns)
+        if self.grid and runtime.basis == "estimate":
+            left = on_grid(left)
+        return runtimes.ExpectedEnd(now_ns + left, runtime.basis)
 
     def _after(
         self, group: GroupState, member: MemberState, elapsed: int, level: float
@@ -165,6 +179,21 @@ class LearnedRuntimes:
             for i, (_, group_name, member_name) in enumerate(ends, start=1):
                 levels[(group_name, member_name)] = rank_quantile(i, n, self.level)
         return levels
+
+
+GRID_STEP_NS: Final = 60 * 10**9
+"""The finest grid step, up to 20 minutes; it doubles with each doubling beyond."""
+
+
+def on_grid(duration_ns: int) -> int:
+    """``duration_ns`` rounded up to a multiple of its step: a minute up to 20 minutes,
+    two up to 40, four up to 80, ... (never more than 1/20 of it; 0 stays 0)."""
+    if duration_ns <= 0:
+        return 0
+    step = GRID_STEP_NS
+    while duration_ns > 20 * step:
+        step *= 2
+    return -(-duration_ns // step) * step
 
 
 def lindy(elapsed_ns: int, level: float) -> int:
