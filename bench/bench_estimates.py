@@ -29,7 +29,8 @@ Also times `estimate_starts` for 1,000 pending groups on the 4,096-node cluster
 declared limits and a learned history for every key): median of ``--repeats`` runs.
 
 Run: python bench/bench_estimates.py [--seeds N] [--workloads a,b] [--traces PATH]
-     [--trace-groups N] [--repeats N]
+     [--trace-groups N] [--repeats N] [--parts accuracy,timing] [--policy NAME]
+     [--pai-share F] [--dlrm-share F]
 (the traces: the full ones in --traces or $COSTART_TRACES, else the repository's
 extracts in tests/data/traces).
 """
@@ -229,9 +230,9 @@ class Outcome(NamedTuple):
     asked: Asked
 
 
-def run_asking(setup: SimSetup) -> list[Outcome]:
-    """Run the recommended policy over ``setup``, asking at every arrival."""
-    embedder = embedder_for(RECOMMENDED_POLICY, setup)
+def run_asking(setup: SimSetup, policy: str = RECOMMENDED_POLICY) -> list[Outcome]:
+    """Run ``policy`` over ``setup``, asking at every arrival."""
+    embedder = embedder_for(policy, setup)
     engine = EstimatingEngine(setup, embedder, controller_factory)
     engine.ask(setup.cluster.build())
     engine.run()
@@ -429,6 +430,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--trace-groups", type=int, default=150)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--parts", default="accuracy,timing")
+    parser.add_argument("--policy", default=RECOMMENDED_POLICY)
     parser.add_argument("--pai-share", type=float, default=PAI_SHARE)
     parser.add_argument("--dlrm-share", type=float, default=DLRM_SHARE)
     args = parser.parse_args(argv)
@@ -439,20 +441,28 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     results: dict[str, Any] = {
         "benchmark": "expected start accuracy (recommended policy, virtual time) and the time "
         "for 1,000 pending groups",
-        "policy": RECOMMENDED_POLICY,
     }
     # A run of one part keeps the other's figures from the file (a part run alone, e.g.
     # the timing after a change to the planner, replaces only its own).
     path = ROOT / "bench" / "results" / "estimates.json"
     if path.exists():
         kept = json.loads(path.read_text())
-        for key in ("seeds", "traces", "trace_groups", "cluster_share", "workloads", "timing"):
+        for key in (
+            "policy",
+            "seeds",
+            "traces",
+            "trace_groups",
+            "cluster_share",
+            "workloads",
+            "timing",
+        ):
             if key in kept:
                 results[key] = kept[key]
     if "accuracy" in parts:
         traces, source = _traces(args.traces)
         seeds = list(range(1, args.seeds + 1))
         results |= {
+            "policy": args.policy,
             "seeds": seeds,
             "traces": source,
             "trace_groups": args.trace_groups,
@@ -467,7 +477,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             outcomes: list[Outcome] = []
             for seed in seeds:
                 print(f"\r{name} seed {seed}   ", end="", file=sys.stderr, flush=True)
-                outcomes += run_asking(setup(seed))
+                outcomes += run_asking(setup(seed), args.policy)
             print(file=sys.stderr)
             workloads[name] = figures_of(outcomes)
             print_row(name, workloads[name])

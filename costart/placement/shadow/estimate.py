@@ -5,7 +5,8 @@ REST and the board show (issue 36), like Slurm's ``squeue --start``.
 plan of the queue (`expected_starts`) with every run as long as the median of what the
 log has learned of runs like it (`LearnedRuntimes`, capped at the declared limit; the
 limit where nothing is learned); the interval is the same plan made again with every
-run at the 10th and at the 90th percentile (ADR 0138). ``runtimes="limits"`` plans
+run at the 10th and at the 90th percentile (ADR 0138); a group backing off starts no
+earlier than its retry. ``runtimes="limits"`` plans
 over declared limits only, as ``squeue --start`` does (the benchmark's baseline).
 Pure over (cluster, World, now): no clock, stable orders, the same answer for the same
 input.
@@ -101,16 +102,23 @@ def estimate_starts(
     point = plan(POINT_LEVEL, history)
     low = plan(LOW_LEVEL, history)
     high = plan(HIGH_LEVEL, history)
-    return {
-        name: StartEstimate(
-            name,
-            p.start_ns,
-            *interval(p.start_ns, low[name].start_ns, high[name].start_ns),
-            p.basis,
-            p.unplanned,
+    out: dict[str, StartEstimate] = {}
+    for group, _ in live:
+        p = point.get(group.name)
+        if p is None:
+            continue
+        # A group backing off is not placed before its retry, whatever fits.
+        retry = group.retry_at_ns
+
+        def after_retry(start: int | None, retry: int = retry) -> int | None:
+            return None if start is None else max(start, retry)
+
+        start = after_retry(p.start_ns)
+        earliest, latest = interval(
+            start, after_retry(low[group.name].start_ns), after_retry(high[group.name].start_ns)
         )
-        for name, p in point.items()
-    }
+        out[group.name] = StartEstimate(group.name, start, earliest, latest, p.basis, p.unplanned)
+    return out
 
 
 def interval(point: int | None, low: int | None, high: int | None) -> tuple[int | None, int | None]:
