@@ -41,12 +41,8 @@ from collections.abc import Sequence
 from typing import Final
 
 from costart.domain import expected_runtime as runtimes
-from costart.domain.runtime_history import (
-    MIN_SAMPLES,
-    RuntimeHistory,
-    runtime_key,
-    slipped_runtime,
-)
+from costart.domain import runtime_history as learned_runs
+from costart.domain.runtime_history import RuntimeHistory
 from costart.domain.spec_types import GroupSpec, MemberSpec
 from costart.domain.states import GroupState, MemberState
 from costart.placement.shadow.order_stats import rank_quantile, sample_quantile
@@ -97,15 +93,19 @@ class LearnedRuntimes:
     def source(self, group: GroupSpec, member: MemberSpec) -> tuple[Source, list[int]]:
         """Where the member's runs are answered from, and those samples (empty: too
         few known)."""
-        key = runtime_key(group, member)
+        key = learned_runs.runtime_key(group, member)
         own = self.history.samples(key)
-        if len(own) >= MIN_SAMPLES:
+        if len(own) >= learned_runs.MIN_SAMPLES:
             return ("key", key), own
         owner, name = _owner_and_member(key)
         pooled = self._pools.get((owner, name), [])
-        if len(pooled) >= MIN_SAMPLES:
+        if len(pooled) >= learned_runs.MIN_SAMPLES:
             return ("pool", owner, name), pooled
-        if self.unlimited and member.max_runtime_ns is None and len(self._all) >= MIN_SAMPLES:
+        if (
+            self.unlimited
+            and member.max_runtime_ns is None
+            and len(self._all) >= learned_runs.MIN_SAMPLES
+        ):
             return ("all",), self._all
         return ("none",), []
 
@@ -144,7 +144,7 @@ class LearnedRuntimes:
         if longer:
             return sample_quantile(longer, level)
         limit = member.spec.max_runtime_ns
-        return limit if limit is not None else slipped_runtime(samples, elapsed)
+        return limit if limit is not None else learned_runs.slipped_runtime(samples, elapsed)
 
     @staticmethod
     def _capped(member: MemberSpec, value: int | None) -> runtimes.ExpectedRuntime:
