@@ -67,6 +67,15 @@ def _starvation(results: dict[str, Any]) -> dict[str, Any]:
     return found
 
 
+ESTIMATE_WORKLOADS = ("starvation", "starvation-backfill", "pai", "dlrm")
+
+
+def _best_baseline(workload: dict[str, Any]) -> tuple[float, str]:
+    """The lower median error of the two baselines on one workload, and whose it is."""
+    slurm, naive = workload["slurm"]["median_error"], workload["naive"]["median_error"]
+    return (slurm, "slurm's") if slurm <= naive else (naive, "naive's")
+
+
 # Issue 35: on every workload, the recommended policy (ADR 0115) against the best of the
 # peers' models on each figure (`costart.sim.peer_comparison`; ``independent`` is not a
 # peer), and not dominated by any one peer. Small-job p50 only where the workload has
@@ -274,6 +283,22 @@ TARGETS: dict[str, list[Target]] = {
             0.5,
         )
         for what in ("durable_commands", "replay_events")
+    ],
+    # Issue 36 / ADR 0138: on every workload the expected start's median error is at
+    # most the better baseline's measured in the same run (Slurm's model over declared
+    # limits, and queue position x mean run); estimates for 1,000 pending groups on
+    # 4,096 nodes within a second (median).
+    "estimates": [
+        *(
+            Target(
+                f"{workload.replace('-', '_')}_median_error_vs_best_baseline",
+                lambda r, w=workload: r["workloads"][w]["ours"]["median_error"],
+                "<=",
+                lambda r, w=workload: _best_baseline(r["workloads"][w]),
+            )
+            for workload in ESTIMATE_WORKLOADS
+        ),
+        Target("pending_1000_on_4096_median_s", lambda r: r["timing"]["median_s"], "<=", 1.0),
     ],
     # Issue 21 / ADR 0046, on the starvation-backfill workload (medians over seeds):
     # reserve-backfill against plain reserve (sim-starvation.toml) and against atomic.

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
         node_loss,
         reconcile,
         reports,
+        runtime_history,
         runtime_limits,
         scheduling,
     )
@@ -193,6 +194,7 @@ __all__ = [
     "reference_line",
     "refusal",
     "reports",
+    "runtime_history",
     "runtime_limits",
     "scheduling",
     "spec_fields",
@@ -297,6 +299,7 @@ __getattr__, __dir__ = lazy_exports(
         "plain_address": "costart.domain.probe_hosts",
         "reconcile": "costart.domain.reconcile",
         "reports": "costart.domain.reports",
+        "runtime_history": "costart.domain.runtime_history",
         "runtime_limits": "costart.domain.runtime_limits",
         "scheduling": "costart.domain.scheduling",
         "spec_from_object": "costart.domain.spec",

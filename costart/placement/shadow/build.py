@@ -12,7 +12,7 @@ than is free now.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from costart.domain import expected_runtime as runtimes
 from costart.domain.runtime_history import RuntimeHistory
@@ -25,20 +25,31 @@ OUTSIDE = ""
 """The owner of uses the World does not know about (no group is named "")."""
 
 Live = Sequence[tuple[GroupState, Sequence[MemberState]]]
+EndOf = Callable[[GroupState, MemberState, int], runtimes.ExpectedEnd]
+"""When a placed or running member ends, asked at now (`LearnedRuntimes.end`)."""
 
 
 def world_uses(
-    cluster: Cluster, live: Live, now_ns: int, history: RuntimeHistory | None = None
+    cluster: Cluster,
+    live: Live,
+    now_ns: int,
+    history: RuntimeHistory | None = None,
+    end_of: EndOf | None = None,
 ) -> list[Use]:
     """The uses of the live groups' placements and holds, in the order given
-    (``history``: the World's learned runtimes, for members that declare no limit)."""
+    (``history``: the World's learned runtimes, for members that declare no limit;
+    ``end_of``, when given, answers each member's end instead)."""
     index = cluster.index
     out: list[Use] = []
     for group, members in live:
         for member in members:
             vec = shape_vec(member.spec.shape)
             if member.assignments:
-                end = runtimes.expected_end(group, member, now_ns, history)
+                end = (
+                    runtimes.expected_end(group, member, now_ns, history)
+                    if end_of is None
+                    else end_of(group, member, now_ns)
+                )
                 for a in member.assignments:
                     node = index.get(a.node)
                     if node is not None:
@@ -56,14 +67,16 @@ def profile_of(
     now_ns: int,
     free: Sequence[Vec] | None = None,
     history: RuntimeHistory | None = None,
+    end_of: EndOf | None = None,
 ) -> CapacityProfile:
-    """The profile of the cluster now: capacity of up nodes, the World's uses, and (with
-    ``free``) whatever else uses capacity now."""
+    """The profile of the cluster now: capacity of up nodes, the World's uses (their
+    ends from ``history``, or ``end_of``), and (with ``free``) whatever else uses
+    capacity now."""
     capacity = [
         (n.gpu, n.cpu, n.mem_gb) if cluster.is_up(i) else ZERO for i, n in enumerate(cluster.nodes)
     ]
     profile = CapacityProfile(capacity, now_ns)
-    uses = world_uses(cluster, live, now_ns, history)
+    uses = world_uses(cluster, live, now_ns, history, end_of)
     profile.add_all(uses)
     if free is not None:
         for node, cap in enumerate(capacity):

@@ -1,23 +1,48 @@
 """Every waiting group's expected start with an interval: what `get -o wide`, `describe`,
 REST and the board show (issue 36), like Slurm's ``squeue --start``.
 
-`estimate_starts` is the one entry point the displays call; how the point and the
-interval are made (the shadow plan of the queue, `expected_starts`, and the spread of
-the runtimes it rests on) lives behind it. Pure over (cluster, World, now): no clock,
-stable orders, the same answer for the same input.
+`estimate_starts` is the one entry point the displays call. The point is the shadow
+plan of the queue (`expected_starts`) with every run as long as the median of what the
+log has learned of runs like it (`LearnedRuntimes`, capped at the declared limit; the
+limit where nothing is learned); the interval is the same plan made again with every
+run at the 10th and at the 90th percentile (ADR 0138); a group backing off starts no
+earlier than its retry. ``runtimes="limits"`` plans
+over declared limits only, as ``squeue --start`` does (the benchmark's baseline).
+Pure over (cluster, World, now): no clock, stable orders, the same answer for the same
+input.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import NamedTuple
+from typing import Final, Literal, NamedTuple
 
+from costart.domain.runtime_history import RuntimeHistory
 from costart.domain.spec_types import Topology
 from costart.domain.world import World
 from costart.placement.capacity import Vec
 from costart.placement.cluster import Cluster
-from costart.placement.shadow.plan import DEFAULT_DEPTH, DEFAULT_WINDOW_NS, PlanBasis, Unplanned
+from costart.placement.holdings import live_in_order
+from costart.placement.shadow.learned import LearnedRuntimes
+from costart.placement.shadow.plan import (
+    DEFAULT_DEPTH,
+    DEFAULT_WINDOW_NS,
+    PlanBasis,
+    PlannedStart,
+    Unplanned,
+)
 from costart.placement.shadow.queue import expected_starts
+
+POINT_LEVEL: Final = 0.5
+"""The point plans every run at the median (`LearnedRuntimes`)."""
+LOW_LEVEL: Final = 0.1
+"""The earliest start plans every run at this level."""
+HIGH_LEVEL: Final = 0.9
+"""The latest start plans every run at this level."""
+
+Runtimes = Literal["learned", "limits"]
+"""What runs last in the plan: ``learned`` (the quantiles of the samples, see the
+module) or ``limits`` (declared limits only, Slurm's model: no interval)."""
 
 
 class StartEstimate(NamedTuple):
@@ -43,20 +68,65 @@ def estimate_starts(
     placement_groups: Mapping[str, Topology] | None = None,
     depth: int = DEFAULT_DEPTH,
     window_ns: int = DEFAULT_WINDOW_NS,
+    runtimes: Runtimes = "learned",
 ) -> dict[str, StartEstimate]:
-    """Each waiting group's `StartEstimate`, by name, in the queue's order."""
-    planned = expected_starts(
-        cluster,
-        world,
-        now_ns,
-        free=free,
-        placement_groups=placement_groups,
-        depth=depth,
-        window_ns=window_ns,
-    )
-    # The interval is the plan's point until the runtime spread is modelled (issue 36
-    # item 3 replaces this with the spread of the runtimes the plan rests on).
-    return {
-        name: StartEstimate(name, p.start_ns, p.start_ns, p.start_ns, p.basis, p.unplanned)
-        for name, p in planned.items()
-    }
+    """Each waiting group's `StartEstimate`, by name, in the queue's order: the point
+    at the median run, ``earliest_ns``/``latest_ns`` at the low and high percentile
+    (see the module), widened to hold the point."""
+
+    live = live_in_order(world)
+
+    def plan(
+        level: float, history: RuntimeHistory, unlimited: bool = True
+    ) -> dict[str, PlannedStart]:
+        return expected_starts(
+            cluster,
+            world,
+            now_ns,
+            free=free,
+            placement_groups=placement_groups,
+            depth=depth,
+            window_ns=window_ns,
+            learned=LearnedRuntimes(
+                history, level, live, now_ns, unlimited=unlimited, grid=unlimited
+            ),
+        )
+
+    if runtimes == "limits":
+        limits = plan(POINT_LEVEL, RuntimeHistory(), unlimited=False)
+        return {
+            name: StartEstimate(name, p.start_ns, p.start_ns, p.start_ns, p.basis, p.unplanned)
+            for name, p in limits.items()
+        }
+    history = world.runtime_history
+    point = plan(POINT_LEVEL, history)
+    low = plan(LOW_LEVEL, history)
+    high = plan(HIGH_LEVEL, history)
+    out: dict[str, StartEstimate] = {}
+    for group, _ in live:
+        p = point.get(group.name)
+        if p is None:
+            continue
+        # A group backing off is not placed before its retry, whatever fits.
+        retry = group.retry_at_ns
+
+        def after_retry(start: int | None, retry: int = retry) -> int | None:
+            return None if start is None else max(start, retry)
+
+        start = after_retry(p.start_ns)
+        earliest, latest = interval(
+            start, after_retry(low[group.name].start_ns), after_retry(high[group.name].start_ns)
+        )
+        out[group.name] = StartEstimate(group.name, start, earliest, latest, p.basis, p.unplanned)
+    return out
+
+
+def interval(point: int | None, low: int | None, high: int | None) -> tuple[int | None, int | None]:
+    """The interval of a point from the low and high plans' starts, made to hold the
+    point (shorter runs can start a group later: one ahead of it now fits earlier, on
+    its nodes). No point: nothing bounds the start from above. None: unbounded."""
+    if point is None:
+        return low, None
+    earliest = point if low is None else min(low, point)
+    latest = None if high is None else max(high, point)
+    return earliest, latest

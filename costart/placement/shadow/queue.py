@@ -18,6 +18,7 @@ from costart.placement.constraints import resolve_scopes
 from costart.placement.holdings import live_in_order
 from costart.placement.inputs import gang_demands
 from costart.placement.shadow.build import profile_of
+from costart.placement.shadow.learned import LearnedRuntimes
 from costart.placement.shadow.plan import (
     DEFAULT_DEPTH,
     DEFAULT_WINDOW_NS,
@@ -37,8 +38,13 @@ def expected_starts(
     placement_groups: Mapping[str, Topology] | None = None,
     depth: int = DEFAULT_DEPTH,
     window_ns: int = DEFAULT_WINDOW_NS,
+    learned: LearnedRuntimes | None = None,
 ) -> dict[str, PlannedStart]:
-    """Each waiting group's `PlannedStart`, by name."""
+    """Each waiting group's `PlannedStart`, by name. Runs last as long as
+    `costart.domain.expected_runtime` says (limit first), or as ``learned`` says."""
+    history = world.runtime_history
+    runtime_of = None if learned is None else learned.runtime
+    end_of = None if learned is None else learned.end
     live = live_in_order(world)
     definitions = dict(placement_groups or {})
     queue = [
@@ -46,10 +52,10 @@ def expected_starts(
             group.name,
             gang_demands(members, cluster, fixed=True),
             resolve_scopes(group.spec, cluster, definitions, world, group),
-            gang_runtime(group.spec, world.runtime_history),
+            gang_runtime(group.spec, history, runtime_of),
         )
         for group, members in live
         if group.status in GROUP_WAITING
     ]
-    profile = profile_of(cluster, live, now_ns, free, world.runtime_history)
+    profile = profile_of(cluster, live, now_ns, free, history, end_of)
     return plan_queue(cluster, profile, queue, depth=depth, window_ns=window_ns).starts
