@@ -41,6 +41,10 @@ CONTENT_SHARE = 32
 # Generation numbers, never reused in a process: two carried starts (two steps, or one
 # step's start before and after `StartCache.forget`) never share one.
 _GENERATIONS = itertools.count(1)
+# Numbers naming one session's shared counts of a (kind, shape) as they stand after a
+# change (`CarriedLedger._content_of`), never reused in a process either.
+_SHAPE_VERSIONS = itertools.count(1)
+_VERSIONED = "versioned"  # tags a stand-in made of a shape version
 _BYTE = 256
 
 
@@ -145,6 +149,10 @@ class CarriedLedger(SessionLedger):
         self._start = start
         # This session's summaries: (kind, shape) -> the sums and the counts they sum.
         self._sums: dict[tuple[ViewKind, Shape], tuple[DomainSums, list[int]]] = {}
+        # (kind, shape) -> a number naming the session's shared counts of the shape, and
+        # the vectors where one fits, as they stand: a new one whenever a refresh moves
+        # either (see `_content_of`).
+        self._shape_versions: dict[tuple[ViewKind, Shape], int] = {}
         self._candidates = None if held_moved is None else _moved(cluster, free, start, held_moved)
         # The class of each node's free vector (None: every node's, as ``_classes``) or
         # of each candidate's (``_moved_classes``), made with the vectors (`_vecs_of`).
@@ -297,6 +305,8 @@ class CarriedLedger(SessionLedger):
         base, nodes = self._bases[kind], self.cluster.nodes
         for i in sorted(self._touched):
             fits[i] = fit_count(base[i], shape) if shape_fits_type(shape, nodes[i]) else 0
+        # (the view keeps these as the shared counts: `CapacityView.fits`)
+        self._shape_versions[(kind, shape)] = next(_SHAPE_VERSIONS)
         return fits
 
     def _summaries(self, kind: ViewKind) -> Callable[[Shape], DomainSums | None] | None:
@@ -341,7 +351,8 @@ class CarriedLedger(SessionLedger):
             return None
         overlay = view.overlay_nodes()
         if (len(self._touched) + len(overlay)) * CONTENT_SHARE > len(fits):
-            return None  # (checked before the nodes are gathered: that costs as much)
+            # (checked before the nodes are gathered: that costs as much)
+            return self._versioned(kind, view, shape, overlay)
         nodes = self._touched.union(overlay)
         avail = view.avail
         read: list[Hashable] = []
@@ -353,17 +364,46 @@ class CarriedLedger(SessionLedger):
                 read.append((i, 0))
         return (kind, shape, generation, tuple(read))
 
-    def _refresh(self, i: int, kinds: tuple[ViewKind, ...]) -> None:
-        if not self._sums:
-            super()._refresh(i, kinds)
-            return
-        moved = [
-            (sums, fits, fits[i]) for (kind, _), (sums, fits) in self._sums.items() if kind in kinds
-        ]
-        super()._refresh(i, kinds)
-        for sums, fits, before in moved:
-            sums.add(i, fits[i] - before)
+    def _versioned(
+        self, kind: ViewKind, view: CapacityView, shape: Shape, overlay: Sequence[int]
+    ) -> Hashable:
+        """The second kind of stand-in, for a session that touched many nodes: the
+        number naming the shared counts of ``kind`` for ``shape`` as they stand (with
+        the vectors where one fits; `_shape_versions`), and each overlay node's count
+        (and vector, where one fits) in ``view``. A new number whenever a refresh moves
+        a count, or a vector where one fits, so equal numbers, equal shared content;
+        the overlay is listed whole. Session-local: numbers are never reused. None
+        when the overlay alone is too large to list, or the shape's counts are not
+        this session's shared ones."""
+        version = self._shape_versions.get((kind, shape))
+        if version is None or len(overlay) * CONTENT_SHARE > len(self.cluster):
+            return None
+        fits = view.fits(shape)
+        avail = view.avail
+        read = tuple((i, fits[i], avail(i) if fits[i] else None) for i in sorted(overlay))
+        return (_VERSIONED, kind, shape, version, read)
 
+    def _refresh(self, i: int, kinds: tuple[ViewKind, ...]) -> None:
+        bases, shared = self._bases, self._shared_fits
+        watched = []  # (kind, its base, node i's entry before, its counts before)
+        for kind in kinds:
+            base = bases.get(kind)
+            if base is not None:
+                counts = shared[kind]
+                watched.append((kind, base, base[i], [fits[i] for fits in counts.values()]))
+        super()._refresh(i, kinds)
+        versions, sums = self._shape_versions, self._sums
+        for kind, base, entry, before in watched:
+            if base[i] is entry:
+                continue  # the entry stayed (see `SessionLedger._refresh`): no count moved
+            for (shape, fits), was in zip(shared[kind].items(), before, strict=True):
+                now = fits[i]
+                if now or was:  # a count moved, or the vector where one fits did
+                    versions[(kind, shape)] = next(_SHAPE_VERSIONS)
+                    if now != was:
+                        summed = sums.get((kind, shape))
+                        if summed is not None:
+                            summed[0].add(i, now - was)
 
 def _moved(
     cluster: Cluster, free: Sequence[Capacity], start: StartCache, held_moved: set[int]
