@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from enum import StrEnum
 from functools import partial
+from typing import ClassVar
 
 from costart.domain.capacity import Capacity
 from costart.domain.spec_types import Shape
@@ -68,6 +69,11 @@ class SessionLedger:
     ``free``: the allocator's `free_capacity` for this session; ``held_total`` and
     ``held_by``: what open reservations hold per node, and per group name (node ->
     vector, only nodes where it holds a task), as the World records them."""
+
+    # Whether `_refresh` tells `_count_moved` of the counts it moves (a class attribute,
+    # not a bound method kept on the ledger: that would be a reference cycle, and a
+    # session runs with the cyclic collector paused).
+    NOTES_MOVED_COUNTS: ClassVar[bool] = False
 
     def __init__(
         self,
@@ -246,15 +252,26 @@ class SessionLedger:
             self._versions[kind] += 1
             base[i] = vec
             tables = self._fit_tables
+            moved = self._count_moved if self.NOTES_MOVED_COUNTS else None
             for shape, fits in self._shared_fits[kind].items():
                 typed = shape.gpu_type  # `shape_fits_type`, inline
                 if typed is None or typed == gpu_type:
                     table = tables.get(shape)
                     if table is None:
                         table = tables[shape] = FitCountTable(shape)
-                    fits[i] = table[vec]
+                    count = table[vec]
                 else:
-                    fits[i] = 0
+                    count = 0
+                was = fits[i]
+                if moved is not None and (count or was):
+                    moved(kind, shape, i, was, count)
+                fits[i] = count
+
+    def _count_moved(self, kind: ViewKind, shape: Shape, i: int, was: int, now: int) -> None:
+        """Told by `_refresh` (when `NOTES_MOVED_COUNTS`) of each shared count of
+        ``kind`` for ``shape`` that moved on node ``i``, and of each such count that
+        stayed above 0 while the node's entry moved (``was`` and ``now``: the count
+        before and after): for a subclass that keeps what those counts derive."""
 
     def _summaries(self, kind: ViewKind) -> Callable[[Shape], DomainSummary | None] | None:
         """Where ``kind``'s views find their shared fit counts summed per domain: none

@@ -130,6 +130,8 @@ class CarriedLedger(SessionLedger):
     since ``start`` was last brought up to date (None: unknown, every node is
     compared)."""
 
+    NOTES_MOVED_COUNTS = True  # (`_count_moved`: the shape versions and domain sums)
+
     def __init__(
         self,
         cluster: Cluster,
@@ -383,27 +385,16 @@ class CarriedLedger(SessionLedger):
         read = tuple((i, fits[i], avail(i) if fits[i] else None) for i in sorted(overlay))
         return (_VERSIONED, kind, shape, version, read)
 
-    def _refresh(self, i: int, kinds: tuple[ViewKind, ...]) -> None:
-        bases, shared = self._bases, self._shared_fits
-        watched = []  # (kind, its base, node i's entry before, its counts before)
-        for kind in kinds:
-            base = bases.get(kind)
-            if base is not None:
-                counts = shared[kind]
-                watched.append((kind, base, base[i], [fits[i] for fits in counts.values()]))
-        super()._refresh(i, kinds)
-        versions, sums = self._shape_versions, self._sums
-        for kind, base, entry, before in watched:
-            if base[i] is entry:
-                continue  # the entry stayed (see `SessionLedger._refresh`): no count moved
-            for (shape, fits), was in zip(shared[kind].items(), before, strict=True):
-                now = fits[i]
-                if now or was:  # a count moved, or the vector where one fits did
-                    versions[(kind, shape)] = next(_SHAPE_VERSIONS)
-                    if now != was:
-                        summed = sums.get((kind, shape))
-                        if summed is not None:
-                            summed[0].add(i, now - was)
+    def _count_moved(self, kind: ViewKind, shape: Shape, i: int, was: int, now: int) -> None:
+        """`SessionLedger._count_moved`: the shape's shared counts of ``kind`` moved on
+        node ``i`` (a count, or the vector where one fits): a new version, and the
+        domain sums moved by the count's change."""
+        self._shape_versions[(kind, shape)] = next(_SHAPE_VERSIONS)
+        if now != was:
+            summed = self._sums.get((kind, shape))
+            if summed is not None:
+                summed[0].add(i, now - was)
+
 
 def _moved(
     cluster: Cluster, free: Sequence[Capacity], start: StartCache, held_moved: set[int]
