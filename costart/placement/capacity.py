@@ -54,6 +54,14 @@ class FitCountTable(dict[Vec, int]):
         return count
 
 
+class FitCountTables(dict[Shape, FitCountTable]):
+    """Shape -> its `FitCountTable`, made on first use."""
+
+    def __missing__(self, shape: Shape) -> FitCountTable:
+        table = self[shape] = FitCountTable(shape)
+        return table
+
+
 def fit_counts(cluster: Cluster, base: Sequence[Vec], shape: Shape) -> list[int]:
     """`fit_count` for every node of ``base`` at once (0 on nodes of another GPU type).
     The hot loop of a session: specialised by which dimensions the shape asks for, so

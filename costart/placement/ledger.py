@@ -21,7 +21,6 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from enum import StrEnum
 from functools import partial
-from typing import ClassVar
 
 from costart.domain.capacity import Capacity
 from costart.domain.spec_types import Shape
@@ -30,7 +29,7 @@ from costart.placement.capacity import (
     ZERO,
     CapacityView,
     DomainSummary,
-    FitCountTable,
+    FitCountTables,
     NodeVecs,
     Vec,
     add_vecs,
@@ -70,11 +69,6 @@ class SessionLedger:
     ``held_by``: what open reservations hold per node, and per group name (node ->
     vector, only nodes where it holds a task), as the World records them."""
 
-    # Whether `_refresh` tells `_count_moved` of the counts it moves (a class attribute,
-    # not a bound method kept on the ledger: that would be a reference cycle, and a
-    # session runs with the cyclic collector paused).
-    NOTES_MOVED_COUNTS: ClassVar[bool] = False
-
     def __init__(
         self,
         cluster: Cluster,
@@ -95,7 +89,7 @@ class SessionLedger:
         # placement leaves EVENTUAL alone, a claim FREE).
         self._versions = dict.fromkeys(OF_ALL, 0)
         # A shape's count per vector met (the session's vectors are few and repeat).
-        self._fit_tables: dict[Shape, FitCountTable] = {}
+        self._fit_tables = FitCountTables()
         # Views' base arrays, made on first use and then kept current node by node as
         # the session changes capacity (rebuilding 4,096-node arrays per group would
         # dominate a session); ``_touched``: the nodes changed so far.
@@ -251,27 +245,14 @@ class SessionLedger:
                 continue  # its fit counts read only the entry (and the node's type)
             self._versions[kind] += 1
             base[i] = vec
-            tables = self._fit_tables
-            moved = self._count_moved if self.NOTES_MOVED_COUNTS else None
-            for shape, fits in self._shared_fits[kind].items():
-                typed = shape.gpu_type  # `shape_fits_type`, inline
-                if typed is None or typed == gpu_type:
-                    table = tables.get(shape)
-                    if table is None:
-                        table = tables[shape] = FitCountTable(shape)
-                    count = table[vec]
-                else:
-                    count = 0
-                was = fits[i]
-                if moved is not None and (count or was):
-                    moved(kind, shape, i, was, count)
-                fits[i] = count
+            self._refresh_counts(kind, i, vec, gpu_type)
 
-    def _count_moved(self, kind: ViewKind, shape: Shape, i: int, was: int, now: int) -> None:
-        """Told by `_refresh` (when `NOTES_MOVED_COUNTS`) of each shared count of
-        ``kind`` for ``shape`` that moved on node ``i``, and of each such count that
-        stayed above 0 while the node's entry moved (``was`` and ``now``: the count
-        before and after): for a subclass that keeps what those counts derive."""
+    def _refresh_counts(self, kind: ViewKind, i: int, vec: Vec, gpu_type: str | None) -> None:
+        """Node ``i``'s entry of ``kind`` moved to ``vec``: its shared fit counts."""
+        tables = self._fit_tables
+        for shape, fits in self._shared_fits[kind].items():
+            typed = shape.gpu_type  # `shape_fits_type`, inline
+            fits[i] = tables[shape][vec] if typed is None or typed == gpu_type else 0
 
     def _summaries(self, kind: ViewKind) -> Callable[[Shape], DomainSummary | None] | None:
         """Where ``kind``'s views find their shared fit counts summed per domain: none

@@ -130,8 +130,6 @@ class CarriedLedger(SessionLedger):
     since ``start`` was last brought up to date (None: unknown, every node is
     compared)."""
 
-    NOTES_MOVED_COUNTS = True  # (`_count_moved`: the shape versions and domain sums)
-
     def __init__(
         self,
         cluster: Cluster,
@@ -385,15 +383,25 @@ class CarriedLedger(SessionLedger):
         read = tuple((i, fits[i], avail(i) if fits[i] else None) for i in sorted(overlay))
         return (_VERSIONED, kind, shape, version, read)
 
-    def _count_moved(self, kind: ViewKind, shape: Shape, i: int, was: int, now: int) -> None:
-        """`SessionLedger._count_moved`: the shape's shared counts of ``kind`` moved on
-        node ``i`` (a count, or the vector where one fits): a new version, and the
-        domain sums moved by the count's change."""
-        self._shape_versions[(kind, shape)] = next(_SHAPE_VERSIONS)
-        if now != was:
-            summed = self._sums.get((kind, shape))
-            if summed is not None:
-                summed[0].add(i, now - was)
+    def _refresh_counts(self, kind: ViewKind, i: int, vec: Vec, gpu_type: str | None) -> None:
+        """`SessionLedger._refresh_counts`, and for each shape whose counts moved on the
+        node (a count, or the vector where one fits) a new version (`_versioned`), and
+        its domain sums moved by the count's change."""
+        tables, versions, sums = self._fit_tables, self._shape_versions, self._sums
+        version = 0  # one new number for every shape this change moves
+        for shape, fits in self._shared_fits[kind].items():
+            typed = shape.gpu_type  # `shape_fits_type`, inline
+            count = tables[shape][vec] if typed is None or typed == gpu_type else 0
+            was = fits[i]
+            if count or was:
+                if not version:
+                    version = next(_SHAPE_VERSIONS)
+                versions[(kind, shape)] = version
+                if count != was:
+                    fits[i] = count
+                    summed = sums.get((kind, shape))
+                    if summed is not None:
+                        summed[0].add(i, count - was)
 
 
 def _moved(
