@@ -27,7 +27,7 @@ from costart.domain.capacity import Capacity
 from costart.domain.spec_types import Shape
 from costart.placement.allocator import Allocator
 from costart.placement.capacity import ZERO, CapacityView, Vec, fit_count
-from costart.placement.cluster import Cluster, shape_fits_type
+from costart.placement.cluster import Cluster
 from costart.placement.holdings import Holdings
 from costart.placement.incremental.domain_sums import DomainSums
 from costart.placement.incremental.fit_table import FitTables
@@ -303,8 +303,10 @@ class CarriedLedger(SessionLedger):
             self._start.new_generation(kind, shape)
         fits = list(start)
         base, nodes = self._bases[kind], self.cluster.nodes
+        table, typed = self._fit_tables[shape], shape.gpu_type
         for i in sorted(self._touched):
-            fits[i] = fit_count(base[i], shape) if shape_fits_type(shape, nodes[i]) else 0
+            # (`fit_count` and `shape_fits_type`, by the session's table and inline)
+            fits[i] = table[base[i]] if typed is None or typed == nodes[i].gpu_type else 0
         # (the view keeps these as the shared counts: `CapacityView.fits`)
         self._shape_versions[(kind, shape)] = next(_SHAPE_VERSIONS)
         return fits
