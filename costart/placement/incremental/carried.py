@@ -346,15 +346,16 @@ class CarriedLedger(SessionLedger):
         and the view's are both 0 there (nothing a search reads). Every other node
         offers what the start offered, which the generation names. None when those
         nodes are too many for the stand-in to be cheaper than the content."""
-        fits = view.fits(shape)  # (makes the carried counts, and their generation)
+        view.shared_fits(shape)  # (makes the carried counts, and their generation)
         start_fits = self._start.fits[kind].get(shape)
         generation = self._start.generations.get(kind, {}).get(shape)
         if start_fits is None or generation is None:  # (dropped: too many shapes carried)
             return None
         overlay = view.overlay_nodes()
-        if (len(self._touched) + len(overlay)) * CONTENT_SHARE > len(fits):
+        if (len(self._touched) + len(overlay)) * CONTENT_SHARE > len(start_fits):
             # (checked before the nodes are gathered: that costs as much)
             return self._versioned(kind, view, shape, overlay)
+        fits = view.fits(shape)
         nodes = self._touched.union(overlay)
         avail = view.avail
         read: list[Hashable] = []
@@ -380,10 +381,15 @@ class CarriedLedger(SessionLedger):
         version = self._shape_versions.get((kind, shape))
         if version is None or len(overlay) * CONTENT_SHARE > len(self.cluster):
             return None
-        fits = view.fits(shape)
-        avail = view.avail
-        read = tuple((i, fits[i], avail(i) if fits[i] else None) for i in sorted(overlay))
-        return (_VERSIONED, kind, shape, version, read)
+        # The view's counts on its overlay nodes (as `CapacityView.fits` computes
+        # them), without copying every node's.
+        typed, nodes, avail = shape.gpu_type, self.cluster.nodes, view.avail
+        read: list[Hashable] = []
+        for i in sorted(overlay):
+            vec = avail(i)
+            k = fit_count(vec, shape) if typed is None or typed == nodes[i].gpu_type else 0
+            read.append((i, k, vec) if k else (i, 0))
+        return (_VERSIONED, kind, shape, version, tuple(read))
 
     def _refresh_counts(self, kind: ViewKind, i: int, vec: Vec, gpu_type: str | None) -> None:
         """`SessionLedger._refresh_counts`, and for each shape whose counts moved on the
