@@ -122,7 +122,7 @@ def test_a_shape_version_moves_with_a_vector_where_the_count_stays() -> None:
     limit the count moves the one-GPU shape's version, not the one of a shape that fits
     nowhere; a group's own holds (the overlay) are listed, so two views with different
     holds never share a stand-in."""
-    cluster = a_cluster(blocks=1, racks=1, nodes=4)
+    cluster = a_cluster(blocks=1, racks=1, nodes=64)
     usage = WorldUsage(cluster, EventJournal())
     usage.sync(World())
     one_gpu, too_big = Shape(gpu=1), Shape(gpu=100)
@@ -130,7 +130,8 @@ def test_a_shape_version_moves_with_a_vector_where_the_count_stays() -> None:
     free = allocator.free_capacity(World())
     ledger = CarriedLedger(cluster, allocator, free, usage, StartCache(), None)
     ledger._view(FREE, {}).content_key(one_gpu)  # (the shared counts made, then kept)
-    ledger.take(1, (1, 1, 1))  # one node touched: past 1/32 of four nodes
+    for node in (1, 2, 3):  # three nodes touched: past 1/32 of 64
+        ledger.take(node, (1, 1, 1))
     view = ledger._view(FREE, {})
     first = view.content_key(one_gpu), view.content_key(too_big)
     assert first[0][0] == _VERSIONED and first[1][0] == _VERSIONED
@@ -138,5 +139,6 @@ def test_a_shape_version_moves_with_a_vector_where_the_count_stays() -> None:
     view = ledger._view(FREE, {})
     assert view.content_key(one_gpu) != first[0]
     assert view.content_key(too_big) == first[1]
-    held = ledger._view(FREE, {2: (1, 1, 1)})
-    assert held.content_key(one_gpu) != view.content_key(one_gpu)
+    held = ledger._view(FREE, {10: (1, 1, 1)}).content_key(one_gpu)  # one node listed
+    assert held is not None and held[0] == _VERSIONED
+    assert held != view.content_key(one_gpu)
