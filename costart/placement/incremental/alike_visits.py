@@ -6,7 +6,9 @@ In a busy session most waiting groups end with a pend reason and nothing else, a
 are alike: the same members (shapes, counts), the same topology, the same mode. Such a
 visit reads only (`GangSession.waiting`):
 
-* its gang demands and scopes, compared whole; and its mode;
+* its gang demands and scopes, compared by what they are made of (each member's name,
+  shape, gang part, desired count and topology, and the group's topology); and its
+  mode;
 * the views of the session's capacity it plans in: with no holds of its own, every
   such group sees the same ones, so the ledger's `version` names them;
 * the reservations ahead of it (a list the session only appends to: its length names
@@ -86,10 +88,19 @@ class AlikeVisits(GangSession):
             or any(m.placement_group is not None for m in spec.members)
         ):
             return None
+        # The gang demands and scopes such a group reads, by what they are made of
+        # (`gang_demands` without holds, `resolve_scopes` without placement groups):
+        # each member's name, shape, gang part, desired count and topology, in order,
+        # and the group's topology. Equal, so are the demands and scopes; cheaper than
+        # making them (hashed in C, no `Demand` or `Scope` built per group).
+        made_of = tuple(
+            (m.spec.name, m.spec.shape, m.spec.min_start, m.desired, m.spec.topology)
+            for m in members
+        )
         return (
             placement.mode,
-            tuple(self.inputs.demands(group, members, fixed=False)),
-            tuple(self.inputs.scopes(group)),
+            placement.topology,
+            made_of,
             self.ledger.version(),
             len(self.reservations_ahead),
         )
