@@ -88,19 +88,24 @@ class AlikeVisits(GangSession):
             or any(m.placement_group is not None for m in spec.members)
         ):
             return None
-        # The gang demands and scopes such a group reads, by what they are made of
-        # (`gang_demands` without holds, `resolve_scopes` without placement groups):
-        # each member's name, shape, gang part, desired count and topology, in order,
-        # and the group's topology. Equal, so are the demands and scopes; cheaper than
-        # making them (hashed in C, no `Demand` or `Scope` built per group).
-        made_of = tuple(
-            (m.spec.name, m.spec.shape, m.spec.min_start, m.desired, m.spec.topology)
-            for m in members
-        )
         return (
             placement.mode,
-            placement.topology,
-            made_of,
+            demands_and_scopes_key(group, members),
             self.ledger.version(),
             len(self.reservations_ahead),
         )
+
+
+def demands_and_scopes_key(group: GroupState, members: Sequence[MemberState]) -> Hashable:
+    """What the gang demands and scopes of a group that holds nothing and names no
+    placement group are made of (`gang_demands` without holds, `resolve_scopes` without
+    placement groups): the group's topology and, per member in order, its name, shape,
+    gang part, desired count and topology. Equal keys, equal demands and scopes; cheaper
+    than making them (hashed in C, no `Demand` or `Scope` built per group)."""
+    return (
+        group.spec.placement.topology,
+        tuple(
+            (m.spec.name, m.spec.shape, m.spec.min_start, m.desired, m.spec.topology)
+            for m in members
+        ),
+    )
