@@ -21,7 +21,7 @@ from costart.domain.spec_types import Shape
 from costart.domain.world import World
 from costart.placement import InMemoryAllocator
 from costart.placement.capacity import CapacityView
-from costart.placement.incremental import EventJournal, WorldUsage, plan_memo
+from costart.placement.incremental import EventJournal, WorldUsage, carried, plan_memo
 from costart.placement.incremental.carried import _VERSIONED, CarriedLedger, StartCache
 from costart.placement.ledger import FREE
 from costart.sim.results import POLICIES, run_policy
@@ -66,16 +66,20 @@ class StandInCheck:
         )
 
 
+@pytest.mark.parametrize("versioned_from", [0, carried.VERSIONED_FROM])
 @pytest.mark.parametrize("seed", [3, 11, 2024, 77])
 def test_equal_stand_ins_stand_for_equal_content_in_the_busy_workload(
-    seed: int, monkeypatch: pytest.MonkeyPatch
+    seed: int, versioned_from: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """With shape versions on the workload's small clusters (``versioned_from`` 0) and,
+    as configured, without (they are for clusters of `VERSIONED_FROM` nodes on)."""
+    monkeypatch.setattr(carried, "VERSIONED_FROM", versioned_from)
     check = StandInCheck(monkeypatch)
     run_workload(seed)
     print(check.report())
     assert check.made > 50
     assert check.repeated > 5
-    assert check.versioned > 5
+    assert (check.versioned > 5) == (versioned_from == 0)
 
 
 @pytest.mark.parametrize("policy", POLICIES)
@@ -116,12 +120,15 @@ def test_a_vector_that_moves_where_the_count_stays_changes_the_stand_in() -> Non
     assert moved[1] == first[1]
 
 
-def test_a_shape_version_moves_with_a_vector_where_the_count_stays() -> None:
+def test_a_shape_version_moves_with_a_vector_where_the_count_stays(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """The same, once the session touched too many nodes for a list of them (the stand-in
     names the shape's version instead): a take that moves a node's CPUs where the GPUs
     limit the count moves the one-GPU shape's version, not the one of a shape that fits
     nowhere; a group's own holds (the overlay) are listed, so two views with different
     holds never share a stand-in."""
+    monkeypatch.setattr(carried, "VERSIONED_FROM", 64)
     cluster = a_cluster(blocks=1, racks=1, nodes=64)
     usage = WorldUsage(cluster, EventJournal())
     usage.sync(World())

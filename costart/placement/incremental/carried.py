@@ -38,6 +38,11 @@ MAX_CARRIED_SHAPES = 256
 # A view's content stand-in lists the nodes it may differ from the carried start on, in
 # Python: past 1/CONTENT_SHARE of the nodes, reading the content itself (in C) costs less.
 CONTENT_SHARE = 32
+# Past that share, on a cluster of at least VERSIONED_FROM nodes, the stand-in names the
+# shape's version (`CarriedLedger._versioned`) rather than the memo reading the content.
+# A version holds for one session, a content across sessions: on a smaller cluster the
+# content is cheap to read, and its reuse in the next session pays more.
+VERSIONED_FROM = 1024
 # Generation numbers, never reused in a process: two carried starts (two steps, or one
 # step's start before and after `StartCache.forget`) never share one.
 _GENERATIONS = itertools.count(1)
@@ -354,6 +359,8 @@ class CarriedLedger(SessionLedger):
         overlay = view.overlay_nodes()
         if (len(self._touched) + len(overlay)) * CONTENT_SHARE > len(start_fits):
             # (checked before the nodes are gathered: that costs as much)
+            if len(start_fits) < VERSIONED_FROM:
+                return None
             return self._versioned(kind, view, shape, overlay)
         fits = view.fits(shape)
         nodes = self._touched.union(overlay)
