@@ -54,6 +54,14 @@ class FitCountTable(dict[Vec, int]):
         return count
 
 
+class FitCountTables(dict[Shape, FitCountTable]):
+    """Shape -> its `FitCountTable`, made on first use."""
+
+    def __missing__(self, shape: Shape) -> FitCountTable:
+        table = self[shape] = FitCountTable(shape)
+        return table
+
+
 def fit_counts(cluster: Cluster, base: Sequence[Vec], shape: Shape) -> list[int]:
     """`fit_count` for every node of ``base`` at once (0 on nodes of another GPU type).
     The hot loop of a session: specialised by which dimensions the shape asks for, so
@@ -153,13 +161,7 @@ class CapacityView:
         if cached is not None:
             return cached
         nodes = self.cluster.nodes
-        shared = self._shared.get(shape)
-        if shared is None:
-            if self._fill is not None:
-                shared = self._fill(shape)
-            else:
-                shared = fit_counts(self.cluster, self._base, shape)
-            self._shared[shape] = shared
+        shared = self.shared_fits(shape)
         if not self._overlay:
             self._fits[shape] = shared
             return shared
@@ -169,6 +171,18 @@ class CapacityView:
                 counts[node] = fit_count(self.avail(node), shape)
         self._fits[shape] = counts
         return counts
+
+    def shared_fits(self, shape: Shape) -> list[int]:
+        """`fits` of the base array alone, without the overlay (read-only: shared by
+        every view of the base)."""
+        shared = self._shared.get(shape)
+        if shared is None:
+            if self._fill is not None:
+                shared = self._fill(shape)
+            else:
+                shared = fit_counts(self.cluster, self._base, shape)
+            self._shared[shape] = shared
+        return shared
 
     def content_key(self, shape: Shape) -> Hashable:
         """A stand-in for this view's capacity as tasks of ``shape`` read it (the fit

@@ -29,7 +29,7 @@ from costart.placement.capacity import (
     ZERO,
     CapacityView,
     DomainSummary,
-    FitCountTable,
+    FitCountTables,
     NodeVecs,
     Vec,
     add_vecs,
@@ -89,7 +89,7 @@ class SessionLedger:
         # placement leaves EVENTUAL alone, a claim FREE).
         self._versions = dict.fromkeys(OF_ALL, 0)
         # A shape's count per vector met (the session's vectors are few and repeat).
-        self._fit_tables: dict[Shape, FitCountTable] = {}
+        self._fit_tables = FitCountTables()
         # Views' base arrays, made on first use and then kept current node by node as
         # the session changes capacity (rebuilding 4,096-node arrays per group would
         # dominate a session); ``_touched``: the nodes changed so far.
@@ -245,16 +245,14 @@ class SessionLedger:
                 continue  # its fit counts read only the entry (and the node's type)
             self._versions[kind] += 1
             base[i] = vec
-            tables = self._fit_tables
-            for shape, fits in self._shared_fits[kind].items():
-                typed = shape.gpu_type  # `shape_fits_type`, inline
-                if typed is None or typed == gpu_type:
-                    table = tables.get(shape)
-                    if table is None:
-                        table = tables[shape] = FitCountTable(shape)
-                    fits[i] = table[vec]
-                else:
-                    fits[i] = 0
+            self._refresh_counts(kind, i, vec, gpu_type)
+
+    def _refresh_counts(self, kind: ViewKind, i: int, vec: Vec, gpu_type: str | None) -> None:
+        """Node ``i``'s entry of ``kind`` moved to ``vec``: its shared fit counts."""
+        tables = self._fit_tables
+        for shape, fits in self._shared_fits[kind].items():
+            typed = shape.gpu_type  # `shape_fits_type`, inline
+            fits[i] = tables[shape][vec] if typed is None or typed == gpu_type else 0
 
     def _summaries(self, kind: ViewKind) -> Callable[[Shape], DomainSummary | None] | None:
         """Where ``kind``'s views find their shared fit counts summed per domain: none

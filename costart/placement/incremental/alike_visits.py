@@ -6,7 +6,9 @@ In a busy session most waiting groups end with a pend reason and nothing else, a
 are alike: the same members (shapes, counts), the same topology, the same mode. Such a
 visit reads only (`GangSession.waiting`):
 
-* its gang demands and scopes, compared whole; and its mode;
+* its gang demands and scopes, compared by what they are made of (each member's name,
+  shape, gang part, desired count and topology, and the group's topology); and its
+  mode;
 * the views of the session's capacity it plans in: with no holds of its own, every
   such group sees the same ones, so the ledger's `version` names them;
 * the reservations ahead of it (a list the session only appends to: its length names
@@ -88,8 +90,22 @@ class AlikeVisits(GangSession):
             return None
         return (
             placement.mode,
-            tuple(self.inputs.demands(group, members, fixed=False)),
-            tuple(self.inputs.scopes(group)),
+            demands_and_scopes_key(group, members),
             self.ledger.version(),
             len(self.reservations_ahead),
         )
+
+
+def demands_and_scopes_key(group: GroupState, members: Sequence[MemberState]) -> Hashable:
+    """What the gang demands and scopes of a group that holds nothing and names no
+    placement group are made of (`gang_demands` without holds, `resolve_scopes` without
+    placement groups): the group's topology and, per member in order, its name, shape,
+    gang part, desired count and topology. Equal keys, equal demands and scopes; cheaper
+    than making them (hashed in C, no `Demand` or `Scope` built per group)."""
+    return (
+        group.spec.placement.topology,
+        tuple(
+            (m.spec.name, m.spec.shape, m.spec.min_start, m.desired, m.spec.topology)
+            for m in members
+        ),
+    )

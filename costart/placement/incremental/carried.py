@@ -27,7 +27,7 @@ from costart.domain.capacity import Capacity
 from costart.domain.spec_types import Shape
 from costart.placement.allocator import Allocator
 from costart.placement.capacity import ZERO, CapacityView, Vec, fit_count
-from costart.placement.cluster import Cluster, shape_fits_type
+from costart.placement.cluster import Cluster
 from costart.placement.holdings import Holdings
 from costart.placement.incremental.domain_sums import DomainSums
 from costart.placement.incremental.fit_table import FitTables
@@ -38,9 +38,18 @@ MAX_CARRIED_SHAPES = 256
 # A view's content stand-in lists the nodes it may differ from the carried start on, in
 # Python: past 1/CONTENT_SHARE of the nodes, reading the content itself (in C) costs less.
 CONTENT_SHARE = 32
+# Past that share, on a cluster of at least VERSIONED_FROM nodes, the stand-in names the
+# shape's version (`CarriedLedger._versioned`) rather than the memo reading the content.
+# A version holds for one session, a content across sessions: on a smaller cluster the
+# content is cheap to read, and its reuse in the next session pays more.
+VERSIONED_FROM = 1024
 # Generation numbers, never reused in a process: two carried starts (two steps, or one
 # step's start before and after `StartCache.forget`) never share one.
 _GENERATIONS = itertools.count(1)
+# Numbers naming one session's shared counts of a (kind, shape) as they stand after a
+# change (`CarriedLedger._content_of`), never reused in a process either.
+_SHAPE_VERSIONS = itertools.count(1)
+_VERSIONED = "versioned"  # tags a stand-in made of a shape version
 _BYTE = 256
 
 
@@ -145,6 +154,10 @@ class CarriedLedger(SessionLedger):
         self._start = start
         # This session's summaries: (kind, shape) -> the sums and the counts they sum.
         self._sums: dict[tuple[ViewKind, Shape], tuple[DomainSums, list[int]]] = {}
+        # (kind, shape) -> a number naming the session's shared counts of the shape, and
+        # the vectors where one fits, as they stand: a new one whenever a refresh moves
+        # either (see `_content_of`).
+        self._shape_versions: dict[tuple[ViewKind, Shape], int] = {}
         self._candidates = None if held_moved is None else _moved(cluster, free, start, held_moved)
         # The class of each node's free vector (None: every node's, as ``_classes``) or
         # of each candidate's (``_moved_classes``), made with the vectors (`_vecs_of`).
@@ -295,8 +308,12 @@ class CarriedLedger(SessionLedger):
             self._start.new_generation(kind, shape)
         fits = list(start)
         base, nodes = self._bases[kind], self.cluster.nodes
+        table, typed = self._fit_tables[shape], shape.gpu_type
         for i in sorted(self._touched):
-            fits[i] = fit_count(base[i], shape) if shape_fits_type(shape, nodes[i]) else 0
+            # (`fit_count` and `shape_fits_type`, by the session's table and inline)
+            fits[i] = table[base[i]] if typed is None or typed == nodes[i].gpu_type else 0
+        # (the view keeps these as the shared counts: `CapacityView.fits`)
+        self._shape_versions[(kind, shape)] = next(_SHAPE_VERSIONS)
         return fits
 
     def _summaries(self, kind: ViewKind) -> Callable[[Shape], DomainSums | None] | None:
@@ -334,14 +351,18 @@ class CarriedLedger(SessionLedger):
         and the view's are both 0 there (nothing a search reads). Every other node
         offers what the start offered, which the generation names. None when those
         nodes are too many for the stand-in to be cheaper than the content."""
-        fits = view.fits(shape)  # (makes the carried counts, and their generation)
+        view.shared_fits(shape)  # (makes the carried counts, and their generation)
         start_fits = self._start.fits[kind].get(shape)
         generation = self._start.generations.get(kind, {}).get(shape)
         if start_fits is None or generation is None:  # (dropped: too many shapes carried)
             return None
         overlay = view.overlay_nodes()
-        if (len(self._touched) + len(overlay)) * CONTENT_SHARE > len(fits):
-            return None  # (checked before the nodes are gathered: that costs as much)
+        if (len(self._touched) + len(overlay)) * CONTENT_SHARE > len(start_fits):
+            # (checked before the nodes are gathered: that costs as much)
+            if len(start_fits) < VERSIONED_FROM:
+                return None
+            return self._versioned(kind, view, shape, overlay)
+        fits = view.fits(shape)
         nodes = self._touched.union(overlay)
         avail = view.avail
         read: list[Hashable] = []
@@ -353,16 +374,49 @@ class CarriedLedger(SessionLedger):
                 read.append((i, 0))
         return (kind, shape, generation, tuple(read))
 
-    def _refresh(self, i: int, kinds: tuple[ViewKind, ...]) -> None:
-        if not self._sums:
-            super()._refresh(i, kinds)
-            return
-        moved = [
-            (sums, fits, fits[i]) for (kind, _), (sums, fits) in self._sums.items() if kind in kinds
-        ]
-        super()._refresh(i, kinds)
-        for sums, fits, before in moved:
-            sums.add(i, fits[i] - before)
+    def _versioned(
+        self, kind: ViewKind, view: CapacityView, shape: Shape, overlay: Sequence[int]
+    ) -> Hashable:
+        """The second kind of stand-in, for a session that touched many nodes: the
+        number naming the shared counts of ``kind`` for ``shape`` as they stand (with
+        the vectors where one fits; `_shape_versions`), and each overlay node's count
+        (and vector, where one fits) in ``view``. A new number whenever a refresh moves
+        a count, or a vector where one fits, so equal numbers, equal shared content;
+        the overlay is listed whole. Session-local: numbers are never reused. None
+        when the overlay alone is too large to list, or the shape's counts are not
+        this session's shared ones."""
+        version = self._shape_versions.get((kind, shape))
+        if version is None or len(overlay) * CONTENT_SHARE > len(self.cluster):
+            return None
+        # The view's counts on its overlay nodes (as `CapacityView.fits` computes
+        # them), without copying every node's.
+        typed, nodes, avail = shape.gpu_type, self.cluster.nodes, view.avail
+        read: list[Hashable] = []
+        for i in sorted(overlay):
+            vec = avail(i)
+            k = fit_count(vec, shape) if typed is None or typed == nodes[i].gpu_type else 0
+            read.append((i, k, vec) if k else (i, 0))
+        return (_VERSIONED, kind, shape, version, tuple(read))
+
+    def _refresh_counts(self, kind: ViewKind, i: int, vec: Vec, gpu_type: str | None) -> None:
+        """`SessionLedger._refresh_counts`, and for each shape whose counts moved on the
+        node (a count, or the vector where one fits) a new version (`_versioned`), and
+        its domain sums moved by the count's change."""
+        tables, versions, sums = self._fit_tables, self._shape_versions, self._sums
+        version = 0  # one new number for every shape this change moves
+        for shape, fits in self._shared_fits[kind].items():
+            typed = shape.gpu_type  # `shape_fits_type`, inline
+            count = tables[shape][vec] if typed is None or typed == gpu_type else 0
+            was = fits[i]
+            if count or was:
+                if not version:
+                    version = next(_SHAPE_VERSIONS)
+                versions[(kind, shape)] = version
+                if count != was:
+                    fits[i] = count
+                    summed = sums.get((kind, shape))
+                    if summed is not None:
+                        summed[0].add(i, count - was)
 
 
 def _moved(
