@@ -38,6 +38,13 @@ class Target:
     bound: float | Callable[[dict[str, Any]], tuple[float, str]]
 
 
+def _instruction_growth(results: dict[str, Any], nodes: str) -> float:
+    """A cold step's instructions on ``nodes`` nodes over those on 4,096, this tree's."""
+    counts = results["instructions"]
+    new: float = counts[f"group_64.{nodes}"]["new"] / counts["group_64.4096"]["new"]
+    return round(new, 3)
+
+
 def _sim_targets() -> list[Target]:
     targets = []
     for policy in COSTART_POLICIES:
@@ -209,9 +216,21 @@ TARGETS: dict[str, list[Target]] = {
         ),
         # Issue 33 (ADR 0086): the node-scale curve against 4,096 nodes, 4,096 nodes no
         # worse than the baseline commit measured in the same run (wall time and
-        # instructions), and the session curve.
-        Target("group_16384_vs_4096", lambda r: r["vs_reference"]["16384"], "<=", 1.5),
-        Target("group_65536_vs_4096", lambda r: r["vs_reference"]["65536"], "<=", 3.0),
+        # instructions), and the session curve. The curve is judged in instructions
+        # (ADR 0126's addendum): its wall ratios moved from met to not met with the
+        # machine's load on one tree.
+        Target(
+            "group_16384_vs_4096",
+            lambda r: _instruction_growth(r, "16384"),
+            "<=",
+            1.5,
+        ),
+        Target(
+            "group_65536_vs_4096",
+            lambda r: _instruction_growth(r, "65536"),
+            "<=",
+            3.0,
+        ),
         Target("group_4096_vs_baseline", lambda r: r["vs_baseline"]["group_64.4096"], "<=", 1.0),
         Target(
             "group_4096_instructions_vs_baseline",
