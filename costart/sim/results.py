@@ -14,7 +14,6 @@ import msgspec
 from costart.domain.states import MemberState
 from costart.eventlog.event_reading import log_records
 from costart.sim.breakdown import NS_PER_SECOND, WorkloadFigures, by_workload, figures_of
-from costart.sim.breakdown import hours as _hours
 from costart.sim.embedder import Embedder
 from costart.sim.engine import Engine
 from costart.sim.independent import IndependentEmbedder
@@ -26,6 +25,7 @@ from costart.sim.peers import (
     VolcanoSlaEmbedder,
     YuniKornEmbedder,
 )
+from costart.sim.pooled import pooled_figures
 from costart.sim.ports import ControllerFactory, SimController
 from costart.sim.recommended_policy import RECOMMENDED_POLICY, RecommendedEmbedder
 from costart.sim.setup import SimSetup
@@ -153,40 +153,18 @@ def result_of(engine: Engine, embedder: Embedder) -> PolicyResult:
         usage.settle(original)
     capacity_ns = usage.capacity_gpus * (end_ns - engine.options.start_ns)
     events, digest = log_digest(engine.controller)
-    outcomes = [o.outcome for o in originals]
     pooled = figures_of("pooled", originals, end_ns)
     c = engine.counters
     return PolicyResult(
+        **pooled_figures(pooled, originals, usage, capacity_ns, len(deadlocked)).fields(),
         policy=embedder.policy,
-        groups=pooled.groups,
         rejected=pooled.rejected,
-        started=pooled.started,
-        never_started=pooled.never_started,
-        succeeded=outcomes.count("succeeded"),
-        failed=outcomes.count("failed"),
-        cancelled=outcomes.count("cancelled"),
-        partial_starts=pooled.partial_starts,
-        deadlocked=len(deadlocked),
-        time_to_start_p50_s=pooled.time_to_start_p50_s,
-        time_to_start_p90_s=pooled.time_to_start_p90_s,
-        time_to_start_p99_s=pooled.time_to_start_p99_s,
-        idle_held_gpu_hours=_hours(usage.idle_gpu_ns),
-        partial_start_waste_gpu_hours=_hours(usage.waste_gpu_ns),
-        busy_gpu_hours=_hours(usage.busy_gpu_ns),
-        capacity_gpu_hours=_hours(capacity_ns),
-        utilization=round(usage.busy_gpu_ns / capacity_ns, 4) if capacity_ns else 0.0,
         invariant_checks=c.world_checks,
         events_audited=c.events_audited,
         restore_checks=c.restore_checks,
         controller_restarts=c.controller_restarts,
         node_losses=c.node_losses,
-        thrown_away_gpu_hours=_hours(usage.thrown_gpu_ns),
-        wasted_gpu_hours=_hours(usage.idle_gpu_ns + usage.waste_gpu_ns + usage.thrown_gpu_ns),
-        restarts=pooled.restarts,
-        preemptions=pooled.preemptions,
-        limit_kills=pooled.limit_kills,
         after_horizon=pooled.after_horizon,
-        censored_waits=pooled.censored_waits,
         sessions=c.sessions,
         steps=c.steps,
         log_events=events,

@@ -30,6 +30,7 @@ from costart.replay.source import ReplaySource
 from costart.sim.breakdown import figures_of, hours, seconds
 from costart.sim.engine import MEMBER_EVENTS
 from costart.sim.metrics import GpuUsage, Original, count_stop
+from costart.sim.pooled import pooled_figures
 from costart.sim.results import deadlocked_of, holding_originals, holds_accelerators
 
 if TYPE_CHECKING:
@@ -271,7 +272,6 @@ def figures_of_originals(
     deadlocked = deadlocked_of(originals, holding)
     pooled = figures_of("pooled", originals, end)
     capacity_ns = usage.capacity_gpus * window.span_ns
-    outcomes = [o.outcome for o in originals]
     stuck = {o.index for o in originals if o.index in holding and o.name in deadlocked}
     seen: dict[str, int] = {}
     fates = []
@@ -284,29 +284,8 @@ def figures_of_originals(
         capacity_gpus=usage.capacity_gpus,
         events=events,
         last_event_ns=last_event_ns,
-        groups=pooled.groups,
-        started=pooled.started,
-        never_started=pooled.never_started,
-        succeeded=outcomes.count("succeeded"),
-        failed=outcomes.count("failed"),
-        cancelled=outcomes.count("cancelled"),
-        partial_starts=pooled.partial_starts,
-        deadlocked=len(deadlocked),
-        time_to_start_p50_s=pooled.time_to_start_p50_s,
-        time_to_start_p90_s=pooled.time_to_start_p90_s,
-        time_to_start_p99_s=pooled.time_to_start_p99_s,
+        **pooled_figures(pooled, originals, usage, capacity_ns, len(deadlocked)).fields(),
         time_to_start_max_s=pooled.time_to_start_max_s,
-        censored_waits=pooled.censored_waits,
-        idle_held_gpu_hours=hours(usage.idle_gpu_ns),
-        partial_start_waste_gpu_hours=hours(usage.waste_gpu_ns),
-        thrown_away_gpu_hours=hours(usage.thrown_gpu_ns),
-        wasted_gpu_hours=hours(usage.idle_gpu_ns + usage.waste_gpu_ns + usage.thrown_gpu_ns),
-        busy_gpu_hours=hours(usage.busy_gpu_ns),
-        capacity_gpu_hours=hours(capacity_ns),
-        utilization=round(usage.busy_gpu_ns / capacity_ns, 4) if capacity_ns else 0.0,
-        restarts=pooled.restarts,
-        preemptions=pooled.preemptions,
-        limit_kills=pooled.limit_kills,
         deadlocked_groups=deadlocked,
         fates=fates,
         timeline=usage.timeline,
