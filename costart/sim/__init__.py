@@ -52,6 +52,7 @@ __all__ = [
     "holds_accelerators",
     "hours",
     "load_scenario",
+    "mark_censored",
     "pooled_figures",
     "report_json",
     "run_policy",
@@ -122,5 +123,6 @@ __getattr__, __dir__ = lazy_exports(
         "seconds": "costart.sim.breakdown",
         "timeline_series": "costart.sim.report",
         "waste_bars_of": "costart.sim.report",
+        "mark_censored": "costart.sim.report",
     },
 )

@@ -244,24 +244,29 @@ def workload_bars(axes: Any, report: SimReport) -> None:
             w = figures.get(name)
             if w is None or not w.never_started:
                 continue
-            # Never started: its wait is censored at the run's end. Drawn hatched to that
-            # height and labelled, never as a short (or zero) bar that reads as fast.
-            bar.set_hatch("xx")
-            bar.set_edgecolor("black")
-            axes.annotate(
-                f"{w.never_started} never\nstarted",
-                (x, bar.get_height()),
-                textcoords="offset points",
-                xytext=(0, 2),
-                ha="center",
-                va="bottom",
-                fontsize="x-small",
-                color="black",
-            )
+            mark_censored(axes, x, bar, f"{w.never_started} never\nstarted")
     axes.set_xticks([i + 0.4 - width / 2 for i in range(len(names))], names)
     axes.set_ylabel(f"time to start ({unit}): p50 bar, p99 mark")
     axes.set_ylim(0, longest_s / per_s * 1.25 if longest_s else 1.0)
     axes.legend(loc="upper right", fontsize="x-small", ncol=2)
+
+
+def mark_censored(axes: Any, x: float, bar: Any, label: str) -> None:
+    """Mark a time-to-start bar at ``x`` that holds waits that never ended: they are
+    censored at the run's end, so the bar is drawn hatched to that height and labelled,
+    never left to read as a short (or zero) wait."""
+    bar.set_hatch("xx")
+    bar.set_edgecolor("black")
+    axes.annotate(
+        label,
+        (x, bar.get_height()),
+        textcoords="offset points",
+        xytext=(0, 2),
+        ha="center",
+        va="bottom",
+        fontsize="x-small",
+        color="black",
+    )
 
 
 def _in_unit(figures: WorkloadFigures | None, field: str, per_s: float) -> float:

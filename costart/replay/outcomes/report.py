@@ -12,7 +12,7 @@ import msgspec
 from costart.display import clock, duration
 from costart.replay.outcomes.compare import Comparison
 from costart.replay.outcomes.figures import LogFigures
-from costart.sim.report import timeline_series, waste_bars_of
+from costart.sim.report import mark_censored, timeline_series, waste_bars_of
 
 JSON_NAME: Final = "outcomes.json"
 PLOT_NAME: Final = "outcomes.png"
@@ -116,17 +116,7 @@ def _start_bars(axes: Any, logs: tuple[LogFigures, LogFigures]) -> None:
         if not figures.censored_waits:
             continue
         for x, bar in zip(xs, bars.patches, strict=True):
-            bar.set_hatch("xx")
-            bar.set_edgecolor("black")
-            axes.annotate(
-                f"≥ ({figures.censored_waits} never started)",
-                (x, bar.get_height()),
-                textcoords="offset points",
-                xytext=(0, 2),
-                ha="center",
-                va="bottom",
-                fontsize="x-small",
-            )
+            mark_censored(axes, x, bar, f"≥ ({figures.censored_waits} never started)")
     axes.set_xticks([i + width / 2 for i in range(len(_PERCENTILES))], [n for n, _ in _PERCENTILES])
     axes.set_ylabel(f"time to start ({unit})")
     axes.set_ylim(0, longest / per_s * 1.3 if longest else 1.0)
