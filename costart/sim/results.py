@@ -25,7 +25,7 @@ from costart.sim.peers import (
     VolcanoSlaEmbedder,
     YuniKornEmbedder,
 )
-from costart.sim.pooled import pooled_figures
+from costart.sim.pooled import pooled_fields
 from costart.sim.ports import ControllerFactory, SimController
 from costart.sim.recommended_policy import RECOMMENDED_POLICY, RecommendedEmbedder
 from costart.sim.setup import SimSetup
@@ -156,7 +156,7 @@ def result_of(engine: Engine, embedder: Embedder) -> PolicyResult:
     pooled = figures_of("pooled", originals, end_ns)
     c = engine.counters
     return PolicyResult(
-        **pooled_figures(pooled, originals, usage, capacity_ns, len(deadlocked)).fields(),
+        **pooled_fields(pooled, originals, usage, capacity_ns, len(deadlocked)),
         policy=embedder.policy,
         rejected=pooled.rejected,
         invariant_checks=c.world_checks,

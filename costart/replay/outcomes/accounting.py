@@ -30,7 +30,7 @@ from costart.replay.source import ReplaySource
 from costart.sim.breakdown import figures_of, hours, seconds
 from costart.sim.engine import MEMBER_EVENTS
 from costart.sim.metrics import GpuUsage, Original, count_stop
-from costart.sim.pooled import pooled_figures
+from costart.sim.pooled import pooled_fields
 from costart.sim.results import deadlocked_of, holding_originals, holds_accelerators
 
 if TYPE_CHECKING:
@@ -284,7 +284,7 @@ def figures_of_originals(
         capacity_gpus=usage.capacity_gpus,
         events=events,
         last_event_ns=last_event_ns,
-        **pooled_figures(pooled, originals, usage, capacity_ns, len(deadlocked)).fields(),
+        **pooled_fields(pooled, originals, usage, capacity_ns, len(deadlocked)),
         time_to_start_max_s=pooled.time_to_start_max_s,
         deadlocked_groups=deadlocked,
         fates=fates,
