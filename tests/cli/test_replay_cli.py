@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import lmdb
@@ -21,27 +19,16 @@ from costart.replay.rebuild import rebuild
 from costart.store.lmdbenv import log_db_name
 from costart.store.record_layout import pack_u64
 from costart.store.recorders import LmdbAggregateRecorder
+from tests.cli.run_cli import costart
 
-ROOT = Path(__file__).resolve().parents[2]
 EVENTS = "costart_events"
-
-
-def costart(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "costart.cli.main", *args],
-        cwd=cwd,
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
 
 
 @pytest.fixture(scope="module")
 def demo_log(tmp_path_factory) -> Path:
     """The demo's log (with snapshots), made once; tests work on copies of it."""
     work = tmp_path_factory.mktemp("demo")
-    done = costart("--store", str(work / "store"), "demo", "--walkthrough", cwd=ROOT)
+    done = costart("--store", str(work / "store"), "demo", "--walkthrough")
     assert done.returncode == 0, done.stderr
     return work / "store"
 
@@ -54,14 +41,14 @@ def log_copy(demo_log, tmp_path) -> Path:
 
 
 def test_the_demo_log_verifies_clean(demo_log):
-    done = costart("--store", str(demo_log), "replay", "verify", cwd=ROOT)
+    done = costart("--store", str(demo_log), "replay", "verify")
     assert done.returncode == 0, done.stderr
     assert "47 events" in done.stdout and "snapshots byte-identical" in done.stdout
 
 
 def test_the_log_option_opens_the_same_log(demo_log):
-    by_log = costart("replay", "verify", "--log", str(demo_log), cwd=ROOT)
-    by_store = costart("--store", str(demo_log), "replay", "verify", cwd=ROOT)
+    by_log = costart("replay", "verify", "--log", str(demo_log))
+    by_store = costart("--store", str(demo_log), "replay", "verify")
     assert by_log.returncode == 0, by_log.stderr
     assert by_log.stdout == by_store.stdout
 
@@ -82,7 +69,7 @@ def test_a_flipped_byte_is_caught_at_its_position(log_copy):
         value[20] ^= 0x01
         txn.put(pack_u64(17), bytes(value))
     env.close()
-    done = costart("--store", str(log_copy), "replay", "verify", cwd=ROOT)
+    done = costart("--store", str(log_copy), "replay", "verify")
     assert done.returncode == 1
     assert "DIVERGENCE at position 17" in done.stderr and "checksum" in done.stderr
 
@@ -93,7 +80,7 @@ def test_a_dropped_record_is_caught_at_its_position(log_copy):
     with env.begin(write=True, db=db) as txn:
         txn.delete(pack_u64(9))
     env.close()
-    done = costart("--store", str(log_copy), "replay", "verify", cwd=ROOT)
+    done = costart("--store", str(log_copy), "replay", "verify")
     assert done.returncode == 1
     assert "DIVERGENCE at position 9" in done.stderr and "missing" in done.stderr
 
@@ -113,41 +100,37 @@ def test_a_tampered_snapshot_is_caught_at_its_position_naming_the_field(log_copy
         LmdbAggregateRecorder(controller.recorder.store, log_name="costart_snapshots")
     ).write(world)
     controller.close()
-    done = costart("--store", str(log_copy), "replay", "verify", cwd=ROOT)
+    done = costart("--store", str(log_copy), "replay", "verify")
     assert done.returncode == 1
     assert "DIVERGENCE at position 13: group grpo-run-42 group_restarts" in done.stderr
 
 
 def test_forensics_commands_on_a_copy(log_copy, tmp_path):
-    state = costart(
-        "--store", str(log_copy), "replay", "state", "--at", "12", "-o", "json", cwd=ROOT
-    )
+    state = costart("--store", str(log_copy), "replay", "state", "--at", "12", "-o", "json")
     assert state.returncode == 0, state.stderr
     body = json.loads(state.stdout)
     assert body["position"] == 12 and body["groups"][0]["group"]["status"] == "PLACED"
-    why = costart("--store", str(log_copy), "replay", "why", "grpo-run-42", "--at", "6s", cwd=ROOT)
+    why = costart("--store", str(log_copy), "replay", "why", "grpo-run-42", "--at", "6s")
     assert why.returncode == 0 and "PLACED" in why.stdout
     page = tmp_path / "timeline.html"
     html = costart(
-        "--store", str(log_copy), "replay", "timeline", "grpo-run-42", "--html", str(page), cwd=ROOT
+        "--store", str(log_copy), "replay", "timeline", "grpo-run-42", "--html", str(page)
     )
     assert html.returncode == 0 and page.read_text().startswith("<!DOCTYPE html>")
-    diff = costart(
-        "--store", str(log_copy), "replay", "diff", "--from", "10", "--to", "20", cwd=ROOT
-    )
+    diff = costart("--store", str(log_copy), "replay", "diff", "--from", "10", "--to", "20")
     assert diff.returncode == 0 and "barrier_released_attempt" in diff.stdout
-    export = costart("--store", str(log_copy), "replay", "export", cwd=ROOT)
+    export = costart("--store", str(log_copy), "replay", "export")
     lines = export.stdout.splitlines()
     assert len(lines) == 47 and json.loads(lines[-1])["position"] == 47
-    missing = costart("--store", str(log_copy), "replay", "why", "nope", "--at", "3s", cwd=ROOT)
+    missing = costart("--store", str(log_copy), "replay", "why", "nope", "--at", "3s")
     assert missing.returncode == 4
-    bad = costart("--store", str(log_copy), "replay", "state", "--at", "yesterday", cwd=ROOT)
+    bad = costart("--store", str(log_copy), "replay", "state", "--at", "yesterday")
     assert bad.returncode == 1 and "bad point" in bad.stderr
 
 
 def test_forensics_output_reads_as_sentences_with_whole_values(log_copy):
     def lines(*args: str) -> list[str]:
-        done = costart("--store", str(log_copy), "replay", *args, cwd=ROOT)
+        done = costart("--store", str(log_copy), "replay", *args)
         assert done.returncode == 0, done.stderr
         return [line.rstrip() for line in done.stdout.splitlines()]
 
@@ -177,9 +160,9 @@ def test_forensics_output_reads_as_sentences_with_whole_values(log_copy):
 
 
 def test_snapshot_on_demand(log_copy):
-    done = costart("--store", str(log_copy), "snapshot", cwd=ROOT)
+    done = costart("--store", str(log_copy), "snapshot")
     assert done.returncode == 0 and "snapshot at position 47" in done.stdout
-    verify = costart("--store", str(log_copy), "replay", "verify", cwd=ROOT)
+    verify = costart("--store", str(log_copy), "replay", "verify")
     assert verify.returncode == 0, verify.stderr
 
 
@@ -196,7 +179,7 @@ def test_a_snapshot_from_another_log_is_not_tied_to_this_chain(log_copy, tmp_pat
         LmdbAggregateRecorder(controller.recorder.store, log_name="costart_snapshots")
     ).write(world, log_hash=b"\x00" * 16)
     controller.close()
-    done = costart("--store", str(log_copy), "replay", "verify", cwd=ROOT)
+    done = costart("--store", str(log_copy), "replay", "verify")
     assert done.returncode == 1
     assert "DIVERGENCE at position 29: snapshot log_hash" in done.stderr
 
@@ -227,7 +210,7 @@ VERIFY_CASES = {0: lambda store: None, 1: _flip_record, 2: _not_a_store, 7: _cut
 
 def test_verify_exit_codes_are_the_documented_table_and_each_happens(demo_log, tmp_path):
     assert set(VERIFY_CASES) == set(VERIFY_EXITS)  # a row without a case fails here
-    helped = costart("replay", "verify", "--help", cwd=ROOT).stdout
+    helped = costart("replay", "verify", "--help").stdout
     said = " ".join(helped.replace("│", " ").split())
     for code, meaning in VERIFY_EXITS.items():
         assert f"{code}: {' '.join(meaning.split())}" in said, code
@@ -235,7 +218,7 @@ def test_verify_exit_codes_are_the_documented_table_and_each_happens(demo_log, t
         store = tmp_path / f"case-{code}"
         shutil.copytree(demo_log, store)
         damage(store)
-        done = costart("--store", str(store), "replay", "verify", cwd=ROOT)
+        done = costart("--store", str(store), "replay", "verify")
         assert done.returncode == code, (code, done.stderr)
         if code:
             assert len(done.stderr.splitlines()) == 1, done.stderr  # one line, no traceback

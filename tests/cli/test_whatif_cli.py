@@ -5,24 +5,11 @@ options are refused naming them, with nothing written; the kept log is a real st
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def costart(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "costart.cli.main", *args],
-        cwd=cwd,
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+from tests.cli.run_cli import costart
 
 
 @pytest.fixture(scope="module")
