@@ -15,7 +15,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
 from costart.board.session import COOKIE, csrf_token
-from tests.board.browser import WAIT_S, Serve, log_in, new_driver, screenshot
+from tests.board.browser import WAIT_S, Serve, log_in, screenshot
 from tests.rest.dispatch_support import (
     ADMIN,
     CLAIMS,
@@ -42,13 +42,6 @@ def serve(tmp_path_factory):
     server.start()
     yield server
     server.stop()
-
-
-@pytest.fixture(scope="module")
-def driver():
-    browser = new_driver()
-    yield browser
-    browser.quit()
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from selenium.webdriver.support.ui import WebDriverWait
 
-from tests.board.browser import WAIT_S, Serve, log_in, new_driver, screenshot
+from tests.board.browser import WAIT_S, Serve, log_in, screenshot
 from tests.rest.dispatch_support import OWNER, client, tokens_toml, wait_until
 
 CLUSTER = Path(__file__).resolve().parents[1] / "service" / "two_nodes.toml"
@@ -43,13 +43,6 @@ def serve(tmp_path_factory):
     )
     yield server
     server.stop()
-
-
-@pytest.fixture(scope="module")
-def driver():
-    browser = new_driver()
-    yield browser
-    browser.quit()
 
 
 def _cell(driver, name: str) -> dict[str, str] | None:

@@ -22,19 +22,12 @@ import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-from tests.board.browser import Serve, log_in, new_driver, screenshot
+from tests.board.browser import Serve, log_in, screenshot
 from tests.rest.dispatch_support import OWNER, client, life_spec, tokens_toml
 
 LEASE = ("--lease-duration", "2", "--interval", "0.1")
 FAILOVER_S = 40  # the lease (2 s), the standby's promotion, the page's back-off (≤ 5 s)
 _names = (f"moved-{i}" for i in itertools.count())
-
-
-@pytest.fixture(scope="module")
-def driver():
-    browser = new_driver()
-    yield browser
-    browser.quit()
 
 
 def pair(tmp: Path, peer_host: str) -> tuple[Serve, Serve, str]:
