@@ -7,23 +7,15 @@ of both pages are kept under test-artifacts/."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 from selenium.webdriver.support.ui import WebDriverWait
 
 from tests.board.browser import WAIT_S, Serve, log_in, screenshot
 from tests.rest.dispatch_support import OWNER, client, tokens_toml, wait_until
+from tests.service.two_nodes import CLUSTER, gang_doc
 
-CLUSTER = Path(__file__).resolve().parents[1] / "service" / "two_nodes.toml"
 LIMIT_CELL = re.compile(r"in (59m\d\ds|1h00m) \(limit\)")
-
-
-def _gang(name: str, tasks: int, limit: str | None = None) -> dict[str, object]:
-    member: dict[str, object] = {"name": "w", "kind": "job", "tasks": tasks, "shape": {"gpu": 8}}
-    if limit is not None:
-        member["max_runtime"] = limit
-    return {"name": name, "owner": "alice", "members": [member]}
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +27,7 @@ def serve(tmp_path_factory):
     server.env["COSTART_CLUSTER"] = str(CLUSTER)
     server.start()
     api = client(server.url, OWNER)
-    assert api.post("/v1/groups", json=_gang("holder", 2, "1h")).status_code == 201
+    assert api.post("/v1/groups", json=gang_doc("holder", 2, "1h")).status_code == 201
     wait_until(
         lambda: api.get("/v1/groups/holder").json()["group"]["state"],
         lambda state: state == "RUNNING",
@@ -74,7 +66,7 @@ def _wait_cell(driver, name: str, ok) -> dict[str, str]:
 
 def test_the_table_shows_a_waiting_groups_expected_start_and_keeps_it_fresh(driver, serve):
     api = client(serve.url, OWNER)
-    assert api.post("/v1/groups", json=_gang("waiter", 2)).status_code == 201
+    assert api.post("/v1/groups", json=gang_doc("waiter", 2)).status_code == 201
     driver.delete_all_cookies()
     log_in(driver, serve.url, OWNER)
     cell = _wait_cell(driver, "waiter", lambda c: LIMIT_CELL.fullmatch(c["text"]) is not None)
@@ -83,7 +75,7 @@ def test_the_table_shows_a_waiting_groups_expected_start_and_keeps_it_fresh(driv
     assert _cell(driver, "holder") == {"text": "-", "title": ""}
     # A group that comes while the page is open: its row arrives with its submit event
     # (before any plan has it), and the stream's hint brings its estimate after.
-    assert api.post("/v1/groups", json=_gang("later", 1)).status_code == 201
+    assert api.post("/v1/groups", json=gang_doc("later", 1)).status_code == 201
     later = _wait_cell(driver, "later", lambda c: c["text"] not in ("", "not planned yet"))
     assert later["text"].startswith(("in ", "unknown (beyond")), later
     screenshot(driver, "board-expected-start.png")

@@ -11,7 +11,6 @@ import json
 import re
 import time
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -20,16 +19,9 @@ import pytest
 from tests.cli.conftest import ADMIN, TOKENS, cli_env, run_cli
 from tests.cli.table_cells import column_starts, read_rows
 from tests.rest.serving import DEADLINE_S, POLL_S, serve_env, serving
+from tests.service.two_nodes import CLUSTER, gang_doc
 
-CLUSTER = Path(__file__).resolve().parents[1] / "service" / "two_nodes.toml"
 HOUR_NS = 3600 * 10**9
-
-
-def _gang(name: str, tasks: int, limit: str | None = None) -> dict[str, Any]:
-    member: dict[str, Any] = {"name": "w", "kind": "job", "tasks": tasks, "shape": {"gpu": 8}}
-    if limit is not None:
-        member["max_runtime"] = limit
-    return {"name": name, "owner": "alice", "members": [member]}
 
 
 @pytest.fixture(scope="module")
@@ -43,9 +35,9 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, http
         with httpx.Client(
             base_url=url, headers={"Authorization": f"Bearer {ADMIN}"}, timeout=10
         ) as api:
-            assert api.post("/v1/groups", json=_gang("holder", 2, "1h")).status_code == 201
+            assert api.post("/v1/groups", json=gang_doc("holder", 2, "1h")).status_code == 201
             _until(api, "/v1/groups/holder", lambda d: d["group"]["state"] == "RUNNING")
-            assert api.post("/v1/groups", json=_gang("waiter", 2)).status_code == 201
+            assert api.post("/v1/groups", json=gang_doc("waiter", 2)).status_code == 201
             yield url, api
 
 
@@ -93,7 +85,7 @@ def test_a_waiting_group_row_carries_its_expected_start_from_the_declared_limit(
 def test_the_estimate_refreshes_as_the_state_changes(served):
     _, api = served
     _until(api, "/v1/groups/waiter", _planned)
-    assert api.post("/v1/groups", json=_gang("later", 1)).status_code == 201
+    assert api.post("/v1/groups", json=gang_doc("later", 1)).status_code == 201
     later = _until(api, "/v1/groups/later", _planned)["group"]["expected_start"]
     waiter = api.get("/v1/groups/waiter").json()["group"]["expected_start"]
     # "later" is planned behind "waiter" (the queue's order), without an end of its own.
@@ -137,7 +129,7 @@ def test_the_cli_shows_it_in_get_wide_describe_and_json(served):
 def test_a_store_read_directly_has_no_estimator_and_says_so(tmp_path):
     env = cli_env(PERSISTENCE_MODULE="eventsourcing.sqlite", SQLITE_DBNAME=str(tmp_path / "e.db"))
     spec = tmp_path / "g.json"
-    spec.write_text(json.dumps(_gang("alone", 1)))
+    spec.write_text(json.dumps(gang_doc("alone", 1)))
     store = ("--store", str(tmp_path / "store"))
     assert run_cli(*store, "submit", "--create", str(spec), env=env).returncode == 0
     wide = run_cli(*store, "get", "groups", "-o", "wide", env=env)

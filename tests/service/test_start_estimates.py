@@ -26,8 +26,8 @@ from costart.service.start_estimates import (
     StartEstimator,
 )
 from tests.builders import SECOND_NS, ManualClock, a_group
+from tests.service.two_nodes import CLUSTER
 
-CLUSTER = Path(__file__).with_name("two_nodes.toml")
 T0 = 1_800_000_000 * SECOND_NS  # a wall-clock time: the display shows it as a moment
 HOUR_NS = 3600 * SECOND_NS
 DEADLINE_S = 20.0
