@@ -15,14 +15,11 @@ from urllib.parse import urlencode
 
 from costart.display import (
     clock,
-    freshness_text,
     group_reason,
     member_reason,
     reason_text,
     relative,
     restarts_text,
-    start_cell,
-    start_line,
 )
 from costart.domain import events as ev
 from costart.domain.states import GROUP_STATUSES, GROUP_WAITING
@@ -113,13 +110,9 @@ def _expected_cell(group: GroupView, expected: ExpectedStart | None, now_ns: int
         return "-"
     if expected is None:
         return '<span class="expected">not planned yet</span>'
-    e = expected
-    short = start_cell(
-        e.start_ns, e.basis, e.unplanned, now_ns,
-        depth=e.depth, window_ns=e.window_ns, stale=e.stale,
-    )  # fmt: skip
-    title = f"{e.assumption}; {freshness_text(e.position, e.planned_at_ns, now_ns, e.stale_reason)}"
-    stale = " expected-stale" if e.stale else ""
+    title = f"{expected.assumption}; {expected.freshness(now_ns)}"
+    stale = " expected-stale" if expected.stale else ""
+    short = expected.cell(now_ns)
     return f'<span class="expected{stale}" title="{escape(title)}">{escape(short)}</span>'
 
 
@@ -129,13 +122,8 @@ def _expected_line(group: GroupView, expected: ExpectedStart | None, now_ns: int
         return ""
     if expected is None:
         return '<p id="expected-start">expected start: not planned yet</p>'
-    e = expected
-    line = start_line(
-        e.start_ns, e.earliest_ns, e.latest_ns, e.basis, e.unplanned, now_ns,
-        depth=e.depth, window_ns=e.window_ns,
-    )  # fmt: skip
-    made = freshness_text(e.position, e.planned_at_ns, now_ns, e.stale_reason)
-    cls = ' class="expected-stale"' if e.stale else ""
+    line, made = expected.line(now_ns), expected.freshness(now_ns)
+    cls = ' class="expected-stale"' if expected.stale else ""
     return f'<p id="expected-start"{cls}>expected start: {escape(line)} ({escape(made)})</p>'
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from costart.display.expected_start import NOT_WAITING, freshness_text, start_cell, start_line
+from costart.display.expected_start import NOT_WAITING
 from costart.domain.states import GROUP_WAITING
 from costart.projections.models import GroupDetail, GroupView
 from costart.service.expected_starts import ExpectedStart
@@ -43,15 +43,7 @@ def expected_start_cell(g: GroupView, now_ns: int) -> str:
     e = g.expected_start
     if e is None:
         return NOT_PLANNED
-    return start_cell(
-        e.start_ns,
-        e.basis,
-        e.unplanned,
-        now_ns,
-        depth=e.depth,
-        window_ns=e.window_ns,
-        stale=e.stale,
-    )
+    return e.cell(now_ns)
 
 
 def expected_start_lines(g: GroupView, now_ns: int) -> list[str]:
@@ -64,15 +56,4 @@ def expected_start_lines(g: GroupView, now_ns: int) -> list[str]:
     e = g.expected_start
     if e is None:
         return [f"{label}{NOT_PLANNED}: the server has not planned since the group came"]
-    line = start_line(
-        e.start_ns,
-        e.earliest_ns,
-        e.latest_ns,
-        e.basis,
-        e.unplanned,
-        now_ns,
-        depth=e.depth,
-        window_ns=e.window_ns,
-    )
-    made = freshness_text(e.position, e.planned_at_ns, now_ns, e.stale_reason)
-    return [f"{label}{line}", f"{'':<12}{made}"]
+    return [f"{label}{e.line(now_ns)}", f"{'':<12}{e.freshness(now_ns)}"]

@@ -1,8 +1,8 @@
 """The waiting groups' expected starts as readers get them (issue 36, ADR 0137): one
 group's (`ExpectedStart`, REST's ``expected_start`` of a group row) and one plan's
 (`ExpectedStarts`, ``GET /v1/expected-starts``). Made from the log and never written
-to it (`costart.service.start_estimates` makes them). Structs only: the CLI decodes
-them without loading the planner."""
+to it (`costart.service.start_estimates` makes them). Structs and their words only
+(`costart.display.expected_start`): the CLI decodes them without loading the planner."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ from typing import Annotated
 
 import msgspec
 from msgspec import Meta
+
+from costart.display.expected_start import freshness_text, start_cell, start_line
 
 
 class ExpectedStart(msgspec.Struct, frozen=True, kw_only=True):
@@ -54,6 +56,25 @@ class ExpectedStart(msgspec.Struct, frozen=True, kw_only=True):
         bool, Meta(description="true when the state has moved on and no newer plan came in time")
     ]
     stale_reason: Annotated[str | None, Meta(description="why it is stale, in words")] = None
+
+    def cell(self, now_ns: int) -> str:
+        """The short form (`start_cell`) seen at ``now_ns``: ``in 1h20m (limit)``."""
+        return start_cell(
+            self.start_ns, self.basis, self.unplanned, now_ns,
+            depth=self.depth, window_ns=self.window_ns, stale=self.stale,
+        )  # fmt: skip
+
+    def line(self, now_ns: int) -> str:
+        """The long form (`start_line`) seen at ``now_ns``: the point, its interval and
+        the assumption in words."""
+        return start_line(
+            self.start_ns, self.earliest_ns, self.latest_ns, self.basis, self.unplanned,
+            now_ns, depth=self.depth, window_ns=self.window_ns,
+        )  # fmt: skip
+
+    def freshness(self, now_ns: int) -> str:
+        """Where it was planned, seen at ``now_ns`` (`freshness_text`)."""
+        return freshness_text(self.position, self.planned_at_ns, now_ns, self.stale_reason)
 
 
 class ExpectedStarts(msgspec.Struct, frozen=True, kw_only=True):
