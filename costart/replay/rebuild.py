@@ -27,4 +27,3 @@ def rebuild_until_time(source: ReplaySource, at_ns: int) -> World:
         world.apply(event)
         world.position = position
     return world
-

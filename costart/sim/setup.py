@@ -220,7 +220,9 @@ def describe_setup(setup: SimSetup) -> list[str]:
             f"down_for={duration(loss.down_for_ns)}"
         )
     for change in setup.faults.node_changes:
-        lines.append(f"node {change.node} {change.status} at t={duration(change.at_ns - o.start_ns)}")
+        lines.append(
+            f"node {change.node} {change.status} at t={duration(change.at_ns - o.start_ns)}"
+        )
     for crash in setup.faults.crashes:
         lines.append(
             f"fault: controller crash at t={duration(crash.at_ns)} "

@@ -141,7 +141,9 @@ class VolcanoSlaEmbedder(VolcanoEmbedder):
         spec = unit.spec
         placement = msgspec.structs.replace(spec.placement, mode="reserve")
         name = "sla-" + hashlib.sha256(spec.name.encode()).hexdigest()[:12]
-        spec = msgspec.structs.replace(spec, name=name, priority=limits.MAX_PRIORITY, placement=placement)
+        spec = msgspec.structs.replace(
+            spec, name=name, priority=limits.MAX_PRIORITY, placement=placement
+        )
         self._submit(Unit(spec.name, spec, original, None, 0))
 
     def _group_ended(self, unit: Unit, event: ev.DomainEvent) -> None:
