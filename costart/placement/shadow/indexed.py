@@ -1,0 +1,211 @@
+"""A `CapacityProfile` that answers capacity-in-time reads of every node at once.
+
+The shadow planner asks `free_over` of every node for each candidate start of each
+group it plans: the plain profile walks each node's step function in Python, thousands
+of nodes per read. `IndexedProfile` keeps every node's step function in arrays, one
+row per node (start of each step, start of the next, its use; rows padded with steps
+that are never active), refreshes only the rows of nodes whose uses changed, and reads
+the largest use over ``[start, end)`` of all nodes as one vectorised maximum. It also
+says when a gang surely cannot fit (`cannot_fit`), before the planner searches:
+every member needs its tasks' worth of slots where its shape fits, and the gang its
+whole vector within the total free, so the search is skipped only where it would fail.
+
+Every answer equals the plain profile's (tests compare the two on random profiles);
+the arrays are a cache of the uses, which stay the one truth. Pure: no clock, nodes
+refreshed in ascending order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Final
+
+import numpy as np
+import numpy.typing as npt
+
+from costart.placement.capacity import CapacityView, Vec
+from costart.placement.cluster import Cluster
+from costart.placement.shadow.profile import CapacityProfile, Use
+
+if TYPE_CHECKING:
+    from costart.domain.spec_types import Shape
+    from costart.placement.planner import Demand
+
+Ints = npt.NDArray[np.int64]
+
+NEVER: Final = np.iinfo(np.int64).max
+"""A padded step's start (and the last step's next start): after every time."""
+BEFORE: Final = np.iinfo(np.int64).min
+"""A padded step's next start: before every time, so the step is never active."""
+
+
+@dataclass
+class IndexedProfile(CapacityProfile):
+    """`CapacityProfile` with every node's use over time held in arrays (see the
+    module). ``reads``: how reads were answered, by path (tests print it)."""
+
+    _cap: Ints = field(init=False, repr=False)
+    _starts: Ints = field(init=False, repr=False)
+    _nexts: Ints = field(init=False, repr=False)
+    _levels: Ints = field(init=False, repr=False)
+    _dirty: set[int] = field(init=False, repr=False)
+    _owned: dict[str, set[int]] = field(init=False, repr=False)
+    reads: dict[str, int] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        n = len(self.capacity)
+        self._cap = np.array(self.capacity, dtype=np.int64).reshape(n, 3)
+        self._starts = np.full((n, 1), NEVER, dtype=np.int64)
+        self._nexts = np.full((n, 1), BEFORE, dtype=np.int64)
+        self._levels = np.zeros((n, 1, 3), dtype=np.int64)
+        self._dirty = {node for node, us in enumerate(self.uses) if us}
+        self._owned = {}
+        for node, node_uses in enumerate(self.uses):
+            for use in node_uses:
+                self._owned.setdefault(use.owner, set()).add(node)
+        self.reads = {"indexed": 0, "plain": 0, "ruled-out": 0}
+
+    @classmethod
+    def of(cls, profile: CapacityProfile) -> IndexedProfile:
+        """An indexed copy of ``profile`` (its uses copied, not shared)."""
+        return cls(list(profile.capacity), profile.now_ns, [list(u) for u in profile.uses])
+
+    def copy(self) -> IndexedProfile:
+        return IndexedProfile.of(self)
+
+    def _changed(self, node: int) -> None:
+        super()._changed(node)
+        self._dirty.add(node)
+
+    def add(self, use: Use) -> None:
+        before = len(self.uses[use.node])
+        super().add(use)
+        if len(self.uses[use.node]) != before:
+            self._owned.setdefault(use.owner, set()).add(use.node)
+
+    def remove(self, owner: str) -> bool:
+        nodes = self._owned.pop(owner, set())
+        found = False
+        for node in sorted(nodes):
+            self.uses[node] = [u for u in self.uses[node] if u.owner != owner]
+            self._changed(node)
+            found = True
+        return found
+
+    def _refresh(self) -> None:
+        """Rewrite the rows of the nodes whose uses changed since the last read."""
+        if not self._dirty:
+            return
+        for node in sorted(self._dirty):
+            times, levels = self._steps_of(node) if self.uses[node] else ([], [])
+            k = len(times)
+            if k > self._starts.shape[1]:
+                self._widen(k)
+            self._starts[node, :k] = times
+            self._starts[node, k:] = NEVER
+            self._nexts[node, : k - 1] = times[1:]
+            if k:
+                self._nexts[node, k - 1] = NEVER
+            self._nexts[node, k:] = BEFORE
+            self._levels[node, :k] = levels
+            self._levels[node, k:] = 0
+        self._dirty.clear()
+
+    def _widen(self, k: int) -> None:
+        width = max(k, 2 * self._starts.shape[1])
+        n, old = self._starts.shape
+        pad = width - old
+        self._starts = np.hstack([self._starts, np.full((n, pad), NEVER, dtype=np.int64)])
+        self._nexts = np.hstack([self._nexts, np.full((n, pad), BEFORE, dtype=np.int64)])
+        self._levels = np.concatenate(
+            [self._levels, np.zeros((n, pad, 3), dtype=np.int64)], axis=1
+        )
+
+    def _free(self, start_ns: int, end_ns: int | None) -> Ints:
+        """Free capacity of every node over ``[start_ns, end_ns)`` (``start_ns`` not
+        before now), counting every use: an (n, 3) array."""
+        self._refresh()
+        # A step is active if it covers the start, or starts within the span.
+        active = self._nexts > start_ns
+        if end_ns is not None:
+            active &= (self._starts < end_ns) | (self._starts <= start_ns)
+        peak = np.where(active[:, :, None], self._levels, 0).max(axis=1)
+        free: Ints = np.maximum(self._cap - peak, 0)
+        return free
+
+    def _fixed(self, free: Ints, start_ns: int, end_ns: int | None, ignore: str | None) -> list[Vec]:
+        out: list[Vec] = list(map(tuple, free.tolist()))
+        if ignore is not None:
+            for node in sorted(self._owned.get(ignore, ())):
+                out[node] = self.free_on(node, start_ns, end_ns, ignore)
+        return out
+
+    def free_over(self, start_ns: int, end_ns: int | None, ignore: str | None = None) -> list[Vec]:
+        if start_ns < self.now_ns:
+            self.reads["plain"] += 1
+            return super().free_over(start_ns, end_ns, ignore)
+        self.reads["indexed"] += 1
+        return self._fixed(self._free(start_ns, end_ns), start_ns, end_ns, ignore)
+
+    def _free_array(self, start_ns: int, end_ns: int | None, ignore: str | None) -> Ints:
+        free = self._free(start_ns, end_ns)
+        if ignore is not None:
+            for node in sorted(self._owned.get(ignore, ())):
+                free[node] = self.free_on(node, start_ns, end_ns, ignore)
+        return free
+
+    def view(
+        self, cluster: Cluster, start_ns: int, end_ns: int | None, ignore: str | None
+    ) -> CapacityView:
+        if start_ns < self.now_ns:
+            return super().view(cluster, start_ns, end_ns, ignore)
+        self.reads["indexed"] += 1
+        free = self._free_array(start_ns, end_ns, ignore)
+        base: list[Vec] = list(map(tuple, free.tolist()))
+        return CapacityView(cluster, base, {}, fill=lambda shape: _fit_counts(cluster, free, shape))
+
+    def cannot_fit(
+        self, demands: Sequence[Demand], start_ns: int, end_ns: int | None, ignore: str | None
+    ) -> bool:
+        if start_ns < self.now_ns:
+            return False
+        free = self._free_array(start_ns, end_ns, ignore)
+        total = [0, 0, 0]
+        for demand in demands:
+            if demand.fixed or demand.need <= 0:
+                continue  # held tasks count first: what is left to place is not plain
+            shape = demand.shape
+            total[0] += shape.gpu * demand.need
+            total[1] += shape.cpu * demand.need
+            total[2] += shape.mem_gb * demand.need
+            if int(_fit_counts_array(None, free, shape).sum()) < demand.need:
+                self.reads["ruled-out"] += 1
+                return True
+        whole = free.sum(axis=0).tolist()
+        if any(t > w for t, w in zip(total, whole, strict=True)):
+            self.reads["ruled-out"] += 1
+            return True
+        return False
+
+
+def _fit_counts_array(cluster: Cluster | None, free: Ints, shape: Shape) -> Ints:
+    """Tasks of ``shape`` that fit on each node of ``free`` (`fit_counts`, vectorised;
+    with a ``cluster``, 0 on nodes of another GPU type)."""
+    counts: Ints | None = None
+    for dim, amount in enumerate((shape.gpu, shape.cpu, shape.mem_gb)):
+        if amount:
+            k = free[:, dim] // amount
+            counts = k if counts is None else np.minimum(counts, k)
+    if counts is None:
+        return np.zeros(len(free), dtype=np.int64)
+    if shape.gpu_type is not None and cluster is not None:
+        mask = np.array(cluster.gpu_type_mask(shape.gpu_type), dtype=bool)
+        counts = np.where(mask, counts, 0)
+    return counts
+
+
+def _fit_counts(cluster: Cluster, free: Ints, shape: Shape) -> list[int]:
+    counts: list[int] = _fit_counts_array(cluster, free, shape).tolist()
+    return counts
