@@ -103,14 +103,14 @@ class IndexedProfile(CapacityProfile):
             k = len(times)
             if k > self._starts.shape[1]:
                 self._widen(k)
-            self._starts[node, :k] = times
-            self._starts[node, k:] = NEVER
-            self._nexts[node, : k - 1] = times[1:]
-            if k:
+            self._starts[node] = NEVER
+            self._nexts[node] = BEFORE
+            self._levels[node] = 0
+            if k:  # a node without uses keeps only padding: nothing used
+                self._starts[node, :k] = times
+                self._nexts[node, : k - 1] = times[1:]
                 self._nexts[node, k - 1] = NEVER
-            self._nexts[node, k:] = BEFORE
-            self._levels[node, :k] = levels
-            self._levels[node, k:] = 0
+                self._levels[node, :k] = levels
         self._dirty.clear()
 
     def _widen(self, k: int) -> None:
@@ -119,9 +119,7 @@ class IndexedProfile(CapacityProfile):
         pad = width - old
         self._starts = np.hstack([self._starts, np.full((n, pad), NEVER, dtype=np.int64)])
         self._nexts = np.hstack([self._nexts, np.full((n, pad), BEFORE, dtype=np.int64)])
-        self._levels = np.concatenate(
-            [self._levels, np.zeros((n, pad, 3), dtype=np.int64)], axis=1
-        )
+        self._levels = np.concatenate([self._levels, np.zeros((n, pad, 3), dtype=np.int64)], axis=1)
 
     def _free(self, start_ns: int, end_ns: int | None) -> Ints:
         """Free capacity of every node over ``[start_ns, end_ns)`` (``start_ns`` not
@@ -135,7 +133,9 @@ class IndexedProfile(CapacityProfile):
         free: Ints = np.maximum(self._cap - peak, 0)
         return free
 
-    def _fixed(self, free: Ints, start_ns: int, end_ns: int | None, ignore: str | None) -> list[Vec]:
+    def _fixed(
+        self, free: Ints, start_ns: int, end_ns: int | None, ignore: str | None
+    ) -> list[Vec]:
         out: list[Vec] = list(map(tuple, free.tolist()))
         if ignore is not None:
             for node in sorted(self._owned.get(ignore, ())):
