@@ -56,10 +56,11 @@ class IndexedProfile(CapacityProfile):
     def __post_init__(self) -> None:
         super().__post_init__()
         n = len(self.capacity)
-        self._cap = np.array(self.capacity, dtype=np.int64).reshape(n, 3)
+        self._cap = np.array(self.capacity, dtype=np.int64).reshape(n, 3).T.copy()
         self._starts = np.full((n, 1), NEVER, dtype=np.int64)
         self._nexts = np.full((n, 1), BEFORE, dtype=np.int64)
-        self._levels = np.zeros((n, 1, 3), dtype=np.int64)
+        self._levels = np.zeros((3, n, 1), dtype=np.int64)
+        self._last: tuple[tuple[int, int | None, str | None], Ints] | None = None
         self._dirty = {node for node, us in enumerate(self.uses) if us}
         self._owned = {}
         for node, node_uses in enumerate(self.uses):
@@ -78,6 +79,7 @@ class IndexedProfile(CapacityProfile):
     def _changed(self, node: int) -> None:
         super()._changed(node)
         self._dirty.add(node)
+        self._last = None
 
     def add(self, use: Use) -> None:
         before = len(self.uses[use.node])
@@ -105,12 +107,12 @@ class IndexedProfile(CapacityProfile):
                 self._widen(k)
             self._starts[node] = NEVER
             self._nexts[node] = BEFORE
-            self._levels[node] = 0
+            self._levels[:, node] = 0
             if k:  # a node without uses keeps only padding: nothing used
                 self._starts[node, :k] = times
                 self._nexts[node, : k - 1] = times[1:]
                 self._nexts[node, k - 1] = NEVER
-                self._levels[node, :k] = levels
+                self._levels[:, node, :k] = np.array(levels, dtype=np.int64).T
         self._dirty.clear()
 
     def _widen(self, k: int) -> None:
@@ -119,42 +121,34 @@ class IndexedProfile(CapacityProfile):
         pad = width - old
         self._starts = np.hstack([self._starts, np.full((n, pad), NEVER, dtype=np.int64)])
         self._nexts = np.hstack([self._nexts, np.full((n, pad), BEFORE, dtype=np.int64)])
-        self._levels = np.concatenate([self._levels, np.zeros((n, pad, 3), dtype=np.int64)], axis=1)
+        self._levels = np.concatenate([self._levels, np.zeros((3, n, pad), dtype=np.int64)], axis=2)
 
-    def _free(self, start_ns: int, end_ns: int | None) -> Ints:
+    def _free(self, start_ns: int, end_ns: int | None, ignore: str | None) -> Ints:
         """Free capacity of every node over ``[start_ns, end_ns)`` (``start_ns`` not
-        before now), counting every use: an (n, 3) array."""
+        before now), not counting ``ignore``'s uses: a (3, n) array, not to be changed
+        (the last one is kept: the planner reads a time to rule out, then to search)."""
         self._refresh()
+        asked = (start_ns, end_ns, ignore)
+        if self._last is not None and self._last[0] == asked:
+            return self._last[1]
         # A step is active if it covers the start, or starts within the span.
         active = self._nexts > start_ns
         if end_ns is not None:
-            active &= (self._starts < end_ns) | (self._starts <= start_ns)
-        peak = np.where(active[:, :, None], self._levels, 0).max(axis=1)
+            active &= self._starts < max(end_ns, start_ns + 1)
+        peak = np.max(self._levels, axis=2, where=active[None], initial=0)
         free: Ints = np.maximum(self._cap - peak, 0)
-        return free
-
-    def _fixed(
-        self, free: Ints, start_ns: int, end_ns: int | None, ignore: str | None
-    ) -> list[Vec]:
-        out: list[Vec] = list(map(tuple, free.tolist()))
         if ignore is not None:
             for node in sorted(self._owned.get(ignore, ())):
-                out[node] = self.free_on(node, start_ns, end_ns, ignore)
-        return out
+                free[:, node] = self.free_on(node, start_ns, end_ns, ignore)
+        self._last = (asked, free)
+        return free
 
     def free_over(self, start_ns: int, end_ns: int | None, ignore: str | None = None) -> list[Vec]:
         if start_ns < self.now_ns:
             self.reads["plain"] += 1
             return super().free_over(start_ns, end_ns, ignore)
         self.reads["indexed"] += 1
-        return self._fixed(self._free(start_ns, end_ns), start_ns, end_ns, ignore)
-
-    def _free_array(self, start_ns: int, end_ns: int | None, ignore: str | None) -> Ints:
-        free = self._free(start_ns, end_ns)
-        if ignore is not None:
-            for node in sorted(self._owned.get(ignore, ())):
-                free[node] = self.free_on(node, start_ns, end_ns, ignore)
-        return free
+        return _vecs(self._free(start_ns, end_ns, ignore))
 
     def view(
         self, cluster: Cluster, start_ns: int, end_ns: int | None, ignore: str | None
@@ -162,16 +156,17 @@ class IndexedProfile(CapacityProfile):
         if start_ns < self.now_ns:
             return super().view(cluster, start_ns, end_ns, ignore)
         self.reads["indexed"] += 1
-        free = self._free_array(start_ns, end_ns, ignore)
-        base: list[Vec] = list(map(tuple, free.tolist()))
-        return CapacityView(cluster, base, {}, fill=lambda shape: _fit_counts(cluster, free, shape))
+        free = self._free(start_ns, end_ns, ignore)
+        return CapacityView(
+            cluster, _vecs(free), {}, fill=lambda shape: _fit_counts(cluster, free, shape)
+        )
 
     def cannot_fit(
         self, demands: Sequence[Demand], start_ns: int, end_ns: int | None, ignore: str | None
     ) -> bool:
         if start_ns < self.now_ns:
             return False
-        free = self._free_array(start_ns, end_ns, ignore)
+        free = self._free(start_ns, end_ns, ignore)
         total = [0, 0, 0]
         for demand in demands:
             if demand.fixed or demand.need <= 0:
@@ -183,7 +178,7 @@ class IndexedProfile(CapacityProfile):
             if int(_fit_counts_array(None, free, shape).sum()) < demand.need:
                 self.reads["ruled-out"] += 1
                 return True
-        whole = free.sum(axis=0).tolist()
+        whole = free.sum(axis=1).tolist()
         if any(t > w for t, w in zip(total, whole, strict=True)):
             self.reads["ruled-out"] += 1
             return True
@@ -191,15 +186,15 @@ class IndexedProfile(CapacityProfile):
 
 
 def _fit_counts_array(cluster: Cluster | None, free: Ints, shape: Shape) -> Ints:
-    """Tasks of ``shape`` that fit on each node of ``free`` (`fit_counts`, vectorised;
+    """Tasks of ``shape`` that fit on each node of ``free``, (3, n) (`fit_counts`, vectorised;
     with a ``cluster``, 0 on nodes of another GPU type)."""
     counts: Ints | None = None
     for dim, amount in enumerate((shape.gpu, shape.cpu, shape.mem_gb)):
         if amount:
-            k = free[:, dim] // amount
+            k = free[dim] // amount
             counts = k if counts is None else np.minimum(counts, k)
     if counts is None:
-        return np.zeros(len(free), dtype=np.int64)
+        return np.zeros(free.shape[1], dtype=np.int64)
     if shape.gpu_type is not None and cluster is not None:
         mask = np.array(cluster.gpu_type_mask(shape.gpu_type), dtype=bool)
         counts = np.where(mask, counts, 0)
@@ -209,3 +204,8 @@ def _fit_counts_array(cluster: Cluster | None, free: Ints, shape: Shape) -> Ints
 def _fit_counts(cluster: Cluster, free: Ints, shape: Shape) -> list[int]:
     counts: list[int] = _fit_counts_array(cluster, free, shape).tolist()
     return counts
+
+
+def _vecs(free: Ints) -> list[Vec]:
+    g, c, m = free.tolist()
+    return list(zip(g, c, m, strict=True))
