@@ -49,6 +49,8 @@ class IndexedProfile(CapacityProfile):
     _starts: Ints = field(init=False, repr=False)
     _nexts: Ints = field(init=False, repr=False)
     _levels: Ints = field(init=False, repr=False)
+    _rows: dict[tuple[tuple[int, ...], tuple[Vec, ...]], int] = field(init=False, repr=False)
+    _row_of: Ints = field(init=False, repr=False)
     _dirty: set[int] = field(init=False, repr=False)
     _owned: dict[str, set[int]] = field(init=False, repr=False)
     reads: dict[str, int] = field(init=False, repr=False)
@@ -57,9 +59,13 @@ class IndexedProfile(CapacityProfile):
         super().__post_init__()
         n = len(self.capacity)
         self._cap = np.array(self.capacity, dtype=np.int64).reshape(n, 3).T.copy()
-        self._starts = np.full((n, 1), NEVER, dtype=np.int64)
-        self._nexts = np.full((n, 1), BEFORE, dtype=np.int64)
-        self._levels = np.zeros((3, n, 1), dtype=np.int64)
+        # One row per distinct step function (nodes alike share one: a cluster has
+        # few timelines), row 0 the empty one; each node points at its row.
+        self._starts = np.full((8, 1), NEVER, dtype=np.int64)
+        self._nexts = np.full((8, 1), BEFORE, dtype=np.int64)
+        self._levels = np.zeros((3, 8, 1), dtype=np.int64)
+        self._rows = {((), ()): 0}
+        self._row_of = np.zeros(n, dtype=np.int64)
         self._last: tuple[tuple[int, int | None, str | None], Ints] | None = None
         self._dirty = {node for node, us in enumerate(self.uses) if us}
         self._owned = {}
@@ -97,31 +103,41 @@ class IndexedProfile(CapacityProfile):
         return found
 
     def _refresh(self) -> None:
-        """Rewrite the rows of the nodes whose uses changed since the last read."""
+        """Point the nodes whose uses changed since the last read at the row of their
+        new step function (a new row the first time one is seen)."""
         if not self._dirty:
             return
         for node in sorted(self._dirty):
             times, levels = self._steps_of(node) if self.uses[node] else ([], [])
-            k = len(times)
-            if k > self._starts.shape[1]:
-                self._widen(k)
-            self._starts[node] = NEVER
-            self._nexts[node] = BEFORE
-            self._levels[:, node] = 0
-            if k:  # a node without uses keeps only padding: nothing used
-                self._starts[node, :k] = times
-                self._nexts[node, : k - 1] = times[1:]
-                self._nexts[node, k - 1] = NEVER
-                self._levels[:, node, :k] = np.array(levels, dtype=np.int64).T
+            key = (tuple(times), tuple(levels))
+            row = self._rows.get(key)
+            if row is None:
+                row = self._rows[key] = self._new_row(times, levels)
+            self._row_of[node] = row
         self._dirty.clear()
 
-    def _widen(self, k: int) -> None:
-        width = max(k, 2 * self._starts.shape[1])
-        n, old = self._starts.shape
-        pad = width - old
-        self._starts = np.hstack([self._starts, np.full((n, pad), NEVER, dtype=np.int64)])
-        self._nexts = np.hstack([self._nexts, np.full((n, pad), BEFORE, dtype=np.int64)])
-        self._levels = np.concatenate([self._levels, np.zeros((3, n, pad), dtype=np.int64)], axis=2)
+    def _new_row(self, times: list[int], levels: list[Vec]) -> int:
+        row, k = len(self._rows), len(times)
+        rows, width = self._starts.shape
+        if row == rows or k > width:
+            self._grow(2 * rows if row == rows else rows, max(k, 2 * width) if k > width else width)
+        if k:  # a timeline without uses is only padding: nothing used
+            self._starts[row, :k] = times
+            self._nexts[row, : k - 1] = times[1:]
+            self._nexts[row, k - 1] = NEVER
+            self._levels[:, row, :k] = np.array(levels, dtype=np.int64).T
+        return row
+
+    def _grow(self, rows: int, width: int) -> None:
+        """Room for ``rows`` timelines of ``width`` steps (new room is padding)."""
+        old_rows, old_width = self._starts.shape
+        starts = np.full((rows, width), NEVER, dtype=np.int64)
+        nexts = np.full((rows, width), BEFORE, dtype=np.int64)
+        levels = np.zeros((3, rows, width), dtype=np.int64)
+        starts[:old_rows, :old_width] = self._starts
+        nexts[:old_rows, :old_width] = self._nexts
+        levels[:, :old_rows, :old_width] = self._levels
+        self._starts, self._nexts, self._levels = starts, nexts, levels
 
     def _free(self, start_ns: int, end_ns: int | None, ignore: str | None) -> Ints:
         """Free capacity of every node over ``[start_ns, end_ns)`` (``start_ns`` not
@@ -132,11 +148,12 @@ class IndexedProfile(CapacityProfile):
         if self._last is not None and self._last[0] == asked:
             return self._last[1]
         # A step is active if it covers the start, or starts within the span.
-        active = self._nexts > start_ns
+        used = len(self._rows)
+        active = self._nexts[:used] > start_ns
         if end_ns is not None:
-            active &= self._starts < max(end_ns, start_ns + 1)
-        peak = np.max(self._levels, axis=2, where=active[None], initial=0)
-        free: Ints = np.maximum(self._cap - peak, 0)
+            active &= self._starts[:used] < max(end_ns, start_ns + 1)
+        peak = np.max(self._levels[:, :used], axis=2, where=active[None], initial=0)
+        free: Ints = np.maximum(self._cap - peak[:, self._row_of], 0)
         if ignore is not None:
             for node in sorted(self._owned.get(ignore, ())):
                 free[:, node] = self.free_on(node, start_ns, end_ns, ignore)
