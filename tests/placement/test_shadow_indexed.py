@@ -1,7 +1,8 @@
 """The indexed capacity profile (`costart.placement.shadow.indexed`, ADR 0143) against
 the plain one on random profiles: the same free capacity over every span, for every
-owner left out, after uses are added and removed; a gang ruled out only where the
-search fails; and the same plans, nodes and bases for a whole queue."""
+owner left out (and the same release times and holds), after uses are added and
+removed; a gang ruled out only where the search fails; and the same plans, nodes and
+bases for a whole queue."""
 
 from __future__ import annotations
 
@@ -80,6 +81,8 @@ def test_free_capacity_is_the_plain_profiles_over_every_span_and_after_changes(
     plain, indexed = _both(cluster, uses)
 
     def compare() -> None:
+        assert indexed.releases(30 * H) == plain.releases(30 * H)
+        assert [indexed.held(o) for o in OWNERS] == [plain.held(o) for o in OWNERS]
         for start_h, length_h in spans:
             start = start_h * H
             end = None if length_h is None else start + length_h * H

@@ -17,6 +17,8 @@ refreshed in ascending order.
 
 from __future__ import annotations
 
+from bisect import bisect_right
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
@@ -69,9 +71,12 @@ class IndexedProfile(CapacityProfile):
         self._last: tuple[tuple[int, int | None, str | None], Ints] | None = None
         self._dirty = {node for node, us in enumerate(self.uses) if us}
         self._owned = {}
+        self._ends: Counter[int] = Counter()  # how many uses end at each time
+        self._release_times: list[int] | None = None
         for node, node_uses in enumerate(self.uses):
             for use in node_uses:
                 self._owned.setdefault(use.owner, set()).add(node)
+                self._count_end(use.end_ns, 1)
         self.reads = {"indexed": 0, "plain": 0, "ruled-out": 0}
 
     @classmethod
@@ -92,15 +97,36 @@ class IndexedProfile(CapacityProfile):
         super().add(use)
         if len(self.uses[use.node]) != before:
             self._owned.setdefault(use.owner, set()).add(use.node)
+            self._count_end(self.uses[use.node][-1].end_ns, 1)
+
+    def _count_end(self, end_ns: int | None, sign: int) -> None:
+        if end_ns is None:
+            return
+        self._ends[end_ns] += sign
+        if not self._ends[end_ns]:
+            del self._ends[end_ns]
+        self._release_times = None
 
     def remove(self, owner: str) -> bool:
         nodes = self._owned.pop(owner, set())
         found = False
         for node in sorted(nodes):
+            for use in self.uses[node]:
+                if use.owner == owner:
+                    self._count_end(use.end_ns, -1)
             self.uses[node] = [u for u in self.uses[node] if u.owner != owner]
             self._changed(node)
             found = True
         return found
+
+    def held(self, owner: str) -> list[Use]:
+        nodes = sorted(self._owned.get(owner, ()))
+        return [u for n in nodes for u in self.uses[n] if u.owner == owner and u.end_ns is None]
+
+    def releases(self, until_ns: int) -> list[int]:
+        if self._release_times is None:
+            self._release_times = sorted({self.now_ns} | self._ends.keys())
+        return self._release_times[: bisect_right(self._release_times, until_ns)]
 
     def _refresh(self) -> None:
         """Point the nodes whose uses changed since the last read at the row of their

@@ -142,7 +142,7 @@ class ShadowPlanner:
         """The group's holds (uses without end) are its own capacity until its planned
         start, and its plan's from then on: they end at the start, as `held_until`."""
         profile = self.profile
-        held = [u for us in profile.uses for u in us if u.owner == name and u.end_ns is None]
+        held = profile.held(name)
         if not held:
             return
         profile.remove(name)

@@ -116,6 +116,10 @@ class CapacityProfile:
             self._releases = sorted({self.now_ns} | ends)
         return self._releases[: bisect_right(self._releases, until_ns)]
 
+    def held(self, owner: str) -> list[Use]:
+        """``owner``'s uses without end (its holds), in node order."""
+        return [u for us in self.uses for u in us if u.owner == owner and u.end_ns is None]
+
     def used_at(self, node: int, at_ns: int, ignore: str | None = None) -> Vec:
         g = c = m = 0
         for use in self.uses[node]:
