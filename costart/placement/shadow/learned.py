@@ -37,6 +37,7 @@ order is stable (ties between members broken by group and member name).
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Sequence
 from typing import Final
 
@@ -45,7 +46,7 @@ from costart.domain import runtime_history as learned_runs
 from costart.domain.runtime_history import RuntimeHistory
 from costart.domain.spec_types import GroupSpec, MemberSpec
 from costart.domain.states import GroupState, MemberState
-from costart.placement.shadow.order_stats import rank_quantile, sample_quantile
+from costart.placement.shadow.order_stats import rank_quantile, sorted_quantile
 
 Live = Sequence[tuple[GroupState, Sequence[MemberState]]]
 Source = tuple[str, ...]
@@ -88,6 +89,7 @@ class LearnedRuntimes:
         self._all = [s for entry in history.keys.values() for s in entry.samples]
         self.unlimited = unlimited
         self.grid = grid
+        self._sorted: dict[Source, tuple[list[int], int]] = {}
         self._ranked: dict[tuple[str, str], float] = self._rank(live, now_ns)
 
     def source(self, group: GroupSpec, member: MemberSpec) -> tuple[Source, list[int]]:
@@ -111,8 +113,8 @@ class LearnedRuntimes:
 
     def runtime(self, group: GroupSpec, member: MemberSpec) -> runtimes.ExpectedRuntime:
         """The member's run length if it started now."""
-        _, samples = self.source(group, member)
-        runtime = self._capped(member, sample_quantile(samples, self.level) if samples else None)
+        source, samples = self.source(group, member)
+        runtime = self._capped(member, self._ordered(source, samples)[1] if samples else None)
         if not self.grid or runtime.runtime_ns is None or runtime.basis == "limit":
             return runtime
         return runtime._replace(runtime_ns=on_grid(runtime.runtime_ns))
@@ -135,16 +137,26 @@ class LearnedRuntimes:
     ) -> int | None:
         """The ``level`` quantile of the run of a member that has run ``elapsed``
         (None: no samples; its limit when it outran them all)."""
-        _, samples = self.source(group.spec, member.spec)
+        source, samples = self.source(group.spec, member.spec)
         if not samples:
             if self.unlimited and member.spec.max_runtime_ns is None and elapsed > 0:
                 return lindy(elapsed, level)
             return None
-        longer = [s for s in samples if s > elapsed]
+        ordered = self._ordered(source, samples)[0]
+        longer = ordered[bisect_right(ordered, elapsed) :]
         if longer:
-            return sample_quantile(longer, level)
+            return sorted_quantile(longer, level)
         limit = member.spec.max_runtime_ns
         return limit if limit is not None else learned_runs.slipped_runtime(samples, elapsed)
+
+    def _ordered(self, source: Source, samples: list[int]) -> tuple[list[int], int]:
+        """The source's samples in ascending order and their ``level`` quantile, made
+        once per source (a plan asks for the same sources again and again)."""
+        known = self._sorted.get(source)
+        if known is None:
+            ordered = sorted(samples)
+            known = self._sorted[source] = (ordered, sorted_quantile(ordered, self.level))
+        return known
 
     @staticmethod
     def _capped(member: MemberSpec, value: int | None) -> runtimes.ExpectedRuntime:

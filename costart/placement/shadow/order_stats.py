@@ -11,6 +11,7 @@ a normal approximation of the Beta beyond. Pure arithmetic.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from functools import cache
 from typing import Final
 
@@ -49,6 +50,10 @@ def rank_quantile(i: int, n: int, level: float) -> float:
 
 def sample_quantile(samples: list[int], u: float) -> int:
     """The nearest-rank ``u`` quantile (0 < u <= 1) of ``samples`` (not empty)."""
-    ordered = sorted(samples)
+    return sorted_quantile(sorted(samples), u)
+
+
+def sorted_quantile(ordered: Sequence[int], u: float) -> int:
+    """`sample_quantile` of samples already in ascending order."""
     rank = min(len(ordered), max(1, math.ceil(u * len(ordered))))
     return ordered[rank - 1]

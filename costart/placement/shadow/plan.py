@@ -28,6 +28,7 @@ from costart.placement.capacity import CapacityView, shape_vec
 from costart.placement.cluster import Cluster
 from costart.placement.constraints import Scope
 from costart.placement.planner import Demand, Plan, Shortfall, plan_gang
+from costart.placement.shadow.indexed import IndexedProfile
 from costart.placement.shadow.profile import CapacityProfile, Use
 from costart.placement.shadow.runtime import weakest
 
@@ -141,7 +142,7 @@ class ShadowPlanner:
         """The group's holds (uses without end) are its own capacity until its planned
         start, and its plan's from then on: they end at the start, as `held_until`."""
         profile = self.profile
-        held = [u for us in profile.uses for u in us if u.owner == name and u.end_ns is None]
+        held = profile.held(name)
         if not held:
             return
         profile.remove(name)
@@ -155,9 +156,13 @@ class ShadowPlanner:
     def _view(self, group: Waiting, start_ns: int) -> CapacityView:
         runtime = group.runtime.runtime_ns
         end = None if runtime is None else start_ns + runtime
-        return CapacityView(self.cluster, self.profile.free_over(start_ns, end, group.name), {})
+        return self.profile.view(self.cluster, start_ns, end, group.name)
 
     def _fit(self, group: Waiting, start_ns: int, prefer: CapacityView | None) -> Plan | None:
+        runtime = group.runtime.runtime_ns
+        end = None if runtime is None else start_ns + runtime
+        if self.profile.cannot_fit(group.demands, start_ns, end, group.name):
+            return None
         result = self._plan(group.demands, group.scopes, self._view(group, start_ns), prefer)
         return result if isinstance(result, Plan) else None
 
@@ -236,7 +241,8 @@ def plan_queue(
 ) -> ShadowPlanner:
     """Plan ``queue`` in its order over a copy of ``profile``; the planner holds each
     group's `PlannedStart` (``starts``) and the profile with every plan in it."""
-    planner = ShadowPlanner(cluster, profile.copy(), depth=depth, window_ns=window_ns)
+    indexed = IndexedProfile.of(profile)
+    planner = ShadowPlanner(cluster, indexed, depth=depth, window_ns=window_ns)
     for group in queue:
         planner.plan(group)
     return planner

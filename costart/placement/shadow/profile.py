@@ -15,10 +15,14 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from costart.domain import expected_runtime as runtimes
-from costart.placement.capacity import ZERO, Vec
+from costart.placement.capacity import ZERO, CapacityView, Vec
+from costart.placement.cluster import Cluster
+
+if TYPE_CHECKING:
+    from costart.placement.planner import Demand
 
 
 class Use(NamedTuple):
@@ -112,6 +116,10 @@ class CapacityProfile:
             self._releases = sorted({self.now_ns} | ends)
         return self._releases[: bisect_right(self._releases, until_ns)]
 
+    def held(self, owner: str) -> list[Use]:
+        """``owner``'s uses without end (its holds), in node order."""
+        return [u for us in self.uses for u in us if u.owner == owner and u.end_ns is None]
+
     def used_at(self, node: int, at_ns: int, ignore: str | None = None) -> Vec:
         g = c = m = 0
         for use in self.uses[node]:
@@ -167,11 +175,26 @@ class CapacityProfile:
     def free_over(self, start_ns: int, end_ns: int | None, ignore: str | None = None) -> list[Vec]:
         """Per node: what is free during the whole of ``[start_ns, end_ns)`` (never
         below zero), not counting ``ignore``'s own uses."""
-        out: list[Vec] = []
-        for node, cap in enumerate(self.capacity):
-            p = self.peak(node, start_ns, end_ns, ignore)
-            out.append((max(0, cap[0] - p[0]), max(0, cap[1] - p[1]), max(0, cap[2] - p[2])))
-        return out
+        return [self.free_on(n, start_ns, end_ns, ignore) for n in range(len(self.capacity))]
+
+    def free_on(self, node: int, start_ns: int, end_ns: int | None, ignore: str | None) -> Vec:
+        """`free_over` of one node."""
+        cap = self.capacity[node]
+        p = self.peak(node, start_ns, end_ns, ignore)
+        return (max(0, cap[0] - p[0]), max(0, cap[1] - p[1]), max(0, cap[2] - p[2]))
+
+    def view(
+        self, cluster: Cluster, start_ns: int, end_ns: int | None, ignore: str | None
+    ) -> CapacityView:
+        """What a gang search may use over ``[start_ns, end_ns)``: `free_over`."""
+        return CapacityView(cluster, self.free_over(start_ns, end_ns, ignore), {})
+
+    def cannot_fit(
+        self, demands: Sequence[Demand], start_ns: int, end_ns: int | None, ignore: str | None
+    ) -> bool:
+        """True only if ``demands`` surely do not fit over ``[start_ns, end_ns)``
+        whatever the search (a quick test before it). The plain profile never knows."""
+        return False
 
     def fits(self, uses: Sequence[Use]) -> bool:
         """Would adding ``uses`` keep every node within its capacity at every time?"""

@@ -1,0 +1,254 @@
+"""A `CapacityProfile` that answers capacity-in-time reads of every node at once.
+
+The shadow planner asks `free_over` of every node for each candidate start of each
+group it plans: the plain profile walks each node's step function in Python, thousands
+of nodes per read. `IndexedProfile` keeps every node's step function in arrays, one
+row per node (start of each step, start of the next, its use; rows padded with steps
+that are never active), refreshes only the rows of nodes whose uses changed, and reads
+the largest use over ``[start, end)`` of all nodes as one vectorised maximum. It also
+says when a gang surely cannot fit (`cannot_fit`), before the planner searches:
+every member needs its tasks' worth of slots where its shape fits, and the gang its
+whole vector within the total free, so the search is skipped only where it would fail.
+
+Every answer equals the plain profile's (tests compare the two on random profiles);
+the arrays are a cache of the uses, which stay the one truth. Pure: no clock, nodes
+refreshed in ascending order.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Final
+
+import numpy as np
+import numpy.typing as npt
+
+from costart.placement.capacity import CapacityView, Vec
+from costart.placement.cluster import Cluster
+from costart.placement.shadow.profile import CapacityProfile, Use
+
+if TYPE_CHECKING:
+    from costart.domain.spec_types import Shape
+    from costart.placement.planner import Demand
+
+Ints = npt.NDArray[np.int64]
+
+NEVER: Final = np.iinfo(np.int64).max
+"""A padded step's start (and the last step's next start): after every time."""
+BEFORE: Final = np.iinfo(np.int64).min
+"""A padded step's next start: before every time, so the step is never active."""
+
+
+@dataclass
+class IndexedProfile(CapacityProfile):
+    """`CapacityProfile` with every node's use over time held in arrays (see the
+    module). ``reads``: how reads were answered, by path (tests print it)."""
+
+    _cap: Ints = field(init=False, repr=False)
+    _starts: Ints = field(init=False, repr=False)
+    _nexts: Ints = field(init=False, repr=False)
+    _levels: Ints = field(init=False, repr=False)
+    _rows: dict[tuple[tuple[int, ...], tuple[Vec, ...]], int] = field(init=False, repr=False)
+    _row_of: Ints = field(init=False, repr=False)
+    _dirty: set[int] = field(init=False, repr=False)
+    _owned: dict[str, set[int]] = field(init=False, repr=False)
+    reads: dict[str, int] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        n = len(self.capacity)
+        self._cap = np.array(self.capacity, dtype=np.int64).reshape(n, 3).T.copy()
+        # One row per distinct step function (nodes alike share one: a cluster has
+        # few timelines), row 0 the empty one; each node points at its row.
+        self._starts = np.full((8, 1), NEVER, dtype=np.int64)
+        self._nexts = np.full((8, 1), BEFORE, dtype=np.int64)
+        self._levels = np.zeros((3, 8, 1), dtype=np.int64)
+        self._rows = {((), ()): 0}
+        self._row_of = np.zeros(n, dtype=np.int64)
+        self._last: tuple[tuple[int, int | None, str | None], Ints] | None = None
+        self._dirty = {node for node, us in enumerate(self.uses) if us}
+        self._owned = {}
+        self._ends: Counter[int] = Counter()  # how many uses end at each time
+        self._release_times: list[int] | None = None
+        for node, node_uses in enumerate(self.uses):
+            for use in node_uses:
+                self._owned.setdefault(use.owner, set()).add(node)
+                self._count_end(use.end_ns, 1)
+        self.reads = {"indexed": 0, "plain": 0, "ruled-out": 0}
+
+    @classmethod
+    def of(cls, profile: CapacityProfile) -> IndexedProfile:
+        """An indexed copy of ``profile`` (its uses copied, not shared)."""
+        return cls(list(profile.capacity), profile.now_ns, [list(u) for u in profile.uses])
+
+    def copy(self) -> IndexedProfile:
+        return IndexedProfile.of(self)
+
+    def _changed(self, node: int) -> None:
+        super()._changed(node)
+        self._dirty.add(node)
+        self._last = None
+
+    def add(self, use: Use) -> None:
+        before = len(self.uses[use.node])
+        super().add(use)
+        if len(self.uses[use.node]) != before:
+            self._owned.setdefault(use.owner, set()).add(use.node)
+            self._count_end(self.uses[use.node][-1].end_ns, 1)
+
+    def _count_end(self, end_ns: int | None, sign: int) -> None:
+        if end_ns is None:
+            return
+        self._ends[end_ns] += sign
+        if not self._ends[end_ns]:
+            del self._ends[end_ns]
+        self._release_times = None
+
+    def remove(self, owner: str) -> bool:
+        nodes = self._owned.pop(owner, set())
+        found = False
+        for node in sorted(nodes):
+            for use in self.uses[node]:
+                if use.owner == owner:
+                    self._count_end(use.end_ns, -1)
+            self.uses[node] = [u for u in self.uses[node] if u.owner != owner]
+            self._changed(node)
+            found = True
+        return found
+
+    def held(self, owner: str) -> list[Use]:
+        nodes = sorted(self._owned.get(owner, ()))
+        return [u for n in nodes for u in self.uses[n] if u.owner == owner and u.end_ns is None]
+
+    def releases(self, until_ns: int) -> list[int]:
+        if self._release_times is None:
+            self._release_times = sorted({self.now_ns} | self._ends.keys())
+        return self._release_times[: bisect_right(self._release_times, until_ns)]
+
+    def _refresh(self) -> None:
+        """Point the nodes whose uses changed since the last read at the row of their
+        new step function (a new row the first time one is seen)."""
+        if not self._dirty:
+            return
+        for node in sorted(self._dirty):
+            times, levels = self._steps_of(node) if self.uses[node] else ([], [])
+            key = (tuple(times), tuple(levels))
+            row = self._rows.get(key)
+            if row is None:
+                row = self._rows[key] = self._new_row(times, levels)
+            self._row_of[node] = row
+        self._dirty.clear()
+
+    def _new_row(self, times: list[int], levels: list[Vec]) -> int:
+        row, k = len(self._rows), len(times)
+        rows, width = self._starts.shape
+        if row == rows or k > width:
+            self._grow(2 * rows if row == rows else rows, max(k, 2 * width) if k > width else width)
+        if k:  # a timeline without uses is only padding: nothing used
+            self._starts[row, :k] = times
+            self._nexts[row, : k - 1] = times[1:]
+            self._nexts[row, k - 1] = NEVER
+            self._levels[:, row, :k] = np.array(levels, dtype=np.int64).T
+        return row
+
+    def _grow(self, rows: int, width: int) -> None:
+        """Room for ``rows`` timelines of ``width`` steps (new room is padding)."""
+        old_rows, old_width = self._starts.shape
+        starts = np.full((rows, width), NEVER, dtype=np.int64)
+        nexts = np.full((rows, width), BEFORE, dtype=np.int64)
+        levels = np.zeros((3, rows, width), dtype=np.int64)
+        starts[:old_rows, :old_width] = self._starts
+        nexts[:old_rows, :old_width] = self._nexts
+        levels[:, :old_rows, :old_width] = self._levels
+        self._starts, self._nexts, self._levels = starts, nexts, levels
+
+    def _free(self, start_ns: int, end_ns: int | None, ignore: str | None) -> Ints:
+        """Free capacity of every node over ``[start_ns, end_ns)`` (``start_ns`` not
+        before now), not counting ``ignore``'s uses: a (3, n) array, not to be changed
+        (the last one is kept: the planner reads a time to rule out, then to search)."""
+        self._refresh()
+        asked = (start_ns, end_ns, ignore)
+        if self._last is not None and self._last[0] == asked:
+            return self._last[1]
+        # A step is active if it covers the start, or starts within the span.
+        used = len(self._rows)
+        active = self._nexts[:used] > start_ns
+        if end_ns is not None:
+            active &= self._starts[:used] < max(end_ns, start_ns + 1)
+        peak = np.max(self._levels[:, :used], axis=2, where=active[None], initial=0)
+        free: Ints = np.maximum(self._cap - peak[:, self._row_of], 0)
+        if ignore is not None:
+            for node in sorted(self._owned.get(ignore, ())):
+                free[:, node] = self.free_on(node, start_ns, end_ns, ignore)
+        self._last = (asked, free)
+        return free
+
+    def free_over(self, start_ns: int, end_ns: int | None, ignore: str | None = None) -> list[Vec]:
+        if start_ns < self.now_ns:
+            self.reads["plain"] += 1
+            return super().free_over(start_ns, end_ns, ignore)
+        self.reads["indexed"] += 1
+        return _vecs(self._free(start_ns, end_ns, ignore))
+
+    def view(
+        self, cluster: Cluster, start_ns: int, end_ns: int | None, ignore: str | None
+    ) -> CapacityView:
+        if start_ns < self.now_ns:
+            return super().view(cluster, start_ns, end_ns, ignore)
+        self.reads["indexed"] += 1
+        free = self._free(start_ns, end_ns, ignore)
+        return CapacityView(
+            cluster, _vecs(free), {}, fill=lambda shape: _fit_counts(cluster, free, shape)
+        )
+
+    def cannot_fit(
+        self, demands: Sequence[Demand], start_ns: int, end_ns: int | None, ignore: str | None
+    ) -> bool:
+        if start_ns < self.now_ns:
+            return False
+        free = self._free(start_ns, end_ns, ignore)
+        total = [0, 0, 0]
+        for demand in demands:
+            if demand.fixed or demand.need <= 0:
+                continue  # held tasks count first: what is left to place is not plain
+            shape = demand.shape
+            total[0] += shape.gpu * demand.need
+            total[1] += shape.cpu * demand.need
+            total[2] += shape.mem_gb * demand.need
+            if int(_fit_counts_array(None, free, shape).sum()) < demand.need:
+                self.reads["ruled-out"] += 1
+                return True
+        whole = free.sum(axis=1).tolist()
+        if any(t > w for t, w in zip(total, whole, strict=True)):
+            self.reads["ruled-out"] += 1
+            return True
+        return False
+
+
+def _fit_counts_array(cluster: Cluster | None, free: Ints, shape: Shape) -> Ints:
+    """Tasks of ``shape`` that fit on each node of ``free``, (3, n) (`fit_counts`, vectorised;
+    with a ``cluster``, 0 on nodes of another GPU type)."""
+    counts: Ints | None = None
+    for dim, amount in enumerate((shape.gpu, shape.cpu, shape.mem_gb)):
+        if amount:
+            k = free[dim] // amount
+            counts = k if counts is None else np.minimum(counts, k)
+    if counts is None:
+        return np.zeros(free.shape[1], dtype=np.int64)
+    if shape.gpu_type is not None and cluster is not None:
+        mask = np.array(cluster.gpu_type_mask(shape.gpu_type), dtype=bool)
+        counts = np.where(mask, counts, 0)
+    return counts
+
+
+def _fit_counts(cluster: Cluster, free: Ints, shape: Shape) -> list[int]:
+    counts: list[int] = _fit_counts_array(cluster, free, shape).tolist()
+    return counts
+
+
+def _vecs(free: Ints) -> list[Vec]:
+    g, c, m = free.tolist()
+    return list(zip(g, c, m, strict=True))
