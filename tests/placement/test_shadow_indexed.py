@@ -145,6 +145,43 @@ def test_a_gang_is_ruled_out_only_where_the_search_fails(
         PATHS["searched: " + ("fits" if isinstance(found, Plan) else "fails")] += 1
 
 
+@settings(max_examples=200, deadline=None)
+@given(
+    _profiles(),
+    st.lists(st.integers(5, 20), min_size=1, max_size=10),  # from now: batched
+    st.one_of(st.none(), st.integers(0, 8)),
+    st.lists(
+        st.tuples(st.integers(0, 8), st.integers(0, 64), st.integers(0, 256), st.integers(0, 6)),
+        min_size=1,
+        max_size=3,
+    ),
+    st.sampled_from((None, "e", "a")),  # "e" has no uses: read at once
+)
+def test_candidates_ruled_out_at_once_are_those_ruled_out_one_at_a_time(
+    profile: tuple[Cluster, list[Use]],
+    starts_h: list[int],
+    length_h: int | None,
+    members: list[tuple[int, int, int, int]],
+    ignore: str | None,
+) -> None:
+    cluster, uses = profile
+    _, indexed = _both(cluster, uses)
+    demands = [
+        Demand(f"m{i}", Shape(gpu=g, cpu=c, mem_gb=m), k) for i, (g, c, m, k) in enumerate(members)
+    ]
+    starts = [h * H for h in starts_h]
+    runtime = None if length_h is None else length_h * H
+    batched = indexed.reads["batched"]
+    at_once = indexed.ruled_out(demands, starts, runtime, ignore)
+    one_by_one = [
+        indexed.cannot_fit(demands, s, None if runtime is None else s + runtime, ignore)
+        for s in starts
+    ]
+    assert at_once == one_by_one
+    took = "batched" if indexed.reads["batched"] > batched else "one at a time"
+    PATHS[f"rule-out {took}: " + ("some out" if any(at_once) else "none out")] += 1
+
+
 @settings(max_examples=150, deadline=None)
 @given(
     _profiles(),

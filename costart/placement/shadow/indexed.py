@@ -68,6 +68,10 @@ class IndexedProfile(CapacityProfile):
         self._levels = np.zeros((3, 8, 1), dtype=np.int64)
         self._rows = {((), ()): 0}
         self._row_of = np.zeros(n, dtype=np.int64)
+        # Nodes of equal capacity are one kind (a cluster has few).
+        self._kinds, kind_of = np.unique(self._cap, axis=1, return_inverse=True)
+        self._kind_of: Ints = kind_of.reshape(n).astype(np.int64)
+        self._classes_kept: tuple[Ints, Ints, Ints] | None = None
         self._last: tuple[tuple[int, int | None, str | None], Ints] | None = None
         self._dirty = {node for node, us in enumerate(self.uses) if us}
         self._owned = {}
@@ -77,7 +81,7 @@ class IndexedProfile(CapacityProfile):
             for use in node_uses:
                 self._owned.setdefault(use.owner, set()).add(node)
                 self._count_end(use.end_ns, 1)
-        self.reads = {"indexed": 0, "plain": 0, "ruled-out": 0}
+        self.reads = {"indexed": 0, "plain": 0, "ruled-out": 0, "batched": 0}
 
     @classmethod
     def of(cls, profile: CapacityProfile) -> IndexedProfile:
@@ -141,6 +145,7 @@ class IndexedProfile(CapacityProfile):
                 row = self._rows[key] = self._new_row(times, levels)
             self._row_of[node] = row
         self._dirty.clear()
+        self._classes_kept = None
 
     def _new_row(self, times: list[int], levels: list[Vec]) -> int:
         row, k = len(self._rows), len(times)
@@ -227,17 +232,65 @@ class IndexedProfile(CapacityProfile):
             return True
         return False
 
+    def ruled_out(
+        self,
+        demands: Sequence[Demand],
+        starts: Sequence[int],
+        runtime_ns: int | None,
+        ignore: str | None,
+    ) -> list[bool]:
+        """`cannot_fit` at every start at once: free capacity of every node at every
+        start as one (3, starts, nodes) array. Where ``ignore`` has uses (read the plain
+        way) or a start is before now, one start at a time."""
+        if not starts or ignore in self._owned or min(starts) < self.now_ns:
+            return super().ruled_out(demands, starts, runtime_ns, ignore)
+        self._refresh()
+        self.reads["batched"] += 1
+        kinds, rows, counts = self._classes()
+        at = np.array(starts, dtype=np.int64)[:, None, None]
+        active = self._nexts[None, rows] > at
+        if runtime_ns is not None:
+            # As `_free`: a step starting before the end (at least start + 1) is active;
+            # an end past every time is NEVER (padded steps are never active anyway).
+            ends = [min(max(s + runtime_ns, s + 1), NEVER) for s in starts]
+            active &= self._starts[None, rows] < np.array(ends, dtype=np.int64)[:, None, None]
+        # As `_free`'s masked maximum from 0 (``where`` cannot broadcast its operand).
+        peak = np.where(active[None], self._levels[:, None, rows], 0).max(axis=3, initial=0)
+        # Free capacity per class of nodes (same capacity, same timeline) and start.
+        free: Ints = np.maximum(kinds[:, None, :] - peak, 0)
+        out = np.zeros(len(starts), dtype=bool)
+        total = np.zeros(3, dtype=np.int64)
+        for demand in demands:
+            if demand.fixed or demand.need <= 0:
+                continue  # as `cannot_fit`
+            shape = demand.shape
+            total += (shape.gpu * demand.need, shape.cpu * demand.need, shape.mem_gb * demand.need)
+            out |= (_fit_counts_array(None, free, shape) * counts).sum(axis=-1) < demand.need
+        out |= (total[:, None] > (free * counts).sum(axis=2)).any(axis=0)
+        self.reads["ruled-out"] += int(out.sum())
+        return [bool(x) for x in out]
+
+    def _classes(self) -> tuple[Ints, Ints, Ints]:
+        """The nodes grouped by (capacity, timeline): each class's capacity (3, k), its
+        row and how many nodes it has, in ascending (capacity kind, row) order. Kept
+        until a node's timeline changes."""
+        if self._classes_kept is None:
+            span = int(self._row_of.max(initial=0)) + 1
+            keys, counts = np.unique(self._kind_of * span + self._row_of, return_counts=True)
+            self._classes_kept = (self._kinds[:, keys // span], keys % span, counts)
+        return self._classes_kept
+
 
 def _fit_counts_array(cluster: Cluster | None, free: Ints, shape: Shape) -> Ints:
     """Tasks of ``shape`` that fit on each node of ``free``, (3, n) (`fit_counts`, vectorised;
-    with a ``cluster``, 0 on nodes of another GPU type)."""
+    with a ``cluster``, 0 on nodes of another GPU type), or (3, ..., n) with no cluster."""
     counts: Ints | None = None
     for dim, amount in enumerate((shape.gpu, shape.cpu, shape.mem_gb)):
         if amount:
             k = free[dim] // amount
             counts = k if counts is None else np.minimum(counts, k)
     if counts is None:
-        return np.zeros(free.shape[1], dtype=np.int64)
+        return np.zeros(free.shape[1:], dtype=np.int64)
     if shape.gpu_type is not None and cluster is not None:
         mask = np.array(cluster.gpu_type_mask(shape.gpu_type), dtype=bool)
         counts = np.where(mask, counts, 0)

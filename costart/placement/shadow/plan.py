@@ -43,6 +43,8 @@ PlanBasis = Literal["now", "limit", "estimate", "unknown"]
 """What a planned start rests on: it fits ``now``; it waits for work that ends by its
 ``limit`` or by an ``estimate``; ``unknown``: no start within the plan."""
 Unplanned = Literal["", "window", "depth"]
+FIRST_BATCH: Final = 8
+"""Candidates ruled out in one step at first, doubling after each batch."""
 
 
 class Waiting(NamedTuple):
@@ -163,6 +165,10 @@ class ShadowPlanner:
         end = None if runtime is None else start_ns + runtime
         if self.profile.cannot_fit(group.demands, start_ns, end, group.name):
             return None
+        return self._search(group, start_ns, prefer)
+
+    def _search(self, group: Waiting, start_ns: int, prefer: CapacityView | None) -> Plan | None:
+        """The gang search at ``start_ns`` (not ruled out first)."""
         result = self._plan(group.demands, group.scopes, self._view(group, start_ns), prefer)
         return result if isinstance(result, Plan) else None
 
@@ -173,10 +179,17 @@ class ShadowPlanner:
         if floor is not None:
             times = times[bisect_left(times, floor) :] or [floor]
         if not self._monotone(group):
-            for t in times:
-                plan = self._fit(group, t, prefer)
-                if plan is not None:
-                    return t, plan
+            # Rule out candidates a batch at a time (most cannot fit), growing batches:
+            # the profile does not change during the search, so this is `_fit` in order.
+            runtime, size, i = group.runtime.runtime_ns, FIRST_BATCH, 0
+            while i < len(times):
+                batch = times[i : i + size]
+                ruled_out = self.profile.ruled_out(group.demands, batch, runtime, group.name)
+                for t, out in zip(batch, ruled_out, strict=True):
+                    plan = None if out else self._search(group, t, prefer)
+                    if plan is not None:
+                        return t, plan
+                i, size = i + size, 2 * size
             return None
         last = self._fit(group, times[-1], prefer)
         if last is None:

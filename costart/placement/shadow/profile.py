@@ -196,6 +196,20 @@ class CapacityProfile:
         whatever the search (a quick test before it). The plain profile never knows."""
         return False
 
+    def ruled_out(
+        self,
+        demands: Sequence[Demand],
+        starts: Sequence[int],
+        runtime_ns: int | None,
+        ignore: str | None,
+    ) -> list[bool]:
+        """`cannot_fit` at each of ``starts`` over ``[start, start + runtime_ns)`` (from
+        ``start`` on when ``runtime_ns`` is None), in the order given."""
+        return [
+            self.cannot_fit(demands, s, None if runtime_ns is None else s + runtime_ns, ignore)
+            for s in starts
+        ]
+
     def fits(self, uses: Sequence[Use]) -> bool:
         """Would adding ``uses`` keep every node within its capacity at every time?"""
         trial = self.copy()
