@@ -149,7 +149,7 @@ def test_a_gang_is_ruled_out_only_where_the_search_fails(
 @given(
     _profiles(),
     st.lists(st.integers(5, 20), min_size=1, max_size=10),  # from now: batched
-    st.one_of(st.none(), st.integers(0, 8)),
+    st.one_of(st.none(), st.just(0), st.integers(0, 8)),
     st.lists(
         st.tuples(st.integers(0, 8), st.integers(0, 64), st.integers(0, 256), st.integers(0, 6)),
         min_size=1,
@@ -171,15 +171,34 @@ def test_candidates_ruled_out_at_once_are_those_ruled_out_one_at_a_time(
     ]
     starts = [h * H for h in starts_h]
     runtime = None if length_h is None else length_h * H
-    batched = indexed.reads["batched"]
-    at_once = indexed.ruled_out(demands, starts, runtime, ignore)
-    one_by_one = [
-        indexed.cannot_fit(demands, s, None if runtime is None else s + runtime, ignore)
-        for s in starts
-    ]
-    assert at_once == one_by_one
-    took = "batched" if indexed.reads["batched"] > batched else "one at a time"
-    PATHS[f"rule-out {took}: " + ("some out" if any(at_once) else "none out")] += 1
+
+    def compare() -> None:
+        batched = indexed.reads["batched"]
+        at_once = indexed.ruled_out(demands, starts, runtime, ignore)
+        one_by_one = [
+            indexed.cannot_fit(demands, s, None if runtime is None else s + runtime, ignore)
+            for s in starts
+        ]
+        assert at_once == one_by_one
+        took = "batched" if indexed.reads["batched"] > batched else "one at a time"
+        PATHS[f"rule-out {took}: " + ("some out" if any(at_once) else "none out")] += 1
+
+    compare()
+    # After a release (work ends: timelines change), and after new work.
+    indexed.remove("b")
+    compare()
+    indexed.add(Use(0, (8, 64, 256), NOW, NOW + 9 * H, "b", "limit"))
+    compare()
+
+
+def test_a_run_of_no_length_is_ruled_out_by_work_starting_at_its_start() -> None:
+    # As `free_over`: a span of no length still reads the use at its start.
+    cluster = _cluster(1)
+    _, indexed = _both(cluster, [Use(0, (8, 0, 0), NOW + H, NOW + 3 * H, "b", "limit")])
+    demands = [Demand("m", Shape(gpu=1), 1)]
+    starts = [NOW, NOW + H, NOW + 2 * H, NOW + 3 * H]
+    assert indexed.ruled_out(demands, starts, 0, None) == [False, True, True, False]
+    assert indexed.reads["batched"] == 1
 
 
 @settings(max_examples=150, deadline=None)
