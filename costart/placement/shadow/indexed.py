@@ -71,7 +71,7 @@ class IndexedProfile(CapacityProfile):
         # Nodes of equal capacity are one kind (a cluster has few).
         self._kinds, kind_of = np.unique(self._cap, axis=1, return_inverse=True)
         self._kind_of: Ints = kind_of.reshape(n).astype(np.int64)
-        self._classes_kept: tuple[Ints, Ints, Ints] | None = None
+        self._classes_kept: tuple[Ints, Ints, Ints, Ints] | None = None
         self._last: tuple[tuple[int, int | None, str | None], Ints] | None = None
         self._dirty = {node for node, us in enumerate(self.uses) if us}
         self._owned = {}
@@ -204,10 +204,23 @@ class IndexedProfile(CapacityProfile):
         if start_ns < self.now_ns:
             return super().view(cluster, start_ns, end_ns, ignore)
         self.reads["indexed"] += 1
-        free = self._free(start_ns, end_ns, ignore)
-        return CapacityView(
-            cluster, _vecs(free), {}, fill=lambda shape: _fit_counts(cluster, free, shape)
-        )
+        # Per class of nodes, then per node (nodes of a class share one tuple); the
+        # nodes where ``ignore``'s uses lie read the plain way, as `_free`.
+        by_class = self._free_by_class([start_ns], [end_ns])[:, 0]
+        class_of = self._classes()[3]
+        vecs = _vecs(by_class)
+        base = [vecs[k] for k in class_of.tolist()]
+        own = sorted(self._owned.get(ignore, ())) if ignore is not None else []
+        for node in own:
+            base[node] = self.free_on(node, start_ns, end_ns, ignore)
+
+        def fill(shape: Shape) -> list[int]:
+            free: Ints = by_class[:, class_of]
+            for node in own:
+                free[:, node] = base[node]
+            return _fit_counts(cluster, free, shape)
+
+        return CapacityView(cluster, base, {}, fill=fill)
 
     def cannot_fit(
         self, demands: Sequence[Demand], start_ns: int, end_ns: int | None, ignore: str | None
@@ -246,18 +259,9 @@ class IndexedProfile(CapacityProfile):
             return super().ruled_out(demands, starts, runtime_ns, ignore)
         self._refresh()
         self.reads["batched"] += 1
-        kinds, rows, counts = self._classes()
-        at = np.array(starts, dtype=np.int64)[:, None, None]
-        active = self._nexts[None, rows] > at
-        if runtime_ns is not None:
-            # As `_free`: a step starting before the end (at least start + 1) is active;
-            # an end past every time is NEVER (padded steps are never active anyway).
-            ends = [min(max(s + runtime_ns, s + 1), NEVER) for s in starts]
-            active &= self._starts[None, rows] < np.array(ends, dtype=np.int64)[:, None, None]
-        # As `_free`'s masked maximum from 0 (``where`` cannot broadcast its operand).
-        peak = np.where(active[None], self._levels[:, None, rows], 0).max(axis=3, initial=0)
-        # Free capacity per class of nodes (same capacity, same timeline) and start.
-        free: Ints = np.maximum(kinds[:, None, :] - peak, 0)
+        ends = [None if runtime_ns is None else s + runtime_ns for s in starts]
+        free = self._free_by_class(starts, ends)
+        counts = self._classes()[2]
         out = np.zeros(len(starts), dtype=bool)
         total = np.zeros(3, dtype=np.int64)
         for demand in demands:
@@ -270,14 +274,45 @@ class IndexedProfile(CapacityProfile):
         self.reads["ruled-out"] += int(out.sum())
         return [bool(x) for x in out]
 
-    def _classes(self) -> tuple[Ints, Ints, Ints]:
+    def _free_by_class(self, starts: Sequence[int], ends: Sequence[int | None]) -> Ints:
+        """Free capacity of each class of nodes (`_classes`) over each span
+        ``[starts[i], ends[i])`` (all from now on; ``ignore`` not handled): (3, spans,
+        classes), as `_free` reads it per node."""
+        self._refresh()
+        kinds, rows, _, _ = self._classes()
+        at = np.array(starts, dtype=np.int64)[:, None, None]
+        active = self._nexts[None, rows] > at
+        # As `_free`: a step starting before the end (at least start + 1) is active; an
+        # end past every time is NEVER (padded steps are never active anyway).
+        bounded = [
+            (i, min(max(e, s + 1), NEVER))
+            for i, (s, e) in enumerate(zip(starts, ends, strict=True))
+            if e is not None
+        ]
+        if bounded:
+            until = np.full(len(starts), NEVER, dtype=np.int64)
+            until[[i for i, _ in bounded]] = [e for _, e in bounded]
+            active &= self._starts[None, rows] < until[:, None, None]
+        # As `_free`'s masked maximum from 0 (``where`` cannot broadcast its operand).
+        peak = np.where(active[None], self._levels[:, None, rows], 0).max(axis=3, initial=0)
+        free: Ints = np.maximum(kinds[:, None, :] - peak, 0)
+        return free
+
+    def _classes(self) -> tuple[Ints, Ints, Ints, Ints]:
         """The nodes grouped by (capacity, timeline): each class's capacity (3, k), its
-        row and how many nodes it has, in ascending (capacity kind, row) order. Kept
-        until a node's timeline changes."""
+        row and how many nodes it has, in ascending (capacity kind, row) order, and each
+        node's class. Kept until a node's timeline changes."""
         if self._classes_kept is None:
             span = int(self._row_of.max(initial=0)) + 1
-            keys, counts = np.unique(self._kind_of * span + self._row_of, return_counts=True)
-            self._classes_kept = (self._kinds[:, keys // span], keys % span, counts)
+            keys, class_of, counts = np.unique(
+                self._kind_of * span + self._row_of, return_inverse=True, return_counts=True
+            )
+            self._classes_kept = (
+                self._kinds[:, keys // span],
+                keys % span,
+                counts,
+                class_of.reshape(-1),
+            )
         return self._classes_kept
 
 
