@@ -280,8 +280,11 @@ class IndexedProfile(CapacityProfile):
         classes), as `_free` reads it per node."""
         self._refresh()
         kinds, rows, _, _ = self._classes()
+        # Only the steps some class's timeline has (the rest of the width is padding).
+        width = int((self._starts[rows] != NEVER).sum(axis=1).max(initial=1))
+        step_starts, nexts = self._starts[rows, :width], self._nexts[rows, :width]
         at = np.array(starts, dtype=np.int64)[:, None, None]
-        active = self._nexts[None, rows] > at
+        active = nexts[None] > at
         # As `_free`: a step starting before the end (at least start + 1) is active; an
         # end past every time is NEVER (padded steps are never active anyway).
         bounded = [
@@ -292,9 +295,10 @@ class IndexedProfile(CapacityProfile):
         if bounded:
             until = np.full(len(starts), NEVER, dtype=np.int64)
             until[[i for i, _ in bounded]] = [e for _, e in bounded]
-            active &= self._starts[None, rows] < until[:, None, None]
+            active &= step_starts[None] < until[:, None, None]
         # As `_free`'s masked maximum from 0 (``where`` cannot broadcast its operand).
-        peak = np.where(active[None], self._levels[:, None, rows], 0).max(axis=3, initial=0)
+        levels = self._levels[:, rows, :width]
+        peak = np.where(active[None], levels[:, None], 0).max(axis=3, initial=0)
         free: Ints = np.maximum(kinds[:, None, :] - peak, 0)
         return free
 
