@@ -31,9 +31,12 @@ from costart.replay.whatif.options import DEFAULT_TAIL, RECORDED_POLICY, WhatIfE
 from costart.settings import backend_at
 
 if TYPE_CHECKING:
+    from costart.placement.cluster import Cluster
+    from costart.replay.source import ReplaySource
     from costart.replay.whatif.decisions import Decision
     from costart.replay.whatif.rerun import WhatIfRun
     from costart.replay.whatif.summary import Compared
+    from costart.sim.engine import Engine
 
 
 def policies() -> tuple[str, ...]:
@@ -125,12 +128,8 @@ def whatif_cmd(
     # The simulator and the controller load only when the command runs (not when the
     # replay commands' group is built).
     from costart.bootstrap import Settings, sim_controller_factory  # noqa: PLC0415
-    from costart.cli.outcomes_cmd import print_comparison  # noqa: PLC0415
     from costart.controller import Controller  # noqa: PLC0415
-    from costart.replay.outcomes.accounting import read_figures, run_figures  # noqa: PLC0415
-    from costart.replay.outcomes.compare import compare  # noqa: PLC0415
-    from costart.replay.outcomes.figures import Window  # noqa: PLC0415
-    from costart.replay.outcomes.report import write_outcomes  # noqa: PLC0415
+    from costart.replay.outcomes.accounting import read_figures  # noqa: PLC0415
     from costart.replay.whatif.extract import recorded_workload  # noqa: PLC0415
     from costart.replay.whatif.rerun import WhatIfRun, run_whatif, whatif_setup  # noqa: PLC0415
     from costart.replay.whatif.summary import compare as compare_decisions  # noqa: PLC0415
@@ -188,23 +187,39 @@ def whatif_cmd(
                     kept=keep is not None,
                     sessions=len(recorded.session_times),
                 )
-                # What happened and what would have, in figures, on the one clock both
-                # logs keep (ADR 0132), carried to the later of their ends.
-                window = Window(recorded.first_ns, max(recorded.end_ns, engine.now_ns))
-                comparison = compare(
-                    read_figures(
-                        log.source,
-                        recorded_cluster.build(),
-                        label="recorded",
-                        start_ns=window.start_ns,
-                        end_ns=window.end_ns,
-                    ),
-                    run_figures(engine, "what-if", window),
-                    assumptions=assumptions,
-                )
-                print_comparison(comparison, said=assumptions)
-                for path in write_outcomes(comparison, out):
-                    console().print(f"wrote {path}", highlight=False, markup=False)
+                _show_figures(log.source, recorded_cluster.build(), engine, run, out)
+
+
+def _show_figures(
+    recorded_log: ReplaySource,
+    recorded_cluster: Cluster,
+    engine: Engine,
+    run: WhatIfRun,
+    out: Path | None,
+) -> None:
+    """What happened and what would have, in figures, on the one clock both logs keep
+    (ADR 0132), carried to the later of their ends; ``out`` also gets them as files."""
+    from costart.cli.outcomes_cmd import print_comparison  # noqa: PLC0415
+    from costart.replay.outcomes.accounting import read_figures, run_figures  # noqa: PLC0415
+    from costart.replay.outcomes.compare import compare  # noqa: PLC0415
+    from costart.replay.outcomes.figures import Window  # noqa: PLC0415
+    from costart.replay.outcomes.report import write_outcomes  # noqa: PLC0415
+
+    window = Window(run.first_ns, max(run.end_ns, engine.now_ns))
+    comparison = compare(
+        read_figures(
+            recorded_log,
+            recorded_cluster,
+            label="recorded",
+            start_ns=window.start_ns,
+            end_ns=window.end_ns,
+        ),
+        run_figures(engine, "what-if", window),
+        assumptions=run.assumptions,
+    )
+    print_comparison(comparison, said=run.assumptions)
+    for path in write_outcomes(comparison, out):
+        console().print(f"wrote {path}", highlight=False, markup=False)
 
 
 def _print(run: WhatIfRun, compared: Compared, *, kept: bool, sessions: int) -> None:
