@@ -32,9 +32,16 @@ class PgBackend(StoreBackend):
     def lead(self, env: Mapping[str, str], lease_ns: int) -> Lead:
         factory = open_factory(env)
         fixed = dict(env)
+        try:
+            lease = open_lease(factory, duration_ms=max(lease_ns // 10**6, 1))
+        except BaseException:
+            # Closed here, on this thread: left to the collector, the connection pool's
+            # close may run on one of its own workers, which cannot join itself.
+            factory.close()
+            raise
         return Lead(
             factory=factory,
-            lease=open_lease(factory, duration_ms=max(lease_ns // 10**6, 1)),
+            lease=lease,
             fenced_env=lambda epoch: fenced_env(fixed, epoch),
             writer_epoch=lambda epoch: None,  # fenced through the environment
         )

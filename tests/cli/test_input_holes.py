@@ -182,3 +182,26 @@ def test_a_database_store_that_does_not_answer_is_named_not_a_traceback(
         f"error: cannot reach the store postgresql://u:***@127.0.0.1:{port}/db: "
         "couldn't get a connection after 1.00 sec"
     ]
+
+
+def test_a_lead_on_a_database_that_does_not_answer_closes_what_it_opened(monkeypatch):
+    """The factory's connection pool is closed by the lead that failed, on its own
+    thread, not left to the collector (whose close may run on a pool worker)."""
+    from costart.eventlog.errors import StoreUnreachableError
+    from costart.pgstore.backend import BACKEND
+    from costart.pgstore.factory import Factory
+
+    closed: list[Factory] = []
+    close = Factory.close
+
+    def recording_close(self: Factory) -> None:
+        closed.append(self)
+        close(self)
+
+    monkeypatch.setattr(Factory, "close", recording_close)
+    monkeypatch.setenv("POSTGRES_CONNECT_TIMEOUT", "1")
+    location = f"postgresql://u:secret@127.0.0.1:{_closed_port()}/db"
+    env = BACKEND.location_env(location, {"POSTGRES_CONNECT_TIMEOUT": "1"})
+    with pytest.raises(StoreUnreachableError):
+        BACKEND.lead(env, 10**9)
+    assert len(closed) == 1
