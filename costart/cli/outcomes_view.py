@@ -96,35 +96,38 @@ def _label(row: FigureRow) -> str:
 
 
 def fate_text(fate: GroupFate | None) -> str:
-    """One group's fate in one log, in a line."""
+    """One group's fate in one log: its wait (``≥``: it never started, waited at least
+    so long), how it ended, the GPU-hours it wasted."""
     if fate is None:
         return "not in this log"
-    wait = _seconds(fate.wait_s)
-    waited = f"never started (waited ≥{wait})" if fate.censored else f"started after {wait}"
-    return f"{waited}, {fate.end}, {fate.wasted_gpu_hours:.1f} GPU-h wasted"
+    wait = ("≥" if fate.censored else "") + _seconds(fate.wait_s)
+    return f"{wait}, {fate.end}, {fate.wasted_gpu_hours:.1f} GPU-h"
 
 
 def changes_table(comparison: Comparison) -> Table:
-    """The groups whose fate changed most: starts that changed, then the waits and the
-    wasted GPU-hours that changed most."""
+    """The groups whose fate changed most, one row each: starts that changed, ends that
+    changed, then the waits and the wasted GPU-hours that changed most. A group on more than one list has
+    its changes on one row, in that order, where it first appears."""
     a, w = comparison.actual.label, comparison.whatif.label
-    table = plain_table(("group", "changed", a, w), title="Groups whose fate changed most")
+    table = plain_table(
+        ("group", "changed", f"{a}: wait, end, wasted", f"{w}: wait, end, wasted"),
+        title="Groups whose fate changed most",
+    )
     sections: Sequence[tuple[str, list[FateChange], str]] = (
         ("started", comparison.start_changed, "s"),
+        ("ended", comparison.end_changed, "s"),
         ("wait", comparison.wait_changed, "s"),
         ("wasted", comparison.wasted_changed, "gpu_h"),
     )
-    shown: set[str] = set()
+    rows: dict[str, tuple[FateChange, list[str]]] = {}  # insertion order: first appearance
+    start_changed = {change.group for change in comparison.start_changed}
     for what, changes, unit in sections:
         for change in changes:
-            again = change.group in shown  # its fates are on its first row
-            shown.add(change.group)
-            table.add_row(
-                change.group,
-                _change_text(what, change, unit),
-                "" if again else fate_text(change.actual),
-                "" if again else fate_text(change.whatif),
-            )
+            if what == "wait" and change.group in start_changed:
+                continue  # a start that changed says so, and both waits are on its row
+            rows.setdefault(change.group, (change, []))[1].append(_change_text(what, change, unit))
+    for group, (change, texts) in rows.items():
+        table.add_row(group, ", ".join(texts), fate_text(change.actual), fate_text(change.whatif))
     for label, only in ((a, comparison.only_actual), (w, comparison.only_whatif)):
         for name in only[:ONLY_SHOWN]:
             table.add_row(name, f"only in {label}", "", "")
@@ -137,6 +140,8 @@ def _change_text(what: str, change: FateChange, unit: str) -> str:
     if what == "started":
         now_started = change.whatif is not None and change.whatif.started
         return "now starts" if now_started else "no longer starts"
+    if what == "ended" and change.actual is not None and change.whatif is not None:
+        return f"{change.actual.end} → {change.whatif.end}"
     size = change.change or 0.0
     sign = "+" if size > 0 else "-"
     amount = _seconds(abs(size)) if unit == "s" else f"{abs(size):.1f} GPU-h"

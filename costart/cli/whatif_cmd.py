@@ -10,7 +10,7 @@ beside the what-if one: groups started and ended, decisions, and where they firs
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, cast
@@ -186,6 +186,7 @@ def whatif_cmd(
                     compared,
                     kept=keep is not None,
                     sessions=len(recorded.session_times),
+                    task_groups=_task_groups(engine),
                 )
                 _show_figures(log.source, recorded_cluster.build(), engine, run, out)
 
@@ -222,7 +223,25 @@ def _show_figures(
         console().print(f"wrote {path}", highlight=False, markup=False)
 
 
-def _print(run: WhatIfRun, compared: Compared, *, kept: bool, sessions: int) -> None:
+def _task_groups(engine: Engine) -> dict[str, str]:
+    """Under a policy that runs each task as a group of its own (``independent`` and the
+    peers that place task by task), each such group's name as people know it: the
+    recorded group, member and task it stands for."""
+    return {
+        name: f"{unit.original.name}/{unit.member} task {unit.task} (run as group {name})"
+        for name, unit in engine.embedder.units_by_name.items()
+        if unit.member is not None
+    }
+
+
+def _print(
+    run: WhatIfRun,
+    compared: Compared,
+    *,
+    kept: bool,
+    sessions: int,
+    task_groups: Mapping[str, str],
+) -> None:
     out = console()
 
     def say(text: str) -> None:
@@ -272,10 +291,13 @@ def _print(run: WhatIfRun, compared: Compared, *, kept: bool, sessions: int) -> 
     say(f"decisions in one log and not the other: {compared.differing}")
     say(f"first divergence, decision #{divergence.index + 1}:")
     say(f"  recorded: {_decision(divergence.recorded, base)}")
-    say(f"  what-if:  {_decision(divergence.whatif, base)}")
+    say(f"  what-if:  {_decision(divergence.whatif, base, task_groups)}")
 
 
-def _decision(decision: Decision | None, base: TimeBase) -> str:
+def _decision(
+    decision: Decision | None, base: TimeBase, task_groups: Mapping[str, str] | None = None
+) -> str:
     if decision is None:
         return "(no more decisions)"
-    return f"{base.at(decision.at_ns)} {decision.text()}"
+    who = (task_groups or {}).get(decision.group)
+    return f"{base.at(decision.at_ns)} {decision.text(who)}"

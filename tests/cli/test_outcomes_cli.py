@@ -85,7 +85,12 @@ def test_two_logs_side_by_side_with_the_json_and_the_plot(
     assert re.search(r"never started\s+1\s+0\s+-1", out)
     assert re.search(r"time to start p99\s+≥\S+\s+\S+\s+~", out)  # a change between bounds
     assert re.search(r"gang-002\s+now starts", out)
-    assert re.search(r"gang-002\s+wait ~-\S+\s+$", out, re.MULTILINE)  # a bound; fates above
+    # One row per group: its start changed, so its wait's change is its two waits,
+    # the one that never ended a bound (≥).
+    assert re.search(r"^gang-002  now starts, wasted \+\S+ GPU-h\s+≥\S+, waiting, ", out, re.M)
+    assert re.search(r"^gang-001  running → succeeded, ", out, re.M)  # ended otherwise
+    table = out[out.index("Groups whose fate changed most") :]
+    assert len(re.findall(r"^gang-002 ", table, re.M)) == 1
     # The cut run went quiet before the other ended: said, with how it is counted on.
     assert re.search(r"^FIGURE\s+ATOMIC\s+RESERVE\s+CHANGE", out, re.MULTILINE)  # named by dir
     assert re.search(

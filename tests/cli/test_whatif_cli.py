@@ -5,6 +5,7 @@ options are refused naming them, with nothing written; the kept log is a real st
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -58,7 +59,10 @@ def test_a_changed_setting_shows_where_the_logs_part(demo_store: Path, tmp_path:
     assert f"what-if log: {kept}\n" in out
     # The figures side by side: claims slower than 40 s keep 7 of the 8 groups from
     # ever passing their barrier, so they no longer start and hold what they are given.
-    assert "grpo-000  no longer starts    started after 2m12s, succeeded" in out
+    assert (
+        "grpo-000  no longer starts, wasted +12.9 GPU-h  2m12s, succeeded, 18.2 GPU-h  ≥1d05h, waiting"
+        in out
+    )
     figures = json.loads((report / "outcomes.json").read_text())
     assert (figures["actual"]["label"], figures["whatif"]["label"]) == ("recorded", "what-if")
     assert (figures["actual"]["never_started"], figures["whatif"]["never_started"]) == (0, 7)
@@ -89,6 +93,17 @@ def test_a_policy_that_splits_groups_still_counts_the_recorded_groups(demo_store
     assert rows["groups submitted"] == ["8", "8"]
     assert rows["groups started"][0] == "8"
     assert int(rows["decisions"][1]) > 173  # a decision per unit
+    # A task's group is named by what it stands for, not by its hashed name alone.
+    assert re.search(
+        r"what-if:  t\+4m30s \(\+10s\) MemberPlaced grpo-000/rollout task \d "
+        r"\(run as group t-[0-9a-f]{12}\) assignments=",
+        done.stdout,
+    )
+    # Each group whose fate changed is one row, with every change it went through.
+    changed = done.stdout[done.stdout.index("Groups whose fate changed most") :].splitlines()
+    names = [line.split()[0] for line in changed[2:] if line.strip()]
+    assert len(names) == len(set(names)) == 8
+    assert re.search(r"grpo-000  succeeded → failed, wait \+30s, wasted -0\.8 GPU-h", done.stdout)
 
 
 @pytest.mark.parametrize(

@@ -4,6 +4,8 @@ Every figure for both with the difference (what-if minus actual), and the groups
 fate changed most, matched by name (and occurrence, for a name submitted again):
 
 * started in one and not the other (submission order);
+* started in both but ended otherwise, e.g. succeeded in one and failed in the other
+  (submission order);
 * wait changed most, by the size of the change, largest first;
 * wasted GPU-hours changed most, the same way.
 
@@ -64,6 +66,8 @@ class Comparison(msgspec.Struct, frozen=True):
     only_actual: list[str]
     only_whatif: list[str]
     assumptions: list[str] = msgspec.field(default_factory=list)
+    end_changed: list[FateChange] = msgspec.field(default_factory=list)
+    """Groups that started in both logs and ended otherwise (``change``: the wait's)."""
 
     @property
     def changed(self) -> bool:
@@ -71,6 +75,7 @@ class Comparison(msgspec.Struct, frozen=True):
         return any(
             (
                 self.start_changed,
+                self.end_changed,
                 self.wait_changed,
                 self.wasted_changed,
                 self.only_actual,
@@ -149,11 +154,17 @@ def compare(
         for label in both
         if mine[label].started != theirs[label].started
     ]
+    end_changed = [
+        FateChange(label, mine[label], theirs[label], _change(mine[label], theirs[label], "wait_s"))
+        for label in both
+        if mine[label].started and theirs[label].started and mine[label].end != theirs[label].end
+    ]
     return Comparison(
         actual=actual,
         whatif=whatif,
         figures=figures,
         start_changed=start_changed,
+        end_changed=end_changed,
         wait_changed=_most(both, mine, theirs, "wait_s", most),
         wasted_changed=_most(both, mine, theirs, "wasted_gpu_hours", most),
         only_actual=sorted(set(mine) - set(theirs), key=lambda label: _order(mine, label)),

@@ -32,9 +32,11 @@ class Decision(msgspec.Struct, frozen=True, order=True):
     member: str
     detail: str
 
-    def text(self) -> str:
-        """For people: the fields as ``key=value``, times as clock text, not ns."""
-        who = f"{self.group}/{self.member}" if self.member else self.group
+    def text(self, who: str | None = None) -> str:
+        """For people: the fields as ``key=value``, times as clock text, not ns; ``who``
+        names the group and member otherwise (default: ``group/member``)."""
+        if who is None:
+            who = f"{self.group}/{self.member}" if self.member else self.group
         fields = readable(msgspec.json.decode(self.detail))
         shown = " ".join(f"{k}={_value(v)}" for k, v in fields.items())
         return f"{self.kind} {who} {shown}".rstrip()

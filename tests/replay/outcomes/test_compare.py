@@ -139,3 +139,20 @@ def test_assumptions_are_kept_and_a_log_carried_past_its_last_event_says_so() ->
         "what-if: nothing happened in the 50m00s after its last event (t+10m00s); "
         "what its groups held then they held to the end",
     ]
+
+
+def test_groups_that_started_in_both_and_ended_otherwise_are_listed_in_submission_order() -> None:
+    def ended(name: str, submitted_s: int, end: str) -> GroupFate:
+        return msgspec.structs.replace(fate(name, submitted_s, 30), end=end)
+
+    actual = [ended("p", 0, "succeeded"), ended("q", 5, "failed"), ended("r", 9, "running")]
+    whatif = [ended("p", 0, "failed"), ended("q", 5, "failed"), ended("r", 9, "succeeded")]
+    comparison = compare(figures("actual", actual), figures("what-if", whatif))
+    ends = [(c.group, c.actual, c.whatif) for c in comparison.end_changed]
+    assert [(g, a and a.end, w and w.end) for g, a, w in ends] == [
+        ("p", "succeeded", "failed"),
+        ("r", "running", "succeeded"),
+    ]
+    assert comparison.changed  # an end that changed is a fate that changed
+    # A start that changed is listed as such, not again as an end that changed.
+    assert [c.group for c in compare(figures("a", ACTUAL), figures("w", WHATIF)).end_changed] == []
