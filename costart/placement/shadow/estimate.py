@@ -24,6 +24,7 @@ from costart.placement.capacity import Vec
 from costart.placement.cluster import Cluster
 from costart.placement.holdings import live_in_order
 from costart.placement.shadow.learned import LearnedRuntimes
+from costart.placement.shadow.limit_shares import LimitShares
 from costart.placement.shadow.plan import (
     DEFAULT_DEPTH,
     DEFAULT_WINDOW_NS,
@@ -77,7 +78,10 @@ def estimate_starts(
     live = live_in_order(world)
 
     def plan(
-        level: float, history: RuntimeHistory, unlimited: bool = True
+        level: float,
+        history: RuntimeHistory,
+        unlimited: bool = True,
+        shares: LimitShares | None = None,
     ) -> dict[str, PlannedStart]:
         return expected_starts(
             cluster,
@@ -88,8 +92,9 @@ def estimate_starts(
             depth=depth,
             window_ns=window_ns,
             learned=LearnedRuntimes(
-                history, level, live, now_ns, unlimited=unlimited, grid=unlimited
+                history, level, live, now_ns, unlimited=unlimited, grid=unlimited, shares=shares
             ),
+            admit_as_controller=unlimited,
         )
 
     if runtimes == "limits":
@@ -99,9 +104,10 @@ def estimate_starts(
             for name, p in limits.items()
         }
     history = world.runtime_history
-    point = plan(POINT_LEVEL, history)
-    low = plan(LOW_LEVEL, history)
-    high = plan(HIGH_LEVEL, history)
+    shares = LimitShares.of(world)
+    point = plan(POINT_LEVEL, history, shares=shares)
+    low = plan(LOW_LEVEL, history, shares=shares)
+    high = plan(HIGH_LEVEL, history, shares=shares)
     out: dict[str, StartEstimate] = {}
     for group, _ in live:
         p = point.get(group.name)

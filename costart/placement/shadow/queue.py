@@ -39,9 +39,12 @@ def expected_starts(
     depth: int = DEFAULT_DEPTH,
     window_ns: int = DEFAULT_WINDOW_NS,
     learned: LearnedRuntimes | None = None,
+    admit_as_controller: bool = False,
 ) -> dict[str, PlannedStart]:
     """Each waiting group's `PlannedStart`, by name. Runs last as long as
-    `costart.domain.expected_runtime` says (limit first), or as ``learned`` says."""
+    `costart.domain.expected_runtime` says (limit first), or as ``learned`` says.
+    ``admit_as_controller``: each gang must also fit for the run the controller admits
+    it on (`gang_runtime` over the history: its declared limit first)."""
     history = world.runtime_history
     runtime_of = None if learned is None else learned.runtime
     end_of = None if learned is None else learned.end
@@ -53,6 +56,7 @@ def expected_starts(
             gang_demands(members, cluster, fixed=True),
             resolve_scopes(group.spec, cluster, definitions, world, group),
             gang_runtime(group.spec, history, runtime_of),
+            gang_runtime(group.spec, history) if admit_as_controller else None,
         )
         for group, members in live
         if group.status in GROUP_WAITING
