@@ -12,19 +12,20 @@ the part of the limit it held its capacity for (run / limit, at most 1): users w
 declare 8 h for 4 h services keep doing so (Tsafrir, Etsion and Feitelson model the
 ratio of actual to requested runtime per user the same way).
 
-`LimitShares.of` gathers the shares of a World's ended members (terminal, started,
-with a limit), newest first; `LimitShares.samples` answers a member's runs as those
+`LimitShares.of` gathers the shares of the members of a World's newest ended groups
+(started, with a limit), newest first; `LimitShares.samples` answers a member's runs as those
 shares of *its* limit, from the first source with at least ``MIN_SAMPLES`` shares: its own
 key's (the newest `PER_KEY`), its owner's (the newest `PER_OWNER`), the whole cluster's
 (the newest `PER_CLUSTER`). A share is kept as (run, limit) in nanoseconds and scaled
 in integers: no float enters an answer.
 
-Pure: a function of the World's members; every order is stable (newest by end time,
-ties by member id).
+Pure: a function of the World's groups and members; every order is stable (newest by
+the group's end, ties by submission; members in their spec's order).
 """
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Iterable
 from typing import Final, NamedTuple
 
@@ -39,6 +40,8 @@ PER_OWNER: Final = 100
 """The newest shares an owner keeps."""
 PER_CLUSTER: Final = 1000
 """The newest shares the whole cluster keeps."""
+RECENT_GROUPS: Final = 2000
+"""The newest ended groups whose members' shares are read."""
 
 Scope = tuple[str, ...]
 """Where shares come from: ("share-key", key), ("share-owner", owner), ("share-all",)."""
@@ -78,31 +81,26 @@ class LimitShares:
 
     @classmethod
     def of(cls, world: World) -> LimitShares:
-        """The shares of every ended member of ``world`` that started and declared a
-        limit (a member ended before it ever started held nothing)."""
-        found: list[tuple[int, str, EndedRun]] = []
-        for key_text, member in world.members.items():
-            limit = member.spec.max_runtime_ns
-            began, ended = member.started_at_ns, member.ended_at_ns
-            if (
-                not member.is_terminal
-                or limit is None
-                or limit <= 0
-                or began is None
-                or ended is None
-                or ended < began
-            ):
-                continue
-            group = world.groups[id_text(member.group_id)]
-            run = EndedRun(
-                learned_runs.runtime_key(group.spec, member.spec),
-                group.spec.owner,
-                ended - began,
-                limit,
-            )
-            found.append((ended, key_text, run))
-        found.sort(key=lambda item: (item[0], item[1]), reverse=True)
-        return cls(run for _, _, run in found)
+        """The shares of the members of ``world``'s newest `RECENT_GROUPS` ended groups
+        (by end time, ties by submission) that started and declared a limit (a member
+        that never started held nothing). Bounded: a World keeps every group it ever
+        had, and an estimate is made again every few seconds."""
+        ended = heapq.nlargest(
+            RECENT_GROUPS,
+            (g for g in world.groups.values() if g.is_terminal),
+            key=lambda g: (g.ended_at_ns or 0, g.submission_seq),
+        )
+        runs: list[EndedRun] = []
+        for group in ended:
+            for member_id in group.member_ids:
+                member = world.members[id_text(member_id)]
+                limit = member.spec.max_runtime_ns
+                began, ended_ns = member.started_at_ns, member.ended_at_ns
+                if limit is None or limit <= 0 or began is None or ended_ns is None:
+                    continue
+                key = learned_runs.runtime_key(group.spec, member.spec)
+                runs.append(EndedRun(key, group.spec.owner, max(0, ended_ns - began), limit))
+        return cls(runs)
 
     def runs(self, scope: Scope) -> list[EndedRun]:
         """The ended runs ``scope`` keeps, newest first."""
