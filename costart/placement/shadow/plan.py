@@ -56,9 +56,11 @@ class Waiting(NamedTuple):
     runtime: runtimes.ExpectedRuntime
     admission: runtimes.ExpectedRuntime | None = None
     """The run its fit is checked over when it differs from ``runtime``: what the
-    controller admits lower work on before a planned start (its declared limit first,
-    `costart.placement.plan_ahead.ShadowSession.admits`), while the plan holds the
-    capacity for ``runtime`` only (None: ``runtime``)."""
+    controller admits lower work on before a planned start (`admission`), while the
+    plan holds the capacity for ``runtime`` only (None: ``runtime``)."""
+    claimed_from_ns: int | None = None
+    """From when later groups must keep off the capacity its plan gives it, when later
+    than its planned start (`admission.claimed_from`)."""
 
     @property
     def checked_ns(self) -> int | None:
@@ -148,10 +150,11 @@ class ShadowPlanner:
         end = None if runtime is None else start + runtime
         basis = self._basis(group.name, plan, start)
         by_member = {d.member: d for d in group.demands}
+        claimed = start if group.claimed_from_ns is None else max(start, group.claimed_from_ns)
         for member, nodes in sorted(plan.nodes.items()):
             vec = shape_vec(by_member[member].shape)
             for node in nodes:
-                self.profile.add(Use(node, vec, start, end, group.name, group.runtime.basis))
+                self.profile.add(Use(node, vec, claimed, end, group.name, group.runtime.basis))
         return self._record(PlannedStart(group.name, start, plan.nodes, end, basis))
 
     def _held_until(self, name: str, start_ns: int) -> None:
