@@ -213,3 +213,29 @@ def test_preemptible_work_is_admitted_before_a_planned_start_whatever_its_limit(
     rig.submit(preemptible.build())
     small = estimate_starts(rig.cluster, rig.controller.world, rig.clock.now_ns)["small-9"]
     assert (small.start_ns, small.earliest_ns, small.latest_ns) == (began, began, began)
+
+
+def test_a_reservation_keeps_lower_work_off_its_plan_from_its_likely_start():
+    """A reservation lends to no limited work (it holds what frees): the capacity its
+    plan gives it is kept from lower work from its likely start on, however late the
+    controller planned it."""
+    rig = Rig(a_cluster(blocks=1, racks=1, nodes=2))
+    began = _two_nodes_train_running(rig, "1h")
+    big = a_group("big", "carol").with_placement(mode="plan-ahead", timeout="8h", backoff="1m")
+    rig.submit(big.with_member("w", gpu=8, tasks=2, max_runtime="2h").build())
+    rig.submit(_eight("small-9", "bob", "1h"))
+    # Nothing lower ends by big's planned start (small-9's 1h limit does not), and
+    # small-9 would take n1: big reserves, holding n1, with its planned start (40m).
+    rig.session()
+    group = rig.controller.group("big")
+    assert group.status == "RESERVING" and rig.nodes_of("big", "w") == [N1]
+    assert group.pend_reason is not None
+    assert group.pend_reason.planned_start_ns == began + 40 * MINUTE_NS
+    rig.submit(_eight("quick-1", "dave", "5m"))  # 5m declared: it would fit 30m-40m
+    world, now = rig.controller.world, rig.clock.now_ns
+    estimates = estimate_starts(rig.cluster, world, now)
+    # big at train-9's median end (30m), for 2h x 1/6 (the cluster's shares) = 20m;
+    # small-9 and quick-1 both after it ends, one on each node.
+    assert estimates["big"].start_ns == now + 30 * MINUTE_NS
+    assert estimates["small-9"].start_ns == now + 50 * MINUTE_NS
+    assert estimates["quick-1"].start_ns == now + 50 * MINUTE_NS
