@@ -23,7 +23,7 @@ planned with two more facts:
   which lends to no limited work (nor is its capacity planned before its likely start:
   what runs there until then is already in the plan).
 
-Pure: a function of the group's state, the history and now.
+Pure: a function of the group's state and the history.
 """
 
 from __future__ import annotations

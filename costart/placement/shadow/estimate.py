@@ -6,10 +6,11 @@ plan of the queue (`expected_starts`) with every run as long as the median of wh
 log has learned of runs like it (`LearnedRuntimes`, capped at the declared limit), else
 of the shares of their limits that ended runs held (`LimitShares`, ADR 0146; the limit
 where nothing is known), lower work going before a planned gang only where the
-controller would admit it (`costart.placement.shadow.admission`, ADR 0147); the interval is the same plan made again with every
-run at the 10th and at the 90th percentile (ADR 0138); a group backing off starts no
-earlier than its retry. ``runtimes="limits"`` plans
-over declared limits only, as ``squeue --start`` does (the benchmark's baseline).
+controller would admit it (`costart.placement.shadow.admission`, ADR 0147); the
+interval is the same plan made again with every run at the 10th and at the 90th
+percentile (ADR 0138); a group backing off starts no earlier than its retry.
+``runtimes="limits"`` plans over declared limits only, as ``squeue --start`` does (the
+benchmark's baseline).
 Pure over (cluster, World, now): no clock, stable orders, the same answer for the same
 input.
 """

@@ -13,10 +13,10 @@ declare 8 h for 4 h services keep doing so (Tsafrir, Etsion and Feitelson model 
 ratio of actual to requested runtime per user the same way).
 
 `LimitShares.of` gathers the shares of the members of a World's newest ended groups
-(started, with a limit), newest first; `LimitShares.samples` answers a member's runs as those
-shares of *its* limit, from the first source with at least ``MIN_SAMPLES`` shares: its own
-key's (the newest `PER_KEY`), its owner's (the newest `PER_OWNER`), the whole cluster's
-(the newest `PER_CLUSTER`). A share is kept as (run, limit) in nanoseconds and scaled
+(started, with a limit), newest first; `LimitShares.samples` answers a member's runs as
+those shares of *its* limit, from the first source with at least ``MIN_SAMPLES``
+shares: its own key's (the newest `PER_KEY`), its owner's (the newest `PER_OWNER`), the
+whole cluster's (the newest `PER_CLUSTER`). A share is kept as (run, limit) in nanoseconds and scaled
 in integers: no float enters an answer.
 
 Pure: a function of the World's groups and members; every order is stable (newest by
