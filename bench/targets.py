@@ -34,7 +34,7 @@ class Target:
 
     name: str
     read: Callable[[dict[str, Any]], float]
-    op: str  # ">=" or "<="
+    op: str  # ">=", "<=" or "<" (strictly better than a baseline)
     bound: float | Callable[[dict[str, Any]], tuple[float, str]]
 
 
@@ -303,16 +303,16 @@ TARGETS: dict[str, list[Target]] = {
         )
         for what in ("durable_commands", "replay_events")
     ],
-    # Issue 36 / ADR 0138: on every workload the expected start's median error is at
-    # most the better baseline's measured in the same run (Slurm's model over declared
-    # limits, and queue position x mean run); estimates for 1,000 pending groups on
-    # 4,096 nodes within a second (median).
+    # Issue 36 / ADR 0138, 0146: on every workload the expected start's median error is
+    # below the better baseline's measured in the same run (Slurm's model over declared
+    # limits, and queue position x mean run): better than both, as the issue asks;
+    # estimates for 1,000 pending groups on 4,096 nodes within a second (median).
     "estimates": [
         *(
             Target(
                 f"{workload.replace('-', '_')}_median_error_vs_best_baseline",
                 lambda r, w=workload: r["workloads"][w]["ours"]["median_error"],
-                "<=",
+                "<",
                 lambda r, w=workload: _best_baseline(r["workloads"][w]),
             )
             for workload in ESTIMATE_WORKLOADS
@@ -346,7 +346,7 @@ TARGETS: dict[str, list[Target]] = {
     ],
 }
 
-_OPS = {">=": operator.ge, "<=": operator.le}
+_OPS = {">=": operator.ge, "<=": operator.le, "<": operator.lt}
 # A bound read from the results that they do not hold (a peer not measured).
 MISSING_BOUND = "(bound not measured)"
 

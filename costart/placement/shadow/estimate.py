@@ -3,11 +3,14 @@ REST and the board show (issue 36), like Slurm's ``squeue --start``.
 
 `estimate_starts` is the one entry point the displays call. The point is the shadow
 plan of the queue (`expected_starts`) with every run as long as the median of what the
-log has learned of runs like it (`LearnedRuntimes`, capped at the declared limit; the
-limit where nothing is learned); the interval is the same plan made again with every
-run at the 10th and at the 90th percentile (ADR 0138); a group backing off starts no
-earlier than its retry. ``runtimes="limits"`` plans
-over declared limits only, as ``squeue --start`` does (the benchmark's baseline).
+log has learned of runs like it (`LearnedRuntimes`, capped at the declared limit), else
+of the shares of their limits that ended runs held (`LimitShares`, ADR 0146; the limit
+where nothing is known), lower work going before a planned gang only where the
+controller would admit it (`costart.placement.shadow.admission`, ADR 0147); the
+interval is the same plan made again with every run at the 10th and at the 90th
+percentile (ADR 0138); a group backing off starts no earlier than its retry.
+``runtimes="limits"`` plans over declared limits only, as ``squeue --start`` does (the
+benchmark's baseline).
 Pure over (cluster, World, now): no clock, stable orders, the same answer for the same
 input.
 """
@@ -24,6 +27,7 @@ from costart.placement.capacity import Vec
 from costart.placement.cluster import Cluster
 from costart.placement.holdings import live_in_order
 from costart.placement.shadow.learned import LearnedRuntimes
+from costart.placement.shadow.limit_shares import LimitShares
 from costart.placement.shadow.plan import (
     DEFAULT_DEPTH,
     DEFAULT_WINDOW_NS,
@@ -77,7 +81,10 @@ def estimate_starts(
     live = live_in_order(world)
 
     def plan(
-        level: float, history: RuntimeHistory, unlimited: bool = True
+        level: float,
+        history: RuntimeHistory,
+        unlimited: bool = True,
+        shares: LimitShares | None = None,
     ) -> dict[str, PlannedStart]:
         return expected_starts(
             cluster,
@@ -88,8 +95,9 @@ def estimate_starts(
             depth=depth,
             window_ns=window_ns,
             learned=LearnedRuntimes(
-                history, level, live, now_ns, unlimited=unlimited, grid=unlimited
+                history, level, live, now_ns, unlimited=unlimited, grid=unlimited, shares=shares
             ),
+            admit_as_controller=unlimited,
         )
 
     if runtimes == "limits":
@@ -99,9 +107,10 @@ def estimate_starts(
             for name, p in limits.items()
         }
     history = world.runtime_history
-    point = plan(POINT_LEVEL, history)
-    low = plan(LOW_LEVEL, history)
-    high = plan(HIGH_LEVEL, history)
+    shares = LimitShares.of(world)
+    point = plan(POINT_LEVEL, history, shares=shares)
+    low = plan(LOW_LEVEL, history, shares=shares)
+    high = plan(HIGH_LEVEL, history, shares=shares)
     out: dict[str, StartEstimate] = {}
     for group, _ in live:
         p = point.get(group.name)

@@ -20,6 +20,9 @@ puts every start late. `LearnedRuntimes` answers at one ``level`` (0.5 for the p
   answered from one set of samples do not each end at the ``level`` quantile: the
   first of them to end ends much earlier (`order_stats`). Ranked by their median end,
   the i-th is answered at the ``level`` quantile of the i-th of n ends;
+- a member that declares a limit and has neither: the runs of the key, else of the
+  owner, else of the whole cluster, as the shares of their limits that ended runs held
+  (`LimitShares`, when given), applied to its own limit;
 - every answer is capped at the declared limit (the run is stopped there);
 - every estimate (not a limit) is rounded up onto a grid no coarser than a twentieth of it
   (`on_grid`): the plan tries a start at each distinct end, and runs learned to the
@@ -46,11 +49,13 @@ from costart.domain import runtime_history as learned_runs
 from costart.domain.runtime_history import RuntimeHistory
 from costart.domain.spec_types import GroupSpec, MemberSpec
 from costart.domain.states import GroupState, MemberState
+from costart.placement.shadow.limit_shares import LimitShares
 from costart.placement.shadow.order_stats import rank_quantile, sorted_quantile
 
 Live = Sequence[tuple[GroupState, Sequence[MemberState]]]
 Source = tuple[str, ...]
-"""Where a member's samples come from: ("key", key) or ("pool", owner, member)."""
+"""Where a member's samples come from: ("key", key), ("pool", owner, member), a
+`LimitShares` scope with the limit, ("all",) or ("none",)."""
 
 
 def _owner_and_member(key: str) -> tuple[str, str]:
@@ -66,6 +71,8 @@ class LearnedRuntimes:
     limit and have no samples of their own or their owner's are answered from every
     learned run, else by how long they have run (False: unknown, as Slurm plans them).
     ``grid``: every answer is rounded up onto `on_grid`'s times (False: exact).
+    ``shares``: how far ended runs fell below their limits, for limited members with
+    no samples of their own or their owner's (None: they run their limit).
     Built once per plan: the pools are gathered once, in the history's key order."""
 
     def __init__(
@@ -77,6 +84,7 @@ class LearnedRuntimes:
         *,
         unlimited: bool = True,
         grid: bool = True,
+        shares: LimitShares | None = None,
     ) -> None:
         if not 0 < level < 1:
             raise ValueError(f"level {level} is not within (0, 1)")
@@ -89,6 +97,7 @@ class LearnedRuntimes:
         self._all = [s for entry in history.keys.values() for s in entry.samples]
         self.unlimited = unlimited
         self.grid = grid
+        self.shares = shares
         self._sorted: dict[Source, tuple[list[int], int]] = {}
         self._ranked: dict[tuple[str, str], float] = self._rank(live, now_ns)
 
@@ -103,6 +112,10 @@ class LearnedRuntimes:
         pooled = self._pools.get((owner, name), [])
         if len(pooled) >= learned_runs.MIN_SAMPLES:
             return ("pool", owner, name), pooled
+        if self.shares is not None:
+            shared = self.shares.samples(group, member)
+            if shared is not None:
+                return shared
         if (
             self.unlimited
             and member.max_runtime_ns is None

@@ -54,6 +54,22 @@ class Waiting(NamedTuple):
     demands: Sequence[Demand]
     scopes: Sequence[Scope]
     runtime: runtimes.ExpectedRuntime
+    admission: runtimes.ExpectedRuntime | None = None
+    """The run its fit is checked over when it differs from ``runtime``: what the
+    controller admits lower work on before a planned start (`admission`), while the
+    plan holds the capacity for ``runtime`` only (None: ``runtime``)."""
+    claimed_from_ns: int | None = None
+    """From when later groups must keep off the capacity its plan gives it, when later
+    than its planned start (`admission.claimed_from`)."""
+
+    @property
+    def checked_ns(self) -> int | None:
+        """How long the gang must fit from a candidate start (None: from it on)."""
+        run = self.runtime.runtime_ns
+        if self.admission is None or run is None:
+            return run
+        admitted = self.admission.runtime_ns
+        return None if admitted is None else max(run, admitted)
 
 
 class PlannedStart(NamedTuple):
@@ -134,10 +150,11 @@ class ShadowPlanner:
         end = None if runtime is None else start + runtime
         basis = self._basis(group.name, plan, start)
         by_member = {d.member: d for d in group.demands}
+        claimed = start if group.claimed_from_ns is None else max(start, group.claimed_from_ns)
         for member, nodes in sorted(plan.nodes.items()):
             vec = shape_vec(by_member[member].shape)
             for node in nodes:
-                self.profile.add(Use(node, vec, start, end, group.name, group.runtime.basis))
+                self.profile.add(Use(node, vec, claimed, end, group.name, group.runtime.basis))
         return self._record(PlannedStart(group.name, start, plan.nodes, end, basis))
 
     def _held_until(self, name: str, start_ns: int) -> None:
@@ -156,12 +173,12 @@ class ShadowPlanner:
         return start
 
     def _view(self, group: Waiting, start_ns: int) -> CapacityView:
-        runtime = group.runtime.runtime_ns
+        runtime = group.checked_ns
         end = None if runtime is None else start_ns + runtime
         return self.profile.view(self.cluster, start_ns, end, group.name)
 
     def _fit(self, group: Waiting, start_ns: int, prefer: CapacityView | None) -> Plan | None:
-        runtime = group.runtime.runtime_ns
+        runtime = group.checked_ns
         end = None if runtime is None else start_ns + runtime
         if self.profile.cannot_fit(group.demands, start_ns, end, group.name):
             return None
@@ -181,7 +198,7 @@ class ShadowPlanner:
         if not self._monotone(group):
             # Rule out candidates a batch at a time (most cannot fit), growing batches:
             # the profile does not change during the search, so this is `_fit` in order.
-            runtime, size, i = group.runtime.runtime_ns, FIRST_BATCH, 0
+            runtime, size, i = group.checked_ns, FIRST_BATCH, 0
             while i < len(times):
                 batch = times[i : i + size]
                 ruled_out = self.profile.ruled_out(group.demands, batch, runtime, group.name)
@@ -208,7 +225,7 @@ class ShadowPlanner:
         """Does fitting only get easier with time? Yes when the gang's run is unbounded
         (the capacity free from T on can only grow with T) or when no use starts after
         now (use only falls as work ends)."""
-        if group.runtime.runtime_ns is None:
+        if group.checked_ns is None:
             return True
         now = self.now_ns
         return all(u.start_ns <= now for node in self.profile.uses for u in node)
@@ -241,7 +258,8 @@ def _shape_key(group: Waiting) -> Hashable | None:
     its shapes and runtime (no scopes, no held tasks); else None."""
     if group.scopes or any(d.fixed for d in group.demands):
         return None
-    return (tuple((d.shape, d.need, d.extra) for d in group.demands), group.runtime.runtime_ns)
+    shapes = tuple((d.shape, d.need, d.extra) for d in group.demands)
+    return (shapes, group.runtime.runtime_ns, group.checked_ns)
 
 
 def plan_queue(

@@ -17,6 +17,7 @@ from costart.placement.cluster import Cluster
 from costart.placement.constraints import resolve_scopes
 from costart.placement.holdings import live_in_order
 from costart.placement.inputs import gang_demands
+from costart.placement.shadow.admission import admitted_runtime, claimed_from
 from costart.placement.shadow.build import profile_of
 from costart.placement.shadow.learned import LearnedRuntimes
 from costart.placement.shadow.plan import (
@@ -39,9 +40,13 @@ def expected_starts(
     depth: int = DEFAULT_DEPTH,
     window_ns: int = DEFAULT_WINDOW_NS,
     learned: LearnedRuntimes | None = None,
+    admit_as_controller: bool = False,
 ) -> dict[str, PlannedStart]:
     """Each waiting group's `PlannedStart`, by name. Runs last as long as
-    `costart.domain.expected_runtime` says (limit first), or as ``learned`` says."""
+    `costart.domain.expected_runtime` says (limit first), or as ``learned`` says.
+    ``admit_as_controller``: each gang is checked over the run the controller admits it
+    on, and keeps later groups off its capacity from when the controller's claim does
+    (`costart.placement.shadow.admission`)."""
     history = world.runtime_history
     runtime_of = None if learned is None else learned.runtime
     end_of = None if learned is None else learned.end
@@ -53,6 +58,8 @@ def expected_starts(
             gang_demands(members, cluster, fixed=True),
             resolve_scopes(group.spec, cluster, definitions, world, group),
             gang_runtime(group.spec, history, runtime_of),
+            admitted_runtime(group, history) if admit_as_controller else None,
+            claimed_from(group) if admit_as_controller else None,
         )
         for group, members in live
         if group.status in GROUP_WAITING
