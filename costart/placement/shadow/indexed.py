@@ -29,6 +29,7 @@ import numpy.typing as npt
 from costart.placement.capacity import CapacityView, Vec
 from costart.placement.cluster import Cluster
 from costart.placement.shadow.profile import CapacityProfile, Use
+from costart.placement.shadow.step_maxima import Coverage, StepMaxima
 
 if TYPE_CHECKING:
     from costart.domain.spec_types import Shape
@@ -66,12 +67,15 @@ class IndexedProfile(CapacityProfile):
         self._starts = np.full((8, 1), NEVER, dtype=np.int64)
         self._nexts = np.full((8, 1), BEFORE, dtype=np.int64)
         self._levels = np.zeros((3, 8, 1), dtype=np.int64)
+        self._maxima = StepMaxima(8, 1)
+        self._new_rows: list[int] = []
         self._rows = {((), ()): 0}
         self._row_of = np.zeros(n, dtype=np.int64)
         # Nodes of equal capacity are one kind (a cluster has few).
         self._kinds, kind_of = np.unique(self._cap, axis=1, return_inverse=True)
         self._kind_of: Ints = kind_of.reshape(n).astype(np.int64)
         self._classes_kept: tuple[Ints, Ints, Ints, Ints] | None = None
+        self._coverage: Coverage | None = None  # of the classes' timelines, kept with them
         self._last: tuple[tuple[int, int | None, str | None], Ints] | None = None
         self._dirty = {node for node, us in enumerate(self.uses) if us}
         self._owned = {}
@@ -145,7 +149,11 @@ class IndexedProfile(CapacityProfile):
                 row = self._rows[key] = self._new_row(times, levels)
             self._row_of[node] = row
         self._dirty.clear()
-        self._classes_kept = None
+        self._classes_kept = self._coverage = None
+        if self._new_rows:
+            new = np.array(self._new_rows, dtype=np.int64)
+            self._maxima.set_rows(new, self._levels[:, new])
+            self._new_rows.clear()
 
     def _new_row(self, times: list[int], levels: list[Vec]) -> int:
         row, k = len(self._rows), len(times)
@@ -157,6 +165,7 @@ class IndexedProfile(CapacityProfile):
             self._nexts[row, : k - 1] = times[1:]
             self._nexts[row, k - 1] = NEVER
             self._levels[:, row, :k] = np.array(levels, dtype=np.int64).T
+            self._new_rows.append(row)
         return row
 
     def _grow(self, rows: int, width: int) -> None:
@@ -169,6 +178,7 @@ class IndexedProfile(CapacityProfile):
         nexts[:old_rows, :old_width] = self._nexts
         levels[:, :old_rows, :old_width] = self._levels
         self._starts, self._nexts, self._levels = starts, nexts, levels
+        self._maxima = self._maxima.resized(rows, width, levels)
 
     def _free(self, start_ns: int, end_ns: int | None, ignore: str | None) -> Ints:
         """Free capacity of every node over ``[start_ns, end_ns)`` (``start_ns`` not
@@ -277,28 +287,29 @@ class IndexedProfile(CapacityProfile):
     def _free_by_class(self, starts: Sequence[int], ends: Sequence[int | None]) -> Ints:
         """Free capacity of each class of nodes (`_classes`) over each span
         ``[starts[i], ends[i])`` (all from now on; ``ignore`` not handled): (3, spans,
-        classes), as `_free` reads it per node."""
+        classes), as `_free` reads it per node, the largest use of each class's timeline
+        over a span read as a range maximum (`StepMaxima`)."""
         self._refresh()
         kinds, rows, _, _ = self._classes()
-        # Only the steps some class's timeline has (the rest of the width is padding).
-        width = int((self._starts[rows] != NEVER).sum(axis=1).max(initial=1))
-        step_starts, nexts = self._starts[rows, :width], self._nexts[rows, :width]
-        at = np.array(starts, dtype=np.int64)[:, None, None]
-        active = nexts[None] > at
-        # As `_free`: a step starting before the end (at least start + 1) is active; an
-        # end past every time is NEVER (padded steps are never active anyway).
-        bounded = [
-            (i, min(max(e, s + 1), NEVER))
-            for i, (s, e) in enumerate(zip(starts, ends, strict=True))
-            if e is not None
-        ]
-        if bounded:
-            until = np.full(len(starts), NEVER, dtype=np.int64)
-            until[[i for i, _ in bounded]] = [e for _, e in bounded]
-            active &= step_starts[None] < until[:, None, None]
-        # As `_free`'s masked maximum from 0 (``where`` cannot broadcast its operand).
-        levels = self._levels[:, rows, :width]
-        peak = np.where(active[None], levels[:, None], 0).max(axis=3, initial=0)
+        if self._coverage is None:
+            # Only the steps some class's timeline has (the rest of the width is padding).
+            width = int((self._starts[rows] != NEVER).sum(axis=1).max(initial=1))
+            self._coverage = Coverage(self._starts[rows, :width])
+        begins = np.array(starts, dtype=np.int64)
+        # As `_free`: steps starting before the end (at least start + 1) are covered;
+        # no end: every step from the start on (padding starts at NEVER: never covered).
+        until = np.array(
+            [
+                NEVER if e is None else min(max(e, s + 1), NEVER)
+                for s, e in zip(starts, ends, strict=True)
+            ],
+            dtype=np.int64,
+        )
+        lo, hi = self._coverage.spans(begins, until)
+        # A timeline without uses (row 0) has no step: read its padding, which uses nothing.
+        lo = np.maximum(lo, 0)
+        hi = np.maximum(hi, lo + 1)
+        peak = self._maxima.peaks(rows, lo, hi)
         free: Ints = np.maximum(kinds[:, None, :] - peak, 0)
         return free
 
