@@ -21,6 +21,7 @@ from bisect import bisect_right
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import TYPE_CHECKING, Final
 
 import numpy as np
@@ -70,6 +71,9 @@ class IndexedProfile(CapacityProfile):
         self._maxima = StepMaxima(8, 1)
         self._new_rows: list[int] = []
         self._rows = {((), ()): 0}
+        # The row of each list of uses seen (vector, start, end of each, in order): nodes
+        # a gang spans have the same, and their step function is made once.
+        self._row_by_uses: dict[tuple[tuple[Vec, int, int | None], ...], int] = {(): 0}
         self._row_of = np.zeros(n, dtype=np.int64)
         # Nodes of equal capacity are one kind (a cluster has few).
         self._kinds, kind_of = np.unique(self._cap, axis=1, return_inverse=True)
@@ -142,11 +146,15 @@ class IndexedProfile(CapacityProfile):
         if not self._dirty:
             return
         for node in sorted(self._dirty):
-            times, levels = self._steps_of(node) if self.uses[node] else ([], [])
-            key = (tuple(times), tuple(levels))
-            row = self._rows.get(key)
+            uses = tuple((u.vec, u.start_ns, u.end_ns) for u in self.uses[node])
+            row = self._row_by_uses.get(uses)
             if row is None:
-                row = self._rows[key] = self._new_row(times, levels)
+                times, levels = self._steps_of(node)
+                key = (tuple(times), tuple(levels))
+                row = self._rows.get(key)
+                if row is None:
+                    row = self._rows[key] = self._new_row(times, levels)
+                self._row_by_uses[uses] = row
             self._row_of[node] = row
         self._dirty.clear()
         self._classes_kept = self._coverage = None
@@ -219,7 +227,7 @@ class IndexedProfile(CapacityProfile):
         by_class = self._free_by_class([start_ns], [end_ns])[:, 0]
         class_of = self._classes()[3]
         vecs = _vecs(by_class)
-        base = [vecs[k] for k in class_of.tolist()]
+        base = _spread(vecs, class_of.tolist())
         own = sorted(self._owned.get(ignore, ())) if ignore is not None else []
         for node in own:
             base[node] = self.free_on(node, start_ns, end_ns, ignore)
@@ -350,6 +358,14 @@ def _fit_counts_array(cluster: Cluster | None, free: Ints, shape: Shape) -> Ints
 def _fit_counts(cluster: Cluster, free: Ints, shape: Shape) -> list[int]:
     counts: list[int] = _fit_counts_array(cluster, free, shape).tolist()
     return counts
+
+
+def _spread(vecs: list[Vec], class_of: list[int]) -> list[Vec]:
+    """Each node's vector from its class's (``itemgetter`` gathers in C; with one
+    index it returns the item itself, not a tuple)."""
+    if len(class_of) < 2:
+        return [vecs[k] for k in class_of]
+    return list(itemgetter(*class_of)(vecs))
 
 
 def _vecs(free: Ints) -> list[Vec]:

@@ -179,8 +179,7 @@ class ShadowPlanner:
 
     def _fit(self, group: Waiting, start_ns: int, prefer: CapacityView | None) -> Plan | None:
         runtime = group.checked_ns
-        end = None if runtime is None else start_ns + runtime
-        if self.profile.cannot_fit(group.demands, start_ns, end, group.name):
+        if self.profile.ruled_out(group.demands, [start_ns], runtime, group.name)[0]:
             return None
         return self._search(group, start_ns, prefer)
 

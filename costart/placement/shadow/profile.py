@@ -75,7 +75,7 @@ class CapacityProfile:
         start = max(use.start_ns, self.now_ns)
         if use.end_ns is not None and use.end_ns <= start:
             return  # ended already: it uses nothing from now on
-        self.uses[use.node].append(use._replace(start_ns=start))
+        self.uses[use.node].append(use if use.start_ns == start else use._replace(start_ns=start))
         self._changed(use.node)
 
     def remove(self, owner: str) -> bool:
