@@ -327,9 +327,14 @@ class IndexedProfile(CapacityProfile):
         node's class. Kept until a node's timeline changes."""
         if self._classes_kept is None:
             span = int(self._row_of.max(initial=0)) + 1
-            keys, class_of, counts = np.unique(
-                self._kind_of * span + self._row_of, return_inverse=True, return_counts=True
-            )
+            # `np.unique` of the keys by counting (they are small): no sort.
+            key_of = self._kind_of * span + self._row_of
+            of_key = np.bincount(key_of)
+            keys = np.flatnonzero(of_key)
+            counts = of_key[keys]
+            number = np.zeros(len(of_key), dtype=np.int64)
+            number[keys] = np.arange(len(keys), dtype=np.int64)
+            class_of = number[key_of]
             self._classes_kept = (
                 self._kinds[:, keys // span],
                 keys % span,
