@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from costart.placement.shadow import CapacityProfile, Use
-from costart.placement.shadow.indexed import NEVER, IndexedProfile
+from costart.placement.shadow.indexed import BEFORE, NEVER, IndexedProfile
 from costart.placement.shadow.step_maxima import Coverage, StepMaxima
 
 PATHS: Counter[str] = Counter()
@@ -26,11 +26,15 @@ NOW = 5 * H
 @st.composite
 def _rows(draw: st.DrawFn) -> list[tuple[list[int], list[tuple[int, int, int]]]]:
     """Step functions: ascending step starts from 0 (few distinct times, so rows share
-    them), and a use per step; the first may have no step at all (no uses)."""
+    them), and a use per step; the first may be the timeline without uses (as the index
+    holds it: one step from before every time, using nothing)."""
     rows = []
     for i in range(draw(st.integers(1, 6))):
         times = sorted(draw(st.sets(st.integers(1, 12), max_size=9)))
-        starts = [] if i == 0 and draw(st.booleans()) else [0, *times]
+        if i == 0 and draw(st.booleans()):
+            rows.append(([BEFORE], [(0, 0, 0)]))
+            continue
+        starts = [0, *times]
         levels = [
             (draw(st.integers(0, 9)), draw(st.integers(0, 99)), draw(st.integers(0, 999)))
             for _ in starts
@@ -79,14 +83,14 @@ def test_range_maxima_are_the_largest_use_of_the_steps_each_span_covers(
     begins = np.array([b for b, _ in spans], dtype=np.int64)
     ends = np.array([NEVER if e is None else max(e, b + 1) for b, e in spans], dtype=np.int64)
     lo, hi = Coverage(starts).spans(begins, ends)
-    lo, hi = np.maximum(lo, 0), np.maximum(np.maximum(lo, 0) + 1, hi)
     peaks = maxima.peaks(np.arange(len(rows), dtype=np.int64), lo, hi)
     for i, (begin, end) in enumerate(spans):
         for r, (times, uses) in enumerate(rows):
             got = tuple(int(x) for x in peaks[:, i, r])
             assert got == _plain_peak(times, uses, begin, end), (r, begin, end)
             steps = int(hi[i, r] - lo[i, r])
-            PATHS["no steps" if not times else "one step" if steps == 1 else "steps > 1"] += 1
+            empty = times == [BEFORE]
+            PATHS["no uses" if empty else "one step" if steps == 1 else "steps > 1"] += 1
 
 
 @settings(max_examples=150, deadline=None)

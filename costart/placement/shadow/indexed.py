@@ -66,6 +66,9 @@ class IndexedProfile(CapacityProfile):
         # One row per distinct step function (nodes alike share one: a cluster has
         # few timelines), row 0 the empty one; each node points at its row.
         self._starts = np.full((8, 1), NEVER, dtype=np.int64)
+        # The empty timeline uses nothing from before every time (a range maximum reads
+        # one step at least); its next start stays BEFORE, so `_free` never reads it.
+        self._starts[0, 0] = BEFORE
         self._nexts = np.full((8, 1), BEFORE, dtype=np.int64)
         self._levels = np.zeros((3, 8, 1), dtype=np.int64)
         self._maxima = StepMaxima(8, 1)
@@ -287,8 +290,8 @@ class IndexedProfile(CapacityProfile):
                 continue  # as `cannot_fit`
             shape = demand.shape
             total += (shape.gpu * demand.need, shape.cpu * demand.need, shape.mem_gb * demand.need)
-            out |= (_fit_counts_array(None, free, shape) * counts).sum(axis=-1) < demand.need
-        out |= (total[:, None] > (free * counts).sum(axis=2)).any(axis=0)
+            out |= _fit_counts_array(None, free, shape) @ counts < demand.need
+        out |= (total[:, None] > free @ counts).any(axis=0)
         self.reads["ruled-out"] += int(out.sum())
         return [bool(x) for x in out]
 
@@ -314,9 +317,6 @@ class IndexedProfile(CapacityProfile):
             dtype=np.int64,
         )
         lo, hi = self._coverage.spans(begins, until)
-        # A timeline without uses (row 0) has no step: read its padding, which uses nothing.
-        lo = np.maximum(lo, 0)
-        hi = np.maximum(hi, lo + 1)
         peak = self._maxima.peaks(rows, lo, hi)
         free: Ints = np.maximum(kinds[:, None, :] - peak, 0)
         return free

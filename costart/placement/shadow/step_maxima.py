@@ -59,21 +59,27 @@ class StepMaxima:
     def __init__(self, rows: int, width: int) -> None:
         self.width = width
         self.levels = max(1, width.bit_length())
-        self._table = np.zeros((DIMENSIONS, self.levels, rows, width), dtype=np.int64)
+        # (level, row, step, dimension): a read gathers a row of three dimensions.
+        self._table = np.zeros((self.levels, rows, width, DIMENSIONS), dtype=np.int64)
+        # Per number of steps n: where the level of the largest 2^k <= n starts, and
+        # how far the second read is from the first (n - 2^k).
+        k = _log2(np.maximum(np.arange(width + 1, dtype=np.int64), 1))
+        self._level_at: Ints = k * rows * width
+        self._second: Ints = np.arange(width + 1, dtype=np.int64) - (np.int64(1) << k)
 
     def set_rows(self, rows: Ints, levels: Ints) -> None:
         """Make the tables of ``rows`` from their step levels, (3, len(rows), width)
         (padding steps use nothing); the table must have room for them (`resized`)."""
         table = self._table
-        table[:, 0, rows] = levels
+        table[0, rows] = levels.transpose(1, 2, 0)
         for k in range(1, self.levels):
             half = 1 << (k - 1)
-            previous = table[:, k - 1, rows]
+            previous = table[k - 1, rows]
             run = previous.copy()
-            run[..., : self.width - half] = np.maximum(
-                previous[..., : self.width - half], previous[..., half:]
+            run[:, : self.width - half] = np.maximum(
+                previous[:, : self.width - half], previous[:, half:]
             )
-            table[:, k, rows] = run
+            table[k, rows] = run
 
     def resized(self, rows: int, width: int, levels: Ints) -> StepMaxima:
         """A table of ``rows`` rows and ``width`` steps made from every row's ``levels``
@@ -85,15 +91,12 @@ class StepMaxima:
     def peaks(self, rows: Ints, lo: Ints, hi: Ints) -> Ints:
         """The largest level of steps ``lo[i, c] .. hi[i, c] - 1`` of row ``rows[c]``,
         per dimension: (3, spans, len(rows)). Each range holds at least one step."""
-        span = hi - lo
-        k = _LOG2[span] if span.size and int(span.max()) < len(_LOG2) else _log2(span)
-        stride_row, stride_k = self.width, self._table.shape[2] * self.width
-        base = k * stride_k + rows[None, :] * stride_row
-        flat = self._table.reshape(DIMENSIONS, -1)
-        first = np.take(flat, base + lo, axis=1)
-        last = np.take(flat, base + hi - (np.int64(1) << k), axis=1)
-        peak: Ints = np.maximum(first, last)
-        return peak
+        steps = hi - lo
+        first = lo + rows * self.width + self._level_at[steps]
+        flat = self._table.reshape(-1, DIMENSIONS)
+        peak = np.maximum(flat.take(first, axis=0), flat.take(first + self._second[steps], axis=0))
+        out: Ints = np.ascontiguousarray(peak.transpose(2, 0, 1))
+        return out
 
 
 def _log2(n: Ints) -> Ints:
@@ -106,7 +109,3 @@ def _log2(n: Ints) -> Ints:
         if not more.any():
             return out
         out += more
-
-
-_LOG2: Final = _log2(np.maximum(np.arange(257, dtype=np.int64), 1))
-"""floor(log2(n)) for the spans of up to 256 steps (index 0 unused)."""
