@@ -34,8 +34,9 @@ class Coverage:
         # Every start ranked among all rows' starts; per row, how many of its starts
         # rank below each rank: a count read by two lookups, whatever the span.
         values, ranks = np.unique(starts, return_inverse=True)
-        below = np.zeros((rows, len(values) + 1), dtype=np.int64)
-        np.add.at(below, (np.arange(rows)[:, None], ranks.reshape(rows, width) + 1), 1)
+        size = len(values) + 1
+        at = np.arange(rows, dtype=np.int64)[:, None] * size + ranks.reshape(rows, width) + 1
+        below = np.bincount(at.ravel(), minlength=rows * size).reshape(rows, size)
         self._values = values
         self._below: Ints = np.cumsum(below, axis=1).T.copy()  # (ranks + 1, rows)
 
