@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import TYPE_CHECKING, Final
@@ -113,6 +113,14 @@ class IndexedProfile(CapacityProfile):
         if len(self.uses[use.node]) != before:
             self._owned.setdefault(use.owner, set()).add(use.node)
             self._count_end(self.uses[use.node][-1].end_ns, 1)
+
+    def add_all(self, uses: Iterable[Use]) -> None:
+        added = self._append_all(uses)
+        for use in added:
+            self._owned.setdefault(use.owner, set()).add(use.node)
+            self._count_end(use.end_ns, 1)
+        for node in sorted({u.node for u in added}):
+            self._changed(node)
 
     def _count_end(self, end_ns: int | None, sign: int) -> None:
         if end_ns is None:
@@ -236,10 +244,14 @@ class IndexedProfile(CapacityProfile):
             base[node] = self.free_on(node, start_ns, end_ns, ignore)
 
         def fill(shape: Shape) -> list[int]:
-            free: Ints = by_class[:, class_of]
+            # Per class, then per node (the group's own nodes from their own capacity).
+            counts: Ints = _fit_counts_array(by_class, shape)[class_of]
             for node in own:
-                free[:, node] = base[node]
-            return _fit_counts(cluster, free, shape)
+                counts[node] = _fit_counts_array(np.array(base[node])[:, None], shape)[0]
+            if shape.gpu_type is not None:
+                counts[~np.array(cluster.gpu_type_mask(shape.gpu_type), dtype=bool)] = 0
+            fits: list[int] = counts.tolist()
+            return fits
 
         return CapacityView(cluster, base, {}, fill=fill)
 
@@ -257,7 +269,7 @@ class IndexedProfile(CapacityProfile):
             total[0] += shape.gpu * demand.need
             total[1] += shape.cpu * demand.need
             total[2] += shape.mem_gb * demand.need
-            if int(_fit_counts_array(None, free, shape).sum()) < demand.need:
+            if int(_fit_counts_array(free, shape).sum()) < demand.need:
                 self.reads["ruled-out"] += 1
                 return True
         whole = free.sum(axis=1).tolist()
@@ -290,7 +302,7 @@ class IndexedProfile(CapacityProfile):
                 continue  # as `cannot_fit`
             shape = demand.shape
             total += (shape.gpu * demand.need, shape.cpu * demand.need, shape.mem_gb * demand.need)
-            out |= _fit_counts_array(None, free, shape) @ counts < demand.need
+            out |= _fit_counts_array(free, shape) @ counts < demand.need
         out |= (total[:, None] > free @ counts).any(axis=0)
         self.reads["ruled-out"] += int(out.sum())
         return [bool(x) for x in out]
@@ -344,9 +356,9 @@ class IndexedProfile(CapacityProfile):
         return self._classes_kept
 
 
-def _fit_counts_array(cluster: Cluster | None, free: Ints, shape: Shape) -> Ints:
-    """Tasks of ``shape`` that fit on each node of ``free``, (3, n) (`fit_counts`, vectorised;
-    with a ``cluster``, 0 on nodes of another GPU type), or (3, ..., n) with no cluster."""
+def _fit_counts_array(free: Ints, shape: Shape) -> Ints:
+    """Tasks of ``shape`` that fit in each column of ``free``, (3, ...) (`fit_counts`,
+    vectorised, whatever the GPU type)."""
     counts: Ints | None = None
     for dim, amount in enumerate((shape.gpu, shape.cpu, shape.mem_gb)):
         if amount:
@@ -354,14 +366,6 @@ def _fit_counts_array(cluster: Cluster | None, free: Ints, shape: Shape) -> Ints
             counts = k if counts is None else np.minimum(counts, k)
     if counts is None:
         return np.zeros(free.shape[1:], dtype=np.int64)
-    if shape.gpu_type is not None and cluster is not None:
-        mask = np.array(cluster.gpu_type_mask(shape.gpu_type), dtype=bool)
-        counts = np.where(mask, counts, 0)
-    return counts
-
-
-def _fit_counts(cluster: Cluster, free: Ints, shape: Shape) -> list[int]:
-    counts: list[int] = _fit_counts_array(cluster, free, shape).tolist()
     return counts
 
 

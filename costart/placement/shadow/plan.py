@@ -151,10 +151,13 @@ class ShadowPlanner:
         basis = self._basis(group.name, plan, start)
         by_member = {d.member: d for d in group.demands}
         claimed = start if group.claimed_from_ns is None else max(start, group.claimed_from_ns)
+        uses = []
         for member, nodes in sorted(plan.nodes.items()):
             vec = shape_vec(by_member[member].shape)
-            for node in nodes:
-                self.profile.add(Use(node, vec, claimed, end, group.name, group.runtime.basis))
+            uses += [
+                Use(node, vec, claimed, end, group.name, group.runtime.basis) for node in nodes
+            ]
+        self.profile.add_all(uses)
         return self._record(PlannedStart(group.name, start, plan.nodes, end, basis))
 
     def _held_until(self, name: str, start_ns: int) -> None:
