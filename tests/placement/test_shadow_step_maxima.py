@@ -63,11 +63,13 @@ def _plain_peak(
     _rows(),
     st.lists(st.tuples(st.integers(0, 14), st.one_of(st.none(), st.integers(0, 14))), min_size=1),
     st.integers(0, 3),
+    st.sets(st.integers(0, 14)),
 )
 def test_range_maxima_are_the_largest_use_of_the_steps_each_span_covers(
     rows: list[tuple[list[int], list[tuple[int, int, int]]]],
     spans: list[tuple[int, int | None]],
     spare: int,
+    other_times: set[int],
 ) -> None:
     width = max(1, *(len(s) for s, _ in rows)) + spare  # padded as the index pads
     starts = np.full((len(rows), width), NEVER, dtype=np.int64)
@@ -83,6 +85,12 @@ def test_range_maxima_are_the_largest_use_of_the_steps_each_span_covers(
     begins = np.array([b for b, _ in spans], dtype=np.int64)
     ends = np.array([NEVER if e is None else max(e, b + 1) for b, e in spans], dtype=np.int64)
     lo, hi = Coverage(starts).spans(begins, ends)
+    # Ranked among more times than the rows' own (as the index ranks them): the same.
+    values = np.union1d(starts, np.array(sorted(other_times), dtype=np.int64))
+    assert all(
+        np.array_equal(a, b)
+        for a, b in zip(Coverage(starts, values).spans(begins, ends), (lo, hi), strict=True)
+    )
     peaks = maxima.peaks(np.arange(len(rows), dtype=np.int64), lo, hi)
     for i, (begin, end) in enumerate(spans):
         for r, (times, uses) in enumerate(rows):

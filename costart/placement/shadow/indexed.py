@@ -69,6 +69,7 @@ class IndexedProfile(CapacityProfile):
         # The empty timeline uses nothing from before every time (a range maximum reads
         # one step at least); its next start stays BEFORE, so `_free` never reads it.
         self._starts[0, 0] = BEFORE
+        self._times = np.array([BEFORE, NEVER], dtype=np.int64)  # every row's step starts
         self._nexts = np.full((8, 1), BEFORE, dtype=np.int64)
         self._levels = np.zeros((3, 8, 1), dtype=np.int64)
         self._maxima = StepMaxima(8, 1)
@@ -172,6 +173,7 @@ class IndexedProfile(CapacityProfile):
         if self._new_rows:
             new = np.array(self._new_rows, dtype=np.int64)
             self._maxima.set_rows(new, self._levels[:, new])
+            self._times = np.union1d(self._times, self._starts[new])
             self._new_rows.clear()
 
     def _new_row(self, times: list[int], levels: list[Vec]) -> int:
@@ -317,7 +319,7 @@ class IndexedProfile(CapacityProfile):
         if self._coverage is None:
             # Only the steps some class's timeline has (the rest of the width is padding).
             width = int((self._starts[rows] != NEVER).sum(axis=1).max(initial=1))
-            self._coverage = Coverage(self._starts[rows, :width])
+            self._coverage = Coverage(self._starts[rows, :width], self._times)
         begins = np.array(starts, dtype=np.int64)
         # As `_free`: steps starting before the end (at least start + 1) are covered;
         # no end: every step from the start on (padding starts at NEVER: never covered).

@@ -29,11 +29,16 @@ class Coverage:
     """Which steps a span covers, per row of step starts: ``starts`` (rows, width) holds
     each row's step starts, ascending (padding at or above every end)."""
 
-    def __init__(self, starts: Ints) -> None:
+    def __init__(self, starts: Ints, values: Ints | None = None) -> None:
+        """``values``: ascending distinct times holding every start (their own
+        distinct values when not given)."""
         rows, width = starts.shape
-        # Every start ranked among all rows' starts; per row, how many of its starts
-        # rank below each rank: a count read by two lookups, whatever the span.
-        values, ranks = np.unique(starts, return_inverse=True)
+        # Every start ranked among the values; per row, how many of its starts rank
+        # below each rank: a count read by two lookups, whatever the span.
+        if values is None:
+            values, ranks = np.unique(starts, return_inverse=True)
+        else:
+            ranks = np.searchsorted(values, starts)
         size = len(values) + 1
         at = np.arange(rows, dtype=np.int64)[:, None] * size + ranks.reshape(rows, width) + 1
         below = np.bincount(at.ravel(), minlength=rows * size).reshape(rows, size)
