@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import TYPE_CHECKING, Final
@@ -84,6 +84,7 @@ class IndexedProfile(CapacityProfile):
         self._kind_of: Ints = kind_of.reshape(n).astype(np.int64)
         self._classes_kept: tuple[Ints, Ints, Ints, Ints] | None = None
         self._coverage: Coverage | None = None  # of the classes' timelines, kept with them
+        self._spread: Callable[[list[Vec]], list[Vec]] | None = None  # classes to nodes, too
         self._last: tuple[tuple[int, int | None, str | None], Ints] | None = None
         self._dirty = {node for node, us in enumerate(self.uses) if us}
         self._owned = {}
@@ -169,7 +170,7 @@ class IndexedProfile(CapacityProfile):
                 self._row_by_uses[uses] = row
             self._row_of[node] = row
         self._dirty.clear()
-        self._classes_kept = self._coverage = None
+        self._classes_kept = self._coverage = self._spread = None
         if self._new_rows:
             new = np.array(self._new_rows, dtype=np.int64)
             self._maxima.set_rows(new, self._levels[:, new])
@@ -239,8 +240,9 @@ class IndexedProfile(CapacityProfile):
         # nodes where ``ignore``'s uses lie read the plain way, as `_free`.
         by_class = self._free_by_class([start_ns], [end_ns])[:, 0]
         class_of = self._classes()[3]
-        vecs = _vecs(by_class)
-        base = _spread(vecs, class_of.tolist())
+        if self._spread is None:
+            self._spread = _spreader(class_of.tolist())
+        base = self._spread(_vecs(by_class))
         own = sorted(self._owned.get(ignore, ())) if ignore is not None else []
         for node in own:
             base[node] = self.free_on(node, start_ns, end_ns, ignore)
@@ -371,12 +373,13 @@ def _fit_counts_array(free: Ints, shape: Shape) -> Ints:
     return counts
 
 
-def _spread(vecs: list[Vec], class_of: list[int]) -> list[Vec]:
-    """Each node's vector from its class's (``itemgetter`` gathers in C; with one
-    index it returns the item itself, not a tuple)."""
+def _spreader(class_of: list[int]) -> Callable[[list[Vec]], list[Vec]]:
+    """Each node's vector from its class's, as a function of the classes' vectors
+    (``itemgetter`` gathers in C; with one index it returns the item, not a tuple)."""
     if len(class_of) < 2:
-        return [vecs[k] for k in class_of]
-    return list(itemgetter(*class_of)(vecs))
+        return lambda vecs: [vecs[k] for k in class_of]
+    gather = itemgetter(*class_of)
+    return lambda vecs: list(gather(vecs))
 
 
 def _vecs(free: Ints) -> list[Vec]:
