@@ -333,8 +333,9 @@ class IndexedProfile(CapacityProfile):
             dtype=np.int64,
         )
         lo, hi = self._coverage.spans(begins, until)
-        peak = self._maxima.peaks(rows, lo, hi)
-        free: Ints = np.maximum(kinds[:, None, :] - peak, 0)
+        free = self._maxima.peaks(rows, lo, hi)  # a new array: made the free in place
+        np.subtract(kinds[:, None, :], free, out=free)
+        np.maximum(free, 0, out=free)
         return free
 
     def _classes(self) -> tuple[Ints, Ints, Ints, Ints]:

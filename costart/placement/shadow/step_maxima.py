@@ -96,11 +96,13 @@ class StepMaxima:
 
     def peaks(self, rows: Ints, lo: Ints, hi: Ints) -> Ints:
         """The largest level of steps ``lo[i, c] .. hi[i, c] - 1`` of row ``rows[c]``,
-        per dimension: (3, spans, len(rows)). Each range holds at least one step."""
+        per dimension: a new (3, spans, len(rows)) array. Each range holds at least one
+        step."""
         steps = hi - lo
         first = lo + rows * self.width + self._level_at[steps]
         flat = self._table.reshape(-1, DIMENSIONS)
-        peak = np.maximum(flat.take(first, axis=0), flat.take(first + self._second[steps], axis=0))
+        peak = flat.take(first, axis=0)
+        np.maximum(peak, flat.take(first + self._second[steps], axis=0), out=peak)
         out: Ints = np.ascontiguousarray(peak.transpose(2, 0, 1))
         return out
 
