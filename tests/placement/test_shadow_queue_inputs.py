@@ -30,6 +30,7 @@ from costart.placement.shadow import (
     plan_queue,
     profile_of,
 )
+from costart.placement.shadow.admission import admitted_runtime, claimed_from
 from costart.placement.shadow.learned import LearnedRuntimes
 from costart.placement.shadow.queue import queue_inputs
 
@@ -40,9 +41,10 @@ RACK_PACK = {"level": "rack", "policy": "pack", "required": True}
 
 
 def _from_scratch(
-    cluster: Cluster, world: World, now: int, learned: LearnedRuntimes
+    cluster: Cluster, world: World, now: int, learned: LearnedRuntimes, admit: bool
 ) -> dict[str, PlannedStart]:
-    """The plan with its queue and profile built from the World alone."""
+    """The plan with its queue and profile built from the World alone (``admit``: as
+    the controller admits, as `expected_starts`' ``admit_as_controller``)."""
     live = live_in_order(world)
     history = world.runtime_history
     queue = [
@@ -51,6 +53,8 @@ def _from_scratch(
             gang_demands(members, cluster, fixed=True),
             resolve_scopes(group.spec, cluster, {}, world, group),
             gang_runtime(group.spec, history, learned.runtime),
+            admitted_runtime(group, history) if admit else None,
+            claimed_from(group) if admit else None,
         )
         for group, members in live
         if group.status in GROUP_WAITING
@@ -112,8 +116,11 @@ def test_plans_over_inputs_built_once_are_the_plans_made_from_the_world(
             if level is None
             else LearnedRuntimes(world.runtime_history, level, live, now)
         )
-        shared = expected_starts(rig.cluster, world, now, learned=learned, inputs=inputs)
-        alone = _from_scratch(rig.cluster, world, now, learned)
+        admit = level is not None  # as `estimate_starts` plans each level
+        shared = expected_starts(
+            rig.cluster, world, now, learned=learned, admit_as_controller=admit, inputs=inputs
+        )
+        alone = _from_scratch(rig.cluster, world, now, learned, admit)
         assert shared == alone
         assert list(shared) == list(alone)
         later = sum(1 for s in shared.values() if s.start_ns not in (None, now))
