@@ -88,12 +88,14 @@ class IndexedProfile(CapacityProfile):
         self._last: tuple[tuple[int, int | None, str | None], Ints] | None = None
         self._dirty = {node for node, us in enumerate(self.uses) if us}
         self._owned = {}
-        self._ends: Counter[int] = Counter()  # how many uses end at each time
+        # How many uses end at each time (counted in one pass).
+        self._ends: Counter[int] = Counter(
+            u.end_ns for us in self.uses for u in us if u.end_ns is not None
+        )
         self._release_times: list[int] | None = None
         for node, node_uses in enumerate(self.uses):
-            for use in node_uses:
-                self._owned.setdefault(use.owner, set()).add(node)
-                self._count_end(use.end_ns, 1)
+            for owner in {u.owner for u in node_uses}:
+                self._owned.setdefault(owner, set()).add(node)
         self.reads = {"indexed": 0, "plain": 0, "ruled-out": 0, "batched": 0}
 
     @classmethod
@@ -300,13 +302,18 @@ class IndexedProfile(CapacityProfile):
         free = self._free_by_class(starts, ends)
         counts = self._classes()[2]
         out = np.zeros(len(starts), dtype=bool)
-        total = np.zeros(3, dtype=np.int64)
+        gpu = cpu = mem = 0
         for demand in demands:
             if demand.fixed or demand.need <= 0:
                 continue  # as `cannot_fit`
-            shape = demand.shape
-            total += (shape.gpu * demand.need, shape.cpu * demand.need, shape.mem_gb * demand.need)
-            out |= _fit_counts_array(free, shape) @ counts < demand.need
+            shape, need = demand.shape, demand.need
+            gpu, cpu, mem = (
+                gpu + shape.gpu * need,
+                cpu + shape.cpu * need,
+                mem + shape.mem_gb * need,
+            )
+            out |= _fit_counts_array(free, shape) @ counts < need
+        total = np.array([gpu, cpu, mem], dtype=np.int64)
         out |= (total[:, None] > free @ counts).any(axis=0)
         self.reads["ruled-out"] += int(out.sum())
         return [bool(x) for x in out]
