@@ -300,3 +300,29 @@ def test_nodes_whose_uses_differ_in_one_field_read_their_own_capacity(
             assert indexed.free_over(start, end, ignore) == plain.free_over(start, end, ignore)
             view = indexed.view(cluster, start, end, ignore)
             assert view.avail_list() == plain.free_over(start, end, ignore)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_profiles(), _profiles())
+def test_uses_added_together_are_kept_as_added_one_at_a_time(
+    profile: tuple[Cluster, list[Use]], more: tuple[Cluster, list[Use]]
+) -> None:
+    # `add_all` appends in one pass; `add` one use at a time is the plain way. Starts
+    # before now count from now, and uses that ended by then are dropped, both ways.
+    cluster, uses = profile
+    capacity = [(n.gpu, n.cpu, n.mem_gb) for n in cluster.nodes]
+    extra = [u for u in more[1] if u.node < len(cluster)]
+    for kind in (CapacityProfile, IndexedProfile):
+        together, one_by_one = kind(list(capacity), NOW), kind(list(capacity), NOW)
+        together.add_all(uses)
+        together.add_all(extra)
+        for use in uses + extra:
+            one_by_one.add(use)
+        assert together.uses == one_by_one.uses
+        assert together.releases(30 * H) == one_by_one.releases(30 * H)
+        assert [together.held(o) for o in OWNERS] == [one_by_one.held(o) for o in OWNERS]
+        for start in (NOW, NOW + 3 * H):
+            assert together.free_over(start, None) == one_by_one.free_over(start, None)
+        PATHS[f"added together ({kind.__name__})"] += 1
+        before = sum(1 for u in uses + extra if u.start_ns < NOW)
+        PATHS["some start before now" if before else "all start from now"] += 1
