@@ -88,6 +88,7 @@ SUBPACKAGE_EXTRA: dict[str, tuple[set[str], set[str]]] = {
     # The shadow planner's index of capacity in time reads every node at once; the
     # plain profile beside it stays pure Python (ADR 0143).
     "placement/shadow/indexed.py": (set(), {"numpy"}),
+    "placement/shadow/step_maxima.py": (set(), {"numpy"}),
 }
 # The service layer (ADR 0054): rest -> service -> controller/domain; the CLI uses it too;
 # it never imports rest (HTTP), nor the stand-ins it may be handed (adapters).

@@ -250,3 +250,79 @@ def test_a_queue_is_planned_as_the_plain_profile_plans_it(
 def _paths() -> Iterator[None]:
     yield
     print(f"\nindexed profile paths taken: {dict(sorted(PATHS.items()))}")
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.tuples(st.integers(0, 5), st.integers(0, 40), st.integers(0, 200)),
+            st.integers(0, 12),
+            st.one_of(st.none(), st.integers(0, 10)),
+        ),
+        min_size=1,
+        max_size=4,
+    ),
+    st.lists(st.sampled_from(("same", "vec", "start", "end", "owner", "order")), min_size=2),
+)
+def test_nodes_whose_uses_differ_in_one_field_read_their_own_capacity(
+    template: list[tuple[tuple[int, int, int], int, int | None]],
+    changes: list[str],
+) -> None:
+    # Nodes a gang spans share one list of uses, and the index makes their step function
+    # once: a node whose list differs in any one field (or only in order) is its own.
+    nodes = len(changes)
+    cluster = _cluster(nodes)
+    uses = []
+    for node, change in enumerate(changes):
+        own = [
+            Use(node, vec, start * H, None if length is None else (start + length) * H, "a")
+            for vec, start, length in template
+        ]
+        first = own[0]
+        if change == "vec":
+            own[0] = first._replace(vec=(first.vec[0] + 1, first.vec[1], first.vec[2]))
+        elif change == "start":
+            own[0] = first._replace(start_ns=first.start_ns + H)
+        elif change == "end":
+            own[0] = first._replace(end_ns=None if first.end_ns is None else first.end_ns + H)
+        elif change == "owner":
+            own[0] = first._replace(owner="b")
+        elif change == "order":
+            own.reverse()
+        uses += own
+        PATHS[f"uses like the first node's but {change}"] += 1
+    plain, indexed = _both(cluster, uses)
+    # Every span between two times where some use changes (and without end).
+    bounds = plain.bounds()
+    for start, end in [(a, b) for a in bounds for b in (*bounds, None) if b is None or b > a]:
+        for ignore in (None, "b"):
+            assert indexed.free_over(start, end, ignore) == plain.free_over(start, end, ignore)
+            view = indexed.view(cluster, start, end, ignore)
+            assert view.avail_list() == plain.free_over(start, end, ignore)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_profiles(), _profiles())
+def test_uses_added_together_are_kept_as_added_one_at_a_time(
+    profile: tuple[Cluster, list[Use]], more: tuple[Cluster, list[Use]]
+) -> None:
+    # `add_all` appends in one pass; `add` one use at a time is the plain way. Starts
+    # before now count from now, and uses that ended by then are dropped, both ways.
+    cluster, uses = profile
+    capacity = [(n.gpu, n.cpu, n.mem_gb) for n in cluster.nodes]
+    extra = [u for u in more[1] if u.node < len(cluster)]
+    for kind in (CapacityProfile, IndexedProfile):
+        together, one_by_one = kind(list(capacity), NOW), kind(list(capacity), NOW)
+        together.add_all(uses)
+        together.add_all(extra)
+        for use in uses + extra:
+            one_by_one.add(use)
+        assert together.uses == one_by_one.uses
+        assert together.releases(30 * H) == one_by_one.releases(30 * H)
+        assert [together.held(o) for o in OWNERS] == [one_by_one.held(o) for o in OWNERS]
+        for start in (NOW, NOW + 3 * H):
+            assert together.free_over(start, None) == one_by_one.free_over(start, None)
+        PATHS[f"added together ({kind.__name__})"] += 1
+        before = sum(1 for u in uses + extra if u.start_ns < NOW)
+        PATHS["some start before now" if before else "all start from now"] += 1

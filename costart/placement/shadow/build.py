@@ -61,6 +61,13 @@ def world_uses(
     return out
 
 
+def capacity_of(cluster: Cluster) -> list[Vec]:
+    """Each node's capacity if it is up, else nothing."""
+    return [
+        (n.gpu, n.cpu, n.mem_gb) if cluster.is_up(i) else ZERO for i, n in enumerate(cluster.nodes)
+    ]
+
+
 def profile_of(
     cluster: Cluster,
     live: Live,
@@ -68,13 +75,13 @@ def profile_of(
     free: Sequence[Vec] | None = None,
     history: RuntimeHistory | None = None,
     end_of: EndOf | None = None,
+    *,
+    capacity: Sequence[Vec] | None = None,
 ) -> CapacityProfile:
     """The profile of the cluster now: capacity of up nodes, the World's uses (their
     ends from ``history``, or ``end_of``), and (with ``free``) whatever else uses
-    capacity now."""
-    capacity = [
-        (n.gpu, n.cpu, n.mem_gb) if cluster.is_up(i) else ZERO for i, n in enumerate(cluster.nodes)
-    ]
+    capacity now. ``capacity``: `capacity_of` the cluster, when already made."""
+    capacity = capacity_of(cluster) if capacity is None else list(capacity)
     profile = CapacityProfile(capacity, now_ns)
     uses = world_uses(cluster, live, now_ns, history, end_of)
     profile.add_all(uses)

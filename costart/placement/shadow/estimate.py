@@ -35,7 +35,7 @@ from costart.placement.shadow.plan import (
     PlannedStart,
     Unplanned,
 )
-from costart.placement.shadow.queue import expected_starts
+from costart.placement.shadow.queue import expected_starts, queue_inputs
 
 POINT_LEVEL: Final = 0.5
 """The point plans every run at the median (`LearnedRuntimes`)."""
@@ -79,6 +79,7 @@ def estimate_starts(
     (see the module), widened to hold the point."""
 
     live = live_in_order(world)
+    inputs = queue_inputs(cluster, world, placement_groups, live)  # the same at every level
 
     def plan(
         level: float,
@@ -98,6 +99,7 @@ def estimate_starts(
                 history, level, live, now_ns, unlimited=unlimited, grid=unlimited, shares=shares
             ),
             admit_as_controller=unlimited,
+            inputs=inputs,
         )
 
     if runtimes == "limits":

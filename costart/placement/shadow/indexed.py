@@ -19,8 +19,9 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import TYPE_CHECKING, Final
 
 import numpy as np
@@ -29,6 +30,7 @@ import numpy.typing as npt
 from costart.placement.capacity import CapacityView, Vec
 from costart.placement.cluster import Cluster
 from costart.placement.shadow.profile import CapacityProfile, Use
+from costart.placement.shadow.step_maxima import Coverage, StepMaxima
 
 if TYPE_CHECKING:
     from costart.domain.spec_types import Shape
@@ -64,23 +66,36 @@ class IndexedProfile(CapacityProfile):
         # One row per distinct step function (nodes alike share one: a cluster has
         # few timelines), row 0 the empty one; each node points at its row.
         self._starts = np.full((8, 1), NEVER, dtype=np.int64)
+        # The empty timeline uses nothing from before every time (a range maximum reads
+        # one step at least); its next start stays BEFORE, so `_free` never reads it.
+        self._starts[0, 0] = BEFORE
+        self._times = np.array([BEFORE, NEVER], dtype=np.int64)  # every row's step starts
         self._nexts = np.full((8, 1), BEFORE, dtype=np.int64)
         self._levels = np.zeros((3, 8, 1), dtype=np.int64)
+        self._maxima = StepMaxima(8, 1)
+        self._new_rows: list[int] = []
         self._rows = {((), ()): 0}
+        # The row of each list of uses seen (vector, start, end of each, in order): nodes
+        # a gang spans have the same, and their step function is made once.
+        self._row_by_uses: dict[tuple[tuple[Vec, int, int | None], ...], int] = {(): 0}
         self._row_of = np.zeros(n, dtype=np.int64)
         # Nodes of equal capacity are one kind (a cluster has few).
         self._kinds, kind_of = np.unique(self._cap, axis=1, return_inverse=True)
         self._kind_of: Ints = kind_of.reshape(n).astype(np.int64)
         self._classes_kept: tuple[Ints, Ints, Ints, Ints] | None = None
+        self._coverage: Coverage | None = None  # of the classes' timelines, kept with them
+        self._spread: Callable[[list[Vec]], list[Vec]] | None = None  # classes to nodes, too
         self._last: tuple[tuple[int, int | None, str | None], Ints] | None = None
         self._dirty = {node for node, us in enumerate(self.uses) if us}
         self._owned = {}
-        self._ends: Counter[int] = Counter()  # how many uses end at each time
+        # How many uses end at each time (counted in one pass).
+        self._ends: Counter[int] = Counter(
+            u.end_ns for us in self.uses for u in us if u.end_ns is not None
+        )
         self._release_times: list[int] | None = None
         for node, node_uses in enumerate(self.uses):
-            for use in node_uses:
-                self._owned.setdefault(use.owner, set()).add(node)
-                self._count_end(use.end_ns, 1)
+            for owner in {u.owner for u in node_uses}:
+                self._owned.setdefault(owner, set()).add(node)
         self.reads = {"indexed": 0, "plain": 0, "ruled-out": 0, "batched": 0}
 
     @classmethod
@@ -102,6 +117,14 @@ class IndexedProfile(CapacityProfile):
         if len(self.uses[use.node]) != before:
             self._owned.setdefault(use.owner, set()).add(use.node)
             self._count_end(self.uses[use.node][-1].end_ns, 1)
+
+    def add_all(self, uses: Iterable[Use]) -> None:
+        added = self._append_all(uses)
+        for use in added:
+            self._owned.setdefault(use.owner, set()).add(use.node)
+            self._count_end(use.end_ns, 1)
+        for node in sorted({u.node for u in added}):
+            self._changed(node)
 
     def _count_end(self, end_ns: int | None, sign: int) -> None:
         if end_ns is None:
@@ -138,14 +161,23 @@ class IndexedProfile(CapacityProfile):
         if not self._dirty:
             return
         for node in sorted(self._dirty):
-            times, levels = self._steps_of(node) if self.uses[node] else ([], [])
-            key = (tuple(times), tuple(levels))
-            row = self._rows.get(key)
+            uses = tuple((u.vec, u.start_ns, u.end_ns) for u in self.uses[node])
+            row = self._row_by_uses.get(uses)
             if row is None:
-                row = self._rows[key] = self._new_row(times, levels)
+                times, levels = self._steps_of(node)
+                key = (tuple(times), tuple(levels))
+                row = self._rows.get(key)
+                if row is None:
+                    row = self._rows[key] = self._new_row(times, levels)
+                self._row_by_uses[uses] = row
             self._row_of[node] = row
         self._dirty.clear()
-        self._classes_kept = None
+        self._classes_kept = self._coverage = self._spread = None
+        if self._new_rows:
+            new = np.array(self._new_rows, dtype=np.int64)
+            self._maxima.set_rows(new, self._levels[:, new])
+            self._times = np.union1d(self._times, self._starts[new])
+            self._new_rows.clear()
 
     def _new_row(self, times: list[int], levels: list[Vec]) -> int:
         row, k = len(self._rows), len(times)
@@ -157,6 +189,7 @@ class IndexedProfile(CapacityProfile):
             self._nexts[row, : k - 1] = times[1:]
             self._nexts[row, k - 1] = NEVER
             self._levels[:, row, :k] = np.array(levels, dtype=np.int64).T
+            self._new_rows.append(row)
         return row
 
     def _grow(self, rows: int, width: int) -> None:
@@ -169,6 +202,7 @@ class IndexedProfile(CapacityProfile):
         nexts[:old_rows, :old_width] = self._nexts
         levels[:, :old_rows, :old_width] = self._levels
         self._starts, self._nexts, self._levels = starts, nexts, levels
+        self._maxima = self._maxima.resized(rows, width, levels)
 
     def _free(self, start_ns: int, end_ns: int | None, ignore: str | None) -> Ints:
         """Free capacity of every node over ``[start_ns, end_ns)`` (``start_ns`` not
@@ -208,17 +242,22 @@ class IndexedProfile(CapacityProfile):
         # nodes where ``ignore``'s uses lie read the plain way, as `_free`.
         by_class = self._free_by_class([start_ns], [end_ns])[:, 0]
         class_of = self._classes()[3]
-        vecs = _vecs(by_class)
-        base = [vecs[k] for k in class_of.tolist()]
+        if self._spread is None:
+            self._spread = _spreader(class_of.tolist())
+        base = self._spread(_vecs(by_class))
         own = sorted(self._owned.get(ignore, ())) if ignore is not None else []
         for node in own:
             base[node] = self.free_on(node, start_ns, end_ns, ignore)
 
         def fill(shape: Shape) -> list[int]:
-            free: Ints = by_class[:, class_of]
+            # Per class, then per node (the group's own nodes from their own capacity).
+            counts: Ints = _fit_counts_array(by_class, shape)[class_of]
             for node in own:
-                free[:, node] = base[node]
-            return _fit_counts(cluster, free, shape)
+                counts[node] = _fit_counts_array(np.array(base[node])[:, None], shape)[0]
+            if shape.gpu_type is not None:
+                counts[~np.array(cluster.gpu_type_mask(shape.gpu_type), dtype=bool)] = 0
+            fits: list[int] = counts.tolist()
+            return fits
 
         return CapacityView(cluster, base, {}, fill=fill)
 
@@ -236,7 +275,7 @@ class IndexedProfile(CapacityProfile):
             total[0] += shape.gpu * demand.need
             total[1] += shape.cpu * demand.need
             total[2] += shape.mem_gb * demand.need
-            if int(_fit_counts_array(None, free, shape).sum()) < demand.need:
+            if int(_fit_counts_array(free, shape).sum()) < demand.need:
                 self.reads["ruled-out"] += 1
                 return True
         whole = free.sum(axis=1).tolist()
@@ -263,43 +302,47 @@ class IndexedProfile(CapacityProfile):
         free = self._free_by_class(starts, ends)
         counts = self._classes()[2]
         out = np.zeros(len(starts), dtype=bool)
-        total = np.zeros(3, dtype=np.int64)
+        gpu = cpu = mem = 0
         for demand in demands:
             if demand.fixed or demand.need <= 0:
                 continue  # as `cannot_fit`
-            shape = demand.shape
-            total += (shape.gpu * demand.need, shape.cpu * demand.need, shape.mem_gb * demand.need)
-            out |= (_fit_counts_array(None, free, shape) * counts).sum(axis=-1) < demand.need
-        out |= (total[:, None] > (free * counts).sum(axis=2)).any(axis=0)
+            shape, need = demand.shape, demand.need
+            gpu, cpu, mem = (
+                gpu + shape.gpu * need,
+                cpu + shape.cpu * need,
+                mem + shape.mem_gb * need,
+            )
+            out |= _fit_counts_array(free, shape) @ counts < need
+        total = np.array([gpu, cpu, mem], dtype=np.int64)
+        out |= (total[:, None] > free @ counts).any(axis=0)
         self.reads["ruled-out"] += int(out.sum())
         return [bool(x) for x in out]
 
     def _free_by_class(self, starts: Sequence[int], ends: Sequence[int | None]) -> Ints:
         """Free capacity of each class of nodes (`_classes`) over each span
         ``[starts[i], ends[i])`` (all from now on; ``ignore`` not handled): (3, spans,
-        classes), as `_free` reads it per node."""
+        classes), as `_free` reads it per node, the largest use of each class's timeline
+        over a span read as a range maximum (`StepMaxima`)."""
         self._refresh()
         kinds, rows, _, _ = self._classes()
-        # Only the steps some class's timeline has (the rest of the width is padding).
-        width = int((self._starts[rows] != NEVER).sum(axis=1).max(initial=1))
-        step_starts, nexts = self._starts[rows, :width], self._nexts[rows, :width]
-        at = np.array(starts, dtype=np.int64)[:, None, None]
-        active = nexts[None] > at
-        # As `_free`: a step starting before the end (at least start + 1) is active; an
-        # end past every time is NEVER (padded steps are never active anyway).
-        bounded = [
-            (i, min(max(e, s + 1), NEVER))
-            for i, (s, e) in enumerate(zip(starts, ends, strict=True))
-            if e is not None
-        ]
-        if bounded:
-            until = np.full(len(starts), NEVER, dtype=np.int64)
-            until[[i for i, _ in bounded]] = [e for _, e in bounded]
-            active &= step_starts[None] < until[:, None, None]
-        # As `_free`'s masked maximum from 0 (``where`` cannot broadcast its operand).
-        levels = self._levels[:, rows, :width]
-        peak = np.where(active[None], levels[:, None], 0).max(axis=3, initial=0)
-        free: Ints = np.maximum(kinds[:, None, :] - peak, 0)
+        if self._coverage is None:
+            # Only the steps some class's timeline has (the rest of the width is padding).
+            width = int((self._starts[rows] != NEVER).sum(axis=1).max(initial=1))
+            self._coverage = Coverage(self._starts[rows, :width], self._times)
+        begins = np.array(starts, dtype=np.int64)
+        # As `_free`: steps starting before the end (at least start + 1) are covered;
+        # no end: every step from the start on (padding starts at NEVER: never covered).
+        until = np.array(
+            [
+                NEVER if e is None else min(max(e, s + 1), NEVER)
+                for s, e in zip(starts, ends, strict=True)
+            ],
+            dtype=np.int64,
+        )
+        lo, hi = self._coverage.spans(begins, until)
+        free = self._maxima.peaks(rows, lo, hi)  # a new array: made the free in place
+        np.subtract(kinds[:, None, :], free, out=free)
+        np.maximum(free, 0, out=free)
         return free
 
     def _classes(self) -> tuple[Ints, Ints, Ints, Ints]:
@@ -308,9 +351,14 @@ class IndexedProfile(CapacityProfile):
         node's class. Kept until a node's timeline changes."""
         if self._classes_kept is None:
             span = int(self._row_of.max(initial=0)) + 1
-            keys, class_of, counts = np.unique(
-                self._kind_of * span + self._row_of, return_inverse=True, return_counts=True
-            )
+            # `np.unique` of the keys by counting (they are small): no sort.
+            key_of = self._kind_of * span + self._row_of
+            of_key = np.bincount(key_of)
+            keys = np.flatnonzero(of_key)
+            counts = of_key[keys]
+            number = np.zeros(len(of_key), dtype=np.int64)
+            number[keys] = np.arange(len(keys), dtype=np.int64)
+            class_of = number[key_of]
             self._classes_kept = (
                 self._kinds[:, keys // span],
                 keys % span,
@@ -320,9 +368,9 @@ class IndexedProfile(CapacityProfile):
         return self._classes_kept
 
 
-def _fit_counts_array(cluster: Cluster | None, free: Ints, shape: Shape) -> Ints:
-    """Tasks of ``shape`` that fit on each node of ``free``, (3, n) (`fit_counts`, vectorised;
-    with a ``cluster``, 0 on nodes of another GPU type), or (3, ..., n) with no cluster."""
+def _fit_counts_array(free: Ints, shape: Shape) -> Ints:
+    """Tasks of ``shape`` that fit in each column of ``free``, (3, ...) (`fit_counts`,
+    vectorised, whatever the GPU type)."""
     counts: Ints | None = None
     for dim, amount in enumerate((shape.gpu, shape.cpu, shape.mem_gb)):
         if amount:
@@ -330,15 +378,16 @@ def _fit_counts_array(cluster: Cluster | None, free: Ints, shape: Shape) -> Ints
             counts = k if counts is None else np.minimum(counts, k)
     if counts is None:
         return np.zeros(free.shape[1:], dtype=np.int64)
-    if shape.gpu_type is not None and cluster is not None:
-        mask = np.array(cluster.gpu_type_mask(shape.gpu_type), dtype=bool)
-        counts = np.where(mask, counts, 0)
     return counts
 
 
-def _fit_counts(cluster: Cluster, free: Ints, shape: Shape) -> list[int]:
-    counts: list[int] = _fit_counts_array(cluster, free, shape).tolist()
-    return counts
+def _spreader(class_of: list[int]) -> Callable[[list[Vec]], list[Vec]]:
+    """Each node's vector from its class's, as a function of the classes' vectors
+    (``itemgetter`` gathers in C; with one index it returns the item, not a tuple)."""
+    if len(class_of) < 2:
+        return lambda vecs: [vecs[k] for k in class_of]
+    gather = itemgetter(*class_of)
+    return lambda vecs: list(gather(vecs))
 
 
 def _vecs(free: Ints) -> list[Vec]:

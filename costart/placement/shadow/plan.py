@@ -151,10 +151,13 @@ class ShadowPlanner:
         basis = self._basis(group.name, plan, start)
         by_member = {d.member: d for d in group.demands}
         claimed = start if group.claimed_from_ns is None else max(start, group.claimed_from_ns)
+        uses = []
         for member, nodes in sorted(plan.nodes.items()):
             vec = shape_vec(by_member[member].shape)
-            for node in nodes:
-                self.profile.add(Use(node, vec, claimed, end, group.name, group.runtime.basis))
+            uses += [
+                Use(node, vec, claimed, end, group.name, group.runtime.basis) for node in nodes
+            ]
+        self.profile.add_all(uses)
         return self._record(PlannedStart(group.name, start, plan.nodes, end, basis))
 
     def _held_until(self, name: str, start_ns: int) -> None:
@@ -179,8 +182,7 @@ class ShadowPlanner:
 
     def _fit(self, group: Waiting, start_ns: int, prefer: CapacityView | None) -> Plan | None:
         runtime = group.checked_ns
-        end = None if runtime is None else start_ns + runtime
-        if self.profile.cannot_fit(group.demands, start_ns, end, group.name):
+        if self.profile.ruled_out(group.demands, [start_ns], runtime, group.name)[0]:
             return None
         return self._search(group, start_ns, prefer)
 

@@ -75,7 +75,7 @@ class CapacityProfile:
         start = max(use.start_ns, self.now_ns)
         if use.end_ns is not None and use.end_ns <= start:
             return  # ended already: it uses nothing from now on
-        self.uses[use.node].append(use._replace(start_ns=start))
+        self.uses[use.node].append(use if use.start_ns == start else use._replace(start_ns=start))
         self._changed(use.node)
 
     def remove(self, owner: str) -> bool:
@@ -90,8 +90,22 @@ class CapacityProfile:
         return found
 
     def add_all(self, uses: Iterable[Use]) -> None:
+        """`add` each use, in order."""
+        for node in sorted({u.node for u in self._append_all(uses)}):
+            self._changed(node)
+
+    def _append_all(self, uses: Iterable[Use]) -> list[Use]:
+        """Append each use as `add` does, without marking its node changed: the uses
+        appended (as kept)."""
+        now, appended = self.now_ns, []
         for use in uses:
-            self.add(use)
+            start = use.start_ns if use.start_ns > now else now
+            if use.end_ns is not None and use.end_ns <= start:
+                continue  # ended already: it uses nothing from now on
+            kept = use if use.start_ns == start else use._replace(start_ns=start)
+            self.uses[use.node].append(kept)
+            appended.append(kept)
+        return appended
 
     def bounds(self, until_ns: int | None = None) -> list[int]:
         """Now and every later time at which some node's use changes (up to
