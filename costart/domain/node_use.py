@@ -101,18 +101,34 @@ class NodeUse:
             else:
                 use[node] = total
             moved.append(node)
-        if len(moved) > MOVED_KEPT and len(moved) > 2 * len(use):
+        self._bound_moved()
+
+    def _bound_moved(self) -> None:
+        moved = self._moved
+        if len(moved) > MOVED_KEPT and len(moved) > 2 * len(self._use):
             self._first += len(moved)
             moved.clear()
 
     def move_member(self, member: MemberState, before: tuple[str, ...]) -> None:
-        """``member`` held or placed its tasks on ``before`` and now on its own lists."""
+        """``member`` held or placed its tasks on ``before`` and now on its own lists:
+        each task's demand taken from its node before and added to its node now, task by
+        task (a fold moves a few tasks; a tally per node costs more than it saves)."""
         after = member_nodes(member)
         if after == before:
             return
-        counts = Counter(after)
-        counts.subtract(before)
-        self.add_counts(_vec(member), counts)
+        g, c, m = _vec(member)
+        use, moved = self._use, self._moved
+        for nodes, sign in ((before, -1), (after, 1)):
+            dg, dc, dm = sign * g, sign * c, sign * m
+            for node in nodes:
+                a = use.get(node, ZERO)
+                total = (a[0] + dg, a[1] + dc, a[2] + dm)
+                if total == ZERO:
+                    del use[node]
+                else:
+                    use[node] = total
+            moved.extend(nodes)
+        self._bound_moved()
 
     def take_members(self, members: Iterable[MemberState | None]) -> None:
         """Take out what ``members`` hold or have placed (their group left the live set)."""

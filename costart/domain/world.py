@@ -149,13 +149,13 @@ class World(msgspec.Struct, kw_only=True, dict=True):
 
     def _fold_moving_use(self, member: MemberState, event: ev.DomainEvent) -> None:
         """Fold a member event that may move its tasks, and move the use per node."""
-        use = self._node_use
-        if use is None or not is_live(member, self.groups, self.live_names):
-            apply_member_event(member, event)
-            return
-        before = member_nodes(member)
+        before = member_nodes(member) if member.held or member.assignments else ()
         apply_member_event(member, event)
-        use.move_member(member, before)
+        use = self._node_use
+        if use is None or (not before and not member.held and not member.assignments):
+            return  # (nothing held or placed before or after: nothing moved)
+        if is_live(member, self.groups, self.live_names):
+            use.move_member(member, before)
 
     def _members_of_key(self, key: str) -> list[MemberState | None]:
         members = self.members
