@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     )
     from costart.domain.labels import Selector, matches, parse_selector
     from costart.domain.limits import ENV_NAME_PATTERN, LABEL_PATTERN, MAX_SPEC_BYTES, NAME_PATTERN
+    from costart.domain.node_use import NodeUse
     from costart.domain.probe_hosts import never_reached, plain_address
     from costart.domain.reconcile import HostTask, HostView
     from costart.domain.reports import Outcome
@@ -135,6 +136,7 @@ __all__ = [
     "MemberState",
     "MemberStatus",
     "NodeStatus",
+    "NodeUse",
     "NotFound",
     "Outcome",
     "PendClass",
@@ -249,6 +251,7 @@ __getattr__, __dir__ = lazy_exports(
         "MemberStatus": "costart.domain.states",
         "NAME_PATTERN": "costart.domain.limits",
         "NodeStatus": "costart.domain.events",
+        "NodeUse": "costart.domain.node_use",
         "NotFound": "costart.domain.errors",
         "Outcome": "costart.domain.reports",
         "PendClass": "costart.domain.events",

@@ -2,8 +2,9 @@
 
 `World.apply` is the single fold used live and by replay. Iteration helpers always sort
 (by submission order), never rely on dict or set hash order. The World carries the
-state and nothing else: a reader that wants to know what changed (the incremental
-placement step) learns it from the committed events it is handed.
+state and, derived from it, the use per node (`NodeUse`, ADR 0148: kept by the folds,
+never encoded); a reader that wants to know what else changed (the incremental placement
+step) learns it from the committed events it is handed.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from costart.domain.fold import (
     new_member,
 )
 from costart.domain.ids import id_text
+from costart.domain.node_use import NodeUse, count_node_use, is_live, member_nodes
 from costart.domain.runtime_history import RuntimeHistory, runtime_key
 from costart.domain.states import GROUP_TERMINAL, GroupState, MemberState
 
@@ -40,6 +42,21 @@ _KIND_OF[ev.MemberCreated] = _CREATED
 # kind, so the other member events pay nothing for it.
 _KIND_OF[ev.MemberSucceeded] = _SUCCEEDED
 
+# The member event kinds that can move what a member holds or has placed (`NodeUse`).
+_MOVES_USE: Final = frozenset(
+    {
+        ev.MemberHeld,
+        ev.HoldLent,
+        ev.MemberPlaced,
+        ev.MemberReleased,
+        ev.MemberFailed,
+        ev.MemberRestarted,
+        ev.MemberScaled,
+        ev.MemberSucceeded,
+        ev.MemberStopped,
+    }
+)
+
 MEMBER_FOLDS: Final[frozenset[type[ev.DomainEvent]]] = frozenset(
     kind for kind, how in _KIND_OF.items() if how == _MEMBER
 )
@@ -48,8 +65,11 @@ MEMBER_FOLDS: Final[frozenset[type[ev.DomainEvent]]] = frozenset(
 member itself once it has found it."""
 
 
-class World(msgspec.Struct, kw_only=True):
-    """Field-complete controller state. ``position`` is the last folded log position."""
+class World(msgspec.Struct, kw_only=True, dict=True):
+    """Field-complete controller state. ``position`` is the last folded log position.
+
+    Beside its fields it keeps the use per node (`node_use`), derived from them and
+    never encoded (ADR 0148)."""
 
     # Keyed by the id's canonical text: canonical encoding sorts keys, and msgspec sorts
     # only string keys.
@@ -66,6 +86,25 @@ class World(msgspec.Struct, kw_only=True):
     clock_ns: int = 0
     position: int = 0
 
+    def __post_init__(self) -> None:
+        # An empty World keeps its use per node from its first event on; one made with
+        # members (decoded, copied) counts it on first read.
+        self._node_use: NodeUse | None = None if self.members else NodeUse()
+
+    @property
+    def node_use(self) -> NodeUse:
+        """Per node name, what the live groups' members hold or have placed: kept by
+        `apply`, counted afresh here when the World keeps none."""
+        use = self._node_use
+        if use is None:
+            use = self._node_use = count_node_use(self.groups, self.members, self.live_names)
+        return use
+
+    def forget_node_use(self) -> None:
+        """For a fold that changes members other than through `apply` (a replay's fast
+        path): the use per node is counted afresh on its next read."""
+        self._node_use = None
+
     def apply(self, event: ev.DomainEvent) -> None:
         """Fold one event. Raises `DomainError` if the event breaks the state machine."""
         kind = _KIND_OF.get(type(event), _MEMBER)
@@ -76,14 +115,19 @@ class World(msgspec.Struct, kw_only=True):
             member = self.members.get(key)
             if member is None:
                 raise DomainError(f"unknown member {oid}")
-            apply_member_event(member, event)
+            if self._node_use is not None and type(event) in _MOVES_USE:
+                self._fold_moving_use(member, event)
+            else:
+                apply_member_event(member, event)
         elif kind is _GROUP:
             group = self.groups.get(key)
             if group is None:
                 raise DomainError(f"unknown group {oid}")
             apply_group_event(group, event)
             if group.status in GROUP_TERMINAL:
-                self.live_names.pop(group.name, None)
+                left = self.live_names.pop(group.name, None)
+                if left is not None and self._node_use is not None:
+                    self._node_use.take_members(self._members_of_key(left))
         elif kind is _SUCCEEDED:
             self._succeeded(key, event)
         elif kind is _SUBMITTED:
@@ -103,12 +147,29 @@ class World(msgspec.Struct, kw_only=True):
             raise DomainError(f"member {key} created twice")
         self.members[key] = member
 
+    def _fold_moving_use(self, member: MemberState, event: ev.DomainEvent) -> None:
+        """Fold a member event that may move its tasks, and move the use per node."""
+        before = member_nodes(member) if member.held or member.assignments else ()
+        apply_member_event(member, event)
+        use = self._node_use
+        if use is None or (not before and not member.held and not member.assignments):
+            return  # (nothing held or placed before or after: nothing moved)
+        if is_live(member, self.groups, self.live_names):
+            use.move_member(member, before)
+
+    def _members_of_key(self, key: str) -> list[MemberState | None]:
+        members = self.members
+        return [members.get(id_text(i)) for i in self.groups[key].member_ids]
+
     def _submitted(self, key: str, event: ev.GroupSubmitted) -> None:
         if key in self.groups:
             raise DomainError(f"group {key} submitted twice")
         group = new_group(event)
         self.groups[key] = group
+        replaced = self.live_names.get(group.name)
         self.live_names[group.name] = key
+        if replaced is not None and self._node_use is not None:
+            self._node_use.take_members(self._members_of_key(replaced))
         self.submissions = max(self.submissions, event.submission_seq)
 
     def _succeeded(self, key: str, event: ev.DomainEvent) -> None:
@@ -117,7 +178,7 @@ class World(msgspec.Struct, kw_only=True):
         if member is None:
             raise DomainError(f"unknown member {event.originator_id}")
         began = member.started_at_ns
-        apply_member_event(member, event)
+        self._fold_moving_use(member, event)
         if began is not None:
             group = self.group_by_id(member.group_id)
             self.runtime_history.learn(runtime_key(group.spec, member.spec), event.at_ns - began)

@@ -113,6 +113,7 @@ def fold_records(world: World, records: Iterable[Record], *, trusted: bool) -> W
     checksum as it read it, so the actors in the bytes are not checked again (ADR 0089;
     the flag is on for each decode call alone)."""
     apply, groups = world.apply, world.groups
+    world.forget_node_use()  # member events go around `apply`: counted afresh when read
     by_number: dict[int, MemberState] = {}
     pending: _Pending = {}
     specs: dict[bytes, MemberSpec] = {}

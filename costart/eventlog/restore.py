@@ -19,6 +19,7 @@ from costart.eventlog.snapshots import CorruptSnapshotError, Snapshot, SnapshotS
 def fold(world: World, events: Iterator[tuple[int, DomainEvent]]) -> World:
     """``world`` with ``events`` applied in order, its position the last one's."""
     apply = world.apply
+    world.forget_node_use()  # counted once when read, not moved event by event (ADR 0148)
     with gc_paused():
         for position, event in events:
             apply(event)

@@ -103,6 +103,7 @@ class _Batch:
             if group is None:
                 return None
             self.world.groups[key] = group
+            self.world.forget_node_use()  # members put in around `apply`
             for member_id in group.member_ids:
                 member = self.db.get(self.txn, "mstate", id_text(member_id).encode(), MemberState)
                 if member is not None:

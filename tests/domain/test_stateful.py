@@ -58,6 +58,8 @@ from tests.builders import (
     start,
     succeed,
 )
+from tests.domain.node_use_check import CHECKS as NODE_USE_CHECKS
+from tests.domain.node_use_check import check_node_use
 from tests.reference_model import PolicyModel
 
 NAMES = ("g1", "g2", "g3")
@@ -566,6 +568,7 @@ class ControllerMachine(RuleBasedStateMachine):
     def invariants_hold(self):
         if hasattr(self, "controller"):
             check_world(self.controller.world)
+            check_node_use(self.controller.world)
 
 
 PROFILE = os.environ.get("COSTART_PROFILE", "ci")
@@ -643,6 +646,7 @@ def run_machine(machine: type[ControllerMachine], examples: int, steps: int) -> 
 
 
 def test_random_command_sequences_reach_every_phase_and_keep_every_invariant():
+    NODE_USE_CHECKS.clear()
     # 400 sequences, not 200: with a newer hypothesis the fixed seed's first 200 sequences
     # reached no reservation timeout and 61 claims READY (seed 22 of `make test-explore`
     # no OOM): one half of a run varies that much between generator versions; the floors
@@ -662,6 +666,9 @@ def test_random_command_sequences_reach_every_phase_and_keep_every_invariant():
     assert not short, f"phases reached too rarely: {short}"
     refused = sum(n for key, n in tally.items() if key.startswith("refused:"))
     assert refused >= 100 * scale, f"only {refused} commands were refused"
+    # The use per node was compared with a recount after every step, mostly as kept.
+    print(f"use per node compared: {dict(NODE_USE_CHECKS)}")
+    assert NODE_USE_CHECKS["kept"] > 10 * NODE_USE_CHECKS["counted afresh"]
 
 
 class LmdbControllerMachine(ControllerMachine):

@@ -35,6 +35,8 @@ from costart.eventlog.codec import canonical_encode
 from costart.replay.rebuild import rebuild
 from costart.replay.source import RecorderSource
 from tests.builders import USER, ManualClock, a_group, full_placement
+from tests.domain.node_use_check import CHECKS as NODE_USE_CHECKS
+from tests.domain.node_use_check import check_node_use
 
 HOST = Actor.host("claims")
 # `make mutate` runs this once per mutant that reaches it: fewer sequences.
@@ -254,6 +256,7 @@ class TaskReportMachine(RuleBasedStateMachine):
     def invariants_hold(self):
         if hasattr(self, "controller"):
             check_world(self.controller.world)
+            check_node_use(self.controller.world)
 
     def teardown(self):
         if hasattr(self, "controller"):
@@ -263,6 +266,7 @@ class TaskReportMachine(RuleBasedStateMachine):
 
 def test_per_task_reports_late_and_repeated_keep_the_state_right():
     SEEN.clear()
+    NODE_USE_CHECKS.clear()
     run_state_machine_as_test(
         TaskReportMachine,
         settings=settings(
@@ -273,6 +277,8 @@ def test_per_task_reports_late_and_repeated_keep_the_state_right():
     )
     # The machine reached what it is for: every outcome, and groups that ended by tasks.
     assert {"applied", "repeated", "stale", "refused"} <= SEEN, sorted(SEEN)
+    print(f"use per node compared: {dict(NODE_USE_CHECKS)}")
+    assert NODE_USE_CHECKS["kept"] > 10 * NODE_USE_CHECKS["counted afresh"]
     assert {"TaskStarted", "TaskSucceeded", "MemberSucceeded", "MemberRestarted"} <= SEEN, sorted(
         SEEN
     )

@@ -1,6 +1,6 @@
-"""`WorldUsage` (holds, the live list) and `UsedCount` (use) kept across sessions from
-the committed events equal a count from scratch: a fresh reader's, and the plain
-step's (`holdings.Usage`)."""
+"""`WorldUsage` (holds, the live list) kept across sessions from the committed events,
+and `UsedCount` (use, read from the World's `node_use`), equal a count from scratch: a
+fresh reader's, and the plain step's (`holdings.Usage`)."""
 
 from __future__ import annotations
 
@@ -14,9 +14,10 @@ from hypothesis import strategies as st
 
 from costart.cli.sim_cmd import controller_factory
 from costart.domain import decisions as dec
+from costart.domain import node_use as node_use_module
 from costart.domain import scheduling
 from costart.domain.aggregates import GroupUnit
-from costart.domain.events import Assignment
+from costart.domain.events import Assignment, MemberReleased
 from costart.domain.lifecycle import submit
 from costart.domain.spec import spec_from_object
 from costart.domain.states import MemberState
@@ -62,13 +63,13 @@ def _layout(world: World, usage: WorldUsage) -> tuple[object, ...]:
 
 class UsageCheck:
     """Before each session: the step's kept holds, synced, equal a fresh count, and an
-    allocator's `UsedCount`, fed from the same journal, equals `used_capacity`."""
+    allocator's `UsedCount` equals `used_capacity`."""
 
     def __init__(self, step: CoPlacementStep) -> None:
         assert isinstance(step, IncrementalStep)
         self.step = step
         self.kept = WorldUsage(step.cluster, step.journal)  # fed as the step's is
-        self.kept_used = UsedCount(step.cluster, step.journal)
+        self.kept_used = UsedCount(step.cluster)
         self.sessions = 0
         self.last: tuple[int, tuple[object, ...]] | None = None
 
@@ -214,83 +215,63 @@ def test_a_live_set_the_journal_does_not_account_for_is_compared_whole() -> None
     assert _kept(usage) == _from_scratch(world, usage)
 
 
-def _synced_used() -> tuple[UsedCount, World, EventJournal]:
-    """An allocator's kept count over a busy workload, read to the journal's end."""
+def _synced_used() -> tuple[UsedCount, World]:
+    """An allocator's count over a busy workload, synced to its World."""
     check = _synced_check()
     world = check.kept._cursor.world
     assert world is not None
     used = check.kept_used
     used.sync(world)
-    return used, world, check.step.journal
+    return used, world
 
 
 def _assert_used_from_scratch(used: UsedCount, world: World) -> None:
-    fresh = UsedCount(used._cluster, EventJournal())
-    fresh.sync(world)
-    assert used.used == fresh.used
     assert used.used == Usage(world, used._cluster).used
 
 
-def test_an_allocators_count_behind_the_journals_bound_compares_everything() -> None:
-    used, world, journal = _synced_used()
-    key, _ = _replace_a_placed_member(world)
-    journal.keys.append(key)  # noted, as a committed event would be ...
-    journal.trim(0)  # ... and dropped before the reader read it
-    used.sync(world)
-    _assert_used_from_scratch(used, world)
-
-
-def test_an_allocators_count_of_a_world_folded_past_the_journal_compares_everything() -> None:
-    used, world, _ = _synced_used()
-    _replace_a_placed_member(world)
-    world.position += 1  # as a fold the journal was not told of moves it
-    used.sync(world)
-    _assert_used_from_scratch(used, world)
-
-
-def test_an_allocators_count_recounts_a_journaled_member_and_only_that() -> None:
-    used, world, journal = _synced_used()
-    first, _ = _replace_a_placed_member(world)
-    second, _ = _replace_a_placed_member(world)  # behind the journal's back
-    journal.keys.append(first)  # as a committed event about it is noted
-    used.sync(world)
-    # The journaled member is recounted; the other, never journaled, is not looked at.
-    fresh = UsedCount(used._cluster, EventJournal())
-    fresh.sync(world)
-    assert used.used != fresh.used
-    journal.keys.append(second)
-    used.sync(world)
-    _assert_used_from_scratch(used, world)
-
-
-def test_an_allocators_count_behind_the_live_changes_bound_compares_everything() -> None:
-    used, world, journal = _synced_used()
-    _replace_a_placed_member(world)
-    journal.live_changes.append(next(iter(world.live_names.values())))  # noted ...
-    journal.trim_live_changes(0)  # ... and dropped before the reader read it
-    assert journal.since(used._cursor.mark, world) == []  # the member keys alone would vouch
-    used.sync(world)
-    _assert_used_from_scratch(used, world)
-
-
-def test_an_allocators_count_of_a_live_set_the_journal_does_not_account_for() -> None:
-    """A group left the live set unnamed while the journal names one that stays: the
-    counted groups are not as many as the World's live ones, so everything is
-    compared and the group that left is taken out."""
-    used, world, journal = _synced_used()
-    gone = next(
-        k
+def test_an_allocators_count_reads_only_the_nodes_whose_use_moved() -> None:
+    """A member released by the fold moves the World's use on its nodes alone: a synced
+    count reads those (and reports them), and equals the plain count."""
+    used, world = _synced_used()
+    key = next(
+        str(i)
         for k in world.live_names.values()
-        if any(
-            world.members[str(m)].held or world.members[str(m)].assignments
-            for m in world.groups[k].member_ids
-        )
+        for i in world.groups[k].member_ids
+        if world.members[str(i)].held or world.members[str(i)].assignments
     )
-    stays = next(k for k in world.live_names.values() if k != gone)
-    del world.live_names[world.groups[gone].name]  # left, never journaled
-    journal.live_changes.append(stays)
-    assert journal.since(used._cursor.mark, world) == []
-    used.sync(world)
+    member = world.members[key]
+    nodes = {used._cluster.index[a.node] for a in (*member.held, *member.assignments)}
+    group = world.groups[str(member.group_id)]
+    unit = GroupUnit(group, world.members_of(group))
+    unit.member(member.name).trigger(MemberReleased, 1, reason="test")
+    apply_all(world, unit.pending_events)
+    assert used.sync(world) == nodes
+    _assert_used_from_scratch(used, world)
+    assert used.sync(world) == set()  # nothing moved since
+
+
+def test_an_allocators_count_of_a_use_counted_afresh_reads_it_whole() -> None:
+    """A change made around `apply` (a member replaced), then the World told to forget
+    its use: the next sync reads the use counted afresh whole (None: every node)."""
+    used, world = _synced_used()
+    _replace_a_placed_member(world)
+    world.forget_node_use()
+    assert used.sync(world) is None
+    _assert_used_from_scratch(used, world)
+
+
+def test_an_allocators_count_behind_the_moved_list_reads_it_whole(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The World's use dropped its list of moved nodes before the count read it: the
+    count reads the use whole."""
+    used, world = _synced_used()
+    monkeypatch.setattr(node_use_module, "MOVED_KEPT", 0)
+    mark = world.node_use.mark
+    world.node_use.add((1, 1, 1), ["b0-r0-n0"])  # a move that drops the list
+    world.node_use.add((1, 1, 1), ["b0-r0-n0"], -1)
+    assert world.node_use.moved_since(mark) is None
+    assert used.sync(world) is None
     _assert_used_from_scratch(used, world)
 
 
@@ -322,7 +303,7 @@ def test_a_first_count_adds_every_shape_on_the_nodes_they_share() -> None:
     _run_job(world, "a", {"gpu": 1, "cpu": 2, "mem_gb": 3}, ["b0-r0-n0", "b0-r0-n1", "b0-r0-n0"])
     _run_job(world, "b", {"gpu": 2, "cpu": 1, "mem_gb": 8}, ["b0-r0-n1", "b0-r0-n2", "gone"])
     _run_job(world, "c", {"gpu": 1, "cpu": 2, "mem_gb": 3}, ["b0-r0-n2", "gone", "b0-r0-n0"])
-    used = UsedCount(cluster, EventJournal())
+    used = UsedCount(cluster)
     assert used.sync(world) == {0, 1, 2}
     assert used.used == [(3, 6, 9), (3, 3, 11), (3, 3, 11), ZERO] == Usage(world, cluster).used
 
@@ -340,13 +321,13 @@ def test_an_allocators_count_sums_tasks_per_node_and_skips_nodes_the_cluster_lac
         if name != "b0-r0-n4":
             g, c, m = expected[cluster.index[name]]
             expected[cluster.index[name]] = (g + 1, c + 2, m + 3)
-    used = UsedCount(cluster, EventJournal())
+    used = UsedCount(cluster)
     # A first count: made with nothing used, it reports the nodes it counted on.
     assert used.sync(world) == {cluster.index[n] for n in names if n in cluster.index}
     assert used.used == expected == Usage(world, cluster).used
-    del world.live_names["busy"]  # the job left the live set ...
-    world.position += 1  # ... by a fold the journal was not told of: compared whole
-    assert used.sync(world) == {cluster.index[n] for n in names if n in cluster.index}
+    del world.live_names["busy"]  # the job left the live set around `apply` ...
+    world.forget_node_use()  # ... so the World's use is counted afresh: read whole
+    assert used.sync(world) is None
     assert used.used == [ZERO] * 4
 
 
@@ -359,8 +340,7 @@ class JournalCheck:
         self.fresh: WorldUsage | UsedCount | None = None
         sync, used_sync = WorldUsage.sync, UsedCount.sync
         compare_all, compare_changed = WorldUsage._compare_all, WorldUsage._compare_changed
-        used_all = UsedCount._compare_all
-        came_or_went, used_came_or_went = WorldUsage._came_or_went, UsedCount._came_or_went
+        came_or_went = WorldUsage._came_or_went
 
         def checked_sync(usage: WorldUsage, world: World) -> set[int] | None:
             changed = sync(usage, world)
@@ -373,22 +353,17 @@ class JournalCheck:
             return changed
 
         def checked_used_sync(used: UsedCount, world: World) -> set[int] | None:
-            before = self.paths["all"]
             changed = used_sync(used, world)
-            fresh = self.fresh = UsedCount(used._cluster, EventJournal())
+            fresh = self.fresh = UsedCount(used._cluster)
             used_sync(fresh, world)
             assert used.used == fresh.used == Usage(world, used._cluster).used
             self.paths["used"] += 1
-            self.paths["journal"] += self.paths["all"] == before
+            self.paths["used_moved"] += changed is not None
             return changed
 
         def counted_all(usage: WorldUsage, world: World) -> None:
             self.paths["all"] += usage is not self.fresh
             compare_all(usage, world)
-
-        def counted_used_all(used: UsedCount, world: World) -> None:
-            self.paths["all"] += used is not self.fresh
-            used_all(used, world)
 
         def counted_changed(
             usage: WorldUsage, world: World, keys: list[str], came_or_went: list[str]
@@ -404,19 +379,11 @@ class JournalCheck:
             self.paths["live_set_unaccounted"] += listed is None
             return listed
 
-        def counted_used_came_or_went(used: UsedCount, world: World, group_keys: list[str]) -> bool:
-            whole = used_came_or_went(used, world, group_keys)
-            self.paths["used_came_or_went"] += 1
-            self.paths["live_set_unaccounted"] += not whole
-            return whole
-
         monkeypatch.setattr(WorldUsage, "_came_or_went", counted_came_or_went)
         monkeypatch.setattr(WorldUsage, "sync", checked_sync)
         monkeypatch.setattr(WorldUsage, "_compare_all", counted_all)
         monkeypatch.setattr(WorldUsage, "_compare_changed", counted_changed)
         monkeypatch.setattr(UsedCount, "sync", checked_used_sync)
-        monkeypatch.setattr(UsedCount, "_compare_all", counted_used_all)
-        monkeypatch.setattr(UsedCount, "_came_or_went", counted_used_came_or_went)
 
 
 @pytest.mark.parametrize("seed", [3, 11, 2024])
@@ -427,7 +394,7 @@ def test_the_journal_driven_usage_equals_a_count_from_scratch(
     run_workload(seed)
     assert check.paths["journal"] > 10 * check.paths["all"] > 0
     # Groups came and went, learnt from the journal's live changes alone.
-    assert check.paths["came_or_went"] > 10 and check.paths["used_came_or_went"] > 10
+    assert check.paths["came_or_went"] > 10 and check.paths["used_moved"] > 10
     assert check.paths["live_set_unaccounted"] == 0
     assert check.paths["used"] > 10 and check.paths["holds"] > 10  # both kinds of reader
 
@@ -439,7 +406,7 @@ def test_the_journal_driven_usage_stays_current_in_the_simulator(
     check = JournalCheck(monkeypatch)
     run_policy(setup_of("mixed", seed=4), policy, controller_factory)
     assert check.paths["journal"] > 10 * check.paths["all"] > 0
-    assert check.paths["came_or_went"] > 10 and check.paths["used_came_or_went"] > 10
+    assert check.paths["came_or_went"] > 10 and check.paths["used_moved"] > 10
     assert check.paths["live_set_unaccounted"] == 0
 
 

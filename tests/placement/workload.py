@@ -196,7 +196,7 @@ def make_step(
     journal = EventJournal()
     if allocator is None:
         return IncrementalStep(
-            InMemoryAllocator(cluster, UsedCount(cluster, journal)),
+            InMemoryAllocator(cluster, UsedCount(cluster)),
             PLACEMENT_GROUPS,
             journal,
         )

@@ -117,8 +117,7 @@ class EventJournal:
 
 class JournalCursor:
     """One reader's place in an `EventJournal` (``mark`` in its entries, ``relists`` in
-    its live changes) and the World it last read for (``world``): what `WorldUsage` and
-    `UsedCount` each keep, so both read the journal the same way."""
+    its live changes) and the World it last read for (``world``): what `WorldUsage` keeps."""
 
     __slots__ = ("journal", "mark", "relists", "world")
 

@@ -7,8 +7,8 @@ tests compare the two session by session (`tests/placement/compared_step.py`). K
 
 * `WorldUsage`: what the live members hold (and where they are placed), recounted only
   for the members the committed events changed (`EventJournal`, fed by `committed`);
-  the allocators of `in_memory` and `over_host` count what they read (``used``) from
-  the same journal, on their own (`UsedCount`);
+  the allocators of `in_memory` and `over_host` read what they use (``used``) from
+  where the World's folds keep it (`UsedCount`, `World.node_use`);
 * the live groups in session order, re-sorted only when the live set moved;
 * `StartCache`: the ledger's base arrays as of the last session's start (`CarriedLedger`);
 * `PlanMemo`: plans by what of the capacity they read; `KeptInputs`: each waiting
@@ -63,9 +63,7 @@ MAX_INFEASIBLE_CACHE = 4096
 
 class IncrementalStep(CoPlacementStep):
     """`CoPlacementStep`'s decisions, with state kept across sessions (see the module).
-    ``journal``: where `committed` notes the committed events; pass the same one to a
-    `UsedCount` the allocator counts with (as `in_memory` does), so both learn the
-    changes from the same events."""
+    ``journal``: where `committed` notes the committed events."""
 
     def __init__(
         self,
@@ -96,7 +94,7 @@ class IncrementalStep(CoPlacementStep):
     @classmethod
     def in_memory(cls, definition: ClusterDefinition) -> IncrementalStep:
         """A step over a fresh in-memory allocator for a loaded cluster file; the
-        allocator counts usage from the same committed events as the step."""
+        allocator reads the use per node the World keeps (`UsedCount`)."""
         return cls.on_cluster(definition.build(), dict(definition.placement_groups))
 
     @classmethod
@@ -104,9 +102,7 @@ class IncrementalStep(CoPlacementStep):
         cls, cluster: Cluster, placement_groups: Mapping[str, Topology] | None = None
     ) -> IncrementalStep:
         """`in_memory` for a cluster already built (``cluster``: the step's own)."""
-        journal = EventJournal()
-        allocator = InMemoryAllocator(cluster, UsedCount(cluster, journal))
-        return cls(allocator, placement_groups, journal)
+        return cls(InMemoryAllocator(cluster, UsedCount(cluster)), placement_groups)
 
     @classmethod
     def over_host(cls, definition: ClusterDefinition, load: HostLoad) -> IncrementalStep:
@@ -121,9 +117,7 @@ class IncrementalStep(CoPlacementStep):
         placement_groups: Mapping[str, Topology] | None = None,
     ) -> IncrementalStep:
         """`over_host` for a cluster already built (``load``: per node in its order)."""
-        journal = EventJournal()
-        allocator = HostAllocator(cluster, load, UsedCount(cluster, journal))
-        return cls(allocator, placement_groups, journal)
+        return cls(HostAllocator(cluster, load, UsedCount(cluster)), placement_groups)
 
     def committed(self, events: Sequence[DomainEvent], position: int) -> None:
         """Note what the committed ``events`` changed (`EventJournal.note`)."""
