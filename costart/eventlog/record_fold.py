@@ -13,12 +13,16 @@ and compare the encodings) and is used where a store hands over its records
   own spec object, as `new_member` does once its check passes. Any other case (bytes
   that differ, a group submitted before this fold began, bytes that do not decode so)
   decodes the whole event and folds it plainly, which checks it and names what is wrong.
-- An event `World.apply` would fold into its member alone (`MEMBER_FOLDS`) goes straight
-  to the member, found by its id's integer (the World keys members by the id's text)
-  once and kept for the member's later events.
+- An event `World.apply` would fold into its member alone (`MEMBER_FOLDS`) is decoded
+  as a view of its kind (ADR 0150): a struct of the same name holding the fields the
+  member's fold reads, its id as the text the World keys members by (no `UUID` built,
+  no text made from one), without its group's id, which the member's fold does not
+  read, and without its actor and note, which the state does not keep (from a store
+  that did not check the bytes the actor and group id are still decoded, so checked as
+  the plain decode checks them). It goes straight to its member.
 
-Everything else is folded by `World.apply`. The state this keeps (members by number,
-member specs as bytes) lives for one call and is dropped with it.
+Everything else is folded by `World.apply`. The state this keeps (member specs as
+bytes) lives for one call and is dropped with it.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ import msgspec
 
 from costart.domain import events as ev
 from costart.domain.actors import CHECKED_LOG_BYTES, Actor
+from costart.domain.errors import DomainError
 from costart.domain.fold import apply_member_event, member_of
 from costart.domain.ids import id_text
 from costart.domain.spec_types import GroupSpec, MemberSpec
@@ -39,26 +44,54 @@ from costart.eventlog.capabilities import Record
 from costart.eventlog.codec import event_decoder, gc_paused
 
 
-def _with_field(cls: type[msgspec.Struct], name: str, kind: Any) -> Any:
-    """A struct type that decodes what ``cls`` decodes, its field ``name`` as ``kind``:
-    made from ``cls``'s own fields, so it follows every change to them."""
+def _like(
+    cls: type[msgspec.Struct],
+    name: str,
+    retyped: dict[str, Any],
+    skipped: frozenset[str] = frozenset(),
+) -> Any:
+    """A struct type ``name`` that decodes what ``cls`` decodes, each field in ``retyped``
+    read as the type given there and the fields in ``skipped`` not read at all: made from
+    ``cls``'s own fields, so it follows every change to them."""
     config = cls.__struct_config__
     fields = [
         (
             f.name,
-            kind if f.name == name else f.type,
+            retyped.get(f.name, f.type),
             msgspec.field(default=f.default, default_factory=f.default_factory),  # type: ignore[call-overload]
         )
         for f in msgspec.structs.fields(cls)
+        if f.name not in skipped
     ]
     return msgspec.defstruct(
-        f"{cls.__name__}With{name.title()}Bytes",
+        name,
         fields,
         kw_only=True,
         tag_field=config.tag_field,
         tag=config.tag,
+        frozen=True,
         gc=False,
     )
+
+
+def _with_field(cls: type[msgspec.Struct], name: str, kind: Any) -> Any:
+    """A struct type that decodes what ``cls`` decodes, its field ``name`` as ``kind``."""
+    return _like(cls, f"{cls.__name__}With{name.title()}Bytes", {name: kind})
+
+
+_NOT_FOLDED: Final = frozenset({"actor", "group_id", "note"})
+"""What a member's fold does not read of a member event: `World.apply` finds the member
+by the event's own id and folds it by its kind, and the state keeps no actor or note."""
+
+
+def _member_view(kind: type[ev.DomainEvent], trusted: bool) -> Any:
+    """A view of member events of ``kind``: their id as text, the rest as the member's
+    fold reads it; same name as ``kind`` (a failed check names the kind as the plain
+    fold names it). ``trusted`` (the store checked the bytes): the fields the fold does
+    not read are skipped; else the actor and group id are decoded, so checked as the
+    plain decode checks them."""
+    skipped = _NOT_FOLDED if trusted else frozenset({"note"})
+    return _like(kind, kind.__name__, {"originator_id": str}, skipped)
 
 
 _SpecMembersBytes = _with_field(GroupSpec, "members", tuple[msgspec.Raw, ...])
@@ -95,16 +128,27 @@ _Pending = dict[str, tuple[GroupState, int, msgspec.Raw, str]]
 in it, their spec's bytes and the group's id text."""
 
 
-def _route(topic: str, trusted: bool) -> tuple[int, msgspec.msgpack.Decoder[Any]]:
+_Route = tuple[int, msgspec.msgpack.Decoder[Any], type[ev.DomainEvent]]
+"""How a topic's records are folded, the decoder they are read with, and their kind."""
+
+
+def _route(routes: dict[str, _Route], record: Record, trusted: bool) -> _Route:
+    """The route of ``record``'s topic, kept in ``routes``."""
+    routes[record.topic] = route = _route_of(record.topic, trusted)
+    return route
+
+
+def _route_of(topic: str, trusted: bool) -> _Route:
     decoder = event_decoder(topic)
     kind = decoder.type
     if kind in MEMBER_FOLDS:
-        return _TO_MEMBER, decoder
+        return _TO_MEMBER, msgspec.msgpack.Decoder(_member_view(kind, trusted)), kind
     if kind is ev.MemberCreated:
-        return _CREATED, msgspec.msgpack.Decoder(_CreatedBytes if trusted else _CheckedCreatedBytes)
+        created = _CreatedBytes if trusted else _CheckedCreatedBytes
+        return _CREATED, msgspec.msgpack.Decoder(created), kind
     if kind is ev.GroupSubmitted:
-        return _SUBMITTED, msgspec.msgpack.Decoder(_SubmittedBytes)
-    return _WORLD, decoder
+        return _SUBMITTED, msgspec.msgpack.Decoder(_SubmittedBytes), kind
+    return _WORLD, decoder, kind
 
 
 def fold_records(world: World, records: Iterable[Record], *, trusted: bool) -> World:
@@ -112,56 +156,70 @@ def fold_records(world: World, records: Iterable[Record], *, trusted: bool) -> W
     in, its position the last record's. ``trusted``: the store checked each record's
     checksum as it read it, so the actors in the bytes are not checked again (ADR 0089;
     the flag is on for each decode call alone)."""
-    apply, groups = world.apply, world.groups
-    by_number: dict[int, MemberState] = {}
+    apply, members = world.apply, world.members
     pending: _Pending = {}
     specs: dict[bytes, MemberSpec] = {}
-    routes: dict[str, tuple[int, msgspec.msgpack.Decoder[Any]]] = {}
+    routes: dict[str, _Route] = {}
     checked = CHECKED_LOG_BYTES
+    # The clock and position as locals, the World's set once (and where a record fails):
+    # a local costs less than a struct's attribute on every record.
+    clock, position = world.clock_ns, world.position
     with gc_paused():
-        for record in records:
-            route = routes.get(record.topic)
-            if route is None:
-                route = routes[record.topic] = _route(record.topic, trusted)
-            how, decoder = route
-            checked.on = trusted
-            try:
-                event = decoder.decode(record.state)
-            except _DECODE_ERRORS:
-                if how is _TO_MEMBER or how is _WORLD:
-                    raise
-                how = _WORLD  # not as this fold reads it: the plain decode says why
-                event = _decoded(record, trusted)
-            finally:
-                checked.on = False
-            if how is _TO_MEMBER:
-                number = event.originator_id.int
-                member = by_number.get(number)
-                if member is None:  # its first event here (raises for an unknown member)
-                    member = by_number[number] = world.member_by_id(event.originator_id)
-                apply_member_event(member, event)
-            elif how is _CREATED:
-                member = _created(world, event, pending)
-                if member is None:  # not as its group's submission here said: plainly
-                    event = _decoded(record, trusted)
-                    apply(event)
-                    member = world.member_by_id(event.originator_id)
-                by_number[member.id.int] = member
-            elif how is _SUBMITTED:
-                members = event.spec.members
-                event = _submitted(event, specs)
-                apply(event)
-                key = id_text(event.originator_id)
-                group = groups[key]
-                for index, member_id in enumerate(group.member_ids):
-                    pending[id_text(member_id)] = (group, index, members[index], key)
-            else:
-                apply(event)
-            at_ns = event.at_ns
-            if at_ns > world.clock_ns:  # noqa: PLR1730 (no max() call: the hot loop)
-                world.clock_ns = at_ns
-            world.position = record.id
+        try:
+            for record in records:
+                how, decoder, kind = routes.get(record.topic) or _route(routes, record, trusted)
+                if how is _TO_MEMBER:
+                    # A view holds no actor, or (bytes the store did not check) one
+                    # checked as decoded: the trust flag is not needed around it.
+                    try:
+                        event = decoder.decode(record.state)
+                    except _DECODE_ERRORS:
+                        # Not as this fold reads it: the plain decode says why.
+                        event = _decoded(record, trusted)
+                        apply(event)
+                    else:
+                        member = members.get(event.originator_id)
+                        if member is None:
+                            raise DomainError(f"unknown member {event.originator_id}")
+                        apply_member_event(member, event, kind)
+                else:
+                    checked.on = trusted
+                    try:
+                        event = decoder.decode(record.state)
+                    except _DECODE_ERRORS:
+                        if how is _WORLD:
+                            raise
+                        how = _WORLD  # not as this fold reads it: the plain decode says why
+                        event = _decoded(record, trusted)
+                    finally:
+                        checked.on = False
+                    if how is _CREATED:
+                        if _created(world, event, pending) is None:
+                            # Not as its group's submission here said: folded plainly.
+                            apply(_decoded(record, trusted))
+                    elif how is _SUBMITTED:
+                        _submit(world, event, specs, pending)
+                    else:
+                        apply(event)
+                at_ns = event.at_ns
+                if at_ns > clock:  # noqa: PLR1730 (no max() call: the hot loop)
+                    clock = at_ns
+                position = record.id
+        finally:
+            world.clock_ns, world.position = clock, position
     return world
+
+
+def _submit(world: World, event: Any, specs: dict[bytes, MemberSpec], pending: _Pending) -> None:
+    """Fold the submission ``event`` (read with its member specs as bytes) into ``world``
+    and keep each member's spec bytes in ``pending`` until its creation."""
+    members_bytes = event.spec.members
+    submitted = _submitted(event, specs)
+    world.apply(submitted)
+    key = id_text(submitted.originator_id)
+    group = world.groups[key]
+    for index, member_id in enumerate(group.member_ids):
+        pending[id_text(member_id)] = (group, index, members_bytes[index], key)
 
 
 def _submitted(event: Any, specs: dict[bytes, MemberSpec]) -> ev.GroupSubmitted:
