@@ -10,7 +10,9 @@ and compare the encodings) and is used where a store hands over its records
   `GroupSubmitted` carried before it. The fold keeps the submission's member specs as
   bytes (`msgspec.Raw`, not decoded again) and decodes a creation with its spec left as
   bytes: equal bytes decode to an equal spec, so the member is made from the group's
-  own spec object, as `new_member` does once its check passes. Any other case (bytes
+  own spec object, as `new_member` does once its check passes. The submission's member
+  ids are read as their text, the keys their creations are met by (ADR 0150: no text
+  made from a `UUID`), and turned into UUIDs by one conversion. Any other case (bytes
   that differ, a group submitted before this fold began, bytes that do not decode so)
   decodes the whole event and folds it plainly, which checks it and names what is wrong.
 - An event `World.apply` would fold into its member alone (`MEMBER_FOLDS`) is decoded
@@ -21,14 +23,15 @@ and compare the encodings) and is used where a store hands over its records
   that did not check the bytes the actor and group id are still decoded, so checked as
   the plain decode checks them). It goes straight to its member.
 
-Everything else is folded by `World.apply`. The state this keeps (member specs as
-bytes) lives for one call and is dropped with it.
+Everything else is folded by `World.apply`. The state this keeps (member specs by
+their bytes) lives for one call and is dropped with it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, Final
+from typing import Any, Final, cast
+from uuid import UUID
 
 import msgspec
 
@@ -95,7 +98,14 @@ def _member_view(kind: type[ev.DomainEvent], trusted: bool) -> Any:
 
 
 _SpecMembersBytes = _with_field(GroupSpec, "members", tuple[msgspec.Raw, ...])
-_SubmittedBytes = _with_field(ev.GroupSubmitted, "spec", _SpecMembersBytes)
+# A submission's member ids as their text: the keys its members' creations are met by
+# (no text made from a UUID), turned into UUIDs by one conversion (ADR 0150).
+_SubmittedBytes = _like(
+    ev.GroupSubmitted,
+    "GroupSubmittedWithSpecBytes",
+    {"spec": _SpecMembersBytes, "member_ids": tuple[str, ...]},
+)
+_MEMBER_IDS: Final = tuple[UUID, ...]
 
 
 class _CreatedBytes(msgspec.Struct, frozen=True, gc=False, tag="MemberCreated"):
@@ -128,6 +138,17 @@ _Pending = dict[str, tuple[GroupState, int, msgspec.Raw, str]]
 in it, their spec's bytes and the group's id text."""
 
 
+class _Met:
+    """What one fold has met of the submissions: member specs by their bytes (each
+    decoded once), and the members submitted and not created yet."""
+
+    __slots__ = ("pending", "specs")
+
+    def __init__(self) -> None:
+        self.specs: dict[bytes, MemberSpec] = {}
+        self.pending: _Pending = {}
+
+
 _Route = tuple[int, msgspec.msgpack.Decoder[Any], type[ev.DomainEvent]]
 """How a topic's records are folded, the decoder they are read with, and their kind."""
 
@@ -140,7 +161,7 @@ def _route(routes: dict[str, _Route], record: Record, trusted: bool) -> _Route:
 
 def _route_of(topic: str, trusted: bool) -> _Route:
     decoder = event_decoder(topic)
-    kind = decoder.type
+    kind = cast(type[ev.DomainEvent], decoder.type)
     if kind in MEMBER_FOLDS:
         return _TO_MEMBER, msgspec.msgpack.Decoder(_member_view(kind, trusted)), kind
     if kind is ev.MemberCreated:
@@ -157,8 +178,7 @@ def fold_records(world: World, records: Iterable[Record], *, trusted: bool) -> W
     checksum as it read it, so the actors in the bytes are not checked again (ADR 0089;
     the flag is on for each decode call alone)."""
     apply, members = world.apply, world.members
-    pending: _Pending = {}
-    specs: dict[bytes, MemberSpec] = {}
+    met = _Met()
     routes: dict[str, _Route] = {}
     checked = CHECKED_LOG_BYTES
     # The clock and position as locals, the World's set once (and where a record fails):
@@ -194,11 +214,11 @@ def fold_records(world: World, records: Iterable[Record], *, trusted: bool) -> W
                     finally:
                         checked.on = False
                     if how is _CREATED:
-                        if _created(world, event, pending) is None:
+                        if _created(world, event, met.pending) is None:
                             # Not as its group's submission here said: folded plainly.
                             apply(_decoded(record, trusted))
                     elif how is _SUBMITTED:
-                        _submit(world, event, specs, pending)
+                        _submit(world, event, record, trusted, met)
                     else:
                         apply(event)
                 at_ns = event.at_ns
@@ -210,23 +230,32 @@ def fold_records(world: World, records: Iterable[Record], *, trusted: bool) -> W
     return world
 
 
-def _submit(world: World, event: Any, specs: dict[bytes, MemberSpec], pending: _Pending) -> None:
-    """Fold the submission ``event`` (read with its member specs as bytes) into ``world``
-    and keep each member's spec bytes in ``pending`` until its creation."""
-    members_bytes = event.spec.members
-    submitted = _submitted(event, specs)
+def _submit(world: World, event: Any, record: Record, trusted: bool, met: _Met) -> None:
+    """Fold the submission ``event`` (read with its member specs as bytes and its member
+    ids as text) into ``world``, and keep its members' spec bytes by their ids' text in
+    ``met`` until their creations. Ids that are not UUIDs: the plain decode of
+    ``record`` says why."""
+    try:
+        member_ids = msgspec.convert(event.member_ids, _MEMBER_IDS)
+    except _DECODE_ERRORS:
+        world.apply(_decoded(record, trusted))
+        return
+    submitted = _submitted(event, member_ids, met.specs)
     world.apply(submitted)
     key = id_text(submitted.originator_id)
     group = world.groups[key]
-    for index, member_id in enumerate(group.member_ids):
-        pending[id_text(member_id)] = (group, index, members_bytes[index], key)
+    members_bytes = event.spec.members
+    for index, text in enumerate(event.member_ids):
+        met.pending[text] = (group, index, members_bytes[index], key)
 
 
-def _submitted(event: Any, specs: dict[bytes, MemberSpec]) -> ev.GroupSubmitted:
-    """The `GroupSubmitted` of ``event`` (read with its member specs as bytes), each
-    member spec decoded once per fold: a spec whose bytes were met before (groups
-    submitted from one template) is the spec decoded then, as a restore shares it
-    (ADR 0129). Equal bytes decode to equal specs."""
+def _submitted(
+    event: Any, member_ids: tuple[UUID, ...], specs: dict[bytes, MemberSpec]
+) -> ev.GroupSubmitted:
+    """The `GroupSubmitted` of ``event`` (read with its member specs as bytes) and its
+    ``member_ids``, each member spec decoded once per fold: a spec whose bytes were met
+    before (groups submitted from one template) is the spec decoded then, as a restore
+    shares it (ADR 0129). Equal bytes decode to equal specs."""
     shared = []
     for raw in event.spec.members:
         data = bytes(raw)
@@ -238,6 +267,7 @@ def _submitted(event: Any, specs: dict[bytes, MemberSpec]) -> ev.GroupSubmitted:
     spec_fields["members"] = tuple(shared)
     fields = msgspec.structs.asdict(event)
     fields["spec"] = GroupSpec(**spec_fields)
+    fields["member_ids"] = member_ids
     return ev.GroupSubmitted(**fields)
 
 

@@ -345,7 +345,7 @@ def test_a_member_event_out_of_turn_fails_as_the_plain_fold_fails() -> None:
     source = memory_source(events)
     with pytest.raises(DomainError) as expected:
         plain(source)
-    with pytest.raises(DomainError, match="event MemberPlaced for .* has version 3") as got:
+    with pytest.raises(DomainError, match=r"event MemberPlaced for .* has version 3") as got:
         by_records(source)
     assert str(got.value) == str(expected.value)
 
@@ -363,3 +363,22 @@ def test_a_fold_that_fails_leaves_the_world_at_the_last_record_folded() -> None:
     assert (world.position, world.clock_ns) == (4, 20)
     member = world.members[str(events[1].originator_id)]
     assert member.version == 2
+
+
+def test_a_submission_whose_member_ids_are_not_ids_fails_with_the_plain_decode_s_words() -> None:
+    # The record fold reads a submission's member ids as text and converts them: one
+    # that is no UUID is named as the plain decode names it, where it is in the event.
+    events = submitted_and_created({})
+    body = msgspec.to_builtins(events[0])
+    body["member_ids"] = [body["member_ids"][0], "not an id"]
+    source = memory_source([])
+    topic = MsgspecMapper().to_stored_event(events[0]).topic
+    source.recorder.insert_events(
+        [StoredEvent(events[0].originator_id, 1, topic, msgspec.msgpack.encode(body))]
+    )
+    with pytest.raises(msgspec.ValidationError) as expected:
+        plain(source)
+    with pytest.raises(msgspec.ValidationError) as got:
+        by_records(source)
+    assert str(expected.value) == "Invalid UUID - at `$.member_ids[1]`"
+    assert str(got.value) == str(expected.value)
