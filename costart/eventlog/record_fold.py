@@ -37,7 +37,6 @@ import msgspec
 
 from costart.domain import events as ev
 from costart.domain.actors import CHECKED_LOG_BYTES, Actor
-from costart.domain.errors import DomainError
 from costart.domain.fold import apply_member_event, member_of
 from costart.domain.ids import id_text
 from costart.domain.spec_types import GroupSpec, MemberSpec
@@ -106,6 +105,7 @@ _SubmittedBytes = _like(
     {"spec": _SpecMembersBytes, "member_ids": tuple[str, ...]},
 )
 _MEMBER_IDS: Final = tuple[UUID, ...]
+_ID_TEXT_LENGTH: Final = 36
 
 
 class _CreatedBytes(msgspec.Struct, frozen=True, gc=False, tag="MemberCreated"):
@@ -200,8 +200,11 @@ def fold_records(world: World, records: Iterable[Record], *, trusted: bool) -> W
                     else:
                         member = members.get(event.originator_id)
                         if member is None:
-                            raise DomainError(f"unknown member {event.originator_id}")
-                        apply_member_event(member, event, kind)
+                            # Not a key of the World (an unknown member, or another
+                            # spelling of an id): the plain fold finds it or names it.
+                            apply(_decoded(record, trusted))
+                        else:
+                            apply_member_event(member, event, kind)
                 else:
                     checked.on = trusted
                     try:
@@ -246,7 +249,10 @@ def _submit(world: World, event: Any, record: Record, trusted: bool, met: _Met) 
     group = world.groups[key]
     members_bytes = event.spec.members
     for index, text in enumerate(event.member_ids):
-        met.pending[text] = (group, index, members_bytes[index], key)
+        # Met by the text the World keys members by (`id_text`'s: 36 characters, lower
+        # case); a creation of an id spelt otherwise is left to the plain fold.
+        if len(text) == _ID_TEXT_LENGTH and text == text.lower():
+            met.pending[text] = (group, index, members_bytes[index], key)
 
 
 def _submitted(

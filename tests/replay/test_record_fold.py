@@ -382,3 +382,32 @@ def test_a_submission_whose_member_ids_are_not_ids_fails_with_the_plain_decode_s
         by_records(source)
     assert str(expected.value) == "Invalid UUID - at `$.member_ids[1]`"
     assert str(got.value) == str(expected.value)
+
+
+def test_ids_spelt_otherwise_fold_to_the_plain_world() -> None:
+    """A log whose ids are written in capitals (a spelling the plain decode reads as the
+    same UUIDs): the record fold meets creations and member events by the ids' text, so
+    it must leave those to the plain fold, not key the World by another spelling."""
+    events = submitted_and_created({})
+    events.append(placed(events))
+    mapper, recorder = MsgspecMapper(), MemoryApplicationRecorder()
+    stored_events = []
+    for event in events:
+        body = msgspec.to_builtins(event)
+        for field in ("originator_id", "group_id"):
+            body[field] = body[field].upper()
+        if "member_ids" in body:
+            body["member_ids"] = [text.upper() for text in body["member_ids"]]
+        topic = mapper.to_stored_event(event).topic
+        stored_events.append(
+            StoredEvent(
+                event.originator_id, event.originator_version, topic, msgspec.msgpack.encode(body)
+            )
+        )
+    recorder.insert_events(stored_events)
+    source = RecorderSource(recorder, mapper)
+    expected = plain(source)
+    assert str(events[1].originator_id) in expected.members
+    world = by_records(source)
+    assert sorted(world.members) == sorted(expected.members)
+    assert encode_world(world) == encode_world(expected)
