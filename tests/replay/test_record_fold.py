@@ -385,19 +385,20 @@ def test_a_submission_whose_member_ids_are_not_ids_fails_with_the_plain_decode_s
 
 
 def test_ids_spelt_otherwise_fold_to_the_plain_world() -> None:
-    """A log whose ids are written in capitals (a spelling the plain decode reads as the
-    same UUIDs): the record fold meets creations and member events by the ids' text, so
-    it must leave those to the plain fold, not key the World by another spelling."""
+    """A log whose member ids are written in capitals (a spelling the plain decode reads
+    as the same UUIDs; the group's id as usual): the record fold meets creations and
+    member events by the ids' text, so it must leave those to the plain fold, not key
+    the World by another spelling."""
     events = submitted_and_created({})
     events.append(placed(events))
     mapper, recorder = MsgspecMapper(), MemoryApplicationRecorder()
     stored_events = []
     for event in events:
         body = msgspec.to_builtins(event)
-        for field in ("originator_id", "group_id"):
-            body[field] = body[field].upper()
         if "member_ids" in body:
             body["member_ids"] = [text.upper() for text in body["member_ids"]]
+        else:
+            body["originator_id"] = body["originator_id"].upper()
         topic = mapper.to_stored_event(event).topic
         stored_events.append(
             StoredEvent(
