@@ -248,11 +248,17 @@ def _submit(world: World, event: Any, record: Record, trusted: bool, met: _Met) 
     key = id_text(submitted.originator_id)
     group = world.groups[key]
     members_bytes = event.spec.members
-    for index, text in enumerate(event.member_ids):
-        # Met by the text the World keys members by (`id_text`'s: 36 characters, lower
-        # case); a creation of an id spelt otherwise is left to the plain fold.
-        if len(text) == _ID_TEXT_LENGTH and text == text.lower():
-            met.pending[text] = (group, index, members_bytes[index], key)
+    # Met by the text the World keys members by (`id_text`'s: 36 characters, lower
+    # case). Each text is a UUID's (converted above), 32 or 36 characters long: all are
+    # 36 when their lengths sum to 36 each, and lower case when joined they are. Ids
+    # spelt otherwise leave their creations to the plain fold. Once per submission, not
+    # a text made per id.
+    texts = event.member_ids
+    joined = "".join(texts)
+    if len(joined) != _ID_TEXT_LENGTH * len(texts) or joined != joined.lower():
+        return
+    for index, text in enumerate(texts):
+        met.pending[text] = (group, index, members_bytes[index], key)
 
 
 def _submitted(
