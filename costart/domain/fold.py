@@ -420,9 +420,15 @@ def apply_group_event(group: GroupState, event: ev.DomainEvent) -> None:
     group.version = version
 
 
-def apply_member_event(member: MemberState, event: ev.DomainEvent) -> None:
-    """Fold one event into an existing member. Raises on an illegal transition."""
-    kind = type(event)
+def apply_member_event(
+    member: MemberState, event: ev.DomainEvent, kind: type[ev.DomainEvent] | None = None
+) -> None:
+    """Fold one event into an existing member. Raises on an illegal transition.
+
+    ``kind``: the event's kind when ``event`` is a view of it, a struct of the same name
+    holding the fields the handlers read (`costart.eventlog.record_fold`); else its type.
+    """
+    kind = kind or type(event)
     allowed, handler = _MEMBER_FOLD.get(kind, _NO_FOLD)
     version = event.originator_version
     if version != member.version + 1:

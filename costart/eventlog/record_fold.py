@@ -10,21 +10,28 @@ and compare the encodings) and is used where a store hands over its records
   `GroupSubmitted` carried before it. The fold keeps the submission's member specs as
   bytes (`msgspec.Raw`, not decoded again) and decodes a creation with its spec left as
   bytes: equal bytes decode to an equal spec, so the member is made from the group's
-  own spec object, as `new_member` does once its check passes. Any other case (bytes
+  own spec object, as `new_member` does once its check passes. The submission's member
+  ids are read as their text, the keys their creations are met by (ADR 0150: no text
+  made from a `UUID`), and turned into UUIDs by one conversion. Any other case (bytes
   that differ, a group submitted before this fold began, bytes that do not decode so)
   decodes the whole event and folds it plainly, which checks it and names what is wrong.
-- An event `World.apply` would fold into its member alone (`MEMBER_FOLDS`) goes straight
-  to the member, found by its id's integer (the World keys members by the id's text)
-  once and kept for the member's later events.
+- An event `World.apply` would fold into its member alone (`MEMBER_FOLDS`) is decoded
+  as a view of its kind (ADR 0150): a struct of the same name holding the fields the
+  member's fold reads, its id as the text the World keys members by (no `UUID` built,
+  no text made from one), without its group's id, which the member's fold does not
+  read, and without its actor and note, which the state does not keep (from a store
+  that did not check the bytes the actor and group id are still decoded, so checked as
+  the plain decode checks them). It goes straight to its member.
 
-Everything else is folded by `World.apply`. The state this keeps (members by number,
-member specs as bytes) lives for one call and is dropped with it.
+Everything else is folded by `World.apply`. The state this keeps (member specs by
+their bytes) lives for one call and is dropped with it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, Final
+from typing import Any, Final, cast
+from uuid import UUID
 
 import msgspec
 
@@ -39,30 +46,66 @@ from costart.eventlog.capabilities import Record
 from costart.eventlog.codec import event_decoder, gc_paused
 
 
-def _with_field(cls: type[msgspec.Struct], name: str, kind: Any) -> Any:
-    """A struct type that decodes what ``cls`` decodes, its field ``name`` as ``kind``:
-    made from ``cls``'s own fields, so it follows every change to them."""
+def _like(
+    cls: type[msgspec.Struct],
+    name: str,
+    retyped: dict[str, Any],
+    skipped: frozenset[str] = frozenset(),
+) -> Any:
+    """A struct type ``name`` that decodes what ``cls`` decodes, each field in ``retyped``
+    read as the type given there and the fields in ``skipped`` not read at all: made from
+    ``cls``'s own fields, so it follows every change to them."""
     config = cls.__struct_config__
     fields = [
         (
             f.name,
-            kind if f.name == name else f.type,
+            retyped.get(f.name, f.type),
             msgspec.field(default=f.default, default_factory=f.default_factory),  # type: ignore[call-overload]
         )
         for f in msgspec.structs.fields(cls)
+        if f.name not in skipped
     ]
     return msgspec.defstruct(
-        f"{cls.__name__}With{name.title()}Bytes",
+        name,
         fields,
         kw_only=True,
         tag_field=config.tag_field,
         tag=config.tag,
+        frozen=True,
         gc=False,
     )
 
 
+def _with_field(cls: type[msgspec.Struct], name: str, kind: Any) -> Any:
+    """A struct type that decodes what ``cls`` decodes, its field ``name`` as ``kind``."""
+    return _like(cls, f"{cls.__name__}With{name.title()}Bytes", {name: kind})
+
+
+_NOT_FOLDED: Final = frozenset({"actor", "group_id", "note"})
+"""What a member's fold does not read of a member event: `World.apply` finds the member
+by the event's own id and folds it by its kind, and the state keeps no actor or note."""
+
+
+def _member_view(kind: type[ev.DomainEvent], trusted: bool) -> Any:
+    """A view of member events of ``kind``: their id as text, the rest as the member's
+    fold reads it; same name as ``kind`` (a failed check names the kind as the plain
+    fold names it). ``trusted`` (the store checked the bytes): the fields the fold does
+    not read are skipped; else the actor and group id are decoded, so checked as the
+    plain decode checks them."""
+    skipped = _NOT_FOLDED if trusted else frozenset({"note"})
+    return _like(kind, kind.__name__, {"originator_id": str}, skipped)
+
+
 _SpecMembersBytes = _with_field(GroupSpec, "members", tuple[msgspec.Raw, ...])
-_SubmittedBytes = _with_field(ev.GroupSubmitted, "spec", _SpecMembersBytes)
+# A submission's member ids as their text: the keys its members' creations are met by
+# (no text made from a UUID), turned into UUIDs by one conversion (ADR 0150).
+_SubmittedBytes = _like(
+    ev.GroupSubmitted,
+    "GroupSubmittedWithSpecBytes",
+    {"spec": _SpecMembersBytes, "member_ids": tuple[str, ...]},
+)
+_MEMBER_IDS: Final = tuple[UUID, ...]
+_ID_TEXT_LENGTH: Final = 36
 
 
 class _CreatedBytes(msgspec.Struct, frozen=True, gc=False, tag="MemberCreated"):
@@ -95,16 +138,38 @@ _Pending = dict[str, tuple[GroupState, int, msgspec.Raw, str]]
 in it, their spec's bytes and the group's id text."""
 
 
-def _route(topic: str, trusted: bool) -> tuple[int, msgspec.msgpack.Decoder[Any]]:
+class _Met:
+    """What one fold has met of the submissions: member specs by their bytes (each
+    decoded once), and the members submitted and not created yet."""
+
+    __slots__ = ("pending", "specs")
+
+    def __init__(self) -> None:
+        self.specs: dict[bytes, MemberSpec] = {}
+        self.pending: _Pending = {}
+
+
+_Route = tuple[int, msgspec.msgpack.Decoder[Any], type[ev.DomainEvent]]
+"""How a topic's records are folded, the decoder they are read with, and their kind."""
+
+
+def _route(routes: dict[str, _Route], record: Record, trusted: bool) -> _Route:
+    """The route of ``record``'s topic, kept in ``routes``."""
+    routes[record.topic] = route = _route_of(record.topic, trusted)
+    return route
+
+
+def _route_of(topic: str, trusted: bool) -> _Route:
     decoder = event_decoder(topic)
-    kind = decoder.type
+    kind = cast(type[ev.DomainEvent], decoder.type)
     if kind in MEMBER_FOLDS:
-        return _TO_MEMBER, decoder
+        return _TO_MEMBER, msgspec.msgpack.Decoder(_member_view(kind, trusted)), kind
     if kind is ev.MemberCreated:
-        return _CREATED, msgspec.msgpack.Decoder(_CreatedBytes if trusted else _CheckedCreatedBytes)
+        created = _CreatedBytes if trusted else _CheckedCreatedBytes
+        return _CREATED, msgspec.msgpack.Decoder(created), kind
     if kind is ev.GroupSubmitted:
-        return _SUBMITTED, msgspec.msgpack.Decoder(_SubmittedBytes)
-    return _WORLD, decoder
+        return _SUBMITTED, msgspec.msgpack.Decoder(_SubmittedBytes), kind
+    return _WORLD, decoder, kind
 
 
 def fold_records(world: World, records: Iterable[Record], *, trusted: bool) -> World:
@@ -112,64 +177,98 @@ def fold_records(world: World, records: Iterable[Record], *, trusted: bool) -> W
     in, its position the last record's. ``trusted``: the store checked each record's
     checksum as it read it, so the actors in the bytes are not checked again (ADR 0089;
     the flag is on for each decode call alone)."""
-    apply, groups = world.apply, world.groups
+    apply, members = world.apply, world.members
     world.forget_node_use()  # member events go around `apply`: counted afresh when read
-    by_number: dict[int, MemberState] = {}
-    pending: _Pending = {}
-    specs: dict[bytes, MemberSpec] = {}
-    routes: dict[str, tuple[int, msgspec.msgpack.Decoder[Any]]] = {}
+    met = _Met()
+    routes: dict[str, _Route] = {}
     checked = CHECKED_LOG_BYTES
+    # The clock and position as locals, the World's set once (and where a record fails):
+    # a local costs less than a struct's attribute on every record.
+    clock, position = world.clock_ns, world.position
     with gc_paused():
-        for record in records:
-            route = routes.get(record.topic)
-            if route is None:
-                route = routes[record.topic] = _route(record.topic, trusted)
-            how, decoder = route
-            checked.on = trusted
-            try:
-                event = decoder.decode(record.state)
-            except _DECODE_ERRORS:
-                if how is _TO_MEMBER or how is _WORLD:
-                    raise
-                how = _WORLD  # not as this fold reads it: the plain decode says why
-                event = _decoded(record, trusted)
-            finally:
-                checked.on = False
-            if how is _TO_MEMBER:
-                number = event.originator_id.int
-                member = by_number.get(number)
-                if member is None:  # its first event here (raises for an unknown member)
-                    member = by_number[number] = world.member_by_id(event.originator_id)
-                apply_member_event(member, event)
-            elif how is _CREATED:
-                member = _created(world, event, pending)
-                if member is None:  # not as its group's submission here said: plainly
-                    event = _decoded(record, trusted)
-                    apply(event)
-                    member = world.member_by_id(event.originator_id)
-                by_number[member.id.int] = member
-            elif how is _SUBMITTED:
-                members = event.spec.members
-                event = _submitted(event, specs)
-                apply(event)
-                key = id_text(event.originator_id)
-                group = groups[key]
-                for index, member_id in enumerate(group.member_ids):
-                    pending[id_text(member_id)] = (group, index, members[index], key)
-            else:
-                apply(event)
-            at_ns = event.at_ns
-            if at_ns > world.clock_ns:  # noqa: PLR1730 (no max() call: the hot loop)
-                world.clock_ns = at_ns
-            world.position = record.id
+        try:
+            for record in records:
+                how, decoder, kind = routes.get(record.topic) or _route(routes, record, trusted)
+                if how is _TO_MEMBER:
+                    # A view holds no actor, or (bytes the store did not check) one
+                    # checked as decoded: the trust flag is not needed around it.
+                    try:
+                        event = decoder.decode(record.state)
+                    except _DECODE_ERRORS:
+                        # Not as this fold reads it: the plain decode says why.
+                        event = _decoded(record, trusted)
+                        apply(event)
+                    else:
+                        member = members.get(event.originator_id)
+                        if member is None:
+                            # Not a key of the World (an unknown member, or another
+                            # spelling of an id): the plain fold finds it or names it.
+                            apply(_decoded(record, trusted))
+                        else:
+                            apply_member_event(member, event, kind)
+                else:
+                    checked.on = trusted
+                    try:
+                        event = decoder.decode(record.state)
+                    except _DECODE_ERRORS:
+                        if how is _WORLD:
+                            raise
+                        how = _WORLD  # not as this fold reads it: the plain decode says why
+                        event = _decoded(record, trusted)
+                    finally:
+                        checked.on = False
+                    if how is _CREATED:
+                        if _created(world, event, met.pending) is None:
+                            # Not as its group's submission here said: folded plainly.
+                            apply(_decoded(record, trusted))
+                    elif how is _SUBMITTED:
+                        _submit(world, event, record, trusted, met)
+                    else:
+                        apply(event)
+                at_ns = event.at_ns
+                if at_ns > clock:  # noqa: PLR1730 (no max() call: the hot loop)
+                    clock = at_ns
+                position = record.id
+        finally:
+            world.clock_ns, world.position = clock, position
     return world
 
 
-def _submitted(event: Any, specs: dict[bytes, MemberSpec]) -> ev.GroupSubmitted:
-    """The `GroupSubmitted` of ``event`` (read with its member specs as bytes), each
-    member spec decoded once per fold: a spec whose bytes were met before (groups
-    submitted from one template) is the spec decoded then, as a restore shares it
-    (ADR 0129). Equal bytes decode to equal specs."""
+def _submit(world: World, event: Any, record: Record, trusted: bool, met: _Met) -> None:
+    """Fold the submission ``event`` (read with its member specs as bytes and its member
+    ids as text) into ``world``, and keep its members' spec bytes by their ids' text in
+    ``met`` until their creations. Ids that are not UUIDs: the plain decode of
+    ``record`` says why."""
+    try:
+        member_ids = msgspec.convert(event.member_ids, _MEMBER_IDS)
+    except _DECODE_ERRORS:
+        world.apply(_decoded(record, trusted))
+        return
+    submitted = _submitted(event, member_ids, met.specs)
+    world.apply(submitted)
+    key = id_text(submitted.originator_id)
+    group = world.groups[key]
+    members_bytes = event.spec.members
+    # Met by the text the World keys members by (`id_text`'s: 36 characters, lower
+    # case). Each text is a UUID's (converted above), 32 or 36 characters long: all are
+    # 36 when their lengths sum to 36 each, and lower case when joined they are. Ids
+    # spelt otherwise leave their creations to the plain fold. Once per submission, not
+    # a text made per id.
+    texts = event.member_ids
+    joined = "".join(texts)
+    if len(joined) != _ID_TEXT_LENGTH * len(texts) or joined != joined.lower():
+        return
+    for index, text in enumerate(texts):
+        met.pending[text] = (group, index, members_bytes[index], key)
+
+
+def _submitted(
+    event: Any, member_ids: tuple[UUID, ...], specs: dict[bytes, MemberSpec]
+) -> ev.GroupSubmitted:
+    """The `GroupSubmitted` of ``event`` (read with its member specs as bytes) and its
+    ``member_ids``, each member spec decoded once per fold: a spec whose bytes were met
+    before (groups submitted from one template) is the spec decoded then, as a restore
+    shares it (ADR 0129). Equal bytes decode to equal specs."""
     shared = []
     for raw in event.spec.members:
         data = bytes(raw)
@@ -181,6 +280,7 @@ def _submitted(event: Any, specs: dict[bytes, MemberSpec]) -> ev.GroupSubmitted:
     spec_fields["members"] = tuple(shared)
     fields = msgspec.structs.asdict(event)
     fields["spec"] = GroupSpec(**spec_fields)
+    fields["member_ids"] = member_ids
     return ev.GroupSubmitted(**fields)
 
 

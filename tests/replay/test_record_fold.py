@@ -11,10 +11,12 @@ from pathlib import Path
 
 import msgspec
 import pytest
+from eventsourcing.persistence import StoredEvent
 from rich.console import Console
 
 from costart.cli.walkthrough import run_demo
 from costart.domain import events as ev
+from costart.domain.actors import CHECKED_LOG_BYTES, Actor
 from costart.domain.errors import DomainError
 from costart.domain.world import World
 from costart.eventlog import record_fold
@@ -235,3 +237,178 @@ def test_fold_log_takes_the_records_where_a_store_hands_them_over(demo_log: Path
         world = fold_log(World(), source)
         assert calls == [True]
         assert encode_world(world) == encode_world(plain(log.source))
+
+
+def test_member_events_are_folded_as_views_of_their_kind(
+    demo_log: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a checked log every member event is read as a view of its kind (ADR 0150):
+    none is decoded whole, and each reaches its member's fold named by its kind."""
+    with open_log(demo_log) as log:
+        expected = encode_world(plain(log.source))
+        decoded: list[int] = []
+        whole = record_fold._decoded
+        monkeypatch.setattr(
+            record_fold,
+            "_decoded",
+            lambda record, trusted: decoded.append(record.id) or whole(record, trusted),
+        )
+        folded: dict[str, int] = {}
+        member_fold = record_fold.apply_member_event
+
+        def seen(member, event, kind):  # type: ignore[no-untyped-def]
+            assert type(event) is not kind and type(event).__name__ == kind.__name__
+            assert not hasattr(event, "group_id") and not hasattr(event, "actor")
+            folded[kind.__name__] = folded.get(kind.__name__, 0) + 1
+            member_fold(member, event, kind)
+
+        monkeypatch.setattr(record_fold, "apply_member_event", seen)
+        world = by_records(log.source)
+    print(f"member events folded as views, by kind: {folded}")
+    assert encode_world(world) == expected
+    assert decoded == []
+    assert {"MemberPlaced", "TaskStarted", "ClaimReady"} <= set(folded)
+
+
+def with_actor(event: ev.DomainEvent, kind: str, name: str) -> ev.DomainEvent:
+    """``event`` with an actor the edge would refuse (built as a checked log's decode
+    builds it, without the check)."""
+    CHECKED_LOG_BYTES.on = True
+    try:
+        actor = Actor(kind, name)  # type: ignore[arg-type]
+    finally:
+        CHECKED_LOG_BYTES.on = False
+    return msgspec.structs.replace(event, actor=actor)
+
+
+def placed(events: list[ev.DomainEvent], index: int = 0, version: int = 2) -> ev.MemberPlaced:
+    created = events[1 + index]
+    return ev.MemberPlaced(
+        originator_id=created.originator_id,
+        originator_version=version,
+        group_id=created.group_id,
+        at_ns=20,
+        assignments=(ev.Assignment(0, "n1"),),
+    )
+
+
+def test_a_member_event_s_actor_is_checked_where_the_store_did_not_check_its_bytes() -> None:
+    # The in-memory log checks no checksum: a member event's view decodes its actor,
+    # which is checked as the plain decode checks it.
+    events = submitted_and_created({})
+    events.append(with_actor(placed(events), "user", "not a name"))
+    source = memory_source(events)
+    with pytest.raises(DomainError) as expected:
+        plain(source)
+    with pytest.raises(DomainError, match="actor name 'not a name'") as got:
+        by_records(source)
+    assert str(got.value) == str(expected.value)
+
+
+def stored(events: list[ev.DomainEvent], last: dict[str, object]) -> RecorderSource:
+    """An in-memory log of ``events`` and one more stored body, ``last`` (as written,
+    whatever it holds) under the topic of a member placement."""
+    source = memory_source(events)
+    topic = source.recorder.select_notifications(start=1, limit=1)[0].topic.replace(
+        "GroupSubmitted", "MemberPlaced"
+    )
+    body = msgspec.msgpack.encode(last)
+    source.recorder.insert_events([StoredEvent(uuid.uuid4(), 1, topic, body)])
+    return source
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "words"),
+    [
+        ("originator_id", 7, "Expected `uuid`, got `int` - at `$.originator_id`"),
+        ("group_id", "not an id", "Invalid UUID - at `$.group_id`"),
+    ],
+)
+def test_a_member_event_that_does_not_decode_fails_with_the_plain_decode_s_words(
+    field: str, value: object, words: str
+) -> None:
+    events = submitted_and_created({})
+    body = msgspec.to_builtins(placed(events))
+    body[field] = value
+    source = stored(events, body)
+    with pytest.raises(msgspec.ValidationError) as expected:
+        plain(source)
+    with pytest.raises(msgspec.ValidationError) as got:
+        by_records(source)
+    assert str(expected.value) == words
+    assert str(got.value) == str(expected.value)
+
+
+def test_a_member_event_out_of_turn_fails_as_the_plain_fold_fails() -> None:
+    events = submitted_and_created({})
+    events.append(placed(events, version=3))
+    source = memory_source(events)
+    with pytest.raises(DomainError) as expected:
+        plain(source)
+    with pytest.raises(DomainError, match=r"event MemberPlaced for .* has version 3") as got:
+        by_records(source)
+    assert str(got.value) == str(expected.value)
+
+
+def test_a_fold_that_fails_leaves_the_world_at_the_last_record_folded() -> None:
+    events = submitted_and_created({})
+    events.append(placed(events))
+    events.append(placed(events, index=1, version=3))  # member b is at version 1
+    source = memory_source(events)
+    world = World()
+    found = source.checked_records()
+    assert found is not None
+    with pytest.raises(DomainError, match="has version 3; expected 2"):
+        fold_records(world, found[0], trusted=found[1])
+    assert (world.position, world.clock_ns) == (4, 20)
+    member = world.members[str(events[1].originator_id)]
+    assert member.version == 2
+
+
+def test_a_submission_whose_member_ids_are_not_ids_fails_with_the_plain_decode_s_words() -> None:
+    # The record fold reads a submission's member ids as text and converts them: one
+    # that is no UUID is named as the plain decode names it, where it is in the event.
+    events = submitted_and_created({})
+    body = msgspec.to_builtins(events[0])
+    body["member_ids"] = [body["member_ids"][0], "not an id"]
+    source = memory_source([])
+    topic = MsgspecMapper().to_stored_event(events[0]).topic
+    source.recorder.insert_events(
+        [StoredEvent(events[0].originator_id, 1, topic, msgspec.msgpack.encode(body))]
+    )
+    with pytest.raises(msgspec.ValidationError) as expected:
+        plain(source)
+    with pytest.raises(msgspec.ValidationError) as got:
+        by_records(source)
+    assert str(expected.value) == "Invalid UUID - at `$.member_ids[1]`"
+    assert str(got.value) == str(expected.value)
+
+
+def test_ids_spelt_otherwise_fold_to_the_plain_world() -> None:
+    """A log whose member ids are written in capitals (a spelling the plain decode reads
+    as the same UUIDs; the group's id as usual): the record fold meets creations and
+    member events by the ids' text, so it must leave those to the plain fold, not key
+    the World by another spelling."""
+    events = submitted_and_created({})
+    events.append(placed(events))
+    mapper, recorder = MsgspecMapper(), MemoryApplicationRecorder()
+    stored_events = []
+    for event in events:
+        body = msgspec.to_builtins(event)
+        if "member_ids" in body:
+            body["member_ids"] = [text.upper() for text in body["member_ids"]]
+        else:
+            body["originator_id"] = body["originator_id"].upper()
+        topic = mapper.to_stored_event(event).topic
+        stored_events.append(
+            StoredEvent(
+                event.originator_id, event.originator_version, topic, msgspec.msgpack.encode(body)
+            )
+        )
+    recorder.insert_events(stored_events)
+    source = RecorderSource(recorder, mapper)
+    expected = plain(source)
+    assert str(events[1].originator_id) in expected.members
+    world = by_records(source)
+    assert sorted(world.members) == sorted(expected.members)
+    assert encode_world(world) == encode_world(expected)
