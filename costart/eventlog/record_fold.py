@@ -29,6 +29,7 @@ their bytes) lives for one call and is dropped with it.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from typing import Any, Final, cast
 from uuid import UUID
@@ -86,6 +87,7 @@ _NOT_FOLDED: Final = frozenset({"actor", "group_id", "note"})
 by the event's own id and folds it by its kind, and the state keeps no actor or note."""
 
 
+@functools.cache  # a class made per fold (per restore) is left to the collector each time
 def _member_view(kind: type[ev.DomainEvent], trusted: bool) -> Any:
     """A view of member events of ``kind``: their id as text, the rest as the member's
     fold reads it; same name as ``kind`` (a failed check names the kind as the plain
@@ -159,6 +161,7 @@ def _route(routes: dict[str, _Route], record: Record, trusted: bool) -> _Route:
     return route
 
 
+@functools.cache  # made once per process: each view is a class (see `_member_view`)
 def _route_of(topic: str, trusted: bool) -> _Route:
     decoder = event_decoder(topic)
     kind = cast(type[ev.DomainEvent], decoder.type)
