@@ -17,7 +17,9 @@ task placed on one).
 A watcher that asks for hints (the board's) also gets ``expected-starts`` frames: no
 ``id:`` and no log event, only the log position and time the waiting groups' expected
 starts were last planned at (`WatchHub.hint`), sent when it is caught up; a watcher
-that misses one gets the newest, so a hint costs no ring space (ADR 0137).
+that misses one gets the newest, so a hint costs no ring space (ADR 0137). A watcher
+that has just come gets the newest there is once it is caught up: the page it serves
+was read before it connected, and a plan made in between would be missed until the next.
 
 Run tables' env values (in ``GroupSubmitted`` and ``MemberCreated``) reach only the
 group's owner and admins; every other watcher gets the frame with them withheld
@@ -308,7 +310,9 @@ class WatchHub:
         client goes away or falls more than the ring behind (then a close frame);
         ``hints``: and the newest ``expected-starts`` hint whenever it is caught up."""
         self.watchers += 1
-        hinted = self.hints  # hints before the watch began are not news
+        # The newest hint is news to a watcher that has just come (0: none yet seen): what
+        # it shows was read before it connected, and a plan may have been made between.
+        hinted = 0
         try:
             cursor = after + 1  # the next position to send
             live = False  # joined the ring (before: catching up from the log)
