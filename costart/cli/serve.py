@@ -28,7 +28,7 @@ from costart.files import UnreadableFileError, why_not_writable
 from costart.placement import ClusterError
 from costart.rest.auth import TokenError, Tokens
 from costart.server.errors import LeaseHeldError, OptionError
-from costart.server.options import ServeOptions, peer_origin
+from costart.server.options import ESTIMATE_DEPTH, ServeOptions, peer_origin
 from costart.server.token_reload import log_token_warnings, reload_tokens_on_hangup
 
 
@@ -72,6 +72,13 @@ def serve(
         str | None,
         typer.Option(help="the URL clients reach this server at (a standby names it)"),
     ] = None,
+    estimate_depth: Annotated[
+        int,
+        typer.Option(
+            help="the most waiting groups given an expected start, in queue order (the rest: "
+            "beyond the groups planned); planning takes longer the more there are"
+        ),
+    ] = ESTIMATE_DEPTH,
     peer: Annotated[
         list[str] | None,
         typer.Option(
@@ -107,6 +114,7 @@ def serve(
             advertise=advertise,
             rebuild_views=target.rebuild_views,
             peers=tuple(peer_origin(p) for p in peer or ()),
+            estimate_depth=estimate_depth,
         )
     except (TokenError, ClusterError, ValueError, UnreadableFileError) as error:
         # OptionError is a ValueError

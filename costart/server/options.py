@@ -32,6 +32,11 @@ def peer_origin(address: str) -> str:
     return f"{scheme}://{host}{shown_port}"
 
 
+ESTIMATE_DEPTH: Final = 100
+"""The shadow planner's default depth (`costart.placement.shadow.DEFAULT_DEPTH`, which a
+test holds equal), kept here so that parsing options does not load the planner."""
+
+
 class ServeOptions(msgspec.Struct, frozen=True, kw_only=True):
     """How to serve: where to listen, how often to schedule, how to lead the store.
 
@@ -40,8 +45,9 @@ class ServeOptions(msgspec.Struct, frozen=True, kw_only=True):
     ``advertise`` is the URL clients reach this server at (a standby names it);
     ``rebuild_views`` rebuilds the views even over a log that lost its tail; ``peers``
     are the other servers of this store (leader or standby) as a browser reaches them:
-    a board page goes there when this server is gone (ADR 0117). Raises `OptionError`
-    for a value that cannot work."""
+    a board page goes there when this server is gone (ADR 0117); ``estimate_depth``: the
+    most waiting groups the expected starts plan (ADR 0136). Raises `OptionError` for a
+    value that cannot work."""
 
     host: str = "127.0.0.1"
     port: int = 8080
@@ -57,6 +63,7 @@ class ServeOptions(msgspec.Struct, frozen=True, kw_only=True):
     advertise: str | None = None
     rebuild_views: bool = False
     peers: tuple[str, ...] = ()
+    estimate_depth: int = ESTIMATE_DEPTH
 
     def __post_init__(self) -> None:
         for option, seconds in (
@@ -70,6 +77,8 @@ class ServeOptions(msgspec.Struct, frozen=True, kw_only=True):
             raise OptionError(f"--claim-delay must not be negative (got {self.claim_delay_s})")
         if self.max_connections < 1:
             raise OptionError("--max-connections must be at least 1")
+        if self.estimate_depth < 1:
+            raise OptionError(f"--estimate-depth must be at least 1 (got {self.estimate_depth})")
         if (self.cert is None) != (self.key is None):
             raise OptionError("--cert and --key go together")
         for option, path in (("--cert", self.cert), ("--key", self.key)):

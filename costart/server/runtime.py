@@ -125,6 +125,7 @@ class Server:
                 driver,
                 int(options.heartbeat_timeout_s * SECOND_NS),
                 _views_fold(stack, self.settings, checked.views.db.path) if store_dir else None,
+                estimate_depth=options.estimate_depth,
             )
             _release_startup_pages(self.settings, checked.views)
             http = web.server(

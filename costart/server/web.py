@@ -21,7 +21,7 @@ from costart.rest.http_app import create_app
 from costart.rest.not_leader import not_leader_app, publish_leader, read_leader
 from costart.rest.watch import WatchHub
 from costart.service.controller_service import Service
-from costart.service.start_estimates import StartEstimator
+from costart.service.start_estimates import EstimateSettings, StartEstimator
 
 __all__ = ["not_leader_while_standby", "publish_leader", "server", "service"]
 
@@ -35,12 +35,19 @@ def service(
     driver: ClaimDriver | None,
     heartbeat_timeout_ns: int,
     fold: Fold | None,
+    *,
+    estimate_depth: int | None = None,
 ) -> tuple[Service, WatchHub]:
     """The service, with REST's watch stream as its change feed. Built before any command
     runs: the hub's names and its position are one picture. ``fold``: where the views
-    fold (`costart.server.views_process`), else in the service's thread."""
+    fold (`costart.server.views_process`), else in the service's thread;
+    ``estimate_depth``: the most waiting groups the expected starts plan (None: the
+    planner's default)."""
     hub = WatchHub.following(controller.read_events, controller.world)
-    estimator = StartEstimator.for_controller(controller)
+    settings = (
+        EstimateSettings() if estimate_depth is None else EstimateSettings(depth=estimate_depth)
+    )
+    estimator = StartEstimator.for_controller(controller, settings=settings)
     if estimator is not None:
         estimator.on_publish = hub.hint  # the board re-reads its waiting groups then
     service = Service(

@@ -80,3 +80,11 @@ def test_a_login_comes_back_to_a_board_page(page: str) -> None:
 )
 def test_a_login_never_goes_anywhere_else(page: str) -> None:
     assert safe_next(page) == "/"
+
+
+def test_the_serve_options_default_depth_is_the_planners() -> None:
+    """Kept apart so that parsing options does not load the planner; held equal here."""
+    from costart.placement.shadow import DEFAULT_DEPTH
+    from costart.server.options import ESTIMATE_DEPTH
+
+    assert ServeOptions().estimate_depth == ESTIMATE_DEPTH == DEFAULT_DEPTH

@@ -27,10 +27,13 @@ HOUR_NS = 3600 * 10**9
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, httpx.Client]]:
     """The server's URL and an admin client; "holder" runs on both nodes for its
-    declared hour, "waiter" waits for them."""
+    declared hour, "waiter" waits for them. Estimates plan one waiting group (the depth
+    ``--estimate-depth`` gives): a later group is beyond it."""
     tmp = tmp_path_factory.mktemp("estimates")
     env = {**serve_env(tmp, lmdb=True), "COSTART_CLUSTER": str(CLUSTER)}
-    options = ("--interval", "0.05", "--simulate-claims", "--claim-delay", "0")
+    options = (
+        "--interval", "0.05", "--simulate-claims", "--claim-delay", "0", "--estimate-depth", "1",
+    )  # fmt: skip
     with serving(tmp, TOKENS, *options, env=env) as (url, _, _):
         with httpx.Client(
             base_url=url, headers={"Authorization": f"Bearer {ADMIN}"}, timeout=10
@@ -73,7 +76,9 @@ def test_a_waiting_group_row_carries_its_expected_start_from_the_declared_limit(
     assert estimate["position"] >= 1 and estimate["planned_at"].endswith("Z")
     # The whole plan: one answer with its position, time, bounds and freshness.
     plan = api.get("/v1/expected-starts").json()
-    assert plan["available"] and plan["depth"] == 100 and plan["window_ns"] == 24 * HOUR_NS
+    assert (
+        plan["available"] and plan["depth"] == 1 and plan["window_ns"] == 24 * HOUR_NS
+    )  # --estimate-depth
     assert [g["group"] for g in plan["groups"]] == ["waiter"]
     assert plan["position"] <= plan["log_position"] and plan["took_s"] >= 0
     # In the list too; a running group has none.
@@ -88,8 +93,9 @@ def test_the_estimate_refreshes_as_the_state_changes(served):
     assert api.post("/v1/groups", json=gang_doc("later", 1)).status_code == 201
     later = _until(api, "/v1/groups/later", _planned)["group"]["expected_start"]
     waiter = api.get("/v1/groups/waiter").json()["group"]["expected_start"]
-    # "later" is planned behind "waiter" (the queue's order), without an end of its own.
-    assert later["start_ns"] is None or later["start_ns"] >= waiter["start_ns"]
+    # "later" comes behind "waiter" (the queue's order), beyond the one group planned.
+    assert (later["start_ns"], later["unplanned"], later["depth"]) == (None, "depth", 1)
+    assert later["assumption"] == "beyond the 1 groups planned: no start is estimated"
     assert later["position"] > waiter["position"] - 1
 
 

@@ -139,7 +139,13 @@ def test_a_hostile_cancel_cancels_nothing(api):
 
 @pytest.mark.parametrize(
     ("option", "value"),
-    [("--interval", "0"), ("--interval", "-1"), ("--lease-duration", "0"), ("--claim-delay", "-1")],
+    [
+        ("--interval", "0"),
+        ("--interval", "-1"),
+        ("--lease-duration", "0"),
+        ("--claim-delay", "-1"),
+        ("--estimate-depth", "0"),
+    ],
 )
 def test_serve_refuses_a_zero_or_negative_duration_before_opening_anything(tmp_path, option, value):
     tokens = tmp_path / "tokens.toml"
