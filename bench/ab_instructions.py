@@ -102,7 +102,15 @@ if sys.argv[-1] == "1":
 # 48 M, 57 M, 11 M, 22 M and 120 M for one cold step on 4,096 nodes (ADR 0152).
 # One BLAS thread starts no server; the check after the driver fails a count that
 # another thread could have moved.
-STEADY_ENV = {"PYTHONHASHSEED": "0", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+# Nor does a counted run compile or write bytecode: whether a module's cache was there
+# moved a count by 0.4% (none anywhere) to 100 M (a first run writing them, ADR 0149), so
+# `_compiled` writes the tree's caches before it is counted and the runs only read them.
+STEADY_ENV = {
+    "PYTHONHASHSEED": "0",
+    "OPENBLAS_NUM_THREADS": "1",
+    "OMP_NUM_THREADS": "1",
+    "PYTHONDONTWRITEBYTECODE": "1",
+}
 ONE_THREAD = """
 import os as _os
 _threads = _os.listdir("/proc/self/task")
@@ -139,8 +147,20 @@ def _instructions(tree: Path, driver: str, args: list[str]) -> int:
     return int(found.group(1).replace(",", ""))
 
 
+def _compiled(tree: Path) -> None:
+    """Write the bytecode caches of ``tree``'s code, so no counted run compiles it."""
+    subprocess.run(
+        [sys.executable, "-m", "compileall", "-q", "costart", "bench"],
+        cwd=tree,
+        env={**os.environ, "PYTHONDONTWRITEBYTECODE": ""},
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+
+
 def _work(tree: Path, driver: str, args: list[str]) -> int:
     """The work's instructions: with it, less setup only."""
+    _compiled(tree)
     return _instructions(tree, driver, [*args, "1"]) - _instructions(tree, driver, [*args, "0"])
 
 
