@@ -105,7 +105,11 @@ if sys.argv[-1] == "1":
 # Nor does a counted run compile or write bytecode: whether a module's cache was there
 # moved a count by 0.4% (none anywhere) to 100 M (a first run writing them, ADR 0149), so
 # `_compiled` writes the tree's caches before it is counted and the runs only read them.
+# And a counted run gets this environment and nothing inherited: its size and content
+# (the shell's PWD, OLDPWD, ``_``) moved a count by up to 90,000 instructions.
 STEADY_ENV = {
+    "PATH": "/usr/bin:/bin",
+    "LANG": "C.UTF-8",
     "PYTHONHASHSEED": "0",
     "OPENBLAS_NUM_THREADS": "1",
     "OMP_NUM_THREADS": "1",
@@ -121,10 +125,13 @@ if len(_threads) != 1:
 
 def _instructions(tree: Path, driver: str, args: list[str]) -> int:
     """Instructions valgrind counts for ``driver`` run over ``tree``'s code, in one thread."""
-    env = {**os.environ, "PYTHONPATH": str(tree), **STEADY_ENV}
+    valgrind = shutil.which("valgrind")
+    if valgrind is None:
+        raise SystemExit("valgrind is not installed (apt-get install valgrind)")
+    env = {"PYTHONPATH": str(tree), **STEADY_ENV}
     done = subprocess.run(
         [
-            "valgrind",
+            valgrind,
             "--tool=cachegrind",
             "--cache-sim=no",
             "--cachegrind-out-file=/dev/null",
