@@ -96,34 +96,78 @@ if sys.argv[-1] == "1":
 """
 
 
+# Counted runs have one thread. numpy's OpenBLAS starts a thread per core at import,
+# and its idle threads spin before they sleep; valgrind runs one thread at a time, so
+# how long they spin (and the count) follows the scheduler: the same code counted
+# 48 M, 57 M, 11 M, 22 M and 120 M for one cold step on 4,096 nodes (ADR 0152).
+# One BLAS thread starts no server; the check after the driver fails a count that
+# another thread could have moved.
+# Nor does a counted run compile or write bytecode: whether a module's cache was there
+# moved a count by 0.4% (none anywhere) to 100 M (a first run writing them, ADR 0149), so
+# `_compiled` writes the tree's caches before it is counted and the runs only read them.
+# And a counted run gets this environment and nothing inherited: its size and content
+# (the shell's PWD, OLDPWD, ``_``) moved a count by up to 90,000 instructions.
+STEADY_ENV = {
+    "PATH": "/usr/bin:/bin",
+    "LANG": "C.UTF-8",
+    "PYTHONHASHSEED": "0",
+    "OPENBLAS_NUM_THREADS": "1",
+    "OMP_NUM_THREADS": "1",
+    "PYTHONDONTWRITEBYTECODE": "1",
+}
+ONE_THREAD = """
+import os as _os
+_threads = _os.listdir("/proc/self/task")
+if len(_threads) != 1:
+    raise SystemExit(f"the counted process runs {len(_threads)} threads: its count is not steady")
+"""
+
+
 def _instructions(tree: Path, driver: str, args: list[str]) -> int:
-    """Instructions valgrind counts for ``driver`` run over ``tree``'s code."""
-    env = {**os.environ, "PYTHONPATH": str(tree), "PYTHONHASHSEED": "0"}
+    """Instructions valgrind counts for ``driver`` run over ``tree``'s code, in one thread."""
+    valgrind = shutil.which("valgrind")
+    if valgrind is None:
+        raise SystemExit("valgrind is not installed (apt-get install valgrind)")
+    env = {"PYTHONPATH": str(tree), **STEADY_ENV}
     done = subprocess.run(
         [
-            "valgrind",
+            valgrind,
             "--tool=cachegrind",
             "--cache-sim=no",
             "--cachegrind-out-file=/dev/null",
             sys.executable,
             "-c",
-            driver,
+            driver + ONE_THREAD,
             *args,
         ],
         cwd=tree,
         env=env,
         capture_output=True,
         text=True,
-        check=True,
+        check=False,
     )
+    if done.returncode != 0:
+        raise SystemExit(f"the counted run of {tree} failed:\n{done.stderr[-2000:]}")
     found = REFS.search(done.stderr)
     if found is None:
         raise SystemExit(f"valgrind printed no instruction count:\n{done.stderr[-2000:]}")
     return int(found.group(1).replace(",", ""))
 
 
+def _compiled(tree: Path) -> None:
+    """Write the bytecode caches of ``tree``'s code, so no counted run compiles it."""
+    subprocess.run(
+        [sys.executable, "-m", "compileall", "-q", "costart", "bench"],
+        cwd=tree,
+        env={**os.environ, "PYTHONDONTWRITEBYTECODE": ""},
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+
+
 def _work(tree: Path, driver: str, args: list[str]) -> int:
     """The work's instructions: with it, less setup only."""
+    _compiled(tree)
     return _instructions(tree, driver, [*args, "1"]) - _instructions(tree, driver, [*args, "0"])
 
 
