@@ -123,12 +123,17 @@ if len(_threads) != 1:
 """
 
 
-def _instructions(tree: Path, driver: str, args: list[str]) -> int:
-    """Instructions valgrind counts for ``driver`` run over ``tree``'s code, in one thread."""
+def count_instructions(
+    tree: Path, driver: str, args: list[str], *, bench_on_path: bool = False
+) -> int:
+    """Instructions valgrind counts for ``driver`` run over ``tree``'s code, in one thread
+    and a fixed environment (every benchmark that counts instructions counts here);
+    ``bench_on_path``: the driver imports ``tree``'s bench modules by name."""
     valgrind = shutil.which("valgrind")
     if valgrind is None:
         raise SystemExit("valgrind is not installed (apt-get install valgrind)")
-    env = {"PYTHONPATH": str(tree), **STEADY_ENV}
+    paths = [tree, tree / "bench"] if bench_on_path else [tree]
+    env = {"PYTHONPATH": os.pathsep.join(map(str, paths)), **STEADY_ENV}
     done = subprocess.run(
         [
             valgrind,
@@ -168,7 +173,9 @@ def _compiled(tree: Path) -> None:
 def _work(tree: Path, driver: str, args: list[str]) -> int:
     """The work's instructions: with it, less setup only."""
     _compiled(tree)
-    return _instructions(tree, driver, [*args, "1"]) - _instructions(tree, driver, [*args, "0"])
+    return count_instructions(tree, driver, [*args, "1"]) - count_instructions(
+        tree, driver, [*args, "0"]
+    )
 
 
 def measure(tree: Path) -> dict[str, int]:

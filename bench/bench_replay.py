@@ -23,10 +23,8 @@ import argparse
 import gc
 import logging
 import os
-import re
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -336,36 +334,16 @@ with open_log(Path(log)) as opened:
         else:
             raw_restore(raw, int(after))
 """
-REFS = re.compile(r"I\s+refs:\s+([\d,]+)")
 
 
-def _instructions(args: list[str]) -> int:
-    bench = Path(__file__).resolve().parent
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(bench.parent), str(bench)]),
-        "PYTHONHASHSEED": "0",
-    }
-    done = subprocess.run(
-        [
-            "valgrind",
-            "--tool=cachegrind",
-            "--cache-sim=no",
-            "--cachegrind-out-file=/dev/null",
-            sys.executable,
-            "-c",
-            INSTRUCTIONS_DRIVER,
-            *args,
-        ],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
+def instructions(driver: str, args: list[str]) -> int:
+    """Instructions valgrind counts for the Python ``driver`` run with ``args`` over this
+    tree's code, as every counted benchmark counts them (`ab_instructions`)."""
+    from ab_instructions import count_instructions
+
+    return count_instructions(
+        Path(__file__).resolve().parent.parent, driver, args, bench_on_path=True
     )
-    found = REFS.search(done.stderr)
-    if found is None:
-        raise SystemExit(f"valgrind printed no instruction count:\n{done.stderr[-2000:]}")
-    return int(found.group(1).replace(",", ""))
 
 
 def instruction_counts(work: Path, groups: int) -> dict[str, float]:
@@ -385,7 +363,9 @@ def instruction_counts(work: Path, groups: int) -> dict[str, float]:
     base = [str(work / "log"), str(work / "raw"), str(at)]
     counts: dict[str, float] = {}
     for run in ("replay", "raw", "restore", "raw_restore"):
-        counts[run] = _instructions([*base, run, "1"]) - _instructions([*base, run, "0"])
+        counts[run] = instructions(INSTRUCTIONS_DRIVER, [*base, run, "1"]) - instructions(
+            INSTRUCTIONS_DRIVER, [*base, run, "0"]
+        )
     counts["replay_vs_raw"] = counts["raw"] / counts["replay"]
     counts["restore_vs_raw"] = counts["restore"] / counts["raw_restore"]
     counts["groups"] = groups

@@ -34,15 +34,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 from typing import Any, Union
 
 import msgspec
+from bench_replay import instructions  # run from bench/: its sibling
 
 from costart.domain import events as ev
 
@@ -214,38 +213,6 @@ def reencoded(
         bodies.append(body)
         kinds.append(kind)
     return values, bodies, kinds
-
-
-REFS = re.compile(r"I\s+refs:\s+([\d,]+)")
-
-
-def instructions(driver: str, args: list[str]) -> int:
-    bench = Path(__file__).resolve().parent
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(bench.parent), str(bench)]),
-        "PYTHONHASHSEED": "0",
-    }
-    done = subprocess.run(
-        [
-            "valgrind",
-            "--tool=cachegrind",
-            "--cache-sim=no",
-            "--cachegrind-out-file=/dev/null",
-            sys.executable,
-            "-c",
-            driver,
-            *args,
-        ],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    found = REFS.search(done.stderr)
-    if found is None:
-        raise SystemExit(f"valgrind printed no instruction count:\n{done.stderr[-2000:]}")
-    return int(found.group(1).replace(",", ""))
 
 
 def main() -> None:
