@@ -91,6 +91,19 @@ def test_the_demo_log_folds_to_the_plain_world_from_any_position(demo_log: Path)
             assert encode_world(by_records(log.source, begun)) == expected, start
 
 
+def _count_whole_decodes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The positions of the records the record fold decodes whole (the plain decode),
+    filled as it folds."""
+    decoded: list[int] = []
+    whole = record_fold._decoded
+    monkeypatch.setattr(
+        record_fold,
+        "_decoded",
+        lambda record, trusted: decoded.append(record.id) or whole(record, trusted),
+    )
+    return decoded
+
+
 def test_a_creation_is_made_from_its_submission_s_spec_bytes(
     demo_log: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -98,13 +111,7 @@ def test_a_creation_is_made_from_its_submission_s_spec_bytes(
     whole. With the comparison of the spec bytes left out, the test below fails."""
     with open_log(demo_log) as log:
         expected = encode_world(plain(log.source))
-        decoded: list[int] = []
-        whole = record_fold._decoded
-        monkeypatch.setattr(
-            record_fold,
-            "_decoded",
-            lambda record, trusted: decoded.append(record.id) or whole(record, trusted),
-        )
+        decoded = _count_whole_decodes(monkeypatch)
         world = by_records(log.source)
     print(f"members {len(world.members)}, creations decoded whole {len(decoded)}")
     assert encode_world(world) == expected
@@ -246,13 +253,7 @@ def test_member_events_are_folded_as_views_of_their_kind(
     none is decoded whole, and each reaches its member's fold named by its kind."""
     with open_log(demo_log) as log:
         expected = encode_world(plain(log.source))
-        decoded: list[int] = []
-        whole = record_fold._decoded
-        monkeypatch.setattr(
-            record_fold,
-            "_decoded",
-            lambda record, trusted: decoded.append(record.id) or whole(record, trusted),
-        )
+        decoded = _count_whole_decodes(monkeypatch)
         folded: dict[str, int] = {}
         member_fold = record_fold.apply_member_event
 
