@@ -10,6 +10,7 @@ loads no web framework: `Server` resolves on first use (ADR 0063).
 from costart._lazy import lazy_exports
 
 __all__ = [
+    "ESTIMATE_DEPTH",
     "CheckedViews",
     "Leadership",
     "LeaseHeldError",
@@ -29,6 +30,7 @@ __getattr__, __dir__ = lazy_exports(
     __name__,
     {
         "CheckedViews": "costart.server.checked_views",
+        "ESTIMATE_DEPTH": "costart.server.options",
         "LeaseHeldError": "costart.server.errors",
         "Leadership": "costart.server.leadership",
         "OptionError": "costart.server.errors",
