@@ -22,7 +22,7 @@ test: $(STAMP)
 	@scripts/ensure-slurm.sh >/dev/null
 	$(BIN)/ruff check .
 	$(BIN)/mypy
-	$(BIN)/pytest -q -m "not slow"
+	$(BIN)/pytest -q -m "not slow" --durations=30
 
 # The documentation site, offline, into site/ (open site/index.html); a warning fails it.
 docs: $(STAMP)
