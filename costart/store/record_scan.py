@@ -50,10 +50,11 @@ def scan_compiled(
     limit: int,
     *,
     stop: int | None = None,
+    chunk: int = CHUNK,
 ) -> tuple[list[LogRecord], int, bytes | None]:
     """`scan_plain`'s contract (same arguments, records and errors; having read
     ``limit`` records the cursor is on the last, as there), with chunks of records
-    checked by `_chunkcheck.check`."""
+    checked by `_chunkcheck.check` (``chunk`` values a call; tests vary it)."""
     if _chunkcheck is None:
         msg = "costart.store._chunkcheck is not built"
         raise RuntimeError(msg)
@@ -68,12 +69,12 @@ def scan_compiled(
         # The chunk's first value is the cursor's current one at the start, then the
         # one after it: the anchor is where `check` stopping is found again.
         anchor = cursor.key()
-        size = min(CHUNK, want - len(records))
-        chunk = list(islice(values, size))
-        checked, prev = check(chunk, expect, prev, LogRecord)
+        size = min(chunk, want - len(records))
+        read = list(islice(values, size))
+        checked, prev = check(read, expect, prev, LogRecord)
         records += checked
         expect += len(checked)
-        if len(checked) < len(chunk):
+        if len(checked) < len(read):
             # Back to the record `check` did not accept; the plain scan reads on from it.
             cursor.set_key(anchor)
             for _ in range(before + len(checked)):
@@ -83,7 +84,7 @@ def scan_compiled(
             )
             records += rest
             break
-        if len(chunk) < size:
+        if len(read) < size:
             break  # the end of the log
         before = 1
     return records, expect, prev
