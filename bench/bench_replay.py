@@ -326,7 +326,10 @@ import lmdb
 from raw_baseline import raw_decode_fold, raw_restore
 from costart.eventlog.restore import restore
 from costart.replay.rebuild import rebuild
+from costart.store.record_scan import COMPILED
 from costart.store.replay_log import open_log
+if not COMPILED:
+    sys.exit("costart.store._chunkcheck is not built in the counted tree")
 log, raw_path, after, run, go = sys.argv[1:]
 raw = lmdb.open(raw_path, readonly=True, lock=False)
 with open_log(Path(log)) as opened:
