@@ -72,7 +72,9 @@ states = st.one_of(
     st.binary(max_size=600),
     st.binary(min_size=65_530, max_size=65_600),  # bin 16 and bin 32 lengths
 )
-topics = st.sampled_from(["a:GroupSubmitted", "a:MemberCreated", "é:Ünïcode", "x" * 40, "t" * 300])
+topics = st.sampled_from(
+    ["a:GroupSubmitted", "a:MemberCreated", "a:MemberStarted", "é:Ünïcode", "x" * 40, "t" * 300]
+)
 events = st.tuples(originators, st.integers(0, 2**64 - 1), topics, states)
 
 
