@@ -153,6 +153,9 @@ topic_str(const unsigned char *data, size_t len)
         PyObject *t = topic_cache[i];
         Py_ssize_t n;
         const char *utf8 = PyUnicode_AsUTF8AndSize(t, &n);
+        if (utf8 == NULL) {
+            return NULL;  /* no memory for a non-ASCII topic's UTF-8 */
+        }
         if ((size_t)n == len && memcmp(utf8, data, len) == 0) {
             Py_INCREF(t);
             return t;
