@@ -377,6 +377,7 @@ static PyMethodDef methods[] = {
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "costart.store._chunkcheck",
     "Checks a chunk of log records in one call (ADR 0155).", -1, methods,
+    NULL, NULL, NULL, NULL,
 };
 
 PyMODINIT_FUNC
