@@ -370,3 +370,40 @@ def test_the_compiled_check_refuses_what_is_not_a_list_of_bytes() -> None:
         _chunkcheck.check([], 1, "x", LogRecord)
     with pytest.raises(OverflowError):
         _chunkcheck.check([], -1, None, LogRecord)
+
+
+def test_the_compiled_check_keeps_nothing_of_a_call() -> None:
+    """No reference left behind by a call that accepts every record, stops at a damaged
+    or unusual one, or refuses its arguments (traced allocations stay flat)."""
+    import gc
+    import tracemalloc
+
+    from costart.store import _chunkcheck
+    from costart.store.record_layout import LogRecord
+
+    values = chained(EVENTS)
+    good = [values[p] for p in sorted(values)]
+    damaged = list(good)
+    damaged[4] = damaged[4][:-1] + bytes([damaged[4][-1] ^ 1])
+    unusual = chained(EVENTS, exotic=frozenset({3}))
+    mixed = [unusual[p] for p in sorted(unusual)]
+
+    def calls() -> None:
+        for _ in range(300):
+            _chunkcheck.check(good, 1, GENESIS, LogRecord)
+            _chunkcheck.check(damaged, 1, GENESIS, LogRecord)
+            _chunkcheck.check(mixed, 1, None, LogRecord)
+            with pytest.raises(TypeError):
+                _chunkcheck.check([*good, 1], 1, None, LogRecord)  # type: ignore[list-item]
+
+    calls()
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        calls()
+        gc.collect()
+        grown = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert grown < 10_000, f"{grown} bytes kept by 1,200 calls"
