@@ -6,7 +6,8 @@ STAMP := $(VENV)/.installed
 
 .PHONY: demo test docs test-slow test-explore mutate mutate-clean lint typecheck bench clean
 
-$(STAMP): pyproject.toml
+# setup.py and the C source: a changed compiled module is rebuilt by the install (ADR 0155).
+$(STAMP): pyproject.toml setup.py costart/store/_chunkcheck.c
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e ".[dev]"

@@ -47,6 +47,7 @@ from costart.eventlog.snapshot_schema import encode_state
 from costart.eventlog.snapshots import SNAPSHOT_STREAM_ID, encode_world
 from costart.logging_setup import configure_logging
 from costart.replay.rebuild import copy_world, rebuild
+from costart.store import record_scan
 
 MEMBERS = 10
 TASKS = 2  # per member
@@ -223,6 +224,10 @@ def main() -> None:
     parser.add_argument("--tail", type=int, default=100_000)
     parser.add_argument("--instructions-groups", type=int, default=300)
     args = parser.parse_args()
+    if not record_scan.COMPILED:
+        # The store would read through the plain scan: a figure of the fallback, not of
+        # the package as installed (ADR 0155).
+        sys.exit("costart.store._chunkcheck is not built: run `pip install -e .` first")
     work = Path(tempfile.mkdtemp(prefix="costart-bench-replay-"))
     try:
         print(f"building {args.groups:,} groups x {MEMBERS} members ...", file=sys.stderr)
@@ -278,6 +283,7 @@ def main() -> None:
             "raw_decode_fold_events_per_s": total_events / raw_s,
             "controller_heap": heap,
             "instructions": counts,
+            "compiled_record_check": record_scan.COMPILED,
         }
         ratio = figures["full_replay_events_per_s"] / figures["raw_decode_fold_events_per_s"]
         restore_ratio = restore_s / raw_restore_s
@@ -320,7 +326,10 @@ import lmdb
 from raw_baseline import raw_decode_fold, raw_restore
 from costart.eventlog.restore import restore
 from costart.replay.rebuild import rebuild
+from costart.store.record_scan import COMPILED
 from costart.store.replay_log import open_log
+if not COMPILED:
+    sys.exit("costart.store._chunkcheck is not built in the counted tree")
 log, raw_path, after, run, go = sys.argv[1:]
 raw = lmdb.open(raw_path, readonly=True, lock=False)
 with open_log(Path(log)) as opened:

@@ -10,7 +10,7 @@ as a record with its checksum (`record_layout.encode_record`), and counts the
 instructions (cachegrind, each part less its setup alone) of the parts that depend on
 the bytes:
 
-- ``checksum``: every record's BLAKE2b checked as `record_layout.scan` checks it;
+- ``checksum``: every record's BLAKE2b checked as `record_layout.scan_plain` checks it (ADR 0151 measured the plain scan; the store now checks in compiled code, ADR 0155);
 - ``envelope``: every record's envelope decoded;
 - ``raw``: the baseline's work over the bodies: one typed decode per event (a tagged
   union of the candidate's event types) and a dict store;

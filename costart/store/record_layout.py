@@ -151,10 +151,10 @@ def decode_record(value: bytes, log: str, position: int) -> LogRecord:
 
 
 _FRESH_HASH: Final = blake2b(digest_size=CHECKSUM_SIZE)
-"""A record checksum's hash before any bytes: `scan` copies it per record. Never fed."""
+"""A record checksum's hash before any bytes: `scan_plain` copies it per record. Never fed."""
 
 
-def scan(
+def scan_plain(
     cursor: lmdb.Cursor[bytes],
     log: str,
     expect: int,
@@ -171,8 +171,10 @@ def scan(
     ``stop`` is exceeded. Returns the records, the next expected id and the
     last checksum, so the caller can continue in a later transaction.
 
-    This is the replay hot loop, so checks are inlined, keys are only decoded
-    to explain a failure, and the cursor yields values only.
+    The plain reference of the store's read (`record_scan.scan` checks a chunk of
+    records in compiled code and hands any record it does not accept back to this
+    one, which names the defect). It is a hot loop, so checks are inlined, keys are
+    only decoded to explain a failure, and the cursor yields values only.
     """
     records: list[LogRecord] = []
     append = records.append

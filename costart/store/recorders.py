@@ -38,11 +38,11 @@ from costart.store.record_layout import (
     index_key,
     originator_key,
     pack_u64,
-    scan,
     to_notification,
     to_stored_event,
     unpack_u64,
 )
+from costart.store.record_scan import scan
 from costart.store.subscription import LmdbSubscription
 from costart.store.whole_log import iter_log
 

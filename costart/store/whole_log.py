@@ -17,10 +17,10 @@ from costart.store.record_layout import (
     LogRecord,
     pack_u64,
     record_checksum,
-    scan,
     to_notification,
     unpack_u64,
 )
+from costart.store.record_scan import scan
 from costart.store.settings import StoreSettings
 
 if TYPE_CHECKING:

@@ -14,7 +14,8 @@ from costart.eventlog.errors import CorruptRecordError, Defect
 from costart.store import integrity as verify
 from costart.store.integrity import LogSummary, Problem, iter_verified, verify_log
 from costart.store.lmdbenv import index_db_name, log_db_name
-from costart.store.record_layout import GENESIS, originator_key, pack_u64, scan
+from costart.store.record_layout import GENESIS, originator_key, pack_u64
+from costart.store.record_scan import scan
 from costart.store.recorders import LmdbAggregateRecorder, LmdbApplicationRecorder
 from costart.store.whole_log import open_readonly
 
