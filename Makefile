@@ -8,6 +8,7 @@ STAMP := $(VENV)/.installed
 
 # setup.py and the C source: a changed compiled module is rebuilt by the install (ADR 0155).
 $(STAMP): pyproject.toml setup.py costart/store/_chunkcheck.c
+	@scripts/ensure-compiler.sh $(PYTHON)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e ".[dev]"
