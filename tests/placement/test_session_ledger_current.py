@@ -284,3 +284,30 @@ def test_a_step_handed_another_world_compares_its_carried_start_on_every_node(
     starts = StartCheck(monkeypatch)
     steps[0].decide(other, now_ns)
     assert (starts.started, starts.hinted) == (1, 0)  # a ledger, its start compared whole
+
+
+def test_an_allocator_handing_out_one_list_changed_in_place_reaches_the_carried_start() -> None:
+    """The carried start keeps the allocator's list of free capacity itself, not a copy;
+    an allocator that hands out the same list again, changed in place, must still have
+    its changes found (the list compared with itself would show none)."""
+    cluster = a_cluster(blocks=1, racks=1, nodes=3)
+    usage = WorldUsage(cluster, EventJournal())
+    inner, start, world = InMemoryAllocator(cluster), StartCache(), World()
+    kept: list[Any] = []
+
+    class OneList(InMemoryAllocator):
+        def free_capacity(self, world: World) -> list[Any]:
+            kept[:] = inner.free_capacity(world)
+            return kept
+
+    allocator = OneList(cluster)
+    for status in ("up", "down", "up"):
+        world.node_status["b0-r0-n1"] = status
+        cluster.sync_status(world.node_status)
+        free = allocator.free_capacity(world)
+        ledger = CarriedLedger(cluster, allocator, free, usage, start, usage.sync(world))
+        for kind in ViewKind:
+            ledger._view(kind, {}).fits(Shape(gpu=1))
+        assert start.free[1] == ((0, 0, 0) if status == "down" else start.free[0])
+        StartCheck.check(ledger, world)
+        inner.commit()

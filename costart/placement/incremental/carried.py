@@ -73,7 +73,7 @@ class StartCache:
 
     def __init__(self) -> None:
         self.class_of = _ClassOf()
-        self.capacities: list[Capacity] = []  # the allocator's entries, as of then
+        self.capacities: Sequence[Capacity] = []  # the allocator's entries, as of then
         self.free: list[Vec] = []  # the inputs as of the last session's start
         # Each node's class of free vector (``free[i] is class_of.vecs[classes[i]]``), and
         # per shape the count that fits each class: a shape's counts on the FREE and NOW
@@ -151,6 +151,10 @@ class CarriedLedger(SessionLedger):
         if len(start.free) != n or too_many:
             start.forget()  # (renumbers the classes if there are too many)
             held_moved = None
+        if free is start.capacities:
+            # The carried start keeps the allocator's list itself (no copy): one handed
+            # out again, perhaps changed in place, cannot be compared with itself.
+            held_moved = None
         self._start = start
         # This session's summaries: (kind, shape) -> the sums and the counts they sum.
         self._sums: dict[tuple[ViewKind, Shape], tuple[DomainSums, list[int]]] = {}
@@ -163,7 +167,7 @@ class CarriedLedger(SessionLedger):
         # of each candidate's (``_moved_classes``), made with the vectors (`_vecs_of`).
         self._classes: list[int] = []
         self._moved_classes: dict[int, int] = {}
-        start.capacities = list(free)
+        start.capacities = free  # (read-only, as every reader of the allocator's list)
         super().__init__(cluster, allocator, free, holdings.held_total, holdings.held_by)
         self._bring_up_to_date(start, self._candidates)
 
@@ -205,7 +209,8 @@ class CarriedLedger(SessionLedger):
             start.classes = self._classes  # (made with ``free``: no candidates)
             start.classes_moved()
             start.held = list(self.held_total)
-            start.status = list(status)
+            if status != start.status:  # (a copy only when it moved)
+                start.status = list(status)
             order = sorted(changed)
         if not order:
             return
