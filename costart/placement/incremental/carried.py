@@ -93,6 +93,9 @@ class StartCache:
         # the carried base changes (a fit count, or the vector of a node where one
         # fits): equal numbers, equal content (`CarriedLedger._content_of`).
         self.generations: dict[ViewKind, dict[Shape, int]] = {}
+        # Whether the per-node arrays were made afresh since the step last asked
+        # (`made_afresh`): a start from scratch, not one brought up to date in place.
+        self._afresh = False
 
     def forget(self) -> None:
         """Drop the carried arrays (another cluster size, or the classes renumbered):
@@ -119,6 +122,13 @@ class StartCache:
             table = bytes(counts) + bytes(_BYTE - len(counts))
             return list(self._class_bytes.translate(table))
         return list(map(counts.__getitem__, self.classes))
+
+    def made_afresh(self) -> bool:
+        """Whether the per-node arrays were made afresh (a start from scratch) since the
+        last call; the step then promotes them past the collector's young generations
+        (`costart.gc_pause.promote_tracked`)."""
+        afresh, self._afresh = self._afresh, False
+        return afresh
 
     def classes_moved(self) -> None:
         """``classes`` changed (a new list, or entries in place)."""
@@ -205,6 +215,7 @@ class CarriedLedger(SessionLedger):
                 changed.update(compress(range(n), map(is_not, self.held_total, start.held)))
             if status != start.status:
                 changed.update(compress(range(n), map(ne, status, start.status)))
+            start._afresh = True
             start.free = list(self.free)
             start.classes = self._classes  # (made with ``free``: no candidates)
             start.classes_moved()
