@@ -27,6 +27,7 @@ from costart.placement.capacity import ZERO
 from costart.placement.holdings import Usage, wants_single
 from costart.placement.incremental import EventJournal, IncrementalStep, UsedCount, WorldUsage
 from costart.placement.incremental import journal as journal_module
+from costart.placement.incremental import used as used_module
 from costart.sim.results import POLICIES, run_policy
 from tests.builders import apply_all
 from tests.placement.oracles import used_capacity
@@ -293,26 +294,38 @@ def _run_job(world: World, name: str, shape: dict[str, int], nodes: list[str]) -
     apply_all(world, unit.pending_events)
 
 
-def test_a_first_count_adds_every_shape_on_the_nodes_they_share() -> None:
+# The World's use read whole by every node's name, or by the names in use (`DENSE`: a
+# factor that makes the first always, or never, chosen).
+BY_NAME = pytest.mark.parametrize("dense", [10**6, 0], ids=["by-every-name", "by-the-names-in-use"])
+
+
+@BY_NAME
+def test_a_first_count_adds_every_shape_on_the_nodes_they_share(
+    dense: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A first count tallies each shape's tasks per node and sets the first shape's
     entries outright (every entry is zero then): a second and a third job, one of another
     shape, on some of the same nodes, and tasks on a node the cluster lacks, must add
-    up as a count member by member does."""
+    up as a count member by member does, whichever way the World's use is read (every
+    node reported when every node's name was read)."""
+    monkeypatch.setattr(used_module, "DENSE", dense)
     cluster = a_cluster(blocks=1, racks=1, nodes=4)
     world = World()
     _run_job(world, "a", {"gpu": 1, "cpu": 2, "mem_gb": 3}, ["b0-r0-n0", "b0-r0-n1", "b0-r0-n0"])
     _run_job(world, "b", {"gpu": 2, "cpu": 1, "mem_gb": 8}, ["b0-r0-n1", "b0-r0-n2", "gone"])
     _run_job(world, "c", {"gpu": 1, "cpu": 2, "mem_gb": 3}, ["b0-r0-n2", "gone", "b0-r0-n0"])
     used = UsedCount(cluster)
-    assert used.sync(world) == {0, 1, 2}
+    assert used.sync(world) == ({0, 1, 2} if not dense else None)
     assert used.used == [(3, 6, 9), (3, 3, 11), (3, 3, 11), ZERO] == Usage(world, cluster).used
 
 
 # A few tasks, many sharing nodes, and enough to be summed per node first (`MANY_TASKS`).
 @pytest.mark.parametrize("tasks", [3, 40, 100])
+@BY_NAME
 def test_an_allocators_count_sums_tasks_per_node_and_skips_nodes_the_cluster_lacks(
-    tasks: int,
+    tasks: int, dense: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(used_module, "DENSE", dense)
     cluster = a_cluster(blocks=1, racks=1, nodes=4)
     names = [f"b0-r0-n{i % 5}" for i in range(tasks)]  # n4: not in the cluster
     world = _world_with_tasks_on(names)
@@ -322,8 +335,10 @@ def test_an_allocators_count_sums_tasks_per_node_and_skips_nodes_the_cluster_lac
             g, c, m = expected[cluster.index[name]]
             expected[cluster.index[name]] = (g + 1, c + 2, m + 3)
     used = UsedCount(cluster)
-    # A first count: made with nothing used, it reports the nodes it counted on.
-    assert used.sync(world) == {cluster.index[n] for n in names if n in cluster.index}
+    # A first count: made with nothing used, it reports the nodes it counted on (every
+    # node when it read every node's name).
+    counted = {cluster.index[n] for n in names if n in cluster.index}
+    assert used.sync(world) == (counted if not dense else None)
     assert used.used == expected == Usage(world, cluster).used
     del world.live_names["busy"]  # the job left the live set around `apply` ...
     world.forget_node_use()  # ... so the World's use is counted afresh: read whole
