@@ -31,7 +31,6 @@ class UsedCount:
         self._read: NodeUse | None = None  # the World's use read last
         self._mark = 0  # ... and where its moved nodes ended then
         self._nonzero = False  # whether any entry was set since construction
-        self._names: list[str] | None = None  # every node's name, in order (made on use)
 
     def sync(self, world: World) -> set[int] | None:
         """Bring ``used`` up to ``world``; returns the nodes whose entry may have changed
@@ -58,9 +57,7 @@ class UsedCount:
         nodes in use are looked up in the cluster by name and put in place, each a few
         C-level passes (about seven times a dense lookup's instructions, ADR 0154)."""
         if len(use) * DENSE >= len(self._cluster):
-            if self._names is None:
-                self._names = [node.name for node in self._cluster.nodes]
-            self.used = use.of_names(self._names)
+            self.used = use.of_names(self._cluster.index)  # (its keys: the names in order)
             self._nonzero = True
             return None
         index = self._cluster.index
