@@ -94,6 +94,11 @@ class UsageCheck:
         return self.step.decide(world, now_ns)
 
 
+# The World's use read whole by every node's name, or by the names in use (`DENSE`: a
+# factor that makes the first always, or never, chosen).
+BY_NAME = pytest.mark.parametrize("dense", [10**6, 0], ids=["by-every-name", "by-the-names-in-use"])
+
+
 @settings(max_examples=10, deadline=None)
 @given(st.integers(0, 10_000))
 def test_usage_kept_across_sessions_equals_a_count_from_scratch(seed: int) -> None:
@@ -251,22 +256,28 @@ def test_an_allocators_count_reads_only_the_nodes_whose_use_moved() -> None:
     assert used.sync(world) == set()  # nothing moved since
 
 
-def test_an_allocators_count_of_a_use_counted_afresh_reads_it_whole() -> None:
+@BY_NAME
+def test_an_allocators_count_of_a_use_counted_afresh_reads_it_whole(
+    dense: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A change made around `apply` (a member replaced), then the World told to forget
     its use: the next sync reads the use counted afresh whole (None: every node)."""
     used, world = _synced_used()
+    monkeypatch.setattr(used_module, "DENSE", dense)
     _replace_a_placed_member(world)
     world.forget_node_use()
     assert used.sync(world) is None
     _assert_used_from_scratch(used, world)
 
 
+@BY_NAME
 def test_an_allocators_count_behind_the_moved_list_reads_it_whole(
-    monkeypatch: pytest.MonkeyPatch,
+    dense: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The World's use dropped its list of moved nodes before the count read it: the
     count reads the use whole."""
     used, world = _synced_used()
+    monkeypatch.setattr(used_module, "DENSE", dense)
     monkeypatch.setattr(node_use_module, "MOVED_KEPT", 0)
     mark = world.node_use.mark
     world.node_use.add((1, 1, 1), ["b0-r0-n0"])  # a move that drops the list
@@ -292,11 +303,6 @@ def _run_job(world: World, name: str, shape: dict[str, int], nodes: list[str]) -
     unit = GroupUnit(group, world.members_of(group))
     scheduling.place_group(unit, {"w": tuple(Assignment(i, n) for i, n in enumerate(nodes))}, 0)
     apply_all(world, unit.pending_events)
-
-
-# The World's use read whole by every node's name, or by the names in use (`DENSE`: a
-# factor that makes the first always, or never, chosen).
-BY_NAME = pytest.mark.parametrize("dense", [10**6, 0], ids=["by-every-name", "by-the-names-in-use"])
 
 
 @BY_NAME
@@ -425,13 +431,16 @@ def test_the_journal_driven_usage_stays_current_in_the_simulator(
     assert check.paths["live_set_unaccounted"] == 0
 
 
+@BY_NAME
 @pytest.mark.parametrize("policy", POLICIES)
 def test_a_reader_behind_a_short_journal_compares_everything(
-    policy: str, monkeypatch: pytest.MonkeyPatch
+    policy: str, dense: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """With a journal bound of a few entries, readers often fall behind it and compare
-    the whole World; the numbers stay equal to a count from scratch either way."""
+    the whole World; the numbers stay equal to a count from scratch either way, the
+    World's use read by every node's name or by the names in use."""
     monkeypatch.setattr(journal_module, "JOURNAL_LIMIT", 4)
+    monkeypatch.setattr(used_module, "DENSE", dense)
     check = JournalCheck(monkeypatch)
     run_policy(setup_of("mixed", seed=4), policy, controller_factory)
     assert check.paths["all"] > 20 and check.paths["journal"] > 20
