@@ -172,6 +172,11 @@ class InMemoryAllocator:
         # the same object), or the nodes of ``todo`` put in place; then the nodes that
         # are not up set to zero.
         used = self._usage.used
+        if len(used) != n or len(self._tables) != n:  # (a short list would cut the map)
+            raise ValueError(
+                f"usage read for {len(used)} nodes, capacity for {len(self._tables)}; "
+                f"the cluster has {n}"
+            )
         if isinstance(todo, range):
             settled[:] = map(_FREE_IN, self._tables, used)
         else:
