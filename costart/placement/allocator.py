@@ -93,20 +93,25 @@ class _SharedCapacities(dict[tuple[int, int, int], Capacity]):
 Vec3 = tuple[int, int, int]
 
 
-class _FreeOf(dict[tuple[Vec3, Vec3], Capacity]):
-    """(a node's own capacity, what is used there) -> the free `Capacity` of an up node,
-    shared through ``shared``: a node's free capacity looked up in C, where most nodes
-    are alike and the used vectors are few."""
+class _FreeOf(dict[Vec3, Capacity]):
+    """For nodes of one own capacity (``own``): what is used there -> the free
+    `Capacity` of an up node, shared through ``shared``. A node's free capacity is looked
+    up in C in its own capacity's table (most nodes are alike and the used vectors are
+    few), keyed by the used vector alone: no pair made and hashed per node (ADR 0154)."""
 
-    def __init__(self, shared: _SharedCapacities) -> None:
+    def __init__(self, own: Vec3, shared: _SharedCapacities) -> None:
         super().__init__()
+        self.own = own
         self.shared = shared
 
-    def __missing__(self, key: tuple[Vec3, Vec3]) -> Capacity:
-        (g, c, m), (ug, uc, um) = key
+    def __missing__(self, used: Vec3) -> Capacity:
+        (g, c, m), (ug, uc, um) = self.own, used
         vec = (g - ug if g > ug else 0, c - uc if c > uc else 0, m - um if m > um else 0)
-        free = self[key] = self.shared[vec]
+        free = self[used] = self.shared[vec]
         return free
+
+
+_FREE_IN = dict.__getitem__  # (table, used) -> free, the table's ``__missing__`` included
 
 
 class InMemoryAllocator:
@@ -123,12 +128,14 @@ class InMemoryAllocator:
         self._usage = usage if usage is not None else UsageCount(cluster)
         # Equal capacities share one object: most nodes are alike.
         self._shared = _SharedCapacities()
-        self._free_of = _FreeOf(self._shared)
         # Each node's own capacity as a vector, equal ones shared: read per node in a
-        # sync without touching the node objects (on a large cluster, a cache miss each).
+        # sync without touching the node objects (on a large cluster, a cache miss each);
+        # and each node's table of free capacity by use (`_FreeOf`), one per own vector.
         own: list[tuple[int, int, int]] = list(map(_VEC, cluster.nodes))
         vecs: dict[tuple[int, int, int], tuple[int, int, int]] = {}
         self._capacity = list(map(vecs.setdefault, own, own))
+        self._free_of = {vec: _FreeOf(vec, self._shared) for vec in vecs}
+        self._tables = list(map(self._free_of.__getitem__, self._capacity))
         # Free as of the last sync: to start with, every node empty and up, as the usage
         # source reports it before its first sync (each node's own capacity, built in C).
         self._settled: list[Capacity] = list(map(self._shared.__getitem__, self._capacity))
@@ -152,16 +159,29 @@ class InMemoryAllocator:
             if status != self._status:
                 changed.update(compress(range(n), map(ne, status, self._status)))
             todo = sorted(changed)
-        self._status = list(status)
-        if len(self._shared) > MAX_SHARED or len(self._free_of) > MAX_SHARED:
+        if status != self._status:  # (a copy only when it moved: most sessions none)
+            self._status = list(status)
+        tables = self._free_of.values()
+        if len(self._shared) > MAX_SHARED or sum(map(len, tables)) > MAX_SHARED:
             self._shared.clear()  # only sharing is lost, never a value
-            self._free_of.clear()
+            for table in tables:
+                table.clear()
         settled = self._settled
-        # Each node of ``todo`` looked up by its own capacity and its use, in C (no
-        # Python code per node); then the nodes that are not up set to zero.
-        own, used = self._capacity.__getitem__, self._usage.used.__getitem__
-        pairs = zip(map(own, todo), map(used, todo), strict=True)
-        deque(map(settled.__setitem__, todo, map(self._free_of.__getitem__, pairs)), maxlen=0)
+        # Each node of ``todo`` looked up in its own capacity's table by its use, in C
+        # (no Python code per node): every node in one pass (in place: the list stays
+        # the same object), or the nodes of ``todo`` put in place; then the nodes that
+        # are not up set to zero.
+        used = self._usage.used
+        if len(used) != n or len(self._tables) != n:  # (a short list would cut the map)
+            raise ValueError(
+                f"usage read for {len(used)} nodes, capacity for {len(self._tables)}; "
+                f"the cluster has {n}"
+            )
+        if isinstance(todo, range):
+            settled[:] = map(_FREE_IN, self._tables, used)
+        else:
+            frees = map(_FREE_IN, map(self._tables.__getitem__, todo), map(used.__getitem__, todo))
+            deque(map(settled.__setitem__, todo, frees), maxlen=0)
         if status.count("up") != n:  # (counted in C)
             zero = self._shared[(0, 0, 0)]
             for i in todo:

@@ -163,7 +163,9 @@ class HostAllocator:
             if status != self._status:
                 changed.update(compress(range(n), map(ne, status, self._status)))
             todo = sorted(changed)
-        self._outside, self._status = outside, list(status)
+        self._outside = outside
+        if status != self._status:  # (a copy only when it moved: most sessions none)
+            self._status = list(status)
         if len(self._shared) > MAX_SHARED or len(self._free_of) > MAX_SHARED:
             self._shared.clear()  # only sharing is lost, never a value
             self._free_of.clear()

@@ -77,3 +77,20 @@ class _Reporting:
 class TestInMemoryAllocatorContract(AllocatorContract):
     def create_allocator(self, cluster: Cluster) -> Allocator:
         return InMemoryAllocator(cluster)
+
+
+def test_a_usage_read_for_another_number_of_nodes_fails_naming_both() -> None:
+    """Free capacity is filled by mapping over every node's use: a usage list of another
+    length would cut the map short (a silently short reading), so it fails instead."""
+
+    class ShortUsage:
+        used = [(0, 0, 0)] * 3
+
+        def sync(self, world: World) -> set[int] | None:
+            return None
+
+    allocator = InMemoryAllocator(a_cluster(blocks=1, racks=1, nodes=4), ShortUsage())
+    with pytest.raises(
+        ValueError, match="usage read for 3 nodes, capacity for 4; the cluster has 4"
+    ):
+        allocator.free_capacity(World())

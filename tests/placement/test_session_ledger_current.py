@@ -21,6 +21,7 @@ import msgspec
 import pytest
 
 from costart.cli.sim_cmd import controller_factory
+from costart.domain.capacity import Capacity
 from costart.domain.spec_types import Shape
 from costart.domain.world import World
 from costart.placement import CoPlacementStep, InMemoryAllocator
@@ -284,3 +285,28 @@ def test_a_step_handed_another_world_compares_its_carried_start_on_every_node(
     starts = StartCheck(monkeypatch)
     steps[0].decide(other, now_ns)
     assert (starts.started, starts.hinted) == (1, 0)  # a ledger, its start compared whole
+
+
+def test_an_allocator_handing_out_one_list_changed_in_place_reaches_the_carried_start() -> None:
+    """The carried start keeps the allocator's list of free capacity itself, not a copy;
+    an allocator that hands out the same list again, changed in place, must still have
+    its changes found (the list compared with itself would show none)."""
+    cluster = a_cluster(blocks=1, racks=1, nodes=3)
+    usage = WorldUsage(cluster, EventJournal())
+    start, world = StartCache(), World()
+    full = InMemoryAllocator(cluster).free_capacity(world)
+    kept = list(full)
+
+    class OneList(InMemoryAllocator):
+        def free_capacity(self, world: World) -> list[Capacity]:
+            return kept
+
+    allocator = OneList(cluster)
+    for node_1 in (full[1], Capacity(gpu=1, cpu=2, mem_gb=4), full[1]):
+        kept[1] = node_1  # (in place: the same list handed out again)
+        free = allocator.free_capacity(world)
+        ledger = CarriedLedger(cluster, allocator, free, usage, start, usage.sync(world))
+        for kind in ViewKind:
+            ledger._view(kind, {}).fits(Shape(gpu=1))
+        assert start.free[1] == (node_1.gpu, node_1.cpu, node_1.mem_gb)
+        StartCheck.check(ledger)

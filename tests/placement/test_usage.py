@@ -27,6 +27,7 @@ from costart.placement.capacity import ZERO
 from costart.placement.holdings import Usage, wants_single
 from costart.placement.incremental import EventJournal, IncrementalStep, UsedCount, WorldUsage
 from costart.placement.incremental import journal as journal_module
+from costart.placement.incremental import used as used_module
 from costart.sim.results import POLICIES, run_policy
 from tests.builders import apply_all
 from tests.placement.oracles import used_capacity
@@ -91,6 +92,11 @@ class UsageCheck:
         assert self.kept_used.used == list(zip(gpu, cpu, mem, strict=True))
         self.sessions += 1
         return self.step.decide(world, now_ns)
+
+
+# The World's use read whole by every node's name, or by the names in use (`DENSE`: a
+# factor that makes the first always, or never, chosen).
+BY_NAME = pytest.mark.parametrize("dense", [10**6, 0], ids=["by-every-name", "by-the-names-in-use"])
 
 
 @settings(max_examples=10, deadline=None)
@@ -250,22 +256,28 @@ def test_an_allocators_count_reads_only_the_nodes_whose_use_moved() -> None:
     assert used.sync(world) == set()  # nothing moved since
 
 
-def test_an_allocators_count_of_a_use_counted_afresh_reads_it_whole() -> None:
+@BY_NAME
+def test_an_allocators_count_of_a_use_counted_afresh_reads_it_whole(
+    dense: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A change made around `apply` (a member replaced), then the World told to forget
     its use: the next sync reads the use counted afresh whole (None: every node)."""
     used, world = _synced_used()
+    monkeypatch.setattr(used_module, "DENSE", dense)
     _replace_a_placed_member(world)
     world.forget_node_use()
     assert used.sync(world) is None
     _assert_used_from_scratch(used, world)
 
 
+@BY_NAME
 def test_an_allocators_count_behind_the_moved_list_reads_it_whole(
-    monkeypatch: pytest.MonkeyPatch,
+    dense: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The World's use dropped its list of moved nodes before the count read it: the
     count reads the use whole."""
     used, world = _synced_used()
+    monkeypatch.setattr(used_module, "DENSE", dense)
     monkeypatch.setattr(node_use_module, "MOVED_KEPT", 0)
     mark = world.node_use.mark
     world.node_use.add((1, 1, 1), ["b0-r0-n0"])  # a move that drops the list
@@ -293,26 +305,33 @@ def _run_job(world: World, name: str, shape: dict[str, int], nodes: list[str]) -
     apply_all(world, unit.pending_events)
 
 
-def test_a_first_count_adds_every_shape_on_the_nodes_they_share() -> None:
+@BY_NAME
+def test_a_first_count_adds_every_shape_on_the_nodes_they_share(
+    dense: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A first count tallies each shape's tasks per node and sets the first shape's
     entries outright (every entry is zero then): a second and a third job, one of another
     shape, on some of the same nodes, and tasks on a node the cluster lacks, must add
-    up as a count member by member does."""
+    up as a count member by member does, whichever way the World's use is read (every
+    node reported when every node's name was read)."""
+    monkeypatch.setattr(used_module, "DENSE", dense)
     cluster = a_cluster(blocks=1, racks=1, nodes=4)
     world = World()
     _run_job(world, "a", {"gpu": 1, "cpu": 2, "mem_gb": 3}, ["b0-r0-n0", "b0-r0-n1", "b0-r0-n0"])
     _run_job(world, "b", {"gpu": 2, "cpu": 1, "mem_gb": 8}, ["b0-r0-n1", "b0-r0-n2", "gone"])
     _run_job(world, "c", {"gpu": 1, "cpu": 2, "mem_gb": 3}, ["b0-r0-n2", "gone", "b0-r0-n0"])
     used = UsedCount(cluster)
-    assert used.sync(world) == {0, 1, 2}
+    assert used.sync(world) == ({0, 1, 2} if not dense else None)
     assert used.used == [(3, 6, 9), (3, 3, 11), (3, 3, 11), ZERO] == Usage(world, cluster).used
 
 
 # A few tasks, many sharing nodes, and enough to be summed per node first (`MANY_TASKS`).
 @pytest.mark.parametrize("tasks", [3, 40, 100])
+@BY_NAME
 def test_an_allocators_count_sums_tasks_per_node_and_skips_nodes_the_cluster_lacks(
-    tasks: int,
+    tasks: int, dense: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(used_module, "DENSE", dense)
     cluster = a_cluster(blocks=1, racks=1, nodes=4)
     names = [f"b0-r0-n{i % 5}" for i in range(tasks)]  # n4: not in the cluster
     world = _world_with_tasks_on(names)
@@ -322,8 +341,10 @@ def test_an_allocators_count_sums_tasks_per_node_and_skips_nodes_the_cluster_lac
             g, c, m = expected[cluster.index[name]]
             expected[cluster.index[name]] = (g + 1, c + 2, m + 3)
     used = UsedCount(cluster)
-    # A first count: made with nothing used, it reports the nodes it counted on.
-    assert used.sync(world) == {cluster.index[n] for n in names if n in cluster.index}
+    # A first count: made with nothing used, it reports the nodes it counted on (every
+    # node when it read every node's name).
+    counted = {cluster.index[n] for n in names if n in cluster.index}
+    assert used.sync(world) == (counted if not dense else None)
     assert used.used == expected == Usage(world, cluster).used
     del world.live_names["busy"]  # the job left the live set around `apply` ...
     world.forget_node_use()  # ... so the World's use is counted afresh: read whole
@@ -410,13 +431,16 @@ def test_the_journal_driven_usage_stays_current_in_the_simulator(
     assert check.paths["live_set_unaccounted"] == 0
 
 
+@BY_NAME
 @pytest.mark.parametrize("policy", POLICIES)
 def test_a_reader_behind_a_short_journal_compares_everything(
-    policy: str, monkeypatch: pytest.MonkeyPatch
+    policy: str, dense: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """With a journal bound of a few entries, readers often fall behind it and compare
-    the whole World; the numbers stay equal to a count from scratch either way."""
+    the whole World; the numbers stay equal to a count from scratch either way, the
+    World's use read by every node's name or by the names in use."""
     monkeypatch.setattr(journal_module, "JOURNAL_LIMIT", 4)
+    monkeypatch.setattr(used_module, "DENSE", dense)
     check = JournalCheck(monkeypatch)
     run_policy(setup_of("mixed", seed=4), policy, controller_factory)
     assert check.paths["all"] > 20 and check.paths["journal"] > 20

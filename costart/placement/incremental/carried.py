@@ -73,7 +73,7 @@ class StartCache:
 
     def __init__(self) -> None:
         self.class_of = _ClassOf()
-        self.capacities: list[Capacity] = []  # the allocator's entries, as of then
+        self.capacities: Sequence[Capacity] = []  # the allocator's entries, as of then
         self.free: list[Vec] = []  # the inputs as of the last session's start
         # Each node's class of free vector (``free[i] is class_of.vecs[classes[i]]``), and
         # per shape the count that fits each class: a shape's counts on the FREE and NOW
@@ -93,6 +93,9 @@ class StartCache:
         # the carried base changes (a fit count, or the vector of a node where one
         # fits): equal numbers, equal content (`CarriedLedger._content_of`).
         self.generations: dict[ViewKind, dict[Shape, int]] = {}
+        # Whether the per-node arrays were made afresh since the step last asked
+        # (`made_afresh`): a start from scratch, not one brought up to date in place.
+        self._afresh = False
 
     def forget(self) -> None:
         """Drop the carried arrays (another cluster size, or the classes renumbered):
@@ -119,6 +122,13 @@ class StartCache:
             table = bytes(counts) + bytes(_BYTE - len(counts))
             return list(self._class_bytes.translate(table))
         return list(map(counts.__getitem__, self.classes))
+
+    def made_afresh(self) -> bool:
+        """Whether the per-node arrays were made afresh (a start from scratch) since the
+        last call; the step then promotes them past the collector's young generations
+        (`costart.gc_pause.promote_tracked`)."""
+        afresh, self._afresh = self._afresh, False
+        return afresh
 
     def classes_moved(self) -> None:
         """``classes`` changed (a new list, or entries in place)."""
@@ -151,6 +161,10 @@ class CarriedLedger(SessionLedger):
         if len(start.free) != n or too_many:
             start.forget()  # (renumbers the classes if there are too many)
             held_moved = None
+        if free is start.capacities:
+            # The carried start keeps the allocator's list itself (no copy): one handed
+            # out again, perhaps changed in place, cannot be compared with itself.
+            held_moved = None
         self._start = start
         # This session's summaries: (kind, shape) -> the sums and the counts they sum.
         self._sums: dict[tuple[ViewKind, Shape], tuple[DomainSums, list[int]]] = {}
@@ -163,7 +177,7 @@ class CarriedLedger(SessionLedger):
         # of each candidate's (``_moved_classes``), made with the vectors (`_vecs_of`).
         self._classes: list[int] = []
         self._moved_classes: dict[int, int] = {}
-        start.capacities = list(free)
+        start.capacities = free  # (read-only, as every reader of the allocator's list)
         super().__init__(cluster, allocator, free, holdings.held_total, holdings.held_by)
         self._bring_up_to_date(start, self._candidates)
 
@@ -201,11 +215,13 @@ class CarriedLedger(SessionLedger):
                 changed.update(compress(range(n), map(is_not, self.held_total, start.held)))
             if status != start.status:
                 changed.update(compress(range(n), map(ne, status, start.status)))
+            start._afresh = True
             start.free = list(self.free)
             start.classes = self._classes  # (made with ``free``: no candidates)
             start.classes_moved()
             start.held = list(self.held_total)
-            start.status = list(status)
+            if status != start.status:  # (a copy only when it moved)
+                start.status = list(status)
             order = sorted(changed)
         if not order:
             return

@@ -18,6 +18,9 @@ from costart.domain.world import World
 from costart.placement.capacity import ZERO, Vec
 from costart.placement.cluster import Cluster
 
+# A whole reading looks every node's name up when at least one node in DENSE is in use.
+DENSE = 8
+
 
 class UsedCount:
     """Per node: capacity held or used by live members (``used``), as of the last sync."""
@@ -32,7 +35,8 @@ class UsedCount:
     def sync(self, world: World) -> set[int] | None:
         """Bring ``used`` up to ``world``; returns the nodes whose entry may have changed
         since the previous sync (a superset), or None: every node may have. The first
-        sync reports the nodes in use (before it, every entry is zero)."""
+        sync reports the nodes in use (before it, every entry is zero), or None when
+        it read every node's name (`_read_whole`)."""
         use = world.node_use
         moved = use.moved_since(self._mark) if use is self._read else None
         self._read, self._mark = use, use.mark
@@ -47,8 +51,15 @@ class UsedCount:
         return changed
 
     def _read_whole(self, use: NodeUse) -> set[int] | None:
-        """Every node's entry from ``use``: the nodes in use looked up by name in C (a
-        name the cluster lacks left out)."""
+        """Every node's entry from ``use`` (a name the cluster lacks left out). When at
+        least one node in DENSE is in use, every node's name is looked up in ``use``
+        (one C-level pass, the entries in node order) and every node reported; else the
+        nodes in use are looked up in the cluster by name and put in place, each a few
+        C-level passes (about seven times a dense lookup's instructions, ADR 0154)."""
+        if len(use) * DENSE >= len(self._cluster):
+            self.used = use.of_names(self._cluster.index)  # (its keys: the names in order)
+            self._nonzero = True
+            return None
         index = self._cluster.index
         found = list(map(index.get, use.names()))
         vecs = list(use.vectors())
