@@ -188,8 +188,10 @@ class CarriedLedger(SessionLedger):
         class_of = self._start.class_of
         vecs = class_of.vecs
         if self._candidates is None:
-            self._classes = list(map(class_of.__getitem__, free))
-            return list(map(vecs.__getitem__, self._classes))
+            self._classes = classes = list(map(class_of.__getitem__, free))
+            # (a comprehension: its list index is a specialised instruction, about 40
+            # instructions a node fewer than a bound ``__getitem__`` mapped in C, ADR 0156)
+            return [vecs[k] for k in classes]
         # Elsewhere free capacity equals the carried start's: mapping every node's
         # `Capacity` would cost a hash per node.
         out = list(self._start.free)
