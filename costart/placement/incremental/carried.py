@@ -121,7 +121,7 @@ class StartCache:
                 self._class_bytes = bytes(self.classes)
             table = bytes(counts) + bytes(_BYTE - len(counts))
             return list(self._class_bytes.translate(table))
-        return list(map(counts.__getitem__, self.classes))
+        return [counts[k] for k in self.classes]  # (list indexes: see `_vecs_of`)
 
     def made_afresh(self) -> bool:
         """Whether the per-node arrays were made afresh (a start from scratch) since the
