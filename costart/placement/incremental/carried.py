@@ -123,6 +123,10 @@ class StartCache:
             return list(self._class_bytes.translate(table))
         return [counts[k] for k in self.classes]  # (list indexes: see `_vecs_of`)
 
+    def started_afresh(self) -> None:
+        """The per-node arrays were just made afresh (a start from scratch)."""
+        self._afresh = True
+
     def made_afresh(self) -> bool:
         """Whether the per-node arrays were made afresh (a start from scratch) since the
         last call; the step then promotes them past the collector's young generations
@@ -217,7 +221,7 @@ class CarriedLedger(SessionLedger):
                 changed.update(compress(range(n), map(is_not, self.held_total, start.held)))
             if status != start.status:
                 changed.update(compress(range(n), map(ne, status, start.status)))
-            start._afresh = True
+            start.started_afresh()
             start.free = list(self.free)
             start.classes = self._classes  # (made with ``free``: no candidates)
             start.classes_moved()
