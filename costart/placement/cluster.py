@@ -83,6 +83,14 @@ class Cluster:
                 )
             self.index[node.name] = i
         self.status: list[NodeStatus] = ["up"] * len(self.nodes)
+        # The largest capacity of any node in each dimension (gpu, cpu, mem_gb): no
+        # node's free, held or eventual capacity passes it, so neither does any count of
+        # tasks that fit one node (what keeps a ledger's counts within a byte).
+        self.largest: tuple[int, int, int] = (
+            max((node.gpu for node in self.nodes), default=0),
+            max((node.cpu for node in self.nodes), default=0),
+            max((node.mem_gb for node in self.nodes), default=0),
+        )
         self._closed: set[str] = set()  # names of the nodes not up (kept by `set_status`)
         # domain id per (level position, node index); the node level uses the node name.
         self._domain_of: dict[str, list[str]] = {}

@@ -29,6 +29,7 @@ from costart.placement.capacity import (
     ZERO,
     CapacityView,
     DomainSummary,
+    FitCounts,
     FitCountTables,
     NodeVecs,
     Vec,
@@ -94,7 +95,7 @@ class SessionLedger:
         # the session changes capacity (rebuilding 4,096-node arrays per group would
         # dominate a session); ``_touched``: the nodes changed so far.
         self._bases: dict[ViewKind, list[Vec]] = {}
-        self._shared_fits: dict[ViewKind, dict[Shape, list[int]]] = {}
+        self._shared_fits: dict[ViewKind, dict[Shape, FitCounts]] = {}
         self._touched: set[int] = set()
 
     def _vecs_of(self, free: Sequence[Capacity]) -> list[Vec]:
@@ -226,7 +227,7 @@ class SessionLedger:
             self._shared_fits[kind] = {}
         return base
 
-    def _fits_of(self, kind: ViewKind, shape: Shape) -> list[int]:
+    def _fits_of(self, kind: ViewKind, shape: Shape) -> FitCounts:
         """The fit counts of ``kind``'s base array (as in this session) for ``shape``."""
         return fit_counts(self.cluster, self._bases[kind], shape)
 

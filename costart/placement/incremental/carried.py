@@ -18,7 +18,7 @@ comparing the status lists.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from functools import partial
 from itertools import compress
 from operator import is_not, ne
@@ -26,9 +26,17 @@ from operator import is_not, ne
 from costart.domain.capacity import Capacity
 from costart.domain.spec_types import Shape
 from costart.placement.allocator import Allocator
-from costart.placement.capacity import ZERO, CapacityView, Vec, fit_count
+from costart.placement.capacity import (
+    BYTE_COUNTS,
+    ZERO,
+    CapacityView,
+    FitCounts,
+    Vec,
+    fit_count,
+)
 from costart.placement.cluster import Cluster
 from costart.placement.holdings import Holdings
+from costart.placement.incremental.by_class import by_class
 from costart.placement.incremental.domain_sums import DomainSums
 from costart.placement.incremental.fit_table import FitTables
 from costart.placement.ledger import EVENTUAL, SessionLedger, ViewKind
@@ -77,15 +85,15 @@ class StartCache:
         self.free: list[Vec] = []  # the inputs as of the last session's start
         # Each node's class of free vector (``free[i] is class_of.vecs[classes[i]]``), and
         # per shape the count that fits each class: a shape's counts on the FREE and NOW
-        # bases (which start as ``free``) are then read per node by list index, not by
-        # hashing each node's vector (`fits_by_class`).
-        self.classes: list[int] = []
+        # bases (which start as ``free``) are then read per node by class, not by
+        # hashing each node's vector (`fits_by_class`). A byte array while every class
+        # number fits in a byte (the usual case), else a list.
+        self.classes: bytearray | list[int] = bytearray()
         self.class_fits: dict[Shape, list[int]] = {}
-        self._class_bytes: bytes | None = None  # ``classes`` as bytes, made on use
         self.held: list[Vec] = []
         self.status: list[str] = []
         self.bases: dict[ViewKind, list[Vec]] = {}
-        self.fits: dict[ViewKind, dict[Shape, list[int]]] = {}
+        self.fits: dict[ViewKind, dict[Shape, FitCounts]] = {}
         self.tables = FitTables()  # fit counts per distinct vector, for every shape
         # The carried fit counts summed per domain (made when a view is first asked).
         self.sums: dict[ViewKind, dict[Shape, DomainSums]] = {}
@@ -102,26 +110,31 @@ class StartCache:
         they are rebuilt on use."""
         self.capacities, self.free, self.held, self.status = [], [], [], []
         self.bases, self.fits, self.sums, self.generations = {}, {}, {}, {}
-        self.classes = []
-        self.classes_moved()
+        self.classes = bytearray()
         if len(self.class_of) > MAX_SHARED_VECS or len(self.class_fits) > MAX_CARRIED_SHAPES:
             self.class_of, self.class_fits = _ClassOf(), {}
 
-    def fits_by_class(self, shape: Shape) -> list[int]:
+    def fits_by_class(self, shape: Shape, largest: Vec) -> FitCounts:
         """`fit_counts` of ``free`` for ``shape`` (untyped: the GPU type is not read):
-        each class's count, computed once, read per node by its class. While there are
-        at most 256 classes and no count above 255 (the usual case), the classes are
-        bytes and a shape's counts one `bytes.translate`, faster than a lookup per node."""
+        each class's count, computed once, read per node by its class.
+
+        While the classes are bytes and no node's count can pass 255, whatever its free
+        vector (``largest``: the cluster's largest capacity in each dimension, which no
+        node's free, held-back or eventual vector exceeds), the counts are a byte array:
+        one `bytearray.translate` of the classes, and the counts the session keeps current
+        in it stay within a byte. Otherwise a list, read per node by class."""
         counts = self.class_fits.setdefault(shape, [])
         vecs = self.class_of.vecs
         if len(counts) < len(vecs):
             counts.extend(fit_count(vec, shape) for vec in vecs[len(counts) :])
-        if len(counts) <= _BYTE and max(counts, default=0) < _BYTE:
-            if self._class_bytes is None:
-                self._class_bytes = bytes(self.classes)
-            table = bytes(counts) + bytes(_BYTE - len(counts))
-            return list(self._class_bytes.translate(table))
-        return [counts[k] for k in self.classes]  # (list indexes: see `_vecs_of`)
+        classes = self.classes
+        if (
+            isinstance(classes, bytearray)
+            and fit_count(largest, shape) <= BYTE_COUNTS
+            and max(counts, default=0) <= BYTE_COUNTS
+        ):
+            return classes.translate(bytes(counts) + bytes(_BYTE - len(counts)))
+        return [counts[k] for k in classes]  # (list indexes: see `_vecs_of`)
 
     def started_afresh(self) -> None:
         """The per-node arrays were just made afresh (a start from scratch)."""
@@ -133,10 +146,6 @@ class StartCache:
         (`costart.gc_pause.promote_tracked`)."""
         afresh, self._afresh = self._afresh, False
         return afresh
-
-    def classes_moved(self) -> None:
-        """``classes`` changed (a new list, or entries in place)."""
-        self._class_bytes = None
 
     def new_generation(self, kind: ViewKind, shape: Shape) -> None:
         """What ``shape`` reads of ``kind``'s carried base has (or may have) changed."""
@@ -171,7 +180,7 @@ class CarriedLedger(SessionLedger):
             held_moved = None
         self._start = start
         # This session's summaries: (kind, shape) -> the sums and the counts they sum.
-        self._sums: dict[tuple[ViewKind, Shape], tuple[DomainSums, list[int]]] = {}
+        self._sums: dict[tuple[ViewKind, Shape], tuple[DomainSums, FitCounts]] = {}
         # (kind, shape) -> a number naming the session's shared counts of the shape, and
         # the vectors where one fits, as they stand: a new one whenever a refresh moves
         # either (see `_content_of`).
@@ -179,7 +188,7 @@ class CarriedLedger(SessionLedger):
         self._candidates = None if held_moved is None else _moved(cluster, free, start, held_moved)
         # The class of each node's free vector (None: every node's, as ``_classes``) or
         # of each candidate's (``_moved_classes``), made with the vectors (`_vecs_of`).
-        self._classes: list[int] = []
+        self._classes: bytearray | list[int] = bytearray()
         self._moved_classes: dict[int, int] = {}
         start.capacities = free  # (read-only, as every reader of the allocator's list)
         super().__init__(cluster, allocator, free, holdings.held_total, holdings.held_by)
@@ -192,10 +201,11 @@ class CarriedLedger(SessionLedger):
         class_of = self._start.class_of
         vecs = class_of.vecs
         if self._candidates is None:
-            self._classes = classes = list(map(class_of.__getitem__, free))
-            # (a comprehension: its list index is a specialised instruction, about 40
-            # instructions a node fewer than a bound ``__getitem__`` mapped in C, ADR 0156)
-            return [vecs[k] for k in classes]
+            classes: bytearray | list[int] = _classes_of(map(class_of.__getitem__, free))
+            if len(classes) != len(free):  # (more than 256 classes: a list, read again)
+                classes = list(map(class_of.__getitem__, free))
+            self._classes = classes
+            return by_class(vecs, classes)
         # Elsewhere free capacity equals the carried start's: mapping every node's
         # `Capacity` would cost a hash per node.
         out = list(self._start.free)
@@ -224,7 +234,6 @@ class CarriedLedger(SessionLedger):
             start.started_afresh()
             start.free = list(self.free)
             start.classes = self._classes  # (made with ``free``: no candidates)
-            start.classes_moved()
             start.held = list(self.held_total)
             if status != start.status:  # (a copy only when it moved)
                 start.status = list(status)
@@ -265,6 +274,8 @@ class CarriedLedger(SessionLedger):
         free, held, status = self.free, self.held_total, self.cluster.status
         start_free, start_held, start_status = start.free, start.held, start.status
         start_classes, classes = start.classes, self._moved_classes
+        if isinstance(start_classes, bytearray) and any(k >= _BYTE for k in classes.values()):
+            start_classes = start.classes = list(start_classes)  # (a class past a byte)
         order: list[int] = []
         for i in candidates:
             if (
@@ -275,8 +286,6 @@ class CarriedLedger(SessionLedger):
                 order.append(i)
                 start_free[i], start_held[i], start_status[i] = free[i], held[i], status[i]
                 start_classes[i] = classes[i]
-        if order:
-            start.classes_moved()
         return order
 
     def _start_entry(self, kind: ViewKind, i: int) -> Vec:
@@ -313,7 +322,7 @@ class CarriedLedger(SessionLedger):
             self._shared_fits[kind] = {}
         return base
 
-    def _fits_of(self, kind: ViewKind, shape: Shape) -> list[int]:
+    def _fits_of(self, kind: ViewKind, shape: Shape) -> FitCounts:
         carried = self._start.fits[kind]
         start = carried.get(shape)
         if start is None:
@@ -322,13 +331,13 @@ class CarriedLedger(SessionLedger):
                 self._start.sums[kind] = {}
             if kind is not EVENTUAL and shape.gpu_type is None:
                 # FREE and NOW start as the free vectors (no claims at a start).
-                start = carried[shape] = self._start.fits_by_class(shape)
+                start = carried[shape] = self._start.fits_by_class(shape, self.cluster.largest)
             else:
                 start = carried[shape] = self._start.tables.fit_counts(
                     self.cluster, self._start.bases[kind], shape
                 )
             self._start.new_generation(kind, shape)
-        fits = list(start)
+        fits = start[:]  # (a list, or a byte array: its own kind, copied in C)
         base, nodes = self._bases[kind], self.cluster.nodes
         table, typed = self._fit_tables[shape], shape.gpu_type
         for i in sorted(self._touched):
@@ -457,3 +466,12 @@ def _moved(
     if status != start.status:
         moved.update(compress(range(n), map(ne, status, start.status)))
     return sorted(moved)
+
+
+def _classes_of(codes: Iterator[int]) -> bytearray:
+    """``codes`` (a class number per node) as bytes; cut short where one does not fit
+    in a byte (the caller then reads them again as a list)."""
+    try:
+        return bytearray(codes)
+    except ValueError:
+        return bytearray()
