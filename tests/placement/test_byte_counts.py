@@ -5,6 +5,8 @@ makes a cold start's per-node lists from the classes, against its plain comprehe
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
+from types import SimpleNamespace
 
 import pytest
 from hypothesis import given, settings
@@ -13,15 +15,17 @@ from hypothesis import strategies as st
 from costart.domain.capacity import Capacity
 from costart.domain.spec_types import Shape
 from costart.domain.world import World
-from costart.placement import InMemoryAllocator
+from costart.placement import Cluster, InMemoryAllocator
 from costart.placement.capacity import CapacityView, fit_counts
 from costart.placement.incremental import EventJournal, WorldUsage
 from costart.placement.incremental.by_class import by_class, by_class_plain
 from costart.placement.incremental.carried import CarriedLedger, StartCache
+from costart.placement.incremental.used import UsedCount
 from costart.placement.ledger import ViewKind
 
 from .builders import a_cluster
 from .test_session_ledger_current import StartCheck
+from .workload import digests, run_workload
 
 _KINDS: Counter[str] = Counter()
 
@@ -86,3 +90,52 @@ def test_a_class_outside_the_objects_is_an_error() -> None:
 
 def teardown_module() -> None:
     print(f"\nby_class readings taken: {dict(_KINDS)}")
+
+
+class ClassedAllocator(InMemoryAllocator):
+    """An in-memory allocator that offers its free capacity by class (`free_classes`):
+    the classes numbered by each distinct object's first node, at most ``few`` of them
+    as bytes. Counts the offers a ledger took."""
+
+    def __init__(self, cluster: Cluster, few: int = 256) -> None:
+        super().__init__(cluster, UsedCount(cluster))
+        self._last: list[Capacity] | None = None
+        self.few = few
+        self.offers = 0
+
+    def free_capacity(self, world: World) -> list[Capacity]:
+        self._last = super().free_capacity(world)
+        return self._last
+
+    def free_classes(self, free: Sequence[Capacity]) -> SimpleNamespace | None:
+        if free is not self._last:
+            return None
+        capacities: list[Capacity] = []
+        number: dict[int, int] = {}
+        classes = []
+        for capacity in free:
+            k = number.setdefault(id(capacity), len(capacities))
+            if k == len(capacities):
+                capacities.append(capacity)
+            classes.append(k)
+        self.offers += 1
+        fit = len(capacities) <= self.few
+        return SimpleNamespace(classes=bytes(classes) if fit else classes, capacities=capacities)
+
+
+@pytest.mark.parametrize("few", [256, 0])
+def test_a_start_from_the_allocators_classes_equals_one_from_scratch(
+    few: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    made: list[ClassedAllocator] = []
+
+    def allocator(cluster: Cluster) -> ClassedAllocator:
+        made.append(ClassedAllocator(cluster, few))
+        return made[-1]
+
+    starts = StartCheck(monkeypatch)
+    sessions = run_workload(3, allocator=allocator)
+    assert starts.started > 10
+    assert sum(a.offers for a in made) >= 1
+    monkeypatch.undo()
+    assert digests(sessions) == digests(run_workload(3))

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Hashable, Iterator, Sequence
+from typing import Protocol
 from functools import partial
 from itertools import compress
 from operator import is_not, ne
@@ -73,6 +74,17 @@ class _ClassOf(dict[Capacity, int]):
         k = self[capacity] = len(self.vecs)
         self.vecs.append((capacity.gpu, capacity.cpu, capacity.mem_gb))
         return k
+
+
+class _FreeClasses(Protocol):
+    """What an allocator's ``free_classes`` offers (`costart.placement.allocator`):
+    ``free[i] is capacities[classes[i]]`` for every node ``i``."""
+
+    @property
+    def classes(self) -> bytes | list[int]: ...
+
+    @property
+    def capacities(self) -> Sequence[Capacity]: ...
 
 
 class StartCache:
@@ -201,10 +213,7 @@ class CarriedLedger(SessionLedger):
         class_of = self._start.class_of
         vecs = class_of.vecs
         if self._candidates is None:
-            classes: bytearray | list[int] = _classes_of(map(class_of.__getitem__, free))
-            if len(classes) != len(free):  # (more than 256 classes: a list, read again)
-                classes = list(map(class_of.__getitem__, free))
-            self._classes = classes
+            self._classes = classes = self._classes_of(free)
             return by_class(vecs, classes)
         # Elsewhere free capacity equals the carried start's: mapping every node's
         # `Capacity` would cost a hash per node.
@@ -214,6 +223,25 @@ class CarriedLedger(SessionLedger):
             k = moved[i] = class_of[free[i]]
             out[i] = vecs[k]
         return out
+
+    def _classes_of(self, free: Sequence[Capacity]) -> bytearray | list[int]:
+        """Each node's class of free capacity: from the allocator's own classes of
+        ``free`` when it offers them (`FreeClasses`: one lookup per class, then each
+        node's translated in C), else each node's `Capacity` looked up (a hash each)."""
+        class_of = self._start.class_of
+        offer = getattr(self.allocator, "free_classes", None)
+        known: _FreeClasses | None = offer(free) if offer is not None else None
+        if known is not None:
+            ours = list(map(class_of.__getitem__, known.capacities))
+            theirs = known.classes
+            if isinstance(theirs, bytes | bytearray) and max(ours, default=0) < _BYTE:
+                table = bytes(ours) + bytes(_BYTE - len(ours))
+                return bytearray(theirs.translate(table))
+            return by_class(ours, theirs)
+        classes = _classes_of(map(class_of.__getitem__, free))
+        if len(classes) != len(free):  # (more than 256 classes: a list, read again)
+            return list(map(class_of.__getitem__, free))
+        return classes
 
     def _bring_up_to_date(self, start: StartCache, candidates: list[int] | None) -> None:
         """Recompute the carried arrays on the nodes whose inputs changed since (among
