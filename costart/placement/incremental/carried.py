@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Hashable, Iterator, Sequence
-from typing import Protocol
 from functools import partial
 from itertools import compress
 from operator import is_not, ne
+from typing import Protocol
 
 from costart.domain.capacity import Capacity
 from costart.domain.spec_types import Shape
@@ -251,6 +251,10 @@ class CarriedLedger(SessionLedger):
         # own tuples): compared by identity, an equal copy only counts as changed.
         if candidates is not None:
             order = self._moved_inputs(start, candidates)
+            was_at = _entries_at(start.bases, order)
+            free, start_free = self.free, start.free
+            for i in order:  # (after ``was_at``: FREE's and NOW's start bases are this list)
+                start_free[i] = free[i]
         else:
             changed: set[int] = set()
             if self.free != start.free:
@@ -259,13 +263,17 @@ class CarriedLedger(SessionLedger):
                 changed.update(compress(range(n), map(is_not, self.held_total, start.held)))
             if status != start.status:
                 changed.update(compress(range(n), map(ne, status, start.status)))
+            order = sorted(changed)
+            was_at = _entries_at(start.bases, order)
             start.started_afresh()
-            start.free = list(self.free)
+            if len(start.free) == n:  # (in place: FREE's and NOW's start bases are this list)
+                start.free[:] = self.free
+            else:
+                start.free = list(self.free)
             start.classes = self._classes  # (made with ``free``: no candidates)
             start.held = list(self.held_total)
             if status != start.status:  # (a copy only when it moved)
                 start.status = list(status)
-            order = sorted(changed)
         if not order:
             return
         nodes = self.cluster.nodes
@@ -273,14 +281,18 @@ class CarriedLedger(SessionLedger):
             carried = start.fits[kind].items()
             summed = start.sums.get(kind, {})
             read: dict[Shape, None] = {}  # shapes whose content moved (`_content_of`)
-            for i in order:
+            # FREE's and NOW's start base is the carried free vectors, already moved
+            # (their entry, the free vector itself: the class's shared tuple).
+            own_list = base is not start.free
+            for i, was in zip(order, was_at[id(base)], strict=True):
                 vec = self._entry(kind, i)  # no claims yet: the start entry
-                if vec == base[i]:
+                if vec == was:
                     # Fit counts read only the entry (and the node's type): unchanged.
                     # Free capacity moves without held capacity and back, so one kind
                     # of entry often stays.
                     continue
-                base[i] = vec
+                if own_list:
+                    base[i] = vec
                 gpu_type = nodes[i].gpu_type
                 for shape, fits in carried:
                     typed = shape.gpu_type  # `shape_fits_type`, inline
@@ -297,8 +309,10 @@ class CarriedLedger(SessionLedger):
 
     def _moved_inputs(self, start: StartCache, candidates: list[int]) -> list[int]:
         """The ``candidates`` whose inputs differ from ``start``'s (compared as the whole
-        comparison does), with ``start``'s inputs updated there. Every other node's
-        inputs are unchanged since: equal, the carried entries stay right."""
+        comparison does), with ``start``'s held capacity, status and classes updated
+        there (its free capacity is the caller's to update: it is also a start base).
+        Every other node's inputs are unchanged since: equal, the carried entries stay
+        right."""
         free, held, status = self.free, self.held_total, self.cluster.status
         start_free, start_held, start_status = start.free, start.held, start.status
         start_classes, classes = start.classes, self._moved_classes
@@ -312,7 +326,7 @@ class CarriedLedger(SessionLedger):
                 or status[i] != start_status[i]
             ):
                 order.append(i)
-                start_free[i], start_held[i], start_status[i] = free[i], held[i], status[i]
+                start_held[i], start_status[i] = held[i], status[i]
                 start_classes[i] = classes[i]
         return order
 
@@ -338,8 +352,13 @@ class CarriedLedger(SessionLedger):
             if start is None:
                 if kind is EVENTUAL:
                     start = [self._start_entry(kind, i) for i in range(len(self.cluster))]
-                else:  # the start entry is the free vector itself: one C-level copy
-                    start = list(self._start.free)
+                else:
+                    # The start entry is the free vector itself: FREE's and NOW's start
+                    # bases are the carried free vectors, one list (not a copy each: a
+                    # list of every node kept is walked at every collection of its
+                    # generation); `_bring_up_to_date` reads their entries before it
+                    # moves any.
+                    start = self._start.free
                 self._start.bases[kind] = start
                 self._start.fits[kind] = {}
                 self._start.sums[kind] = {}
@@ -503,3 +522,8 @@ def _classes_of(codes: Iterator[int]) -> bytearray:
         return bytearray(codes)
     except ValueError:
         return bytearray()
+
+
+def _entries_at(bases: dict[ViewKind, list[Vec]], order: list[int]) -> dict[int, list[Vec]]:
+    """Per base list (by identity: two kinds may share one), its entries at ``order``."""
+    return {id(base): [base[i] for i in order] for base in bases.values()}
