@@ -206,7 +206,7 @@ class StartCheck:
             map(operator.is_, start.free, map(start.class_of.vecs.__getitem__, start.classes))
         )
         assert start.held == ledger.held_total
-        assert start.status == list(cluster.status)
+        assert start.status == tuple(cluster.status)
         for kind, base in start.bases.items():
             # No claims yet: the session's own entries are the start entries.
             assert base == [ledger._entry(kind, i) for i in range(len(cluster))], kind

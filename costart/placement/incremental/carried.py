@@ -12,7 +12,8 @@ Which nodes changed is found whatever the allocator: free capacity by comparing 
 allocator's entries with the carried ones (by identity: allocators hand out the same
 `Capacity` object for an unchanged node, and an equal copy only counts as changed),
 held capacity from the nodes the step's `WorldUsage` reports moved, and status by
-comparing the status lists.
+comparing the status as of the session's start (a tuple, the step's own) with the
+carried one.
 """
 
 from __future__ import annotations
@@ -103,7 +104,7 @@ class StartCache:
         self.classes: bytearray | list[int] = bytearray()
         self.class_fits: dict[Shape, list[int]] = {}
         self.held: list[Vec] = []
-        self.status: list[str] = []
+        self.status: tuple[str, ...] = ()  # the status as of then (a session's snapshot)
         self.bases: dict[ViewKind, list[Vec]] = {}
         self.fits: dict[ViewKind, dict[Shape, FitCounts]] = {}
         self.tables = FitTables()  # fit counts per distinct vector, for every shape
@@ -120,7 +121,7 @@ class StartCache:
     def forget(self) -> None:
         """Drop the carried arrays (another cluster size, or the classes renumbered):
         they are rebuilt on use."""
-        self.capacities, self.free, self.held, self.status = [], [], [], []
+        self.capacities, self.free, self.held, self.status = [], [], [], ()
         self.bases, self.fits, self.sums, self.generations = {}, {}, {}, {}
         self.classes = bytearray()
         if len(self.class_of) > MAX_SHARED_VECS or len(self.class_fits) > MAX_CARRIED_SHAPES:
@@ -168,7 +169,9 @@ class CarriedLedger(SessionLedger):
     """A `SessionLedger` whose base arrays start from ``start`` (brought up to this
     session here). ``held_moved``: a superset of the nodes whose held capacity changed
     since ``start`` was last brought up to date (None: unknown, every node is
-    compared)."""
+    compared). ``status``: the cluster's status as of this session's start, if the
+    caller has it as a tuple (the step keeps one per session; the carried start keeps
+    it rather than a copy of its own)."""
 
     def __init__(
         self,
@@ -178,8 +181,10 @@ class CarriedLedger(SessionLedger):
         holdings: Holdings,
         start: StartCache,
         held_moved: set[int] | None,
+        status: tuple[str, ...] | None = None,
     ) -> None:
         n = len(cluster)
+        self._status = status if status is not None else tuple(cluster.status)
         too_many = (
             len(start.class_of) > MAX_SHARED_VECS or len(start.class_fits) > MAX_CARRIED_SHAPES
         )
@@ -197,7 +202,9 @@ class CarriedLedger(SessionLedger):
         # the vectors where one fits, as they stand: a new one whenever a refresh moves
         # either (see `_content_of`).
         self._shape_versions: dict[tuple[ViewKind, Shape], int] = {}
-        self._candidates = None if held_moved is None else _moved(cluster, free, start, held_moved)
+        self._candidates = (
+            None if held_moved is None else _moved(self._status, free, start, held_moved)
+        )
         # The class of each node's free vector (None: every node's, as ``_classes``) or
         # of each candidate's (``_moved_classes``), made with the vectors (`_vecs_of`).
         self._classes: bytearray | list[int] = bytearray()
@@ -246,7 +253,7 @@ class CarriedLedger(SessionLedger):
     def _bring_up_to_date(self, start: StartCache, candidates: list[int] | None) -> None:
         """Recompute the carried arrays on the nodes whose inputs changed since (among
         ``candidates``, the moved nodes in order, if known)."""
-        n, status = len(self.cluster), self.cluster.status
+        n, status = len(self.cluster), self._status
         # Unchanged entries are usually the same objects (shared vectors, the usage's
         # own tuples): compared by identity, an equal copy only counts as changed.
         if candidates is not None:
@@ -272,8 +279,7 @@ class CarriedLedger(SessionLedger):
                 start.free = list(self.free)
             start.classes = self._classes  # (made with ``free``: no candidates)
             start.held = list(self.held_total)
-            if status != start.status:  # (a copy only when it moved)
-                start.status = list(status)
+            start.status = status
         if not order:
             return
         nodes = self.cluster.nodes
@@ -313,7 +319,7 @@ class CarriedLedger(SessionLedger):
         there (its free capacity is the caller's to update: it is also a start base).
         Every other node's inputs are unchanged since: equal, the carried entries stay
         right."""
-        free, held, status = self.free, self.held_total, self.cluster.status
+        free, held, status = self.free, self.held_total, self._status
         start_free, start_held, start_status = start.free, start.held, start.status
         start_classes, classes = start.classes, self._moved_classes
         if isinstance(start_classes, bytearray) and any(k >= _BYTE for k in classes.values()):
@@ -326,8 +332,10 @@ class CarriedLedger(SessionLedger):
                 or status[i] != start_status[i]
             ):
                 order.append(i)
-                start_held[i], start_status[i] = held[i], status[i]
+                start_held[i] = held[i]
                 start_classes[i] = classes[i]
+        # Every node whose status moved is a candidate (`_moved`): the status as of now.
+        start.status = status
         return order
 
     def _start_entry(self, kind: ViewKind, i: int) -> Vec:
@@ -498,10 +506,10 @@ class CarriedLedger(SessionLedger):
 
 
 def _moved(
-    cluster: Cluster, free: Sequence[Capacity], start: StartCache, held_moved: set[int]
+    status: tuple[str, ...], free: Sequence[Capacity], start: StartCache, held_moved: set[int]
 ) -> list[int]:
-    """The nodes whose free capacity, held capacity or status may have changed since
-    ``start``'s inputs (a superset, in node order)."""
+    """The nodes whose free capacity, held capacity or status (``status``, as of now)
+    may have changed since ``start``'s inputs (a superset, in node order)."""
     n = len(free)
     moved = set(held_moved)
     carried = start.capacities
@@ -509,7 +517,6 @@ def _moved(
         return list(range(n))
     if free != carried:  # a C-level pass, short of any Python work when all is the same
         moved.update(compress(range(n), map(is_not, free, carried)))
-    status = cluster.status
     if status != start.status:
         moved.update(compress(range(n), map(ne, status, start.status)))
     return sorted(moved)

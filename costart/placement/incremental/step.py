@@ -172,7 +172,9 @@ class IncrementalStep(CoPlacementStep):
 
         def ledger() -> SessionLedger:
             held_moved, self._held_moved = self._held_moved, set()
-            return CarriedLedger(self.cluster, self.allocator, free, usage, self._start, held_moved)
+            return CarriedLedger(
+                self.cluster, self.allocator, free, usage, self._start, held_moved, status_key
+            )
 
         self._memo.new_session()
         self._inputs.new_session(world, self.placement_groups, usage.layout)
