@@ -41,6 +41,7 @@ from costart.placement.holdings import Holdings
 from costart.placement.incremental.by_class import by_class
 from costart.placement.incremental.domain_sums import DomainSums
 from costart.placement.incremental.fit_table import FitTables
+from costart.placement.incremental.usage import WorldUsage
 from costart.placement.ledger import EVENTUAL, SessionLedger, ViewKind
 
 MAX_SHARED_VECS = 4096
@@ -185,6 +186,13 @@ class CarriedLedger(SessionLedger):
     ) -> None:
         n = len(cluster)
         self._status = status if status is not None else tuple(cluster.status)
+        # Held capacity as of this session's start, kept by the carried start: the
+        # usage's own list where it lends it (`WorldUsage.lend_held`), else a copy.
+        self._held = (
+            holdings.lend_held()
+            if isinstance(holdings, WorldUsage)
+            else list(holdings.held_total)
+        )
         too_many = (
             len(start.class_of) > MAX_SHARED_VECS or len(start.class_fits) > MAX_CARRIED_SHAPES
         )
@@ -278,7 +286,7 @@ class CarriedLedger(SessionLedger):
             else:
                 start.free = list(self.free)
             start.classes = self._classes  # (made with ``free``: no candidates)
-            start.held = list(self.held_total)
+            start.held = self._held
             start.status = status
         if not order:
             return
@@ -315,10 +323,10 @@ class CarriedLedger(SessionLedger):
 
     def _moved_inputs(self, start: StartCache, candidates: list[int]) -> list[int]:
         """The ``candidates`` whose inputs differ from ``start``'s (compared as the whole
-        comparison does), with ``start``'s held capacity, status and classes updated
-        there (its free capacity is the caller's to update: it is also a start base).
-        Every other node's inputs are unchanged since: equal, the carried entries stay
-        right."""
+        comparison does), with ``start``'s classes updated there, and its held capacity
+        and status those of now (its free capacity is the caller's to update: it is
+        also a start base). Every other node's inputs are unchanged since: equal, the
+        carried entries stay right."""
         free, held, status = self.free, self.held_total, self._status
         start_free, start_held, start_status = start.free, start.held, start.status
         start_classes, classes = start.classes, self._moved_classes
@@ -332,10 +340,10 @@ class CarriedLedger(SessionLedger):
                 or status[i] != start_status[i]
             ):
                 order.append(i)
-                start_held[i] = held[i]
                 start_classes[i] = classes[i]
-        # Every node whose status moved is a candidate (`_moved`): the status as of now.
-        start.status = status
+        # Every node whose status or held capacity moved is a candidate (`_moved`):
+        # both as of now.
+        start.status, start.held = status, self._held
         return order
 
     def _start_entry(self, kind: ViewKind, i: int) -> Vec:
