@@ -189,9 +189,7 @@ class CarriedLedger(SessionLedger):
         # Held capacity as of this session's start, kept by the carried start: the
         # usage's own list where it lends it (`WorldUsage.lend_held`), else a copy.
         self._held = (
-            holdings.lend_held()
-            if isinstance(holdings, WorldUsage)
-            else list(holdings.held_total)
+            holdings.lend_held() if isinstance(holdings, WorldUsage) else list(holdings.held_total)
         )
         too_many = (
             len(start.class_of) > MAX_SHARED_VECS or len(start.class_fits) > MAX_CARRIED_SHAPES
