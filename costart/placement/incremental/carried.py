@@ -237,6 +237,19 @@ class CarriedLedger(SessionLedger):
             out[i] = vecs[k]
         return out
 
+    def _held_of(self, held_total: Sequence[Vec]) -> list[Vec]:
+        # The held capacity the carried start keeps (the usage's list as lent, which
+        # never moves), shared until the session first changes it: most sessions hold
+        # nothing new, and a copy of every node's entry each session is for nothing.
+        self._held_shared = True
+        return self._held
+
+    def _held_to_change(self) -> list[Vec]:
+        if self._held_shared:
+            self.held_total = list(self.held_total)
+            self._held_shared = False
+        return self.held_total
+
     def _classes_of(self, free: Sequence[Capacity]) -> bytearray | list[int]:
         """Each node's class of free capacity: from the allocator's own classes of
         ``free`` when it offers them (`FreeClasses`: one lookup per class, then each
