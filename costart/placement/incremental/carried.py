@@ -185,7 +185,7 @@ class CarriedLedger(SessionLedger):
         status: tuple[str, ...] | None = None,
     ) -> None:
         n = len(cluster)
-        self._status = status if status is not None else tuple(cluster.status)
+        self._status = status if status is not None else cluster.status_now()
         # Held capacity as of this session's start, kept by the carried start: the
         # usage's own list where it lends it (`WorldUsage.lend_held`), else a copy.
         self._held = (

@@ -151,7 +151,7 @@ class IncrementalStep(CoPlacementStep):
                 self._held_moved = None  # every node: the next ledger compares all
             else:
                 self._held_moved |= moved
-        status_key = tuple(self.cluster.status)
+        status_key = self.cluster.status_now()
         if self._ordered[0] is not usage.live:  # a new list whenever the live set moved
             self._ordered = (usage.live, _live_in_order(usage, *self._ordered))
         order = self._ordered[1]
