@@ -89,6 +89,9 @@ SUBPACKAGE_EXTRA: dict[str, tuple[set[str], set[str]]] = {
     # plain profile beside it stays pure Python (ADR 0143).
     "placement/shadow/indexed.py": (set(), {"numpy"}),
     "placement/shadow/step_maxima.py": (set(), {"numpy"}),
+    # A cold start's per-node lists made from each node's class by an object array's
+    # take; the plain comprehension beside it is the reference (ADR 0159).
+    "placement/incremental/by_class.py": (set(), {"numpy"}),
 }
 # The service layer (ADR 0054): rest -> service -> controller/domain; the CLI uses it too;
 # it never imports rest (HTTP), nor the stand-ins it may be handed (adapters).

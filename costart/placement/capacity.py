@@ -20,6 +20,13 @@ Vec = tuple[int, int, int]
 NodeVecs = dict[int, Vec]
 """Node index -> vector, for the nodes that have one."""
 ZERO: Vec = (0, 0, 0)
+FitCounts = list[int] | bytearray
+"""Per node, how many tasks of one shape fit there. A ledger that knows no count can
+pass 255 (`BYTE_COUNTS`) keeps them as a byte array: made and copied in C, one byte a
+node, and not walked by the garbage collector (a list of a cluster's nodes is, reference
+by reference, at every collection of the generation it sits in: ADR 0158). Readers index,
+slice, sum and iterate either alike; only a list is compared equal to a list."""
+BYTE_COUNTS = 255  # the largest count a byte array of `FitCounts` holds
 _NO_LIMIT = 1 << 62  # a shape asking for nothing fits no count of tasks (0)
 
 
@@ -111,9 +118,9 @@ class CapacityView:
         cluster: Cluster,
         base: list[Vec],
         overlay: Mapping[int, Vec],
-        shared_fits: dict[Shape, list[int]] | None = None,
+        shared_fits: dict[Shape, FitCounts] | None = None,
         key: Hashable = None,
-        fill: Callable[[Shape], list[int]] | None = None,
+        fill: Callable[[Shape], FitCounts] | None = None,
         summary: Callable[[Shape], DomainSummary | None] | None = None,
         content: Callable[[CapacityView, Shape], Hashable] | None = None,
     ) -> None:
@@ -129,7 +136,7 @@ class CapacityView:
         self._overlay = dict(overlay)
         self._shared = shared_fits if shared_fits is not None else {}
         self._fill = fill
-        self._fits: dict[Shape, list[int]] = {}
+        self._fits: dict[Shape, FitCounts] = {}
         # Equal keys mean equal capacity (the ledger's kind and version, and the
         # overlay): plans in equal views are equal, so a session can reuse them.
         # None: no such promise.
@@ -155,8 +162,9 @@ class CapacityView:
             out[node] = self.avail(node)
         return out
 
-    def fits(self, shape: Shape) -> list[int]:
-        """Tasks of ``shape`` that fit on each node (0 on nodes of another GPU type)."""
+    def fits(self, shape: Shape) -> FitCounts:
+        """Tasks of ``shape`` that fit on each node (0 on nodes of another GPU type);
+        read-only."""
         cached = self._fits.get(shape)
         if cached is not None:
             return cached
@@ -165,14 +173,17 @@ class CapacityView:
         if not self._overlay:
             self._fits[shape] = shared
             return shared
-        counts = list(shared)
+        counts = shared[:]  # (a list, or a byte array: its own kind, copied in C)
         for node in sorted(self._overlay):
             if shape_fits_type(shape, nodes[node]):
-                counts[node] = fit_count(self.avail(node), shape)
+                count = fit_count(self.avail(node), shape)
+                if count > BYTE_COUNTS and isinstance(counts, bytearray):
+                    counts = list(counts)  # (a count no byte holds: kept exact)
+                counts[node] = count
         self._fits[shape] = counts
         return counts
 
-    def shared_fits(self, shape: Shape) -> list[int]:
+    def shared_fits(self, shape: Shape) -> FitCounts:
         """`fits` of the base array alone, without the overlay (read-only: shared by
         every view of the base)."""
         shared = self._shared.get(shape)

@@ -83,6 +83,15 @@ class Cluster:
                 )
             self.index[node.name] = i
         self.status: list[NodeStatus] = ["up"] * len(self.nodes)
+        self._status_now: tuple[NodeStatus, ...] | None = tuple(self.status)  # `status_now`
+        # The largest capacity of any node in each dimension (gpu, cpu, mem_gb): no
+        # node's free, held or eventual capacity passes it, so neither does any count of
+        # tasks that fit one node (what keeps a ledger's counts within a byte).
+        self.largest: tuple[int, int, int] = (
+            max((node.gpu for node in self.nodes), default=0),
+            max((node.cpu for node in self.nodes), default=0),
+            max((node.mem_gb for node in self.nodes), default=0),
+        )
         self._closed: set[str] = set()  # names of the nodes not up (kept by `set_status`)
         # domain id per (level position, node index); the node level uses the node name.
         self._domain_of: dict[str, list[str]] = {}
@@ -176,6 +185,7 @@ class Cluster:
             self.status[self.index[node]] = status
         except KeyError:
             raise ClusterError(f"nodes[{node}]", "unknown node") from None
+        self._status_now = None
         if status == "up":
             self._closed.discard(node)
         else:
@@ -193,6 +203,16 @@ class Cluster:
             status = reported.get(name, "up")
             if self.status[index] != status:
                 self.set_status(name, status)  # type: ignore[arg-type]
+
+    def status_now(self) -> tuple[NodeStatus, ...]:
+        """``status`` as a tuple: one object for as long as no status changes (made
+        again after `set_status`), so a reader that keeps the status of a session
+        compares and keeps it without a copy of every node's each session. ``status``
+        changes only through `set_status`."""
+        now = self._status_now
+        if now is None:
+            now = self._status_now = tuple(self.status)
+        return now
 
     def is_up(self, node: int) -> bool:
         return self.status[node] == "up"

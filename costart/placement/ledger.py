@@ -29,6 +29,7 @@ from costart.placement.capacity import (
     ZERO,
     CapacityView,
     DomainSummary,
+    FitCounts,
     FitCountTables,
     NodeVecs,
     Vec,
@@ -81,7 +82,7 @@ class SessionLedger:
         self.allocator = allocator
         self.free: list[Vec] = self._vecs_of(free)
         self.claim: list[Vec] = [ZERO] * len(cluster)
-        self.held_total: list[Vec] = list(held_total)
+        self.held_total: list[Vec] = self._held_of(held_total)
         self.held_by: dict[str, NodeVecs] = {g: dict(h) for g, h in held_by.items()}
         # Per view kind, bumped whenever an entry of its base array changes: a view's
         # key includes its kind's, so plans memoised for a key are never reused after
@@ -94,17 +95,26 @@ class SessionLedger:
         # the session changes capacity (rebuilding 4,096-node arrays per group would
         # dominate a session); ``_touched``: the nodes changed so far.
         self._bases: dict[ViewKind, list[Vec]] = {}
-        self._shared_fits: dict[ViewKind, dict[Shape, list[int]]] = {}
+        self._shared_fits: dict[ViewKind, dict[Shape, FitCounts]] = {}
         self._touched: set[int] = set()
 
     def _vecs_of(self, free: Sequence[Capacity]) -> list[Vec]:
         """``free`` as vectors."""
         return [(c.gpu, c.cpu, c.mem_gb) for c in free]
 
+    def _held_of(self, held_total: Sequence[Vec]) -> list[Vec]:
+        """The session's ``held_total``: its own copy of the World's."""
+        return list(held_total)
+
+    def _held_to_change(self) -> list[Vec]:
+        """``held_total``, to change in place (the session's own)."""
+        return self.held_total
+
     def _add_hold(self, group: str, node: int, vec: Vec, sign: int = 1) -> None:
         add_vecs(self.held_by.setdefault(group, {}), node, vec, sign)
-        g, c, m = self.held_total[node]
-        self.held_total[node] = (g + sign * vec[0], c + sign * vec[1], m + sign * vec[2])
+        held_total = self._held_to_change()
+        g, c, m = held_total[node]
+        held_total[node] = (g + sign * vec[0], c + sign * vec[1], m + sign * vec[2])
 
     # --- changes ---------------------------------------------------------------------
 
@@ -145,9 +155,10 @@ class SessionLedger:
     def drop_holds(self, group: str) -> NodeVecs:
         """Forget the group's holds (it converts or releases them); returns them."""
         holds = self.held_by.pop(group, {})
+        held_total = self._held_to_change() if holds else self.held_total
         for node, vec in sorted(holds.items()):
-            g, c, m = self.held_total[node]
-            self.held_total[node] = (g - vec[0], c - vec[1], m - vec[2])
+            g, c, m = held_total[node]
+            held_total[node] = (g - vec[0], c - vec[1], m - vec[2])
             self._refresh(node, OF_HELD)
         return holds
 
@@ -226,7 +237,7 @@ class SessionLedger:
             self._shared_fits[kind] = {}
         return base
 
-    def _fits_of(self, kind: ViewKind, shape: Shape) -> list[int]:
+    def _fits_of(self, kind: ViewKind, shape: Shape) -> FitCounts:
         """The fit counts of ``kind``'s base array (as in this session) for ``shape``."""
         return fit_counts(self.cluster, self._bases[kind], shape)
 

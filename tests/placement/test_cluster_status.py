@@ -33,3 +33,17 @@ def test_after_a_sync_every_node_has_its_reported_status(ops: list[tuple[Any, ..
             reported = op[1]
             cluster.sync_status(reported)
             assert cluster.status == [reported.get(name, "up") for name in NAMES]
+        assert cluster.status_now() == tuple(cluster.status)  # (`status_now` follows)
+
+
+def test_the_status_as_a_tuple_is_one_object_until_a_status_changes() -> None:
+    cluster = a_cluster(blocks=1, racks=1, nodes=3)
+    now = cluster.status_now()
+    assert now == ("up", "up", "up") and cluster.status_now() is now
+    cluster.sync_status({"b0-r0-n0": "up"})  # no change: the same object
+    assert cluster.status_now() is now
+    cluster.sync_status({"b0-r0-n1": "drained"})
+    assert cluster.status_now() == ("up", "drained", "up") == tuple(cluster.status)
+    later = cluster.status_now()
+    cluster.set_status("b0-r0-n1", "down")
+    assert cluster.status_now() == ("up", "down", "up") and later == ("up", "drained", "up")

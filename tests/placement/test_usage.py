@@ -444,3 +444,23 @@ def test_a_reader_behind_a_short_journal_compares_everything(
     check = JournalCheck(monkeypatch)
     run_policy(setup_of("mixed", seed=4), policy, controller_factory)
     assert check.paths["all"] > 20 and check.paths["journal"] > 20
+
+
+def test_a_lent_list_of_held_capacity_never_moves(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`WorldUsage.lend_held`: a list lent before a sync is left as it was (the usage
+    changes a copy), through a workload's holds and releases."""
+    sync = WorldUsage.sync
+    seen: Counter[str] = Counter()
+
+    def lending_sync(usage: WorldUsage, world: World) -> set[int] | None:
+        lent = usage.lend_held()
+        before = list(lent)
+        changed = sync(usage, world)
+        assert lent == before
+        seen["copied" if usage.held_total is not lent else "kept"] += 1
+        return changed
+
+    monkeypatch.setattr(WorldUsage, "sync", lending_sync)
+    run_workload(3)
+    print(f"lent lists: {dict(seen)}")
+    assert seen["copied"] > 5 and seen["kept"] > 5

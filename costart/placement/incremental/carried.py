@@ -12,25 +12,36 @@ Which nodes changed is found whatever the allocator: free capacity by comparing 
 allocator's entries with the carried ones (by identity: allocators hand out the same
 `Capacity` object for an unchanged node, and an equal copy only counts as changed),
 held capacity from the nodes the step's `WorldUsage` reports moved, and status by
-comparing the status lists.
+comparing the status as of the session's start (a tuple, the step's own) with the
+carried one.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from functools import partial
 from itertools import compress
 from operator import is_not, ne
+from typing import Protocol
 
 from costart.domain.capacity import Capacity
 from costart.domain.spec_types import Shape
 from costart.placement.allocator import Allocator
-from costart.placement.capacity import ZERO, CapacityView, Vec, fit_count
+from costart.placement.capacity import (
+    BYTE_COUNTS,
+    ZERO,
+    CapacityView,
+    FitCounts,
+    Vec,
+    fit_count,
+)
 from costart.placement.cluster import Cluster
 from costart.placement.holdings import Holdings
+from costart.placement.incremental.by_class import by_class
 from costart.placement.incremental.domain_sums import DomainSums
 from costart.placement.incremental.fit_table import FitTables
+from costart.placement.incremental.usage import WorldUsage
 from costart.placement.ledger import EVENTUAL, SessionLedger, ViewKind
 
 MAX_SHARED_VECS = 4096
@@ -67,6 +78,17 @@ class _ClassOf(dict[Capacity, int]):
         return k
 
 
+class _FreeClasses(Protocol):
+    """What an allocator's ``free_classes`` offers (`costart.placement.allocator`):
+    ``free[i] is capacities[classes[i]]`` for every node ``i``."""
+
+    @property
+    def classes(self) -> bytes | list[int]: ...
+
+    @property
+    def capacities(self) -> Sequence[Capacity]: ...
+
+
 class StartCache:
     """The views' base arrays and fit counts as they were at the start of the last
     session that built a ledger, carried into the next by the incremental step."""
@@ -77,15 +99,15 @@ class StartCache:
         self.free: list[Vec] = []  # the inputs as of the last session's start
         # Each node's class of free vector (``free[i] is class_of.vecs[classes[i]]``), and
         # per shape the count that fits each class: a shape's counts on the FREE and NOW
-        # bases (which start as ``free``) are then read per node by list index, not by
-        # hashing each node's vector (`fits_by_class`).
-        self.classes: list[int] = []
+        # bases (which start as ``free``) are then read per node by class, not by
+        # hashing each node's vector (`fits_by_class`). A byte array while every class
+        # number fits in a byte (the usual case), else a list.
+        self.classes: bytearray | list[int] = bytearray()
         self.class_fits: dict[Shape, list[int]] = {}
-        self._class_bytes: bytes | None = None  # ``classes`` as bytes, made on use
         self.held: list[Vec] = []
-        self.status: list[str] = []
+        self.status: tuple[str, ...] = ()  # the status as of then (a session's snapshot)
         self.bases: dict[ViewKind, list[Vec]] = {}
-        self.fits: dict[ViewKind, dict[Shape, list[int]]] = {}
+        self.fits: dict[ViewKind, dict[Shape, FitCounts]] = {}
         self.tables = FitTables()  # fit counts per distinct vector, for every shape
         # The carried fit counts summed per domain (made when a view is first asked).
         self.sums: dict[ViewKind, dict[Shape, DomainSums]] = {}
@@ -100,28 +122,33 @@ class StartCache:
     def forget(self) -> None:
         """Drop the carried arrays (another cluster size, or the classes renumbered):
         they are rebuilt on use."""
-        self.capacities, self.free, self.held, self.status = [], [], [], []
+        self.capacities, self.free, self.held, self.status = [], [], [], ()
         self.bases, self.fits, self.sums, self.generations = {}, {}, {}, {}
-        self.classes = []
-        self.classes_moved()
+        self.classes = bytearray()
         if len(self.class_of) > MAX_SHARED_VECS or len(self.class_fits) > MAX_CARRIED_SHAPES:
             self.class_of, self.class_fits = _ClassOf(), {}
 
-    def fits_by_class(self, shape: Shape) -> list[int]:
+    def fits_by_class(self, shape: Shape, largest: Vec) -> FitCounts:
         """`fit_counts` of ``free`` for ``shape`` (untyped: the GPU type is not read):
-        each class's count, computed once, read per node by its class. While there are
-        at most 256 classes and no count above 255 (the usual case), the classes are
-        bytes and a shape's counts one `bytes.translate`, faster than a lookup per node."""
+        each class's count, computed once, read per node by its class.
+
+        While the classes are bytes and no node's count can pass 255, whatever its free
+        vector (``largest``: the cluster's largest capacity in each dimension, which no
+        node's free, held-back or eventual vector exceeds), the counts are a byte array:
+        one `bytearray.translate` of the classes, and the counts the session keeps current
+        in it stay within a byte. Otherwise a list, read per node by class."""
         counts = self.class_fits.setdefault(shape, [])
         vecs = self.class_of.vecs
         if len(counts) < len(vecs):
             counts.extend(fit_count(vec, shape) for vec in vecs[len(counts) :])
-        if len(counts) <= _BYTE and max(counts, default=0) < _BYTE:
-            if self._class_bytes is None:
-                self._class_bytes = bytes(self.classes)
-            table = bytes(counts) + bytes(_BYTE - len(counts))
-            return list(self._class_bytes.translate(table))
-        return [counts[k] for k in self.classes]  # (list indexes: see `_vecs_of`)
+        classes = self.classes
+        if (
+            isinstance(classes, bytearray)
+            and fit_count(largest, shape) <= BYTE_COUNTS
+            and max(counts, default=0) <= BYTE_COUNTS
+        ):
+            return classes.translate(bytes(counts) + bytes(_BYTE - len(counts)))
+        return [counts[k] for k in classes]  # (list indexes: see `_vecs_of`)
 
     def started_afresh(self) -> None:
         """The per-node arrays were just made afresh (a start from scratch)."""
@@ -134,10 +161,6 @@ class StartCache:
         afresh, self._afresh = self._afresh, False
         return afresh
 
-    def classes_moved(self) -> None:
-        """``classes`` changed (a new list, or entries in place)."""
-        self._class_bytes = None
-
     def new_generation(self, kind: ViewKind, shape: Shape) -> None:
         """What ``shape`` reads of ``kind``'s carried base has (or may have) changed."""
         self.generations.setdefault(kind, {})[shape] = next(_GENERATIONS)
@@ -147,7 +170,9 @@ class CarriedLedger(SessionLedger):
     """A `SessionLedger` whose base arrays start from ``start`` (brought up to this
     session here). ``held_moved``: a superset of the nodes whose held capacity changed
     since ``start`` was last brought up to date (None: unknown, every node is
-    compared)."""
+    compared). ``status``: the cluster's status as of this session's start, if the
+    caller has it as a tuple (the step keeps one per session; the carried start keeps
+    it rather than a copy of its own)."""
 
     def __init__(
         self,
@@ -157,8 +182,15 @@ class CarriedLedger(SessionLedger):
         holdings: Holdings,
         start: StartCache,
         held_moved: set[int] | None,
+        status: tuple[str, ...] | None = None,
     ) -> None:
         n = len(cluster)
+        self._status = status if status is not None else cluster.status_now()
+        # Held capacity as of this session's start, kept by the carried start: the
+        # usage's own list where it lends it (`WorldUsage.lend_held`), else a copy.
+        self._held = (
+            holdings.lend_held() if isinstance(holdings, WorldUsage) else list(holdings.held_total)
+        )
         too_many = (
             len(start.class_of) > MAX_SHARED_VECS or len(start.class_fits) > MAX_CARRIED_SHAPES
         )
@@ -171,15 +203,17 @@ class CarriedLedger(SessionLedger):
             held_moved = None
         self._start = start
         # This session's summaries: (kind, shape) -> the sums and the counts they sum.
-        self._sums: dict[tuple[ViewKind, Shape], tuple[DomainSums, list[int]]] = {}
+        self._sums: dict[tuple[ViewKind, Shape], tuple[DomainSums, FitCounts]] = {}
         # (kind, shape) -> a number naming the session's shared counts of the shape, and
         # the vectors where one fits, as they stand: a new one whenever a refresh moves
         # either (see `_content_of`).
         self._shape_versions: dict[tuple[ViewKind, Shape], int] = {}
-        self._candidates = None if held_moved is None else _moved(cluster, free, start, held_moved)
+        self._candidates = (
+            None if held_moved is None else _moved(self._status, free, start, held_moved)
+        )
         # The class of each node's free vector (None: every node's, as ``_classes``) or
         # of each candidate's (``_moved_classes``), made with the vectors (`_vecs_of`).
-        self._classes: list[int] = []
+        self._classes: bytearray | list[int] = bytearray()
         self._moved_classes: dict[int, int] = {}
         start.capacities = free  # (read-only, as every reader of the allocator's list)
         super().__init__(cluster, allocator, free, holdings.held_total, holdings.held_by)
@@ -192,10 +226,8 @@ class CarriedLedger(SessionLedger):
         class_of = self._start.class_of
         vecs = class_of.vecs
         if self._candidates is None:
-            self._classes = classes = list(map(class_of.__getitem__, free))
-            # (a comprehension: its list index is a specialised instruction, about 40
-            # instructions a node fewer than a bound ``__getitem__`` mapped in C, ADR 0156)
-            return [vecs[k] for k in classes]
+            self._classes = classes = self._classes_of(free)
+            return by_class(vecs, classes)
         # Elsewhere free capacity equals the carried start's: mapping every node's
         # `Capacity` would cost a hash per node.
         out = list(self._start.free)
@@ -205,14 +237,50 @@ class CarriedLedger(SessionLedger):
             out[i] = vecs[k]
         return out
 
+    def _held_of(self, held_total: Sequence[Vec]) -> list[Vec]:
+        # The held capacity the carried start keeps (the usage's list as lent, which
+        # never moves), shared until the session first changes it: most sessions hold
+        # nothing new, and a copy of every node's entry each session is for nothing.
+        self._held_shared = True
+        return self._held
+
+    def _held_to_change(self) -> list[Vec]:
+        if self._held_shared:
+            self.held_total = list(self.held_total)
+            self._held_shared = False
+        return self.held_total
+
+    def _classes_of(self, free: Sequence[Capacity]) -> bytearray | list[int]:
+        """Each node's class of free capacity: from the allocator's own classes of
+        ``free`` when it offers them (`FreeClasses`: one lookup per class, then each
+        node's translated in C), else each node's `Capacity` looked up (a hash each)."""
+        class_of = self._start.class_of
+        offer = getattr(self.allocator, "free_classes", None)
+        known: _FreeClasses | None = offer(free) if offer is not None else None
+        if known is not None:
+            ours = list(map(class_of.__getitem__, known.capacities))
+            theirs = known.classes
+            if isinstance(theirs, bytes | bytearray) and max(ours, default=0) < _BYTE:
+                table = bytes(ours) + bytes(_BYTE - len(ours))
+                return bytearray(theirs.translate(table))
+            return by_class(ours, theirs)
+        classes = _classes_of(map(class_of.__getitem__, free))
+        if len(classes) != len(free):  # (more than 256 classes: a list, read again)
+            return list(map(class_of.__getitem__, free))
+        return classes
+
     def _bring_up_to_date(self, start: StartCache, candidates: list[int] | None) -> None:
         """Recompute the carried arrays on the nodes whose inputs changed since (among
         ``candidates``, the moved nodes in order, if known)."""
-        n, status = len(self.cluster), self.cluster.status
+        n, status = len(self.cluster), self._status
         # Unchanged entries are usually the same objects (shared vectors, the usage's
         # own tuples): compared by identity, an equal copy only counts as changed.
         if candidates is not None:
             order = self._moved_inputs(start, candidates)
+            was_at = _entries_at(start.bases, order)
+            free, start_free = self.free, start.free
+            for i in order:  # (after ``was_at``: FREE's and NOW's start bases are this list)
+                start_free[i] = free[i]
         else:
             changed: set[int] = set()
             if self.free != start.free:
@@ -221,14 +289,16 @@ class CarriedLedger(SessionLedger):
                 changed.update(compress(range(n), map(is_not, self.held_total, start.held)))
             if status != start.status:
                 changed.update(compress(range(n), map(ne, status, start.status)))
-            start.started_afresh()
-            start.free = list(self.free)
-            start.classes = self._classes  # (made with ``free``: no candidates)
-            start.classes_moved()
-            start.held = list(self.held_total)
-            if status != start.status:  # (a copy only when it moved)
-                start.status = list(status)
             order = sorted(changed)
+            was_at = _entries_at(start.bases, order)
+            start.started_afresh()
+            if len(start.free) == n:  # (in place: FREE's and NOW's start bases are this list)
+                start.free[:] = self.free
+            else:
+                start.free = list(self.free)
+            start.classes = self._classes  # (made with ``free``: no candidates)
+            start.held = self._held
+            start.status = status
         if not order:
             return
         nodes = self.cluster.nodes
@@ -236,14 +306,18 @@ class CarriedLedger(SessionLedger):
             carried = start.fits[kind].items()
             summed = start.sums.get(kind, {})
             read: dict[Shape, None] = {}  # shapes whose content moved (`_content_of`)
-            for i in order:
+            # FREE's and NOW's start base is the carried free vectors, already moved
+            # (their entry, the free vector itself: the class's shared tuple).
+            own_list = base is not start.free
+            for i, was in zip(order, was_at[id(base)], strict=True):
                 vec = self._entry(kind, i)  # no claims yet: the start entry
-                if vec == base[i]:
+                if vec == was:
                     # Fit counts read only the entry (and the node's type): unchanged.
                     # Free capacity moves without held capacity and back, so one kind
                     # of entry often stays.
                     continue
-                base[i] = vec
+                if own_list:
+                    base[i] = vec
                 gpu_type = nodes[i].gpu_type
                 for shape, fits in carried:
                     typed = shape.gpu_type  # `shape_fits_type`, inline
@@ -260,11 +334,15 @@ class CarriedLedger(SessionLedger):
 
     def _moved_inputs(self, start: StartCache, candidates: list[int]) -> list[int]:
         """The ``candidates`` whose inputs differ from ``start``'s (compared as the whole
-        comparison does), with ``start``'s inputs updated there. Every other node's
-        inputs are unchanged since: equal, the carried entries stay right."""
-        free, held, status = self.free, self.held_total, self.cluster.status
+        comparison does), with ``start``'s classes updated there, and its held capacity
+        and status those of now (its free capacity is the caller's to update: it is
+        also a start base). Every other node's inputs are unchanged since: equal, the
+        carried entries stay right."""
+        free, held, status = self.free, self.held_total, self._status
         start_free, start_held, start_status = start.free, start.held, start.status
         start_classes, classes = start.classes, self._moved_classes
+        if isinstance(start_classes, bytearray) and any(k >= _BYTE for k in classes.values()):
+            start_classes = start.classes = list(start_classes)  # (a class past a byte)
         order: list[int] = []
         for i in candidates:
             if (
@@ -273,10 +351,10 @@ class CarriedLedger(SessionLedger):
                 or status[i] != start_status[i]
             ):
                 order.append(i)
-                start_free[i], start_held[i], start_status[i] = free[i], held[i], status[i]
                 start_classes[i] = classes[i]
-        if order:
-            start.classes_moved()
+        # Every node whose status or held capacity moved is a candidate (`_moved`):
+        # both as of now.
+        start.status, start.held = status, self._held
         return order
 
     def _start_entry(self, kind: ViewKind, i: int) -> Vec:
@@ -301,8 +379,13 @@ class CarriedLedger(SessionLedger):
             if start is None:
                 if kind is EVENTUAL:
                     start = [self._start_entry(kind, i) for i in range(len(self.cluster))]
-                else:  # the start entry is the free vector itself: one C-level copy
-                    start = list(self._start.free)
+                else:
+                    # The start entry is the free vector itself: FREE's and NOW's start
+                    # bases are the carried free vectors, one list (not a copy each: a
+                    # list of every node kept is walked at every collection of its
+                    # generation); `_bring_up_to_date` reads their entries before it
+                    # moves any.
+                    start = self._start.free
                 self._start.bases[kind] = start
                 self._start.fits[kind] = {}
                 self._start.sums[kind] = {}
@@ -313,7 +396,7 @@ class CarriedLedger(SessionLedger):
             self._shared_fits[kind] = {}
         return base
 
-    def _fits_of(self, kind: ViewKind, shape: Shape) -> list[int]:
+    def _fits_of(self, kind: ViewKind, shape: Shape) -> FitCounts:
         carried = self._start.fits[kind]
         start = carried.get(shape)
         if start is None:
@@ -322,13 +405,13 @@ class CarriedLedger(SessionLedger):
                 self._start.sums[kind] = {}
             if kind is not EVENTUAL and shape.gpu_type is None:
                 # FREE and NOW start as the free vectors (no claims at a start).
-                start = carried[shape] = self._start.fits_by_class(shape)
+                start = carried[shape] = self._start.fits_by_class(shape, self.cluster.largest)
             else:
                 start = carried[shape] = self._start.tables.fit_counts(
                     self.cluster, self._start.bases[kind], shape
                 )
             self._start.new_generation(kind, shape)
-        fits = list(start)
+        fits = start[:]  # (a list, or a byte array: its own kind, copied in C)
         base, nodes = self._bases[kind], self.cluster.nodes
         table, typed = self._fit_tables[shape], shape.gpu_type
         for i in sorted(self._touched):
@@ -442,10 +525,10 @@ class CarriedLedger(SessionLedger):
 
 
 def _moved(
-    cluster: Cluster, free: Sequence[Capacity], start: StartCache, held_moved: set[int]
+    status: tuple[str, ...], free: Sequence[Capacity], start: StartCache, held_moved: set[int]
 ) -> list[int]:
-    """The nodes whose free capacity, held capacity or status may have changed since
-    ``start``'s inputs (a superset, in node order)."""
+    """The nodes whose free capacity, held capacity or status (``status``, as of now)
+    may have changed since ``start``'s inputs (a superset, in node order)."""
     n = len(free)
     moved = set(held_moved)
     carried = start.capacities
@@ -453,7 +536,20 @@ def _moved(
         return list(range(n))
     if free != carried:  # a C-level pass, short of any Python work when all is the same
         moved.update(compress(range(n), map(is_not, free, carried)))
-    status = cluster.status
     if status != start.status:
         moved.update(compress(range(n), map(ne, status, start.status)))
     return sorted(moved)
+
+
+def _classes_of(codes: Iterator[int]) -> bytearray:
+    """``codes`` (a class number per node) as bytes; cut short where one does not fit
+    in a byte (the caller then reads them again as a list)."""
+    try:
+        return bytearray(codes)
+    except ValueError:
+        return bytearray()
+
+
+def _entries_at(bases: dict[ViewKind, list[Vec]], order: list[int]) -> dict[int, list[Vec]]:
+    """Per base list (by identity: two kinds may share one), its entries at ``order``."""
+    return {id(base): [base[i] for i in order] for base in bases.values()}

@@ -151,7 +151,7 @@ class IncrementalStep(CoPlacementStep):
                 self._held_moved = None  # every node: the next ledger compares all
             else:
                 self._held_moved |= moved
-        status_key = tuple(self.cluster.status)
+        status_key = self.cluster.status_now()
         if self._ordered[0] is not usage.live:  # a new list whenever the live set moved
             self._ordered = (usage.live, _live_in_order(usage, *self._ordered))
         order = self._ordered[1]
@@ -172,7 +172,9 @@ class IncrementalStep(CoPlacementStep):
 
         def ledger() -> SessionLedger:
             held_moved, self._held_moved = self._held_moved, set()
-            return CarriedLedger(self.cluster, self.allocator, free, usage, self._start, held_moved)
+            return CarriedLedger(
+                self.cluster, self.allocator, free, usage, self._start, held_moved, status_key
+            )
 
         self._memo.new_session()
         self._inputs.new_session(world, self.placement_groups, usage.layout)

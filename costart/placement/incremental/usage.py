@@ -93,6 +93,7 @@ class WorldUsage:
         self._live_keys: list[str] = []
         self._held_tasks: dict[str, dict[int, int]] = {}
         self.held_total: list[Vec] = [ZERO] * n
+        self._held_lent = False  # whether `lend_held` handed ``held_total`` out since
         self.held_by: dict[str, dict[int, Vec]] = {}
         self.live: list[LiveEntry] = []
         # How ``live`` was last made, when it is the previous live list (``before``)
@@ -105,6 +106,14 @@ class WorldUsage:
         self.changed: set[int] | None = None
         self.wanting = 0  # live members that `wants_single`
         self.layout += 1
+
+    def lend_held(self) -> list[Vec]:
+        """``held_total`` as it stands, for a reader to keep as it is (read-only): the
+        usage changes a copy from then on, so the list lent never moves (the carried
+        start keeps it instead of a copy of its own: a list of every node kept is
+        walked at every collection of its generation, ADR 0159)."""
+        self._held_lent = True
+        return self.held_total
 
     def sync(self, world: World) -> set[int] | None:
         """Bring the numbers up to ``world``; returns (and forgets) the nodes whose
@@ -280,6 +289,9 @@ class WorldUsage:
         if self.changed is not None:
             self.changed.update(entry.held)
         held_total = self.held_total
+        if self._held_lent:  # (kept by a reader as it stood: changed in a copy)
+            held_total = self.held_total = list(held_total)
+            self._held_lent = False
         tasks = self._held_tasks.setdefault(entry.group, {})
         by_node = self.held_by.setdefault(entry.group, {})
         for node in entry.held:
