@@ -89,6 +89,9 @@ SUBPACKAGE_EXTRA: dict[str, tuple[set[str], set[str]]] = {
     # plain profile beside it stays pure Python (ADR 0143).
     "placement/shadow/indexed.py": (set(), {"numpy"}),
     "placement/shadow/step_maxima.py": (set(), {"numpy"}),
+    # The in-memory allocator's whole reading by class computes the nodes in use at
+    # once; the plain per-node tables stay beside it (ADR 0158).
+    "placement/whole_reading.py": (set(), {"numpy"}),
 }
 # The service layer (ADR 0054): rest -> service -> controller/domain; the CLI uses it too;
 # it never imports rest (HTTP), nor the stand-ins it may be handed (adapters).

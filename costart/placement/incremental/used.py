@@ -2,10 +2,12 @@
 allocator (a `UsageSource`; `costart.placement.holdings.UsageCount` counts the same from
 scratch), read from where the World's folds keep it (`World.node_use`, ADR 0148).
 
-A first sync (a fresh step's first session) reads the World's use of every node in use
-(one lookup of each such node's name, in C), not every live member's tasks. A later sync
-of the same World's use reads only the nodes that moved since (`NodeUse.moved_since`); a
-World it has not read, or a use counted afresh, is read whole.
+A whole reading (a fresh step's first session, or a World it has not read) looks each
+node in use up in the cluster by name (in C) and keeps the nodes in use with their use
+(`in_use`, what the in-memory allocator computes from, ADR 0158); the per-node list
+``used`` is made from them when first read. A later sync of the same World's use reads
+only the nodes that moved since (`NodeUse.moved_since`); a World it has not read, or a
+use counted afresh, is read whole.
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ from costart.domain.world import World
 from costart.placement.capacity import ZERO, Vec
 from costart.placement.cluster import Cluster
 
-# A whole reading looks every node's name up when at least one node in DENSE is in use.
+# A first whole reading reports the nodes in use as a set when fewer than one node in
+# DENSE is in use (an allocator then computes those alone), else None (every node).
 DENSE = 8
 
 
@@ -27,22 +30,42 @@ class UsedCount:
 
     def __init__(self, cluster: Cluster) -> None:
         self._cluster = cluster
-        self.used: list[Vec] = [ZERO] * len(cluster)
+        self._used: list[Vec] | None = [ZERO] * len(cluster)
+        # The last whole reading's nodes in use and their use (None after a sync that
+        # read what moved): ``used`` is made from it when first read.
+        self._in_use: tuple[list[int], list[Vec]] | None = None
         self._read: NodeUse | None = None  # the World's use read last
         self._mark = 0  # ... and where its moved nodes ended then
         self._nonzero = False  # whether any entry was set since construction
 
+    @property
+    def used(self) -> list[Vec]:
+        """Per node: its use as of the last sync (made from a whole reading's nodes in
+        use on first read: a reader that asks `in_use` never pays for it)."""
+        if self._used is None:
+            nodes, vecs = cast(tuple[list[int], list[Vec]], self._in_use)
+            used = [ZERO] * len(self._cluster)
+            deque(map(used.__setitem__, nodes, vecs), maxlen=0)
+            self._used = used
+        return self._used
+
+    def in_use(self) -> tuple[list[int], list[Vec]] | None:
+        """The nodes in use and their use, when the last sync read the World's use
+        whole (`holdings.UsageInUse`); else None."""
+        return self._in_use
+
     def sync(self, world: World) -> set[int] | None:
         """Bring ``used`` up to ``world``; returns the nodes whose entry may have changed
-        since the previous sync (a superset), or None: every node may have. The first
-        sync reports the nodes in use (before it, every entry is zero), or None when
-        it read every node's name (`_read_whole`)."""
+        since the previous sync (a superset), or None: every node may have. A first
+        sync reports the nodes in use (before it, every entry is zero) when they are
+        few (`DENSE`), else None."""
         use = world.node_use
         moved = use.moved_since(self._mark) if use is self._read else None
         self._read, self._mark = use, use.mark
         if moved is None:
             return self._read_whole(use)
         index, used, changed = self._cluster.index, self.used, set()
+        self._in_use = None
         for name in moved:
             i = index.get(name)
             if i is not None:
@@ -51,15 +74,8 @@ class UsedCount:
         return changed
 
     def _read_whole(self, use: NodeUse) -> set[int] | None:
-        """Every node's entry from ``use`` (a name the cluster lacks left out). When at
-        least one node in DENSE is in use, every node's name is looked up in ``use``
-        (one C-level pass, the entries in node order) and every node reported; else the
-        nodes in use are looked up in the cluster by name and put in place, each a few
-        C-level passes (about seven times a dense lookup's instructions, ADR 0154)."""
-        if len(use) * DENSE >= len(self._cluster):
-            self.used = use.of_names(self._cluster.index)  # (its keys: the names in order)
-            self._nonzero = True
-            return None
+        """The nodes in use (a name the cluster lacks left out) with their use, each
+        name looked up in the cluster's index in C; ``used`` made from them on demand."""
         index = self._cluster.index
         found = list(map(index.get, use.names()))
         vecs = list(use.vectors())
@@ -67,9 +83,8 @@ class UsedCount:
             kept = [(i, v) for i, v in zip(found, vecs, strict=True) if i is not None]
             found, vecs = [i for i, _ in kept], [v for _, v in kept]
         nodes = cast(list[int], found)
-        first = not self._nonzero
-        if not first:
-            self.used = [ZERO] * len(self._cluster)
-        deque(map(self.used.__setitem__, nodes, vecs), maxlen=0)
-        self._nonzero = True
-        return set(nodes) if first else None
+        self._in_use, self._used = (nodes, vecs), None
+        first, self._nonzero = not self._nonzero, True
+        if first and len(nodes) * DENSE < len(self._cluster):
+            return set(nodes)
+        return None
