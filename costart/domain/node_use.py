@@ -137,7 +137,8 @@ class NodeUse:
                 self.add(_vec(member), member_nodes(member), -1)
 
     def as_dict(self) -> dict[str, Vec]:
-        """A copy, for comparing with a recount."""
+        """A copy (made in C): a whole reading a reader keeps, or one to compare with a
+        recount."""
         return dict(self._use)
 
 

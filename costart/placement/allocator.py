@@ -161,7 +161,7 @@ class InMemoryAllocator:
         # 0158), and the last such reading's list handed out with its classes.
         self._classed: ClassedReading | None = None
         if isinstance(self._usage, UsageInUse):
-            self._classed = ClassedReading(self._capacity, self._shared.__getitem__)
+            self._classed = ClassedReading(cluster.index, self._capacity, self._shared.__getitem__)
         self._classes: tuple[list[Capacity], FreeClasses] | None = None
 
     @property
@@ -222,16 +222,15 @@ class InMemoryAllocator:
         (`costart.placement.whole_reading`), when the usage source's last sync read the
         World's use whole and names them; None: read the plain way."""
         classed, n = self._classed, len(status)
-        if classed is None or classed.nodes != n or not classed.usable:
+        if classed is None or classed.nodes != n:
             return None
         whole = cast(UsageInUse, self._usage).in_use()
         if whole is None:
             return None
-        nodes, used = whole
         down: list[int] = []
         if status.count("up") != n:  # (counted in C)
             down = list(compress(range(n), map(ne, status, repeat("up"))))
-        reading = classed.read(nodes, used, down)
+        reading = classed.read(whole, down)
         if reading is None:
             return None
         if status != self._status:

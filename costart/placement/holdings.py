@@ -79,10 +79,10 @@ class UsageInUse(UsageSource, Protocol):
     """A `UsageSource` that can also name the nodes in use after a whole reading: the
     in-memory allocator then computes only those (`costart.placement.whole_reading`)."""
 
-    def in_use(self) -> tuple[Sequence[int], Sequence[Vec]] | None:
-        """After a `sync` that read the World's use whole: the nodes in use (distinct
-        cluster indexes) and their use, in one order, every other node's entry
-        `ZERO`; None after a sync that read only what moved."""
+    def in_use(self) -> Mapping[str, Vec] | None:
+        """After a `sync` that read the World's use whole: the use by node name of
+        every node in use (names the cluster lacks included, to be left out), every
+        other node's entry `ZERO`; None after a sync that read only what moved."""
 
 
 class Usage:

@@ -2,17 +2,15 @@
 allocator (a `UsageSource`; `costart.placement.holdings.UsageCount` counts the same from
 scratch), read from where the World's folds keep it (`World.node_use`, ADR 0148).
 
-A whole reading (a fresh step's first session, or a World it has not read) looks each
-node in use up in the cluster by name (in C) and keeps the nodes in use with their use
-(`in_use`, what the in-memory allocator computes from, ADR 0158); the per-node list
-``used`` is made from them when first read. A later sync of the same World's use reads
+A whole reading (a fresh step's first session, or a World it has not read) keeps a copy
+of the World's use by node name (`in_use`, what the in-memory allocator computes from,
+ADR 0158); the per-node list ``used`` is made from it when first read. A later sync of the same World's use reads
 only the nodes that moved since (`NodeUse.moved_since`); a World it has not read, or a
 use counted afresh, is read whole.
 """
 
 from __future__ import annotations
 
-from collections import deque
 from typing import cast
 
 from costart.domain.node_use import NodeUse
@@ -31,9 +29,9 @@ class UsedCount:
     def __init__(self, cluster: Cluster) -> None:
         self._cluster = cluster
         self._used: list[Vec] | None = [ZERO] * len(cluster)
-        # The last whole reading's nodes in use and their use (None after a sync that
-        # read what moved): ``used`` is made from it when first read.
-        self._in_use: tuple[list[int], list[Vec]] | None = None
+        # The last whole reading: the World's use by node name, copied (None after a
+        # sync that read what moved); ``used`` is made from it when first read.
+        self._in_use: dict[str, Vec] | None = None
         self._read: NodeUse | None = None  # the World's use read last
         self._mark = 0  # ... and where its moved nodes ended then
         self._nonzero = False  # whether any entry was set since construction
@@ -43,13 +41,15 @@ class UsedCount:
         """Per node: its use as of the last sync (made from a whole reading's nodes in
         use on first read: a reader that asks `in_use` never pays for it)."""
         if self._used is None:
-            nodes, vecs = cast(tuple[list[int], list[Vec]], self._in_use)
-            used = [ZERO] * len(self._cluster)
-            deque(map(used.__setitem__, nodes, vecs), maxlen=0)
+            index, used = self._cluster.index, [ZERO] * len(self._cluster)
+            for name, vec in cast(dict[str, Vec], self._in_use).items():
+                i = index.get(name)
+                if i is not None:  # (a name the cluster lacks left out)
+                    used[i] = vec
             self._used = used
         return self._used
 
-    def in_use(self) -> tuple[list[int], list[Vec]] | None:
+    def in_use(self) -> dict[str, Vec] | None:
         """The nodes in use and their use, when the last sync read the World's use
         whole (`holdings.UsageInUse`); else None."""
         return self._in_use
@@ -74,17 +74,11 @@ class UsedCount:
         return changed
 
     def _read_whole(self, use: NodeUse) -> set[int] | None:
-        """The nodes in use (a name the cluster lacks left out) with their use, each
-        name looked up in the cluster's index in C; ``used`` made from them on demand."""
-        index = self._cluster.index
-        found = list(map(index.get, use.names()))
-        vecs = list(use.vectors())
-        if None in found:
-            kept = [(i, v) for i, v in zip(found, vecs, strict=True) if i is not None]
-            found, vecs = [i for i, _ in kept], [v for _, v in kept]
-        nodes = cast(list[int], found)
-        self._in_use, self._used = (nodes, vecs), None
+        """A copy of ``use`` by node name (in C); ``used`` made from it on demand. A
+        first reading of few nodes in use (`DENSE`) reports them."""
+        self._in_use, self._used = use.as_dict(), None
         first, self._nonzero = not self._nonzero, True
-        if first and len(nodes) * DENSE < len(self._cluster):
-            return set(nodes)
+        if first and len(self._in_use) * DENSE < len(self._cluster):
+            index = self._cluster.index
+            return {i for i in map(index.get, self._in_use) if i is not None}
         return None
