@@ -37,18 +37,14 @@ Vec3 = tuple[int, int, int]
 _INDEX = Struct("<i")
 _ABSENT = _INDEX.pack(-1)  # a name the cluster lacks
 # `marshal` (version 2) writes a list of n int triples as "[" n, then per triple "(" 3
-# and three times "i" and a 4-byte int: 20 bytes a triple after a 5-byte head.
+# and three times "i" and a 4-byte int: 20 bytes a triple after a 5-byte head. Read as
+# two 8-byte words and one of 4, the marks are the low 6 bytes of the first word and
+# bytes 2 and 7 of the second; the ints start at bytes 6, 11 and 16.
 _HEAD, _ROW = 5, 20
-_MARKS = (
-    (0, ord("(")),
-    (1, 3),
-    (2, 0),
-    (3, 0),
-    (4, 0),
-    (5, ord("i")),
-    (10, ord("i")),
-    (15, ord("i")),
-)
+_HEAD_MASK, _HEAD_MARKS = 0xFFFF_FFFF_FFFF, int.from_bytes(b"(\x03\x00\x00\x00i", "little")
+_MIDDLE_MASK, _MIDDLE_MARKS = 0xFF00_0000_00FF_0000, (ord("i") << 56) | (ord("i") << 16)
+_FIELDS = ["head", "middle", "gpu", "cpu", "mem"], ["<u8", "<u8", "<i4", "<i4", "<i4"]
+_OFFSETS = [0, 8, 6, 11, 16]
 
 
 class Classed(NamedTuple):
@@ -92,6 +88,11 @@ class ClassedReading:
         self._own_vectors = list(kinds)  # kind -> its vector
         self._kinds = len(kinds)
         self._kind_counts = np.bincount(self._kind, minlength=self._kinds)
+        # One triple as marshal wrote it (fields overlap: the marks, and the ints apart).
+        names, formats = _FIELDS
+        self._rows = np.dtype(
+            {"names": names, "formats": formats, "offsets": _OFFSETS, "itemsize": _ROW}
+        )
         self._indexes = _Indexes(zip(index.keys(), map(_INDEX.pack, index.values()), strict=True))
 
     def read(self, use: Mapping[str, Vec3], down: Sequence[int]) -> Classed | None:
@@ -110,17 +111,23 @@ class ClassedReading:
         pairs: list[tuple[int, Vec3]] = []
         pair_of = np.zeros(0, dtype=np.intp)
         if len(nodes):
-            high = (used.max(axis=0) + 1).tolist()
-            if int(used.min()) < 0 or self._kinds * high[0] * high[1] * high[2] >= 1 << 63:
+            gpu, cpu, mem = (column.astype(np.int64) for column in used)
+            if min(int(gpu.min()), int(cpu.min()), int(mem.min())) < 0:
                 return None
-            key = ((kinds * high[0] + used[:, 0]) * high[1] + used[:, 1]) * high[2] + used[:, 2]
-            distinct = np.sort(np.unique_values(key))  # (by hashing: no sort of every key)
+            high = [int(gpu.max()) + 1, int(cpu.max()) + 1, int(mem.max()) + 1]
+            if self._kinds * high[0] * high[1] * high[2] >= 1 << 63:
+                return None
+            key = ((kinds * high[0] + gpu) * high[1] + cpu) * high[2] + mem
+            ordered_keys = np.sort(key)  # (in C, vectorised: no hash per key)
+            starts = np.ones(len(key), dtype=np.bool_)
+            np.not_equal(ordered_keys[1:], ordered_keys[:-1], out=starts[1:])
+            distinct = ordered_keys[starts]
             pair_of = np.searchsorted(distinct, key)
             for pair in distinct.tolist():
-                rest, mem = divmod(pair, high[2])
-                rest, cpu = divmod(rest, high[1])
-                kind, gpu = divmod(rest, high[0])
-                pairs.append((kind, (gpu, cpu, mem)))
+                rest, m = divmod(pair, high[2])
+                rest, c = divmod(rest, high[1])
+                kind, g = divmod(rest, high[0])
+                pairs.append((kind, (g, c, m)))
         # The free vectors some node has: each own kind with a node not in use, each
         # pair's, and zero for the nodes not up.
         own = self._own_vectors
@@ -134,7 +141,10 @@ class ClassedReading:
         number = {vec: i for i, vec in enumerate(ordered)}
         class_of_kind = np.array([number.get(vec, 0) for vec in own], dtype=np.intp)
         class_of_pair = np.array([number[vec] for vec in free_of_pair], dtype=np.intp)
-        classes = class_of_kind[self._kind]  # every node: its own capacity's class
+        if self._kinds == 1:  # (alike nodes, the common case: no take per node)
+            classes = np.full(self.nodes, class_of_kind[0], dtype=np.intp)
+        else:
+            classes = class_of_kind[self._kind]  # every node: its own capacity's class
         classes[nodes] = class_of_pair[pair_of]
         if down:
             classes[np.fromiter(down, dtype=np.intp, count=len(down))] = number[(0, 0, 0)]
@@ -153,26 +163,28 @@ class ClassedReading:
 
     def _in_use(
         self, use: Mapping[str, Vec3]
-    ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.int32]] | None:
+    ) -> tuple[npt.NDArray[np.intp], tuple[npt.NDArray[np.int32], ...]] | None:
         """The nodes in use (indexes; names the cluster lacks left out) and their use
-        as int32 rows; None when ``use`` cannot be read so (see the module)."""
+        as three int32 columns; None when ``use`` cannot be read so (see the module)."""
         np = self._np
         m = len(use)
         packed = marshal.dumps(list(use.values()), 2)
         if len(packed) != _HEAD + _ROW * m:
             return None
         if not m:
-            return np.zeros(0, dtype=np.intp), np.zeros((0, 3), dtype=np.int32)
-        grid = np.frombuffer(packed, dtype=np.uint8, offset=_HEAD).reshape(m, _ROW)
-        for column, mark in _MARKS:
-            if not (grid[:, column] == mark).all():
-                return None
-        used = np.ndarray((m, 3), "<i4", buffer=packed, offset=_HEAD + 6, strides=(_ROW, 5))
+            return np.zeros(0, dtype=np.intp), ()
+        rows = np.ndarray((m,), self._rows, buffer=packed, offset=_HEAD)
+        if not ((rows["head"] & _HEAD_MASK) == _HEAD_MARKS).all():
+            return None
+        if not ((rows["middle"] & _MIDDLE_MASK) == _MIDDLE_MARKS).all():
+            return None
+        used = tuple(rows[part] for part in ("gpu", "cpu", "mem"))
         named = b"".join(map(self._indexes.__getitem__, use.keys()))
         index = np.frombuffer(named, dtype="<i4")
         if int(index.min()) < 0:  # names the cluster lacks: left out
             kept = index >= 0
-            index, used = index[kept], used[kept]
+            used = tuple(column[kept] for column in used)
+            index = index[kept]
         return index.astype(np.intp), used
 
 
