@@ -82,10 +82,10 @@ class ClassedReading:
         self._np = np
         self._shared = shared
         self.nodes = len(own)
-        kinds: dict[Vec3, int] = {}
-        kind = [kinds.setdefault(vec, len(kinds)) for vec in own]
-        self._kind = np.array(kind, dtype=np.intp)  # node -> own kind
-        self._own_vectors = list(kinds)  # kind -> its vector
+        self._own_vectors = list(dict.fromkeys(own))  # kind -> its vector
+        kinds = {vec: i for i, vec in enumerate(self._own_vectors)}
+        kind = map(kinds.__getitem__, own)
+        self._kind = np.fromiter(kind, dtype=np.intp, count=len(own))  # node -> own kind
         self._kinds = len(kinds)
         self._kind_counts = np.bincount(self._kind, minlength=self._kinds)
         # One triple as marshal wrote it (fields overlap: the marks, and the ints apart).
