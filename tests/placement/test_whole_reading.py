@@ -204,6 +204,16 @@ def test_a_use_the_classes_cannot_show_is_read_the_plain_way(use: dict[str, Vec]
     assert reading.read(use, []) is None
 
 
+def test_uses_of_other_shapes_that_marshal_to_the_same_length_are_refused() -> None:
+    """A triple too long and one too short write as many bytes as two triples: only
+    the marks checked per triple tell them from two triples (never read shifted)."""
+    cluster = _cluster([(8, 64, 512)] * 2)
+    reading = ClassedReading(cluster.index, [(8, 64, 512)] * 2, lambda vec: Capacity(*vec))
+    use: dict[str, object] = {"n0": (1, 2, 3, 4), "n1": (1, 2)}
+    assert reading.read(use, []) is None  # type: ignore[arg-type]
+    assert reading.read({"n0": (1, 2, 3), "n1": (1, 2, 3)}, []) is not None
+
+
 def test_the_classes_are_given_only_for_the_very_list_of_a_whole_reading() -> None:
     cluster = _cluster([(8, 64, 512)] * 4)
     source = _Named(cluster, {"n1": (1, 2, 3)})
