@@ -9,15 +9,14 @@ then made from its class in C. No Python code runs per node.
 
 Per cluster (made once, with the allocator): each node's own capacity kind as an array,
 and each node's index as four bytes by name. Per reading: the nodes in use as indexes
-(their names' bytes joined), their use as int32 rows (`marshal` writes a list of
-int triples at a fixed stride: a C-level pass far cheaper than numpy's or `struct`'s
+(their names' bytes joined), their use as three int32 columns (`marshal` writes a list
+of int triples at a fixed stride: a C-level pass cheaper than numpy's or `struct`'s
 conversion of Python ints; its layout is checked before it is read, and a use it cannot
-show so is read the plain way), free = own minus use clamped at zero, each free vector
-keyed as one integer and classed, one shared `Capacity` per class, and per node its
-class number and `Capacity`.
+show so is read the plain way), each node in use keyed by its own kind and its use, the
+distinct keys (few) found by a sort and their free vectors computed in Python, one shared
+`Capacity` per distinct free vector, and per node its class number and `Capacity`.
 
-numpy is imported when a `ClassedReading` is made (an allocator whose source hands the
-use over by name), never when `costart.placement` is imported.
+numpy is imported when a `ClassedReading` is made, not when this module is.
 """
 
 from __future__ import annotations
