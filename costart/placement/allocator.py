@@ -31,6 +31,7 @@ from costart.placement.whole_reading import ClassedReading
 ZERO = Capacity()
 MAX_SHARED = 4096
 _VEC = attrgetter("gpu", "cpu", "mem_gb")
+_KIND = attrgetter("kind")
 
 
 class OvercommitError(DomainError):
@@ -113,10 +114,11 @@ class _FreeOf(dict[Vec3, Capacity]):
     up in C in its own capacity's table (most nodes are alike and the used vectors are
     few), keyed by the used vector alone: no pair made and hashed per node (ADR 0154)."""
 
-    def __init__(self, own: Vec3, shared: _SharedCapacities) -> None:
+    def __init__(self, own: Vec3, shared: _SharedCapacities, kind: int) -> None:
         super().__init__()
         self.own = own
         self.shared = shared
+        self.kind = kind  # its number among the cluster's own capacities
 
     def __missing__(self, used: Vec3) -> Capacity:
         (g, c, m), (ug, uc, um) = self.own, used
@@ -148,7 +150,7 @@ class InMemoryAllocator:
         own: list[tuple[int, int, int]] = list(map(_VEC, cluster.nodes))
         vecs: dict[tuple[int, int, int], tuple[int, int, int]] = {}
         self._capacity = list(map(vecs.setdefault, own, own))
-        self._free_of = {vec: _FreeOf(vec, self._shared) for vec in vecs}
+        self._free_of = {vec: _FreeOf(vec, self._shared, k) for k, vec in enumerate(vecs)}
         self._tables = list(map(self._free_of.__getitem__, self._capacity))
         # Free as of the last sync: to start with, every node empty and up, as the usage
         # source reports it before its first sync (each node's own capacity, built in C).
@@ -161,7 +163,10 @@ class InMemoryAllocator:
         # 0158), and the last such reading's list handed out with its classes.
         self._classed: ClassedReading | None = None
         if isinstance(self._usage, UsageInUse):
-            self._classed = ClassedReading(cluster.index, self._capacity, self._shared.__getitem__)
+            # (alike nodes, the common case: no pass over the nodes for their kinds)
+            kinds = None if len(vecs) == 1 else map(_KIND, self._tables)
+            shared = self._shared.__getitem__
+            self._classed = ClassedReading(cluster.index, kinds, list(vecs), shared)
         self._classes: tuple[list[Capacity], FreeClasses] | None = None
 
     @property

@@ -7,9 +7,9 @@ the allocator's usage source read the World's use whole and hands it over by nod
 is not up), so only the nodes in use are computed, in numpy, and every node's entry is
 then made from its class in C. No Python code runs per node.
 
-Per cluster (made once, with the allocator): each node's own capacity kind as an array,
-and each node's index as four bytes by name. Per reading: the nodes in use as indexes
-(their names' bytes joined), their use as three int32 columns (`marshal` writes a list
+Per cluster (made once, with the allocator): each node's own capacity kind as an array.
+Per reading: the nodes in use as indexes (each name looked up in the cluster's index,
+in C), their use as three int32 columns (`marshal` writes a list
 of int triples at a fixed stride: a C-level pass cheaper than numpy's or `struct`'s
 conversion of Python ints; its layout is checked before it is read, and a use it cannot
 show so is read the plain way), each node in use keyed by its own kind and its use, the
@@ -22,8 +22,8 @@ numpy is imported when a `ClassedReading` is made, not when this module is.
 from __future__ import annotations
 
 import marshal
-from collections.abc import Callable, Mapping, Sequence
-from struct import Struct
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from itertools import repeat
 from typing import TYPE_CHECKING, NamedTuple
 
 from costart.domain.capacity import Capacity
@@ -33,8 +33,6 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
 Vec3 = tuple[int, int, int]
-_INDEX = Struct("<i")
-_ABSENT = _INDEX.pack(-1)  # a name the cluster lacks
 # `marshal` (version 2) writes a list of n int triples as "[" n, then per triple "(" 3
 # and three times "i" and a 4-byte int: 20 bytes a triple after a 5-byte head. Read as
 # two 8-byte words and one of 4, the marks are the low 6 bytes of the first word and
@@ -56,23 +54,17 @@ class Classed(NamedTuple):
     capacities: list[Capacity]
 
 
-class _Indexes(dict[str, bytes]):
-    """Node name -> its index as 4 bytes; a name the cluster lacks -> -1."""
-
-    def __missing__(self, name: str) -> bytes:
-        return _ABSENT
-
-
 class ClassedReading:
     """Reads a cluster's free capacity whole from the nodes in use (see the module).
 
-    ``index``: the cluster's node name -> index; ``own``: each node's own capacity
-    vector, in node order; ``shared``: the one `Capacity` of a vector (the allocator's,
+    ``index``: the cluster's node name -> index; ``kinds``: each node's own capacity's
+    kind, in node order (None: every node's is 0); ``own``: each kind's vector; ``shared``: the one `Capacity` of a vector (the allocator's,
     so that both readings share objects)."""
 
     def __init__(
         self,
         index: Mapping[str, int],
+        kinds: Iterable[int] | None,
         own: Sequence[Vec3],
         shared: Callable[[Vec3], Capacity],
     ) -> None:
@@ -80,19 +72,20 @@ class ClassedReading:
 
         self._np = np
         self._shared = shared
-        self.nodes = len(own)
-        self._own_vectors = list(dict.fromkeys(own))  # kind -> its vector
-        kinds = {vec: i for i, vec in enumerate(self._own_vectors)}
-        kind = map(kinds.__getitem__, own)
-        self._kind = np.fromiter(kind, dtype=np.intp, count=len(own))  # node -> own kind
-        self._kinds = len(kinds)
+        self._index = index
+        self._own_vectors = list(own)  # kind -> its vector
+        self._kinds = len(own)
+        self.nodes = len(index)
+        if kinds is None:  # (one kind: no pass over the nodes)
+            self._kind = np.zeros(self.nodes, dtype=np.intp)
+        else:  # node -> its own capacity's kind
+            self._kind = np.fromiter(kinds, dtype=np.intp, count=self.nodes)
         self._kind_counts = np.bincount(self._kind, minlength=self._kinds)
         # One triple as marshal wrote it (fields overlap: the marks, and the ints apart).
         names, formats = _FIELDS
         self._rows = np.dtype(
             {"names": names, "formats": formats, "offsets": _OFFSETS, "itemsize": _ROW}
         )
-        self._indexes = _Indexes(zip(index.keys(), map(_INDEX.pack, index.values()), strict=True))
 
     def read(self, use: Mapping[str, Vec3], down: Sequence[int]) -> Classed | None:
         """Free capacity of every node: each node named in ``use`` uses its entry (a
@@ -178,13 +171,12 @@ class ClassedReading:
         if not ((rows["middle"] & _MIDDLE_MASK) == _MIDDLE_MARKS).all():
             return None
         used = tuple(rows[part] for part in ("gpu", "cpu", "mem"))
-        named = b"".join(map(self._indexes.__getitem__, use.keys()))
-        index = np.frombuffer(named, dtype="<i4")
+        index = np.fromiter(map(self._index.get, use.keys(), repeat(-1)), np.intp, count=m)
         if int(index.min()) < 0:  # names the cluster lacks: left out
             kept = index >= 0
             used = tuple(column[kept] for column in used)
             index = index[kept]
-        return index.astype(np.intp), used
+        return index, used
 
 
 def _minus(own: Vec3, used: Vec3) -> Vec3:

@@ -200,7 +200,7 @@ def test_a_use_the_classes_cannot_show_is_read_the_plain_way(use: dict[str, Vec]
     plain, classed, allocator = _reading(cluster, use, {})
     assert classed == plain
     assert allocator.free_classes(classed) is None
-    reading = ClassedReading(cluster.index, [(8, 64, 512)] * 2, lambda vec: Capacity(*vec))
+    reading = ClassedReading(cluster.index, [0, 0], [(8, 64, 512)], lambda vec: Capacity(*vec))
     assert reading.read(use, []) is None
 
 
@@ -208,7 +208,7 @@ def test_uses_of_other_shapes_that_marshal_to_the_same_length_are_refused() -> N
     """A triple too long and one too short write as many bytes as two triples: only
     the marks checked per triple tell them from two triples (never read shifted)."""
     cluster = _cluster([(8, 64, 512)] * 2)
-    reading = ClassedReading(cluster.index, [(8, 64, 512)] * 2, lambda vec: Capacity(*vec))
+    reading = ClassedReading(cluster.index, [0, 0], [(8, 64, 512)], lambda vec: Capacity(*vec))
     use: dict[str, object] = {"n0": (1, 2, 3, 4), "n1": (1, 2)}
     assert reading.read(use, []) is None  # type: ignore[arg-type]
     assert reading.read({"n0": (1, 2, 3), "n1": (1, 2, 3)}, []) is not None
