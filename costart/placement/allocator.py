@@ -137,7 +137,10 @@ class InMemoryAllocator:
     counted from scratch every session; the incremental step passes one kept current
     from the committed events. Either way a session recomputes the free capacity of
     the nodes whose usage or status may have changed, and the result equals a count
-    from scratch (the tests' oracle, `tests.placement.oracles.used_capacity`)."""
+    from scratch (the tests' oracle, `tests.placement.oracles.used_capacity`). A whole
+    reading from a source that names the nodes in use (`UsageInUse`, the incremental
+    step's) is made by class from those nodes alone (`whole_reading`, ADR 0158); its
+    classes are then `free_classes`."""
 
     def __init__(self, cluster: Cluster, usage: UsageSource | None = None) -> None:
         self._cluster = cluster

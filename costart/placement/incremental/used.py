@@ -4,9 +4,9 @@ scratch), read from where the World's folds keep it (`World.node_use`, ADR 0148)
 
 A whole reading (a fresh step's first session, or a World it has not read) keeps a copy
 of the World's use by node name (`in_use`, what the in-memory allocator computes from,
-ADR 0158); the per-node list ``used`` is made from it when first read. A later sync of the same World's use reads
-only the nodes that moved since (`NodeUse.moved_since`); a World it has not read, or a
-use counted afresh, is read whole.
+ADR 0158); the per-node list ``used`` is made from it when first read. A later sync of
+the same World's use reads only the nodes that moved since (`NodeUse.moved_since`); a
+World it has not read, or a use counted afresh, is read whole.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ class UsedCount:
         self._in_use: dict[str, Vec] | None = None
         self._read: NodeUse | None = None  # the World's use read last
         self._mark = 0  # ... and where its moved nodes ended then
-        self._nonzero = False  # whether any entry was set since construction
+        self._nonzero = False  # whether a whole reading was made since construction
 
     @property
     def used(self) -> list[Vec]:
