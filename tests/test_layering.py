@@ -89,6 +89,9 @@ SUBPACKAGE_EXTRA: dict[str, tuple[set[str], set[str]]] = {
     # plain profile beside it stays pure Python (ADR 0143).
     "placement/shadow/indexed.py": (set(), {"numpy"}),
     "placement/shadow/step_maxima.py": (set(), {"numpy"}),
+    # The in-memory allocator's whole reading by class computes the nodes in use at
+    # once; the plain per-node tables stay beside it (ADR 0158).
+    "placement/whole_reading.py": (set(), {"numpy"}),
     # A cold start's per-node lists made from each node's class by an object array's
     # take; the plain comprehension beside it is the reference (ADR 0159).
     "placement/incremental/by_class.py": (set(), {"numpy"}),

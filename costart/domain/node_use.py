@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import ItemsView, Iterable, KeysView, Mapping, ValuesView
-from itertools import repeat
 from operator import attrgetter
 from typing import Final
 
@@ -68,11 +67,6 @@ class NodeUse:
     def vectors(self) -> ValuesView[Vec]:
         """Their use, in the order of `items`."""
         return self._use.values()
-
-    def of_names(self, names: Iterable[str]) -> list[Vec]:
-        """The use of each of ``names``, in their order (`ZERO` where none), looked up
-        in C: a reader with every node's name reads a busy cluster's use in one pass."""
-        return list(map(self._use.get, names, repeat(ZERO)))
 
     def __len__(self) -> int:
         return len(self._use)
@@ -143,7 +137,8 @@ class NodeUse:
                 self.add(_vec(member), member_nodes(member), -1)
 
     def as_dict(self) -> dict[str, Vec]:
-        """A copy, for comparing with a recount."""
+        """A copy (made in C): a whole reading a reader keeps, or one to compare with a
+        recount."""
         return dict(self._use)
 
 

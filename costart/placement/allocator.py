@@ -16,20 +16,22 @@ The contract both keep is tested by `tests/placement/allocator_contract.py`.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable
-from itertools import compress
+from collections.abc import Iterable, Sequence
+from itertools import compress, repeat
 from operator import attrgetter, ne
-from typing import Protocol
+from typing import NamedTuple, Protocol, cast
 
 from costart.domain.capacity import Capacity
 from costart.domain.errors import DomainError
 from costart.domain.world import World
 from costart.placement.cluster import Cluster
-from costart.placement.holdings import UsageCount, UsageSource
+from costart.placement.holdings import UsageCount, UsageInUse, UsageSource
+from costart.placement.whole_reading import ClassedReading
 
 ZERO = Capacity()
 MAX_SHARED = 4096
 _VEC = attrgetter("gpu", "cpu", "mem_gb")
+_KIND = attrgetter("kind")
 
 
 class OvercommitError(DomainError):
@@ -49,6 +51,14 @@ class BindConflict(Exception):
             f"bind on node {node} lost a race: wanted gpu {demand.gpu} cpu {demand.cpu} "
             f"mem {demand.mem_gb}, free now gpu {free.gpu} cpu {free.cpu} mem {free.mem_gb}"
         )
+
+
+class FreeClasses(NamedTuple):
+    """A whole reading's free capacity by class: ``free[i] is capacities[classes[i]]``
+    for every node ``i`` of the list `free_capacity` returned."""
+
+    classes: bytes | list[int]  # bytes while there are at most 256 classes
+    capacities: list[Capacity]
 
 
 class Allocator(Protocol):
@@ -72,6 +82,11 @@ class Allocator(Protocol):
     def cluster(self) -> Cluster: ...
 
     def free_capacity(self, world: World) -> list[Capacity]: ...
+
+    def free_classes(self, free: Sequence[Capacity]) -> FreeClasses | None:
+        """The classes of ``free`` when it is the very list the last `free_capacity`
+        returned, read by class (asked before any take); None otherwise."""
+        ...
 
     def reserve(self, node: str, demand: Capacity) -> None: ...
 
@@ -99,10 +114,11 @@ class _FreeOf(dict[Vec3, Capacity]):
     up in C in its own capacity's table (most nodes are alike and the used vectors are
     few), keyed by the used vector alone: no pair made and hashed per node (ADR 0154)."""
 
-    def __init__(self, own: Vec3, shared: _SharedCapacities) -> None:
+    def __init__(self, own: Vec3, shared: _SharedCapacities, kind: int) -> None:
         super().__init__()
         self.own = own
         self.shared = shared
+        self.kind = kind  # its number among the cluster's own capacities
 
     def __missing__(self, used: Vec3) -> Capacity:
         (g, c, m), (ug, uc, um) = self.own, used
@@ -121,7 +137,10 @@ class InMemoryAllocator:
     counted from scratch every session; the incremental step passes one kept current
     from the committed events. Either way a session recomputes the free capacity of
     the nodes whose usage or status may have changed, and the result equals a count
-    from scratch (the tests' oracle, `tests.placement.oracles.used_capacity`)."""
+    from scratch (the tests' oracle, `tests.placement.oracles.used_capacity`). A whole
+    reading from a source that names the nodes in use (`UsageInUse`, the incremental
+    step's) is made by class from those nodes alone (`whole_reading`, ADR 0158); its
+    classes are then `free_classes`."""
 
     def __init__(self, cluster: Cluster, usage: UsageSource | None = None) -> None:
         self._cluster = cluster
@@ -134,7 +153,7 @@ class InMemoryAllocator:
         own: list[tuple[int, int, int]] = list(map(_VEC, cluster.nodes))
         vecs: dict[tuple[int, int, int], tuple[int, int, int]] = {}
         self._capacity = list(map(vecs.setdefault, own, own))
-        self._free_of = {vec: _FreeOf(vec, self._shared) for vec in vecs}
+        self._free_of = {vec: _FreeOf(vec, self._shared, k) for k, vec in enumerate(vecs)}
         self._tables = list(map(self._free_of.__getitem__, self._capacity))
         # Free as of the last sync: to start with, every node empty and up, as the usage
         # source reports it before its first sync (each node's own capacity, built in C).
@@ -143,6 +162,15 @@ class InMemoryAllocator:
         # The session's free capacity: ``_settled`` itself until the session's first take
         # or give copies it (most sessions take nothing). Immutable entries.
         self._free: list[Capacity] = []
+        # A whole reading by class, when the usage source names the nodes in use (ADR
+        # 0158), and the last such reading's list handed out with its classes.
+        self._classed: ClassedReading | None = None
+        if isinstance(self._usage, UsageInUse):
+            # (alike nodes, the common case: no pass over the nodes for their kinds)
+            kinds = None if len(vecs) == 1 else map(_KIND, self._tables)
+            shared = self._shared.__getitem__
+            self._classed = ClassedReading(cluster.index, kinds, list(vecs), shared)
+        self._classes: tuple[list[Capacity], FreeClasses] | None = None
 
     @property
     def cluster(self) -> Cluster:
@@ -152,6 +180,11 @@ class InMemoryAllocator:
         changed = self._usage.sync(world)
         status = self._cluster.status
         n = len(status)
+        self._classes = None
+        self._bound_sharing()
+        classed = self._read_by_class(status)
+        if classed is not None:
+            return classed
         todo: Iterable[int]
         if changed is None or len(self._status) != n or len(self._settled) != n:
             todo = range(n)  # every node, in order (no set of them all: a hash each)
@@ -161,11 +194,6 @@ class InMemoryAllocator:
             todo = sorted(changed)
         if status != self._status:  # (a copy only when it moved: most sessions none)
             self._status = list(status)
-        tables = self._free_of.values()
-        if len(self._shared) > MAX_SHARED or sum(map(len, tables)) > MAX_SHARED:
-            self._shared.clear()  # only sharing is lost, never a value
-            for table in tables:
-                table.clear()
         settled = self._settled
         # Each node of ``todo`` looked up in its own capacity's table by its use, in C
         # (no Python code per node): every node in one pass (in place: the list stays
@@ -189,6 +217,43 @@ class InMemoryAllocator:
                     settled[i] = zero
         self._free = settled
         return list(settled)
+
+    def _bound_sharing(self) -> None:
+        tables = self._free_of.values()
+        if len(self._shared) > MAX_SHARED or sum(map(len, tables)) > MAX_SHARED:
+            self._shared.clear()  # only sharing is lost, never a value
+            for table in tables:
+                table.clear()
+
+    def _read_by_class(self, status: Sequence[str]) -> list[Capacity] | None:
+        """Every node's free capacity computed from the nodes in use alone, by class
+        (`costart.placement.whole_reading`), when the usage source's last sync read the
+        World's use whole and names them; None: read the plain way."""
+        classed, n = self._classed, len(status)
+        if classed is None or classed.nodes != n:
+            return None
+        whole = cast(UsageInUse, self._usage).in_use()
+        if whole is None:
+            return None
+        down: list[int] = []
+        if status.count("up") != n:  # (counted in C)
+            down = list(compress(range(n), map(ne, status, repeat("up"))))
+        reading = classed.read(whole, down)
+        if reading is None:
+            return None
+        if status != self._status:
+            self._status = list(status)
+        self._settled = self._free = reading.free
+        handed = list(reading.free)
+        self._classes = (handed, FreeClasses(reading.classes, reading.capacities))
+        return handed
+
+    def free_classes(self, free: Sequence[Capacity]) -> FreeClasses | None:
+        """The classes of ``free`` when it is the very list the last `free_capacity`
+        returned and that reading was whole, by class; None otherwise (see
+        `Allocator.free_classes`)."""
+        last = self._classes
+        return last[1] if last is not None and last[0] is free else None
 
     def _session_free(self) -> list[Capacity]:
         """The session's own copy of free capacity, made on its first take or give."""
@@ -220,9 +285,9 @@ class InMemoryAllocator:
         )
 
     def commit(self) -> None:
-        self._free = []
+        self._free, self._classes = [], None
 
     def abort(self) -> None:
         """Nothing is bound outside the World here: dropping the session's copy undoes
         its takes and gives."""
-        self._free = []
+        self._free, self._classes = [], None

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from operator import attrgetter
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from costart.domain.events import Assignment
 from costart.domain.states import GroupState, MemberState
@@ -72,6 +72,17 @@ class UsageSource(Protocol):
         """Bring ``used`` up to ``world``; the nodes whose entry may have changed since
         the previous sync (a superset), or None: any may have. Before the first sync
         every entry is zero: the first sync's nodes are those changed since then."""
+
+
+@runtime_checkable
+class UsageInUse(UsageSource, Protocol):
+    """A `UsageSource` that can also name the nodes in use after a whole reading: the
+    in-memory allocator then computes only those (`costart.placement.whole_reading`)."""
+
+    def in_use(self) -> Mapping[str, Vec] | None:
+        """After a `sync` that read the World's use whole: the use by node name of
+        every node in use (names the cluster lacks included, to be left out), every
+        other node's entry `ZERO`; None after a sync that read only what moved."""
 
 
 class Usage:

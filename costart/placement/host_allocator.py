@@ -30,7 +30,7 @@ from typing import Protocol, runtime_checkable
 
 from costart.domain.capacity import Capacity
 from costart.domain.world import World
-from costart.placement.allocator import BindConflict, OvercommitError
+from costart.placement.allocator import BindConflict, FreeClasses, OvercommitError
 from costart.placement.cluster import Cluster
 from costart.placement.holdings import UsageCount, UsageSource
 
@@ -187,6 +187,11 @@ class HostAllocator:
         self._free = list(settled)
         self._room = list(settled)
         return list(settled)
+
+    def free_classes(self, free: Sequence[Capacity]) -> FreeClasses | None:
+        """Always None: this allocator's readings are not made by class (the host's
+        other work moves any node's free capacity; `Allocator.free_classes`)."""
+        return None
 
     def reserve(self, node: str, demand: Capacity) -> None:
         index = self._cluster.index[node]

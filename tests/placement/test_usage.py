@@ -94,9 +94,9 @@ class UsageCheck:
         return self.step.decide(world, now_ns)
 
 
-# The World's use read whole by every node's name, or by the names in use (`DENSE`: a
-# factor that makes the first always, or never, chosen).
-BY_NAME = pytest.mark.parametrize("dense", [10**6, 0], ids=["by-every-name", "by-the-names-in-use"])
+# A first whole reading reports every node (None) or the set of nodes in use (`DENSE`: a
+# factor that makes the first always, or never, chosen); ``used`` is the same either way.
+BY_NAME = pytest.mark.parametrize("dense", [10**6, 0], ids=["every-node", "the-nodes-in-use"])
 
 
 @settings(max_examples=10, deadline=None)
@@ -322,7 +322,28 @@ def test_a_first_count_adds_every_shape_on_the_nodes_they_share(
     _run_job(world, "c", {"gpu": 1, "cpu": 2, "mem_gb": 3}, ["b0-r0-n2", "gone", "b0-r0-n0"])
     used = UsedCount(cluster)
     assert used.sync(world) == ({0, 1, 2} if not dense else None)
+    # The reading handed over by name (the allocator's, ADR 0158): the World's use as
+    # it is, the name the cluster lacks included.
+    assert used.in_use() == world.node_use.as_dict()
     assert used.used == [(3, 6, 9), (3, 3, 11), (3, 3, 11), ZERO] == Usage(world, cluster).used
+
+
+def test_a_count_hands_over_the_nodes_in_use_only_after_a_whole_reading() -> None:
+    """`UsedCount.in_use` is the last sync's reading when it read the World's use whole
+    (a copy: the World moving after it does not move it), None after a sync of the
+    nodes that moved; ``used`` made from it equals the plain count."""
+    cluster = a_cluster(blocks=1, racks=1, nodes=4)
+    world = _world_with_tasks_on(["b0-r0-n0", "b0-r0-n1", "b0-r0-n1"])
+    used = UsedCount(cluster)
+    used.sync(world)
+    read = used.in_use()
+    assert read == {"b0-r0-n0": (1, 2, 3), "b0-r0-n1": (2, 4, 6)}
+    _run_job(world, "more", {"gpu": 1, "cpu": 1, "mem_gb": 1}, ["b0-r0-n2"])
+    assert used.in_use() == {"b0-r0-n0": (1, 2, 3), "b0-r0-n1": (2, 4, 6)}
+    assert used.used == [(1, 2, 3), (2, 4, 6), ZERO, ZERO]
+    assert used.sync(world) == {2}
+    assert used.in_use() is None
+    assert used.used == [(1, 2, 3), (2, 4, 6), (1, 1, 1), ZERO] == Usage(world, cluster).used
 
 
 # A few tasks, many sharing nodes, and enough to be summed per node first (`MANY_TASKS`).
