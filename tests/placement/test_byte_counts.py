@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from types import SimpleNamespace
 
 import pytest
 from hypothesis import given, settings
@@ -16,6 +15,7 @@ from costart.domain.capacity import Capacity
 from costart.domain.spec_types import Shape
 from costart.domain.world import World
 from costart.placement import Cluster, InMemoryAllocator
+from costart.placement.allocator import FreeClasses
 from costart.placement.capacity import CapacityView, fit_counts
 from costart.placement.incremental import EventJournal, WorldUsage
 from costart.placement.incremental.by_class import by_class, by_class_plain
@@ -107,7 +107,7 @@ class ClassedAllocator(InMemoryAllocator):
         self._last = super().free_capacity(world)
         return self._last
 
-    def free_classes(self, free: Sequence[Capacity]) -> SimpleNamespace | None:
+    def free_classes(self, free: Sequence[Capacity]) -> FreeClasses | None:
         if free is not self._last:
             return None
         capacities: list[Capacity] = []
@@ -120,7 +120,7 @@ class ClassedAllocator(InMemoryAllocator):
             classes.append(k)
         self.offers += 1
         fit = len(capacities) <= self.few
-        return SimpleNamespace(classes=bytes(classes) if fit else classes, capacities=capacities)
+        return FreeClasses(bytes(classes) if fit else classes, capacities)
 
 
 @pytest.mark.parametrize("few", [256, 0])

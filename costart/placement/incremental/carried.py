@@ -23,7 +23,6 @@ from collections.abc import Callable, Hashable, Iterator, Sequence
 from functools import partial
 from itertools import compress
 from operator import is_not, ne
-from typing import Protocol
 
 from costart.domain.capacity import Capacity
 from costart.domain.spec_types import Shape
@@ -76,17 +75,6 @@ class _ClassOf(dict[Capacity, int]):
         k = self[capacity] = len(self.vecs)
         self.vecs.append((capacity.gpu, capacity.cpu, capacity.mem_gb))
         return k
-
-
-class _FreeClasses(Protocol):
-    """What an allocator's ``free_classes`` offers (`costart.placement.allocator`):
-    ``free[i] is capacities[classes[i]]`` for every node ``i``."""
-
-    @property
-    def classes(self) -> bytes | list[int]: ...
-
-    @property
-    def capacities(self) -> Sequence[Capacity]: ...
 
 
 class StartCache:
@@ -255,8 +243,7 @@ class CarriedLedger(SessionLedger):
         ``free`` when it offers them (`FreeClasses`: one lookup per class, then each
         node's translated in C), else each node's `Capacity` looked up (a hash each)."""
         class_of = self._start.class_of
-        offer = getattr(self.allocator, "free_classes", None)
-        known: _FreeClasses | None = offer(free) if offer is not None else None
+        known = self.allocator.free_classes(free)
         if known is not None:
             ours = list(map(class_of.__getitem__, known.capacities))
             theirs = known.classes
