@@ -95,6 +95,10 @@ SUBPACKAGE_EXTRA: dict[str, tuple[set[str], set[str]]] = {
     # A cold start's per-node lists made from each node's class by an object array's
     # take; the plain comprehension beside it is the reference (ADR 0159).
     "placement/incremental/by_class.py": (set(), {"numpy"}),
+    # A whole reading's per-node use list made from the World's own tuples by an object
+    # array's take, each name's node index looked up once for it and the reading
+    # (ADR 0159).
+    "placement/incremental/used.py": (set(), {"numpy"}),
 }
 # The service layer (ADR 0054): rest -> service -> controller/domain; the CLI uses it too;
 # it never imports rest (HTTP), nor the stand-ins it may be handed (adapters).

@@ -199,16 +199,17 @@ class InMemoryAllocator:
         # (no Python code per node): every node in one pass (in place: the list stays
         # the same object), or the nodes of ``todo`` put in place; then the nodes that
         # are not up set to zero.
-        used = self._usage.used
-        if len(used) != n or len(self._tables) != n:  # (a short list would cut the map)
-            raise ValueError(
-                f"usage read for {len(used)} nodes, capacity for {len(self._tables)}; "
-                f"the cluster has {n}"
-            )
         if isinstance(todo, range):
+            used = list(self._usage.use_of(todo))
+            if len(used) != n or len(self._tables) != n:  # (a short list would cut the map)
+                raise ValueError(
+                    f"usage read for {len(used)} nodes, capacity for {len(self._tables)}; "
+                    f"the cluster has {n}"
+                )
             settled[:] = map(_FREE_IN, self._tables, used)
         else:
-            frees = map(_FREE_IN, map(self._tables.__getitem__, todo), map(used.__getitem__, todo))
+            uses = self._usage.use_of(todo)
+            frees = map(_FREE_IN, map(self._tables.__getitem__, todo), uses)
             deque(map(settled.__setitem__, todo, frees), maxlen=0)
         if status.count("up") != n:  # (counted in C)
             zero = self._shared[(0, 0, 0)]
@@ -232,13 +233,16 @@ class InMemoryAllocator:
         classed, n = self._classed, len(status)
         if classed is None or classed.nodes != n:
             return None
-        whole = cast(UsageInUse, self._usage).in_use()
+        usage = cast(UsageInUse, self._usage)
+        whole = usage.in_use()
         if whole is None:
             return None
+        # (a source that looked the names' node indexes up hands them over: `UsedCount`)
+        nodes = getattr(usage, "in_use_nodes", None)
         down: list[int] = []
         if status.count("up") != n:  # (counted in C)
             down = list(compress(range(n), map(ne, status, repeat("up"))))
-        reading = classed.read(whole, down)
+        reading = classed.read(whole, down, nodes() if nodes is not None else None)
         if reading is None:
             return None
         if status != self._status:

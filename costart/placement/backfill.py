@@ -35,7 +35,7 @@ from costart.domain import LENDING_MODES
 from costart.domain import decisions as dec
 from costart.domain.events import Assignment, RuntimeEstimate
 from costart.domain.states import GROUP_STARTED, GroupState, MemberState, estimate_ran_out
-from costart.placement.capacity import CapacityView, NodeVecs, Vec, add_vecs, shape_vec
+from costart.placement.capacity import ZERO, CapacityView, NodeVecs, Vec, add_vecs, shape_vec
 from costart.placement.cluster import Cluster
 from costart.placement.ledger import SessionLedger
 from costart.placement.planner import Plan, Shortfall
@@ -233,7 +233,7 @@ class BackfillSession:
             h = [0, 0, 0]
             for _, _, vec in lender.holds.get(node, ()):
                 h = [h[0] + vec[0], h[1] + vec[1], h[2] + vec[2]]
-            free, claim = ledger.free[node], ledger.claim[node]
+            free, claim = ledger.free[node], ledger.claim.get(node, ZERO)
             out[node] = tuple(  # type: ignore[assignment]
                 max(0, free[d] + h[d] - (claim[d] - own[d])) for d in range(3)
             )
@@ -286,7 +286,7 @@ class BackfillSession:
         return decisions
 
     def _fits_outside_claims(self, node: int, want: Vec, lender: Lender) -> bool:
-        free, claim = self.ledger.free[node], self.ledger.claim[node]
+        free, claim = self.ledger.free[node], self.ledger.claim.get(node, ZERO)
         own = lender.claims.get(node, (0, 0, 0))
         return all(want[d] <= free[d] - (claim[d] - own[d]) for d in range(3))
 
@@ -323,7 +323,7 @@ class BackfillSession:
                 add_vecs(extra, node, vec)
         avail: dict[int, Vec] = {}
         for node, vec in sorted(extra.items()):
-            free, claim = ledger.free[node], ledger.claim[node]
+            free, claim = ledger.free[node], ledger.claim.get(node, ZERO)
             avail[node] = tuple(  # type: ignore[assignment]
                 max(0, free[d] + vec[d] - claim[d]) for d in range(3)
             )

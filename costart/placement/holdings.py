@@ -10,7 +10,7 @@ The incremental step keeps the same numbers current from the committed events in
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from operator import attrgetter
 from typing import Protocol, runtime_checkable
 
@@ -62,11 +62,11 @@ class Holdings(Protocol):
 
 
 class UsageSource(Protocol):
-    """``used`` per node, brought up to a World by `sync`: what the allocators read."""
+    """The use per node, brought up to a World by `sync`: what the allocators read."""
 
-    @property
-    def used(self) -> Sequence[Vec]:
-        """Per node: capacity held or used by live members, as of the last `sync`."""
+    def use_of(self, nodes: Iterable[int]) -> Iterator[Vec]:
+        """Capacity held or used by live members on each of ``nodes`` (indexes, in their
+        order), as of the last `sync`."""
 
     def sync(self, world: World) -> set[int] | None:
         """Bring ``used`` up to ``world``; the nodes whose entry may have changed since
@@ -77,7 +77,10 @@ class UsageSource(Protocol):
 @runtime_checkable
 class UsageInUse(UsageSource, Protocol):
     """A `UsageSource` that can also name the nodes in use after a whole reading: the
-    in-memory allocator then computes only those (`costart.placement.whole_reading`)."""
+    in-memory allocator then computes only those (`costart.placement.whole_reading`).
+    A source that looked each name's node index up already may offer them too
+    (``in_use_nodes()``: in `in_use`'s order, -1 for a name the cluster lacks, as
+    `UsedCount` does); the reading then does not look them up again."""
 
     def in_use(self) -> Mapping[str, Vec] | None:
         """After a `sync` that read the World's use whole: the use by node name of
@@ -143,6 +146,9 @@ class UsageCount:
     def __init__(self, cluster: Cluster) -> None:
         self._cluster = cluster
         self.used: list[Vec] = [ZERO] * len(cluster)
+
+    def use_of(self, nodes: Iterable[int]) -> Iterator[Vec]:
+        return map(self.used.__getitem__, nodes)
 
     def sync(self, world: World) -> set[int] | None:
         live = [(group, world.members_of(group)) for group in world.live_groups()]

@@ -175,7 +175,7 @@ class HostAllocator:
         # every node); then the nodes that are not up set to zero.
         keys = zip(
             map(self._capacity.__getitem__, todo),
-            map(self._usage.used.__getitem__, todo),
+            self._usage.use_of(todo),
             map(outside.__getitem__, todo),
             strict=True,
         )

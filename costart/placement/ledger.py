@@ -81,7 +81,9 @@ class SessionLedger:
         self.cluster = cluster
         self.allocator = allocator
         self.free: list[Vec] = self._vecs_of(free)
-        self.claim: list[Vec] = [ZERO] * len(cluster)
+        # Claims per node, only where there are any (most sessions claim nothing: no
+        # list of every node made and freed for it).
+        self.claim: NodeVecs = {}
         self.held_total: list[Vec] = self._held_of(held_total)
         self.held_by: dict[str, NodeVecs] = {g: dict(h) for g, h in held_by.items()}
         # Per view kind, bumped whenever an entry of its base array changes: a view's
@@ -164,7 +166,7 @@ class SessionLedger:
 
     def can_take(self, node: int, vec: Vec) -> bool:
         """Is ``vec`` free on the node outside every higher-ordered claim?"""
-        f, k = self.free[node], self.claim[node]
+        f, k = self.free[node], self.claim.get(node, ZERO)
         return f[0] - k[0] >= vec[0] and f[1] - k[1] >= vec[1] and f[2] - k[2] >= vec[2]
 
     def add_claim(self, node: int, vec: Vec, count: int = 1, by: NodeVecs | None = None) -> None:
@@ -172,7 +174,7 @@ class SessionLedger:
         ``by``: the claiming group's own claims, kept for lending (`costart.placement.backfill`)."""
         if by is not None:
             add_vecs(by, node, (count * vec[0], count * vec[1], count * vec[2]))
-        g, c, m = self.claim[node]
+        g, c, m = self.claim.get(node, ZERO)
         self.claim[node] = (g + count * vec[0], c + count * vec[1], m + count * vec[2])
         self._refresh(node, OF_CLAIM)
 
@@ -217,7 +219,7 @@ class SessionLedger:
         f = self.free[i]
         if kind is FREE:
             return f
-        k = self.claim[i]
+        k = self.claim.get(i, ZERO)
         if kind is NOW:
             return (max(0, f[0] - k[0]), max(0, f[1] - k[1]), max(0, f[2] - k[2]))
         if not self.cluster.is_up(i):

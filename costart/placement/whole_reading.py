@@ -87,13 +87,20 @@ class ClassedReading:
             {"names": names, "formats": formats, "offsets": _OFFSETS, "itemsize": _ROW}
         )
 
-    def read(self, use: Mapping[str, Vec3], down: Sequence[int]) -> Classed | None:
+    def read(
+        self,
+        use: Mapping[str, Vec3],
+        down: Sequence[int],
+        nodes: npt.NDArray[np.intp] | None = None,
+    ) -> Classed | None:
         """Free capacity of every node: each node named in ``use`` uses its entry (a
         name the cluster lacks left out), every other node nothing; the nodes of
-        ``down`` are not up (zero). None when a use is not three ints from 0 below
-        2**31, or too wide to key (the caller reads the plain way)."""
+        ``down`` are not up (zero). ``nodes``: each name's node index in ``use``'s
+        order (-1: lacking), if the caller looked them up already. None when a use is
+        not three ints from 0 below 2**31, or too wide to key (the caller reads the
+        plain way)."""
         np = self._np
-        found = self._in_use(use)
+        found = self._in_use(use, nodes)
         if found is None:
             return None
         nodes, used = found
@@ -154,7 +161,7 @@ class ClassedReading:
         return Classed(per_node, classes.tolist(), found_capacities)
 
     def _in_use(
-        self, use: Mapping[str, Vec3]
+        self, use: Mapping[str, Vec3], nodes: npt.NDArray[np.intp] | None
     ) -> tuple[npt.NDArray[np.intp], tuple[npt.NDArray[np.int32], ...]] | None:
         """The nodes in use (indexes; names the cluster lacks left out) and their use
         as three int32 columns; None when ``use`` cannot be read so (see the module)."""
@@ -171,7 +178,10 @@ class ClassedReading:
         if not ((rows["middle"] & _MIDDLE_MASK) == _MIDDLE_MARKS).all():
             return None
         used = tuple(rows[part] for part in ("gpu", "cpu", "mem"))
-        index = np.fromiter(map(self._index.get, use.keys(), repeat(-1)), np.intp, count=m)
+        if nodes is not None and len(nodes) == m:
+            index = nodes
+        else:
+            index = np.fromiter(map(self._index.get, use.keys(), repeat(-1)), np.intp, count=m)
         if int(index.min()) < 0:  # names the cluster lacks: left out
             kept = index >= 0
             used = tuple(column[kept] for column in used)

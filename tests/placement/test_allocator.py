@@ -4,6 +4,8 @@ free capacity, and a take is still checked against what the session took before.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
+
 import pytest
 
 from costart.domain.capacity import Capacity
@@ -69,6 +71,9 @@ class _Reporting:
         self.used: list[tuple[int, int, int]] = [(0, 0, 0)] * len(cluster)
         self.moved: set[int] = set()
 
+    def use_of(self, nodes: Iterable[int]) -> Iterator[tuple[int, int, int]]:
+        return map(self.used.__getitem__, nodes)
+
     def sync(self, world: World) -> set[int] | None:
         moved, self.moved = self.moved, set()
         return moved
@@ -85,6 +90,9 @@ def test_a_usage_read_for_another_number_of_nodes_fails_naming_both() -> None:
 
     class ShortUsage:
         used = [(0, 0, 0)] * 3
+
+        def use_of(self, nodes: Iterable[int]) -> Iterator[tuple[int, int, int]]:
+            return iter(self.used)
 
         def sync(self, world: World) -> set[int] | None:
             return None

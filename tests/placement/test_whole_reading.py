@@ -6,7 +6,7 @@ for every node, equal capacities one object, and the classes it hands the ledger
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 
 import pytest
 from hypothesis import given, settings
@@ -30,6 +30,9 @@ class _Plain:
 
     def __init__(self, cluster: Cluster, use: Mapping[str, Vec]) -> None:
         self.used = _per_node(cluster, use)
+
+    def use_of(self, nodes: Iterable[int]) -> Iterator[Vec]:
+        return map(self.used.__getitem__, nodes)
 
     def sync(self, world: World) -> set[int] | None:
         return None

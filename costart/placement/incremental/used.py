@@ -2,16 +2,23 @@
 allocator (a `UsageSource`; `costart.placement.holdings.UsageCount` counts the same from
 scratch), read from where the World's folds keep it (`World.node_use`, ADR 0148).
 
-A whole reading (a fresh step's first session, or a World it has not read) keeps a copy
-of the World's use by node name (`in_use`, what the in-memory allocator computes from,
-ADR 0158); the per-node list ``used`` is made from it when first read. A later sync of
+The use is kept by node name, not as a list of every node: a whole reading (a fresh
+step's first session, or a World it has not read) is a copy of the World's use by name
+(`in_use`, what the in-memory allocator computes from, ADR 0158) with each name's node
+index (`in_use_nodes`, looked up once for both); an allocator reads the nodes it
+computes by index (`use_of`), and no per-node list is made, now or at a later sync
+(ADR 0159). A later sync of
 the same World's use reads only the nodes that moved since (`NodeUse.moved_since`); a
 World it has not read, or a use counted afresh, is read whole.
 """
 
 from __future__ import annotations
 
-from typing import cast
+from collections.abc import Iterable, Iterator
+from itertools import repeat
+
+import numpy as np
+import numpy.typing as npt
 
 from costart.domain.node_use import NodeUse
 from costart.domain.world import World
@@ -24,38 +31,45 @@ DENSE = 8
 
 
 class UsedCount:
-    """Per node: capacity held or used by live members (``used``), as of the last sync."""
+    """Per node: capacity held or used by live members, as of the last sync, kept by
+    node name (`use_of` reads it per node index)."""
 
     def __init__(self, cluster: Cluster) -> None:
         self._cluster = cluster
-        self._used: list[Vec] | None = [ZERO] * len(cluster)
-        # The last whole reading: the World's use by node name, copied (None after a
-        # sync that read what moved); ``used`` is made from it when first read.
-        self._in_use: dict[str, Vec] | None = None
+        self._names = [node.name for node in cluster.nodes]  # node index -> name
+        # Each node's use by name (no entry, or `ZERO`: nothing used): after a whole
+        # reading, a copy of the World's (names the cluster lacks included, never read
+        # here), then moved name by name.
+        self._by_name: dict[str, Vec] = {}
+        # After a whole reading: each of its names' node index (-1 for a name the
+        # cluster lacks); None after a sync that read what moved.
+        self._in_use_nodes: npt.NDArray[np.intp] | None = None
         self._read: NodeUse | None = None  # the World's use read last
         self._mark = 0  # ... and where its moved nodes ended then
         self._nonzero = False  # whether a whole reading was made since construction
 
+    def use_of(self, nodes: Iterable[int]) -> Iterator[Vec]:
+        """Each of ``nodes``' use, in their order (two lookups a node, in C)."""
+        return map(self._by_name.get, map(self._names.__getitem__, nodes), repeat(ZERO))
+
     @property
     def used(self) -> list[Vec]:
-        """Per node: its use as of the last sync (made from a whole reading's nodes in
-        use on first read: a reader that asks `in_use` never pays for it)."""
-        if self._used is None:
-            index, used = self._cluster.index, [ZERO] * len(self._cluster)
-            for name, vec in cast(dict[str, Vec], self._in_use).items():
-                i = index.get(name)
-                if i is not None:  # (a name the cluster lacks left out)
-                    used[i] = vec
-            self._used = used
-        return self._used
+        """Every node's use, in node order (a list made on each call: a reader of a
+        few nodes asks `use_of`)."""
+        return list(self.use_of(range(len(self._names))))
 
     def in_use(self) -> dict[str, Vec] | None:
         """The nodes in use and their use, when the last sync read the World's use
         whole (`holdings.UsageInUse`); else None."""
-        return self._in_use
+        return self._by_name if self._in_use_nodes is not None else None
+
+    def in_use_nodes(self) -> npt.NDArray[np.intp] | None:
+        """With `in_use`: each of its names' node index, in its order (-1 for a name
+        the cluster lacks); else None."""
+        return self._in_use_nodes
 
     def sync(self, world: World) -> set[int] | None:
-        """Bring ``used`` up to ``world``; returns the nodes whose entry may have changed
+        """Bring the use up to ``world``; returns the nodes whose entry may have changed
         since the previous sync (a superset), or None: every node may have. A first
         sync reports the nodes in use (before it, every entry is zero) when they are
         few (`DENSE`), else None."""
@@ -64,21 +78,24 @@ class UsedCount:
         self._read, self._mark = use, use.mark
         if moved is None:
             return self._read_whole(use)
-        index, used, changed = self._cluster.index, self.used, set()
-        self._in_use = None
+        index, by_name, changed = self._cluster.index, self._by_name, set()
+        self._in_use_nodes = None
         for name in moved:
             i = index.get(name)
             if i is not None:
-                used[i] = use.get(name)
+                by_name[name] = use.get(name)
                 changed.add(i)
         return changed
 
     def _read_whole(self, use: NodeUse) -> set[int] | None:
-        """A copy of ``use`` by node name (in C); ``used`` made from it on demand. A
-        first reading of few nodes in use (`DENSE`) reports them."""
-        self._in_use, self._used = use.as_dict(), None
+        """A copy of ``use`` by node name and each name's node index, both in C: no
+        list of every node is made (ADR 0159). A first reading of few nodes in use
+        (`DENSE`) reports them."""
+        self._by_name = in_use = use.as_dict()
+        m = len(in_use)
+        nodes = np.fromiter(map(self._cluster.index.get, in_use, repeat(-1)), np.intp, count=m)
+        self._in_use_nodes = nodes
         first, self._nonzero = not self._nonzero, True
-        if first and len(self._in_use) * DENSE < len(self._cluster):
-            index = self._cluster.index
-            return {i for i in map(index.get, self._in_use) if i is not None}
+        if first and m * DENSE < len(self._names):
+            return set(nodes[nodes >= 0].tolist())
         return None
