@@ -99,6 +99,9 @@ SUBPACKAGE_EXTRA: dict[str, tuple[set[str], set[str]]] = {
     # array's take, each name's node index looked up once for it and the reading
     # (ADR 0159).
     "placement/incremental/used.py": (set(), {"numpy"}),
+    # Counts kept in bytes summed per domain in one vectorised pass; a list of counts is
+    # summed run by run, the reference (ADR 0159).
+    "placement/incremental/domain_sums.py": (set(), {"numpy"}),
 }
 # The service layer (ADR 0054): rest -> service -> controller/domain; the CLI uses it too;
 # it never imports rest (HTTP), nor the stand-ins it may be handed (adapters).

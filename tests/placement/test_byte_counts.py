@@ -20,6 +20,7 @@ from costart.placement.capacity import CapacityView, fit_counts
 from costart.placement.incremental import EventJournal, WorldUsage
 from costart.placement.incremental.by_class import by_class, by_class_plain
 from costart.placement.incremental.carried import CarriedLedger, StartCache
+from costart.placement.incremental.domain_sums import _summed
 from costart.placement.incremental.used import UsedCount
 from costart.placement.ledger import ViewKind
 
@@ -139,3 +140,20 @@ def test_a_start_from_the_allocators_classes_equals_one_from_scratch(
     assert sum(a.offers for a in made) >= 1
     monkeypatch.undo()
     assert digests(sessions) == digests(run_workload(3))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(1, 6), min_size=1, max_size=12), st.data())
+def test_counts_in_bytes_are_summed_per_run_as_a_list_is(
+    sizes: list[int], data: st.DataObject
+) -> None:
+    counts = data.draw(st.lists(st.integers(0, 255), min_size=sum(sizes), max_size=sum(sizes)))
+    runs, start = [], 0
+    for k, size in enumerate(sizes):
+        runs.append((f"d{k}", start, start + size))
+        start += size
+    shown = data.draw(st.integers(1, len(runs)))  # runs that stop short of the last count
+    for kept in (runs, runs[:shown]):
+        _KINDS["summed to the end" if kept is runs else "summed short"] += 1
+        assert _summed(kept, bytearray(counts)) == _summed(kept, counts)
+        assert _summed(kept, counts) == {d: sum(counts[s:e]) for d, s, e in kept}

@@ -26,6 +26,8 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 
+import numpy as np
+
 from costart.placement.cluster import Cluster
 
 WIDE = 8  # a level is summed when asked over more than 1/WIDE of the nodes
@@ -74,8 +76,7 @@ class DomainSums:
                     if delta:
                         sums[ids[i]] += delta
             else:
-                runs = self._cluster.runs_within(level, 0, len(fits))
-                sums = {d: sum(fits[s:e]) for d, s, e in runs}
+                sums = _summed(self._cluster.runs_within(level, 0, len(fits)), fits)
             self.by_level[level] = sums
         return sums
 
@@ -99,3 +100,17 @@ class DomainSums:
         for domain, s, e in runs:
             out[domain] = sums[domain] if spans(level, domain) == (s, e) else sum(fits[s:e])
         return out
+
+
+def _summed(runs: list[tuple[str, int, int]], fits: Sequence[int]) -> dict[str, int]:
+    """Per run (a domain and its nodes ``[start, end)``, contiguous and in order), the
+    sum of its counts. Counts in bytes are summed in
+    one vectorised pass when the runs reach the last count (`numpy.add.reduceat`, a
+    few instructions a node against a sum of each run's slice, ADR 0159); otherwise a
+    run at a time (the plain way)."""
+    if isinstance(fits, bytes | bytearray) and runs and runs[-1][2] == len(fits):
+        starts = np.fromiter((start for _, start, _ in runs), dtype=np.intp, count=len(runs))
+        counts = np.frombuffer(fits, dtype=np.uint8)
+        totals = np.add.reduceat(counts, starts, dtype=np.int64).tolist()
+        return {domain: total for (domain, _, _), total in zip(runs, totals, strict=True)}
+    return {d: sum(fits[s:e]) for d, s, e in runs}
