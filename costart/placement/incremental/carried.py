@@ -251,7 +251,7 @@ class CarriedLedger(SessionLedger):
                 table = bytes(ours) + bytes(_BYTE - len(ours))
                 return bytearray(theirs.translate(table))
             return by_class(ours, theirs)
-        classes = _classes_of(map(class_of.__getitem__, free))
+        classes = _in_bytes(map(class_of.__getitem__, free))
         if len(classes) != len(free):  # (more than 256 classes: a list, read again)
             return list(map(class_of.__getitem__, free))
         return classes
@@ -528,7 +528,7 @@ def _moved(
     return sorted(moved)
 
 
-def _classes_of(codes: Iterator[int]) -> bytearray:
+def _in_bytes(codes: Iterator[int]) -> bytearray:
     """``codes`` (a class number per node) as bytes; cut short where one does not fit
     in a byte (the caller then reads them again as a list)."""
     try:

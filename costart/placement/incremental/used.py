@@ -7,9 +7,9 @@ step's first session, or a World it has not read) is a copy of the World's use b
 (`in_use`, what the in-memory allocator computes from, ADR 0158) with each name's node
 index (`in_use_nodes`, looked up once for both); an allocator reads the nodes it
 computes by index (`use_of`), and no per-node list is made, now or at a later sync
-(ADR 0159). A later sync of
-the same World's use reads only the nodes that moved since (`NodeUse.moved_since`); a
-World it has not read, or a use counted afresh, is read whole.
+(ADR 0159). A later sync of the same World's use reads only the nodes that moved since
+(`NodeUse.moved_since`); a World it has not read, or a use counted afresh, is read
+whole.
 """
 
 from __future__ import annotations
