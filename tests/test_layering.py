@@ -99,6 +99,9 @@ SUBPACKAGE_EXTRA: dict[str, tuple[set[str], set[str]]] = {
     # array's take, each name's node index looked up once for it and the reading
     # (ADR 0159).
     "placement/incremental/used.py": (set(), {"numpy"}),
+    # Many node names' indexes found at once by the interned names' identity, the plain
+    # dict lookup beside it (ADR 0160).
+    "placement/incremental/node_index.py": (set(), {"numpy"}),
     # Counts kept in bytes summed per domain in one vectorised pass; a list of counts is
     # summed run by run, the reference (ADR 0159).
     "placement/incremental/domain_sums.py": (set(), {"numpy"}),

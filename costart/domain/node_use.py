@@ -10,7 +10,9 @@ reading asks which nodes moved since (`moved_since`) instead of reading it whole
 
 "Live" is what the placement step counts as live: a group named in ``live_names``.
 Iteration is in the order nodes were first used (an insertion order, never a hash
-order); readers index it by name and must not rely on that order.
+order); readers index it by name and must not rely on that order. A name is kept
+interned (`sys.intern`, on its first use): the cluster interns its node names too, so a
+reader finds the World's names among the cluster's by identity (ADR 0160).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import ItemsView, Iterable, KeysView, Mapping, ValuesView
 from operator import attrgetter
+from sys import intern
 from typing import Final
 
 from costart.domain.ids import id_text
@@ -94,13 +97,15 @@ class NodeUse:
         for node, k in counts.items():
             if not k:
                 continue
-            a = use.get(node, ZERO)
+            a, key = use.get(node), node
+            if a is None:
+                a, key = ZERO, intern(node)
             total = (a[0] + k * g, a[1] + k * c, a[2] + k * m)
             if total == ZERO:
-                del use[node]
+                del use[key]
             else:
-                use[node] = total
-            moved.append(node)
+                use[key] = total
+            moved.append(key)
         self._bound_moved()
 
     def _bound_moved(self) -> None:
@@ -121,12 +126,14 @@ class NodeUse:
         for nodes, sign in ((before, -1), (after, 1)):
             dg, dc, dm = sign * g, sign * c, sign * m
             for node in nodes:
-                a = use.get(node, ZERO)
+                a, key = use.get(node), node
+                if a is None:
+                    a, key = ZERO, intern(node)
                 total = (a[0] + dg, a[1] + dc, a[2] + dm)
                 if total == ZERO:
-                    del use[node]
+                    del use[key]
                 else:
-                    use[node] = total
+                    use[key] = total
             moved.extend(nodes)
         self._bound_moved()
 

@@ -13,6 +13,7 @@ given back by the step.
 
 from __future__ import annotations
 
+import sys
 from bisect import bisect_right
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Final, Literal
@@ -81,7 +82,10 @@ class Cluster:
                     f"nodes[{node.name}].path",
                     f"has {len(node.path)} names; levels are {list(self.levels)}",
                 )
-            self.index[node.name] = i
+            # Interned, as the World's use interns the names it keeps (`NodeUse`): a
+            # reader looking those names up here then matches on identity, never
+            # reading the string itself, a cache miss a node on a large cluster.
+            self.index[sys.intern(node.name)] = i
         self.status: list[NodeStatus] = ["up"] * len(self.nodes)
         self._status_now: tuple[NodeStatus, ...] | None = tuple(self.status)  # `status_now`
         # The largest capacity of any node in each dimension (gpu, cpu, mem_gb): no

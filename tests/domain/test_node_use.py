@@ -3,6 +3,9 @@ after every command, and what a World decoded, copied or folded around `apply` d
 
 from __future__ import annotations
 
+import operator
+import sys
+
 import msgspec
 import pytest
 
@@ -127,3 +130,31 @@ def test_the_moved_list_is_dropped_past_its_bound_and_readers_are_told(
     assert use.moved_since(mark) is None
     assert use.moved_since(use.mark) == []
     assert use.as_dict() == {"a": (1, 0, 0)}  # nodes back at zero have no entry
+
+
+def test_the_kept_names_are_interned_whichever_way_they_came_in() -> None:
+    """Names made at run time (never interned by the compiler) are kept interned, by a
+    fold (`move_member`) and by a count afresh (`add_counts`): what lets the allocator
+    find them among the cluster's interned names by identity (ADR 0160)."""
+    c = new_controller()
+    c.world.node_use  # noqa: B018 - kept by the folds from here on
+    spec = _spec()
+    c.submit(spec)
+    interned = [sys.intern("late-0"), sys.intern("late-1")]
+    names = ["".join(["late-", str(i)]) for i in range(2)]  # equal, other objects
+    assert not any(map(operator.is_, names, interned))  # (else the test could not fail)
+    c.apply_decisions(
+        [
+            PlaceGroup(
+                group=spec.name,
+                assignments={
+                    m.name: tuple(Assignment(i, names[i % 2]) for i in range(m.count))
+                    for m in spec.members
+                },
+            )
+        ]
+    )
+    folded = sorted(c.world.node_use.names())
+    assert all(map(operator.is_, folded, interned)), folded
+    counted = sorted(copy_world(c.world).node_use.names())  # counted afresh
+    assert all(map(operator.is_, counted, interned)), counted

@@ -5,7 +5,7 @@ scratch), read from where the World's folds keep it (`World.node_use`, ADR 0148)
 The use is kept by node name, not as a list of every node: a whole reading (a fresh
 step's first session, or a World it has not read) is a copy of the World's use by name
 (`in_use`, what the in-memory allocator computes from, ADR 0158) with each name's node
-index (`in_use_nodes`, looked up once for both); an allocator reads the nodes it
+index (`in_use_nodes`, looked up once for both, by the names' identity: ADR 0160); an allocator reads the nodes it
 computes by index (`use_of`), and no per-node list is made, now or at a later sync
 (ADR 0159). A later sync of the same World's use reads only the nodes that moved since
 (`NodeUse.moved_since`); a World it has not read, or a use counted afresh, is read
@@ -24,6 +24,7 @@ from costart.domain.node_use import NodeUse
 from costart.domain.world import World
 from costart.placement.capacity import ZERO, Vec
 from costart.placement.cluster import Cluster
+from costart.placement.incremental.node_index import IdentityIndex
 
 # A first whole reading reports the nodes in use as a set when fewer than one node in
 # DENSE is in use (an allocator then computes those alone), else None (every node).
@@ -36,7 +37,9 @@ class UsedCount:
 
     def __init__(self, cluster: Cluster) -> None:
         self._cluster = cluster
-        self._names = [node.name for node in cluster.nodes]  # node index -> name
+        # node index -> name: the index's keys, interned as the World's use keeps them
+        self._names = list(cluster.index)
+        self._identity = IdentityIndex(cluster.index)  # many names' indexes at once
         # Each node's use by name (no entry, or `ZERO`: nothing used): after a whole
         # reading, a copy of the World's (names the cluster lacks included, never read
         # here), then moved name by name.
@@ -93,8 +96,7 @@ class UsedCount:
         (`DENSE`) reports them."""
         self._by_name = in_use = use.as_dict()
         m = len(in_use)
-        nodes = np.fromiter(map(self._cluster.index.get, in_use, repeat(-1)), np.intp, count=m)
-        self._in_use_nodes = nodes
+        self._in_use_nodes = nodes = self._identity.indexes(in_use)
         first, self._nonzero = not self._nonzero, True
         if first and m * DENSE < len(self._names):
             return set(nodes[nodes >= 0].tolist())
