@@ -61,10 +61,16 @@ def test_identity_finds_what_the_plain_lookup_finds(
         else:
             names.append(_apart(own[i % len(own)]))
             WAYS["equal, other object"] += 1
-    found = IdentityIndex(cluster.index).indexes(names)
+    identity = IdentityIndex(cluster.index)
+    found = identity.indexes(names)
     plain = plain_indexes(cluster.index, names, len(names))
     assert found.tolist() == plain.tolist()
     assert found.dtype == plain.dtype
+    own_objects = {id(name) for name in own}
+    by_address = [
+        i if id(name) in own_objects else -1 for name, i in zip(names, plain.tolist(), strict=True)
+    ]
+    assert identity.by_address(names).tolist() == by_address
 
 
 def test_each_way_was_taken() -> None:
@@ -78,3 +84,15 @@ def test_a_dict_of_names_reads_its_keys_in_order() -> None:
     use = {sys.intern("idx-n7"): (1, 0, 0), "nowhere": (1, 0, 0), _apart("idx-n2"): (2, 0, 0)}
     at = cluster.index
     assert IdentityIndex(at).indexes(use).tolist() == [at["idx-n7"], -1, at["idx-n2"]]
+
+
+def test_every_name_of_a_large_cluster_is_found_by_its_address() -> None:
+    """Thousands of names in a table at most half full: probe runs past other names'
+    slots are common, and each ends on its own name or an empty slot."""
+    cluster = _cluster(5000)
+    own = list(cluster.index)
+    names = [*own[::-1], _apart(own[7]), "lacking"]
+    identity = IdentityIndex(cluster.index)
+    plain = plain_indexes(cluster.index, names, len(names)).tolist()
+    assert identity.indexes(names).tolist() == plain
+    assert identity.by_address(names).tolist() == [*plain[:-2], -1, -1]
