@@ -32,6 +32,16 @@ class PgReplayLog(ReplayLog):
         if not isinstance(factory, Factory):
             raise ValueError("a PostgreSQL log is opened through costart.pgstore")
         self.factory = factory
+        try:
+            self._open(factory)
+        except BaseException:
+            # Closed here, on this thread (as `PgBackend.lead`): left to the collector,
+            # the connection pool's close may run on one of its own workers, which
+            # cannot join itself.
+            factory.close()
+            raise
+
+    def _open(self, factory: Factory) -> None:
         recorder = factory.application_recorder()
         assert isinstance(recorder, CostartApplicationRecorder)
         self.recorder = recorder
@@ -40,7 +50,6 @@ class PgReplayLog(ReplayLog):
         except PersistenceError:  # no such table
             empty = True
         if empty:
-            factory.close()
             raise FileNotFoundError(f"{self.url} holds no controller log ({EVENTS_LOG})")
         mapper = MsgspecMapper(compressor=factory.compressor(), cipher=factory.cipher())
         self.source = RecorderSource(recorder, mapper)

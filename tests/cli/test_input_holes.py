@@ -190,9 +190,11 @@ def test_a_database_store_that_does_not_answer_is_named_not_a_traceback(
     ]
 
 
-def test_a_lead_on_a_database_that_does_not_answer_closes_what_it_opened(monkeypatch):
-    """The factory's connection pool is closed by the lead that failed, on its own
-    thread, not left to the collector (whose close may run on a pool worker)."""
+@pytest.mark.parametrize("opener", ["lead", "replay log"])
+def test_a_store_open_on_a_database_that_does_not_answer_closes_what_it_opened(monkeypatch, opener):
+    """The factory's connection pool is closed by the open that failed (a lead, or the
+    read-only log `replay verify` opens), on its own thread, not left to the collector
+    (whose close may run on a pool worker, which cannot join itself)."""
     from costart.eventlog.errors import StoreUnreachableError
     from costart.pgstore.backend import BACKEND
     from costart.pgstore.factory import Factory
@@ -209,5 +211,8 @@ def test_a_lead_on_a_database_that_does_not_answer_closes_what_it_opened(monkeyp
     location = f"postgresql://u:secret@127.0.0.1:{_closed_port()}/db"
     env = BACKEND.location_env(location, {"POSTGRES_CONNECT_TIMEOUT": "1"})
     with pytest.raises(StoreUnreachableError):
-        BACKEND.lead(env, 10**9)
+        if opener == "lead":
+            BACKEND.lead(env, 10**9)
+        else:
+            BACKEND.open_replay_log(location, env)
     assert len(closed) == 1
