@@ -26,6 +26,7 @@ from costart.domain.world import World
 from costart.eventlog.anchor import chain_hash, check_snapshot_reached
 from costart.eventlog.backends import MEMORY_MODULE, PERSISTENCE_MODULE
 from costart.eventlog.capabilities import Capability, declaring
+from costart.eventlog.closing import closed_if_failed
 from costart.eventlog.codec import MsgspecMapper
 from costart.eventlog.event_reading import RecorderSource, read_events
 from costart.eventlog.host_term import check_term, claim_term
@@ -89,24 +90,33 @@ class LogSession(Application[UUID]):
         if term is not None:
             check_term(term)
         self._restart_of = restart_of
-        super().__init__(env=dict(env) if env is not None else None)
-        if expect is not None:
-            expect.check(self.recorder)
-        if term is not None:
-            claim_term(self.recorder, term)
-        self.snapshots_store: SnapshotStore = (
-            restart_of.snapshots_store
-            if restart_of is not None
-            else SnapshotStore(self.factory.aggregate_recorder(purpose="snapshots"))
-        )
-        self.snapshot_every = int(self.env.get(SNAPSHOT_EVERY, str(DEFAULT_SNAPSHOT_EVERY)))
-        self._last_snapshot_position = 0
-        self.writer = LogWriter(self.recorder, self._msgspec_mapper, epoch)
-        self.world = self._restore() if warm is None else self._adopt(warm)
-        self.writer.start_at(self.world.position)
-        # Only the opening reads the crashed session: holding it would keep every
-        # crashed session (and its state) alive, a chain of them.
-        self._restart_of = None
+        # A failed opening closes what it opened, here (`closed_if_failed`): left to
+        # the collector, a database pool's close may run on one of its workers.
+        with closed_if_failed(self):
+            super().__init__(env=dict(env) if env is not None else None)
+            if expect is not None:
+                expect.check(self.recorder)
+            if term is not None:
+                claim_term(self.recorder, term)
+            self.snapshots_store: SnapshotStore = (
+                restart_of.snapshots_store
+                if restart_of is not None
+                else SnapshotStore(self.factory.aggregate_recorder(purpose="snapshots"))
+            )
+            self.snapshot_every = int(self.env.get(SNAPSHOT_EVERY, str(DEFAULT_SNAPSHOT_EVERY)))
+            self._last_snapshot_position = 0
+            self.writer = LogWriter(self.recorder, self._msgspec_mapper, epoch)
+            self.world = self._restore() if warm is None else self._adopt(warm)
+            self.writer.start_at(self.world.position)
+            # Only the opening reads the crashed session: holding it would keep every
+            # crashed session (and its state) alive, a chain of them.
+            self._restart_of = None
+
+    def close(self) -> None:
+        """Close the store (an opening that failed before its store was made has none
+        to close)."""
+        if getattr(self, "factory", None) is not None:
+            super().close()
 
     def construct_recorder(self) -> ApplicationRecorder:
         if self._restart_of is not None:

@@ -43,6 +43,7 @@ if TYPE_CHECKING:
         capabilities_of,
         declaring,
     )
+    from costart.eventlog.closing import closed_if_failed
     from costart.eventlog.codec import MsgspecMapper, canonical_decode, canonical_encode, gc_paused
     from costart.eventlog.errors import (
         CorruptRecordError,
@@ -124,6 +125,7 @@ __all__ = [
     "check_snapshot_reached",
     "check_term",
     "claim_term",
+    "closed_if_failed",
     "content_checksum",
     "declaring",
     "encode_state",
@@ -194,6 +196,7 @@ __getattr__, __dir__ = lazy_exports(
         "check_snapshot_reached": "costart.eventlog.anchor",
         "check_term": "costart.eventlog.host_term",
         "claim_term": "costart.eventlog.host_term",
+        "closed_if_failed": "costart.eventlog.closing",
         "content_checksum": "costart.eventlog.record_checksum",
         "declaring": "costart.eventlog.capabilities",
         "encode_world": "costart.eventlog.snapshots",

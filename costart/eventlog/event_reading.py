@@ -20,6 +20,7 @@ from eventsourcing.utils import Environment, TopicError
 from costart.domain.actors import CHECKED_LOG_BYTES
 from costart.domain.events import DomainEvent
 from costart.eventlog.capabilities import Capability, Record, declaring
+from costart.eventlog.closing import closed_if_failed
 from costart.eventlog.codec import MsgspecMapper, event_decoder
 from costart.eventlog.errors import CorruptRecordError, Defect
 
@@ -107,8 +108,9 @@ class RecorderSource:
     def from_env(cls, env: Mapping[str, str], app_name: str = "costart") -> RecorderSource:
         """Open the log the way a `Controller` with this environment would."""
         factory = InfrastructureFactory.construct(Environment(app_name, dict(env)))
-        mapper = MsgspecMapper(compressor=factory.compressor(), cipher=factory.cipher())
-        return cls(factory.application_recorder(), mapper)
+        with closed_if_failed(factory):
+            mapper = MsgspecMapper(compressor=factory.compressor(), cipher=factory.cipher())
+            return cls(factory.application_recorder(), mapper)
 
     def read_events(
         self, after: int = 0, until: int | None = None

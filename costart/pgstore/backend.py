@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
+from costart.eventlog import closed_if_failed
 from costart.eventlog.backends import Lead, StoreBackend
 from costart.eventlog.replay_log import ReplayLog
 from costart.pgstore.ha import fenced_env, open_factory, open_lease
@@ -32,13 +33,8 @@ class PgBackend(StoreBackend):
     def lead(self, env: Mapping[str, str], lease_ns: int) -> Lead:
         factory = open_factory(env)
         fixed = dict(env)
-        try:
+        with closed_if_failed(factory):
             lease = open_lease(factory, duration_ms=max(lease_ns // 10**6, 1))
-        except BaseException:
-            # Closed here, on this thread: left to the collector, the connection pool's
-            # close may run on one of its own workers, which cannot join itself.
-            factory.close()
-            raise
         return Lead(
             factory=factory,
             lease=lease,

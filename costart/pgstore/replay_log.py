@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from eventsourcing.persistence import InfrastructureFactory, PersistenceError
 from eventsourcing.utils import Environment
 
+from costart.eventlog import closed_if_failed
 from costart.eventlog.codec import MsgspecMapper
 from costart.eventlog.errors import CorruptRecordError
 from costart.eventlog.event_reading import RecorderSource, log_records
@@ -32,14 +33,8 @@ class PgReplayLog(ReplayLog):
         if not isinstance(factory, Factory):
             raise ValueError("a PostgreSQL log is opened through costart.pgstore")
         self.factory = factory
-        try:
+        with closed_if_failed(factory):
             self._open(factory)
-        except BaseException:
-            # Closed here, on this thread (as `PgBackend.lead`): left to the collector,
-            # the connection pool's close may run on one of its own workers, which
-            # cannot join itself.
-            factory.close()
-            raise
 
     def _open(self, factory: Factory) -> None:
         recorder = factory.application_recorder()

@@ -3,6 +3,7 @@ cannot be read, names the CLI puts into URLs (quoted), and names the server refu
 
 from __future__ import annotations
 
+import gc
 import json
 import threading
 from collections.abc import Iterator
@@ -190,15 +191,24 @@ def test_a_database_store_that_does_not_answer_is_named_not_a_traceback(
     ]
 
 
-@pytest.mark.parametrize("opener", ["lead", "replay log"])
+@pytest.mark.parametrize("opener", ["lead", "replay log", "recorder source", "log session"])
 def test_a_store_open_on_a_database_that_does_not_answer_closes_what_it_opened(monkeypatch, opener):
-    """The factory's connection pool is closed by the open that failed (a lead, or the
-    read-only log `replay verify` opens), on its own thread, not left to the collector
-    (whose close may run on a pool worker, which cannot join itself)."""
+    """The factory's connection pool is closed by the open that failed (a lead, the
+    read-only log `replay verify` opens, the source a view rebuild reads, a Controller's
+    log session), on its own thread, not left to the collector (whose close may run on
+    a pool worker, which cannot join itself)."""
+    from eventsourcing.persistence import OperationalError
+
     from costart.eventlog.errors import StoreUnreachableError
+    from costart.eventlog.event_reading import RecorderSource
+    from costart.log_session import LogSession
     from costart.pgstore.backend import BACKEND
     from costart.pgstore.factory import Factory
 
+    # The collector's close counts for nothing here: only a close by the failed open.
+    monkeypatch.setattr(LogSession, "__del__", lambda self: None)
+
+    gc.collect()  # (a factory an earlier test left is not counted as this one's)
     closed: list[Factory] = []
     close = Factory.close
 
@@ -210,9 +220,16 @@ def test_a_store_open_on_a_database_that_does_not_answer_closes_what_it_opened(m
     monkeypatch.setenv("POSTGRES_CONNECT_TIMEOUT", "1")
     location = f"postgresql://u:secret@127.0.0.1:{_closed_port()}/db"
     env = BACKEND.location_env(location, {"POSTGRES_CONNECT_TIMEOUT": "1"})
-    with pytest.raises(StoreUnreachableError):
-        if opener == "lead":
+    if opener == "lead":
+        with pytest.raises(StoreUnreachableError):
             BACKEND.lead(env, 10**9)
-        else:
+    elif opener == "replay log":
+        with pytest.raises(StoreUnreachableError):
             BACKEND.open_replay_log(location, env)
+    elif opener == "recorder source":
+        with pytest.raises(OperationalError):
+            RecorderSource.from_env(env)
+    else:
+        with pytest.raises(OperationalError):
+            LogSession(env)
     assert len(closed) == 1
