@@ -78,6 +78,11 @@ class IdentityIndex:
             todo = todo[left]
             slot[todo] = (slot[todo] + 1) & (size - 1)  # the next slot (linear probing)
 
+    @property
+    def names(self) -> list[str]:
+        """The index's names, in its order (the objects it holds; not to be changed)."""
+        return self._names
+
     def _slots(self, addresses: Addresses) -> Indexes:
         spread: Addresses = (addresses >> _ALIGNMENT) * _SPREAD
         return (spread >> np.uint64(64 - self._bits)).astype(np.intp)

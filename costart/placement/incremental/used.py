@@ -5,9 +5,9 @@ scratch), read from where the World's folds keep it (`World.node_use`, ADR 0148)
 The use is kept by node name, not as a list of every node: a whole reading (a fresh
 step's first session, or a World it has not read) is a copy of the World's use by name
 (`in_use`, what the in-memory allocator computes from, ADR 0158) with each name's node
-index (`in_use_nodes`, looked up once for both, by the names' identity: ADR 0160); an allocator reads the nodes it
-computes by index (`use_of`), and no per-node list is made, now or at a later sync
-(ADR 0159). A later sync of the same World's use reads only the nodes that moved since
+index (`in_use_nodes`, looked up once for both, by the names' identity: ADR 0160); an
+allocator reads the nodes it computes by index (`use_of`), and no per-node list is
+made, now or at a later sync (ADR 0159). A later sync of the same World's use reads only the nodes that moved since
 (`NodeUse.moved_since`); a World it has not read, or a use counted afresh, is read
 whole.
 """
@@ -37,9 +37,9 @@ class UsedCount:
 
     def __init__(self, cluster: Cluster) -> None:
         self._cluster = cluster
-        # node index -> name: the index's keys, interned as the World's use keeps them
-        self._names = list(cluster.index)
         self._identity = IdentityIndex(cluster.index)  # many names' indexes at once
+        # node index -> name: the index's keys, interned as the World's use keeps them
+        self._names = self._identity.names
         # Each node's use by name (no entry, or `ZERO`: nothing used): after a whole
         # reading, a copy of the World's (names the cluster lacks included, never read
         # here), then moved name by name.
